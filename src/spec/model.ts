@@ -1,0 +1,266 @@
+/**
+ * drydock's normalised internal model of the desired state: what every stage after the
+ * loader works with. Documents of every accepted apiVersion (drydock.dev and the seed
+ * systems' own) are normalised into these shapes, with every default filled in, so the
+ * planner never needs to know where a spec came from.
+ *
+ * The raw document shapes are generated from schemas/ (src/spec/generated/); this file is the
+ * model after defaults and seed translation, and is hand-written on purpose.
+ */
+
+/** Where a spec (or a field of it) was declared: repo-relative path, 1-based line and column. */
+export interface SourcePosition {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+export type Provider = 'sim' | 'aws' | 'gcp' | 'azure';
+export type NodeRole = 'worker' | 'control-plane';
+
+/** A count or a percentage of a total ("25%"), as Kubernetes' IntOrString. */
+export type IntOrPercent = number | `${number}%`;
+
+export interface LabelSelectorRequirement {
+  readonly key: string;
+  readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  readonly values?: readonly string[];
+}
+
+export interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly LabelSelectorRequirement[];
+}
+
+export type DrainTimeoutPolicy = 'halt' | 'force' | 'skipNode';
+
+export interface DrainOptions {
+  /** Whether the node is drained at all (Kairos' drainOptions.enabled). */
+  readonly enabled: boolean;
+  /** Delete pods that have no controller, and (with onTimeout force) pods a PDB protects. */
+  readonly force: boolean;
+  /** Grace period for evicted pods; undefined means each pod's own. */
+  readonly gracePeriodSeconds?: number;
+  readonly ignoreDaemonSets: boolean;
+  readonly deleteEmptyDirData: boolean;
+  /** Undefined means no timeout. */
+  readonly timeoutSeconds?: number;
+  readonly onTimeout: DrainTimeoutPolicy;
+  /** Only pods matching it are evicted; undefined means all. */
+  readonly podSelector?: LabelSelector;
+}
+
+export type RolloutOrder = 'controlPlaneFirst' | 'workersFirst' | 'byName';
+export type ApprovalRequirement = 'none' | 'start' | 'afterCanary';
+
+export interface RolloutPolicy {
+  readonly maxSurge: IntOrPercent;
+  readonly maxUnavailable: IntOrPercent;
+  /** Nodes in flight at once for this spec; 0 means no limit besides maxUnavailable. */
+  readonly concurrency: number;
+  readonly order: RolloutOrder;
+  /** Undefined means no canary wave. */
+  readonly canary?: { readonly nodes: number; readonly soakSeconds: number };
+  readonly stopOnFailure: boolean;
+  /** replace: a new instance that has not joined within this is removed and counted as failed. */
+  readonly joinTimeoutSeconds: number;
+  readonly drain: DrainOptions;
+  readonly healthGate: { readonly minReadySeconds: number };
+  /** Name of a MaintenanceWindow; undefined means any time. */
+  readonly window?: string;
+  readonly approval: { readonly required: ApprovalRequirement };
+}
+
+export type SpecKind =
+  | 'ScalingGroup'
+  | 'NodeImage'
+  | 'AutoscalingStrategy'
+  | 'NodeMaintenance'
+  | 'NodeOp'
+  | 'NodeOpUpgrade'
+  | 'UpgradeGate'
+  | 'MaintenanceWindow'
+  | 'Approval';
+
+/** What every spec carries besides its own fields. */
+export interface SpecMeta<K extends SpecKind> {
+  readonly kind: K;
+  readonly name: string;
+  /** The apiVersion it was written in (drydock.dev/v1alpha1 or a seed system's). */
+  readonly apiVersion: string;
+  /** Where the document starts. */
+  readonly source: SourcePosition;
+  /**
+   * A stable hash of the normalised spec (not of its source text): a new revision whenever
+   * anything that changes behaviour changes; formatting and comments do not.
+   */
+  readonly revision: string;
+}
+
+export interface ScalingGroup extends SpecMeta<'ScalingGroup'> {
+  readonly provider: Provider;
+  readonly groupId: string;
+  /** Name of a NodeImage. */
+  readonly nodeImage: string;
+  readonly role: NodeRole;
+  readonly autoscaling: boolean;
+}
+
+export interface NodeImage extends SpecMeta<'NodeImage'> {
+  readonly image: string;
+  readonly strategy: 'replace' | 'inPlace';
+  /** inPlace: the nodes to update. */
+  readonly nodeSelector?: LabelSelector;
+  readonly rollout: RolloutPolicy;
+}
+
+export interface AutoscalingStrategy extends SpecMeta<'AutoscalingStrategy'> {
+  readonly enabled: boolean;
+  readonly deploymentName: string;
+  readonly deploymentNamespace: string;
+}
+
+export interface NodeMaintenance extends SpecMeta<'NodeMaintenance'> {
+  readonly nodeName: string;
+  readonly reason: string;
+  readonly drain: DrainOptions;
+}
+
+export interface NodeOp extends SpecMeta<'NodeOp'> {
+  readonly nodeSelector?: LabelSelector;
+  readonly image: string;
+  readonly imagePullSecrets: readonly string[];
+  readonly command: readonly string[];
+  readonly hostMountPath: string;
+  readonly cordon: boolean;
+  readonly drain: DrainOptions;
+  readonly rebootOnSuccess: boolean;
+  readonly backoffLimit: number;
+  /** 0 means all matching nodes at once. */
+  readonly concurrency: number;
+  readonly stopOnFailure: boolean;
+  readonly rollout: RolloutPolicy;
+  /** Set when this NodeOp was generated from a NodeOpUpgrade. */
+  readonly generatedBy?: string;
+}
+
+export interface NodeOpUpgrade extends SpecMeta<'NodeOpUpgrade'> {
+  readonly image: string;
+  readonly imagePullSecrets: readonly string[];
+  readonly nodeSelector?: LabelSelector;
+  readonly concurrency: number;
+  readonly stopOnFailure: boolean;
+  readonly upgradeActive: boolean;
+  readonly upgradeRecovery: boolean;
+  readonly force: boolean;
+}
+
+/** A batch/v1 Job to run on a node, kept as the user wrote it (the API server validates it). */
+export interface JobTemplate {
+  /** Kept from a MutexRule's jobName/jobNamespace; otherwise drydock names the Job. */
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly spec: Readonly<Record<string, unknown>>;
+}
+
+export interface GateTarget {
+  readonly kind: SpecKind;
+  /** Undefined means every spec of that kind. */
+  readonly name?: string;
+}
+
+export interface UpgradeGate extends SpecMeta<'UpgradeGate'> {
+  readonly appliesTo: {
+    readonly targets: readonly GateTarget[];
+    readonly nodeSelector?: LabelSelector;
+  };
+  /** Must all succeed, in order, before a node is touched. */
+  readonly before: readonly JobTemplate[];
+  /** Run, in order, once the node is done. */
+  readonly after: readonly JobTemplate[];
+}
+
+export interface WindowSchedule {
+  /** Five-field cron expression, in the window's time zone: when a window opens. */
+  readonly cron: string;
+  readonly durationSeconds: number;
+}
+
+export interface WindowExclusion {
+  /** ISO 8601 instants. */
+  readonly start: string;
+  readonly end: string;
+  readonly reason: string;
+}
+
+export interface MaintenanceWindow extends SpecMeta<'MaintenanceWindow'> {
+  /** IANA time zone. */
+  readonly timeZone: string;
+  readonly schedules: readonly WindowSchedule[];
+  readonly exclusions: readonly WindowExclusion[];
+}
+
+export interface Approval extends SpecMeta<'Approval'> {
+  readonly target: { readonly kind: SpecKind; readonly name: string };
+  /** The exact image approved (NodeImage, NodeOpUpgrade) ... */
+  readonly image?: string;
+  /** ... or the exact spec revision approved (NodeOp). */
+  readonly targetRevision?: string;
+  readonly stage: 'start' | 'afterCanary';
+  /** Filled in by the Git source: the author of the commit that added the file to the tracked branch. */
+  readonly approvedBy?: { readonly name: string; readonly email: string; readonly commit: string; readonly at: string };
+}
+
+/** drydock.yaml: repo-wide settings. */
+export interface RepoConfig {
+  readonly cluster: string;
+  /** Cap on nodes unavailable at once across every operation together. */
+  readonly budget: { readonly maxUnavailable: IntOrPercent };
+  readonly defaults: { readonly rollout: RolloutPolicy };
+  /** Repo-relative directories the loader reads. */
+  readonly paths: readonly string[];
+  readonly statusBranch: string;
+  /** Where drydock.yaml was read from; undefined when the file is absent and defaults apply. */
+  readonly source?: SourcePosition;
+}
+
+export type Spec =
+  | ScalingGroup
+  | NodeImage
+  | AutoscalingStrategy
+  | NodeMaintenance
+  | NodeOp
+  | NodeOpUpgrade
+  | UpgradeGate
+  | MaintenanceWindow
+  | Approval;
+
+/** Everything Git says should be true; every list sorted by name. */
+export interface DesiredState {
+  readonly config: RepoConfig;
+  readonly scalingGroups: readonly ScalingGroup[];
+  readonly nodeImages: readonly NodeImage[];
+  readonly autoscalingStrategies: readonly AutoscalingStrategy[];
+  readonly nodeMaintenances: readonly NodeMaintenance[];
+  /** Includes the NodeOps generated from NodeOpUpgrades. */
+  readonly nodeOps: readonly NodeOp[];
+  readonly nodeOpUpgrades: readonly NodeOpUpgrade[];
+  readonly upgradeGates: readonly UpgradeGate[];
+  readonly maintenanceWindows: readonly MaintenanceWindow[];
+  readonly approvals: readonly Approval[];
+}
+
+/** One finding of the loader: located, with what to do about it. */
+export interface SpecError {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly message: string;
+  readonly hint: string;
+  /** Stable machine-readable code, e.g. 'schema', 'yaml-syntax', 'dangling-reference'. */
+  readonly code: string;
+}
+
+export type LoadResult =
+  | { readonly ok: true; readonly desired: DesiredState; readonly files: readonly string[] }
+  | { readonly ok: false; readonly errors: readonly SpecError[]; readonly files: readonly string[] };
