@@ -1,0 +1,170 @@
+/**
+ * The Plan: the planner's whole answer for one reconcile. `plan(desired, observed, now)` is
+ * pure; the executor turns `actions` into API calls, the reporter turns `specs`, `waits` and
+ * `notes` into status text without re-deriving anything.
+ */
+import type { SpecKind } from '../spec/model.js';
+import type { NodePhase } from '../observe/types.js';
+
+/** Which spec an action, wait or note belongs to. */
+export interface SpecRef {
+  readonly kind: SpecKind;
+  readonly name: string;
+}
+
+/** Every side effect drydock may cause. Each must be safe to repeat. */
+export type Action =
+  | { readonly kind: 'setGroupImage'; readonly spec: SpecRef; readonly groupId: string; readonly image: string }
+  | { readonly kind: 'surge'; readonly spec: SpecRef; readonly groupId: string; readonly count: number }
+  | {
+      readonly kind: 'annotateNode';
+      readonly spec: SpecRef;
+      readonly node: string;
+      /** null removes the annotation. */
+      readonly annotations: Readonly<Record<string, string | null>>;
+    }
+  | { readonly kind: 'cordon'; readonly spec: SpecRef; readonly node: string }
+  | { readonly kind: 'uncordon'; readonly spec: SpecRef; readonly node: string }
+  | {
+      readonly kind: 'evict';
+      readonly spec: SpecRef;
+      readonly node: string;
+      readonly namespace: string;
+      readonly pod: string;
+      readonly gracePeriodSeconds?: number;
+    }
+  | {
+      /** Only when the drain policy says force: deletes around a PDB or an unmanaged pod. */
+      readonly kind: 'deletePod';
+      readonly spec: SpecRef;
+      readonly node: string;
+      readonly namespace: string;
+      readonly pod: string;
+      readonly gracePeriodSeconds?: number;
+      readonly reason: string;
+    }
+  | {
+      readonly kind: 'copyLabels';
+      readonly spec: SpecRef;
+      readonly from: string;
+      readonly to: string;
+      readonly labels: Readonly<Record<string, string>>;
+    }
+  | { readonly kind: 'removeInstance'; readonly spec: SpecRef; readonly groupId: string; readonly instanceId: string; readonly node?: string }
+  | { readonly kind: 'deleteNode'; readonly spec: SpecRef; readonly node: string }
+  | {
+      readonly kind: 'scaleDeployment';
+      readonly spec: SpecRef;
+      readonly namespace: string;
+      readonly name: string;
+      readonly replicas: number;
+      /** Set when scaling down: the count to restore later, kept on the Deployment. */
+      readonly rememberPrevious?: number;
+    };
+
+export type ActionKind = Action['kind'];
+
+export type WaitCode =
+  | 'window'
+  | 'approval'
+  | 'pdb'
+  | 'budget'
+  | 'concurrency'
+  | 'surge'
+  | 'join'
+  | 'health'
+  | 'soak'
+  | 'drain'
+  | 'halted'
+  | 'lock'
+  | 'cloud'
+  | 'autoscaler';
+
+/** Something that holds progress back, with a reason a person can act on. */
+export interface Wait {
+  readonly spec: SpecRef;
+  readonly node?: string;
+  readonly code: WaitCode;
+  /** e.g. "PDB default/web allows 0 disruptions". */
+  readonly reason: string;
+  /** ISO 8601: the earliest time this wait can end by itself, if known. */
+  readonly until?: string;
+}
+
+export interface Note {
+  readonly spec: SpecRef;
+  readonly node?: string;
+  readonly text: string;
+}
+
+export interface Condition {
+  readonly type: 'Ready' | 'Progressing' | 'Stalled' | 'Degraded';
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export type SpecPhase = 'Pending' | 'Waiting' | 'Progressing' | 'Halted' | 'Complete' | 'Failed';
+
+/** One node's row in a spec's status. */
+export interface NodeRow {
+  readonly node: string;
+  readonly instance?: string;
+  readonly phase: NodePhase | 'Outdated' | 'UpToDate' | 'Joining';
+  readonly since?: string;
+  readonly image?: string;
+  readonly replacedBy?: string;
+  readonly message?: string;
+}
+
+/** A cloud instance that should become a node, or is leaving (Constellation's PendingNode). */
+export interface PendingNode {
+  readonly groupId: string;
+  readonly instanceId: string;
+  readonly providerID: string;
+  readonly goal: 'Join' | 'Leave';
+  /** ISO 8601: after this a joining instance is given up. */
+  readonly deadline?: string;
+  readonly nodeName?: string;
+}
+
+export interface SpecStatus {
+  readonly spec: SpecRef;
+  readonly revision: string;
+  readonly phase: SpecPhase;
+  readonly progress: { readonly done: number; readonly total: number };
+  readonly failures: number;
+  readonly conditions: readonly Condition[];
+  readonly nodes: readonly NodeRow[];
+  readonly pending: readonly PendingNode[];
+  /** The first wait, in words: what it is waiting for now. */
+  readonly waitingFor?: string;
+  readonly lastError?: string;
+}
+
+export interface Wave {
+  readonly index: number;
+  readonly spec: SpecRef;
+  /** 'canary' for the canary wave. */
+  readonly label: string;
+  readonly nodes: readonly string[];
+  /** ISO 8601 estimates. */
+  readonly start: string;
+  readonly end: string;
+}
+
+export interface Forecast {
+  readonly waves: readonly Wave[];
+  /** ISO 8601 estimate of when every spec is complete; undefined when blocked indefinitely. */
+  readonly eta?: string;
+}
+
+export interface Plan {
+  readonly actions: readonly Action[];
+  readonly waits: readonly Wait[];
+  readonly notes: readonly Note[];
+  readonly specs: readonly SpecStatus[];
+  readonly forecast: Forecast;
+  /** ISO 8601: the earliest time a wait ends by itself; the service wakes then. */
+  readonly wakeAt?: string;
+}
