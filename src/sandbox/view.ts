@@ -1,0 +1,225 @@
+/**
+ * The sandbox's live progress view, as pure functions of a snapshot: `renderView` draws the
+ * whole screen (redrawn in place on a terminal), `renderChanges` says what changed between two
+ * snapshots as plain lines (appended when the output is a log or CI). No clock and no I/O
+ * here: the snapshot carries `now`.
+ */
+
+export type StepStatus = 'pending' | 'running' | 'done' | 'failed';
+
+/** One start-up step ("start the control plane"). */
+export interface StepView {
+  readonly title: string;
+  readonly status: StepStatus;
+  /** What it is doing or waiting for now, or the result. */
+  readonly detail?: string;
+  /** ISO 8601 start and end, for the duration shown. */
+  readonly startedAt?: string;
+  readonly endedAt?: string;
+}
+
+/** One spec's line, read from the status branch. */
+export interface SpecView {
+  readonly kind: string;
+  readonly name: string;
+  readonly phase: string;
+  readonly done: number;
+  readonly total: number;
+  readonly waitingFor?: string;
+  readonly lastError?: string;
+  /** Short commit id of the spec commit this status is about. */
+  readonly sourceCommit?: string;
+}
+
+/** One node's line, read from the Node object (labels and drydock.dev/ annotations). */
+export interface NodeView {
+  readonly name: string;
+  /** Scaling group (from the providerID). */
+  readonly group?: string;
+  readonly image?: string;
+  readonly ready: boolean;
+  readonly unschedulable: boolean;
+  /** drydock.dev/phase; undefined when drydock has not touched the node. */
+  readonly phase?: string;
+  readonly phaseSince?: string;
+  /** drydock.dev/reason. */
+  readonly reason?: string;
+}
+
+export interface GitView {
+  /** The tracked branch of fleet.git and its head. */
+  readonly branch: string;
+  readonly head?: string;
+  readonly headSubject?: string;
+  readonly statusBranch: string;
+  readonly statusHead?: string;
+  readonly statusSubject?: string;
+  /** The source commit the newest status commit reports on (its Drydock-Source trailer). */
+  readonly statusSource?: string;
+}
+
+export interface SandboxSnapshot {
+  readonly now: string;
+  readonly startedAt: string;
+  /** A headline, e.g. "running" or "scenario upgrade: rolling out". */
+  readonly headline: string;
+  readonly steps: readonly StepView[];
+  readonly specs: readonly SpecView[];
+  readonly nodes: readonly NodeView[];
+  readonly git?: GitView;
+  /** Why the cluster view is empty or stale (the API server is not reachable yet). */
+  readonly problem?: string;
+}
+
+const BAR_WIDTH = 20;
+
+/** "1h2m", "3m12s", "45s". */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  if (h > 0) return `${h}h${m}m`;
+  if (m > 0) return `${m}m${sec}s`;
+  return `${sec}s`;
+}
+
+function since(now: string, then: string | undefined): string {
+  if (then === undefined) return '';
+  const ms = Date.parse(now) - Date.parse(then);
+  return Number.isFinite(ms) ? formatDuration(ms) : '';
+}
+
+/** "[██████░░░░░░░░░░░░░░]": done out of total, rounded down so "complete" means complete. */
+export function progressBar(done: number, total: number, width = BAR_WIDTH): string {
+  const filled = total > 0 ? Math.min(width, Math.floor((Math.max(0, done) / total) * width)) : 0;
+  return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}]`;
+}
+
+const STEP_MARK: Readonly<Record<StepStatus, string>> = { pending: '·', running: '…', done: '✓', failed: '✗' };
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? text : text + ' '.repeat(width - text.length);
+}
+
+/** Columns sized to their widest cell; the last column is left unpadded. */
+function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => (indent + row.map((cell, i) => (i === row.length - 1 ? cell : pad(cell, widths[i] ?? 0))).join('  ')).trimEnd());
+}
+
+/** Whether drydock has reported on the newest commit of the tracked branch. */
+export function gitSyncState(git: GitView): string {
+  if (git.head === undefined) return `${git.branch}: no commits yet`;
+  if (git.statusHead === undefined) return `waiting for drydock's first status commit on ${git.statusBranch}`;
+  if (git.statusSource === undefined) return `${git.statusBranch} ${git.statusHead} does not name its source commit`;
+  return git.head.startsWith(git.statusSource) || git.statusSource.startsWith(git.head)
+    ? `in sync: ${git.statusBranch} reports on ${git.branch} ${git.head}`
+    : `syncing: ${git.branch} is at ${git.head}, ${git.statusBranch} still reports on ${git.statusSource}`;
+}
+
+function specLine(spec: SpecView): string[] {
+  const detail = spec.lastError ?? (spec.waitingFor === undefined ? '' : `waiting: ${spec.waitingFor}`);
+  return [`${spec.kind}/${spec.name}`, progressBar(spec.done, spec.total), `${spec.done}/${spec.total}`, spec.phase, detail];
+}
+
+function nodeLine(node: NodeView, now: string): string[] {
+  const state = [node.ready ? 'Ready' : 'NotReady', ...(node.unschedulable ? ['cordoned'] : [])].join(',');
+  return [
+    node.name,
+    node.group ?? '-',
+    node.image ?? '-',
+    state,
+    node.phase ?? '-',
+    since(now, node.phaseSince),
+    node.reason ?? '',
+  ];
+}
+
+/** The whole screen, top to bottom. Lines are not wider than `width` (cut with …). */
+export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
+  const lines: string[] = [];
+  lines.push(`drydock sandbox · ${snapshot.headline} · up ${formatDuration(Date.parse(snapshot.now) - Date.parse(snapshot.startedAt))}`);
+  const unfinished = snapshot.steps.some((s) => s.status !== 'done');
+  if (unfinished) {
+    lines.push('');
+    lines.push(
+      ...table(
+        snapshot.steps.map((s) => {
+          const took = s.startedAt === undefined ? '' : since(s.endedAt ?? snapshot.now, s.startedAt);
+          return [STEP_MARK[s.status], s.title, took, s.detail ?? ''];
+        }),
+      ),
+    );
+  }
+  if (snapshot.git !== undefined) {
+    lines.push('');
+    lines.push(`  git   ${gitSyncState(snapshot.git)}`);
+    if (snapshot.git.statusSubject !== undefined) lines.push(`        last status: ${snapshot.git.statusSubject}`);
+  }
+  if (snapshot.specs.length > 0) {
+    lines.push('');
+    lines.push(...table(snapshot.specs.map(specLine)));
+  }
+  if (snapshot.nodes.length > 0) {
+    lines.push('');
+    lines.push(...table([['NODE', 'GROUP', 'IMAGE', 'STATE', 'PHASE', 'SINCE', 'REASON'], ...snapshot.nodes.map((n) => nodeLine(n, snapshot.now))]));
+  }
+  if (snapshot.problem !== undefined) {
+    lines.push('');
+    lines.push(`  ! ${snapshot.problem}`);
+  }
+  return lines.map((l) => (l.length > width ? `${l.slice(0, Math.max(0, width - 1))}…` : l));
+}
+
+function byKey<T>(items: readonly T[], key: (t: T) => string): Map<string, T> {
+  return new Map(items.map((i) => [key(i), i]));
+}
+
+/**
+ * What changed from `prev` to `next`, one plain line per change, for logs and CI where a
+ * redrawn screen would be noise. `prev` undefined: everything is new.
+ */
+export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSnapshot): string[] {
+  const out: string[] = [];
+  const stamp = `[${formatDuration(Date.parse(next.now) - Date.parse(next.startedAt))}]`;
+  const say = (text: string): void => {
+    out.push(`${stamp} ${text}`);
+  };
+  if (prev?.headline !== next.headline) say(next.headline);
+  const prevSteps = byKey(prev?.steps ?? [], (s) => s.title);
+  for (const s of next.steps) {
+    const p = prevSteps.get(s.title);
+    if (p?.status === s.status && p.detail === s.detail) continue;
+    if (s.status === 'pending') continue;
+    const took = s.status === 'done' && s.startedAt !== undefined ? ` (${since(s.endedAt ?? next.now, s.startedAt)})` : '';
+    say(`${STEP_MARK[s.status]} ${s.title}${took}${s.detail === undefined ? '' : `: ${s.detail}`}`);
+  }
+  if (next.git !== undefined) {
+    const state = gitSyncState(next.git);
+    if (prev?.git === undefined || gitSyncState(prev.git) !== state) say(`git ${state}`);
+  }
+  const prevSpecs = byKey(prev?.specs ?? [], (s) => `${s.kind}/${s.name}`);
+  for (const s of next.specs) {
+    const p = prevSpecs.get(`${s.kind}/${s.name}`);
+    if (p !== undefined && p.phase === s.phase && p.done === s.done && p.total === s.total && p.waitingFor === s.waitingFor && p.lastError === s.lastError) {
+      continue;
+    }
+    say(specLine(s).filter((c) => c !== '').join(' '));
+  }
+  const prevNodes = byKey(prev?.nodes ?? [], (n) => n.name);
+  for (const n of next.nodes) {
+    const p = prevNodes.get(n.name);
+    if (p === undefined) {
+      say(`node ${n.name} joined (${n.group ?? 'no group'}, ${n.image ?? 'image unknown'})`);
+    } else if (p.phase !== n.phase || p.unschedulable !== n.unschedulable || p.ready !== n.ready || p.reason !== n.reason) {
+      const state = [n.ready ? 'Ready' : 'NotReady', ...(n.unschedulable ? ['cordoned'] : [])].join(',');
+      say(`node ${n.name} ${n.phase ?? '-'} ${state}${n.reason === undefined ? '' : `: ${n.reason}`}`);
+    }
+  }
+  const nextNames = new Set(next.nodes.map((n) => n.name));
+  for (const p of prev?.nodes ?? []) if (!nextNames.has(p.name)) say(`node ${p.name} removed`);
+  if (next.problem !== undefined && prev?.problem !== next.problem) say(`! ${next.problem}`);
+  return out;
+}

@@ -1,0 +1,126 @@
+import { strict as assert } from 'node:assert';
+import { formatDuration, gitSyncState, progressBar, renderChanges, renderView, type GitView, type SandboxSnapshot } from '../../src/sandbox/view.js';
+
+const base: SandboxSnapshot = {
+  now: '2024-01-01T00:03:12Z',
+  startedAt: '2024-01-01T00:00:00Z',
+  headline: 'running',
+  steps: [],
+  specs: [],
+  nodes: [],
+};
+
+describe('sandbox view', () => {
+  describe('formatDuration', () => {
+    const cases: [number, string][] = [
+      [0, '0s'],
+      [999, '0s'],
+      [45_000, '45s'],
+      [192_000, '3m12s'],
+      [3_720_000, '1h2m'],
+      [-5_000, '0s'],
+    ];
+    for (const [ms, text] of cases) it(`${ms}ms → ${text}`, () => assert.equal(formatDuration(ms), text));
+  });
+
+  describe('progressBar', () => {
+    const cases: [number, number, number, string][] = [
+      [0, 6, 6, '[░░░░░░]'],
+      [2, 6, 6, '[██░░░░]'],
+      [5, 6, 4, '[███░]'],
+      [6, 6, 4, '[████]'],
+      [9, 6, 4, '[████]'],
+      [0, 0, 4, '[░░░░]'],
+    ];
+    for (const [done, total, width, bar] of cases) {
+      it(`${done}/${total} in ${width} → ${bar}`, () => assert.equal(progressBar(done, total, width), bar));
+    }
+  });
+
+  describe('gitSyncState', () => {
+    const git: GitView = { branch: 'main', statusBranch: 'drydock/status' };
+    const cases: [string, GitView, string][] = [
+      ['empty repo', git, 'main: no commits yet'],
+      ['no status yet', { ...git, head: '1a2b3c4' }, "waiting for drydock's first status commit on drydock/status"],
+      ['in sync', { ...git, head: '1a2b3c4', statusHead: '9f8e7d6', statusSource: '1a2b3c4d5e' }, 'in sync: drydock/status reports on main 1a2b3c4'],
+      [
+        'behind',
+        { ...git, head: '1a2b3c4', statusHead: '9f8e7d6', statusSource: '0000aaa' },
+        'syncing: main is at 1a2b3c4, drydock/status still reports on 0000aaa',
+      ],
+    ];
+    for (const [name, input, text] of cases) it(name, () => assert.equal(gitSyncState(input), text));
+  });
+
+  describe('renderView', () => {
+    it('draws steps while starting, then specs and nodes as columns', () => {
+      const lines = renderView({
+        ...base,
+        steps: [
+          { title: 'control plane', status: 'done', startedAt: '2024-01-01T00:00:00Z', endedAt: '2024-01-01T00:00:30Z' },
+          { title: 'sim cloud', status: 'running', startedAt: '2024-01-01T00:03:00Z', detail: '4/9 nodes joined' },
+          { title: 'drydock', status: 'pending' },
+        ],
+        specs: [{ kind: 'NodeImage', name: 'worker', phase: 'Progressing', done: 2, total: 6, waitingFor: 'PDB demo/web allows 0 disruptions' }],
+        nodes: [
+          { name: 'worker-0', group: 'workers', image: 'v2', ready: true, unschedulable: false, phase: 'Done', phaseSince: '2024-01-01T00:02:00Z' },
+          { name: 'worker-1', group: 'workers', image: 'v1', ready: true, unschedulable: true, phase: 'Draining', phaseSince: '2024-01-01T00:03:00Z' },
+        ],
+      });
+      assert.deepEqual(lines, [
+        'drydock sandbox · running · up 3m12s',
+        '',
+        '  ✓  control plane  30s',
+        '  …  sim cloud      12s  4/9 nodes joined',
+        '  ·  drydock',
+        '',
+        '  NodeImage/worker  [██████░░░░░░░░░░░░░░]  2/6  Progressing  waiting: PDB demo/web allows 0 disruptions',
+        '',
+        '  NODE      GROUP    IMAGE  STATE           PHASE     SINCE  REASON',
+        '  worker-0  workers  v2     Ready           Done      1m12s',
+        '  worker-1  workers  v1     Ready,cordoned  Draining  12s',
+      ]);
+    });
+
+    it('hides the steps once all are done and cuts long lines', () => {
+      const lines = renderView(
+        { ...base, steps: [{ title: 'control plane', status: 'done' }], problem: 'the API server is not reachable: connection refused' },
+        30,
+      );
+      assert.deepEqual(lines, ['drydock sandbox · running · u…', '', '  ! the API server is not rea…']);
+    });
+  });
+
+  describe('renderChanges', () => {
+    it('says everything the first time, then only what changed', () => {
+      const first: SandboxSnapshot = {
+        ...base,
+        specs: [{ kind: 'NodeImage', name: 'worker', phase: 'Progressing', done: 0, total: 6 }],
+        nodes: [
+          { name: 'worker-0', group: 'workers', image: 'v1', ready: true, unschedulable: false },
+          { name: 'worker-1', group: 'workers', image: 'v1', ready: true, unschedulable: false },
+        ],
+      };
+      assert.deepEqual(renderChanges(undefined, first), [
+        '[3m12s] running',
+        '[3m12s] NodeImage/worker [░░░░░░░░░░░░░░░░░░░░] 0/6 Progressing',
+        '[3m12s] node worker-0 joined (workers, v1)',
+        '[3m12s] node worker-1 joined (workers, v1)',
+      ]);
+      const second: SandboxSnapshot = {
+        ...first,
+        now: '2024-01-01T00:03:20Z',
+        nodes: [
+          { name: 'worker-1', group: 'workers', image: 'v1', ready: true, unschedulable: true, phase: 'Cordoned' },
+          { name: 'worker-6', group: 'workers', image: 'v2', ready: false, unschedulable: false },
+        ],
+      };
+      assert.deepEqual(renderChanges(first, second), [
+        '[3m20s] node worker-1 Cordoned Ready,cordoned',
+        '[3m20s] node worker-6 joined (workers, v2)',
+        '[3m20s] node worker-0 removed',
+      ]);
+      assert.deepEqual(renderChanges(second, second), []);
+    });
+  });
+});
