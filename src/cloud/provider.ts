@@ -41,7 +41,38 @@ export interface CloudProvider {
   instanceForProviderID(providerID: string): { groupId: string; instanceId: string } | undefined;
 }
 
-export type CloudErrorCode = 'NotFound' | 'Throttled' | 'Transient' | 'Permanent';
+/**
+ * What a caller should do next, by code:
+ * - NotFound: the group or instance does not exist; a person must fix the spec (no retry).
+ * - Throttled: wait `retryAfterSeconds`, then retry.
+ * - Transient: retry with backoff (5xx, timeouts, connection errors).
+ * - Permanent: the request itself is wrong (empty image, bad count); no retry.
+ * - QuotaExceeded: the group or account is at its instance limit; retrying only helps once
+ *   instances have gone (a surge must wait, or a person raises the quota).
+ */
+export type CloudErrorCode = 'NotFound' | 'Throttled' | 'Transient' | 'Permanent' | 'QuotaExceeded';
+
+export const CLOUD_ERROR_CODES = [
+  'NotFound',
+  'Throttled',
+  'Transient',
+  'Permanent',
+  'QuotaExceeded',
+] as const satisfies readonly CloudErrorCode[];
+
+export interface CloudErrorData {
+  readonly groupId?: string;
+  readonly instanceId?: string;
+  /** Throttled: how long to wait before the next call. */
+  readonly retryAfterSeconds?: number;
+  /** QuotaExceeded: which limit was hit and by how much. */
+  readonly quota?: {
+    readonly scope: 'group' | 'total';
+    readonly limit: number;
+    readonly inUse: number;
+    readonly requested: number;
+  };
+}
 
 /** Typed cloud error: callers decide what to do by `code`, never by message text. */
 export class CloudError extends Error {
@@ -49,12 +80,21 @@ export class CloudError extends Error {
   constructor(
     readonly code: CloudErrorCode,
     message: string,
-    readonly data: { readonly groupId?: string; readonly instanceId?: string; readonly retryAfterSeconds?: number } = {},
+    readonly data: CloudErrorData = {},
   ) {
     super(message);
   }
 
-  toJSON(): { name: string; code: CloudErrorCode; message: string; data: CloudError['data'] } {
+  toJSON(): { name: string; code: CloudErrorCode; message: string; data: CloudErrorData } {
     return { name: this.name, code: this.code, message: this.message, data: this.data };
   }
+}
+
+export function isCloudErrorCode(value: unknown): value is CloudErrorCode {
+  return typeof value === 'string' && (CLOUD_ERROR_CODES as readonly string[]).includes(value);
+}
+
+/** Whether repeating the same call later can succeed without a person changing anything. */
+export function isRetryable(code: CloudErrorCode): boolean {
+  return code === 'Throttled' || code === 'Transient';
 }
