@@ -1,0 +1,180 @@
+/**
+ * One function per Action kind, each safe to repeat: it reads what it must, does the least
+ * change that reaches the action's intended state, and treats "already there" (404 on a
+ * delete, an already-cordoned node) as success. Failures throw; `execute` classifies them.
+ */
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Eviction } from '@kubernetes/client-node';
+import { CloudError, type CloudProvider } from '../cloud/provider.js';
+import { ANNOTATIONS } from '../observe/types.js';
+import type { Action } from '../plan/types.js';
+import type { Outcome } from './classify.js';
+import { httpStatus } from './classify.js';
+
+export interface KubeApis {
+  readonly core: CoreV1Api;
+  readonly apps: AppsV1Api;
+}
+
+export interface ActionDeps {
+  readonly kube: KubeApis;
+  /** The provider that owns a group id, if configured. */
+  readonly cloud: (groupId: string) => CloudProvider | undefined;
+  /** fieldManager for every write. */
+  readonly fieldManager: string;
+}
+
+export type ActionOf<K extends Action['kind']> = Extract<Action, { kind: K }>;
+
+const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const DONE: Outcome = { kind: 'done' };
+
+/** Runs `fn`; a 404 from the API means the object is already gone, which is what we wanted. */
+async function goneIsDone(fn: () => Promise<unknown>): Promise<Outcome> {
+  try {
+    await fn();
+    return DONE;
+  } catch (err) {
+    if (httpStatus(err) === 404) return { kind: 'skipped', reason: 'already gone' };
+    throw err;
+  }
+}
+
+function noCloud(groupId: string): never {
+  throw new CloudError('Permanent', `no cloud provider is configured for group ${groupId}; start drydock with --provider`, { groupId });
+}
+
+export async function cordon(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome> {
+  const node = await d.kube.core.readNode({ name: a.node });
+  const ours = node.metadata?.annotations?.[ANNOTATIONS.cordoned] === 'true';
+  if (node.spec?.unschedulable === true) {
+    // Cordoned by someone else: leave it and do not claim it, so drydock never uncordons it.
+    return ours ? { kind: 'skipped', reason: 'already cordoned by drydock' } : { kind: 'skipped', reason: 'already cordoned by someone else; drydock will not uncordon it' };
+  }
+  // resourceVersion makes the read-then-write atomic: a concurrent change yields 409 and a retry.
+  await d.kube.core.patchNode(
+    {
+      name: a.node,
+      fieldManager: d.fieldManager,
+      body: {
+        metadata: { resourceVersion: node.metadata?.resourceVersion, annotations: { [ANNOTATIONS.cordoned]: 'true' } },
+        spec: { unschedulable: true },
+      },
+    },
+    MERGE,
+  );
+  return DONE;
+}
+
+export async function uncordon(a: ActionOf<'uncordon'>, d: ActionDeps): Promise<Outcome> {
+  let node;
+  try {
+    node = await d.kube.core.readNode({ name: a.node });
+  } catch (err) {
+    if (httpStatus(err) === 404) return { kind: 'skipped', reason: 'node is gone' };
+    throw err;
+  }
+  if (node.metadata?.annotations?.[ANNOTATIONS.cordoned] !== 'true') {
+    return { kind: 'skipped', reason: 'not cordoned by drydock; left as it is' };
+  }
+  await d.kube.core.patchNode(
+    {
+      name: a.node,
+      fieldManager: d.fieldManager,
+      body: {
+        metadata: { resourceVersion: node.metadata?.resourceVersion, annotations: { [ANNOTATIONS.cordoned]: null } },
+        spec: { unschedulable: null },
+      },
+    },
+    MERGE,
+  );
+  return DONE;
+}
+
+export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): Promise<Outcome> {
+  await d.kube.core.patchNode({ name: a.node, fieldManager: d.fieldManager, body: { metadata: { annotations: { ...a.annotations } } } }, MERGE);
+  return DONE;
+}
+
+export async function copyLabels(a: ActionOf<'copyLabels'>, d: ActionDeps): Promise<Outcome> {
+  await d.kube.core.patchNode({ name: a.to, fieldManager: d.fieldManager, body: { metadata: { labels: { ...a.labels } } } }, MERGE);
+  return DONE;
+}
+
+export async function evict(a: ActionOf<'evict'>, d: ActionDeps): Promise<Outcome> {
+  const body: V1Eviction = {
+    apiVersion: 'policy/v1',
+    kind: 'Eviction',
+    metadata: { name: a.pod, namespace: a.namespace },
+    ...(a.gracePeriodSeconds !== undefined ? { deleteOptions: { gracePeriodSeconds: a.gracePeriodSeconds } } : {}),
+  };
+  // 429 (a PDB refuses) is left to classifyError: waiting, not failed.
+  return goneIsDone(() => d.kube.core.createNamespacedPodEviction({ name: a.pod, namespace: a.namespace, body }));
+}
+
+export async function deletePod(a: ActionOf<'deletePod'>, d: ActionDeps): Promise<Outcome> {
+  return goneIsDone(() =>
+    d.kube.core.deleteNamespacedPod({
+      name: a.pod,
+      namespace: a.namespace,
+      ...(a.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: a.gracePeriodSeconds } : {}),
+    }),
+  );
+}
+
+export async function deleteNode(a: ActionOf<'deleteNode'>, d: ActionDeps): Promise<Outcome> {
+  return goneIsDone(() => d.kube.core.deleteNode({ name: a.node }));
+}
+
+export async function scaleDeployment(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise<Outcome> {
+  const dep = await d.kube.apps.readNamespacedDeployment({ name: a.name, namespace: a.namespace });
+  const remembered = dep.metadata?.annotations?.[ANNOTATIONS.previousReplicas];
+  const current = dep.spec?.replicas ?? 1;
+  let previous: string | null;
+  if (a.rememberPrevious !== undefined) {
+    // A count already remembered is the original one (a repeat after a crash must not overwrite it).
+    previous = remembered ?? String(a.rememberPrevious);
+  } else {
+    previous = null;
+  }
+  if (current === a.replicas && (remembered ?? null) === previous) return { kind: 'skipped', reason: `already at ${a.replicas} replicas` };
+  // Replicas and the remembered count change in one patch, so a crash can never separate them.
+  await d.kube.apps.patchNamespacedDeployment(
+    {
+      name: a.name,
+      namespace: a.namespace,
+      fieldManager: d.fieldManager,
+      body: {
+        metadata: { resourceVersion: dep.metadata?.resourceVersion, annotations: { [ANNOTATIONS.previousReplicas]: previous } },
+        spec: { replicas: a.replicas },
+      },
+    },
+    MERGE,
+  );
+  return DONE;
+}
+
+export async function setGroupImage(a: ActionOf<'setGroupImage'>, d: ActionDeps): Promise<Outcome> {
+  const provider = d.cloud(a.groupId) ?? noCloud(a.groupId);
+  await provider.setGroupImage(a.groupId, a.image);
+  return DONE;
+}
+
+export async function surge(a: ActionOf<'surge'>, d: ActionDeps): Promise<Outcome> {
+  const provider = d.cloud(a.groupId) ?? noCloud(a.groupId);
+  await provider.addCapacity(a.groupId, a.count);
+  return DONE;
+}
+
+export async function removeInstance(a: ActionOf<'removeInstance'>, d: ActionDeps): Promise<Outcome> {
+  const provider = d.cloud(a.groupId) ?? noCloud(a.groupId);
+  try {
+    await provider.removeInstance(a.groupId, a.instanceId);
+    return DONE;
+  } catch (err) {
+    // NotFound on a removal means the instance is gone: what the action wanted.
+    if (err instanceof CloudError && err.code === 'NotFound') {
+      return { kind: 'skipped', reason: 'instance already gone' };
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * execute: applies a Plan's actions in order, one at a time, each idempotent. Stops early
+ * (without starting the next action) as soon as `shouldContinue` says no — leadership lost or
+ * shutdown — so the action in flight finishes and nothing else starts. Every failure goes
+ * through classifyError; the results say what happened to each action.
+ */
+import type { Logger } from 'pino';
+import type { Action } from '../plan/types.js';
+import { classifyError, type Outcome } from './classify.js';
+import * as impl from './actions.js';
+import type { ActionDeps } from './actions.js';
+import type { EventInput, EventRecorder } from './events.js';
+
+export interface ActionResult {
+  readonly action: Action;
+  readonly outcome: Outcome;
+  readonly durationMs: number;
+}
+
+export interface ExecuteOptions extends ActionDeps {
+  readonly logger: Logger;
+  readonly events: EventRecorder;
+  readonly now: () => Date;
+  /** Checked before each action; false stops the run. */
+  readonly shouldContinue?: () => boolean;
+  /** Called after each action (metrics). */
+  readonly onResult?: (result: ActionResult) => void;
+}
+
+/** Where an action lands, for logs and error context. */
+export function describeAction(a: Action): string {
+  switch (a.kind) {
+    case 'setGroupImage':
+      return `setGroupImage ${a.groupId} ${a.image}`;
+    case 'surge':
+      return `surge ${a.groupId} +${a.count}`;
+    case 'annotateNode':
+    case 'cordon':
+    case 'uncordon':
+    case 'deleteNode':
+      return `${a.kind} ${a.node}`;
+    case 'evict':
+    case 'deletePod':
+      return `${a.kind} ${a.namespace}/${a.pod}`;
+    case 'copyLabels':
+      return `copyLabels ${a.from} -> ${a.to}`;
+    case 'removeInstance':
+      return `removeInstance ${a.groupId}/${a.instanceId}`;
+    case 'scaleDeployment':
+      return `scaleDeployment ${a.namespace}/${a.name} to ${a.replicas}`;
+  }
+}
+
+/** The node an action touches, if any. */
+export function nodeOf(a: Action): string | undefined {
+  switch (a.kind) {
+    case 'annotateNode':
+    case 'cordon':
+    case 'uncordon':
+    case 'evict':
+    case 'deletePod':
+    case 'deleteNode':
+      return a.node;
+    case 'copyLabels':
+      return a.to;
+    case 'removeInstance':
+      return a.node;
+    case 'setGroupImage':
+    case 'surge':
+    case 'scaleDeployment':
+      return undefined;
+  }
+}
+
+function run(a: Action, d: ActionDeps): Promise<Outcome> {
+  switch (a.kind) {
+    case 'setGroupImage':
+      return impl.setGroupImage(a, d);
+    case 'surge':
+      return impl.surge(a, d);
+    case 'annotateNode':
+      return impl.annotateNode(a, d);
+    case 'cordon':
+      return impl.cordon(a, d);
+    case 'uncordon':
+      return impl.uncordon(a, d);
+    case 'evict':
+      return impl.evict(a, d);
+    case 'deletePod':
+      return impl.deletePod(a, d);
+    case 'copyLabels':
+      return impl.copyLabels(a, d);
+    case 'removeInstance':
+      return impl.removeInstance(a, d);
+    case 'deleteNode':
+      return impl.deleteNode(a, d);
+    case 'scaleDeployment':
+      return impl.scaleDeployment(a, d);
+  }
+}
+
+/** The Event an action deserves once it has done something, or undefined (group-level actions). */
+export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
+  const op = `${a.spec.kind}/${a.spec.name}`;
+  switch (a.kind) {
+    case 'cordon':
+      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockCordon', message: `cordoned for ${op}` };
+    case 'uncordon':
+      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockUncordon', message: `uncordoned after ${op}` };
+    case 'evict':
+      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockDrain', message: `evicted pod ${a.namespace}/${a.pod} for ${op}` };
+    case 'deletePod':
+      return {
+        involved: { kind: 'Node', name: a.node },
+        reason: 'DrydockForceDelete',
+        type: 'Warning',
+        message: `deleted pod ${a.namespace}/${a.pod} for ${op}: ${a.reason}`,
+      };
+    case 'annotateNode': {
+      const phase = a.annotations['drydock.dev/phase'];
+      if (phase === undefined) return undefined;
+      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockPhase', message: phase === null ? `released by ${op}` : `phase ${phase} for ${op}` };
+    }
+    case 'copyLabels':
+      return { involved: { kind: 'Node', name: a.to }, reason: 'DrydockCopyLabels', message: `labels copied from ${a.from} for ${op}` };
+    case 'removeInstance':
+      return a.node
+        ? { involved: { kind: 'Node', name: a.node }, reason: 'DrydockReplace', message: `instance ${a.instanceId} of ${a.groupId} removed for ${op}` }
+        : undefined;
+    case 'deleteNode':
+      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockDeleteNode', message: `node object deleted for ${op}` };
+    case 'scaleDeployment':
+      return {
+        involved: { kind: 'Deployment', name: a.name, namespace: a.namespace },
+        reason: 'DrydockScaleAutoscaler',
+        message: `scaled to ${a.replicas} replicas for ${op}`,
+      };
+    case 'setGroupImage':
+    case 'surge':
+      return undefined;
+  }
+}
+
+export async function executeActions(actions: readonly Action[], opts: ExecuteOptions): Promise<ActionResult[]> {
+  const results: ActionResult[] = [];
+  // A node whose cordon or annotation failed gets nothing else this round: draining a node that
+  // is still schedulable, or one whose lock was not written, would be unsafe.
+  const held = new Set<string>();
+  for (const action of actions) {
+    if (opts.shouldContinue && !opts.shouldContinue()) {
+      opts.logger.info({ remaining: actions.length - results.length }, 'execution stopped before the next action');
+      break;
+    }
+    const started = Date.now();
+    const what = describeAction(action);
+    const node = nodeOf(action);
+    let outcome: Outcome;
+    if (node !== undefined && held.has(node)) {
+      outcome = { kind: 'transient', code: 'Deferred', reason: `${what}: deferred, an earlier step on node ${node} did not succeed` };
+    } else {
+      try {
+        outcome = await run(action, opts);
+      } catch (err) {
+        outcome = classifyError(err, what);
+      }
+      if (node !== undefined && (action.kind === 'cordon' || action.kind === 'annotateNode') && (outcome.kind === 'transient' || outcome.kind === 'stalled' || outcome.kind === 'waiting')) {
+        held.add(node);
+      }
+    }
+    const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
+    results.push(result);
+    opts.onResult?.(result);
+    const fields = { action: action.kind, target: what, spec: `${action.spec.kind}/${action.spec.name}`, outcome: outcome.kind };
+    if (outcome.kind === 'done') {
+      opts.logger.info(fields, 'action applied');
+      const event = eventFor(action);
+      if (event) await opts.events.record({ ...event, spec: action.spec }, opts.now());
+    } else if (outcome.kind === 'skipped') {
+      opts.logger.debug({ ...fields, reason: outcome.reason }, 'action already in effect');
+    } else if (outcome.kind === 'waiting') {
+      opts.logger.info({ ...fields, code: outcome.code, reason: outcome.reason, retryAfterSeconds: outcome.retryAfterSeconds }, 'action must wait');
+    } else {
+      opts.logger.warn({ ...fields, code: outcome.code, reason: outcome.reason }, 'action failed');
+    }
+  }
+  return results;
+}

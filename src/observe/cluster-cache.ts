@@ -1,0 +1,157 @@
+/**
+ * The cluster half of observation: five watch-backed caches (nodes, pods in every namespace,
+ * PodDisruptionBudgets, Deployments, drydock's Jobs). After the initial lists a snapshot is
+ * built from memory alone, so an idle reconcile makes no API request; the snapshot is rebuilt
+ * only after a watch event and otherwise returned as the same frozen object.
+ */
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  PolicyV1Api,
+  type V1Deployment,
+  type V1Job,
+  type V1Node,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { LABELS, type ObservedDeployment, type ObservedJob, type ObservedNode, type ObservedPDB, type ObservedPod } from './types.js';
+import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
+import { matchesSelector } from './selector.js';
+import { watchCollection, type WatchedCollection } from './informer.js';
+import type { CountingKubeConfig } from './kube.js';
+
+/** The cluster part of an ObservedState. */
+export interface ClusterSnapshot {
+  readonly nodes: readonly ObservedNode[];
+  readonly pods: readonly ObservedPod[];
+  readonly pdbs: readonly ObservedPDB[];
+  /** Every Deployment; `observe` keeps only the autoscalers the specs name. */
+  readonly deployments: readonly ObservedDeployment[];
+  readonly jobs: readonly ObservedJob[];
+}
+
+export interface ClusterCacheOptions {
+  readonly kubeConfig: CountingKubeConfig;
+  readonly logger: Logger;
+  /** Called after any watched object changed (debounce on the caller's side). */
+  readonly onChange?: () => void;
+  readonly onError?: (collection: string, err: unknown) => void;
+  readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+}
+
+export interface ClusterCache {
+  /** Resolves once every collection has listed once. */
+  synced(): Promise<void>;
+  isSynced(): boolean;
+  snapshot(): ClusterSnapshot;
+  stop(): Promise<void>;
+}
+
+/** Jobs drydock creates carry this label; only those are watched. */
+export const DRYDOCK_JOB_SELECTOR = `${LABELS.managedBy}=drydock`;
+
+function byNamespacedName(a: { namespace: string; name: string }, b: { namespace: string; name: string }): number {
+  return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** Builds a snapshot from raw objects: pure, so it is tested without a cluster. */
+export function buildClusterSnapshot(raw: {
+  readonly nodes: readonly V1Node[];
+  readonly pods: readonly V1Pod[];
+  readonly pdbs: readonly V1PodDisruptionBudget[];
+  readonly deployments: readonly V1Deployment[];
+  readonly jobs: readonly V1Job[];
+}): ClusterSnapshot {
+  const pdbs = raw.pdbs.map(toObservedPDB).sort(byNamespacedName);
+  const pdbsByNamespace = new Map<string, ObservedPDB[]>();
+  for (const pdb of pdbs) {
+    const list = pdbsByNamespace.get(pdb.namespace) ?? [];
+    list.push(pdb);
+    pdbsByNamespace.set(pdb.namespace, list);
+  }
+  const pods = raw.pods
+    // Pods not yet scheduled belong to no node; a drain never waits for them.
+    .filter((p) => (p.spec?.nodeName ?? '') !== '')
+    .map((p) => {
+      const labels = p.metadata?.labels ?? {};
+      const covering = (pdbsByNamespace.get(p.metadata?.namespace ?? '') ?? [])
+        .filter((pdb) => matchesSelector(pdb.selector, labels))
+        .map((pdb) => `${pdb.namespace}/${pdb.name}`);
+      return toObservedPod(p, covering);
+    })
+    .sort(byNamespacedName);
+  return Object.freeze({
+    nodes: Object.freeze(raw.nodes.map(toObservedNode).sort(byName)),
+    pods: Object.freeze(pods),
+    pdbs: Object.freeze(pdbs),
+    deployments: Object.freeze(raw.deployments.map(toObservedDeployment).sort(byNamespacedName)),
+    jobs: Object.freeze(raw.jobs.map(toObservedJob).sort(byNamespacedName)),
+  });
+}
+
+export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
+  const kc = opts.kubeConfig;
+  const core = kc.makeApiClient(CoreV1Api);
+  const policy = kc.makeApiClient(PolicyV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const batch = kc.makeApiClient(BatchV1Api);
+  let current: ClusterSnapshot | undefined;
+  const onChange = (): void => {
+    current = undefined;
+    opts.onChange?.();
+  };
+  const common = (name: string) => ({
+    kubeConfig: kc,
+    name,
+    logger: opts.logger,
+    onChange,
+    onError: (err: unknown) => opts.onError?.(name, err),
+    ...(opts.backoff ? { backoff: opts.backoff } : {}),
+  });
+
+  const nodes: WatchedCollection<V1Node> = watchCollection({ ...common('nodes'), path: '/api/v1/nodes', list: () => core.listNode() });
+  const pods: WatchedCollection<V1Pod> = watchCollection({ ...common('pods'), path: '/api/v1/pods', list: () => core.listPodForAllNamespaces() });
+  const pdbs: WatchedCollection<V1PodDisruptionBudget> = watchCollection({
+    ...common('poddisruptionbudgets'),
+    path: '/apis/policy/v1/poddisruptionbudgets',
+    list: () => policy.listPodDisruptionBudgetForAllNamespaces(),
+  });
+  const deployments: WatchedCollection<V1Deployment> = watchCollection({
+    ...common('deployments'),
+    path: '/apis/apps/v1/deployments',
+    list: () => apps.listDeploymentForAllNamespaces(),
+  });
+  const jobs: WatchedCollection<V1Job> = watchCollection({
+    ...common('jobs'),
+    path: '/apis/batch/v1/jobs',
+    labelSelector: DRYDOCK_JOB_SELECTOR,
+    list: () => batch.listJobForAllNamespaces({ labelSelector: DRYDOCK_JOB_SELECTOR }),
+  });
+  const all = [nodes, pods, pdbs, deployments, jobs] as const;
+
+  return {
+    synced: async () => {
+      await Promise.all(all.map((c) => c.synced));
+    },
+    isSynced: () => all.every((c) => c.isSynced()),
+    snapshot: () => {
+      current ??= buildClusterSnapshot({
+        nodes: nodes.list(),
+        pods: pods.list(),
+        pdbs: pdbs.list(),
+        deployments: deployments.list(),
+        jobs: jobs.list(),
+      });
+      return current;
+    },
+    stop: async () => {
+      await Promise.all(all.map((c) => c.stop()));
+    },
+  };
+}

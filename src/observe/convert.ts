@@ -1,0 +1,138 @@
+/**
+ * Pure conversions from Kubernetes objects (as cached by the informers) to the planner's
+ * Observed* shapes. Objects from the initial list are typed by client-node (dates as Date);
+ * objects from the watch stream are plain JSON (dates as strings): both are accepted.
+ */
+import type {
+  V1Deployment,
+  V1Job,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1LabelSelector,
+} from '@kubernetes/client-node';
+import type { LabelSelector, LabelSelectorRequirement } from '../spec/model.js';
+import type {
+  ObservedDeployment,
+  ObservedJob,
+  ObservedNode,
+  ObservedPDB,
+  ObservedPod,
+  PodOwnerKind,
+} from './types.js';
+
+/** ISO 8601 text of a timestamp that may be a Date or a string; undefined stays undefined. */
+export function isoTime(value: Date | string | undefined | null): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}
+
+function record(value: Record<string, string> | undefined): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(value ?? {}).sort()) out[key] = value?.[key] ?? '';
+  return Object.freeze(out);
+}
+
+export function toObservedNode(node: V1Node): ObservedNode {
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  const readySince = isoTime(ready?.lastTransitionTime as Date | string | undefined);
+  return Object.freeze({
+    name: node.metadata?.name ?? '',
+    ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
+    labels: record(node.metadata?.labels),
+    annotations: record(node.metadata?.annotations),
+    unschedulable: node.spec?.unschedulable === true,
+    ready: ready?.status === 'True',
+    ...(readySince ? { readySince } : {}),
+    createdAt: isoTime(node.metadata?.creationTimestamp as Date | string | undefined) ?? '',
+    taints: Object.freeze(
+      (node.spec?.taints ?? []).map((t) => Object.freeze({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })),
+    ),
+  });
+}
+
+const OWNER_KINDS: readonly PodOwnerKind[] = ['ReplicaSet', 'DaemonSet', 'StatefulSet', 'Job', 'Node'];
+
+function ownerOf(pod: V1Pod): { kind: PodOwnerKind; name?: string } {
+  const refs = pod.metadata?.ownerReferences ?? [];
+  const controller = refs.find((r) => r.controller === true) ?? refs[0];
+  if (!controller) return { kind: 'None' };
+  const kind = OWNER_KINDS.find((k) => k === controller.kind) ?? 'Other';
+  return { kind, name: controller.name };
+}
+
+/** Converts a pod; `pdbs` are the namespace/names of the PDBs covering it. */
+export function toObservedPod(pod: V1Pod, pdbs: readonly string[]): ObservedPod {
+  const owner = ownerOf(pod);
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  const readySince = isoTime(ready?.lastTransitionTime as Date | string | undefined);
+  return Object.freeze({
+    namespace: pod.metadata?.namespace ?? '',
+    name: pod.metadata?.name ?? '',
+    uid: pod.metadata?.uid ?? '',
+    nodeName: pod.spec?.nodeName ?? '',
+    labels: record(pod.metadata?.labels),
+    ownerKind: owner.kind,
+    ...(owner.name !== undefined ? { ownerName: owner.name } : {}),
+    phase: pod.status?.phase ?? 'Unknown',
+    ready: ready?.status === 'True',
+    ...(readySince ? { readySince } : {}),
+    terminating: pod.metadata?.deletionTimestamp !== undefined && pod.metadata?.deletionTimestamp !== null,
+    hasEmptyDir: (pod.spec?.volumes ?? []).some((v) => v.emptyDir !== undefined && v.emptyDir !== null),
+    mirror: pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined,
+    pdbs: Object.freeze([...pdbs].sort()),
+  });
+}
+
+export function toLabelSelector(selector: V1LabelSelector | undefined): LabelSelector | undefined {
+  if (!selector) return undefined;
+  const matchExpressions: LabelSelectorRequirement[] = (selector.matchExpressions ?? []).map((e) => ({
+    key: e.key,
+    operator: e.operator as LabelSelectorRequirement['operator'],
+    ...(e.values ? { values: [...e.values] } : {}),
+  }));
+  return {
+    ...(selector.matchLabels ? { matchLabels: { ...selector.matchLabels } } : {}),
+    ...(matchExpressions.length > 0 ? { matchExpressions } : {}),
+  };
+}
+
+export function toObservedPDB(pdb: V1PodDisruptionBudget): ObservedPDB {
+  const selector = toLabelSelector(pdb.spec?.selector);
+  return Object.freeze({
+    namespace: pdb.metadata?.namespace ?? '',
+    name: pdb.metadata?.name ?? '',
+    ...(selector ? { selector } : {}),
+    disruptionsAllowed: pdb.status?.disruptionsAllowed ?? 0,
+    currentHealthy: pdb.status?.currentHealthy ?? 0,
+    desiredHealthy: pdb.status?.desiredHealthy ?? 0,
+    expectedPods: pdb.status?.expectedPods ?? 0,
+  });
+}
+
+export function toObservedDeployment(d: V1Deployment): ObservedDeployment {
+  return Object.freeze({
+    namespace: d.metadata?.namespace ?? '',
+    name: d.metadata?.name ?? '',
+    // An absent spec.replicas means 1 (the API's default).
+    replicas: d.spec?.replicas ?? 1,
+    annotations: record(d.metadata?.annotations),
+  });
+}
+
+export function toObservedJob(job: V1Job): ObservedJob {
+  const conditions = job.status?.conditions ?? [];
+  const complete = conditions.find((c) => c.type === 'Complete' && c.status === 'True');
+  const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
+  const completedAt = isoTime((job.status?.completionTime ?? complete?.lastTransitionTime) as Date | string | undefined);
+  return Object.freeze({
+    namespace: job.metadata?.namespace ?? '',
+    name: job.metadata?.name ?? '',
+    labels: record(job.metadata?.labels),
+    succeeded: complete !== undefined,
+    failed: failed !== undefined,
+    ...(completedAt ? { completedAt } : {}),
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * observe: cluster (watch-backed caches) + cloud (provider reads) → one immutable ObservedState.
+ */
+import type { DesiredState } from '../spec/model.js';
+import type { ObservedState } from './types.js';
+import type { ClusterCache } from './cluster-cache.js';
+import { observeCloud, type ProviderLookup } from './cloud.js';
+
+export * from './types.js';
+export { startClusterCache, buildClusterSnapshot, DRYDOCK_JOB_SELECTOR, type ClusterCache, type ClusterSnapshot, type ClusterCacheOptions } from './cluster-cache.js';
+export { observeCloud, type ProviderLookup } from './cloud.js';
+export { loadKubeConfig, cloneKubeConfig, CountingKubeConfig, KubeConfigError, type ApiRequest, type RequestListener } from './kube.js';
+export { matchesSelector, selectorString } from './selector.js';
+export { describeError } from './informer.js';
+
+/** The autoscaler Deployments the specs name, as namespace/name keys. */
+function autoscalerKeys(desired: Pick<DesiredState, 'autoscalingStrategies'>): Set<string> {
+  return new Set(desired.autoscalingStrategies.map((s) => `${s.deploymentNamespace}/${s.deploymentName}`));
+}
+
+/** One ObservedState: reads the caches (no API request) and each scaling group from its provider. */
+export async function observe(
+  desired: Pick<DesiredState, 'scalingGroups' | 'autoscalingStrategies'>,
+  cluster: ClusterCache,
+  providers: ProviderLookup,
+): Promise<ObservedState> {
+  const snap = cluster.snapshot();
+  const cloud = await observeCloud(desired, providers);
+  const wanted = autoscalerKeys(desired);
+  return Object.freeze({
+    nodes: snap.nodes,
+    pods: snap.pods,
+    pdbs: snap.pdbs,
+    deployments: Object.freeze(snap.deployments.filter((d) => wanted.has(`${d.namespace}/${d.name}`))),
+    jobs: snap.jobs,
+    cloudGroups: Object.freeze(cloud.groups),
+    problems: Object.freeze(cloud.problems),
+  });
+}

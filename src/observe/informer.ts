@@ -1,0 +1,117 @@
+/**
+ * One watch-backed cache of one resource: client-node's informer (list once, then watch),
+ * made resilient. client-node stops an informer on any watch error; this restarts it with
+ * exponential backoff (from the last resource version, or a fresh list after 410 Gone) and
+ * exposes `synced`, resolved once the first list has landed in the cache.
+ */
+import { makeInformer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+
+export interface CollectionOptions<T extends KubernetesObject> {
+  readonly kubeConfig: KubeConfig;
+  /** Short name for logs and metrics, e.g. "nodes". */
+  readonly name: string;
+  /** The watch path, e.g. /api/v1/nodes. */
+  readonly path: string;
+  readonly list: () => Promise<KubernetesListObject<T>>;
+  readonly labelSelector?: string;
+  readonly logger: Logger;
+  /** Called on every add, update and delete after the cache has changed. */
+  readonly onChange: () => void;
+  /** Called on every watch or list error (for the errors metric). */
+  readonly onError?: (err: unknown) => void;
+  readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+}
+
+export interface WatchedCollection<T> {
+  readonly name: string;
+  list(): readonly T[];
+  /** Resolves once the first list is in the cache. */
+  readonly synced: Promise<void>;
+  isSynced(): boolean;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_BACKOFF = { initialMs: 500, maxMs: 30_000 };
+
+export function watchCollection<T extends KubernetesObject>(opts: CollectionOptions<T>): WatchedCollection<T> {
+  const backoff = opts.backoff ?? DEFAULT_BACKOFF;
+  let listed = false;
+  let stopped = false;
+  let delay = backoff.initialMs;
+  let timer: NodeJS.Timeout | undefined;
+  let resolveSynced!: () => void;
+  const synced = new Promise<void>((resolve) => {
+    resolveSynced = resolve;
+  });
+
+  const informer = makeInformer<T>(
+    opts.kubeConfig,
+    opts.path,
+    async () => {
+      const result = await opts.list();
+      listed = true;
+      return result;
+    },
+    opts.labelSelector,
+  );
+
+  const changed = (): void => {
+    if (!stopped) opts.onChange();
+  };
+  informer.on('add', changed);
+  informer.on('update', changed);
+  informer.on('delete', changed);
+  informer.on('connect', () => {
+    delay = backoff.initialMs;
+  });
+  informer.on('error', (err: unknown) => {
+    if (stopped) return;
+    opts.onError?.(err);
+    opts.logger.warn({ collection: opts.name, err: describeError(err), retryInMs: delay }, 'watch failed; restarting');
+    const wait = delay;
+    delay = Math.min(delay * 2, backoff.maxMs);
+    timer = setTimeout(() => {
+      timer = undefined;
+      void start();
+    }, wait);
+    timer.unref?.();
+  });
+
+  async function start(): Promise<void> {
+    if (stopped) return;
+    try {
+      await informer.start();
+    } catch (err) {
+      // start() reports through the error callback; a throw here is a setup problem (no cluster).
+      opts.logger.error({ collection: opts.name, err: describeError(err) }, 'watch could not start');
+      opts.onError?.(err);
+    }
+    if (listed) resolveSynced();
+  }
+  void start();
+
+  return {
+    name: opts.name,
+    list: () => informer.list(),
+    synced,
+    isSynced: () => listed,
+    stop: async () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await informer.stop();
+    },
+  };
+}
+
+/** A loggable description of a client error without headers or bodies (no secrets). */
+export function describeError(err: unknown): { readonly message: string; readonly code?: number | string } {
+  if (err && typeof err === 'object') {
+    const e = err as { message?: unknown; code?: unknown; statusCode?: unknown };
+    const code = typeof e.code === 'number' || typeof e.code === 'string' ? e.code : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+    // ApiException messages embed response headers and bodies: keep only the first line.
+    const message = typeof e.message === 'string' ? (e.message.split('\n')[0] ?? '') : String(err);
+    return code !== undefined ? { message, code } : { message };
+  }
+  return { message: String(err) };
+}
