@@ -1,0 +1,460 @@
+/**
+ * The simulated cloud: scaling groups whose instances boot after a delay and join the cluster
+ * as Nodes, go `terminating` when removed and disappear after another delay. It behaves like a
+ * cloud API on purpose: calls can be slow, throttled or fail, quotas run out, and some
+ * instances boot but never join.
+ *
+ * Every change is written to the state store before it counts (a failed write changes
+ * nothing), and boot/termination times are stored as instants, so a restarted simulator
+ * picks up every instance exactly where it was.
+ */
+import { pino, type Logger } from 'pino';
+import { CloudError, type GroupDescription, type Instance } from '../provider.js';
+import type { SimCloudConfig, SimFaultConfig, SimGroupConfig } from './config.js';
+import { realClock, type Clock, type TimerHandle } from './clock.js';
+import { FaultInjector, type InjectableApiFault } from './faults.js';
+import { buildNode, MemoryNodeRegistry, nodeNameFor, providerIDFor, type NodeRegistry } from './nodes.js';
+import { MemoryStateStore, type GroupRecord, type InstanceRecord, type SimState, type StateStore } from './state.js';
+
+export interface SimCloudOptions {
+  readonly config: SimCloudConfig;
+  /** Default: memory only (nothing survives a restart). */
+  readonly store?: StateStore;
+  /** Default: memory only (no cluster). */
+  readonly nodes?: NodeRegistry;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Delay before retrying a Node create/delete the cluster refused. Default 2000 ms. */
+  readonly retryDelayMs?: number;
+}
+
+const MAX_SURGE_PER_CALL = 1000;
+const MAX_IMAGE_LENGTH = 1024;
+
+export class SimCloud {
+  private state: SimState;
+  private readonly faults: FaultInjector;
+  private readonly timers = new Map<string, TimerHandle>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    private readonly config: SimCloudConfig,
+    private readonly store: StateStore,
+    readonly nodes: NodeRegistry,
+    readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly retryDelayMs: number,
+    state: SimState,
+  ) {
+    this.state = state;
+    this.faults = new FaultInjector(config.faults, state.faults);
+  }
+
+  /** Loads the persisted state (or creates the configured groups) and resumes every timer. */
+  static async open(options: SimCloudOptions): Promise<SimCloud> {
+    const store = options.store ?? new MemoryStateStore();
+    const clock = options.clock ?? realClock;
+    const log = options.logger ?? pino({ level: 'silent' });
+    const loaded = await store.load();
+    const cloud = new SimCloud(
+      options.config,
+      store,
+      options.nodes ?? new MemoryNodeRegistry(),
+      clock,
+      log,
+      options.retryDelayMs ?? 2000,
+      loaded ?? { version: 1, groups: [] },
+    );
+    await cloud.exclusive(async () => {
+      await cloud.commit(cloud.mergeConfig(cloud.state));
+    });
+    cloud.schedule();
+    log.info({ groups: cloud.state.groups.length, restored: loaded !== undefined }, 'sim cloud started');
+    return cloud;
+  }
+
+  // ---- the cloud API (subject to latency and injected faults) ----
+
+  async listGroups(): Promise<readonly string[]> {
+    return this.api('listGroups', undefined, async () => this.state.groups.map((g) => g.id));
+  }
+
+  async describeGroup(groupId: string): Promise<GroupDescription> {
+    return this.api('describeGroup', groupId, async () => describe(this.group(this.state, groupId)));
+  }
+
+  async setGroupImage(groupId: string, image: string): Promise<void> {
+    return this.api('setGroupImage', groupId, () =>
+      this.exclusive(async () => {
+        const group = this.group(this.state, groupId);
+        checkImage(groupId, image);
+        if (group.image === image) return;
+        await this.commit(replaceGroup(this.state, { ...group, image }));
+        this.log.info({ group: groupId, image }, 'group image set');
+      }),
+    );
+  }
+
+  async addCapacity(groupId: string, count: number): Promise<readonly string[]> {
+    return this.api('addCapacity', groupId, () =>
+      this.exclusive(async () => {
+        const group = this.group(this.state, groupId);
+        if (!Number.isInteger(count) || count < 1 || count > MAX_SURGE_PER_CALL) {
+          throw new CloudError(
+            'Permanent',
+            `sim cloud: cannot add ${JSON.stringify(count)} instances to group "${groupId}": count must be a whole number from 1 to ${MAX_SURGE_PER_CALL}`,
+            { groupId },
+          );
+        }
+        this.checkQuota(group, count);
+        const grown = this.createInstances(group, count);
+        await this.commit(replaceGroup(this.state, grown));
+        const ids = grown.instances.slice(group.instances.length).map((i) => i.id);
+        this.schedule();
+        this.log.info({ group: groupId, instances: ids, image: group.image }, 'instances created');
+        return ids;
+      }),
+    );
+  }
+
+  async removeInstance(groupId: string, instanceId: string): Promise<void> {
+    return this.api('removeInstance', groupId, () =>
+      this.exclusive(async () => {
+        const group = this.group(this.state, groupId);
+        const instance = group.instances.find((i) => i.id === instanceId);
+        // Already gone or going: removing is idempotent.
+        if (!instance || instance.state === 'terminating') return;
+        const goneAt = this.clock.now() + this.config.terminateDelaySeconds * 1000;
+        const { bootAt: _bootAt, ...rest } = instance;
+        await this.commit(replaceInstance(this.state, groupId, { ...rest, state: 'terminating', goneAt }));
+        this.cancelTimer(timerKey(groupId, instanceId, 'boot'));
+        this.schedule();
+        this.log.info({ group: groupId, instance: instanceId }, 'instance terminating');
+        // The Node goes at once, as when a VM is shut down; if the cluster refuses, the
+        // deletion is retried when the instance is gone.
+        await this.deregister(groupId, instanceId);
+      }),
+    );
+  }
+
+  // ---- fault control (not itself subject to faults) ----
+
+  get faultSettings(): SimFaultConfig {
+    return this.faults.settings;
+  }
+
+  async configureFaults(settings: SimFaultConfig): Promise<void> {
+    await this.exclusive(async () => {
+      this.faults.configure(settings);
+      await this.commit(this.state);
+    });
+  }
+
+  async injectApiFaults(code: InjectableApiFault, count: number): Promise<void> {
+    await this.exclusive(async () => {
+      this.faults.queueApiFaults(code, count);
+      await this.commit(this.state);
+    });
+  }
+
+  async failNextBoots(count: number): Promise<void> {
+    await this.exclusive(async () => {
+      this.faults.queueBootFailures(count);
+      await this.commit(this.state);
+    });
+  }
+
+  /** The persisted record of one group (instances with their boot/termination instants). */
+  inspectGroup(groupId: string): GroupRecord {
+    return this.group(this.state, groupId);
+  }
+
+  /** Resolves once every change queued so far is done. */
+  async idle(): Promise<void> {
+    await this.exclusive(async () => undefined);
+  }
+
+  /** Stops every timer and waits for the change in flight; later calls fail as Transient. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const t of this.timers.values()) t.cancel();
+    this.timers.clear();
+    await this.queue.catch(() => undefined);
+    this.log.info('sim cloud stopped');
+  }
+
+  // ---- internals ----
+
+  private async api<T>(operation: string, groupId: string | undefined, fn: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const latency = this.faults.latencyMs();
+    if (latency > 0) await this.clock.sleep(latency);
+    const fault = this.faults.apiFault(operation, groupId);
+    if (fault) {
+      this.log.info({ operation, group: groupId, code: fault.code }, 'fault injected');
+      throw fault;
+    }
+    return fn();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new CloudError('Transient', 'sim cloud is shut down; retry once it runs again');
+  }
+
+  /** Runs changes one at a time, in call order. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Persists `next` (with the fault generator's position); only then does it become the state. */
+  private async commit(next: SimState): Promise<void> {
+    const withFaults: SimState = { ...next, faults: this.faults.snapshot() };
+    try {
+      await this.store.save(withFaults);
+    } catch (err) {
+      this.log.error({ reason: (err as NodeJS.ErrnoException).code ?? 'unknown' }, 'sim cloud state not saved');
+      throw new CloudError('Transient', `sim cloud: cannot save state (${(err as Error).message}); nothing was changed, retry`);
+    }
+    this.state = withFaults;
+  }
+
+  private group(state: SimState, groupId: string): GroupRecord {
+    const group = state.groups.find((g) => g.id === groupId);
+    if (!group) {
+      const known = state.groups.map((g) => g.id).join(', ') || 'none';
+      throw new CloudError('NotFound', `sim cloud: group "${groupId}" does not exist (known groups: ${known})`, { groupId });
+    }
+    return group;
+  }
+
+  private checkQuota(group: GroupRecord, requested: number): void {
+    const { maxInstancesPerGroup, maxInstancesTotal } = this.config.quota;
+    // Terminating instances still hold quota until they are gone, as in a real cloud.
+    const inGroup = group.instances.length;
+    if (maxInstancesPerGroup !== undefined && inGroup + requested > maxInstancesPerGroup) {
+      throw new CloudError(
+        'QuotaExceeded',
+        `sim cloud: cannot add ${requested} instances to group "${group.id}": quota of ${maxInstancesPerGroup} instances per group, ${inGroup} in use`,
+        { groupId: group.id, quota: { scope: 'group', limit: maxInstancesPerGroup, inUse: inGroup, requested } },
+      );
+    }
+    const total = this.state.groups.reduce((n, g) => n + g.instances.length, 0);
+    if (maxInstancesTotal !== undefined && total + requested > maxInstancesTotal) {
+      throw new CloudError(
+        'QuotaExceeded',
+        `sim cloud: cannot add ${requested} instances to group "${group.id}": quota of ${maxInstancesTotal} instances in total, ${total} in use`,
+        { groupId: group.id, quota: { scope: 'total', limit: maxInstancesTotal, inUse: total, requested } },
+      );
+    }
+  }
+
+  private createInstances(group: GroupRecord, count: number): GroupRecord {
+    const now = this.clock.now();
+    const bootDelay = (group.bootDelaySeconds ?? this.config.bootDelaySeconds) * 1000;
+    const created: InstanceRecord[] = [];
+    for (let n = 0; n < count; n++) {
+      created.push({
+        id: instanceId(group.nextInstance + n),
+        image: group.image,
+        state: 'pending',
+        createdAt: now,
+        bootAt: now + bootDelay,
+        joins: false,
+        registered: false,
+      });
+    }
+    return { ...group, nextInstance: group.nextInstance + count, instances: [...group.instances, ...created] };
+  }
+
+  /** Adds configured groups not yet in the state; the configuration's definitions win, the state's instances stay. */
+  private mergeConfig(state: SimState): SimState {
+    let groups = [...state.groups];
+    for (const def of this.config.groups) {
+      const existing = groups.find((g) => g.id === def.id);
+      if (existing) {
+        groups = groups.map((g) => (g.id === def.id ? { ...g, ...definition(def) } : g));
+      } else {
+        const empty: GroupRecord = { id: def.id, image: def.image, nextInstance: 1, instances: [], ...definition(def) };
+        groups.push(def.size > 0 ? this.createInstances(empty, def.size) : empty);
+      }
+    }
+    for (const g of groups) {
+      if (!this.config.groups.some((d) => d.id === g.id)) {
+        this.log.warn({ group: g.id }, 'group kept from saved state but missing from the configuration');
+      }
+    }
+    return { ...state, groups: groups.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
+  }
+
+  /** Sets a timer for every instance waiting for something; idempotent. */
+  private schedule(): void {
+    if (this.closed) return;
+    const now = this.clock.now();
+    for (const group of this.state.groups) {
+      for (const inst of group.instances) {
+        if (inst.state === 'pending' && inst.bootAt !== undefined) {
+          this.setTimer(timerKey(group.id, inst.id, 'boot'), inst.bootAt - now, () => this.boot(group.id, inst.id));
+        } else if (inst.state === 'terminating' && inst.goneAt !== undefined) {
+          this.setTimer(timerKey(group.id, inst.id, 'gone'), inst.goneAt - now, () => this.finishTermination(group.id, inst.id));
+        } else if (inst.state === 'running' && inst.joins && !inst.registered) {
+          this.setTimer(timerKey(group.id, inst.id, 'register'), 0, () => this.register(group.id, inst.id));
+        }
+      }
+    }
+  }
+
+  private setTimer(key: string, delayMs: number, fn: () => Promise<void>): void {
+    if (this.timers.has(key)) return;
+    this.timers.set(
+      key,
+      this.clock.setTimer(delayMs, () => {
+        this.timers.delete(key);
+        if (this.closed) return undefined;
+        return this.exclusive(fn).catch((err: unknown) => {
+          this.log.error({ timer: key, reason: (err as Error).message }, 'sim cloud timer failed');
+          this.retryLater(key, fn);
+        });
+      }),
+    );
+  }
+
+  private retryLater(key: string, fn: () => Promise<void>): void {
+    if (this.closed) return;
+    this.setTimer(key, this.retryDelayMs, fn);
+  }
+
+  private cancelTimer(key: string): void {
+    this.timers.get(key)?.cancel();
+    this.timers.delete(key);
+  }
+
+  /** A pending instance finishes booting: it runs, and joins the cluster unless a fault says otherwise. */
+  private async boot(groupId: string, id: string): Promise<void> {
+    const inst = this.findInstance(groupId, id);
+    if (!inst || inst.state !== 'pending') return;
+    const joins = this.faults.bootJoins();
+    const { bootAt: _bootAt, ...rest } = inst;
+    await this.commit(replaceInstance(this.state, groupId, { ...rest, state: 'running', joins }));
+    this.log.info({ group: groupId, instance: id, joins }, joins ? 'instance booted' : 'instance booted but will never join');
+    if (joins) await this.register(groupId, id);
+  }
+
+  private async register(groupId: string, id: string): Promise<void> {
+    const group = this.state.groups.find((g) => g.id === groupId);
+    const inst = group?.instances.find((i) => i.id === id);
+    if (!group || !inst || inst.state !== 'running' || !inst.joins || inst.registered) return;
+    const node = buildNode({ groupId, instanceId: id, role: group.role, image: inst.image, labels: group.labels, resources: group.resources });
+    try {
+      await this.nodes.register(node);
+    } catch (err) {
+      this.log.warn({ node: node.metadata?.name, reason: kubeReason(err) }, 'node registration failed; retrying');
+      this.retryLater(timerKey(groupId, id, 'register'), () => this.register(groupId, id));
+      return;
+    }
+    await this.commit(replaceInstance(this.state, groupId, { ...inst, registered: true }));
+    this.log.info({ group: groupId, instance: id, node: node.metadata?.name }, 'node joined');
+  }
+
+  private async deregister(groupId: string, id: string): Promise<boolean> {
+    const name = nodeNameFor(groupId, id);
+    try {
+      await this.nodes.deregister(name);
+      return true;
+    } catch (err) {
+      this.log.warn({ node: name, reason: kubeReason(err) }, 'node deletion failed; retrying');
+      return false;
+    }
+  }
+
+  private async finishTermination(groupId: string, id: string): Promise<void> {
+    const inst = this.findInstance(groupId, id);
+    if (!inst || inst.state !== 'terminating') return;
+    if (!(await this.deregister(groupId, id))) {
+      this.retryLater(timerKey(groupId, id, 'gone'), () => this.finishTermination(groupId, id));
+      return;
+    }
+    const group = this.group(this.state, groupId);
+    await this.commit(replaceGroup(this.state, { ...group, instances: group.instances.filter((i) => i.id !== id) }));
+    this.log.info({ group: groupId, instance: id }, 'instance gone');
+  }
+
+  private findInstance(groupId: string, id: string): InstanceRecord | undefined {
+    return this.state.groups.find((g) => g.id === groupId)?.instances.find((i) => i.id === id);
+  }
+}
+
+function definition(def: SimGroupConfig): Pick<GroupRecord, 'role' | 'labels' | 'resources' | 'bootDelaySeconds'> {
+  return {
+    role: def.role,
+    labels: def.labels,
+    resources: def.resources,
+    ...(def.bootDelaySeconds === undefined ? {} : { bootDelaySeconds: def.bootDelaySeconds }),
+  };
+}
+
+function checkImage(groupId: string, image: unknown): asserts image is string {
+  if (typeof image !== 'string' || image.trim() === '') {
+    throw new CloudError('Permanent', `sim cloud: image for group "${groupId}" is empty; give the image's name`, { groupId });
+  }
+  if (image !== image.trim() || image.length > MAX_IMAGE_LENGTH || /\p{Cc}/u.test(image)) {
+    throw new CloudError(
+      'Permanent',
+      `sim cloud: image ${JSON.stringify(image.slice(0, 80))} for group "${groupId}" is not a valid image name (no surrounding spaces or control characters, at most ${MAX_IMAGE_LENGTH} characters)`,
+      { groupId },
+    );
+  }
+}
+
+function describe(group: GroupRecord): GroupDescription {
+  const instances: Instance[] = group.instances.map((i) => ({
+    id: i.id,
+    providerID: providerIDFor(group.id, i.id),
+    image: i.image,
+    state: i.state,
+    createdAt: new Date(i.createdAt).toISOString(),
+  }));
+  return {
+    groupId: group.id,
+    image: group.image,
+    targetSize: group.instances.filter((i) => i.state !== 'terminating').length,
+    instances,
+  };
+}
+
+function replaceGroup(state: SimState, group: GroupRecord): SimState {
+  return { ...state, groups: state.groups.map((g) => (g.id === group.id ? group : g)) };
+}
+
+function replaceInstance(state: SimState, groupId: string, inst: InstanceRecord): SimState {
+  return {
+    ...state,
+    groups: state.groups.map((g) =>
+      g.id === groupId ? { ...g, instances: g.instances.map((i) => (i.id === inst.id ? inst : i)) } : g,
+    ),
+  };
+}
+
+/** i-0001, i-0002, …: short, and in creation order when sorted. */
+export function instanceId(n: number): string {
+  return `i-${String(n).padStart(4, '0')}`;
+}
+
+/** Orders ids so that i-10000 sorts after i-9999. */
+export function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+function timerKey(groupId: string, id: string, what: 'boot' | 'gone' | 'register'): string {
+  return `${groupId}/${id}/${what}`;
+}
+
+/** The HTTP status of a Kubernetes API failure, or the error's name; never its body. */
+function kubeReason(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'number' || typeof code === 'string') return String(code);
+  return err instanceof Error ? err.name : 'unknown';
+}
