@@ -1,0 +1,130 @@
+/**
+ * What the live view shows, read the way a person could read it: the Nodes' labels and
+ * drydock.dev/ annotations (kubectl get nodes), and the fleet repository's tracked branch and
+ * status branch (git log, git show). The conversions are pure and tested; the reads are thin.
+ */
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
+import { ANNOTATIONS } from '../observe/types.js';
+import { SIM_IMAGE_ANNOTATION, SIM_LABELS } from '../cloud/sim/nodes.js';
+import { readBranch, readTree } from './fleet-repo.js';
+import type { GitView, NodeView, SpecView } from './view.js';
+
+function ready(node: V1Node): boolean {
+  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+export function nodeView(node: V1Node): NodeView {
+  const labels = node.metadata?.labels ?? {};
+  const annotations = node.metadata?.annotations ?? {};
+  const group = labels[SIM_LABELS.group];
+  const image = annotations[SIM_IMAGE_ANNOTATION] ?? node.status?.nodeInfo?.osImage;
+  const phase = annotations[ANNOTATIONS.phase];
+  const phaseSince = annotations[ANNOTATIONS.phaseSince];
+  const reason = annotations[ANNOTATIONS.reason];
+  return {
+    name: node.metadata?.name ?? '',
+    ...(group === undefined ? {} : { group }),
+    ...(image === undefined || image === '' ? {} : { image }),
+    ready: ready(node),
+    unschedulable: node.spec?.unschedulable === true,
+    ...(phase === undefined ? {} : { phase }),
+    ...(phaseSince === undefined ? {} : { phaseSince }),
+    ...(reason === undefined ? {} : { reason }),
+  };
+}
+
+/** Sorted by group, then name, so the screen does not jump around. */
+export function nodeViews(nodes: readonly V1Node[]): NodeView[] {
+  return nodes.map(nodeView).sort((a, b) => (a.group ?? '').localeCompare(b.group ?? '') || a.name.localeCompare(b.name));
+}
+
+export async function readNodes(kc: KubeConfig): Promise<V1Node[]> {
+  const list = await kc.makeApiClient(CoreV1Api).listNode();
+  return list.items;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function obj(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+const STATUS_FILE = /^status\/([A-Za-z]+)\/(.+)\.ya?ml$/;
+
+/**
+ * One spec's view from its status file (status/<Kind>/<name>.yaml on the status branch).
+ * Undefined for other files and for files that are not a YAML mapping.
+ */
+export function specView(file: string, text: string): SpecView | undefined {
+  const m = STATUS_FILE.exec(file);
+  if (m === null || m[1] === undefined || m[2] === undefined) return undefined;
+  let doc: Record<string, unknown>;
+  try {
+    doc = obj(parseYaml(text));
+  } catch {
+    return { kind: m[1], name: m[2], phase: 'Unknown', done: 0, total: 0, lastError: `${file} is not valid YAML` };
+  }
+  const progress = obj(doc.progress);
+  const counts = obj(doc.counts);
+  const done = num(progress.done) ?? num(counts.done) ?? num(doc.done) ?? 0;
+  const total = num(progress.total) ?? num(counts.total) ?? num(doc.total) ?? 0;
+  const waitingFor = str(doc.waitingFor);
+  const lastError = str(doc.lastError);
+  const sourceCommit = str(doc.sourceCommit);
+  return {
+    kind: m[1],
+    name: m[2],
+    phase: str(doc.phase) ?? 'Unknown',
+    done,
+    total,
+    ...(waitingFor === undefined ? {} : { waitingFor }),
+    ...(lastError === undefined ? {} : { lastError }),
+    ...(sourceCommit === undefined ? {} : { sourceCommit }),
+  };
+}
+
+export function specViews(files: ReadonlyMap<string, string>): SpecView[] {
+  const views: SpecView[] = [];
+  for (const [file, text] of files) {
+    const v = specView(file, text);
+    if (v !== undefined) views.push(v);
+  }
+  return views.sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+}
+
+/** Reads the bare repository; status files are re-read only when the status branch moved. */
+export class RepoReader {
+  private cachedHead: string | undefined;
+  private cachedSpecs: SpecView[] = [];
+
+  constructor(
+    private readonly bare: string,
+    readonly branch: string,
+    readonly statusBranch: string,
+  ) {}
+
+  read(): { readonly git: GitView; readonly specs: readonly SpecView[] } {
+    const head = readBranch(this.bare, this.branch);
+    const status = readBranch(this.bare, this.statusBranch);
+    if (status?.commit !== this.cachedHead) {
+      this.cachedHead = status?.commit;
+      this.cachedSpecs = status === undefined ? [] : specViews(readTree(this.bare, this.statusBranch, 'status'));
+    }
+    const source = status?.trailers['Drydock-Source'];
+    const git: GitView = {
+      branch: this.branch,
+      statusBranch: this.statusBranch,
+      ...(head === undefined ? {} : { head: head.short, headSubject: head.subject }),
+      ...(status === undefined ? {} : { statusHead: status.short, statusSubject: status.subject }),
+      ...(source === undefined ? {} : { statusSource: source }),
+    };
+    return { git, specs: this.cachedSpecs };
+  }
+}

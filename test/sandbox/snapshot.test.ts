@@ -1,0 +1,40 @@
+import { strict as assert } from 'node:assert';
+import type { V1Node } from '@kubernetes/client-node';
+import { nodeViews, specView } from '../../src/sandbox/snapshot.js';
+
+describe('sandbox snapshot', () => {
+  it('reads a node the way kubectl shows it', () => {
+    const nodes: V1Node[] = [
+      {
+        metadata: {
+          name: 'workers-i-2',
+          labels: { 'sim.drydock.dev/group': 'workers' },
+          annotations: { 'sim.drydock.dev/image': 'os:1', 'drydock.dev/phase': 'Draining', 'drydock.dev/phase-since': '2024-01-01T00:00:00Z' },
+        },
+        spec: { unschedulable: true },
+        status: { conditions: [{ type: 'Ready', status: 'True' }] },
+      },
+      { metadata: { name: 'control-plane-i-0', labels: { 'sim.drydock.dev/group': 'control-plane' } }, status: { nodeInfo: { osImage: 'os:1' } as never } },
+      { metadata: { name: 'workers-i-1', labels: { 'sim.drydock.dev/group': 'workers' } }, status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+    ];
+    assert.deepEqual(nodeViews(nodes), [
+      { name: 'control-plane-i-0', group: 'control-plane', image: 'os:1', ready: false, unschedulable: false },
+      { name: 'workers-i-1', group: 'workers', ready: false, unschedulable: false },
+      { name: 'workers-i-2', group: 'workers', image: 'os:1', ready: true, unschedulable: true, phase: 'Draining', phaseSince: '2024-01-01T00:00:00Z' },
+    ]);
+  });
+
+  const cases: [string, string, string, ReturnType<typeof specView>][] = [
+    [
+      'a status file',
+      'status/NodeImage/worker.yaml',
+      'phase: Progressing\nprogress: {done: 2, total: 6}\nwaitingFor: PDB demo/web allows 0 disruptions\nsourceCommit: 1a2b3c4\n',
+      { kind: 'NodeImage', name: 'worker', phase: 'Progressing', done: 2, total: 6, waitingFor: 'PDB demo/web allows 0 disruptions', sourceCommit: '1a2b3c4' },
+    ],
+    ['counts instead of progress', 'status/NodeOp/os-patch.yaml', 'phase: Complete\ncounts: {done: 3, total: 3}\n', { kind: 'NodeOp', name: 'os-patch', phase: 'Complete', done: 3, total: 3 }],
+    ['an empty file', 'status/NodeImage/x.yaml', '', { kind: 'NodeImage', name: 'x', phase: 'Unknown', done: 0, total: 0 }],
+    ['broken YAML', 'status/NodeImage/x.yaml', 'phase: [', { kind: 'NodeImage', name: 'x', phase: 'Unknown', done: 0, total: 0, lastError: 'status/NodeImage/x.yaml is not valid YAML' }],
+    ['not a status file', 'README.md', '# status', undefined],
+  ];
+  for (const [name, file, text, expected] of cases) it(name, () => assert.deepEqual(specView(file, text), expected));
+});
