@@ -15,7 +15,19 @@ export interface SpecRef {
 /** Every side effect drydock may cause. Each must be safe to repeat. */
 export type Action =
   | { readonly kind: 'setGroupImage'; readonly spec: SpecRef; readonly groupId: string; readonly image: string }
-  | { readonly kind: 'surge'; readonly spec: SpecRef; readonly groupId: string; readonly count: number }
+  | {
+      /**
+       * Raise the group's size by `count`. `forNodes` names the started nodes the new
+       * instances are for, in order: an executor may annotate each with replaced-by=<new id>
+       * right away; if it does not (or crashes first), the planner claims the new instances
+       * for those nodes in the next round.
+       */
+      readonly kind: 'surge';
+      readonly spec: SpecRef;
+      readonly groupId: string;
+      readonly count: number;
+      readonly forNodes?: readonly string[];
+    }
   | {
       readonly kind: 'annotateNode';
       readonly spec: SpecRef;

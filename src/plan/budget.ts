@@ -1,0 +1,57 @@
+/**
+ * The cluster-wide disruption budget (drydock.yaml budget.maxUnavailable) shared by every
+ * operation. A node counts against it while it is unavailable (cordoned by drydock, or in an
+ * unavailable phase) and also while an operation holds it Pending: a started node is a
+ * promise to take it down soon, so its share is reserved at start and the budget can never be
+ * overrun by nodes that were started while it still had room.
+ */
+import type { ObservedNode } from '../observe/types.js';
+import type { RepoConfig } from '../spec/model.js';
+import { holdsLock, isUnavailable, nodePhase } from './protocol.js';
+import { resolveQuantity } from './quantity.js';
+
+export class ClusterBudget {
+  /** Nodes unavailable right now. */
+  private unavailable = 0;
+  /** Unavailable plus reserved (held Pending). */
+  private used = 0;
+  readonly max: number;
+
+  constructor(config: RepoConfig, nodes: readonly ObservedNode[]) {
+    const value = config.budget.maxUnavailable;
+    const resolved = resolveQuantity(value, nodes.length, 'down');
+    // A percentage of a small cluster rounds to zero; one node at a time is the least a
+    // percentage can mean. A literal 0 is taken at its word (nothing may go down).
+    this.max = typeof value === 'string' && nodes.length > 0 ? Math.max(1, resolved) : resolved;
+    for (const node of nodes) {
+      if (isUnavailable(node)) {
+        this.unavailable++;
+        this.used++;
+      } else if (holdsLock(node) && nodePhase(node) !== 'Failed') {
+        this.used++;
+      }
+    }
+  }
+
+  /** Room for another node to start. */
+  get free(): number {
+    return Math.max(0, this.max - this.used);
+  }
+
+  reserve(): void {
+    this.used++;
+  }
+
+  /** Whether one more node may go unavailable now (its reservation was made at start). */
+  canTakeDown(): boolean {
+    return this.unavailable + 1 <= this.max;
+  }
+
+  takeDown(): void {
+    this.unavailable++;
+  }
+
+  describe(): string {
+    return `cluster budget allows ${this.max} node${this.max === 1 ? '' : 's'} unavailable at once across all operations (drydock.yaml budget.maxUnavailable)`;
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The planner's scratchpad for one round: actions, waits and notes in the order the planner
+ * decides them (that order is part of the contract: the executor applies actions in list
+ * order, and the first wait of a spec is what its status says it waits for).
+ */
+import type { Action, Note, SpecRef, Wait, WaitCode } from './types.js';
+
+export class PlanBuilder {
+  readonly actions: Action[] = [];
+  readonly waits: Wait[] = [];
+  readonly notes: Note[] = [];
+
+  act(action: Action): void {
+    this.actions.push(action);
+  }
+
+  wait(spec: SpecRef, code: WaitCode, reason: string, extra: { node?: string; until?: number } = {}): void {
+    this.waits.push({
+      spec,
+      code,
+      reason,
+      ...(extra.node !== undefined ? { node: extra.node } : {}),
+      ...(extra.until !== undefined ? { until: new Date(extra.until).toISOString() } : {}),
+    });
+  }
+
+  note(spec: SpecRef, text: string, node?: string): void {
+    this.notes.push({ spec, text, ...(node !== undefined ? { node } : {}) });
+  }
+
+  waitsFor(spec: SpecRef): Wait[] {
+    return this.waits.filter((w) => w.spec.kind === spec.kind && w.spec.name === spec.name);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The forecast a pull request shows: which nodes go in which wave, and when. Estimates only:
+ * each wave takes perNodeSeconds, the canary wave is followed by its soak, and a wave never
+ * starts outside the rollout's maintenance window (it waits for the next opening).
+ */
+import type { MaintenanceWindow } from '../spec/model.js';
+import type { SpecRef, Wave } from './types.js';
+import { checkWindow, isWindowOpen, nextWindowOpening, windowClosing } from './window.js';
+
+export interface ForecastInput {
+  readonly spec: SpecRef;
+  /** Nodes still to replace, in the order they will go (in flight first). */
+  readonly remaining: readonly string[];
+  readonly parallelism: number;
+  /** Nodes of the canary wave still to go (0 when the canary has passed or there is none). */
+  readonly canaryNodes: number;
+  readonly soakSeconds: number;
+  readonly window?: MaintenanceWindow;
+  /** Earliest start (ms): now, or when the current wait ends. */
+  readonly startAt: number;
+  /** Waiting for a person (approval, halt): no ETA. */
+  readonly blocked: boolean;
+}
+
+/** Finds the first instant >= t inside the window, remembering when the current opening closes. */
+class WindowCursor {
+  private closesAt = Number.NEGATIVE_INFINITY;
+  private readonly usable: boolean;
+  constructor(private readonly window: MaintenanceWindow | undefined) {
+    this.usable = window !== undefined && checkWindow(window).ok;
+  }
+
+  /** undefined when the window never opens again. */
+  at(t: number): number | undefined {
+    if (!this.usable || this.window === undefined) return t;
+    if (t < this.closesAt) return t;
+    let start = t;
+    if (!isWindowOpen(this.window, new Date(t))) {
+      const next = nextWindowOpening(this.window, new Date(t));
+      if (next === undefined) return undefined;
+      start = next.getTime();
+    }
+    this.closesAt = windowClosing(this.window, new Date(start))?.getTime() ?? start;
+    return start;
+  }
+}
+
+export function forecastWaves(input: ForecastInput, perNodeMs: number): { waves: Wave[]; end: number | undefined } {
+  const waves: Wave[] = [];
+  const cursor = new WindowCursor(input.window);
+  const p = Math.max(1, input.parallelism);
+  let t = input.startAt;
+  let i = 0;
+  let never = false;
+  const push = (label: string, size: number): void => {
+    const nodes = input.remaining.slice(i, i + size);
+    i += nodes.length;
+    const start = cursor.at(t);
+    if (start === undefined) {
+      never = true;
+      return;
+    }
+    const end = start + perNodeMs;
+    waves.push({ index: waves.length, spec: input.spec, label, nodes, start: new Date(start).toISOString(), end: new Date(end).toISOString() });
+    t = end;
+  };
+  if (input.canaryNodes > 0 && input.remaining.length > 0) {
+    push('canary', input.canaryNodes);
+    t += input.soakSeconds * 1000;
+  }
+  while (i < input.remaining.length && !never) push(`wave ${waves.length + 1}`, p);
+  return { waves, end: input.blocked || never ? undefined : waves.length > 0 ? t : input.startAt };
+}

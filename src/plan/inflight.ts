@@ -1,0 +1,275 @@
+/**
+ * One started node's way through a replace rollout, one step per round, every step derived
+ * from annotations and cloud state alone:
+ *
+ *   Pending ─ replacement claimed ─ joined ─ healthy (labels copied, marked Done)
+ *     ─ pre-flight ok ─ Cordoned ─ Draining ─ drained ─ instance and Node removed
+ *
+ * plus the ways out: a replacement that never joins (removed, counted as a failure), a drain
+ * that times out (halt, force or skipNode), and locks left by an older revision of the spec.
+ */
+import { ANNOTATIONS, type ObservedNode } from '../observe/types.js';
+import { drainLeft, drainView, podKey, preflight } from './drain.js';
+import { failureCount, labelsToCopy, nodePhase, parseInstant, PLAN_ANNOTATIONS, RELEASE_ANNOTATIONS } from './protocol.js';
+import { addInFlight, type Entry, type RolloutContext } from './rollout.js';
+import { podsOn } from './view.js';
+
+function since(ctx: RolloutContext, node: ObservedNode): number {
+  return parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
+}
+
+function replacementOf(e: Entry): string | undefined {
+  const id = e.node?.annotations[ANNOTATIONS.replacedBy];
+  return id === undefined || id === '' ? undefined : id;
+}
+
+function release(ctx: RolloutContext, node: ObservedNode, why: string): void {
+  const { b, spec } = ctx;
+  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable) b.act({ kind: 'uncordon', spec, node: node.name });
+  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: RELEASE_ANNOTATIONS });
+  b.note(spec, `released ${node.name}: ${why}`, node.name);
+  ctx.released.add(node.name);
+}
+
+function removeReplacement(ctx: RolloutContext, e: Entry, id: string): void {
+  const inst = e.group.byId.get(id);
+  if (inst === undefined) return;
+  const rn = ctx.view.nodeByProviderID.get(inst.providerID);
+  ctx.b.act({ kind: 'removeInstance', spec: ctx.spec, groupId: e.group.group.groupId, instanceId: id, ...(rn ? { node: rn.name } : {}) });
+  if (rn !== undefined) ctx.b.act({ kind: 'deleteNode', spec: ctx.spec, node: rn.name });
+}
+
+/**
+ * A lock from an older revision (an edited spec, or an image changed back mid-rollout). A node
+ * whose replacement has joined is finished under the new revision (its pods may already run
+ * there); so is a still-outdated node whose replacement is on the desired image. Anything else
+ * was not yet cordoned: it is released and its replacement on the abandoned image removed.
+ */
+export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
+  const node = e.node;
+  if (node === undefined) return;
+  const id = replacementOf(e);
+  const inst = id !== undefined ? e.group.byId.get(id) : undefined;
+  const joined = inst !== undefined && ctx.view.nodeByProviderID.get(inst.providerID) !== undefined;
+  if (nodePhase(node) === 'Failed') {
+    if (id !== undefined && !joined) removeReplacement(ctx, e, id);
+    release(ctx, node, 'the spec changed since it failed; it starts over under the new revision');
+    return;
+  }
+  if (joined || (e.outdated && (inst === undefined || inst.image === ctx.image.image))) {
+    ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations: { [ANNOTATIONS.operation]: ctx.lock } });
+    ctx.b.note(ctx.spec, `${node.name} continues under revision ${ctx.image.revision}`, node.name);
+    ctx.adopted.add(node.name);
+    return;
+  }
+  if (id !== undefined) removeReplacement(ctx, e, id);
+  release(ctx, node, e.outdated ? 'its replacement runs an image no longer desired' : `it already runs ${ctx.image.image}`);
+}
+
+/** A node held by this rollout whose instance is gone from its group. */
+export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void {
+  const phase = nodePhase(node);
+  if (phase === 'Draining' || phase === 'Cordoned') {
+    ctx.b.act({ kind: 'deleteNode', spec: ctx.spec, node: node.name });
+    return;
+  }
+  release(ctx, node, 'its instance is no longer in the scaling group');
+}
+
+/**
+ * Counts a failure on the old node (drydock.dev/failures). The node becomes Failed, holding
+ * its lock with a reason, when `final` says so, under stopOnFailure, or after maxAttempts.
+ */
+function fail(ctx: RolloutContext, node: ObservedNode, reason: string, extra: Record<string, string | null>, final = false): void {
+  const failures = failureCount(node) + 1;
+  final ||= ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
+  ctx.failures++;
+  ctx.b.act({
+    kind: 'annotateNode',
+    spec: ctx.spec,
+    node: node.name,
+    annotations: {
+      ...extra,
+      [PLAN_ANNOTATIONS.failures]: String(failures),
+      [ANNOTATIONS.phaseSince]: ctx.nowIso,
+      ...(final ? { [ANNOTATIONS.phase]: 'Failed', [ANNOTATIONS.reason]: reason } : {}),
+    },
+  });
+  ctx.nodeMessages.set(node.name, reason);
+  ctx.b.note(ctx.spec, `${node.name}: ${reason}${final ? '' : ` (attempt ${failures} of ${ctx.options.maxAttempts})`}`, node.name);
+  if (ctx.image.rollout.stopOnFailure) ctx.haltReason ??= `${node.name}: ${reason}`;
+}
+
+/** Moves a current-revision node one step on, and counts it in flight unless it failed. */
+export function advance(ctx: RolloutContext, e: Entry): void {
+  const node = e.node;
+  if (node === undefined) return;
+  const phase = nodePhase(node);
+  if (phase === 'Failed') {
+    const reason = node.annotations[ANNOTATIONS.reason] ?? 'failed (no reason recorded)';
+    ctx.failures += Math.max(1, failureCount(node));
+    ctx.nodeMessages.set(node.name, reason);
+    if (ctx.image.rollout.stopOnFailure || node.unschedulable) ctx.haltReason ??= `${node.name}: ${reason}`;
+    return;
+  }
+  ctx.failures += failureCount(node);
+  addInFlight(ctx, e.group.group.groupId);
+  if (phase === 'Cordoned' || phase === 'Draining') {
+    drainStep(ctx, e, node, phase);
+    return;
+  }
+  pendingStep(ctx, e, node);
+}
+
+function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
+  const { b, spec, now, image } = ctx;
+  const id = replacementOf(e);
+  if (id === undefined) {
+    ctx.needers.push(e);
+    return;
+  }
+  const inst = e.group.byId.get(id);
+  if (inst === undefined) {
+    b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.phaseSince]: ctx.nowIso } });
+    b.note(spec, `${node.name}: replacement ${id} is gone from the group; a new one will be made`, node.name);
+    return;
+  }
+  const rn = ctx.view.nodeByProviderID.get(inst.providerID);
+  if (rn === undefined || !rn.ready) {
+    const created = parseInstant(inst.createdAt) ?? now;
+    const deadline = created + image.rollout.joinTimeoutSeconds * 1000;
+    if (now >= deadline) {
+      b.act({ kind: 'removeInstance', spec, groupId: e.group.group.groupId, instanceId: inst.id, ...(rn ? { node: rn.name } : {}) });
+      if (rn !== undefined) b.act({ kind: 'deleteNode', spec, node: rn.name });
+      fail(ctx, node, `replacement ${inst.id} did not join within ${image.rollout.joinTimeoutSeconds}s`, { [ANNOTATIONS.replacedBy]: null });
+      return;
+    }
+    ctx.pending.push({
+      groupId: e.group.group.groupId,
+      instanceId: inst.id,
+      providerID: inst.providerID,
+      goal: 'Join',
+      deadline: new Date(deadline).toISOString(),
+      ...(rn ? { nodeName: rn.name } : {}),
+    });
+    b.wait(spec, 'join', `waiting for replacement ${inst.id} of ${node.name} to join and become Ready (gives up at ${new Date(deadline).toISOString()})`, {
+      node: node.name,
+      until: deadline,
+    });
+    return;
+  }
+  const marked = rn.annotations[ANNOTATIONS.replaces] === e.instance.id && rn.annotations[ANNOTATIONS.phase] === 'Done';
+  if (!marked) {
+    const healthyAt = healthyFrom(ctx, rn);
+    if (healthyAt > now) {
+      b.wait(spec, 'health', `replacement ${rn.name} of ${node.name} must stay Ready for ${image.rollout.healthGate.minReadySeconds}s (with its pods)`, {
+        node: node.name,
+        until: healthyAt,
+      });
+      return;
+    }
+    const labels = labelsToCopy(node, rn);
+    if (Object.keys(labels).length > 0) b.act({ kind: 'copyLabels', spec, from: node.name, to: rn.name, labels });
+    b.act({
+      kind: 'annotateNode',
+      spec,
+      node: rn.name,
+      annotations: {
+        [ANNOTATIONS.replaces]: e.instance.id,
+        [ANNOTATIONS.operation]: ctx.lock,
+        [ANNOTATIONS.phase]: 'Done',
+        [ANNOTATIONS.phaseSince]: ctx.nowIso,
+      },
+    });
+  }
+  cordonStep(ctx, node);
+}
+
+/** When the replacement has been Ready, and every pod on it Ready, for minReadySeconds. */
+function healthyFrom(ctx: RolloutContext, rn: ObservedNode): number {
+  const min = ctx.image.rollout.healthGate.minReadySeconds * 1000;
+  let from = parseInstant(rn.readySince) ?? parseInstant(rn.createdAt) ?? ctx.now;
+  for (const pod of podsOn(ctx.view, rn.name)) {
+    if (pod.terminating || pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
+    if (!pod.ready) return Number.POSITIVE_INFINITY;
+    from = Math.max(from, parseInstant(pod.readySince) ?? from);
+  }
+  return from + min;
+}
+
+function cordonStep(ctx: RolloutContext, node: ObservedNode): void {
+  const { b, spec } = ctx;
+  const drain = drainView(podsOn(ctx.view, node.name), ctx.image.rollout.drain);
+  const blocked = preflight(ctx.view, drain);
+  if (blocked !== undefined) {
+    b.wait(spec, blocked.code, `${node.name} not cordoned: ${blocked.reason}`, { node: node.name });
+    ctx.nodeMessages.set(node.name, blocked.reason);
+    return;
+  }
+  if (!ctx.budget.canTakeDown()) {
+    b.wait(spec, 'budget', `${node.name} not cordoned: ${ctx.budget.describe()}`, { node: node.name });
+    return;
+  }
+  ctx.budget.takeDown();
+  // Annotate before cordoning: a crash in between leaves phase Cordoned on a schedulable
+  // node, which the next round cordons again (the executor's cordon marks cordoned=true).
+  b.act({
+    kind: 'annotateNode',
+    spec,
+    node: node.name,
+    annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: ctx.nowIso },
+  });
+  if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name });
+}
+
+function drainStep(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: 'Cordoned' | 'Draining'): void {
+  const { b, spec, now, image } = ctx;
+  const policy = image.rollout.drain;
+  if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name });
+  const drain = drainView(podsOn(ctx.view, node.name), policy);
+  ctx.pending.push({ groupId: e.group.group.groupId, instanceId: e.instance.id, providerID: e.instance.providerID, goal: 'Leave', nodeName: node.name });
+  let started = since(ctx, node);
+  if (phase === 'Cordoned') {
+    b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: ctx.nowIso } });
+    started = now;
+  }
+  if (drainLeft(drain) === 0) {
+    b.act({ kind: 'removeInstance', spec, groupId: e.group.group.groupId, instanceId: e.instance.id, node: node.name });
+    b.act({ kind: 'deleteNode', spec, node: node.name });
+    return;
+  }
+  const deadline = policy.timeoutSeconds !== undefined ? started + policy.timeoutSeconds * 1000 : undefined;
+  const left = [...drain.evict, ...drain.remove.map((r) => r.pod), ...drain.blocked.map((r) => r.pod)];
+  if (deadline !== undefined && now >= deadline) {
+    const names = [...left, ...drain.terminating].map(podKey).slice(0, 5).join(', ');
+    const reason = `drain timed out after ${policy.timeoutSeconds}s with ${drainLeft(drain)} pod(s) left (${names})`;
+    if (policy.onTimeout === 'force') {
+      for (const pod of left) b.act({ kind: 'deletePod', spec, node: node.name, namespace: pod.namespace, pod: pod.name, ...grace(ctx), reason: `${reason}; drain.onTimeout force` });
+      b.wait(spec, 'drain', `${node.name}: ${reason}; deleting the rest (onTimeout force)`, { node: node.name });
+      return;
+    }
+    if (policy.onTimeout === 'skipNode') {
+      b.act({ kind: 'uncordon', spec, node: node.name });
+      fail(ctx, node, `skipped: ${reason}`, { [ANNOTATIONS.cordoned]: null }, true);
+      return;
+    }
+    // halt: the node stays cordoned, and says why.
+    fail(ctx, node, `halted: ${reason}; drain.onTimeout is halt`, {}, true);
+    ctx.haltReason ??= `${node.name}: ${reason}`;
+    return;
+  }
+  for (const pod of drain.evict) b.act({ kind: 'evict', spec, node: node.name, namespace: pod.namespace, pod: pod.name, ...grace(ctx) });
+  for (const r of drain.remove) b.act({ kind: 'deletePod', spec, node: node.name, namespace: r.pod.namespace, pod: r.pod.name, ...grace(ctx), reason: r.reason });
+  const first = drain.blocked[0];
+  const what = first !== undefined ? `; ${first.reason}` : '';
+  b.wait(spec, 'drain', `draining ${node.name}: ${drainLeft(drain)} pod(s) left${what}`, {
+    node: node.name,
+    ...(deadline !== undefined ? { until: deadline } : {}),
+  });
+}
+
+function grace(ctx: RolloutContext): { gracePeriodSeconds?: number } {
+  const g = ctx.image.rollout.drain.gracePeriodSeconds;
+  return g !== undefined ? { gracePeriodSeconds: g } : {};
+}
+

@@ -1,0 +1,37 @@
+/** Tunables of plan(); every one has a default, and bad values are refused with PlanError. */
+import { PlanError } from './errors.js';
+
+export interface PlanOptions {
+  /** Estimated seconds to replace one node (boot, join, health gate, drain); forecast only. Default 120. */
+  readonly perNodeSeconds?: number;
+  /** Failed replacement attempts of one node (instances that never joined) before it is marked Failed. Default 3. */
+  readonly maxAttempts?: number;
+  /**
+   * Tolerated difference between drydock's clock and the cloud's, in seconds: a new-image
+   * instance created up to this long before a node was started may still be claimed as its
+   * replacement. Default 60.
+   */
+  readonly clockSkewSeconds?: number;
+}
+
+export interface ResolvedOptions {
+  readonly perNodeMs: number;
+  readonly maxAttempts: number;
+  readonly skewMs: number;
+}
+
+function check(name: keyof PlanOptions, value: number | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+    throw new PlanError('invalid-option', `plan option ${name} must be a number >= ${min}, got ${String(value)}`, { option: name, value });
+  }
+  return value;
+}
+
+export function resolveOptions(options: PlanOptions = {}): ResolvedOptions {
+  return {
+    perNodeMs: check('perNodeSeconds', options.perNodeSeconds, 120, 1) * 1000,
+    maxAttempts: Math.floor(check('maxAttempts', options.maxAttempts, 3, 1)),
+    skewMs: check('clockSkewSeconds', options.clockSkewSeconds, 60, 0) * 1000,
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The planner's reading of the node annotation protocol (src/observe/types.ts ANNOTATIONS):
+ * who holds a node, in which phase, since when. Everything here is parsed defensively, because
+ * annotations are editable by anyone with kubectl.
+ */
+import { ANNOTATIONS, type NodePhase, type ObservedNode } from '../observe/types.js';
+import type { SpecKind } from '../spec/model.js';
+
+/** Annotations the replace planner adds to the protocol. */
+export const PLAN_ANNOTATIONS = {
+  /**
+   * On an old node: how many replacement attempts failed (instances that did not join in
+   * time, drains skipped). Rebuildable: it lives on the node, and goes with it.
+   */
+  failures: 'drydock.dev/failures',
+} as const;
+
+const NODE_PHASES: readonly NodePhase[] = [
+  'Pending',
+  'Cordoned',
+  'Draining',
+  'Updating',
+  'Rebooting',
+  'Verifying',
+  'Done',
+  'Failed',
+];
+
+/** Phases in which a node is unavailable to workloads. */
+export const UNAVAILABLE_PHASES: ReadonlySet<NodePhase> = new Set(['Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying']);
+
+export interface OperationRef {
+  readonly kind: string;
+  readonly name: string;
+  readonly revision: string;
+}
+
+/** `Kind/name@revision`, the value of drydock.dev/operation. */
+export function lockValue(kind: SpecKind, name: string, revision: string): string {
+  return `${kind}/${name}@${revision}`;
+}
+
+export function parseLock(value: string | undefined): OperationRef | undefined {
+  if (value === undefined) return undefined;
+  const match = /^([A-Za-z]+)\/([^@]+)@(.*)$/.exec(value);
+  if (!match) return undefined;
+  return { kind: match[1] ?? '', name: match[2] ?? '', revision: match[3] ?? '' };
+}
+
+export function nodePhase(node: ObservedNode): NodePhase | undefined {
+  const value = node.annotations[ANNOTATIONS.phase];
+  return NODE_PHASES.find((p) => p === value);
+}
+
+/**
+ * Whether the node is held by an operation: the lock is released by Done (a replacement
+ * node keeps its annotations as a record) and kept by Failed (a person must look first).
+ */
+export function holdsLock(node: ObservedNode): boolean {
+  const op = node.annotations[ANNOTATIONS.operation];
+  if (op === undefined) return false;
+  return nodePhase(node) !== 'Done';
+}
+
+/** Whether drydock counts this node against the cluster-wide budget. */
+export function isUnavailable(node: ObservedNode): boolean {
+  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable) return true;
+  const phase = nodePhase(node);
+  return phase !== undefined && node.annotations[ANNOTATIONS.operation] !== undefined && UNAVAILABLE_PHASES.has(phase);
+}
+
+/** Milliseconds since the epoch of an ISO annotation, or undefined when absent or malformed. */
+export function parseInstant(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+export function failureCount(node: ObservedNode): number {
+  const value = node.annotations[PLAN_ANNOTATIONS.failures];
+  if (value === undefined || !/^\d+$/.test(value)) return 0;
+  return Number(value);
+}
+
+/** Every annotation the replace rollout sets on an old node: cleared together on release. */
+export const RELEASE_ANNOTATIONS: Readonly<Record<string, null>> = {
+  [ANNOTATIONS.operation]: null,
+  [ANNOTATIONS.phase]: null,
+  [ANNOTATIONS.phaseSince]: null,
+  [ANNOTATIONS.cordoned]: null,
+  [ANNOTATIONS.replacedBy]: null,
+  [ANNOTATIONS.reason]: null,
+  [PLAN_ANNOTATIONS.failures]: null,
+};
+
+/**
+ * Labels never copied from an old node to its replacement: the kubelet, the cloud or drydock
+ * set them per instance, so copying would make the new node lie about itself.
+ */
+const SKIPPED_LABEL_KEYS = new Set(['kubernetes.io/hostname', 'kubernetes.io/arch', 'kubernetes.io/os']);
+const SKIPPED_LABEL_PREFIXES = [
+  'beta.kubernetes.io/',
+  'failure-domain.beta.kubernetes.io/',
+  'topology.kubernetes.io/',
+  'node.kubernetes.io/',
+  'topology.',
+];
+
+export function isCopiedLabel(key: string): boolean {
+  if (SKIPPED_LABEL_KEYS.has(key)) return false;
+  if (SKIPPED_LABEL_PREFIXES.some((p) => key.startsWith(p))) return false;
+  const slash = key.indexOf('/');
+  if (slash > 0) {
+    const domain = key.slice(0, slash);
+    if (domain === 'drydock.dev' || domain.endsWith('.drydock.dev')) return false;
+  }
+  return true;
+}
+
+/** The labels to copy from `from` to `to`: the copied ones `to` lacks or has differently. */
+export function labelsToCopy(from: ObservedNode, to: ObservedNode): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(from.labels).sort()) {
+    const value = from.labels[key];
+    if (value === undefined || !isCopiedLabel(key)) continue;
+    if (to.labels[key] !== value) out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,88 @@
+/**
+ * The replace rollout of one NodeImage across its ScalingGroups, one round: settle locks left
+ * by older revisions, move every started node one step, start new nodes within the gates and
+ * limits, then claim or surge their replacement instances. Returns the spec's status and what
+ * the forecast needs.
+ */
+import { ANNOTATIONS } from '../observe/types.js';
+import type { NodeImage } from '../spec/model.js';
+import { canaryState, doneReplacements } from './canary.js';
+import type { ForecastInput } from './forecast.js';
+import { advance, settleOrphanNode, settleStaleLock } from './inflight.js';
+import { holdsLock, parseLock } from './protocol.js';
+import { buildRollout, inFlightTotal, ownership, type RolloutContext } from './rollout.js';
+import { candidates, startGate, startNodes, windowOf, type StartGates } from './start.js';
+import { buildStatus } from './status.js';
+import { claimAndSurge } from './surge.js';
+import type { SpecStatus } from './types.js';
+
+export interface ReplaceResult {
+  readonly status: SpecStatus;
+  readonly forecast: ForecastInput;
+}
+
+type Base = Parameters<typeof buildRollout>[0];
+
+export function planReplace(base: Base, gates: StartGates): ReplaceResult {
+  const ctx = buildRollout(base);
+  const { b } = ctx;
+  const actionsBefore = b.actions.length;
+  const waitsBefore = b.waits.length;
+
+  if (ctx.blockedGroups === 0) {
+    for (const node of ctx.view.observed.nodes) {
+      if (ctx.entryByNode.has(node.name) || !holdsLock(node)) continue;
+      const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
+      if (lock?.kind === 'NodeImage' && lock.name === ctx.image.name) settleOrphanNode(ctx, node);
+    }
+  }
+  for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'stale') settleStaleLock(ctx, e);
+  for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'current') advance(ctx, e);
+  const inFlightBefore = inFlightTotal(ctx);
+  startNodes(ctx, gates);
+  claimAndSurge(ctx);
+
+  const waits = b.waits.slice(waitsBefore);
+  const status = buildStatus(ctx, b.actions.length - actionsBefore, inFlightTotal(ctx), waits);
+  return { status, forecast: forecastInput(ctx, gates, inFlightBefore) };
+}
+
+function forecastInput(ctx: RolloutContext, gates: StartGates, inFlight: number): ForecastInput {
+  const { image } = ctx;
+  const inFlightNodes: string[] = [];
+  const rest: string[] = [];
+  for (const e of ctx.entries) {
+    const own = e.node !== undefined && ownership(ctx, e.node) === 'current';
+    if (own && e.node !== undefined) {
+      if (e.node.annotations[ANNOTATIONS.phase] !== 'Failed') inFlightNodes.push(e.node.name);
+    } else if (e.outdated && !ctx.view.claimed.has(e.instance.id)) {
+      rest.push(e.node?.name ?? e.instance.id);
+    }
+  }
+  const concurrency = image.rollout.concurrency > 0 ? image.rollout.concurrency : Number.POSITIVE_INFINITY;
+  let groupLimit = Number.POSITIVE_INFINITY;
+  for (const g of ctx.groups) groupLimit = Math.min(groupLimit, g.parallelism);
+  const parallelism = Math.min(concurrency, groupLimit, Math.max(1, ctx.budget.max));
+  const canary = image.rollout.canary;
+  const state = canaryState(ctx, inFlight);
+  const canaryNodes =
+    canary === undefined || state.stage === 'none' || state.stage === 'passed' ? 0 : Math.max(0, canary.nodes - doneReplacements(ctx).length);
+  const gate = candidates(ctx).length > 0 ? startGate(ctx, gates) : ({ open: true } as const);
+  const blocked = !gate.open && gate.until === undefined && gate.code !== 'autoscaler' && gate.code !== 'soak';
+  const startAt = !gate.open && gate.until !== undefined ? gate.until : ctx.now;
+  const window = windowOf(ctx);
+  return {
+    spec: ctx.spec,
+    remaining: [...inFlightNodes, ...rest],
+    parallelism,
+    canaryNodes,
+    soakSeconds: canary?.soakSeconds ?? 0,
+    ...(window !== undefined ? { window } : {}),
+    startAt: inFlightNodes.length > 0 ? ctx.now : startAt,
+    blocked: blocked || ctx.haltReason !== undefined,
+  };
+}
+
+export function isReplace(image: NodeImage): boolean {
+  return image.strategy === 'replace';
+}

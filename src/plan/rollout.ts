@@ -1,0 +1,176 @@
+/**
+ * The state of one NodeImage's replace rollout as the planner sees it this round: its scaling
+ * groups, every instance with its node in rollout order, and who holds each node. Built fresh
+ * from the observed state every time; the tallies are this round's scratch counts.
+ */
+import type { GroupDescription, Instance } from '../cloud/provider.js';
+import { ANNOTATIONS, type ObservedNode } from '../observe/types.js';
+import type { DesiredState, NodeImage, ScalingGroup } from '../spec/model.js';
+import type { ClusterBudget } from './budget.js';
+import type { PlanBuilder } from './builder.js';
+import type { ResolvedOptions } from './options.js';
+import { compareStrings, tierOf, type Ordered, compareOrdered } from './order.js';
+import { holdsLock, lockValue, parseLock } from './protocol.js';
+import { resolveLimits } from './quantity.js';
+import type { PendingNode, SpecRef } from './types.js';
+import { nodeOf, type ClusterView } from './view.js';
+
+export interface GroupState {
+  readonly sg: ScalingGroup;
+  readonly group: GroupDescription;
+  readonly byId: ReadonlyMap<string, Instance>;
+  /** The group's size without the replacements in flight: what percentages are of. */
+  readonly base: number;
+  /** Replacement instances allowed at once. */
+  readonly maxSurge: number;
+  /** Nodes of this group in flight at once. */
+  readonly parallelism: number;
+}
+
+/** Who holds a node, from this rollout's point of view. */
+export type Ownership = 'none' | 'current' | 'stale' | 'foreign';
+
+export interface Entry {
+  readonly group: GroupState;
+  readonly instance: Instance;
+  readonly node: ObservedNode | undefined;
+  readonly order: Ordered;
+  /** The instance runs another image than the desired one. */
+  readonly outdated: boolean;
+}
+
+export interface RolloutContext {
+  readonly desired: DesiredState;
+  readonly image: NodeImage;
+  readonly spec: SpecRef;
+  readonly lock: string;
+  readonly now: number;
+  readonly nowIso: string;
+  readonly options: ResolvedOptions;
+  readonly view: ClusterView;
+  readonly b: PlanBuilder;
+  readonly budget: ClusterBudget;
+  readonly groups: readonly GroupState[];
+  /** Groups whose state is unknown or whose image is being set: nothing else happens there. */
+  readonly blockedGroups: number;
+  /** Every non-terminating instance of the observed groups, in rollout order. */
+  readonly entries: readonly Entry[];
+  readonly entryByNode: ReadonlyMap<string, Entry>;
+  // This round's tallies.
+  readonly adopted: Set<string>;
+  readonly released: Set<string>;
+  /** Nodes started this round (locked at `now`). */
+  readonly startedNow: Set<string>;
+  /** Current-revision nodes started and not finished (Failed excluded), per groupId. */
+  readonly inFlight: Map<string, number>;
+  /** Nodes in Pending that need a replacement instance, in rollout order. */
+  readonly needers: Entry[];
+  readonly nodeMessages: Map<string, string>;
+  readonly pending: PendingNode[];
+  failures: number;
+  haltReason: string | undefined;
+}
+
+export function ownership(ctx: Pick<RolloutContext, 'image' | 'adopted'>, node: ObservedNode): Ownership {
+  if (!holdsLock(node)) return 'none';
+  const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
+  if (lock === undefined) return 'foreign';
+  // Only this NodeImage replaces nodes of its groups, so any NodeImage lock here is ours:
+  // another name is left from before the ScalingGroup pointed at this NodeImage.
+  if (lock.kind !== 'NodeImage') return 'foreign';
+  if (ctx.adopted.has(node.name)) return 'current';
+  return lock.name === ctx.image.name && lock.revision === ctx.image.revision ? 'current' : 'stale';
+}
+
+export function inFlightTotal(ctx: RolloutContext): number {
+  let n = 0;
+  for (const v of ctx.inFlight.values()) n += v;
+  return n;
+}
+
+export function addInFlight(ctx: RolloutContext, groupId: string): void {
+  ctx.inFlight.set(groupId, (ctx.inFlight.get(groupId) ?? 0) + 1);
+}
+
+export function buildRollout(
+  base: Pick<RolloutContext, 'desired' | 'image' | 'now' | 'options' | 'view' | 'b' | 'budget'>,
+): RolloutContext {
+  const { desired, image, view, b } = base;
+  const spec: SpecRef = { kind: 'NodeImage', name: image.name };
+  const groups: GroupState[] = [];
+  let blockedGroups = 0;
+  const scalingGroups = desired.scalingGroups
+    .filter((sg) => sg.nodeImage === image.name)
+    .sort((x, y) => tierOf(image.rollout.order, x.role) - tierOf(image.rollout.order, y.role) || compareStrings(x.name, y.name));
+  for (const sg of scalingGroups) {
+    const observed = view.observed.cloudGroups.find((g) => g.scalingGroup === sg.name);
+    const problem = view.observed.problems.find((p) => p.source === `cloud/${sg.name}`);
+    if (observed === undefined || problem !== undefined) {
+      blockedGroups++;
+      const why = problem !== undefined ? problem.message : `scaling group ${sg.groupId} was not observed this round`;
+      const until = problem?.retryAfterSeconds !== undefined ? base.now + problem.retryAfterSeconds * 1000 : undefined;
+      b.wait(spec, 'cloud', `ScalingGroup ${sg.name}: ${why}`, until !== undefined ? { until } : {});
+      continue;
+    }
+    const group = observed.description;
+    if (group.image !== image.image) {
+      blockedGroups++;
+      b.act({ kind: 'setGroupImage', spec, groupId: group.groupId, image: image.image });
+      b.note(spec, `ScalingGroup ${sg.name}: new instances get ${image.image} (was ${group.image})`);
+      continue;
+    }
+    const byId = new Map<string, Instance>();
+    for (const inst of group.instances) if (inst.state !== 'terminating') byId.set(inst.id, inst);
+    let replacements = 0;
+    for (const inst of byId.values()) if (view.claimed.has(inst.id)) replacements++;
+    const size = Math.max(0, group.targetSize - replacements);
+    const limits = resolveLimits(image.rollout.maxSurge, image.rollout.maxUnavailable, size);
+    // Replacing needs one new instance per node in flight, whatever maxSurge says.
+    const maxSurge = Math.max(1, limits.maxSurge);
+    // A cordoned node whose replacement is Ready takes no capacity away, so maxUnavailable 0
+    // does not stop a surge-first replacement; a positive one caps the nodes drained at once.
+    const unavailable = limits.maxUnavailable > 0 ? limits.maxUnavailable : maxSurge;
+    if (limits.maxSurge === 0) {
+      b.note(spec, `ScalingGroup ${sg.name}: maxSurge is 0, but replacing a node needs a new instance first; one at a time`);
+    }
+    groups.push({ sg, group, byId, base: size, maxSurge, parallelism: Math.min(maxSurge, unavailable) });
+  }
+
+  const entries: Entry[] = [];
+  for (const g of groups) {
+    const tier = tierOf(image.rollout.order, g.sg.role);
+    for (const inst of g.byId.values()) {
+      const node = nodeOf(view, inst);
+      const name = node?.name ?? inst.id;
+      entries.push({
+        group: g,
+        instance: inst,
+        node,
+        order: { tier, group: image.rollout.order === 'byName' ? '' : g.sg.name, name },
+        outdated: inst.image !== image.image,
+      });
+    }
+  }
+  entries.sort((x, y) => compareOrdered(x.order, y.order));
+  const entryByNode = new Map<string, Entry>();
+  for (const e of entries) if (e.node !== undefined) entryByNode.set(e.node.name, e);
+  return {
+    ...base,
+    spec,
+    lock: lockValue('NodeImage', image.name, image.revision),
+    nowIso: new Date(base.now).toISOString(),
+    groups,
+    blockedGroups,
+    entries,
+    entryByNode,
+    adopted: new Set(),
+    released: new Set(),
+    startedNow: new Set(),
+    inFlight: new Map(),
+    needers: [],
+    nodeMessages: new Map(),
+    pending: [],
+    failures: 0,
+    haltReason: undefined,
+  };
+}
