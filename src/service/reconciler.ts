@@ -1,0 +1,100 @@
+/**
+ * One reconcile, from scratch: observe (caches + cloud) → plan (pure) → execute (if leading)
+ * → describe (buildStatus). It decides nothing by itself beyond when to run next: right away
+ * after a change it made, at the plan's wakeAt, after a retry delay, or at the resync interval.
+ */
+import type { Logger } from 'pino';
+import type { DesiredState } from '../spec/model.js';
+import type { Plan } from '../plan/types.js';
+import type { ObservedState } from '../observe/types.js';
+import type { ClusterCache } from '../observe/cluster-cache.js';
+import { observe } from '../observe/index.js';
+import type { ProviderLookup } from '../observe/cloud.js';
+import { executeActions, type ActionResult } from '../execute/execute.js';
+import type { ActionDeps } from '../execute/actions.js';
+import type { EventRecorder } from '../execute/events.js';
+import { classifyError } from '../execute/classify.js';
+import type { ServiceMetrics } from './metrics.js';
+
+export type Planner = (desired: DesiredState, observed: ObservedState, now: Date) => Plan;
+
+export interface ReconcileDeps {
+  readonly cluster: ClusterCache;
+  readonly providers: ProviderLookup;
+  readonly planner: Planner;
+  readonly actionDeps: ActionDeps;
+  readonly events: EventRecorder;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+  readonly now: () => Date;
+  /** Checked before every action: false (leadership lost, shutting down) stops at once. */
+  readonly mayAct: () => boolean;
+  /** Delay after a round that changed something, before looking again. */
+  readonly settleMs: number;
+  /** The longest sleep between rounds even when nothing is expected (cloud has no watch). */
+  readonly resyncMs: number;
+}
+
+export interface ReconcileOutcome {
+  readonly plan: Plan;
+  readonly observed: ObservedState;
+  readonly results: readonly ActionResult[];
+  /** Milliseconds until the next round should run by itself. */
+  readonly nextInMs: number;
+  /** Transient failures this round (for backoff). */
+  readonly transientFailures: number;
+}
+
+export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps): Promise<ReconcileOutcome> {
+  const observed = await observe(desired, deps.cluster, deps.providers);
+  const now = deps.now();
+  const plan = deps.planner(desired, observed, now);
+  let results: ActionResult[] = [];
+  if (plan.actions.length > 0 && deps.mayAct()) {
+    results = await executeActions(plan.actions, {
+      ...deps.actionDeps,
+      logger: deps.logger,
+      events: deps.events,
+      now: deps.now,
+      shouldContinue: deps.mayAct,
+      onResult: (r) => {
+        deps.metrics.actions.inc({ action: r.action.kind, outcome: r.outcome.kind });
+        if (r.outcome.kind === 'stalled' || r.outcome.kind === 'transient' || r.outcome.kind === 'waiting') {
+          deps.metrics.errors.inc({ kind: r.outcome.kind, code: r.outcome.code });
+        }
+      },
+    });
+  }
+  deps.metrics.observePlan(plan, observed);
+  return { plan, observed, results, nextInMs: nextDelay(plan, observed, results, now, deps), transientFailures: results.filter((r) => r.outcome.kind === 'transient').length };
+}
+
+/** When to look again, in ms: the earliest of every reason to. */
+export function nextDelay(
+  plan: Plan,
+  observed: ObservedState,
+  results: readonly ActionResult[],
+  now: Date,
+  deps: Pick<ReconcileDeps, 'settleMs' | 'resyncMs'>,
+): number {
+  let next = deps.resyncMs;
+  const consider = (ms: number): void => {
+    if (Number.isFinite(ms)) next = Math.min(next, Math.max(0, ms));
+  };
+  if (results.some((r) => r.outcome.kind === 'done')) consider(deps.settleMs);
+  // Actions planned but not run (not leading, or stopped): look again soon.
+  if (plan.actions.length > results.length) consider(deps.settleMs * 4);
+  for (const r of results) {
+    if (r.outcome.kind === 'waiting') consider(r.outcome.retryAfterSeconds * 1000);
+    if (r.outcome.kind === 'transient') consider(1000);
+  }
+  for (const p of observed.problems) consider((p.retryAfterSeconds ?? 5) * 1000);
+  if (plan.wakeAt) consider(Date.parse(plan.wakeAt) - now.getTime());
+  return next;
+}
+
+/** A round that failed outside of actions (observe or plan threw): classified like any error. */
+export function roundError(err: unknown): { code: string; message: string; retryInMs: number } {
+  const c = classifyError(err, 'reconcile');
+  return { code: c.code, message: c.reason, retryInMs: c.kind === 'waiting' ? c.retryAfterSeconds * 1000 : 2000 };
+}

@@ -1,0 +1,71 @@
+/**
+ * The one function every reconcile's exit path passes through to describe itself (Flux's
+ * deferred status patch): whatever happened — a refused commit, a failed observation, a plan
+ * with blocked actions — becomes one StatusSnapshot, which the service hands to the status
+ * writer when its content changed.
+ */
+import type { SpecError } from '../spec/model.js';
+import type { Plan, SpecStatus, Wait } from '../plan/types.js';
+import type { ActionResult } from '../execute/execute.js';
+import type { ObserveProblem } from '../observe/types.js';
+
+export interface StatusSnapshot {
+  readonly cluster: string;
+  /** The commit whose specs are in force (the newest valid one). */
+  readonly sourceCommit?: string;
+  /** The newest commit fetched; differs from sourceCommit when it was refused. */
+  readonly newestCommit?: string;
+  /** Why the newest commit was refused; empty when it is in force. */
+  readonly loadErrors: readonly SpecError[];
+  readonly specs: readonly SpecStatus[];
+  readonly waits: readonly Wait[];
+  readonly problems: readonly ObserveProblem[];
+  /** A failure of the round itself (observe, plan or report), by code. */
+  readonly lastError?: { readonly code: string; readonly message: string };
+}
+
+export interface StatusInput {
+  readonly cluster: string;
+  readonly sourceCommit?: string;
+  readonly newestCommit?: string;
+  readonly loadErrors?: readonly SpecError[];
+  readonly plan?: Plan;
+  readonly results?: readonly ActionResult[];
+  readonly problems?: readonly ObserveProblem[];
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** Per spec, the first action failure of this round that a person should see. */
+function actionErrors(results: readonly ActionResult[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of results) {
+    const o = r.outcome;
+    if (o.kind !== 'stalled' && o.kind !== 'transient' && o.kind !== 'waiting') continue;
+    const key = `${r.action.spec.kind}/${r.action.spec.name}`;
+    if (!out.has(key)) out.set(key, o.reason);
+  }
+  return out;
+}
+
+export function buildStatus(input: StatusInput): StatusSnapshot {
+  const errors = actionErrors(input.results ?? []);
+  const specs = (input.plan?.specs ?? []).map((s): SpecStatus => {
+    const err = errors.get(`${s.spec.kind}/${s.spec.name}`);
+    return err !== undefined && s.lastError === undefined ? { ...s, lastError: err } : s;
+  });
+  return {
+    cluster: input.cluster,
+    ...(input.sourceCommit !== undefined ? { sourceCommit: input.sourceCommit } : {}),
+    ...(input.newestCommit !== undefined ? { newestCommit: input.newestCommit } : {}),
+    loadErrors: input.loadErrors ?? [],
+    specs,
+    waits: input.plan?.waits ?? [],
+    problems: input.problems ?? [],
+    ...(input.error ? { lastError: input.error } : {}),
+  };
+}
+
+/** A stable key of a snapshot's content: equal keys mean nothing to report. */
+export function statusKey(s: StatusSnapshot): string {
+  return JSON.stringify(s);
+}

@@ -1,0 +1,170 @@
+/** The executor against a real API server: idempotence, eviction through PDBs, autoscaler memory. */
+import assert from 'node:assert/strict';
+import { AppsV1Api, CoreV1Api, PolicyV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
+import { executeActions, kubeApis, NO_EVENTS, kubeEventRecorder, type ActionResult } from '../../src/execute/index.js';
+import { ANNOTATIONS } from '../../src/observe/types.js';
+import type { Action, SpecRef } from '../../src/plan/types.js';
+
+const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
+const logger = pino({ level: 'silent' });
+
+describe('execute against a real API server', function () {
+  this.timeout(60_000);
+  const cp = useControlPlane();
+  let kc: KubeConfig;
+  let core: CoreV1Api;
+
+  async function run(actions: Action[], events = NO_EVENTS): Promise<ActionResult[]> {
+    return executeActions(actions, { kube: kubeApis(kc), cloud: () => undefined, fieldManager: 'drydock', logger, events, now: () => new Date() });
+  }
+  const kinds = (rs: ActionResult[]): string[] => rs.map((r) => r.outcome.kind);
+
+  before(async () => {
+    kc = cp().adminKubeConfig();
+    core = kc.makeApiClient(CoreV1Api);
+    for (const name of ['n-cordon', 'n-manual', 'n-drain', 'n-delete']) {
+      await core.createNode({ body: fakeNode(name, name === 'n-manual' ? { unschedulable: true } : {}) });
+    }
+  });
+
+  it('cordons once, marks it as drydock\'s, and a repeat is a no-op', async () => {
+    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, node: 'n-cordon' }])), ['done']);
+    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, node: 'n-cordon' }])), ['skipped']);
+    const node = await core.readNode({ name: 'n-cordon' });
+    assert.equal(node.spec?.unschedulable, true);
+    assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], 'true');
+  });
+
+  it('uncordons only what it cordoned, clears its mark, and a repeat is a no-op', async () => {
+    assert.deepEqual(kinds(await run([{ kind: 'uncordon', spec, node: 'n-cordon' }])), ['done']);
+    assert.deepEqual(kinds(await run([{ kind: 'uncordon', spec, node: 'n-cordon' }])), ['skipped']);
+    const node = await core.readNode({ name: 'n-cordon' });
+    assert.notEqual(node.spec?.unschedulable, true);
+    assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
+  });
+
+  it('leaves a node a person cordoned alone: no claim, no uncordon', async () => {
+    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, node: 'n-manual' }, { kind: 'uncordon', spec, node: 'n-manual' }])), ['skipped', 'skipped']);
+    const node = await core.readNode({ name: 'n-manual' });
+    assert.equal(node.spec?.unschedulable, true);
+    assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
+  });
+
+  it('annotates, with null removing an annotation', async () => {
+    await run([{ kind: 'annotateNode', spec, node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' } }]);
+    await run([{ kind: 'annotateNode', spec, node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: null } }]);
+    const ann = (await core.readNode({ name: 'n-cordon' })).metadata?.annotations ?? {};
+    assert.equal(ann[ANNOTATIONS.phase], undefined);
+    assert.equal(ann[ANNOTATIONS.operation], 'NodeImage/worker@r1');
+  });
+
+  it('copies labels onto the replacement', async () => {
+    await run([{ kind: 'copyLabels', spec, from: 'n-manual', to: 'n-cordon', labels: { 'pool.example.com/team': 'blue' } }]);
+    assert.equal((await core.readNode({ name: 'n-cordon' })).metadata?.labels?.['pool.example.com/team'], 'blue');
+  });
+
+  it('evicts through the Eviction API: 429 while a PDB forbids it (waiting), accepted when it allows, 404 = gone', async () => {
+    const policy = kc.makeApiClient(PolicyV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'evict' } } });
+    for (const name of ['web-1', 'web-2']) {
+      await core.createNamespacedPod({
+        namespace: 'evict',
+        body: { metadata: { name, labels: { app: 'web' } }, spec: { nodeName: 'n-drain', containers: [{ name: 'c', image: 'busybox' }] } },
+      });
+    }
+    await policy.createNamespacedPodDisruptionBudget({
+      namespace: 'evict',
+      body: { metadata: { name: 'web' }, spec: { minAvailable: 2, selector: { matchLabels: { app: 'web' } } } },
+    });
+    await eventually('PDB computed with 2 healthy pods', async () => {
+      const p = await policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: 'evict' });
+      return p.status?.currentHealthy === 2 && p.status.disruptionsAllowed === 0;
+    });
+    const blocked = await run([{ kind: 'evict', spec, node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 }]);
+    assert.equal(blocked[0]?.outcome.kind, 'waiting');
+    assert.equal(blocked[0]?.outcome.kind === 'waiting' ? blocked[0].outcome.code : '', 'TooManyRequests');
+    // Still there: the PDB held.
+    await core.readNamespacedPod({ name: 'web-1', namespace: 'evict' });
+
+    await policy.patchNamespacedPodDisruptionBudget(
+      { name: 'web', namespace: 'evict', body: [{ op: 'replace', path: '/spec/minAvailable', value: 1 }] },
+    );
+    await eventually('PDB allows one disruption', async () => {
+      const p = await policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: 'evict' });
+      return p.status?.disruptionsAllowed === 1;
+    });
+    const accepted = await run([{ kind: 'evict', spec, node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 }]);
+    assert.equal(accepted[0]?.outcome.kind, 'done');
+    await eventually('evicted pod gone', async () => {
+      try {
+        await core.readNamespacedPod({ name: 'web-1', namespace: 'evict' });
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    const gone = await run([{ kind: 'evict', spec, node: 'n-drain', namespace: 'evict', pod: 'web-1' }]);
+    assert.equal(gone[0]?.outcome.kind, 'skipped');
+  });
+
+  it('force-deletes a pod only when asked, and a repeat finds it gone', async () => {
+    const a: Action = { kind: 'deletePod', spec, node: 'n-drain', namespace: 'evict', pod: 'web-2', gracePeriodSeconds: 0, reason: 'drain timed out (onTimeout: force)' };
+    assert.deepEqual(kinds(await run([a])), ['done']);
+    await eventually('pod gone', async () => core.readNamespacedPod({ name: 'web-2', namespace: 'evict' }).then(() => false, () => true));
+    assert.deepEqual(kinds(await run([a])), ['skipped']);
+  });
+
+  it('remembers the exact autoscaler replicas, keeps the first memory on repeat, and restores them', async () => {
+    const apps = kc.makeApiClient(AppsV1Api);
+    await apps.createNamespacedDeployment({
+      namespace: 'kube-system',
+      body: {
+        metadata: { name: 'cluster-autoscaler' },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: { app: 'ca' } },
+          template: { metadata: { labels: { app: 'ca' } }, spec: { containers: [{ name: 'ca', image: 'ca' }] } },
+        },
+      },
+    });
+    const read = () => apps.readNamespacedDeployment({ name: 'cluster-autoscaler', namespace: 'kube-system' });
+    const down: Action = { kind: 'scaleDeployment', spec, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0, rememberPrevious: 3 };
+    assert.deepEqual(kinds(await run([down])), ['done']);
+    let d = await read();
+    assert.equal(d.spec?.replicas, 0);
+    assert.equal(d.metadata?.annotations?.[ANNOTATIONS.previousReplicas], '3');
+    // A repeat after a crash sees 0 replicas; the remembered 3 must survive.
+    assert.deepEqual(kinds(await run([{ ...down, rememberPrevious: 0 }])), ['skipped']);
+    assert.equal((await read()).metadata?.annotations?.[ANNOTATIONS.previousReplicas], '3');
+    const up: Action = { kind: 'scaleDeployment', spec, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 };
+    assert.deepEqual(kinds(await run([up])), ['done']);
+    d = await read();
+    assert.equal(d.spec?.replicas, 3);
+    assert.equal(d.metadata?.annotations?.[ANNOTATIONS.previousReplicas], undefined);
+    assert.deepEqual(kinds(await run([up])), ['skipped']);
+  });
+
+  it('deletes a node; a repeat finds it gone', async () => {
+    assert.deepEqual(kinds(await run([{ kind: 'deleteNode', spec, node: 'n-delete' }])), ['done']);
+    assert.deepEqual(kinds(await run([{ kind: 'deleteNode', spec, node: 'n-delete' }])), ['skipped']);
+  });
+
+  it('holds back the rest of a node\'s steps when its cordon fails', async () => {
+    const rs = await run([
+      { kind: 'cordon', spec, node: 'no-such-node' },
+      { kind: 'evict', spec, node: 'no-such-node', namespace: 'evict', pod: 'whatever' },
+    ]);
+    assert.equal(rs[0]?.outcome.kind, 'transient');
+    assert.equal(rs[1]?.outcome.kind === 'transient' ? rs[1].outcome.code : '', 'Deferred');
+  });
+
+  it('records a Kubernetes Event on the node for each action that changed something', async () => {
+    await run([{ kind: 'cordon', spec, node: 'n-cordon' }], kubeEventRecorder(kc, logger, 'test'));
+    const events = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=n-cordon,reason=DrydockCordon' });
+    assert.equal(events.items.length, 1);
+    assert.equal(events.items[0]?.source?.component, 'drydock');
+    assert.equal(events.items[0]?.metadata?.annotations?.['drydock.dev/operation'], 'NodeImage/worker');
+  });
+});
