@@ -8,6 +8,7 @@ export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
   private dueAt = Number.POSITIVE_INFINITY;
   private running: Promise<void> | undefined;
+  private inRun = false;
   private stopped = false;
   private rerun = Number.POSITIVE_INFINITY;
 
@@ -20,7 +21,7 @@ export class Scheduler {
   request(delayMs: number): void {
     if (this.stopped) return;
     const at = this.now() + Math.max(0, delayMs);
-    if (this.running) {
+    if (this.inRun) {
       this.rerun = Math.min(this.rerun, at);
       return;
     }
@@ -32,16 +33,19 @@ export class Scheduler {
 
   /** Whether a run is in progress. */
   get busy(): boolean {
-    return this.running !== undefined;
+    return this.inRun;
   }
 
   private async fire(): Promise<void> {
     this.timer = undefined;
     this.dueAt = Number.POSITIVE_INFINITY;
     if (this.stopped) return;
-    this.running = this.job().catch(() => undefined);
+    // Flag first: the job may call request() before its first await.
+    this.inRun = true;
+    this.running = (async () => this.job())().catch(() => undefined);
     await this.running;
     this.running = undefined;
+    this.inRun = false;
     const again = this.rerun;
     this.rerun = Number.POSITIVE_INFINITY;
     if (Number.isFinite(again)) this.request(again - this.now());

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { Scheduler } from '../../src/service/scheduler.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('Scheduler', () => {
+  it('turns a burst of requests into one run', async () => {
+    let runs = 0;
+    const s = new Scheduler(async () => {
+      runs++;
+    });
+    for (let i = 0; i < 10; i++) s.request(20);
+    await sleep(80);
+    assert.equal(runs, 1);
+    await s.stop();
+  });
+
+  it('runs at the earliest requested time', async () => {
+    const at: number[] = [];
+    const t0 = Date.now();
+    const s = new Scheduler(async () => {
+      at.push(Date.now() - t0);
+    });
+    s.request(1000);
+    s.request(10);
+    await sleep(100);
+    assert.equal(at.length, 1);
+    assert.ok((at[0] ?? 999) < 100);
+    await s.stop();
+  });
+
+  it('never runs two jobs at once and remembers a request made during a run', async () => {
+    let active = 0;
+    let maxActive = 0;
+    let runs = 0;
+    const s = new Scheduler(async () => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      runs++;
+      if (runs === 1) s.request(0);
+      await sleep(30);
+      active--;
+    });
+    s.request(0);
+    await sleep(150);
+    assert.equal(maxActive, 1);
+    assert.equal(runs, 2);
+    await s.stop();
+  });
+
+  it('stop waits for the run in flight and prevents new ones', async () => {
+    let finished = false;
+    let runs = 0;
+    const s = new Scheduler(async () => {
+      runs++;
+      await sleep(40);
+      finished = true;
+    });
+    s.request(0);
+    await sleep(5);
+    await s.stop();
+    assert.equal(finished, true);
+    s.request(0);
+    await sleep(20);
+    assert.equal(runs, 1);
+  });
+
+  it('survives a job that throws', async () => {
+    let runs = 0;
+    const s = new Scheduler(async () => {
+      runs++;
+      throw new Error('boom');
+    });
+    s.request(0);
+    await sleep(10);
+    s.request(0);
+    await sleep(10);
+    assert.equal(runs, 2);
+    await s.stop();
+  });
+});
