@@ -39,11 +39,29 @@ async function goneIsDone(fn: () => Promise<unknown>): Promise<Outcome> {
   }
 }
 
+/**
+ * Read-then-write with the read's resourceVersion as precondition; a 409 (someone else wrote
+ * in between — the kubelet's heartbeat, a controller's status update) reads again.
+ */
+async function withFreshRead<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (httpStatus(err) !== 409 || i >= attempts) throw err;
+    }
+  }
+}
+
 function noCloud(groupId: string): never {
   throw new CloudError('Permanent', `no cloud provider is configured for group ${groupId}; start drydock with --provider`, { groupId });
 }
 
-export async function cordon(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome> {
+export function cordon(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome> {
+  return withFreshRead(() => cordonOnce(a, d));
+}
+
+async function cordonOnce(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome> {
   const node = await d.kube.core.readNode({ name: a.node });
   const ours = node.metadata?.annotations?.[ANNOTATIONS.cordoned] === 'true';
   if (node.spec?.unschedulable === true) {
@@ -65,7 +83,11 @@ export async function cordon(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outc
   return DONE;
 }
 
-export async function uncordon(a: ActionOf<'uncordon'>, d: ActionDeps): Promise<Outcome> {
+export function uncordon(a: ActionOf<'uncordon'>, d: ActionDeps): Promise<Outcome> {
+  return withFreshRead(() => uncordonOnce(a, d));
+}
+
+async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps): Promise<Outcome> {
   let node;
   try {
     node = await d.kube.core.readNode({ name: a.node });
@@ -125,7 +147,11 @@ export async function deleteNode(a: ActionOf<'deleteNode'>, d: ActionDeps): Prom
   return goneIsDone(() => d.kube.core.deleteNode({ name: a.node }));
 }
 
-export async function scaleDeployment(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise<Outcome> {
+export function scaleDeployment(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise<Outcome> {
+  return withFreshRead(() => scaleOnce(a, d));
+}
+
+async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise<Outcome> {
   const dep = await d.kube.apps.readNamespacedDeployment({ name: a.name, namespace: a.namespace });
   const remembered = dep.metadata?.annotations?.[ANNOTATIONS.previousReplicas];
   const current = dep.spec?.replicas ?? 1;
