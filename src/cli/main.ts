@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from './exit.js';
+import { register as registerSimCloud } from './sim-cloud.js';
 
 /**
  * Every subcommand lives in its own file and exports `register(program)`; its action
@@ -7,7 +8,7 @@ import { EXIT_ERROR, EXIT_OK, type ExitCode } from './exit.js';
  */
 type Registrar = (program: Command, done: (code: ExitCode) => void) => void;
 
-const registrars: Registrar[] = [];
+const registrars: Registrar[] = [registerSimCloud];
 
 export function buildProgram(done: (code: ExitCode) => void): Command {
   const program = new Command('drydock')

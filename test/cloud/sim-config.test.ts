@@ -75,7 +75,7 @@ describe('sim cloud configuration', () => {
   it('a missing file names the file and the flag to fix', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'drydock-simcfg-'));
     try {
-      await assert.rejects(loadSimConfig(path.join(dir, 'nope.yaml')), (err: unknown) => err instanceof SimConfigError && /nope\.yaml: \/: file not found; .*--config/.test(err.message));
+      await assert.rejects(loadSimConfig(path.join(dir, 'nope.yaml')), (err: unknown) => err instanceof SimConfigError && /nope\.yaml: file not found; .*--config/.test(err.message));
       await writeFile(path.join(dir, 'ok.yaml'), 'groups:\n  - {id: w, image: a, size: 2}\n');
       assert.equal((await loadSimConfig(path.join(dir, 'ok.yaml'))).groups[0]?.size, 2);
     } finally {

@@ -148,7 +148,7 @@ export class SimConfigError extends Error {
   ) {
     super(
       data.problems
-        .map((p) => `${data.file ?? 'sim cloud config'}${p.line ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.path || '/'}: ${p.message}`)
+        .map((p) => `${data.file ?? 'sim cloud config'}${p.line ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.path ? `${p.path}: ` : ''}${p.message}`)
         .join('\n'),
     );
   }

@@ -1,0 +1,107 @@
+/**
+ * drydock's cloud layer: one provider interface, the groupId formats of every provider, and
+ * the providers this build has. `sim` is the embedded default (a simulated cloud, in-process
+ * or over HTTP); aws, gcp and azure are recognised but not yet built in.
+ */
+import type { Provider } from '../spec/model.js';
+import type { CloudProvider } from './provider.js';
+import type { SimCloud } from './sim/cloud.js';
+import { SimHttpProvider } from './sim/http-client.js';
+import { SimProvider } from './sim/provider.js';
+
+export * from './provider.js';
+export { GROUP_ID_FORMATS, GroupIdError, inferProvider, parseGroupId, type GroupIdErrorData, type GroupIdParts } from './group-id.js';
+export { ManualClock, realClock, type Clock, type TimerCallback, type TimerHandle } from './sim/clock.js';
+export { SimCloud, type SimCloudOptions } from './sim/cloud.js';
+export {
+  DEFAULT_FAULTS,
+  DEFAULT_RESOURCES,
+  loadSimConfig,
+  parseSimConfig,
+  parseSimConfigText,
+  SimConfigError,
+  simCloudConfigSchema,
+  type SimCloudConfig,
+  type SimConfigProblem,
+  type SimFaultConfig,
+  type SimGroupConfig,
+  type SimQuota,
+  type SimResources,
+} from './sim/config.js';
+export { FaultInjector, type FaultState, type InjectableApiFault } from './sim/faults.js';
+export { SimHttpProvider, type SimFaultKind, type SimHttpProviderOptions } from './sim/http-client.js';
+export {
+  buildNode,
+  CONTROL_PLANE_TAINT,
+  imageLabelValue,
+  KubeNodeRegistry,
+  KWOK_ANNOTATION,
+  MemoryNodeRegistry,
+  nodeNameFor,
+  parseSimProviderID,
+  providerIDFor,
+  SIM_IMAGE_ANNOTATION,
+  SIM_LABELS,
+  type NodeRegistry,
+  type SimNodeInput,
+} from './sim/nodes.js';
+export { runSimCloud, type RunningSimCloud, type SimCloudRunOptions } from './sim/process.js';
+export { SimProvider } from './sim/provider.js';
+export { SeededRandom } from './sim/random.js';
+export { startSimServer, type SimServer, type SimServerOptions } from './sim/server.js';
+export { FileStateStore, MemoryStateStore, SimStateError, STATE_FILE, type SimState, type StateStore } from './sim/state.js';
+
+/** How drydock reaches a provider. */
+export type ProviderConfig =
+  /** The simulated cloud in this process (tests, sequence simulation). */
+  | { readonly provider: 'sim'; readonly cloud: SimCloud }
+  /** The simulated cloud over HTTP (`drydock sim-cloud`), as the service reaches a real cloud. */
+  | { readonly provider: 'sim'; readonly url: string; readonly timeoutMs?: number }
+  | { readonly provider: 'aws' | 'gcp' | 'azure' };
+
+export type ProviderConfigErrorCode = 'ProviderNotAvailable' | 'InvalidProviderConfig';
+
+/** A provider that cannot be created: not built in, or configured wrongly. */
+export class ProviderConfigError extends Error {
+  override readonly name = 'ProviderConfigError';
+  constructor(
+    readonly code: ProviderConfigErrorCode,
+    message: string,
+    readonly data: { readonly provider: string },
+  ) {
+    super(message);
+  }
+
+  toJSON(): { name: string; code: ProviderConfigErrorCode; message: string; data: { provider: string } } {
+    return { name: this.name, code: this.code, message: this.message, data: this.data };
+  }
+}
+
+export const AVAILABLE_PROVIDERS = ['sim'] as const satisfies readonly Provider[];
+
+export function createProvider(config: ProviderConfig): CloudProvider {
+  switch (config.provider) {
+    case 'sim':
+      if ('cloud' in config) return new SimProvider(config.cloud);
+      if ('url' in config && typeof config.url === 'string') {
+        return new SimHttpProvider(config.url, config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs });
+      }
+      throw new ProviderConfigError('InvalidProviderConfig', 'provider sim needs the simulated cloud: its URL (e.g. http://127.0.0.1:7070) or an in-process SimCloud', {
+        provider: 'sim',
+      });
+    case 'aws':
+    case 'gcp':
+    case 'azure':
+      throw new ProviderConfigError(
+        'ProviderNotAvailable',
+        `provider ${config.provider} is not available in this build of drydock (available: ${AVAILABLE_PROVIDERS.join(', ')}); use provider: sim, or a build that includes ${config.provider}`,
+        { provider: config.provider },
+      );
+    default: {
+      const unknown: unknown = (config as { provider?: unknown }).provider;
+      throw new ProviderConfigError('InvalidProviderConfig', `unknown provider ${JSON.stringify(unknown)}; use one of sim, aws, gcp, azure`, {
+        provider: String(unknown),
+      });
+    }
+  }
+}

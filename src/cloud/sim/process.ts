@@ -1,0 +1,73 @@
+/**
+ * Everything `drydock sim-cloud` starts, as one call: configuration, persisted state, the
+ * cluster the Nodes join, and the HTTP API. The sandbox calls it in-process; the command line
+ * wraps it in a process.
+ */
+import type { Logger } from 'pino';
+import { SimCloud } from './cloud.js';
+import type { Clock } from './clock.js';
+import { loadSimConfig, type SimCloudConfig } from './config.js';
+import { KubeNodeRegistry, MemoryNodeRegistry, type NodeRegistry } from './nodes.js';
+import { startSimServer } from './server.js';
+import { FileStateStore } from './state.js';
+
+export interface SimCloudRunOptions {
+  /** A groups.yaml path, or a configuration already parsed. */
+  readonly config: string | SimCloudConfig;
+  /** Where the state file lives; created if missing. */
+  readonly stateDir: string;
+  /** The cluster the instances join; undefined keeps Nodes in memory only. */
+  readonly kubeconfigPath?: string;
+  /** Overrides kubeconfigPath (tests). */
+  readonly nodes?: NodeRegistry;
+  readonly host?: string;
+  /** Default 0: any free port. */
+  readonly port?: number;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+}
+
+export interface RunningSimCloud {
+  readonly cloud: SimCloud;
+  /** The API's base URL, for SimHttpProvider. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops the API, then the cloud (state is already saved after every change). */
+  stop(): Promise<void>;
+}
+
+export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningSimCloud> {
+  const config = typeof options.config === 'string' ? await loadSimConfig(options.config) : options.config;
+  const nodes =
+    options.nodes ??
+    (options.kubeconfigPath === undefined ? new MemoryNodeRegistry() : KubeNodeRegistry.fromFile(options.kubeconfigPath));
+  const cloud = await SimCloud.open({
+    config,
+    store: new FileStateStore(options.stateDir),
+    nodes,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  let server;
+  try {
+    server = await startSimServer({
+      cloud,
+      ...(options.host === undefined ? {} : { host: options.host }),
+      ...(options.port === undefined ? {} : { port: options.port }),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+  } catch (err) {
+    await cloud.close();
+    throw err;
+  }
+  const running = server;
+  return {
+    cloud,
+    url: running.url,
+    port: running.port,
+    stop: async () => {
+      await running.close();
+      await cloud.close();
+    },
+  };
+}
