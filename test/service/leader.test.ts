@@ -1,0 +1,70 @@
+/** Lease election against a real API server: one leader at a time, clean hand-over. */
+import assert from 'node:assert/strict';
+import { CoordinationV1Api, CoreV1Api, V1MicroTime } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { useControlPlane, eventually } from '../support/control-plane.js';
+import { startLeaderElection, type LeaderElector } from '../../src/service/leader.js';
+
+const logger = pino({ level: 'silent' });
+const timing = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 200 };
+
+describe('leader election against a real API server', function () {
+  this.timeout(60_000);
+  const cp = useControlPlane();
+  const electors: LeaderElector[] = [];
+  before(async () => {
+    await cp().adminKubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'drydock-system' } } });
+  });
+  afterEach(async () => {
+    await Promise.all(electors.splice(0).map((e) => e.stop()));
+  });
+
+  function candidate(identity: string, name: string, log: string[]): LeaderElector {
+    const e = startLeaderElection({
+      kubeConfig: cp().adminKubeConfig(),
+      namespace: 'drydock-system',
+      name,
+      identity,
+      ...timing,
+      logger,
+      onStartedLeading: () => log.push(`${identity}+`),
+      onStoppedLeading: () => log.push(`${identity}-`),
+    });
+    electors.push(e);
+    return e;
+  }
+
+  it('elects exactly one of two replicas, and hands over at once when the leader stops', async () => {
+    const log: string[] = [];
+    const a = candidate('a', 'lease-1', log);
+    await eventually('a leads', async () => a.isLeader());
+    const b = candidate('b', 'lease-1', log);
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(b.isLeader(), false);
+    const t0 = Date.now();
+    await a.stop();
+    assert.equal(a.isLeader(), false);
+    await eventually('b leads', async () => b.isLeader());
+    // Released, not expired: faster than a lease duration.
+    assert.ok(Date.now() - t0 < timing.leaseDurationMs, `took ${Date.now() - t0} ms`);
+    assert.deepEqual(log, ['a+', 'a-', 'b+']);
+    const lease = await cp().adminKubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'lease-1', namespace: 'drydock-system' });
+    assert.equal(lease.spec?.holderIdentity, 'b');
+    assert.equal(lease.spec?.leaseTransitions, 1);
+  });
+
+  it('stops leading as soon as someone else takes the lease', async () => {
+    const log: string[] = [];
+    const a = candidate('a', 'lease-2', log);
+    await eventually('a leads', async () => a.isLeader());
+    const coord = cp().adminKubeConfig().makeApiClient(CoordinationV1Api);
+    const lease = await coord.readNamespacedLease({ name: 'lease-2', namespace: 'drydock-system' });
+    await coord.replaceNamespacedLease({
+      name: 'lease-2',
+      namespace: 'drydock-system',
+      body: { ...lease, spec: { ...lease.spec, holderIdentity: 'intruder', renewTime: new V1MicroTime(Date.now()), leaseDurationSeconds: 30 } },
+    });
+    await eventually('a steps down', async () => !a.isLeader(), { timeoutMs: 5_000, intervalMs: 50 });
+    assert.deepEqual(log, ['a+', 'a-']);
+  });
+});
