@@ -1,0 +1,170 @@
+/**
+ * Renders a Plan for people: plain text for a terminal, Markdown for a pull-request comment
+ * (a summary table, the waves, the blockers), JSON for tools. Everything shown is read off the
+ * Plan; nothing is re-derived.
+ */
+import type { Action, Plan, Wait, WaitCode } from '../plan/types.js';
+
+export type PlanFormat = 'text' | 'markdown' | 'json';
+export const PLAN_FORMATS = ['text', 'markdown', 'json'] as const satisfies readonly PlanFormat[];
+
+/** Waits that only a person can end: the plan is blocked while any is present. */
+export const BLOCKING_WAITS = ['approval', 'pdb', 'halted'] as const satisfies readonly WaitCode[];
+
+export interface PlanContext {
+  /** Source commit the plan was made from. */
+  readonly commit?: string;
+  readonly cluster?: string;
+  /** ISO 8601 time the plan was made. */
+  readonly at: string;
+  /** Validation errors of the newest commit (the plan is then made from nothing). */
+  readonly errors?: readonly { readonly file: string; readonly line: number; readonly column: number; readonly message: string; readonly hint: string }[];
+}
+
+export function blockers(plan: Plan): Wait[] {
+  return plan.waits.filter((w) => (BLOCKING_WAITS as readonly string[]).includes(w.code));
+}
+
+export function isBlocked(plan: Plan): boolean {
+  return blockers(plan).length > 0;
+}
+
+/** "3 cordon, 1 setGroupImage" — what the next step changes, counted by kind. */
+export function summariseActions(actions: readonly Action[]): string {
+  if (actions.length === 0) return 'nothing';
+  const counts = new Map<string, number>();
+  for (const a of actions) counts.set(a.kind, (counts.get(a.kind) ?? 0) + 1);
+  return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
+}
+
+function target(a: Action): string {
+  switch (a.kind) {
+    case 'setGroupImage':
+      return `group ${a.groupId} → image ${a.image}`;
+    case 'surge':
+      return `group ${a.groupId} +${a.count} instance(s)`;
+    case 'annotateNode':
+      return `node ${a.node}: ${Object.entries(a.annotations).map(([k, v]) => (v === null ? `-${k}` : `${k}=${v}`)).join(' ')}`;
+    case 'cordon':
+    case 'uncordon':
+    case 'deleteNode':
+      return `node ${a.node}`;
+    case 'evict':
+      return `pod ${a.namespace}/${a.pod} on ${a.node}`;
+    case 'deletePod':
+      return `pod ${a.namespace}/${a.pod} on ${a.node} (${a.reason})`;
+    case 'copyLabels':
+      return `labels ${a.from} → ${a.to}`;
+    case 'removeInstance':
+      return `instance ${a.groupId}/${a.instanceId}${a.node ? ` (node ${a.node})` : ''}`;
+    case 'scaleDeployment':
+      return `deployment ${a.namespace}/${a.name} → ${a.replicas} replica(s)`;
+  }
+}
+
+function specName(s: { kind: string; name: string }): string {
+  return `${s.kind}/${s.name}`;
+}
+
+function short(commit: string | undefined): string {
+  return commit ? commit.slice(0, 7) : 'unknown';
+}
+
+export function renderText(plan: Plan, ctx: PlanContext): string {
+  const out: string[] = [];
+  out.push(`drydock plan for cluster ${ctx.cluster ?? 'unknown'} at commit ${short(ctx.commit)} (${ctx.at})`);
+  for (const e of ctx.errors ?? []) out.push(`${e.file}:${e.line}:${e.column}: error: ${e.message}\n  hint: ${e.hint}`);
+  out.push('', 'Specs:');
+  if (plan.specs.length === 0) out.push('  (none)');
+  for (const s of plan.specs) {
+    out.push(`  ${specName(s.spec)}: ${s.phase}, ${s.progress.done}/${s.progress.total} nodes${s.waitingFor ? ` — waiting for ${s.waitingFor}` : ''}`);
+  }
+  out.push('', `Next step: ${summariseActions(plan.actions)}`);
+  for (const a of plan.actions) out.push(`  ${a.kind} ${target(a)}`);
+  out.push('', 'Waves:');
+  if (plan.forecast.waves.length === 0) out.push('  (none)');
+  for (const w of plan.forecast.waves) {
+    out.push(`  ${w.index}. ${specName(w.spec)} ${w.label}: ${w.nodes.join(', ')} (${w.start} → ${w.end})`);
+  }
+  out.push('', `ETA: ${plan.forecast.eta ?? 'none while blocked'}`);
+  const blocked = blockers(plan);
+  out.push('', blocked.length === 0 ? 'Blockers: none' : 'Blockers (need a person):');
+  for (const w of blocked) out.push(`  [${w.code}] ${specName(w.spec)}${w.node ? ` ${w.node}` : ''}: ${w.reason}`);
+  const other = plan.waits.filter((w) => !blocked.includes(w));
+  if (other.length > 0) {
+    out.push('', 'Waiting (ends by itself):');
+    for (const w of other) out.push(`  [${w.code}] ${specName(w.spec)}${w.node ? ` ${w.node}` : ''}: ${w.reason}${w.until ? ` (until ${w.until})` : ''}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** Escapes text for a Markdown table cell. */
+function cell(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
+  const out: string[] = [];
+  const blocked = blockers(plan);
+  out.push(`### drydock plan — ${blocked.length > 0 ? '⛔ blocked' : plan.actions.length > 0 || plan.forecast.waves.length > 0 ? '🔄 will change nodes' : '✅ no changes'}`);
+  out.push('', `Cluster \`${ctx.cluster ?? 'unknown'}\`, commit \`${short(ctx.commit)}\`, planned at ${ctx.at}. ETA: ${plan.forecast.eta ?? 'none while blocked'}.`);
+  if ((ctx.errors ?? []).length > 0) {
+    out.push('', '#### Errors', '');
+    for (const e of ctx.errors ?? []) out.push(`- \`${e.file}:${e.line}:${e.column}\`: ${e.message} — ${e.hint}`);
+  }
+  out.push('', '| Spec | Phase | Progress | Waiting for |', '| --- | --- | --- | --- |');
+  for (const s of plan.specs) {
+    out.push(`| ${cell(specName(s.spec))} | ${s.phase} | ${s.progress.done}/${s.progress.total} | ${cell(s.waitingFor ?? '')} |`);
+  }
+  if (plan.specs.length === 0) out.push('| (none) | | | |');
+  out.push('', '#### Waves', '');
+  if (plan.forecast.waves.length === 0) out.push('No waves: nothing to roll out.');
+  else {
+    out.push('| # | Spec | Wave | Nodes | Start | End |', '| --- | --- | --- | --- | --- | --- |');
+    for (const w of plan.forecast.waves) {
+      out.push(`| ${w.index} | ${cell(specName(w.spec))} | ${cell(w.label)} | ${cell(w.nodes.join(', '))} | ${w.start} | ${w.end} |`);
+    }
+  }
+  out.push('', '#### Blockers', '');
+  if (blocked.length === 0) out.push('None.');
+  for (const w of blocked) out.push(`- **${w.code}** ${cell(specName(w.spec))}${w.node ? ` (\`${w.node}\`)` : ''}: ${w.reason}`);
+  if (plan.actions.length > 0) {
+    out.push('', `<details><summary>Next step: ${summariseActions(plan.actions)}</summary>`, '');
+    for (const a of plan.actions) out.push(`- \`${a.kind}\` ${target(a)}`);
+    out.push('', '</details>');
+  }
+  return `${out.join('\n')}\n`;
+}
+
+export function renderJson(plan: Plan, ctx: PlanContext): string {
+  return `${JSON.stringify(
+    {
+      cluster: ctx.cluster ?? null,
+      commit: ctx.commit ?? null,
+      at: ctx.at,
+      blocked: isBlocked(plan),
+      blockers: blockers(plan),
+      errors: ctx.errors ?? [],
+      specs: plan.specs,
+      actions: plan.actions,
+      waits: plan.waits,
+      notes: plan.notes,
+      waves: plan.forecast.waves,
+      eta: plan.forecast.eta ?? null,
+      wakeAt: plan.wakeAt ?? null,
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+export function renderPlan(plan: Plan, format: PlanFormat, ctx: PlanContext): string {
+  switch (format) {
+    case 'text':
+      return renderText(plan, ctx);
+    case 'markdown':
+      return renderMarkdown(plan, ctx);
+    case 'json':
+      return renderJson(plan, ctx);
+  }
+}
