@@ -94,10 +94,11 @@ export function buildNode(input: SimNodeInput): V1Node {
         architecture: 'amd64',
         operatingSystem: 'linux',
         osImage: input.image,
+        // Left empty so KWOK fills in its own version, as a kubelet reports its own.
         kernelVersion: '',
         containerRuntimeVersion: '',
-        kubeletVersion: 'fake',
-        kubeProxyVersion: 'fake',
+        kubeletVersion: '',
+        kubeProxyVersion: '',
         machineID: '',
         systemUUID: '',
         bootID: '',
