@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from './exit.js';
 import { register as registerSimCloud } from './sim-cloud.js';
+import { register as registerSandbox } from './sandbox.js';
+import { register as registerValidate } from './validate.js';
 
 /**
  * Every subcommand lives in its own file and exports `register(program)`; its action
@@ -8,7 +10,7 @@ import { register as registerSimCloud } from './sim-cloud.js';
  */
 type Registrar = (program: Command, done: (code: ExitCode) => void) => void;
 
-const registrars: Registrar[] = [registerSimCloud];
+const registrars: Registrar[] = [registerSimCloud, registerSandbox, registerValidate];
 
 export function buildProgram(done: (code: ExitCode) => void): Command {
   const program = new Command('drydock')

@@ -21,6 +21,8 @@ export interface ChildSpec {
   /** Secrets go here, never into args (args are written to the log header). */
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
+  /** A command that is meant to finish (a build): its exit is not a failure of the sandbox. */
+  readonly oneShot?: boolean;
 }
 
 export interface ChildExit {
@@ -145,13 +147,13 @@ export class Supervisor {
       child.once('exit', (code, signal) => {
         exit = { code, signal };
         this.logger.info({ process: spec.name, pid, code, signal }, 'process exited');
-        if (!this.stopping) this.fail(spec.name, exit, logFile);
+        if (!this.stopping && spec.oneShot !== true) this.fail(spec.name, exit, logFile);
         resolve(exit);
       });
       child.once('error', (err) => {
         exit = { code: null, signal: null };
         this.logger.error({ process: spec.name, err: err.message }, 'process failed to start');
-        if (!this.stopping) this.fail(spec.name, exit, logFile);
+        if (!this.stopping && spec.oneShot !== true) this.fail(spec.name, exit, logFile);
         resolve(exit);
       });
     });

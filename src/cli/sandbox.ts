@@ -1,0 +1,86 @@
+/**
+ * `drydock sandbox`: the embedded default environment (src/sandbox/). Ctrl-C (SIGINT) or
+ * SIGTERM stops every process it started before the command returns.
+ */
+import path from 'node:path';
+import { Option, type Command } from 'commander';
+import { DEFAULT_STATE_DIR, outcomeReport, runSandbox, SCENARIOS, type Scenario } from '../sandbox/index.js';
+import { EXIT_ERROR, type ExitCode } from './exit.js';
+
+interface SandboxFlags {
+  stateDir: string;
+  reset: boolean;
+  scenario?: Scenario;
+  timeout: string;
+  startTimeout: string;
+  live?: boolean;
+  repoFrom?: string;
+}
+
+/** "10m", "90s", "1h", or plain seconds; undefined when it is none of these. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
+  if (m === null || m[1] === undefined) return undefined;
+  const n = Number(m[1]);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] ?? 1000;
+  return n > 0 ? n * unit : undefined;
+}
+
+export function register(program: Command, done: (code: ExitCode) => void): void {
+  program
+    .command('sandbox')
+    .description('start a local control plane, a simulated cloud, a Git server and drydock, and show the rollout live')
+    .addOption(new Option('--state-dir <dir>', 'directory for all sandbox state and logs (kept between runs)').env('DRYDOCK_SANDBOX_STATE_DIR').default(DEFAULT_STATE_DIR))
+    .option('--reset', 'remove the state directory first and start from scratch', false)
+    .addOption(new Option('--scenario <name>', 'run a scenario to the end and exit: 0 when it passed').choices([...SCENARIOS]))
+    .addOption(new Option('--timeout <duration>', 'scenario: give up after this long (e.g. 10m, 600s)').default('10m'))
+    .addOption(new Option('--start-timeout <duration>', 'give up on a start-up step after this long').default('3m'))
+    .addOption(new Option('--repo-from <dir>', 'seed a new fleet repository from this directory instead of examples-repo/'))
+    .addOption(new Option('--no-live', 'append plain progress lines instead of redrawing (the default when not a terminal)'))
+    .addHelpText(
+      'after',
+      '\nState (fleet.git, the cloud, etcd, logs of every process) stays in --state-dir, so running it again resumes.\n' +
+        'The Kubernetes binaries are built on first use (scripts/k8s-binaries.sh) unless DRYDOCK_K8S_BIN or\n' +
+        'KUBEBUILDER_ASSETS points at them.',
+    )
+    .action(async (flags: SandboxFlags) => {
+      done(await run(flags));
+    });
+}
+
+async function run(flags: SandboxFlags): Promise<ExitCode> {
+  const scenarioTimeoutMs = parseDuration(flags.timeout);
+  const startTimeoutMs = parseDuration(flags.startTimeout);
+  if (scenarioTimeoutMs === undefined || startTimeoutMs === undefined) {
+    const bad = scenarioTimeoutMs === undefined ? `--timeout ${JSON.stringify(flags.timeout)}` : `--start-timeout ${JSON.stringify(flags.startTimeout)}`;
+    process.stderr.write(`drydock sandbox: ${bad} is not a duration; use e.g. 90s, 10m or 1h\n`);
+    return EXIT_ERROR;
+  }
+  const abort = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (!abort.signal.aborted) process.stderr.write(`\ndrydock sandbox: ${signal}: stopping every process it started…\n`);
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const outcome = await runSandbox({
+      stateDir: flags.stateDir,
+      reset: flags.reset,
+      ...(flags.scenario === undefined ? {} : { scenario: flags.scenario }),
+      scenarioTimeoutMs,
+      startTimeoutMs,
+      out: process.stdout,
+      // --no-live forces plain lines; otherwise a terminal gets the redrawn view.
+      ...(flags.live === false ? { live: false } : {}),
+      signal: abort.signal,
+      ...(flags.repoFrom === undefined ? {} : { examplesDir: path.resolve(flags.repoFrom) }),
+    });
+    const report = outcomeReport(outcome, flags.scenario !== undefined);
+    for (const line of report.lines) (report.code === 0 ? process.stdout : process.stderr).write(`${line}\n`);
+    return report.code;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
