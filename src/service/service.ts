@@ -186,7 +186,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   async function report(input: Omit<StatusInput, 'cluster' | 'sourceCommit' | 'newestCommit' | 'loadErrors'>): Promise<void> {
     const snapshot = buildStatus({
-      cluster: opts.cluster,
+      cluster: opts.cluster || inForce?.desired.config.cluster || '',
       ...(inForce ? { sourceCommit: inForce.commit } : {}),
       ...(newest ? { newestCommit: newest.commit } : {}),
       loadErrors: newest && !newest.load.ok ? newest.load.errors : [],

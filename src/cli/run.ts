@@ -1,0 +1,118 @@
+/**
+ * `drydock run`: the service. Flags and DRYDOCK_* environment variables configure it; logs are
+ * JSON lines on stdout; SIGTERM/SIGINT finish the action in flight, release the lease and exit 0.
+ */
+import { Option, type Command } from 'commander';
+import type { LevelWithSilent } from 'pino';
+import { plan } from '../plan/index.js';
+import { loadKubeConfig, KubeConfigError } from '../observe/kube.js';
+import { startService, type Service } from '../service/service.js';
+import { createLogger } from '../service/logger.js';
+import { OptionError, parseBool, parseDuration, providersFrom } from '../service/options.js';
+import { createDesiredSource, createStatusSink } from '../service/sources.js';
+import { ListenError } from '../service/http.js';
+import { EXIT_ERROR, EXIT_OK, type ExitCode } from './exit.js';
+
+export interface RunFlags {
+  repo: string;
+  branch: string;
+  path: string;
+  kubeconfig?: string;
+  provider: string;
+  cloudEndpoint?: string;
+  interval: string;
+  statusBranch: string;
+  listen: string;
+  leaderElect: string | boolean;
+  namespace: string;
+  cluster: string;
+  logLevel: LevelWithSilent;
+  leaseDuration: string;
+  renewDeadline: string;
+  retryPeriod: string;
+  resync: string;
+  webhookSecret?: string;
+  gitUsername?: string;
+  gitPassword?: string;
+  gitToken?: string;
+}
+
+export function register(program: Command, done: (code: ExitCode) => void): void {
+  program
+    .command('run')
+    .description('run the service: follow the repository, roll out node changes safely, report to the status branch')
+    .addOption(new Option('--repo <url|dir>', 'Git repository URL (or a local directory) holding the specs').env('DRYDOCK_REPO').makeOptionMandatory())
+    .addOption(new Option('--branch <name>', 'branch to follow').env('DRYDOCK_BRANCH').default('main'))
+    .addOption(new Option('--path <dir>', 'directory inside the repository where drydock.yaml lives').env('DRYDOCK_PATH').default('.'))
+    .addOption(new Option('--kubeconfig <file>', 'kubeconfig of the cluster (default: KUBECONFIG, ~/.kube/config, in-cluster)').env('DRYDOCK_KUBECONFIG'))
+    .addOption(new Option('--provider <name>', 'cloud provider of the scaling groups').choices(['sim', 'aws', 'gcp', 'azure']).env('DRYDOCK_PROVIDER').default('sim'))
+    .addOption(new Option('--cloud-endpoint <url>', 'URL of the simulated cloud (provider sim)').env('DRYDOCK_CLOUD_ENDPOINT'))
+    .addOption(new Option('--interval <duration>', 'Git polling interval (e.g. 30s, 1m)').env('DRYDOCK_INTERVAL').default('1m'))
+    .addOption(new Option('--status-branch <name>', 'branch the status reports are committed to').env('DRYDOCK_STATUS_BRANCH').default('drydock/status'))
+    .addOption(new Option('--listen <addr>', 'address of /healthz, /readyz, /metrics and the webhook').env('DRYDOCK_LISTEN').default(':8080'))
+    .addOption(new Option('--leader-elect <bool>', 'elect a leader through a Lease so only one replica acts').env('DRYDOCK_LEADER_ELECT').default(true))
+    .addOption(new Option('--namespace <ns>', 'namespace of the leader-election Lease').env('DRYDOCK_NAMESPACE').default('drydock-system'))
+    .addOption(new Option('--cluster <name>', 'cluster name in status reports (default: drydock.yaml\'s)').env('DRYDOCK_CLUSTER').default(''))
+    .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).env('DRYDOCK_LOG_LEVEL').default('info'))
+    .addOption(new Option('--lease-duration <duration>', 'how long a leader may go unrenewed before another takes over').env('DRYDOCK_LEASE_DURATION').default('15s'))
+    .addOption(new Option('--renew-deadline <duration>', 'a leader that cannot renew for this long stops acting').env('DRYDOCK_RENEW_DEADLINE').default('10s'))
+    .addOption(new Option('--retry-period <duration>', 'how often the Lease is renewed or tried').env('DRYDOCK_RETRY_PERIOD').default('2s'))
+    .addOption(new Option('--resync <duration>', 'longest sleep between reconciles when nothing happens').env('DRYDOCK_RESYNC').default('1m'))
+    .addOption(new Option('--webhook-secret <secret>', 'shared secret of the Git webhook (prefer the env variable)').env('DRYDOCK_WEBHOOK_SECRET').hideHelp())
+    .addOption(new Option('--git-username <name>', 'Git basic-auth user').env('DRYDOCK_GIT_USERNAME'))
+    .addOption(new Option('--git-password <password>', 'Git basic-auth password (prefer the env variable)').env('DRYDOCK_GIT_PASSWORD').hideHelp())
+    .addOption(new Option('--git-token <token>', 'Git token (prefer the env variable)').env('DRYDOCK_GIT_TOKEN').hideHelp())
+    .addHelpText('after', '\nSecrets (DRYDOCK_GIT_PASSWORD, DRYDOCK_GIT_TOKEN, DRYDOCK_WEBHOOK_SECRET) are read from the environment and never logged.')
+    .action(async (flags: RunFlags) => {
+      done(await run(flags));
+    });
+}
+
+function fail(message: string): ExitCode {
+  process.stderr.write(`drydock run: ${message}\n`);
+  return EXIT_ERROR;
+}
+
+export async function run(flags: RunFlags): Promise<ExitCode> {
+  const logger = createLogger(flags.logLevel);
+  let service: Service;
+  try {
+    const leaderElect = parseBool('--leader-elect', flags.leaderElect);
+    const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
+    const providers = providersFrom(flags.provider, flags.cloudEndpoint || undefined);
+    const source = await createDesiredSource(flags, logger);
+    const status = await createStatusSink(flags, logger);
+    service = await startService({
+      kubeConfig,
+      source,
+      planner: (d, o, now) => plan(d, o, now),
+      providers,
+      ...(status ? { status } : {}),
+      cluster: flags.cluster,
+      logger,
+      listen: flags.listen,
+      leaderElection: leaderElect
+        ? {
+            namespace: flags.namespace,
+            leaseDurationMs: parseDuration('--lease-duration', flags.leaseDuration),
+            renewDeadlineMs: parseDuration('--renew-deadline', flags.renewDeadline),
+            retryPeriodMs: parseDuration('--retry-period', flags.retryPeriod),
+          }
+        : false,
+      pollIntervalMs: parseDuration('--interval', flags.interval),
+      resyncMs: parseDuration('--resync', flags.resync),
+    });
+  } catch (err) {
+    if (err instanceof OptionError || err instanceof KubeConfigError || err instanceof ListenError) return fail(err.message);
+    const code = err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+    return fail(`${err instanceof Error ? err.message : String(err)}${code ? ` (${code})` : ''}`);
+  }
+  process.stderr.write(`drydock run: serving on ${service.url ?? '(no http)'} as ${service.identity}\n`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  logger.info({ signal }, 'signal received');
+  await service.stop();
+  return EXIT_OK;
+}

@@ -1,0 +1,37 @@
+/**
+ * A DesiredSource over a local directory (a checkout, or a directory a sidecar keeps in sync).
+ * Its "commit" is the Git HEAD when the directory is a Git work tree with no local changes,
+ * otherwise a content hash of the loaded files, so a change is always noticed.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { loadFromDirectory } from '../spec/load.js';
+import type { DesiredRevision, DesiredSource } from './service.js';
+
+function gitHead(dir: string): string | undefined {
+  const head = spawnSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' });
+  if (head.status !== 0) return undefined;
+  const dirty = spawnSync('git', ['-C', dir, 'status', '--porcelain', '--', '.'], { encoding: 'utf8' });
+  if (dirty.status !== 0 || dirty.stdout.trim() !== '') return undefined;
+  return head.stdout.trim();
+}
+
+export function directoryDesiredSource(dir: string): DesiredSource {
+  return {
+    async sync(): Promise<DesiredRevision> {
+      const load = await loadFromDirectory(dir);
+      const head = gitHead(dir);
+      if (head) return { commit: head, load };
+      const hash = createHash('sha256');
+      for (const file of [...load.files].sort()) {
+        hash.update(file);
+        hash.update('\0');
+        hash.update(await readFile(path.join(dir, file)).catch(() => Buffer.alloc(0)));
+        hash.update('\0');
+      }
+      return { commit: `dir-${hash.digest('hex').slice(0, 12)}`, load };
+    },
+  };
+}

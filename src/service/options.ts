@@ -1,0 +1,58 @@
+/**
+ * Parsing of the service's command-line values, with errors that say which flag, what was
+ * wrong and what to write instead.
+ */
+import type { CloudProvider } from '../cloud/provider.js';
+import { createProvider, ProviderConfigError } from '../cloud/index.js';
+import type { Provider } from '../spec/model.js';
+
+export class OptionError extends Error {
+  override readonly name = 'OptionError';
+  readonly code = 'option';
+  constructor(message: string, readonly data: { readonly flag: string; readonly value?: string }) {
+    super(message);
+  }
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "30s", "2m", "1h", "500ms" or a bare number of seconds → milliseconds. */
+export function parseDuration(flag: string, value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  if (!m) throw new OptionError(`${flag} ${JSON.stringify(value)} is not a duration; write e.g. 30s, 2m or 1h`, { flag, value });
+  const ms = Number(m[1]) * (UNITS[m[2] ?? 's'] ?? 1000);
+  if (!Number.isFinite(ms) || ms <= 0) throw new OptionError(`${flag} must be longer than zero`, { flag, value });
+  return Math.round(ms);
+}
+
+/** Commander's boolean-ish env values: true/false/1/0/yes/no. */
+export function parseBool(flag: string, value: string | boolean): boolean {
+  if (typeof value === 'boolean') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new OptionError(`${flag} ${JSON.stringify(value)} is not true or false`, { flag, value });
+}
+
+/** The providers the service can reach, from --provider and --cloud-endpoint. */
+export function providersFrom(provider: string, endpoint: string | undefined): Partial<Record<Provider, CloudProvider>> {
+  if (provider !== 'sim' && provider !== 'aws' && provider !== 'gcp' && provider !== 'azure') {
+    throw new OptionError(`--provider ${JSON.stringify(provider)} is not one of sim, aws, gcp, azure`, { flag: '--provider', value: provider });
+  }
+  try {
+    if (provider === 'sim') {
+      if (!endpoint) throw new OptionError('--provider sim needs --cloud-endpoint URL of the simulated cloud (e.g. http://127.0.0.1:7070)', { flag: '--cloud-endpoint' });
+      let url: URL;
+      try {
+        url = new URL(endpoint);
+      } catch {
+        throw new OptionError(`--cloud-endpoint ${JSON.stringify(endpoint)} is not a URL; write e.g. http://127.0.0.1:7070`, { flag: '--cloud-endpoint', value: endpoint });
+      }
+      return { sim: createProvider({ provider: 'sim', url: url.toString().replace(/\/$/, '') }) };
+    }
+    return { [provider]: createProvider({ provider }) };
+  } catch (err) {
+    if (err instanceof ProviderConfigError) throw new OptionError(err.message, { flag: '--provider', value: provider });
+    throw err;
+  }
+}
