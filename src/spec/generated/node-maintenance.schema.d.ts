@@ -11,47 +11,115 @@
 export type ResourceName = string;
 
 /**
- * NodeMaintenance of the medik8s (or older KubeVirt) node-maintenance operator, read unchanged.
+ * Puts one node into maintenance: cordon and evict its pods while the file exists; deleting the file uncordons the node.
  */
-export interface SeedNodeMaintenanceDocument {
+export interface NodeMaintenanceDocument {
   /**
-   * API group and version of the node-maintenance operator.
+   * API group and version of the document.
    */
-  apiVersion: "nodemaintenance.medik8s.io/v1beta1" | "nodemaintenance.kubevirt.io/v1beta1";
+  apiVersion: "drydock.dev/v1alpha1";
   /**
    * Kind of the document.
    */
   kind: "NodeMaintenance";
-  metadata: SeedMetadata;
-  /**
-   * Status written by the original operator; ignored (drydock reports status on its status branch).
-   */
-  status?: {
-    [k: string]: unknown;
-  };
-  spec: SeedNodeMaintenanceSpec;
+  metadata: SpecMetadata;
+  spec: NodeMaintenanceSpec;
 }
 /**
- * The object's metadata; its name becomes the spec's name.
+ * The spec's name, labels and annotations.
  */
-export interface SeedMetadata {
+export interface SpecMetadata {
   name: ResourceName;
   /**
-   * Namespace of the original object; drydock specs are cluster-wide, so it is ignored.
+   * Free-form labels; drydock does not interpret them.
    */
-  namespace?: string;
-  [k: string]: unknown;
+  labels?: {
+    [k: string]: string;
+  };
+  /**
+   * Free-form annotations; drydock does not interpret them.
+   */
+  annotations?: {
+    [k: string]: string;
+  };
 }
 /**
- * The node and the reason.
+ * The node and why it is in maintenance.
  */
-export interface SeedNodeMaintenanceSpec {
+export interface NodeMaintenanceSpec {
   /**
-   * Name of the node to put into maintenance.
+   * Name of the Node to put into maintenance.
    */
   nodeName: string;
   /**
-   * Why the node is in maintenance.
+   * Why; shown in status and on the node.
    */
   reason?: string;
+  drain?: DrainSpec;
+}
+/**
+ * How the node is drained; left out means evict every evictable pod, DaemonSet pods ignored.
+ */
+export interface DrainSpec {
+  /**
+   * Drain the node at all. Default true, except in a NodeOp's drainOptions where, as in Kairos, it defaults to false.
+   */
+  enabled?: boolean;
+  /**
+   * Also delete pods without a controller. Default false.
+   */
+  force?: boolean;
+  /**
+   * Grace period given to each evicted pod; left out means each pod's own.
+   */
+  gracePeriodSeconds?: number;
+  /**
+   * Leave DaemonSet pods in place (they would be recreated anyway). Default true.
+   */
+  ignoreDaemonSets?: boolean;
+  /**
+   * Evict pods that use emptyDir volumes, losing that data. Default true.
+   */
+  deleteEmptyDirData?: boolean;
+  /**
+   * Give up draining after this many seconds and apply onTimeout; left out means the default of the rollout.
+   */
+  timeoutSeconds?: number;
+  /**
+   * What to do when the drain times out: halt the rollout (default), force (delete the remaining pods), or skipNode (uncordon it and go on).
+   */
+  onTimeout?: "halt" | "force" | "skipNode";
+  podSelector?: LabelSelectorSpec;
+}
+/**
+ * Only pods matching it are evicted; left out means all.
+ */
+export interface LabelSelectorSpec {
+  /**
+   * Labels a node must carry with exactly these values.
+   */
+  matchLabels?: {
+    [k: string]: string;
+  };
+  /**
+   * Set-based requirements on labels.
+   */
+  matchExpressions?: LabelSelectorRequirementSpec[];
+}
+/**
+ * One requirement: key, operator, and for In/NotIn the values.
+ */
+export interface LabelSelectorRequirementSpec {
+  /**
+   * The label key the requirement applies to.
+   */
+  key: string;
+  /**
+   * How the label's value relates to values.
+   */
+  operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+  /**
+   * Values for In and NotIn; must be empty for Exists and DoesNotExist.
+   */
+  values?: string[];
 }

@@ -155,7 +155,7 @@ export interface ImagePullSecretSpec {
  */
 export interface DrainSpec {
   /**
-   * Drain the node at all. Default true.
+   * Drain the node at all. Default true, except in a NodeOp's drainOptions where, as in Kairos, it defaults to false.
    */
   enabled?: boolean;
   /**
@@ -239,7 +239,7 @@ export interface CanarySpec {
  */
 export interface DrainSpec1 {
   /**
-   * Drain the node at all. Default true.
+   * Drain the node at all. Default true, except in a NodeOp's drainOptions where, as in Kairos, it defaults to false.
    */
   enabled?: boolean;
   /**

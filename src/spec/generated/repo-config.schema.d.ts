@@ -112,7 +112,7 @@ export interface CanarySpec {
  */
 export interface DrainSpec {
   /**
-   * Drain the node at all. Default true.
+   * Drain the node at all. Default true, except in a NodeOp's drainOptions where, as in Kairos, it defaults to false.
    */
   enabled?: boolean;
   /**

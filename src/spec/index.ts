@@ -1,0 +1,21 @@
+/**
+ * The spec loader's public API: load a tree of spec files (a directory, or any SpecFileSource
+ * such as a commit's tree) into a normalised DesiredState, or into every error, and format
+ * those errors for people and tools.
+ */
+export { loadFromDirectory, loadFromSource, DEFAULT_LIMITS, type LoadLimits, type LoadOptions } from './load.js';
+export { directorySource, type SpecDirEntry, type SpecEntryKind, type SpecFileSource } from './source.js';
+export { SpecSourceError, type SpecErrorCode, type SpecSourceErrorCode } from './errors.js';
+export {
+  errorsToJson,
+  formatErrorGithub,
+  formatErrorsGithub,
+  formatErrorsText,
+  formatErrorText,
+  type ErrorFormat,
+  type FormatOptions,
+} from './format.js';
+export { revisionOf } from './revision.js';
+export { DEFAULT_CONFIG } from './normalise/config.js';
+export { BUILTIN_ROLLOUT } from './normalise/rollout.js';
+export type * from './model.js';

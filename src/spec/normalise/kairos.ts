@@ -1,0 +1,74 @@
+/** operator.kairos.io/v1alpha1 (Kairos operator) documents → the model, with Kairos' defaults. */
+import type { KairosNodeOpUpgradeDocument } from '../generated/kairos-node-op-upgrade.schema.js';
+import type { KairosNodeOpDocument } from '../generated/kairos-node-op.schema.js';
+import type { DrainOptions, LabelSelector, NodeOp, NodeOpUpgrade, Spec } from '../model.js';
+import type { NormaliseContext } from './context.js';
+import { meta, raw } from './meta.js';
+import { generatedNodeOp, KAIROS_DEFAULTS, KAIROS_DRAIN } from './node-op.js';
+import { checkSelector, labelSelector } from './rollout.js';
+
+/** Older Kairos releases name nodes in targetNodes; that is a selector on the hostname label. */
+function selector(ctx: NormaliseContext, spec: KairosNodeOpDocument['spec']): LabelSelector | undefined {
+  const targets = spec.targetNodes ?? [];
+  if (targets.length > 0 && spec.nodeSelector !== undefined) {
+    ctx.report('invalid-value', ['spec', 'targetNodes'], 'targetNodes and nodeSelector cannot both be set', 'keep one of them');
+  }
+  if (targets.length > 0) return { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [...targets].sort() }] };
+  checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
+  return labelSelector(spec.nodeSelector);
+}
+
+export function kNodeOp(ctx: NormaliseContext): Spec[] {
+  const { spec } = raw<KairosNodeOpDocument>(ctx.doc);
+  const d = spec.drainOptions ?? {};
+  if (d.enabled === true && spec.cordon !== true) {
+    ctx.report('invalid-value', ['spec', 'drainOptions', 'enabled'], 'draining needs cordon: true', 'set spec.cordon: true, or disable drainOptions');
+  }
+  const drain: DrainOptions = {
+    ...KAIROS_DRAIN,
+    enabled: d.enabled ?? KAIROS_DRAIN.enabled,
+    force: d.force ?? KAIROS_DRAIN.force,
+    ignoreDaemonSets: d.ignoreDaemonSets ?? KAIROS_DRAIN.ignoreDaemonSets,
+    deleteEmptyDirData: d.deleteEmptyDirData ?? KAIROS_DRAIN.deleteEmptyDirData,
+    // Kairos: a negative grace period means each pod's own.
+    ...(d.gracePeriodSeconds !== undefined && d.gracePeriodSeconds >= 0 ? { gracePeriodSeconds: d.gracePeriodSeconds } : {}),
+    ...(d.timeoutSeconds !== undefined ? { timeoutSeconds: d.timeoutSeconds } : {}),
+  };
+  const nodeSelector = selector(ctx, spec);
+  const concurrency = spec.concurrency ?? KAIROS_DEFAULTS.concurrency;
+  const stopOnFailure = spec.stopOnFailure ?? KAIROS_DEFAULTS.stopOnFailure;
+  const op: NodeOp = {
+    ...meta(ctx.doc, 'NodeOp'),
+    ...(nodeSelector !== undefined ? { nodeSelector } : {}),
+    image: spec.image ?? KAIROS_DEFAULTS.image,
+    imagePullSecrets: (spec.imagePullSecrets ?? []).map((s) => s.name),
+    command: [...spec.command],
+    hostMountPath: spec.hostMountPath ?? KAIROS_DEFAULTS.hostMountPath,
+    cordon: spec.cordon ?? KAIROS_DEFAULTS.cordon,
+    drain,
+    rebootOnSuccess: spec.rebootOnSuccess ?? KAIROS_DEFAULTS.rebootOnSuccess,
+    backoffLimit: spec.backoffLimit ?? KAIROS_DEFAULTS.backoffLimit,
+    concurrency,
+    stopOnFailure,
+    rollout: { ...ctx.rollout, concurrency, stopOnFailure, drain },
+  };
+  return [op];
+}
+
+export function kNodeOpUpgrade(ctx: NormaliseContext): Spec[] {
+  const { spec } = raw<KairosNodeOpUpgradeDocument>(ctx.doc);
+  checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
+  const nodeSelector = labelSelector(spec.nodeSelector);
+  const u: NodeOpUpgrade = {
+    ...meta(ctx.doc, 'NodeOpUpgrade'),
+    image: spec.image,
+    imagePullSecrets: (spec.imagePullSecrets ?? []).map((s) => s.name),
+    ...(nodeSelector !== undefined ? { nodeSelector } : {}),
+    concurrency: spec.concurrency ?? KAIROS_DEFAULTS.concurrency,
+    stopOnFailure: spec.stopOnFailure ?? KAIROS_DEFAULTS.stopOnFailure,
+    upgradeActive: spec.upgradeActive ?? KAIROS_DEFAULTS.upgradeActive,
+    upgradeRecovery: spec.upgradeRecovery ?? KAIROS_DEFAULTS.upgradeRecovery,
+    force: spec.force ?? KAIROS_DEFAULTS.force,
+  };
+  return [u, generatedNodeOp(u, ctx.rollout)];
+}

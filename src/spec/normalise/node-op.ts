@@ -1,0 +1,95 @@
+/**
+ * NodeOp and NodeOpUpgrade with Kairos' defaults, shared by the drydock.dev and the
+ * operator.kairos.io formats. A NodeOpUpgrade also yields the NodeOp that runs the upgrade,
+ * built as the Kairos operator builds it.
+ */
+import type { DrainOptions, LabelSelector, NodeOp, NodeOpUpgrade, RolloutPolicy } from '../model.js';
+import type { PathSegment } from '../parse.js';
+import type { NormaliseContext } from './context.js';
+
+/** Kairos' drainOptions defaults: no drain unless enabled; DaemonSet pods ignored. */
+export const KAIROS_DRAIN: DrainOptions = {
+  enabled: false,
+  force: false,
+  ignoreDaemonSets: true,
+  deleteEmptyDirData: false,
+  onTimeout: 'halt',
+};
+
+export const KAIROS_DEFAULTS = {
+  image: 'busybox:latest',
+  hostMountPath: '/host',
+  cordon: false,
+  rebootOnSuccess: false,
+  backoffLimit: 6,
+  concurrency: 0,
+  stopOnFailure: false,
+  upgradeActive: true,
+  upgradeRecovery: false,
+  force: false,
+} as const;
+
+/** The NodeOp's own concurrency, stopOnFailure and drain are its rollout's: one value, not two. */
+export function nodeOpRollout(
+  ctx: NormaliseContext,
+  rolloutPath: readonly PathSegment[],
+  merged: RolloutPolicy,
+  own: { concurrency: number; stopOnFailure: boolean; drain: DrainOptions },
+  rawRollout: Record<string, unknown> | undefined,
+): RolloutPolicy {
+  const fields = { concurrency: 'concurrency', stopOnFailure: 'stopOnFailure', drain: 'drainOptions' } as const;
+  for (const [field, instead] of Object.entries(fields)) {
+    if (rawRollout !== undefined && field in rawRollout) {
+      ctx.report('invalid-value', [...rolloutPath, field], `a NodeOp sets ${field} on spec.${instead}, not in spec.rollout`, `move it to spec.${instead}`);
+    }
+  }
+  return { ...merged, concurrency: own.concurrency, stopOnFailure: own.stopOnFailure, drain: own.drain };
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The upgrade script the Kairos operator runs: skip when already at the target, then kairos-agent upgrade. */
+export function kairosUpgradeCommand(u: Pick<NodeOpUpgrade, 'force' | 'upgradeActive' | 'upgradeRecovery'>, hostMountPath: string): string[] {
+  const lines = ['set -x -e'];
+  if (!u.force && !u.upgradeRecovery) {
+    lines.push(
+      'get_version() { [ -f "$1" ] || { echo ""; return 0; }; . "$1"; [ -n "${KAIROS_VERSION}" ] && echo "${KAIROS_VERSION}-${KAIROS_SOFTWARE_VERSION_PREFIX}${KAIROS_SOFTWARE_VERSION}" || echo ""; }',
+      'TARGET=$(get_version /etc/kairos-release)',
+      `CURRENT=$(get_version ${shellQuote(`${hostMountPath}/etc/kairos-release`)})`,
+      'if [ -n "$CURRENT" ] && [ -n "$TARGET" ] && [ "$CURRENT" = "$TARGET" ]; then echo "Up to date: $CURRENT"; exit 0; fi',
+    );
+  }
+  lines.push(`mount --rbind ${shellQuote(`${hostMountPath}/dev`)} /dev`, `mount --rbind ${shellQuote(`${hostMountPath}/run`)} /run`);
+  if (u.upgradeRecovery) lines.push('kairos-agent upgrade --recovery --source dir:/');
+  if (u.upgradeActive || !u.upgradeRecovery) lines.push('kairos-agent upgrade --source dir:/');
+  lines.push('exit 0');
+  return ['/bin/sh', '-c', lines.join('\n')];
+}
+
+/** The NodeOp a NodeOpUpgrade stands for: same name, always cordon and drain, reboot when the active partition changed. */
+export function generatedNodeOp(u: NodeOpUpgrade, defaults: RolloutPolicy): NodeOp {
+  const drain: DrainOptions = { ...KAIROS_DRAIN, enabled: true };
+  const nodeSelector: LabelSelector | undefined = u.nodeSelector;
+  return {
+    kind: 'NodeOp',
+    name: u.name,
+    apiVersion: u.apiVersion,
+    source: u.source,
+    revision: '',
+    ...(nodeSelector !== undefined ? { nodeSelector } : {}),
+    image: u.image,
+    imagePullSecrets: u.imagePullSecrets,
+    command: kairosUpgradeCommand(u, KAIROS_DEFAULTS.hostMountPath),
+    hostMountPath: KAIROS_DEFAULTS.hostMountPath,
+    cordon: true,
+    drain,
+    rebootOnSuccess: u.upgradeActive,
+    backoffLimit: KAIROS_DEFAULTS.backoffLimit,
+    concurrency: u.concurrency,
+    stopOnFailure: u.stopOnFailure,
+    rollout: { ...defaults, concurrency: u.concurrency, stopOnFailure: u.stopOnFailure, drain },
+    generatedBy: `NodeOpUpgrade/${u.name}`,
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * Rollout policy and drain options: built-in defaults, drydock.yaml's defaults over them, and
+ * a spec's own fields over those. Raw shapes come from the generated schema types.
+ */
+import type { DrainSpec, LabelSelectorSpec, RolloutSpec } from '../generated/common.schema.js';
+import type { DrainOptions, LabelSelector, RolloutPolicy } from '../model.js';
+import type { PathSegment } from '../parse.js';
+import type { NormaliseContext } from './context.js';
+import { durationSeconds, intOrPercent } from './values.js';
+
+/** drydock's own defaults: one node at a time, surge first, halt on the first failure. */
+export const BUILTIN_DRAIN: DrainOptions = {
+  enabled: true,
+  force: false,
+  ignoreDaemonSets: true,
+  deleteEmptyDirData: true,
+  timeoutSeconds: 600,
+  onTimeout: 'halt',
+};
+
+export const BUILTIN_ROLLOUT: RolloutPolicy = {
+  maxSurge: 1,
+  maxUnavailable: 1,
+  concurrency: 1,
+  order: 'controlPlaneFirst',
+  stopOnFailure: true,
+  joinTimeoutSeconds: 900,
+  drain: BUILTIN_DRAIN,
+  healthGate: { minReadySeconds: 30 },
+  approval: { required: 'none' },
+};
+
+export function labelSelector(raw: LabelSelectorSpec | undefined): LabelSelector | undefined {
+  if (raw === undefined) return undefined;
+  const out: { matchLabels?: Record<string, string>; matchExpressions?: LabelSelector['matchExpressions'] } = {};
+  if (raw.matchLabels && Object.keys(raw.matchLabels).length > 0) out.matchLabels = { ...raw.matchLabels };
+  if (raw.matchExpressions && raw.matchExpressions.length > 0) {
+    out.matchExpressions = raw.matchExpressions.map((r) => (r.values === undefined ? { key: r.key, operator: r.operator } : { key: r.key, operator: r.operator, values: [...r.values] }));
+  }
+  return out;
+}
+
+/** Checks what the schema cannot: In/NotIn need values, Exists/DoesNotExist must have none. */
+export function checkSelector(ctx: NormaliseContext, path: readonly PathSegment[], raw: LabelSelectorSpec | undefined): void {
+  raw?.matchExpressions?.forEach((r, i) => {
+    const needs = r.operator === 'In' || r.operator === 'NotIn';
+    const has = (r.values?.length ?? 0) > 0;
+    if (needs && !has) ctx.report('invalid-value', [...path, 'matchExpressions', i], `operator ${r.operator} needs at least one value`, 'add values: [...]');
+    if (!needs && has) ctx.report('invalid-value', [...path, 'matchExpressions', i, 'values'], `operator ${r.operator} takes no values`, 'remove values');
+  });
+}
+
+export function mergeDrain(ctx: NormaliseContext, path: readonly PathSegment[], base: DrainOptions, raw: DrainSpec | undefined): DrainOptions {
+  if (raw === undefined) return base;
+  checkSelector(ctx, [...path, 'podSelector'], raw.podSelector);
+  const podSelector = raw.podSelector !== undefined ? labelSelector(raw.podSelector) : base.podSelector;
+  const gracePeriodSeconds = raw.gracePeriodSeconds ?? base.gracePeriodSeconds;
+  const timeoutSeconds = raw.timeoutSeconds ?? base.timeoutSeconds;
+  return {
+    enabled: raw.enabled ?? base.enabled,
+    force: raw.force ?? base.force,
+    ignoreDaemonSets: raw.ignoreDaemonSets ?? base.ignoreDaemonSets,
+    deleteEmptyDirData: raw.deleteEmptyDirData ?? base.deleteEmptyDirData,
+    onTimeout: raw.onTimeout ?? base.onTimeout,
+    ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
+    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    ...(podSelector !== undefined ? { podSelector } : {}),
+  };
+}
+
+/** `raw` (a spec's rollout, or drydock.yaml's defaults.rollout) over `base`. */
+export function mergeRollout(ctx: NormaliseContext, path: readonly PathSegment[], base: RolloutPolicy, raw: RolloutSpec | undefined): RolloutPolicy {
+  if (raw === undefined) return base;
+  const at = (...p: PathSegment[]): PathSegment[] => [...path, ...p];
+  const maxSurge = raw.maxSurge !== undefined ? intOrPercent(ctx, at('maxSurge'), raw.maxSurge) : undefined;
+  const maxUnavailable = raw.maxUnavailable !== undefined ? intOrPercent(ctx, at('maxUnavailable'), raw.maxUnavailable) : undefined;
+  const joinTimeout = raw.joinTimeout !== undefined ? durationSeconds(ctx, at('joinTimeout'), raw.joinTimeout) : undefined;
+  let canary = base.canary;
+  if (raw.canary !== undefined) {
+    const soak = raw.canary.soak !== undefined ? durationSeconds(ctx, at('canary', 'soak'), raw.canary.soak) : undefined;
+    canary = { nodes: raw.canary.nodes, soakSeconds: soak ?? base.canary?.soakSeconds ?? 0 };
+  }
+  const window = raw.window ?? base.window;
+  return {
+    maxSurge: maxSurge ?? base.maxSurge,
+    maxUnavailable: maxUnavailable ?? base.maxUnavailable,
+    concurrency: raw.concurrency ?? base.concurrency,
+    order: raw.order ?? base.order,
+    stopOnFailure: raw.stopOnFailure ?? base.stopOnFailure,
+    joinTimeoutSeconds: joinTimeout ?? base.joinTimeoutSeconds,
+    drain: mergeDrain(ctx, at('drain'), base.drain, raw.drain),
+    healthGate: { minReadySeconds: raw.healthGate?.minReadySeconds ?? base.healthGate.minReadySeconds },
+    approval: { required: raw.approval?.required ?? base.approval.required },
+    ...(canary !== undefined ? { canary } : {}),
+    ...(window !== undefined ? { window } : {}),
+  };
+}

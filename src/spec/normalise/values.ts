@@ -1,0 +1,65 @@
+/**
+ * Values that the schema checks for shape and the loader checks for meaning: durations,
+ * percentages, cron expressions, time zones.
+ */
+import { CronExpressionParser } from 'cron-parser';
+import type { IntOrPercent } from '../model.js';
+import type { PathSegment } from '../parse.js';
+import type { NormaliseContext } from './context.js';
+
+/** Longest duration drydock accepts anywhere: a year. */
+const MAX_DURATION_SECONDS = 366 * 24 * 3600;
+
+/** Seconds of a '1h30m'-style duration; undefined (and a finding) when it does not parse. */
+export function durationSeconds(ctx: NormaliseContext, path: readonly PathSegment[], text: string): number | undefined {
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text);
+  if (!m || text === '') {
+    ctx.report('invalid-value', path, `${JSON.stringify(text)} is not a duration`, "write hours, minutes and seconds in that order, e.g. '30s', '10m', '1h30m'");
+    return undefined;
+  }
+  const seconds = Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+  if (!Number.isSafeInteger(seconds) || seconds > MAX_DURATION_SECONDS) {
+    ctx.report('invalid-value', path, `duration ${JSON.stringify(text)} is longer than a year`, 'use a shorter duration');
+    return undefined;
+  }
+  return seconds;
+}
+
+/** An IntOrPercent with the percentage in 0–100%. */
+export function intOrPercent(ctx: NormaliseContext, path: readonly PathSegment[], value: number | string): IntOrPercent | undefined {
+  if (typeof value === 'number') return value;
+  const pct = Number(value.slice(0, -1));
+  if (!/^\d{1,3}%$/.test(value) || pct > 100) {
+    ctx.report('invalid-value', path, `percentage ${JSON.stringify(value)} is out of range`, "write a percentage from '0%' to '100%', or a number of nodes");
+    return undefined;
+  }
+  return `${pct}%`;
+}
+
+/** True when `cron` is a valid five-field cron expression in `timeZone`. */
+export function checkCron(ctx: NormaliseContext, path: readonly PathSegment[], cron: string, timeZone: string): boolean {
+  const fields = cron.trim().split(/\s+/);
+  if (fields.length !== 5) {
+    ctx.report('invalid-value', path, `cron expression ${JSON.stringify(cron)} has ${fields.length} fields, not 5`, "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays");
+    return false;
+  }
+  try {
+    CronExpressionParser.parse(cron, { tz: timeZone });
+    return true;
+  } catch (err) {
+    ctx.report('invalid-value', path, `cron expression ${JSON.stringify(cron)} is not valid${err instanceof Error ? `: ${err.message}` : ''}`, "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays");
+    return false;
+  }
+}
+
+/** True when `tz` is an IANA time zone name this runtime knows. */
+export function isTimeZone(tz: string): boolean {
+  // Offsets like "+01:00" are accepted by newer ICU builds but are not IANA zones.
+  if (/^[+-]/.test(tz)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * A spec's revision: a hash of its normalised content with keys sorted, so formatting,
+ * comments, field order, defaults written out or left implicit, and the format it was written
+ * in (apiVersion) do not make a new revision; any change of behaviour does.
+ */
+import { createHash } from 'node:crypto';
+import type { Spec } from './model.js';
+
+const EXCLUDED = new Set(['source', 'revision', 'apiVersion']);
+
+function canonical(value: unknown, top: boolean): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonical(v, false)).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const keys = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined && !(top && EXCLUDED.has(k)))
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k], false)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** 16 hex digits of SHA-256 over the canonical form. */
+export function revisionOf(spec: Spec): string {
+  return createHash('sha256').update(canonical(spec, true)).digest('hex').slice(0, 16);
+}
