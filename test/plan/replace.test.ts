@@ -1,0 +1,343 @@
+import { strict as assert } from 'node:assert';
+import { ANNOTATIONS } from '../../src/observe/types.js';
+import { PLAN_ANNOTATIONS } from '../../src/plan/index.js';
+import { at, cloudGroup, desired, instance, iso, node, nodeImage, observed, pdb, pod, providerID, scalingGroup, workers } from './fixtures.js';
+import { LOCK, runCases, SPEC, V1, V2, waitCodes } from './helpers.js';
+
+const sg = scalingGroup('workers', 'workers');
+const want = (rollout = {}) => desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, rollout)] });
+const locked = (phase: string, since: number, extra: Record<string, string> = {}) => ({
+  [ANNOTATIONS.operation]: LOCK,
+  [ANNOTATIONS.phase]: phase,
+  [ANNOTATIONS.phaseSince]: iso(since),
+  ...extra,
+});
+
+/** worker-0..2 on V1; worker-0 started at t=0 with replacement i-9 (worker-9 once joined). */
+function inFlight(o: { phase?: string; replacement?: 'none' | 'booting' | 'joined'; readySince?: number; pods?: ReturnType<typeof pod>[]; unschedulable?: boolean; extra?: Record<string, string>; rn?: Record<string, string> } = {}) {
+  const w = workers(3, V1, (i) =>
+    i === 0
+      ? {
+          annotations: locked(o.phase ?? 'Pending', 0, { ...(o.replacement !== 'none' ? { [ANNOTATIONS.replacedBy]: 'i-9' } : {}), ...o.extra }),
+          labels: { pool: 'blue' },
+          unschedulable: o.unschedulable ?? false,
+        }
+      : {},
+  );
+  const instances = [...w.instances];
+  const nodes = [...w.nodes];
+  if (o.replacement !== 'none') {
+    instances.push(instance('workers', 'i-9', V2, 5));
+    if (o.replacement === 'joined') nodes.push(node('worker-9', providerID('workers', 'i-9'), { readySince: o.readySince ?? 60, annotations: o.rn ?? {} }));
+  }
+  return observed({ nodes, pods: o.pods ?? [], cloudGroups: [cloudGroup('workers', V2, instances, o.replacement === 'none' ? 3 : 4)] });
+}
+
+describe('plan: replace rollout steps', () => {
+  runCases([
+    {
+      name: 'sets the group image first and does nothing else for that group',
+      desired: want(),
+      observed: observed({ nodes: workers(2, V1).nodes, cloudGroups: [cloudGroup('workers', V1, workers(2, V1).instances)] }),
+      now: at(0),
+      check: (p) => assert.deepEqual(p.actions, [{ kind: 'setGroupImage', spec: SPEC, groupId: 'workers', image: V2 }]),
+    },
+    {
+      name: 'starts the first node in order and surges one instance for it',
+      desired: want(),
+      observed: observed({ nodes: workers(3, V1).nodes, cloudGroups: [cloudGroup('workers', V2, workers(3, V1).instances)] }),
+      now: at(0),
+      check: (p) => {
+        assert.deepEqual(p.actions, [
+          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: locked('Pending', 0) },
+          { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] },
+        ]);
+        assert.deepEqual(waitCodes(p), ['surge']);
+      },
+    },
+    {
+      name: 'a started node without a replacement gets one surged (none exists to claim)',
+      desired: want(),
+      observed: inFlight({ replacement: 'none' }),
+      now: at(30),
+      check: (p) => assert.deepEqual(p.actions, [{ kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] }]),
+    },
+    {
+      name: 'an orphan new instance younger than the lock is claimed',
+      desired: want(),
+      observed: (() => {
+        const o = inFlight({ replacement: 'booting' });
+        // Drop the claim: the instance exists but no node names it.
+        const nodes = o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: locked('Pending', 0) } : n));
+        return { ...o, nodes };
+      })(),
+      now: at(30),
+      check: (p) => assert.deepEqual(p.actions, [{ kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.replacedBy]: 'i-9' } }]),
+    },
+    {
+      name: 'an older up-to-date node is never claimed as a replacement',
+      desired: want(),
+      observed: (() => {
+        const w = workers(2, V1, (i) => (i === 0 ? { annotations: locked('Pending', 0) } : {}));
+        const established = instance('workers', 'i-7', V2, -600);
+        return observed({
+          nodes: [...w.nodes, node('worker-7', established.providerID)],
+          cloudGroups: [cloudGroup('workers', V2, [...w.instances, established])],
+        });
+      })(),
+      now: at(30),
+      check: (p) => assert.deepEqual(p.actions, [{ kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] }]),
+    },
+    {
+      name: 'waits for the replacement to join, until its join deadline',
+      desired: want({ joinTimeoutSeconds: 600 }),
+      observed: inFlight({ replacement: 'booting' }),
+      now: at(100),
+      check: (p) => {
+        assert.deepEqual(p.actions, []);
+        assert.deepEqual(p.waits[0], {
+          spec: SPEC,
+          code: 'join',
+          node: 'worker-0',
+          reason: `waiting for replacement i-9 of worker-0 to join and become Ready (gives up at ${iso(605)})`,
+          until: iso(605),
+        });
+        assert.deepEqual(p.specs.find((s) => s.spec.name === 'workers')?.pending, [
+          { groupId: 'workers', instanceId: 'i-9', providerID: 'sim://workers/i-9', goal: 'Join', deadline: iso(605) },
+        ]);
+        assert.equal(p.wakeAt, iso(605));
+      },
+    },
+    {
+      name: 'removes a replacement that did not join in time and counts a failure',
+      desired: want({ joinTimeoutSeconds: 600 }),
+      observed: inFlight({ replacement: 'booting' }),
+      now: at(605),
+      check: (p) => {
+        assert.deepEqual(p.actions, [
+          { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-0',
+            annotations: { [ANNOTATIONS.replacedBy]: null, [PLAN_ANNOTATIONS.failures]: '1', [ANNOTATIONS.phaseSince]: iso(605) },
+          },
+        ]);
+        assert.equal(p.specs.find((s) => s.spec.name === 'workers')?.failures, 1);
+      },
+    },
+    {
+      name: 'with stopOnFailure a join timeout fails the node and halts the rollout',
+      desired: want({ joinTimeoutSeconds: 600, stopOnFailure: true }),
+      observed: inFlight({ replacement: 'booting' }),
+      now: at(605),
+      check: (p) => {
+        assert.deepEqual(p.actions[1], {
+          kind: 'annotateNode',
+          spec: SPEC,
+          node: 'worker-0',
+          annotations: {
+            [ANNOTATIONS.replacedBy]: null,
+            [PLAN_ANNOTATIONS.failures]: '1',
+            [ANNOTATIONS.phaseSince]: iso(605),
+            [ANNOTATIONS.phase]: 'Failed',
+            [ANNOTATIONS.reason]: 'replacement i-9 did not join within 600s',
+          },
+        });
+        const status = p.specs.find((s) => s.spec.name === 'workers');
+        assert.equal(status?.phase, 'Halted');
+        assert.deepEqual(waitCodes(p), ['halted']);
+      },
+    },
+    {
+      name: 'holds the health gate until the replacement was Ready for minReadySeconds',
+      desired: want({ healthGate: { minReadySeconds: 60 } }),
+      observed: inFlight({ replacement: 'joined', readySince: 100 }),
+      now: at(130),
+      check: (p) => {
+        assert.deepEqual(p.actions, []);
+        assert.deepEqual(p.waits[0], {
+          spec: SPEC,
+          code: 'health',
+          node: 'worker-0',
+          reason: 'replacement worker-9 of worker-0 must stay Ready for 60s (with its pods)',
+          until: iso(160),
+        });
+      },
+    },
+    {
+      name: 'after the health gate: copies labels, marks the replacement Done, cordons the old node',
+      desired: want({ healthGate: { minReadySeconds: 60 } }),
+      observed: inFlight({ replacement: 'joined', readySince: 100 }),
+      now: at(160),
+      check: (p) =>
+        assert.deepEqual(p.actions, [
+          { kind: 'copyLabels', spec: SPEC, from: 'worker-0', to: 'worker-9', labels: { pool: 'blue' } },
+          { kind: 'annotateNode', spec: SPEC, node: 'worker-9', annotations: { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done', [ANNOTATIONS.phaseSince]: iso(160) } },
+          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: iso(160) } },
+          { kind: 'cordon', spec: SPEC, node: 'worker-0' },
+        ]),
+    },
+    {
+      name: 'PDB pre-flight: a PDB allowing 0 disruptions keeps the node uncordoned and is named',
+      desired: want(),
+      observed: {
+        ...inFlight({ replacement: 'joined', rn: { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done' }, pods: [pod('default', 'web-1', 'worker-0', { pdbs: ['default/web'] })] }),
+        pdbs: [pdb('default', 'web', 0)],
+      },
+      now: at(200),
+      check: (p) => {
+        assert.deepEqual(p.actions, []);
+        assert.deepEqual(p.waits[0], {
+          spec: SPEC,
+          code: 'pdb',
+          node: 'worker-0',
+          reason: 'worker-0 not cordoned: PDB default/web allows 0 disruptions (pod default/web-1 would be evicted)',
+        });
+      },
+    },
+    {
+      name: 'pre-flight: DaemonSet pods block the drain unless ignoreDaemonSets, before any cordon',
+      desired: want({ drain: { enabled: true, force: false, ignoreDaemonSets: false, deleteEmptyDirData: false, onTimeout: 'halt' } }),
+      observed: inFlight({
+        replacement: 'joined',
+        rn: { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done' },
+        pods: [pod('kube-system', 'proxy-a', 'worker-0', { ownerKind: 'DaemonSet', ownerName: 'proxy' })],
+      }),
+      now: at(200),
+      check: (p) => {
+        assert.deepEqual(p.actions, []);
+        assert.equal(p.waits[0]?.code, 'drain');
+        assert.match(p.waits[0]?.reason ?? '', /DaemonSet proxy; set rollout.drain.ignoreDaemonSets: true/);
+      },
+    },
+    {
+      name: 'a cordoned node moves to Draining and evicts what the drain options allow',
+      desired: want(),
+      observed: inFlight({
+        phase: 'Cordoned',
+        unschedulable: true,
+        replacement: 'joined',
+        pods: [
+          pod('default', 'web-1', 'worker-0'),
+          pod('kube-system', 'proxy-a', 'worker-0', { ownerKind: 'DaemonSet' }),
+          pod('kube-system', 'static', 'worker-0', { mirror: true, ownerKind: 'Node' }),
+          pod('default', 'leaving', 'worker-0', { terminating: true }),
+        ],
+      }),
+      now: at(300),
+      check: (p) => {
+        assert.deepEqual(p.actions, [
+          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: iso(300) } },
+          { kind: 'evict', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1' },
+        ]);
+        assert.deepEqual(p.waits[0], { spec: SPEC, code: 'drain', node: 'worker-0', reason: 'draining worker-0: 2 pod(s) left' });
+      },
+    },
+    {
+      name: 'a drained node: its instance and its Node are removed',
+      desired: want(),
+      observed: inFlight({ phase: 'Draining', unschedulable: true, replacement: 'joined', pods: [pod('kube-system', 'proxy-a', 'worker-0', { ownerKind: 'DaemonSet' })] }),
+      now: at(400),
+      check: (p) =>
+        assert.deepEqual(p.actions, [
+          { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-0', node: 'worker-0' },
+          { kind: 'deleteNode', spec: SPEC, node: 'worker-0' },
+        ]),
+    },
+    {
+      name: 'a node annotated Cordoned but still schedulable (crash between the two writes) is cordoned again',
+      desired: want(),
+      observed: inFlight({ phase: 'Cordoned', unschedulable: false, replacement: 'joined', pods: [pod('default', 'web-1', 'worker-0')] }),
+      now: at(300),
+      check: (p) => assert.deepEqual(p.actions.slice(0, 2), [
+        { kind: 'cordon', spec: SPEC, node: 'worker-0' },
+        { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: iso(300) } },
+      ]),
+    },
+  ]);
+});
+
+describe('plan: drain timeouts', () => {
+  const drain = (onTimeout: 'halt' | 'force' | 'skipNode') => ({
+    drain: { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: false, timeoutSeconds: 300, onTimeout },
+  });
+  const stuck = () =>
+    inFlight({
+      phase: 'Draining',
+      unschedulable: true,
+      replacement: 'joined',
+      extra: { [ANNOTATIONS.cordoned]: 'true' },
+      pods: [pod('default', 'web-1', 'worker-0', { pdbs: ['default/web'] })],
+    });
+  const reason = 'drain timed out after 300s with 1 pod(s) left (default/web-1)';
+  runCases([
+    {
+      name: 'before the timeout: evict again, wake at the timeout',
+      desired: want(drain('halt')),
+      observed: stuck(),
+      now: at(200),
+      check: (p) => {
+        assert.deepEqual(p.actions, [{ kind: 'evict', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1' }]);
+        assert.equal(p.wakeAt, iso(300));
+      },
+    },
+    {
+      name: 'halt: the node stays cordoned, Failed with a reason; the spec halts',
+      desired: want(drain('halt')),
+      observed: stuck(),
+      now: at(300),
+      check: (p) => {
+        assert.deepEqual(p.actions, [
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-0',
+            annotations: {
+              [PLAN_ANNOTATIONS.failures]: '1',
+              [ANNOTATIONS.phaseSince]: iso(300),
+              [ANNOTATIONS.phase]: 'Failed',
+              [ANNOTATIONS.reason]: `halted: ${reason}; drain.onTimeout is halt`,
+            },
+          },
+        ]);
+        assert.equal(p.specs.find((s) => s.spec.name === 'workers')?.phase, 'Halted');
+        assert.deepEqual(waitCodes(p), ['halted']);
+      },
+    },
+    {
+      name: 'force: the remaining pods are deleted',
+      desired: want(drain('force')),
+      observed: stuck(),
+      now: at(300),
+      check: (p) =>
+        assert.deepEqual(p.actions, [
+          { kind: 'deletePod', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1', reason: `${reason}; drain.onTimeout force` },
+        ]),
+    },
+    {
+      name: 'skipNode: uncordoned, marked Failed with a reason, the rollout moves on',
+      desired: want(drain('skipNode')),
+      observed: stuck(),
+      now: at(300),
+      check: (p) => {
+        assert.deepEqual(p.actions.slice(0, 2), [
+          { kind: 'uncordon', spec: SPEC, node: 'worker-0' },
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-0',
+            annotations: {
+              [ANNOTATIONS.cordoned]: null,
+              [PLAN_ANNOTATIONS.failures]: '1',
+              [ANNOTATIONS.phaseSince]: iso(300),
+              [ANNOTATIONS.phase]: 'Failed',
+              [ANNOTATIONS.reason]: `skipped: ${reason}`,
+            },
+          },
+        ]);
+        assert.notEqual(p.specs.find((s) => s.spec.name === 'workers')?.phase, 'Halted');
+      },
+    },
+  ]);
+});
