@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from './exit.js';
 import { register as registerSimCloud } from './sim-cloud.js';
 import { register as registerRun } from './run.js';
+import { register as registerPlan } from './plan.js';
 import { register as registerSandbox } from './sandbox.js';
 import { register as registerValidate } from './validate.js';
 
@@ -11,7 +12,7 @@ import { register as registerValidate } from './validate.js';
  */
 type Registrar = (program: Command, done: (code: ExitCode) => void) => void;
 
-const registrars: Registrar[] = [registerSimCloud, registerRun, registerSandbox, registerValidate];
+const registrars: Registrar[] = [registerSimCloud, registerRun, registerPlan, registerSandbox, registerValidate];
 
 export function buildProgram(done: (code: ExitCode) => void): Command {
   const program = new Command('drydock')

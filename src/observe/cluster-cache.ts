@@ -155,3 +155,19 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     },
   };
 }
+
+/**
+ * One snapshot from one list per resource, no watch: for one-shot, read-only commands
+ * (`drydock plan`), which need only get/list rights.
+ */
+export async function listClusterSnapshot(kc: CountingKubeConfig): Promise<ClusterSnapshot> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const [nodes, pods, pdbs, deployments, jobs] = await Promise.all([
+    core.listNode(),
+    core.listPodForAllNamespaces(),
+    kc.makeApiClient(PolicyV1Api).listPodDisruptionBudgetForAllNamespaces(),
+    kc.makeApiClient(AppsV1Api).listDeploymentForAllNamespaces(),
+    kc.makeApiClient(BatchV1Api).listJobForAllNamespaces({ labelSelector: DRYDOCK_JOB_SELECTOR }),
+  ]);
+  return buildClusterSnapshot({ nodes: nodes.items, pods: pods.items, pdbs: pdbs.items, deployments: deployments.items, jobs: jobs.items });
+}

@@ -7,7 +7,7 @@ import type { ClusterCache } from './cluster-cache.js';
 import { observeCloud, type ProviderLookup } from './cloud.js';
 
 export * from './types.js';
-export { startClusterCache, buildClusterSnapshot, DRYDOCK_JOB_SELECTOR, type ClusterCache, type ClusterSnapshot, type ClusterCacheOptions } from './cluster-cache.js';
+export { startClusterCache, buildClusterSnapshot, listClusterSnapshot, DRYDOCK_JOB_SELECTOR, type ClusterCache, type ClusterSnapshot, type ClusterCacheOptions } from './cluster-cache.js';
 export { observeCloud, type ProviderLookup } from './cloud.js';
 export { loadKubeConfig, cloneKubeConfig, CountingKubeConfig, KubeConfigError, type ApiRequest, type RequestListener } from './kube.js';
 export { matchesSelector, selectorString } from './selector.js';
@@ -21,7 +21,7 @@ function autoscalerKeys(desired: Pick<DesiredState, 'autoscalingStrategies'>): S
 /** One ObservedState: reads the caches (no API request) and each scaling group from its provider. */
 export async function observe(
   desired: Pick<DesiredState, 'scalingGroups' | 'autoscalingStrategies'>,
-  cluster: ClusterCache,
+  cluster: Pick<ClusterCache, 'snapshot'>,
   providers: ProviderLookup,
 ): Promise<ObservedState> {
   const snap = cluster.snapshot();
