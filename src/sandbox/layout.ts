@@ -52,13 +52,22 @@ export function stateLayout(root: string): StateLayout {
   };
 }
 
-/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+/**
+ * Whether a process with this pid runs (signal 0 checks without sending anything). A zombie
+ * (exited, not yet reaped by its parent, which in a container may be an init that never
+ * reaps) does not count: it holds no resources and cannot be stopped any further.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc (not Linux): signal 0 is all there is
   }
 }
 
