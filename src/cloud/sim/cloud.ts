@@ -9,11 +9,22 @@
  * picks up every instance exactly where it was.
  */
 import { pino, type Logger } from 'pino';
-import { CloudError, type GroupDescription, type Instance } from '../provider.js';
-import type { SimCloudConfig, SimFaultConfig, SimGroupConfig } from './config.js';
+import { CloudError, type GroupDescription } from '../provider.js';
+import type { SimCloudConfig, SimFaultConfig } from './config.js';
 import { realClock, type Clock, type TimerHandle } from './clock.js';
 import { FaultInjector, type InjectableApiFault } from './faults.js';
-import { buildNode, MemoryNodeRegistry, nodeNameFor, providerIDFor, type NodeRegistry } from './nodes.js';
+import { buildNode, MemoryNodeRegistry, nodeNameFor, type NodeRegistry } from './nodes.js';
+import {
+  checkCount,
+  checkImage,
+  checkQuota,
+  createInstances,
+  describe,
+  findGroup,
+  mergeConfig,
+  replaceGroup,
+  replaceInstance,
+} from './records.js';
 import { MemoryStateStore, type GroupRecord, type InstanceRecord, type SimState, type StateStore } from './state.js';
 
 export interface SimCloudOptions {
@@ -27,9 +38,6 @@ export interface SimCloudOptions {
   /** Delay before retrying a Node create/delete the cluster refused. Default 2000 ms. */
   readonly retryDelayMs?: number;
 }
-
-const MAX_SURGE_PER_CALL = 1000;
-const MAX_IMAGE_LENGTH = 1024;
 
 export class SimCloud {
   private state: SimState;
@@ -67,7 +75,9 @@ export class SimCloud {
       loaded ?? { version: 1, groups: [] },
     );
     await cloud.exclusive(async () => {
-      await cloud.commit(cloud.mergeConfig(cloud.state));
+      const { state, orphans } = mergeConfig(cloud.state, cloud.config, clock.now());
+      for (const group of orphans) log.warn({ group }, 'group kept from saved state but missing from the configuration');
+      await cloud.commit(state);
     });
     cloud.schedule();
     log.info({ groups: cloud.state.groups.length, restored: loaded !== undefined }, 'sim cloud started');
@@ -81,13 +91,13 @@ export class SimCloud {
   }
 
   async describeGroup(groupId: string): Promise<GroupDescription> {
-    return this.api('describeGroup', groupId, async () => describe(this.group(this.state, groupId)));
+    return this.api('describeGroup', groupId, async () => describe(findGroup(this.state, groupId)));
   }
 
   async setGroupImage(groupId: string, image: string): Promise<void> {
     return this.api('setGroupImage', groupId, () =>
       this.exclusive(async () => {
-        const group = this.group(this.state, groupId);
+        const group = findGroup(this.state, groupId);
         checkImage(groupId, image);
         if (group.image === image) return;
         await this.commit(replaceGroup(this.state, { ...group, image }));
@@ -99,16 +109,10 @@ export class SimCloud {
   async addCapacity(groupId: string, count: number): Promise<readonly string[]> {
     return this.api('addCapacity', groupId, () =>
       this.exclusive(async () => {
-        const group = this.group(this.state, groupId);
-        if (!Number.isInteger(count) || count < 1 || count > MAX_SURGE_PER_CALL) {
-          throw new CloudError(
-            'Permanent',
-            `sim cloud: cannot add ${JSON.stringify(count)} instances to group "${groupId}": count must be a whole number from 1 to ${MAX_SURGE_PER_CALL}`,
-            { groupId },
-          );
-        }
-        this.checkQuota(group, count);
-        const grown = this.createInstances(group, count);
+        const group = findGroup(this.state, groupId);
+        checkCount(groupId, count);
+        checkQuota(this.state, this.config.quota, group, count);
+        const grown = createInstances(group, count, this.clock.now(), this.config.bootDelaySeconds);
         await this.commit(replaceGroup(this.state, grown));
         const ids = grown.instances.slice(group.instances.length).map((i) => i.id);
         this.schedule();
@@ -121,7 +125,7 @@ export class SimCloud {
   async removeInstance(groupId: string, instanceId: string): Promise<void> {
     return this.api('removeInstance', groupId, () =>
       this.exclusive(async () => {
-        const group = this.group(this.state, groupId);
+        const group = findGroup(this.state, groupId);
         const instance = group.instances.find((i) => i.id === instanceId);
         // Already gone or going: removing is idempotent.
         if (!instance || instance.state === 'terminating') return;
@@ -167,7 +171,7 @@ export class SimCloud {
 
   /** The persisted record of one group (instances with their boot/termination instants). */
   inspectGroup(groupId: string): GroupRecord {
-    return this.group(this.state, groupId);
+    return findGroup(this.state, groupId);
   }
 
   /** Resolves once every change queued so far is done. */
@@ -220,74 +224,6 @@ export class SimCloud {
       throw new CloudError('Transient', `sim cloud: cannot save state (${(err as Error).message}); nothing was changed, retry`);
     }
     this.state = withFaults;
-  }
-
-  private group(state: SimState, groupId: string): GroupRecord {
-    const group = state.groups.find((g) => g.id === groupId);
-    if (!group) {
-      const known = state.groups.map((g) => g.id).join(', ') || 'none';
-      throw new CloudError('NotFound', `sim cloud: group "${groupId}" does not exist (known groups: ${known})`, { groupId });
-    }
-    return group;
-  }
-
-  private checkQuota(group: GroupRecord, requested: number): void {
-    const { maxInstancesPerGroup, maxInstancesTotal } = this.config.quota;
-    // Terminating instances still hold quota until they are gone, as in a real cloud.
-    const inGroup = group.instances.length;
-    if (maxInstancesPerGroup !== undefined && inGroup + requested > maxInstancesPerGroup) {
-      throw new CloudError(
-        'QuotaExceeded',
-        `sim cloud: cannot add ${requested} instances to group "${group.id}": quota of ${maxInstancesPerGroup} instances per group, ${inGroup} in use`,
-        { groupId: group.id, quota: { scope: 'group', limit: maxInstancesPerGroup, inUse: inGroup, requested } },
-      );
-    }
-    const total = this.state.groups.reduce((n, g) => n + g.instances.length, 0);
-    if (maxInstancesTotal !== undefined && total + requested > maxInstancesTotal) {
-      throw new CloudError(
-        'QuotaExceeded',
-        `sim cloud: cannot add ${requested} instances to group "${group.id}": quota of ${maxInstancesTotal} instances in total, ${total} in use`,
-        { groupId: group.id, quota: { scope: 'total', limit: maxInstancesTotal, inUse: total, requested } },
-      );
-    }
-  }
-
-  private createInstances(group: GroupRecord, count: number): GroupRecord {
-    const now = this.clock.now();
-    const bootDelay = (group.bootDelaySeconds ?? this.config.bootDelaySeconds) * 1000;
-    const created: InstanceRecord[] = [];
-    for (let n = 0; n < count; n++) {
-      created.push({
-        id: instanceId(group.nextInstance + n),
-        image: group.image,
-        state: 'pending',
-        createdAt: now,
-        bootAt: now + bootDelay,
-        joins: false,
-        registered: false,
-      });
-    }
-    return { ...group, nextInstance: group.nextInstance + count, instances: [...group.instances, ...created] };
-  }
-
-  /** Adds configured groups not yet in the state; the configuration's definitions win, the state's instances stay. */
-  private mergeConfig(state: SimState): SimState {
-    let groups = [...state.groups];
-    for (const def of this.config.groups) {
-      const existing = groups.find((g) => g.id === def.id);
-      if (existing) {
-        groups = groups.map((g) => (g.id === def.id ? { ...g, ...definition(def) } : g));
-      } else {
-        const empty: GroupRecord = { id: def.id, image: def.image, nextInstance: 1, instances: [], ...definition(def) };
-        groups.push(def.size > 0 ? this.createInstances(empty, def.size) : empty);
-      }
-    }
-    for (const g of groups) {
-      if (!this.config.groups.some((d) => d.id === g.id)) {
-        this.log.warn({ group: g.id }, 'group kept from saved state but missing from the configuration');
-      }
-    }
-    return { ...state, groups: groups.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
   }
 
   /** Sets a timer for every instance waiting for something; idempotent. */
@@ -377,7 +313,7 @@ export class SimCloud {
       this.retryLater(timerKey(groupId, id, 'gone'), () => this.finishTermination(groupId, id));
       return;
     }
-    const group = this.group(this.state, groupId);
+    const group = findGroup(this.state, groupId);
     await this.commit(replaceGroup(this.state, { ...group, instances: group.instances.filter((i) => i.id !== id) }));
     this.log.info({ group: groupId, instance: id }, 'instance gone');
   }
@@ -385,67 +321,6 @@ export class SimCloud {
   private findInstance(groupId: string, id: string): InstanceRecord | undefined {
     return this.state.groups.find((g) => g.id === groupId)?.instances.find((i) => i.id === id);
   }
-}
-
-function definition(def: SimGroupConfig): Pick<GroupRecord, 'role' | 'labels' | 'resources' | 'bootDelaySeconds'> {
-  return {
-    role: def.role,
-    labels: def.labels,
-    resources: def.resources,
-    ...(def.bootDelaySeconds === undefined ? {} : { bootDelaySeconds: def.bootDelaySeconds }),
-  };
-}
-
-function checkImage(groupId: string, image: unknown): asserts image is string {
-  if (typeof image !== 'string' || image.trim() === '') {
-    throw new CloudError('Permanent', `sim cloud: image for group "${groupId}" is empty; give the image's name`, { groupId });
-  }
-  if (image !== image.trim() || image.length > MAX_IMAGE_LENGTH || /\p{Cc}/u.test(image)) {
-    throw new CloudError(
-      'Permanent',
-      `sim cloud: image ${JSON.stringify(image.slice(0, 80))} for group "${groupId}" is not a valid image name (no surrounding spaces or control characters, at most ${MAX_IMAGE_LENGTH} characters)`,
-      { groupId },
-    );
-  }
-}
-
-function describe(group: GroupRecord): GroupDescription {
-  const instances: Instance[] = group.instances.map((i) => ({
-    id: i.id,
-    providerID: providerIDFor(group.id, i.id),
-    image: i.image,
-    state: i.state,
-    createdAt: new Date(i.createdAt).toISOString(),
-  }));
-  return {
-    groupId: group.id,
-    image: group.image,
-    targetSize: group.instances.filter((i) => i.state !== 'terminating').length,
-    instances,
-  };
-}
-
-function replaceGroup(state: SimState, group: GroupRecord): SimState {
-  return { ...state, groups: state.groups.map((g) => (g.id === group.id ? group : g)) };
-}
-
-function replaceInstance(state: SimState, groupId: string, inst: InstanceRecord): SimState {
-  return {
-    ...state,
-    groups: state.groups.map((g) =>
-      g.id === groupId ? { ...g, instances: g.instances.map((i) => (i.id === inst.id ? inst : i)) } : g,
-    ),
-  };
-}
-
-/** i-0001, i-0002, …: short, and in creation order when sorted. */
-export function instanceId(n: number): string {
-  return `i-${String(n).padStart(4, '0')}`;
-}
-
-/** Orders ids so that i-10000 sorts after i-9999. */
-export function compareIds(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 function timerKey(groupId: string, id: string, what: 'boot' | 'gone' | 'register'): string {
