@@ -1,0 +1,61 @@
+/**
+ * Errors of the Git source, one class with a stable `code` and structured `data` (never a
+ * secret: every URL in a message or in data has its credentials stripped). Callers decide by
+ * `code`; `retry` says what should happen next (Flux's stalling / waiting / transient).
+ */
+export type GitSourceErrorCode =
+  /** The server refused the credentials, or none were given and it wants some. */
+  | 'auth'
+  /** Connection refused, DNS failure, timeout, 5xx, or not a Git server. */
+  | 'unreachable'
+  /** The tracked branch does not exist on the remote (deleted, or a typo). */
+  | 'branch-missing'
+  /** --repo is neither an http(s) URL nor a local Git repository. */
+  | 'invalid-repo'
+  /** A credential file or variable could not be read. */
+  | 'credentials'
+  /** --path does not exist in the commit, or is not a directory. */
+  | 'path-missing'
+  /** --verify-commits: the commit is unsigned, signed by an unknown key, or the signature is bad. */
+  | 'signature'
+  /** --verify-commits: the keyring cannot be read or holds no public key. */
+  | 'keyring'
+  /** The status branch could not be pushed after every retry. */
+  | 'push-rejected'
+  /** The status branch does not exist (yet). */
+  | 'status-missing'
+  /** Anything else reported by git; data.cause names isomorphic-git's code. */
+  | 'git';
+
+export type RetryClass = 'stalling' | 'transient';
+
+const STALLING: ReadonlySet<GitSourceErrorCode> = new Set(['auth', 'invalid-repo', 'credentials', 'keyring', 'signature', 'path-missing']);
+
+export class GitSourceError extends Error {
+  override readonly name = 'GitSourceError';
+  constructor(
+    readonly code: GitSourceErrorCode,
+    message: string,
+    readonly data: Readonly<Record<string, string | number | boolean | undefined>> = {},
+  ) {
+    super(message);
+  }
+
+  /** stalling: needs a person (fix credentials, URL, keyring); transient: retry later. */
+  get retry(): RetryClass {
+    return STALLING.has(this.code) ? 'stalling' : 'transient';
+  }
+
+  toJSON(): { code: GitSourceErrorCode; message: string; data: GitSourceError['data'] } {
+    return { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+export function isGitSourceError(err: unknown, code?: GitSourceErrorCode): err is GitSourceError {
+  return err instanceof GitSourceError && (code === undefined || err.code === code);
+}
+
+/** The `code` property of any thrown value (isomorphic-git's and Node's errors carry one). */
+export function errorCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}

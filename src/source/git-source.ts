@@ -1,0 +1,222 @@
+/**
+ * The Git source: follows one branch of one repository. For an http(s) remote it keeps a bare
+ * cache clone (init + fetch of the one branch, not clone: see http.ts for why) reused across
+ * restarts; a local path is read in place. A fetch reports the new tip, whether it moved, and
+ * whether history was rewritten (force-push: the previous tip is not an ancestor of the new).
+ *
+ * The cache's refs/heads/<branch> is drydock's own record of the last tip fetched completely:
+ * it is written only once the pack is stored, and it is what isomorphic-git offers the server
+ * as "have", which keeps a fetch incremental.
+ */
+import fs from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import git from 'isomorphic-git';
+import pRetry, { AbortError } from 'p-retry';
+import { pino, type Logger } from 'pino';
+import { authorOf, type Authorship } from './authorship.js';
+import { classifyGitError } from './classify.js';
+import { basicAuthHeader, secretsOf, type GitCredentials } from './credentials.js';
+import { errorCode, GitSourceError } from './errors.js';
+import { httpClient } from './http.js';
+import { cacheDirFor, defaultCacheRoot, parseLocation, type RepoLocation } from './location.js';
+import { redactText } from './redact.js';
+import { verifyCommitSignature, type Keyring, type SignatureVerdict } from './signatures.js';
+import { createTreeReader, type TreeReader } from './tree-reader.js';
+
+export interface GitSourceOptions {
+  /** An http(s) URL or the path of a local repository. */
+  readonly repo: string;
+  /** The tracked branch (default main). */
+  readonly branch?: string;
+  /** Subdirectory holding the specs (default: the repository root). */
+  readonly path?: string;
+  /** Credentials from resolveCredentials(); credentials in the URL are used when absent. */
+  readonly credentials?: GitCredentials;
+  /** Root of cache clones (default $XDG_CACHE_HOME/drydock/git). */
+  readonly cacheRoot?: string;
+  readonly logger?: Logger;
+  /** Extra attempts of a fetch that failed transiently (default 2). */
+  readonly retries?: number;
+  /** First retry delay in ms (default 250; doubles each time). */
+  readonly retryDelayMs?: number;
+}
+
+export interface FetchResult {
+  /** The branch's tip now. */
+  readonly commit: string;
+  /** The tip before this fetch, when one was known (from the cache or an earlier fetch). */
+  readonly previous?: string;
+  readonly changed: boolean;
+  /** History was rewritten: the previous tip is not an ancestor of the new one. */
+  readonly rewritten: boolean;
+}
+
+export class GitSource {
+  readonly branch: string;
+  readonly root: string;
+  /** The repository as it may be shown: credentials stripped. */
+  readonly display: string;
+  readonly gitdir: string;
+  /** isomorphic-git's object cache: packs are parsed once and reused across calls. */
+  readonly cache: object = {};
+  private readonly location: RepoLocation;
+  private readonly credentials: GitCredentials | undefined;
+  private readonly log: Logger;
+  private readonly retries: number;
+  private readonly retryDelayMs: number;
+  private lastTip: string | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private initialised = false;
+
+  constructor(opts: GitSourceOptions) {
+    this.location = parseLocation(opts.repo);
+    this.branch = opts.branch ?? 'main';
+    this.root = (opts.path ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
+    this.display = this.location.display;
+    this.credentials = opts.credentials ?? (this.location.kind === 'remote' ? this.location.urlCredentials : undefined);
+    this.gitdir = this.location.kind === 'local' ? this.location.gitdir : cacheDirFor(this.location.url, opts.cacheRoot ?? defaultCacheRoot());
+    this.log = (opts.logger ?? pino({ level: 'silent' })).child({ repo: this.display, branch: this.branch });
+    this.retries = opts.retries ?? 2;
+    this.retryDelayMs = opts.retryDelayMs ?? 250;
+    if (this.branch === '' || /\s|\.\.|^-/.test(this.branch)) {
+      throw new GitSourceError('invalid-repo', `--branch ${JSON.stringify(this.branch)} is not a valid branch name`, { branch: this.branch });
+    }
+  }
+
+  get isRemote(): boolean {
+    return this.location.kind === 'remote';
+  }
+
+  /** Secret values to scrub from any text that leaves the process. */
+  get secrets(): string[] {
+    return secretsOf(this.credentials);
+  }
+
+  /** Runs fetches one at a time: a webhook and the poller never fetch into the cache at once. */
+  fetch(): Promise<FetchResult> {
+    const run = this.queue.then(() => this.fetchNow());
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async ensureCache(url: string): Promise<void> {
+    if (this.initialised) return;
+    await mkdir(this.gitdir, { recursive: true });
+    await git.init({ fs, gitdir: this.gitdir, bare: true, defaultBranch: this.branch });
+    await git.setConfig({ fs, gitdir: this.gitdir, path: 'remote.origin.url', value: url });
+    await git.setConfig({ fs, gitdir: this.gitdir, path: 'remote.origin.fetch', value: `+refs/heads/${this.branch}:refs/remotes/origin/${this.branch}` });
+    this.initialised = true;
+  }
+
+  private async resolveLocal(ref: string): Promise<string | undefined> {
+    try {
+      return await git.resolveRef({ fs, gitdir: this.gitdir, ref });
+    } catch (err) {
+      if (errorCode(err) === 'NotFoundError') return undefined;
+      throw err;
+    }
+  }
+
+  private async fetchRemote(url: string): Promise<{ tip: string; previous?: string }> {
+    await this.ensureCache(url);
+    const ownRef = `refs/heads/${this.branch}`;
+    const previous = (await this.resolveLocal(ownRef)) ?? this.lastTip;
+    const creds = this.credentials;
+    const ctx = { repo: this.display, branch: this.branch, operation: 'fetch', authenticated: creds !== undefined } as const;
+    const attempt = async (): Promise<string> => {
+      try {
+        const res = await git.fetch({
+          fs,
+          http: httpClient,
+          gitdir: this.gitdir,
+          url,
+          remote: 'origin',
+          ref: this.branch,
+          remoteRef: ownRef,
+          singleBranch: true,
+          tags: false,
+          cache: this.cache,
+          ...(creds ? { headers: { Authorization: basicAuthHeader(creds) }, onAuth: () => creds, onAuthFailure: () => ({ cancel: true }) } : {}),
+        });
+        if (!res.fetchHead) throw new GitSourceError('branch-missing', `branch ${this.branch} does not exist in ${this.display} (the repository is empty); push it or fix --branch`, ctx);
+        return res.fetchHead;
+      } catch (err) {
+        const e = classifyGitError(err, ctx);
+        throw e.retry === 'stalling' || e.code === 'branch-missing' ? new AbortError(e) : e;
+      }
+    };
+    let tip: string;
+    try {
+      tip = await pRetry(attempt, {
+        retries: this.retries,
+        minTimeout: this.retryDelayMs,
+        factor: 2,
+        onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+          const code = error instanceof GitSourceError ? error.code : 'git';
+          this.log.warn({ code, attempt: attemptNumber, retriesLeft }, 'fetch failed');
+        },
+      });
+    } catch (err) {
+      throw classifyGitError(err, ctx);
+    }
+    // The pack is stored; only now does the tip become drydock's own ref.
+    await git.readCommit({ fs, gitdir: this.gitdir, oid: tip, cache: this.cache });
+    await git.writeRef({ fs, gitdir: this.gitdir, ref: ownRef, value: tip, force: true });
+    return previous === undefined ? { tip } : { tip, previous };
+  }
+
+  private async fetchNow(): Promise<FetchResult> {
+    const started = Date.now();
+    let tip: string;
+    let previous: string | undefined;
+    if (this.location.kind === 'remote') {
+      ({ tip, previous } = await this.fetchRemote(this.location.url));
+    } else {
+      previous = this.lastTip;
+      const found = await this.resolveLocal(`refs/heads/${this.branch}`);
+      if (found === undefined) {
+        throw new GitSourceError('branch-missing', `branch ${this.branch} does not exist in ${this.display}; create it or fix --branch`, { repo: this.display, branch: this.branch });
+      }
+      tip = found;
+    }
+    const changed = previous !== tip;
+    const rewritten = previous !== undefined && changed && !(await this.isAncestor(previous, tip));
+    this.lastTip = tip;
+    const fields = { commit: tip, previous, ms: Date.now() - started };
+    if (rewritten) this.log.warn(fields, 'branch history rewritten; following the new tip');
+    else if (changed) this.log.info(fields, 'new commit fetched');
+    else this.log.debug(fields, 'no new commit');
+    return { commit: tip, ...(previous !== undefined ? { previous } : {}), changed, rewritten };
+  }
+
+  private async isAncestor(ancestor: string, oid: string): Promise<boolean> {
+    try {
+      return await git.isDescendent({ fs, gitdir: this.gitdir, oid, ancestor, depth: -1, cache: this.cache });
+    } catch (err) {
+      // The old tip's objects are gone (a pruned cache): its ancestry cannot be shown.
+      if (errorCode(err) === 'NotFoundError') return false;
+      throw err;
+    }
+  }
+
+  /** The specs' tree of `commit` (rooted at --path), for the loader. */
+  readTree(commit: string): TreeReader {
+    return createTreeReader({ gitdir: this.gitdir, commit, root: this.root, cache: this.cache });
+  }
+
+  /** Who gave `file` (relative to --path) its content as of `commit`. */
+  authorOf(file: string, commit: string, maxCommits?: number): Promise<Authorship | undefined> {
+    const repoPath = this.root ? path.posix.join(this.root, file) : file;
+    return authorOf({ gitdir: this.gitdir, cache: this.cache, ...(maxCommits !== undefined ? { maxCommits } : {}) }, repoPath, commit);
+  }
+
+  verifyCommit(commit: string, keys: Keyring): Promise<SignatureVerdict> {
+    return verifyCommitSignature({ gitdir: this.gitdir, cache: this.cache, commit, keys });
+  }
+
+  /** Any text about this source, made safe to log or show. */
+  redact(text: string): string {
+    return redactText(text, this.secrets);
+  }
+}
