@@ -132,6 +132,7 @@ describe('sim cloud (in-process, manual clock)', () => {
     await assert.rejects(cloud.setGroupImage('nope', 'x'), isCloudError('NotFound', /"nope"/));
     await assert.rejects(cloud.setGroupImage('workers', ''), isCloudError('Permanent', /image for group "workers" is empty/));
     await assert.rejects(cloud.setGroupImage('workers', ' os-v2'), isCloudError('Permanent', /"workers".*not a valid image/));
+    await assert.rejects(cloud.removeInstance('workers', 'workers-i-0001'), isCloudError('Permanent', /"workers-i-0001" is not an instance id of group "workers"/));
     for (const count of [0, -1, 1.5, Number.NaN]) {
       await assert.rejects(cloud.addCapacity('workers', count), isCloudError('Permanent', /group "workers".*whole number/));
     }

@@ -17,6 +17,7 @@ import { buildNode, MemoryNodeRegistry, nodeNameFor, type NodeRegistry } from '.
 import {
   checkCount,
   checkImage,
+  checkInstanceId,
   checkQuota,
   createInstances,
   describe,
@@ -126,6 +127,7 @@ export class SimCloud {
     return this.api('removeInstance', groupId, () =>
       this.exclusive(async () => {
         const group = findGroup(this.state, groupId);
+        checkInstanceId(groupId, instanceId);
         const instance = group.instances.find((i) => i.id === instanceId);
         // Already gone or going: removing is idempotent.
         if (!instance || instance.state === 'terminating') return;

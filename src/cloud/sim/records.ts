@@ -30,6 +30,16 @@ export function checkCount(groupId: string, count: unknown): asserts count is nu
   }
 }
 
+export function checkInstanceId(groupId: string, instanceId: unknown): asserts instanceId is string {
+  if (typeof instanceId !== 'string' || !/^i-\d{4,}$/.test(instanceId)) {
+    throw new CloudError(
+      'Permanent',
+      `sim cloud: ${JSON.stringify(instanceId)} is not an instance id of group "${groupId}"; sim instance ids look like i-0001 (a Node's name is <group>-<instance id>)`,
+      { groupId },
+    );
+  }
+}
+
 export function checkImage(groupId: string, image: unknown): asserts image is string {
   if (typeof image !== 'string' || image.trim() === '') {
     throw new CloudError('Permanent', `sim cloud: image for group "${groupId}" is empty; give the image's name`, { groupId });
