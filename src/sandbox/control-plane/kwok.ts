@@ -1,0 +1,51 @@
+// KWOK: fake nodes and pods, driven by Stage definitions.
+import type { V1Node } from '@kubernetes/client-node';
+
+export { KWOK_STAGES_VERSION, KWOK_STAGES_YAML } from './kwok-stages.js';
+
+/** The annotation (and label) that makes KWOK manage a node. */
+export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+export const KWOK_NODE_VALUE = 'fake';
+/** The taint KWOK nodes usually carry so ordinary clusters keep real pods off them. */
+export const KWOK_TAINT = { key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' } as const;
+
+export interface FakeNodeOptions {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** add the kwok NoSchedule taint (default false: ordinary pods may land on the node) */
+  taint?: boolean;
+  /** status.allocatable / capacity; defaults: 32 cpu, 256Gi memory, 110 pods */
+  capacity?: Record<string, string>;
+  providerID?: string;
+  unschedulable?: boolean;
+}
+
+/**
+ * A Node object KWOK will manage: it becomes Ready within a second or two of creation, and
+ * pods bound to it become Running/Ready (Job pods then Succeed).
+ */
+export function fakeNode(name: string, opts: FakeNodeOptions = {}): V1Node {
+  const capacity = { cpu: '32', memory: '256Gi', pods: '110', ...opts.capacity };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { [KWOK_NODE_ANNOTATION]: KWOK_NODE_VALUE, 'node.alpha.kubernetes.io/ttl': '0', ...opts.annotations },
+      labels: {
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        'node-role.kubernetes.io/agent': '',
+        type: 'kwok',
+        ...opts.labels,
+      },
+    },
+    spec: {
+      ...(opts.providerID ? { providerID: opts.providerID } : {}),
+      ...(opts.unschedulable ? { unschedulable: true } : {}),
+      ...(opts.taint ? { taints: [{ ...KWOK_TAINT }] } : {}),
+    },
+    status: { allocatable: capacity, capacity },
+  };
+}
