@@ -9,7 +9,7 @@ export type InstanceState = 'pending' | 'running' | 'terminating';
 export interface Instance {
   /** Provider's instance id. */
   readonly id: string;
-  /** The providerID the instance's Node carries (spec.providerID), e.g. sim://workers/i-3. */
+  /** The providerID the instance's Node carries (spec.providerID), e.g. sim://workers/i-0003. */
   readonly providerID: string;
   /** Image the instance was created from. */
   readonly image: string;
