@@ -59,6 +59,19 @@ export function processStartTicks(pid: number): number | undefined {
   }
 }
 
+/** The last `lines` non-empty lines of a log ('' when unreadable), for error messages. */
+export function logTail(file: string, lines = 3): string {
+  try {
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('=== '))
+      .slice(-lines)
+      .join('\n');
+  } catch {
+    return '';
+  }
+}
+
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
@@ -177,11 +190,13 @@ export class Supervisor {
   private fail(name: string, exit: ChildExit, logFile: string): void {
     if (this.firstFailure !== undefined) return;
     const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`;
+    const tail = logTail(logFile);
     this.firstFailure = new SandboxError('ProcessExited', `${name} ${how} while the sandbox still needed it`, {
       process: name,
       exitCode: exit.code,
       signal: exit.signal,
       log: logFile,
+      ...(tail === '' ? {} : { lastProblem: tail }),
     });
     for (const l of this.listeners) l(this.firstFailure);
   }

@@ -17,7 +17,7 @@ import type { Supervisor, SupervisedChild } from './children.js';
 import { SandboxError } from './errors.js';
 import type { FleetGroup } from './fleet-groups.js';
 import { simCloudConfigYaml } from './fleet-groups.js';
-import { FLEET_REPO, TRACKED_BRANCH } from './fleet-repo.js';
+import { DEFAULT_STATUS_BRANCH, FLEET_REPO, TRACKED_BRANCH } from './fleet-repo.js';
 import type { StateLayout } from './layout.js';
 import type { StepHandle } from './monitor.js';
 import { nodeViews, readNodes } from './snapshot.js';
@@ -147,13 +147,13 @@ function logSize(file: string): number {
   }
 }
 
-/** Reads the URL a process prints when it listens ("… listening on http://…") from its log. */
+/** Reads the URL a process prints once it listens ("… listening on http://…", "… serving on http://…") from its log. */
 async function listeningUrl(ctx: StartContext, child: SupervisedChild, from: number, what: string, timeoutMs: number): Promise<string> {
   return waitFor(
     `${what} to listen`,
     async () => {
       const text = readFileSync(child.logFile, 'utf8').slice(from);
-      const m = /listening on (https?:\/\/[^\s"]+)/.exec(text);
+      const m = /(?:listening|serving) on (https?:\/\/[^\s"]+)/.exec(text);
       return m?.[1] ?? notYet(`${what} has not printed its URL yet`);
     },
     waitOptions(ctx, `start ${what}`, timeoutMs, child.logFile),
@@ -226,19 +226,27 @@ export async function startDrydock(
       options.repoUrl,
       '--branch',
       TRACKED_BRANCH,
+      '--status-branch',
+      DEFAULT_STATUS_BRANCH,
       '--kubeconfig',
       options.kubeconfigPath,
-      '--sim-cloud-url',
+      '--provider',
+      'sim',
+      '--cloud-endpoint',
       options.simCloudUrl,
-      '--cache-dir',
-      ctx.layout.drydock,
-      '--cluster',
-      'sandbox',
       '--listen',
       '127.0.0.1:0',
-      '--poll-interval',
+      // One replica: no Lease to elect through.
+      '--leader-elect',
+      'false',
+      // A sandbox should react within seconds of a push.
+      '--interval',
       '2s',
+      '--resync',
+      '5s',
     ],
+    // Anything drydock keeps on disk (its cache clone) lands in the state directory.
+    cwd: ctx.layout.drydock,
     env: { ...process.env, DRYDOCK_GIT_USERNAME: options.user.username, DRYDOCK_GIT_PASSWORD: options.user.password },
   });
   const url = await listeningUrl(ctx, child, from, 'drydock', timeoutMs);

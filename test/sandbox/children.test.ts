@@ -56,7 +56,7 @@ describe('sandbox supervised processes', function () {
     await child.exited;
     const failure = sup.failure();
     assert.equal(failure?.code, 'ProcessExited');
-    assert.deepEqual(failure?.data, { process: 'crasher', exitCode: 3, signal: null, log: path.join(tmp.dir, 'crasher.log') });
+    assert.deepEqual(failure?.data, { process: 'crasher', exitCode: 3, signal: null, log: path.join(tmp.dir, 'crasher.log'), lastProblem: 'boom' });
     assert.match(readFileSync(child.logFile, 'utf8'), /boom/);
     await sup.stopAll(500);
   });

@@ -1,0 +1,139 @@
+/**
+ * The project's smoke test of its main job: `drydock sandbox --scenario upgrade` brings up the
+ * whole sandbox, pushes an image change, and must exit 0 with the fleet upgraded. What it
+ * left in its state directory is then checked here independently: the fleet repository's
+ * history and the sim cloud's saved instances.
+ *
+ * Needs the Kubernetes binaries (`npm test` builds them); DRYDOCK_SKIP_CONTROL_PLANE=1 skips
+ * these tests when the binaries are not there, as for every control-plane suite.
+ */
+import { strict as assert } from 'node:assert';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveBinDir } from '../../src/sandbox/control-plane/index.js';
+import { isAlive } from '../../src/sandbox/layout.js';
+import { delay } from '../../src/sandbox/wait.js';
+import { tempDir } from '../support/git-server.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const bin = path.join(root, 'bin', 'drydock.js');
+
+function skipWithoutBinaries(ctx: Mocha.Context): void {
+  if (process.env.DRYDOCK_SKIP_CONTROL_PLANE !== '1') return;
+  try {
+    resolveBinDir();
+  } catch {
+    ctx.skip();
+  }
+}
+
+interface Run {
+  readonly child: ChildProcess;
+  output(): string;
+  readonly exited: Promise<number | null>;
+}
+
+function sandbox(args: readonly string[]): Run {
+  const child = spawn(process.execPath, [bin, 'sandbox', '--no-live', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr?.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+function git(bare: string, args: readonly string[]): string {
+  const r = spawnSync('git', ['--git-dir', bare, ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
+
+/** Every process whose parent chain leads to `pid` (Linux /proc). */
+function descendants(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parent.set(Number(entry), ppid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  for (const p of parent.keys()) {
+    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q)) {
+      if (q === pid) {
+        out.push(p);
+        break;
+      }
+    }
+  }
+  return out.sort((a, b) => a - b);
+}
+
+describe('drydock sandbox (end to end)', function () {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(function () {
+    skipWithoutBinaries(this);
+    tmp = tempDir('drydock-sandbox-');
+  });
+  afterEach(() => tmp?.remove());
+
+  it('--scenario upgrade rolls every node onto the new image and exits 0', async function () {
+    this.timeout(15 * 60_000);
+    const stateDir = path.join(tmp.dir, 'state');
+    const run = sandbox(['--scenario', 'upgrade', '--state-dir', stateDir, '--timeout', '10m']);
+    const code = await run.exited;
+    assert.equal(code, 0, run.output());
+    assert.match(run.output(), /upgrade complete in \S+: \d+ nodes replaced in \d+ waves/);
+
+    // The fleet repository: the sandbox's change is the tracked head, and the newest status reports on it.
+    const bare = path.join(stateDir, 'git', 'fleet.git');
+    const head = git(bare, ['rev-parse', 'refs/heads/main']);
+    assert.match(git(bare, ['log', '-1', '--format=%s', head]), /^Upgrade node images: /);
+    const source = git(bare, ['log', '-1', '--format=%(trailers:key=Drydock-Source,valueonly)', 'refs/heads/drydock/status']);
+    assert.ok(source !== '' && head.startsWith(source), `status reports on ${source}, main is ${head}`);
+
+    // The sim cloud's saved state: every instance of every group runs the group's (new) image.
+    const state = JSON.parse(readFileSync(path.join(stateDir, 'cloud', 'sim-cloud-state.json'), 'utf8')) as {
+      groups: { id: string; image: string; instances: { id: string; image: string; state: string }[] }[];
+    };
+    const pushed = new Set(
+      git(bare, ['diff', `${head}~1`, head])
+        .split('\n')
+        .map((l) => /^\+\s*image:\s*(\S+)/.exec(l)?.[1])
+        .filter((i): i is string => i !== undefined),
+    );
+    assert.ok(pushed.size > 0, 'the upgrade commit changes no image');
+    for (const group of state.groups) {
+      assert.ok(pushed.has(group.image), `group ${group.id} runs ${group.image}, not an image the upgrade pushed (${[...pushed].join(', ')})`);
+      assert.ok(group.instances.length > 0);
+      for (const i of group.instances) {
+        assert.equal(i.image, group.image, `${group.id}/${i.id}`);
+        assert.equal(i.state, 'running', `${group.id}/${i.id}`);
+      }
+    }
+  });
+
+  it('Ctrl-C stops every process it started', async function () {
+    this.timeout(5 * 60_000);
+    const run = sandbox(['--state-dir', path.join(tmp.dir, 'state')]);
+    const deadline = Date.now() + 4 * 60_000;
+    while (!/✓ drydock/.test(run.output())) {
+      assert.ok(Date.now() < deadline, `the sandbox did not come up:\n${run.output()}`);
+      assert.equal(run.child.exitCode, null, `the sandbox exited early:\n${run.output()}`);
+      await delay(250);
+    }
+    const started = descendants(run.child.pid ?? -1);
+    // etcd, kube-apiserver, controller manager, scheduler, KWOK, the sim cloud, drydock.
+    assert.ok(started.length >= 7, `only ${started.length} processes started`);
+    run.child.kill('SIGINT');
+    assert.equal(await run.exited, 0, run.output());
+    await delay(200);
+    assert.deepEqual(started.filter(isAlive), [], 'processes outlived the sandbox');
+  });
+});
