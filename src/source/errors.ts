@@ -12,6 +12,8 @@ export type GitSourceErrorCode =
   | 'branch-missing'
   /** --repo is neither an http(s) URL nor a local Git repository. */
   | 'invalid-repo'
+  /** A flag's value is malformed (an --interval cron cannot express, a bad branch name). */
+  | 'invalid-option'
   /** A credential file or variable could not be read. */
   | 'credentials'
   /** --path does not exist in the commit, or is not a directory. */
@@ -29,7 +31,7 @@ export type GitSourceErrorCode =
 
 export type RetryClass = 'stalling' | 'transient';
 
-const STALLING: ReadonlySet<GitSourceErrorCode> = new Set(['auth', 'invalid-repo', 'credentials', 'keyring', 'signature', 'path-missing']);
+const STALLING: ReadonlySet<GitSourceErrorCode> = new Set(['auth', 'invalid-repo', 'invalid-option', 'credentials', 'keyring', 'signature', 'path-missing']);
 
 export class GitSourceError extends Error {
   override readonly name = 'GitSourceError';

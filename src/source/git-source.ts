@@ -15,7 +15,7 @@ import git from 'isomorphic-git';
 import pRetry, { AbortError } from 'p-retry';
 import { pino, type Logger } from 'pino';
 import { authorOf, type Authorship } from './authorship.js';
-import { classifyGitError } from './classify.js';
+import { classifyGitError, type ClassifyContext } from './classify.js';
 import { basicAuthHeader, secretsOf, type GitCredentials } from './credentials.js';
 import { errorCode, GitSourceError } from './errors.js';
 import { httpClient } from './http.js';
@@ -80,7 +80,7 @@ export class GitSource {
     this.retries = opts.retries ?? 2;
     this.retryDelayMs = opts.retryDelayMs ?? 250;
     if (this.branch === '' || /\s|\.\.|^-/.test(this.branch)) {
-      throw new GitSourceError('invalid-repo', `--branch ${JSON.stringify(this.branch)} is not a valid branch name`, { branch: this.branch });
+      throw new GitSourceError('invalid-option', `--branch ${JSON.stringify(this.branch)} is not a valid branch name`, { branch: this.branch });
     }
   }
 
@@ -105,25 +105,34 @@ export class GitSource {
     await mkdir(this.gitdir, { recursive: true });
     await git.init({ fs, gitdir: this.gitdir, bare: true, defaultBranch: this.branch });
     await git.setConfig({ fs, gitdir: this.gitdir, path: 'remote.origin.url', value: url });
-    await git.setConfig({ fs, gitdir: this.gitdir, path: 'remote.origin.fetch', value: `+refs/heads/${this.branch}:refs/remotes/origin/${this.branch}` });
+    await git.setConfig({ fs, gitdir: this.gitdir, path: 'remote.origin.fetch', value: '+refs/heads/*:refs/remotes/origin/*' });
     this.initialised = true;
   }
 
-  private async resolveLocal(ref: string): Promise<string | undefined> {
-    try {
-      return await git.resolveRef({ fs, gitdir: this.gitdir, ref });
-    } catch (err) {
-      if (errorCode(err) === 'NotFoundError') return undefined;
-      throw err;
-    }
+  private ctx(branch: string, operation: 'fetch' | 'push'): ClassifyContext {
+    return { repo: this.display, branch, operation, authenticated: this.credentials !== undefined };
   }
 
-  private async fetchRemote(url: string): Promise<{ tip: string; previous?: string }> {
-    await this.ensureCache(url);
-    const ownRef = `refs/heads/${this.branch}`;
-    const previous = (await this.resolveLocal(ownRef)) ?? this.lastTip;
+  private authOptions(): { headers?: Record<string, string>; onAuth?: () => GitCredentials; onAuthFailure?: () => { cancel: true } } {
     const creds = this.credentials;
-    const ctx = { repo: this.display, branch: this.branch, operation: 'fetch', authenticated: creds !== undefined } as const;
+    return creds ? { headers: { Authorization: basicAuthHeader(creds) }, onAuth: () => creds, onAuthFailure: () => ({ cancel: true }) } : {};
+  }
+
+  /**
+   * Fetches `branch` into the cache (retrying transient failures) and returns its tip, without
+   * moving drydock's own ref. A local repository is read in place. Throws GitSourceError.
+   */
+  async fetchBranch(branch: string): Promise<string> {
+    if (this.location.kind === 'local') {
+      const found = await this.resolveOwn(branch);
+      if (found === undefined) {
+        throw new GitSourceError('branch-missing', `branch ${branch} does not exist in ${this.display}; create it or fix the branch name`, { repo: this.display, branch });
+      }
+      return found;
+    }
+    const url = this.location.url;
+    await this.ensureCache(url);
+    const ctx = this.ctx(branch, 'fetch');
     const attempt = async (): Promise<string> => {
       try {
         const res = await git.fetch({
@@ -132,14 +141,14 @@ export class GitSource {
           gitdir: this.gitdir,
           url,
           remote: 'origin',
-          ref: this.branch,
-          remoteRef: ownRef,
+          ref: branch,
+          remoteRef: `refs/heads/${branch}`,
           singleBranch: true,
           tags: false,
           cache: this.cache,
-          ...(creds ? { headers: { Authorization: basicAuthHeader(creds) }, onAuth: () => creds, onAuthFailure: () => ({ cancel: true }) } : {}),
+          ...this.authOptions(),
         });
-        if (!res.fetchHead) throw new GitSourceError('branch-missing', `branch ${this.branch} does not exist in ${this.display} (the repository is empty); push it or fix --branch`, ctx);
+        if (!res.fetchHead) throw new GitSourceError('branch-missing', `branch ${branch} does not exist in ${this.display} (the repository is empty); push it or fix the branch name`, { ...ctx });
         return res.fetchHead;
       } catch (err) {
         const e = classifyGitError(err, ctx);
@@ -154,16 +163,66 @@ export class GitSource {
         factor: 2,
         onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
           const code = error instanceof GitSourceError ? error.code : 'git';
-          this.log.warn({ code, attempt: attemptNumber, retriesLeft }, 'fetch failed');
+          this.log.warn({ code, attempt: attemptNumber, retriesLeft, fetched: branch }, 'fetch failed');
         },
       });
     } catch (err) {
       throw classifyGitError(err, ctx);
     }
-    // The pack is stored; only now does the tip become drydock's own ref.
+    // Proves the pack holding the tip was stored before anyone relies on it.
     await git.readCommit({ fs, gitdir: this.gitdir, oid: tip, cache: this.cache });
-    await git.writeRef({ fs, gitdir: this.gitdir, ref: ownRef, value: tip, force: true });
-    return previous === undefined ? { tip } : { tip, previous };
+    return tip;
+  }
+
+  /** drydock's own record of `branch` in the cache (or the branch itself, for a local repository). */
+  async resolveOwn(branch: string): Promise<string | undefined> {
+    try {
+      return await git.resolveRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${branch}` });
+    } catch (err) {
+      if (errorCode(err) === 'NotFoundError') return undefined;
+      throw err;
+    }
+  }
+
+  /** Records `commit` as drydock's own tip of `branch` in the cache (never in a local repository). */
+  async recordOwn(branch: string, commit: string): Promise<void> {
+    if (this.location.kind === 'local') return;
+    await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${branch}`, value: commit, force: true });
+  }
+
+  /**
+   * Publishes `commit` as the new tip of `branch`, which must be `expected` now (undefined: the
+   * branch must not exist). Never forced: a remote that moved meanwhile rejects the push, and a
+   * GitSourceError 'push-rejected' with data.conflict true tells the caller to rebuild on the new tip.
+   */
+  async pushBranch(branch: string, commit: string, expected: string | undefined): Promise<void> {
+    const ref = `refs/heads/${branch}`;
+    if (this.location.kind === 'local') {
+      const now = await this.resolveOwn(branch);
+      if (now !== expected) {
+        throw new GitSourceError('push-rejected', `${branch} moved in ${this.display} while drydock wrote it`, { repo: this.display, branch, conflict: true });
+      }
+      await git.writeRef({ fs, gitdir: this.gitdir, ref, value: commit, force: true });
+      return;
+    }
+    const ctx = this.ctx(branch, 'push');
+    await this.recordOwn(branch, commit);
+    let result;
+    try {
+      result = await git.push({ fs, http: httpClient, gitdir: this.gitdir, url: this.location.url, remote: 'origin', ref, remoteRef: ref, cache: this.cache, ...this.authOptions() });
+    } catch (err) {
+      if (errorCode(err) === 'PushRejectedError') {
+        throw new GitSourceError('push-rejected', `push to ${branch} of ${this.display} rejected: the branch moved (another writer)`, { repo: this.display, branch, conflict: true });
+      }
+      throw classifyGitError(err, ctx);
+    }
+    const status = result.refs[ref];
+    if (!result.ok || (status && !status.ok)) {
+      const reason = status?.error ?? result.error ?? 'rejected';
+      // The server's own fast-forward check (the remote moved after we looked) reads as a conflict too.
+      const conflict = /non-fast-forward|fetch first|stale info|failed to lock/i.test(reason);
+      throw new GitSourceError('push-rejected', `push to ${branch} of ${this.display} rejected by the server`, { repo: this.display, branch, conflict, reason: this.redact(reason) });
+    }
   }
 
   private async fetchNow(): Promise<FetchResult> {
@@ -171,14 +230,13 @@ export class GitSource {
     let tip: string;
     let previous: string | undefined;
     if (this.location.kind === 'remote') {
-      ({ tip, previous } = await this.fetchRemote(this.location.url));
+      previous = (await this.resolveOwn(this.branch)) ?? this.lastTip;
+      tip = await this.fetchBranch(this.branch);
+      // The pack is stored; only now does the tip become drydock's own ref (the fetch's "have").
+      await this.recordOwn(this.branch, tip);
     } else {
       previous = this.lastTip;
-      const found = await this.resolveLocal(`refs/heads/${this.branch}`);
-      if (found === undefined) {
-        throw new GitSourceError('branch-missing', `branch ${this.branch} does not exist in ${this.display}; create it or fix --branch`, { repo: this.display, branch: this.branch });
-      }
-      tip = found;
+      tip = await this.fetchBranch(this.branch);
     }
     const changed = previous !== tip;
     const rewritten = previous !== undefined && changed && !(await this.isAncestor(previous, tip));

@@ -1,0 +1,60 @@
+/**
+ * Polling on a node-cron schedule (--interval, default 1m). Durations are turned into cron
+ * expressions with a seconds field (node-cron 4 accepts six fields): 30s → "*\/30 * * * * *",
+ * 5m → "0 *\/5 * * * *", 1h → "0 0 * * * *". A duration a cron step cannot express evenly
+ * (90s, 7m) is refused with the nearest ones that work.
+ */
+import cron from 'node-cron';
+import { GitSourceError } from './errors.js';
+
+const UNIT_SECONDS: Readonly<Record<string, number>> = { '': 1, s: 1, m: 60, h: 3600 };
+
+/** Seconds in a duration like 30s, 1m, 5m, 2h (a bare number is seconds). */
+export function parseDuration(text: string): number {
+  const m = /^\s*(\d+)\s*([smh]?)\s*$/.exec(text);
+  const n = m?.[1] !== undefined ? Number.parseInt(m[1], 10) * (UNIT_SECONDS[m[2] ?? ''] ?? Number.NaN) : Number.NaN;
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new GitSourceError('invalid-option', `--interval ${JSON.stringify(text)} is not a duration; write it like 30s, 1m or 5m`, { interval: text });
+  }
+  return n;
+}
+
+function divisors(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i + 1).filter((d) => n % d === 0);
+}
+
+/** A six-field cron expression firing every `text` (30s, 1m, 5m, 1h ...). */
+export function durationToCron(text: string): string {
+  const seconds = parseDuration(text);
+  const refuse = (unit: string, ok: string[]): never => {
+    throw new GitSourceError('invalid-option', `--interval ${text} does not divide ${unit} evenly; use one of ${ok.join(', ')}`, { interval: text });
+  };
+  if (seconds < 60) return seconds === 1 ? '* * * * * *' : 60 % seconds === 0 ? `*/${seconds} * * * * *` : refuse('a minute', divisors(60).map((d) => `${d}s`));
+  if (seconds % 60 !== 0) return refuse('a minute', divisors(60).map((d) => `${d}m`));
+  const minutes = seconds / 60;
+  if (minutes < 60) return minutes === 1 ? '0 * * * * *' : 60 % minutes === 0 ? `0 */${minutes} * * * *` : refuse('an hour', divisors(60).map((d) => `${d}m`));
+  if (minutes % 60 !== 0) return refuse('an hour', divisors(24).map((d) => `${d}h`));
+  const hours = minutes / 60;
+  if (hours === 24) return '0 0 0 * * *';
+  return hours === 1 ? '0 0 * * * *' : 24 % hours === 0 ? `0 0 */${hours} * * *` : refuse('a day', divisors(24).map((d) => `${d}h`));
+}
+
+export interface Poller {
+  readonly expression: string;
+  stop(): Promise<void>;
+}
+
+/** Calls `tick` on the schedule; a tick still running when the next is due is skipped (noOverlap). */
+export function createPoller(opts: { interval: string; tick: () => Promise<void> | void }): Poller {
+  const expression = durationToCron(opts.interval);
+  const task = cron.schedule(expression, async () => {
+    await opts.tick();
+  }, { noOverlap: true, name: 'drydock-git-poll' });
+  return {
+    expression,
+    async stop() {
+      await task.stop();
+      await task.destroy();
+    },
+  };
+}

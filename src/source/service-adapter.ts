@@ -1,0 +1,76 @@
+/**
+ * Plugs the Git source into the service (src/service/service.ts): a DesiredSource whose sync()
+ * fetches and loads through Sync (bursts coalesced: one fetch in flight, one queued) and whose
+ * webhook route triggers it, and a StatusSink that writes the service's snapshot to the status
+ * branch.
+ */
+import type { DesiredRevision, DesiredSource, StatusSink } from '../service/service.js';
+import type { StatusSnapshot } from '../service/status.js';
+import type { SpecReport, StatusReport } from '../report/types.js';
+import { coalesce } from './coalesce.js';
+import type { StatusWriter } from './status-writer.js';
+import type { Sync } from './sync.js';
+import { webhookHandler } from './webhook.js';
+
+export function gitDesiredSource(opts: { sync: Sync; webhookSecret?: string; webhookPath?: string }): DesiredSource {
+  let failure: unknown;
+  const runner = coalesce(async () => {
+    const outcome = await opts.sync.run();
+    failure = outcome.kind === 'fetch-failed' ? outcome.error : undefined;
+  });
+  const source: DesiredSource = {
+    async sync(): Promise<DesiredRevision> {
+      await runner.trigger();
+      if (failure !== undefined) throw failure;
+      const newest = opts.sync.newest;
+      if (newest) return newest;
+      const valid = opts.sync.lastValid;
+      if (valid) return { commit: valid.commit, load: { ok: true, desired: valid.desired, files: valid.files } };
+      throw failure ?? new Error('no commit fetched yet');
+    },
+  };
+  const secret = opts.webhookSecret;
+  if (secret !== undefined) {
+    source.webhook = (notify) => webhookHandler({ secret, trigger: notify, ...(opts.webhookPath ? { path: opts.webhookPath } : {}) });
+  }
+  return source;
+}
+
+/** The service's snapshot as the status branch's report. */
+export function reportFromSnapshot(s: StatusSnapshot): StatusReport {
+  const specs = s.specs.map(
+    (x): SpecReport => ({
+      kind: x.spec.kind,
+      name: x.spec.name,
+      revision: x.revision,
+      phase: x.phase,
+      progress: x.progress,
+      ...(x.waitingFor !== undefined ? { waitingFor: x.waitingFor } : {}),
+      conditions: x.conditions,
+      nodes: x.nodes,
+      ...(x.lastError !== undefined ? { lastError: x.lastError } : {}),
+      counts: { failures: x.failures },
+      ...(x.pending.length > 0 ? { extra: { pending: x.pending } } : {}),
+    }),
+  );
+  const notes = [
+    ...s.problems.map((p) => `${p.source}: ${p.message}`),
+    ...(s.lastError ? [`round failed (${s.lastError.code}): ${s.lastError.message}`] : []),
+  ];
+  return {
+    cluster: s.cluster,
+    ...(s.sourceCommit !== undefined ? { sourceCommit: s.sourceCommit } : {}),
+    ...(s.newestCommit !== undefined && s.newestCommit !== s.sourceCommit ? { newestCommit: s.newestCommit } : {}),
+    specs,
+    ...(s.loadErrors.length > 0 ? { errors: s.loadErrors } : {}),
+    ...(notes.length > 0 ? { notes } : {}),
+  };
+}
+
+export function statusBranchSink(writer: StatusWriter): StatusSink {
+  return {
+    async write(snapshot) {
+      await writer.write(reportFromSnapshot(snapshot));
+    },
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * Writes the status report as a commit on the status branch (default drydock/status, one per
+ * cluster) and pushes it: built with isomorphic-git's object API (blobs, trees, a commit), no
+ * working tree. A commit only when the tree changed. The branch starts as an orphan. A push
+ * rejected because another writer moved the branch is fetched, re-applied on the new tip
+ * and retried with backoff; nothing is ever forced, and no other branch is written.
+ */
+import fs from 'node:fs';
+import git from 'isomorphic-git';
+import pRetry, { AbortError } from 'p-retry';
+import { pino, type Logger } from 'pino';
+import { renderStatusDocs, summarize } from '../report/status-docs.js';
+import type { StatusReport } from '../report/types.js';
+import { GitSourceError, isGitSourceError } from './errors.js';
+import type { GitSource } from './git-source.js';
+import { CLUSTER_TRAILER, parseTrailers, SOURCE_TRAILER, statusMessage } from './trailers.js';
+import { readFilesTree, writeFilesTree } from './tree-writer.js';
+
+export const DEFAULT_STATUS_BRANCH = 'drydock/status';
+
+export interface StatusWriterOptions {
+  /** The source whose repository (and cache clone and credentials) the status branch lives in. */
+  readonly source: GitSource;
+  readonly branch?: string;
+  readonly cluster: string;
+  readonly author?: { readonly name: string; readonly email: string };
+  readonly logger?: Logger;
+  /** Attempts after a rejected push (default 5). */
+  readonly retries?: number;
+  readonly retryDelayMs?: number;
+  readonly now?: () => Date;
+}
+
+export interface WriteResult {
+  /** The status branch's tip after the write. */
+  readonly commit?: string;
+  readonly changed: boolean;
+}
+
+/** The status branch's tip as drydock reads it back after a restart. */
+export interface AppliedRecord {
+  readonly commit: string;
+  /** Drydock-Source: the source commit that was in force. */
+  readonly sourceCommit?: string;
+  readonly cluster?: string;
+}
+
+export class StatusWriter {
+  readonly branch: string;
+  private readonly source: GitSource;
+  private readonly cluster: string;
+  private readonly author: { name: string; email: string };
+  private readonly log: Logger;
+  private readonly retries: number;
+  private readonly retryDelayMs: number;
+  private readonly now: () => Date;
+  private synced = false;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(opts: StatusWriterOptions) {
+    this.source = opts.source;
+    this.branch = opts.branch ?? DEFAULT_STATUS_BRANCH;
+    this.cluster = opts.cluster;
+    this.author = { name: opts.author?.name ?? 'drydock', email: opts.author?.email ?? 'drydock@localhost' };
+    this.log = (opts.logger ?? pino({ level: 'silent' })).child({ statusBranch: this.branch });
+    this.retries = opts.retries ?? 5;
+    this.retryDelayMs = opts.retryDelayMs ?? 100;
+    this.now = opts.now ?? (() => new Date());
+    if (this.branch === opts.source.branch) {
+      throw new GitSourceError('invalid-option', `the status branch ${this.branch} is the tracked branch; drydock never writes a user branch: pick another --status-branch`, { branch: this.branch });
+    }
+  }
+
+  /** The remote's tip of the status branch, fetched; undefined when it does not exist yet. */
+  private async fetchTip(): Promise<string | undefined> {
+    try {
+      const tip = await this.source.fetchBranch(this.branch);
+      await this.source.recordOwn(this.branch, tip);
+      this.synced = true;
+      return tip;
+    } catch (err) {
+      if (isGitSourceError(err, 'branch-missing')) {
+        this.synced = true;
+        return undefined;
+      }
+      throw err;
+    }
+  }
+
+  /** Writes the report; one write at a time. */
+  write(report: StatusReport): Promise<WriteResult> {
+    const run = this.queue.then(() => this.writeNow(report));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeNow(report: StatusReport): Promise<WriteResult> {
+    const gitdir = this.source.gitdir;
+    const tree = await writeFilesTree(gitdir, renderStatusDocs(report));
+    const message = statusMessage(summarize(report), this.cluster, report.sourceCommit);
+    let parent = this.synced ? await this.source.resolveOwn(this.branch) : await this.fetchTip();
+    return pRetry(
+      async (): Promise<WriteResult> => {
+        if (parent !== undefined) {
+          const { commit: head } = await git.readCommit({ fs, gitdir, oid: parent, cache: this.source.cache });
+          if (head.tree === tree) return { commit: parent, changed: false };
+        }
+        const when = { ...this.author, timestamp: Math.floor(this.now().getTime() / 1000), timezoneOffset: 0 };
+        const commit = await git.writeCommit({
+          fs,
+          gitdir,
+          commit: { tree, parent: parent === undefined ? [] : [parent], author: when, committer: when, message },
+        });
+        try {
+          await this.source.pushBranch(this.branch, commit, parent);
+        } catch (err) {
+          if (isGitSourceError(err, 'push-rejected') && err.data.conflict === true) {
+            this.log.info({ attempted: commit }, 'status branch moved; re-applying on the new tip');
+            parent = await this.fetchTip();
+            throw err;
+          }
+          throw isGitSourceError(err) && err.retry === 'stalling' ? new AbortError(err) : err;
+        }
+        this.log.info({ commit, sourceCommit: report.sourceCommit }, 'status written');
+        return { commit, changed: true };
+      },
+      { retries: this.retries, minTimeout: this.retryDelayMs, factor: 2, randomize: true },
+    );
+  }
+
+  /** The status branch's tip and its trailers, fetched; undefined when the branch does not exist. */
+  async readApplied(): Promise<AppliedRecord | undefined> {
+    const tip = await this.fetchTip();
+    return tip === undefined ? undefined : readRecord(this.source, tip);
+  }
+}
+
+export async function readRecord(source: GitSource, commit: string): Promise<AppliedRecord> {
+  const { commit: c } = await git.readCommit({ fs, gitdir: source.gitdir, oid: commit, cache: source.cache });
+  const trailers = parseTrailers(c.message);
+  const sourceCommit = trailers.get(SOURCE_TRAILER);
+  const cluster = trailers.get(CLUSTER_TRAILER);
+  return { commit, ...(sourceCommit ? { sourceCommit } : {}), ...(cluster ? { cluster } : {}) };
+}
+
+/** The status branch's files at `commit`. */
+export function readStatusFiles(source: GitSource, commit: string): Promise<Map<string, string>> {
+  return readFilesTree(source.gitdir, commit, source.cache);
+}

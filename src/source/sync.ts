@@ -1,0 +1,145 @@
+/**
+ * A commit is applied whole or not at all (DESIGN.md principle 3). Sync fetches the tracked
+ * branch, loads the new tip through the injected loader, and moves `lastValid` only when the
+ * whole commit is valid (and, with --verify-commits, signed by a known key). A refused commit
+ * changes nothing and its errors are returned for errors.yaml; a failed fetch keeps the last
+ * valid commit in force and is returned typed.
+ *
+ * Nothing here must survive a restart: the status branch's Drydock-Source trailer names the
+ * commit that was in force, and `restore` loads it again when the newest tip is refused.
+ */
+import path from 'node:path';
+import { pino, type Logger } from 'pino';
+import { loadFromSource } from '../spec/load.js';
+import type { SpecFileSource } from '../spec/source.js';
+import type { DesiredState, LoadResult, SpecError } from '../spec/model.js';
+import { GitSourceError } from './errors.js';
+import type { FetchResult, GitSource } from './git-source.js';
+import type { Keyring, SignatureVerdict } from './signatures.js';
+
+export type Loader = (source: SpecFileSource) => Promise<LoadResult>;
+
+export interface SyncOptions {
+  readonly source: GitSource;
+  /** Defaults to the spec loader's loadFromSource. */
+  readonly load?: Loader;
+  /** --verify-commits: only commits signed by one of these keys are applied. */
+  readonly keys?: Keyring;
+  /** The commit last in force, read back from the status branch (Drydock-Source) at startup. */
+  readonly restore?: () => Promise<string | undefined>;
+  readonly logger?: Logger;
+}
+
+export interface AppliedCommit {
+  readonly commit: string;
+  readonly desired: DesiredState;
+  readonly files: readonly string[];
+}
+
+export type SyncOutcome =
+  | { readonly kind: 'applied'; readonly commit: string; readonly fetch: FetchResult; readonly desired: DesiredState }
+  | { readonly kind: 'unchanged'; readonly commit: string; readonly fetch: FetchResult }
+  /** The commit's specs are invalid: nothing changes; errors go to errors.yaml. */
+  | { readonly kind: 'refused'; readonly commit: string; readonly fetch: FetchResult; readonly errors: readonly SpecError[] }
+  /** --verify-commits: unsigned or signed by an unknown key. */
+  | { readonly kind: 'unverified'; readonly commit: string; readonly fetch: FetchResult; readonly verdict: Exclude<SignatureVerdict, { ok: true }> }
+  | { readonly kind: 'fetch-failed'; readonly error: GitSourceError };
+
+/** Loader errors name files relative to --path; the status branch shows repository paths. */
+function repoRelative(errors: readonly SpecError[], root: string): SpecError[] {
+  return errors.map((e) => (root && e.file ? { ...e, file: path.posix.join(root, e.file) } : e));
+}
+
+export class Sync {
+  private readonly source: GitSource;
+  private readonly load: Loader;
+  private readonly keys: Keyring | undefined;
+  private readonly restoreFrom: (() => Promise<string | undefined>) | undefined;
+  private readonly log: Logger;
+  private valid: AppliedCommit | undefined;
+  private newestCommit: string | undefined;
+  private newestLoad: LoadResult | undefined;
+  private restored = false;
+
+  constructor(opts: SyncOptions) {
+    this.source = opts.source;
+    this.load = opts.load ?? ((s) => loadFromSource(s));
+    this.keys = opts.keys;
+    this.restoreFrom = opts.restore;
+    this.log = (opts.logger ?? pino({ level: 'silent' })).child({ repo: opts.source.display });
+  }
+
+  /** The commit in force. */
+  get lastValid(): AppliedCommit | undefined {
+    return this.valid;
+  }
+
+  /** The newest commit fetched and what the loader made of it (a refused commit's errors). */
+  get newest(): { readonly commit: string; readonly load: LoadResult } | undefined {
+    return this.newestCommit !== undefined && this.newestLoad !== undefined ? { commit: this.newestCommit, load: this.newestLoad } : undefined;
+  }
+
+  private async loadCommit(commit: string): Promise<LoadResult> {
+    const result = await this.load(this.source.readTree(commit));
+    return result.ok ? result : { ...result, errors: repoRelative(result.errors, this.source.root) };
+  }
+
+  /** Loads the commit named by the status branch once, when nothing is in force yet. */
+  private async restore(): Promise<void> {
+    if (this.restored || this.valid || !this.restoreFrom) return;
+    this.restored = true;
+    let commit: string | undefined;
+    try {
+      commit = await this.restoreFrom();
+      if (commit === undefined) return;
+      if (this.keys && !(await this.source.verifyCommit(commit, this.keys)).ok) return;
+      const result = await this.loadCommit(commit);
+      if (result.ok) {
+        this.valid = { commit, desired: result.desired, files: result.files };
+        this.log.info({ commit }, 'restored the commit in force from the status branch');
+      }
+    } catch (err) {
+      this.log.warn({ commit, code: err instanceof GitSourceError ? err.code : 'load' }, 'could not restore the commit in force from the status branch');
+    }
+  }
+
+  /** Fetches and applies the tip if it is new and valid. Never throws for a bad commit or remote. */
+  async run(): Promise<SyncOutcome> {
+    let fetch: FetchResult;
+    try {
+      fetch = await this.source.fetch();
+    } catch (err) {
+      const error = err instanceof GitSourceError ? err : new GitSourceError('git', `fetch ${this.source.display} failed`, { repo: this.source.display });
+      this.log.warn({ code: error.code, inForce: this.valid?.commit }, 'fetch failed; the last valid commit stays in force');
+      return { kind: 'fetch-failed', error };
+    }
+    const commit = fetch.commit;
+    if (commit === this.valid?.commit || commit === this.newestCommit) return { kind: 'unchanged', commit, fetch };
+    if (fetch.rewritten) this.log.warn({ commit, previous: fetch.previous }, 'history rewritten; following the new tip');
+    if (this.keys) {
+      const verdict = await this.source.verifyCommit(commit, this.keys);
+      if (!verdict.ok) {
+        await this.restore();
+        this.newestCommit = commit;
+        this.newestLoad = {
+          ok: false,
+          files: [],
+          errors: [{ file: '', line: 1, column: 1, code: `signature-${verdict.reason}`, message: verdict.message, hint: 'sign the commit with a key of the --verify-commits keyring' }],
+        };
+        this.log.warn({ commit, reason: verdict.reason }, 'commit not applied: signature not verified');
+        return { kind: 'unverified', commit, fetch, verdict };
+      }
+    }
+    const result = await this.loadCommit(commit);
+    this.newestCommit = commit;
+    this.newestLoad = result;
+    if (!result.ok) {
+      await this.restore();
+      this.log.warn({ commit, errors: result.errors.length, inForce: this.valid?.commit }, 'commit refused; the last valid commit stays in force');
+      return { kind: 'refused', commit, fetch, errors: result.errors };
+    }
+    this.valid = { commit, desired: result.desired, files: result.files };
+    this.log.info({ commit, files: result.files.length }, 'commit applied');
+    return { kind: 'applied', commit, fetch, desired: result.desired };
+  }
+}
