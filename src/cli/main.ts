@@ -5,6 +5,7 @@ import { register as registerRun } from './run.js';
 import { register as registerPlan } from './plan.js';
 import { register as registerSandbox } from './sandbox.js';
 import { register as registerValidate } from './validate.js';
+import { register as registerStatus } from './status.js';
 
 /**
  * Every subcommand lives in its own file and exports `register(program)`; its action
@@ -12,7 +13,7 @@ import { register as registerValidate } from './validate.js';
  */
 type Registrar = (program: Command, done: (code: ExitCode) => void) => void;
 
-const registrars: Registrar[] = [registerSimCloud, registerRun, registerPlan, registerSandbox, registerValidate];
+const registrars: Registrar[] = [registerSimCloud, registerRun, registerPlan, registerSandbox, registerValidate, registerStatus];
 
 export function buildProgram(done: (code: ExitCode) => void): Command {
   const program = new Command('drydock')
