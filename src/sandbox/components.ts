@@ -244,8 +244,9 @@ export async function startDrydock(
       '2s',
       '--resync',
       '5s',
+      '--cache-dir',
+      path.join(ctx.layout.drydock, 'cache'),
     ],
-    // Anything drydock keeps on disk (its cache clone) lands in the state directory.
     cwd: ctx.layout.drydock,
     env: { ...process.env, DRYDOCK_GIT_USERNAME: options.user.username, DRYDOCK_GIT_PASSWORD: options.user.password },
   });

@@ -46,9 +46,9 @@ class LiveScreen implements Screen {
 
   show(snapshot: SandboxSnapshot): void {
     this.last = snapshot;
-    const width = Math.max(20, (this.out.columns ?? 100) - 1);
+    const width = Math.max(20, (this.out.columns || 100) - 1);
     // Never taller than the terminal: the cursor cannot move back above its top.
-    const height = Math.max(3, (this.out.rows ?? 40) - 2);
+    const height = Math.max(3, (this.out.rows || 40) - 2);
     let lines = renderView(snapshot, width);
     if (lines.length > height) lines = [...lines.slice(0, height - 1), `  … ${lines.length - height + 1} more lines`];
     this.out.write(this.erase() + lines.map((l) => `${l}\n`).join(''));

@@ -29,44 +29,58 @@ export interface Manifest extends KubernetesObject {
   readonly spec?: Readonly<Record<string, unknown>>;
 }
 
-function labelsOf(app: DemoApp): Record<string, string> {
+function labelsOf(app: { readonly name: string }): Record<string, string> {
   return { 'app.kubernetes.io/name': app.name, 'app.kubernetes.io/part-of': 'drydock-sandbox' };
 }
 
-/** The namespace, then a Deployment and a PDB per app. Pure: the same input gives the same objects. */
+function deployment(namespace: string, name: string, replicas: number): Manifest {
+  const labels = labelsOf({ name });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          // Workers only: control-plane nodes are tainted, and the demo is about draining workers.
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [{ matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'DoesNotExist' }] }],
+              },
+            },
+          },
+          topologySpreadConstraints: [
+            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } },
+          ],
+          terminationGracePeriodSeconds: 1,
+          containers: [{ name, image: `demo/${name}:1`, resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * A stand-in for the cluster-autoscaler that examples-repo's AutoscalingStrategy names, so the
+ * sandbox shows it scaled to zero during a rollout and restored after.
+ */
+export const AUTOSCALER = { namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 1 } as const;
+
+/**
+ * The namespace, then a Deployment and a PDB per app, then the autoscaler stand-in. Pure: the
+ * same input gives the same objects.
+ */
 export function demoManifests(apps: readonly DemoApp[] = DEMO_APPS): Manifest[] {
   const objects: Manifest[] = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO_NAMESPACE, labels: { 'app.kubernetes.io/part-of': 'drydock-sandbox' } } },
   ];
   for (const app of apps) {
     const labels = labelsOf(app);
-    objects.push({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: app.name, namespace: DEMO_NAMESPACE, labels },
-      spec: {
-        replicas: app.replicas,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            // Workers only: control-plane nodes are tainted, and the demo is about draining workers.
-            affinity: {
-              nodeAffinity: {
-                requiredDuringSchedulingIgnoredDuringExecution: {
-                  nodeSelectorTerms: [{ matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'DoesNotExist' }] }],
-                },
-              },
-            },
-            topologySpreadConstraints: [
-              { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } },
-            ],
-            terminationGracePeriodSeconds: 1,
-            containers: [{ name: app.name, image: `demo/${app.name}:1`, resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
-          },
-        },
-      },
-    });
+    objects.push(deployment(DEMO_NAMESPACE, app.name, app.replicas));
     objects.push({
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
@@ -74,6 +88,7 @@ export function demoManifests(apps: readonly DemoApp[] = DEMO_APPS): Manifest[] 
       spec: { ...app.pdb, selector: { matchLabels: labels } },
     });
   }
+  objects.push(deployment(AUTOSCALER.namespace, AUTOSCALER.name, AUTOSCALER.replicas));
   return objects;
 }
 

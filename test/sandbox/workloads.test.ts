@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { DEMO_APPS, DEMO_NAMESPACE, demoManifests, type Manifest } from '../../src/sandbox/workloads.js';
+import { DEMO_APPS, demoManifests, type Manifest } from '../../src/sandbox/workloads.js';
 
 /** PDB arithmetic as the disruption controller does it, for a fully healthy app. */
 function disruptionsAllowed(replicas: number, pdb: Record<string, unknown>): number {
@@ -16,16 +16,25 @@ describe('sandbox demo workloads', () => {
   const objects = demoManifests();
   const byKind = (kind: string): Manifest[] => objects.filter((o) => o.kind === kind);
 
-  it('creates the namespace first, then a Deployment and a PDB per app', () => {
+  it('creates the namespace first, then a Deployment and a PDB per app, then the autoscaler stand-in', () => {
     assert.deepEqual(
-      objects.map((o) => `${o.kind}/${o.metadata?.name ?? ''}`),
-      ['Namespace/demo', 'Deployment/web', 'PodDisruptionBudget/web', 'Deployment/api', 'PodDisruptionBudget/api', 'Deployment/queue', 'PodDisruptionBudget/queue'],
+      objects.map((o) => `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`),
+      [
+        'Namespace//demo',
+        'Deployment/demo/web',
+        'PodDisruptionBudget/demo/web',
+        'Deployment/demo/api',
+        'PodDisruptionBudget/demo/api',
+        'Deployment/demo/queue',
+        'PodDisruptionBudget/demo/queue',
+        // examples-repo's AutoscalingStrategy names it.
+        'Deployment/kube-system/cluster-autoscaler',
+      ],
     );
-    for (const o of objects.slice(1)) assert.equal(o.metadata?.namespace, DEMO_NAMESPACE);
   });
 
   it("each PDB selects exactly its Deployment's pods", () => {
-    for (const d of byKind('Deployment')) {
+    for (const d of byKind('Deployment').filter((x) => x.metadata?.namespace === 'demo')) {
       const template = (d.spec?.template as { metadata: { labels: Record<string, string> } }).metadata.labels;
       const pdb = byKind('PodDisruptionBudget').find((p) => p.metadata?.name === d.metadata?.name);
       assert.ok(pdb, `no PDB for ${d.metadata?.name ?? ''}`);
