@@ -139,9 +139,11 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
     const created = parseInstant(inst.createdAt) ?? now;
     const deadline = created + image.rollout.joinTimeoutSeconds * 1000;
     if (now >= deadline) {
+      // The failure is written first: should drydock stop before the removal, the instance
+      // is an unclaimed stray past its deadline, which the next round removes (surge.ts).
+      fail(ctx, node, `replacement ${inst.id} did not join within ${image.rollout.joinTimeoutSeconds}s`, { [ANNOTATIONS.replacedBy]: null });
       b.act({ kind: 'removeInstance', spec, groupId: e.group.group.groupId, instanceId: inst.id, ...(rn ? { node: rn.name } : {}) });
       if (rn !== undefined) b.act({ kind: 'deleteNode', spec, node: rn.name });
-      fail(ctx, node, `replacement ${inst.id} did not join within ${image.rollout.joinTimeoutSeconds}s`, { [ANNOTATIONS.replacedBy]: null });
       return;
     }
     ctx.pending.push({
@@ -152,7 +154,7 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
       deadline: new Date(deadline).toISOString(),
       ...(rn ? { nodeName: rn.name } : {}),
     });
-    b.wait(spec, 'join', `waiting for replacement ${inst.id} of ${node.name} to join and become Ready (gives up at ${new Date(deadline).toISOString()})`, {
+    b.wait(spec, 'join', `replacement ${inst.id} of ${node.name} has not joined and become Ready yet (gives up at ${new Date(deadline).toISOString()})`, {
       node: node.name,
       until: deadline,
     });
@@ -160,11 +162,15 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   }
   const marked = rn.annotations[ANNOTATIONS.replaces] === e.instance.id && rn.annotations[ANNOTATIONS.phase] === 'Done';
   if (!marked) {
-    const healthyAt = healthyFrom(ctx, rn);
-    if (healthyAt > now) {
+    const health = healthyFrom(ctx, rn);
+    if (health.notReady !== undefined) {
+      b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: pod ${health.notReady} is not Ready yet`, { node: node.name });
+      return;
+    }
+    if (health.at > now) {
       b.wait(spec, 'health', `replacement ${rn.name} of ${node.name} must stay Ready for ${image.rollout.healthGate.minReadySeconds}s (with its pods)`, {
         node: node.name,
-        until: healthyAt,
+        until: health.at,
       });
       return;
     }
@@ -185,16 +191,16 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   cordonStep(ctx, node);
 }
 
-/** When the replacement has been Ready, and every pod on it Ready, for minReadySeconds. */
-function healthyFrom(ctx: RolloutContext, rn: ObservedNode): number {
+/** When the replacement has been Ready, and every pod on it Ready, for minReadySeconds; or which pod is not Ready. */
+function healthyFrom(ctx: RolloutContext, rn: ObservedNode): { at: number; notReady?: string } {
   const min = ctx.image.rollout.healthGate.minReadySeconds * 1000;
   let from = parseInstant(rn.readySince) ?? parseInstant(rn.createdAt) ?? ctx.now;
   for (const pod of podsOn(ctx.view, rn.name)) {
     if (pod.terminating || pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
-    if (!pod.ready) return Number.POSITIVE_INFINITY;
+    if (!pod.ready) return { at: from + min, notReady: podKey(pod) };
     from = Math.max(from, parseInstant(pod.readySince) ?? from);
   }
-  return from + min;
+  return { at: from + min };
 }
 
 function cordonStep(ctx: RolloutContext, node: ObservedNode): void {

@@ -152,5 +152,5 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): void {
     ctx.needers.push(e);
     ctx.startedNow.add(node.name);
   }
-  if (waiting > 0 && limitWait !== undefined) b.wait(spec, limitWait.code, `${waiting} node(s) wait: ${limitWait.reason}`);
+  if (waiting > 0 && limitWait !== undefined) b.wait(spec, limitWait.code, `${waiting} node(s) queued: ${limitWait.reason}`);
 }

@@ -5,6 +5,7 @@
  * crash are simply claimed in the next round (an instance counts as a node's surge only if it
  * was created after the node was started, so established nodes are never taken).
  */
+import type { Instance } from '../cloud/provider.js';
 import { ANNOTATIONS } from '../observe/types.js';
 import { compareStrings } from './order.js';
 import { holdsLock, nodePhase, parseInstant } from './protocol.js';
@@ -30,7 +31,6 @@ export function claimAndSurge(ctx: RolloutContext): void {
   const { b, spec, view, image } = ctx;
   for (const g of ctx.groups) {
     const needers = ctx.needers.filter((e) => e.group === g);
-    if (needers.length === 0) continue;
     const orphans = [...g.byId.values()]
       .filter((inst) => {
         if (inst.image !== image.image || view.claimed.has(inst.id)) return false;
@@ -39,6 +39,8 @@ export function claimAndSurge(ctx: RolloutContext): void {
       })
       .map((inst) => ({ inst, created: parseInstant(inst.createdAt) ?? Number.NEGATIVE_INFINITY }))
       .sort((x, y) => x.created - y.created || compareStrings(x.inst.id, y.inst.id));
+    removeStrays(ctx, g, orphans);
+    if (needers.length === 0) continue;
     const unserved: Entry[] = [];
     for (const e of needers) {
       const from = lockedAt(ctx, e) - ctx.options.skewMs;
@@ -65,5 +67,24 @@ export function claimAndSurge(ctx: RolloutContext): void {
     if (unserved.length > count) {
       b.wait(spec, 'surge', `${unserved.length - Math.max(0, count)} started node(s) in ScalingGroup ${g.sg.name} wait for a replacement instance (maxSurge ${g.maxSurge}, ${inFlight} in flight)`);
     }
+  }
+}
+
+/**
+ * An unclaimed new-image instance that has not become a Ready node within joinTimeout of its
+ * creation is broken (or a replacement whose removal was cut short): it is removed, like a
+ * claimed one would be. Removed from `orphans` so nobody claims it this round.
+ */
+function removeStrays(ctx: RolloutContext, g: GroupState, orphans: { inst: Instance; created: number }[]): void {
+  const timeout = ctx.image.rollout.joinTimeoutSeconds * 1000;
+  for (let i = orphans.length - 1; i >= 0; i--) {
+    const o = orphans[i];
+    if (o === undefined || o.created + timeout > ctx.now) continue;
+    const node = ctx.view.nodeByProviderID.get(o.inst.providerID);
+    if (node?.ready === true) continue;
+    orphans.splice(i, 1);
+    ctx.b.act({ kind: 'removeInstance', spec: ctx.spec, groupId: g.group.groupId, instanceId: o.inst.id, ...(node ? { node: node.name } : {}) });
+    if (node !== undefined) ctx.b.act({ kind: 'deleteNode', spec: ctx.spec, node: node.name });
+    ctx.b.note(ctx.spec, `instance ${o.inst.id} did not join within ${ctx.image.rollout.joinTimeoutSeconds}s and no node claims it; removed`);
   }
 }

@@ -63,7 +63,7 @@ describe('plan: limits', () => {
       check: (p) => {
         assert.deepEqual(started(p), ['worker-0']);
         assert.deepEqual(waitCodes(p), ['lock', 'budget']);
-        assert.match(p.waits[1]?.reason ?? '', /2 node\(s\) wait: cluster budget allows 2 nodes unavailable at once/);
+        assert.match(p.waits[1]?.reason ?? '', /2 node\(s\) queued: cluster budget allows 2 nodes unavailable at once/);
       },
     },
     {

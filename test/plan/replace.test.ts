@@ -99,7 +99,7 @@ describe('plan: replace rollout steps', () => {
           spec: SPEC,
           code: 'join',
           node: 'worker-0',
-          reason: `waiting for replacement i-9 of worker-0 to join and become Ready (gives up at ${iso(605)})`,
+          reason: `replacement i-9 of worker-0 has not joined and become Ready yet (gives up at ${iso(605)})`,
           until: iso(605),
         });
         assert.deepEqual(p.specs.find((s) => s.spec.name === 'workers')?.pending, [
@@ -115,13 +115,13 @@ describe('plan: replace rollout steps', () => {
       now: at(605),
       check: (p) => {
         assert.deepEqual(p.actions, [
-          { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
           {
             kind: 'annotateNode',
             spec: SPEC,
             node: 'worker-0',
             annotations: { [ANNOTATIONS.replacedBy]: null, [PLAN_ANNOTATIONS.failures]: '1', [ANNOTATIONS.phaseSince]: iso(605) },
           },
+          { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
         ]);
         assert.equal(p.specs.find((s) => s.spec.name === 'workers')?.failures, 1);
       },
@@ -132,7 +132,7 @@ describe('plan: replace rollout steps', () => {
       observed: inFlight({ replacement: 'booting' }),
       now: at(605),
       check: (p) => {
-        assert.deepEqual(p.actions[1], {
+        assert.deepEqual(p.actions[0], {
           kind: 'annotateNode',
           spec: SPEC,
           node: 'worker-0',
@@ -148,6 +148,20 @@ describe('plan: replace rollout steps', () => {
         assert.equal(status?.phase, 'Halted');
         assert.deepEqual(waitCodes(p), ['halted']);
       },
+    },
+    {
+      name: 'an unclaimed new instance past its join deadline (a removal cut short) is removed',
+      desired: want({ joinTimeoutSeconds: 600 }),
+      observed: (() => {
+        const o = inFlight({ replacement: 'booting' });
+        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: locked('Pending', 605, { [PLAN_ANNOTATIONS.failures]: '1' }) } : n)) };
+      })(),
+      now: at(610),
+      check: (p) =>
+        assert.deepEqual(p.actions, [
+          { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
+          { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] },
+        ]),
     },
     {
       name: 'holds the health gate until the replacement was Ready for minReadySeconds',

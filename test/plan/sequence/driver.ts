@@ -1,0 +1,204 @@
+/**
+ * Drives the planner against the simulated world until the rollout settles, with a simulated
+ * clock: each round observes the world, plans, checks the invariants, and applies the actions
+ * (sometimes only a prefix: drydock "restarts" mid-round and keeps nothing but the world).
+ * After actions that changed something, the next round comes a second later, as a watch event
+ * would trigger it; otherwise at the next world event, the plan's wakeAt, or a resync.
+ */
+import { ANNOTATIONS } from '../../../src/observe/types.js';
+import { plan, type Action, type Plan, type PlanOptions } from '../../../src/plan/index.js';
+import type { RolloutPolicy } from '../../../src/spec/model.js';
+import { autoscaling, config, desired, nodeImage, scalingGroup } from '../fixtures.js';
+import { Random } from './random.js';
+import { World, type Faults, type Timing } from './world.js';
+
+export interface Scenario {
+  readonly seed: number;
+  readonly nodes: number;
+  readonly rollout: Partial<RolloutPolicy>;
+  readonly budget: number;
+  readonly timing: Timing;
+  readonly faults: Faults;
+  /** Chance per round that drydock stops after applying only part of the plan. */
+  readonly crash: number;
+  /** Another operation holds this node for a while at the start. */
+  readonly foreignHold?: { readonly node: string; readonly seconds: number };
+  /** The desired image over time: [seconds, image]; the first entry is at 0. */
+  readonly images: readonly (readonly [number, string])[];
+  readonly options?: PlanOptions;
+  readonly maxSeconds?: number;
+}
+
+export type Outcome = 'complete' | 'halted' | 'stuck' | 'timeout';
+
+export interface RunResult {
+  readonly outcome: Outcome;
+  readonly log: readonly string[];
+  readonly violations: readonly string[];
+  readonly seconds: number;
+  readonly rounds: number;
+  readonly world: World;
+  readonly lastPlan: Plan;
+}
+
+const START = Date.parse('2026-03-02T10:00:00.000Z');
+const OURS = /^NodeImage\/workers@/;
+const UNAVAILABLE = new Set(['Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying']);
+
+export function runScenario(s: Scenario): RunResult {
+  const random = new Random(s.seed);
+  const log: string[] = [];
+  let now = START;
+  const say = (line: string): void => {
+    log.push(`t=${String(Math.round((now - START) / 1000)).padStart(5)}s  ${line}`);
+  };
+  const world = new World(
+    {
+      group: 'worker',
+      nodes: s.nodes,
+      image: 'img:v1',
+      workloads: [
+        { app: 'web', replicas: Math.max(2, Math.floor(s.nodes / 2)), minAvailable: Math.max(1, Math.floor(s.nodes / 2) - 1) },
+        { app: 'db', replicas: 3, minAvailable: 2 },
+      ],
+      autoscalerReplicas: 2,
+      timing: s.timing,
+      faults: s.faults,
+    },
+    random,
+    START,
+    say,
+  );
+  const violations: string[] = [];
+  if (s.foreignHold) world.holdForOtherOperation(s.foreignHold.node, s.foreignHold.seconds * 1000);
+  const wanted = (image: string) =>
+    desired({
+      config: config(s.budget),
+      scalingGroups: [scalingGroup('worker', 'workers')],
+      nodeImages: [nodeImage('workers', image, s.rollout)],
+      autoscalingStrategies: [autoscaling('ca')],
+    });
+  const everLocked = new Set<string>();
+  const replacesSeen = new Map<string, string>();
+  let lastWait: string | undefined;
+  let lastPlan: Plan | undefined;
+  let outcome: Outcome = 'timeout';
+  let rounds = 0;
+  let failed = false;
+  const limit = START + (s.maxSeconds ?? 6 * 3600) * 1000;
+  let image = s.images[0]?.[1] ?? 'img:v2';
+
+  while (now <= limit) {
+    rounds++;
+    world.advanceTo(now);
+    const current = s.images.filter(([t]) => START + t * 1000 <= now).pop()?.[1] ?? image;
+    if (current !== image) {
+      image = current;
+      say(`desired image is now ${image}`);
+    }
+    const observed = world.observe();
+    const p = plan(wanted(image), observed, new Date(now), s.options);
+    lastPlan = p;
+    checkWorld(world, s, violations, replacesSeen, say);
+    const first = p.waits[0]?.reason;
+    if (first !== lastWait && first !== undefined) say(`wait: ${first}`);
+    lastWait = first;
+    const status = p.specs.find((x) => x.spec.kind === 'NodeImage');
+    const autoscaler = p.specs.find((x) => x.spec.kind === 'AutoscalingStrategy');
+    const imageChangePending = s.images.some(([t]) => START + t * 1000 > now);
+    const quiet = p.actions.length === 0 && world.nextEventAt() === undefined && p.wakeAt === undefined && !imageChangePending;
+    if (quiet) {
+      outcome = status?.phase === 'Complete' && autoscaler?.phase === 'Complete' ? 'complete' : status?.phase === 'Halted' ? 'halted' : 'stuck';
+      break;
+    }
+    let actions: readonly Action[] = p.actions;
+    if (actions.length > 0 && random.chance(s.crash)) {
+      actions = actions.slice(0, random.int(0, actions.length - 1));
+      say(`drydock restarts after ${actions.length} of ${p.actions.length} actions`);
+    }
+    let changed = false;
+    for (const a of actions) {
+      checkAction(a, world, violations);
+      if (a.kind === 'annotateNode' && typeof a.annotations[ANNOTATIONS.operation] === 'string') everLocked.add(a.node);
+      if (a.kind === 'annotateNode' && typeof a.annotations['drydock.dev/failures'] === 'string') failed = true;
+      changed = world.apply(a) || changed;
+    }
+    const candidates = [world.nextEventAt(), p.wakeAt !== undefined ? Date.parse(p.wakeAt) : undefined, now + 60_000];
+    for (const [t] of s.images) if (START + t * 1000 > now) candidates.push(START + t * 1000);
+    const next = changed ? now + 1000 : Math.min(...candidates.filter((x): x is number => x !== undefined));
+    now = Math.max(now + 1000, next);
+  }
+  finalChecks(world, s, outcome, everLocked, image, violations);
+  if (s.rollout.stopOnFailure === true && failed && outcome === 'complete') violations.push('a failure was recorded under stopOnFailure, yet the rollout completed');
+  say(`settled: ${outcome}`);
+  return { outcome, log, violations: [...violations, ...world.violations], seconds: (now - START) / 1000, rounds, world, lastPlan: lastPlan as Plan };
+}
+
+function checkAction(a: Action, world: World, violations: string[]): void {
+  const nodeName = 'node' in a ? a.node : undefined;
+  if (nodeName === undefined) return;
+  const n = world.nodes.get(nodeName);
+  const op = n?.annotations[ANNOTATIONS.operation];
+  if (op === undefined || OURS.test(op)) return;
+  if (a.kind === 'annotateNode' && !('drydock.dev/operation' in a.annotations)) return;
+  violations.push(`${a.kind} on ${nodeName} while ${op} holds it`);
+}
+
+function checkWorld(world: World, s: Scenario, violations: string[], replacesSeen: Map<string, string>, say: (l: string) => void): void {
+  let down = 0;
+  let serving = 0;
+  let held = 0;
+  const claimed = new Map<string, string>();
+  for (const n of world.nodes.values()) {
+    const phase = n.annotations[ANNOTATIONS.phase];
+    if (n.unschedulable || (phase !== undefined && UNAVAILABLE.has(phase))) down++;
+    const op = n.annotations[ANNOTATIONS.operation];
+    if (op !== undefined && !OURS.test(op)) held++;
+    else if (!n.unschedulable && world.instances.get(n.providerID.split('/').pop() ?? '')?.state === 'running') serving++;
+    const by = n.annotations[ANNOTATIONS.replacedBy];
+    if (by !== undefined) {
+      const other = claimed.get(by);
+      if (other !== undefined) violations.push(`instance ${by} claimed by both ${other} and ${n.name}`);
+      claimed.set(by, n.name);
+    }
+    const replaces = n.annotations[ANNOTATIONS.replaces];
+    if (replaces !== undefined) {
+      const prev = replacesSeen.get(replaces);
+      if (prev !== undefined && prev !== n.name) violations.push(`instance ${replaces} replaced twice (${prev}, ${n.name})`);
+      replacesSeen.set(replaces, n.name);
+    }
+  }
+  if (down > s.budget) {
+    violations.push(`budget exceeded: ${down} nodes unavailable, budget ${s.budget}`);
+    say(`VIOLATION budget exceeded: ${down}`);
+  }
+  if (serving + held < s.nodes) violations.push(`capacity: only ${serving} schedulable Ready nodes (+${held} held elsewhere) of ${s.nodes}`);
+}
+
+function finalChecks(world: World, s: Scenario, outcome: Outcome, everLocked: Set<string>, image: string, violations: string[]): void {
+  for (const name of everLocked) {
+    const n = world.nodes.get(name);
+    if (n === undefined) continue;
+    const op = n.annotations[ANNOTATIONS.operation];
+    const phase = n.annotations[ANNOTATIONS.phase];
+    if (op === undefined || !OURS.test(op) || phase === 'Done') continue;
+    if (phase === 'Failed' && n.annotations[ANNOTATIONS.reason] !== undefined) continue;
+    violations.push(`${name} was started but is neither finished nor reported (phase ${phase ?? 'none'})`);
+  }
+  for (const n of world.nodes.values()) {
+    if (n.annotations[ANNOTATIONS.cordoned] === 'true' && n.unschedulable && n.annotations[ANNOTATIONS.reason] === undefined) {
+      violations.push(`${n.name} left cordoned by drydock without a reason`);
+    }
+  }
+  if (outcome !== 'complete') return;
+  const live = [...world.instances.values()].filter((i) => i.state === 'running');
+  const stale = live.filter((i) => i.image !== image);
+  if (stale.length > 0) violations.push(`complete, yet ${stale.map((i) => i.id).join(', ')} still run an old image`);
+  if (live.length !== s.nodes || world.targetSize !== s.nodes) violations.push(`group size ${live.length} (target ${world.targetSize}), started with ${s.nodes}`);
+  if (world.autoscaler.replicas !== 2 || ANNOTATIONS.previousReplicas in world.autoscaler.annotations) {
+    violations.push(`autoscaler left at ${world.autoscaler.replicas} replicas, annotations ${JSON.stringify(world.autoscaler.annotations)}`);
+  }
+  for (const n of world.nodes.values()) if (n.unschedulable) violations.push(`${n.name} still cordoned after completion`);
+  const expectedPods = world.workloads.reduce((sum, w) => sum + w.replicas, 0);
+  if (world.podCount() !== expectedPods) violations.push(`${world.podCount()} workload pods, expected ${expectedPods}`);
+}

@@ -1,0 +1,36 @@
+/** Scenario families for the sequence tests, each a function of its seed. */
+import { Random } from './random.js';
+import type { Scenario } from './driver.js';
+
+export const STEADY = { boot: [60, 60], terminate: 10, reschedule: 5, podReady: 15 } as const;
+
+/** Random delays, boots that never join, refused evictions, restarts mid-round. */
+export function chaos(seed: number): Scenario {
+  const r = new Random(seed * 7919);
+  const nodes = r.int(4, 10);
+  return {
+    seed,
+    nodes,
+    budget: r.int(1, 3),
+    rollout: {
+      maxSurge: r.int(1, 3),
+      maxUnavailable: r.chance(0.5) ? 0 : r.int(1, 2),
+      joinTimeoutSeconds: 300,
+      healthGate: { minReadySeconds: r.int(0, 30) },
+      ...(r.chance(0.3) ? { canary: { nodes: 1, soakSeconds: r.int(30, 300) } } : {}),
+      drain: { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: false, timeoutSeconds: 900, onTimeout: 'skipNode' },
+    },
+    timing: { boot: [20, 200], terminate: r.int(1, 30), reschedule: r.int(1, 10), podReady: r.int(1, 30) },
+    faults: { neverJoins: 0.15, evict429: 0.2 },
+    crash: 0.15,
+    ...(r.chance(0.5) ? { foreignHold: { node: `worker-${r.int(0, nodes - 1)}`, seconds: r.int(60, 900) } } : {}),
+    images: r.chance(0.3) ? [[0, 'img:v2'], [r.int(30, 400), r.chance(0.5) ? 'img:v1' : 'img:v3']] : [[0, 'img:v2']],
+    options: { maxAttempts: 5 },
+  };
+}
+
+/** Faults with stopOnFailure: the rollout may halt, and must halt cleanly. */
+export function halting(seed: number): Scenario {
+  const base = chaos(seed + 1000);
+  return { ...base, rollout: { ...base.rollout, stopOnFailure: true }, faults: { neverJoins: 0.3, evict429: 0.1 } };
+}

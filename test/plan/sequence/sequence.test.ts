@@ -1,0 +1,36 @@
+import { strict as assert } from 'node:assert';
+import { runScenario } from './driver.js';
+import { chaos, halting } from './scenarios.js';
+
+const SEEDS = Number(process.env['SEQUENCE_SEEDS'] ?? 50);
+
+describe('plan/sequence: the planner driven against a simulated world', function () {
+  this.timeout(120_000);
+
+  it(`converges under random delays, failed boots, refused evictions and restarts (${SEEDS} seeds)`, () => {
+    const outcomes = new Map<string, number>();
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const r = runScenario(chaos(seed));
+      outcomes.set(r.outcome, (outcomes.get(r.outcome) ?? 0) + 1);
+      assert.deepEqual(r.violations, [], `seed ${seed}:\n${r.log.slice(-30).join('\n')}`);
+      assert.equal(r.outcome, 'complete', `seed ${seed} ended ${r.outcome}:\n${r.log.slice(-30).join('\n')}`);
+    }
+  });
+
+  it(`halts cleanly under stopOnFailure (${SEEDS} seeds)`, () => {
+    let halted = 0;
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const r = runScenario(halting(seed));
+      assert.deepEqual(r.violations, [], `seed ${seed}:\n${r.log.slice(-30).join('\n')}`);
+      assert.ok(r.outcome === 'complete' || r.outcome === 'halted', `seed ${seed} ended ${r.outcome}`);
+      if (r.outcome === 'halted') {
+        halted++;
+        const status = r.lastPlan.specs.find((s) => s.spec.kind === 'NodeImage');
+        assert.ok(status?.lastError, `seed ${seed}: a halted rollout says why`);
+        assert.equal(status?.conditions.find((c) => c.type === 'Stalled')?.status, 'True');
+      }
+    }
+    // With a third of all boots failing, most runs must actually exercise the halt.
+    assert.ok(halted >= SEEDS / 4, `only ${halted} of ${SEEDS} runs halted`);
+  });
+});

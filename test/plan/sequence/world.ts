@@ -1,0 +1,369 @@
+/**
+ * A simulated world for sequence tests: a cloud scaling group whose instances boot after a
+ * delay and join as nodes, workloads whose pods are evicted through their PDBs and come back
+ * elsewhere, and a cluster-autoscaler Deployment. It applies the planner's actions the way the
+ * executor does (cordon marks cordoned=true; uncordon only what drydock cordoned; surge only
+ * adds capacity) and answers with an ObservedState. Faults come from the seeded generator.
+ */
+import type { Instance } from '../../../src/cloud/provider.js';
+import { ANNOTATIONS, type ObservedNode, type ObservedPod, type ObservedState } from '../../../src/observe/types.js';
+import type { Action } from '../../../src/plan/index.js';
+import type { Random } from './random.js';
+
+export interface Faults {
+  /** Chance a new instance never joins. */
+  readonly neverJoins: number;
+  /** Chance an eviction the PDB would allow is refused anyway (429). */
+  readonly evict429: number;
+}
+
+export interface Timing {
+  /** Seconds from instance creation to a Ready node: [min, max]. */
+  readonly boot: readonly [number, number];
+  /** Seconds an evicted pod takes to terminate. */
+  readonly terminate: number;
+  /** Seconds until the workload's new pod is created, and then until it is Ready. */
+  readonly reschedule: number;
+  readonly podReady: number;
+}
+
+interface SimInstance {
+  readonly id: string;
+  readonly image: string;
+  readonly createdAt: number;
+  state: Instance['state'];
+}
+
+interface SimNode {
+  readonly name: string;
+  readonly providerID: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  unschedulable: boolean;
+  readonly readySince: number;
+  readonly createdAt: number;
+}
+
+interface SimPod {
+  readonly name: string;
+  readonly app: string;
+  nodeName: string;
+  readyAt: number;
+  terminating: boolean;
+  readonly daemon: boolean;
+}
+
+interface Workload {
+  readonly app: string;
+  readonly replicas: number;
+  readonly minAvailable: number;
+}
+
+type Event = { readonly at: number; readonly seq: number; readonly run: () => void };
+
+export interface WorldOptions {
+  readonly group: string;
+  readonly nodes: number;
+  readonly image: string;
+  readonly workloads: readonly Workload[];
+  readonly autoscalerReplicas: number;
+  readonly timing: Timing;
+  readonly faults: Faults;
+}
+
+export class World {
+  now: number;
+  groupImage: string;
+  targetSize: number;
+  readonly instances = new Map<string, SimInstance>();
+  readonly nodes = new Map<string, SimNode>();
+  readonly pods = new Map<string, SimPod>();
+  readonly workloads: readonly Workload[];
+  autoscaler: { replicas: number; annotations: Record<string, string> };
+  private nextId: number;
+  private nextPod = 0;
+  private seq = 0;
+  private events: Event[] = [];
+  /** Problems of the kind no planner action may ever cause. */
+  readonly violations: string[] = [];
+
+  constructor(
+    readonly options: WorldOptions,
+    readonly random: Random,
+    start: number,
+    readonly log: (line: string) => void,
+  ) {
+    this.now = start;
+    this.groupImage = options.image;
+    this.targetSize = options.nodes;
+    this.workloads = options.workloads;
+    this.autoscaler = { replicas: options.autoscalerReplicas, annotations: {} };
+    for (let i = 0; i < options.nodes; i++) {
+      const inst: SimInstance = { id: `i-${i}`, image: options.image, createdAt: start - 3600_000, state: 'running' };
+      this.instances.set(inst.id, inst);
+      this.addNode(inst, start - 3600_000);
+    }
+    this.nextId = options.nodes;
+    for (const w of options.workloads) for (let r = 0; r < w.replicas; r++) this.placePod(w.app, start - 3600_000);
+  }
+
+  private nodeName(id: string): string {
+    return `${this.options.group}-${id.slice(2)}`;
+  }
+
+  private providerID(id: string): string {
+    return `sim://${this.options.group}/${id}`;
+  }
+
+  private at(delayMs: number, run: () => void): void {
+    this.events.push({ at: this.now + delayMs, seq: this.seq++, run });
+  }
+
+  nextEventAt(): number | undefined {
+    let min: number | undefined;
+    for (const e of this.events) if (min === undefined || e.at < min) min = e.at;
+    return min;
+  }
+
+  /** Runs every event due at or before `t`, in time order. */
+  advanceTo(t: number): void {
+    for (;;) {
+      const due = this.events.filter((e) => e.at <= t).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (due === undefined) break;
+      this.events = this.events.filter((e) => e !== due);
+      this.now = due.at;
+      due.run();
+    }
+    this.now = t;
+  }
+
+  private addNode(inst: SimInstance, at: number): void {
+    const name = this.nodeName(inst.id);
+    this.nodes.set(name, { name, providerID: this.providerID(inst.id), labels: { 'kubernetes.io/hostname': name, pool: 'general' }, annotations: {}, unschedulable: false, readySince: at, createdAt: at });
+    this.pods.set(`ds-${name}`, { name: `ds-${name}`, app: 'node-agent', nodeName: name, readyAt: at, terminating: false, daemon: true });
+  }
+
+  /** The schedulable node with fewest workload pods (ties by name); undefined if none. */
+  private pickNode(): string | undefined {
+    const load = new Map<string, number>();
+    for (const n of this.nodes.values()) if (!n.unschedulable && this.instanceOf(n)?.state === 'running') load.set(n.name, 0);
+    for (const p of this.pods.values()) if (!p.daemon && load.has(p.nodeName)) load.set(p.nodeName, (load.get(p.nodeName) ?? 0) + 1);
+    return [...load.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0];
+  }
+
+  private placePod(app: string, readyAt: number): void {
+    const nodeName = this.pickNode();
+    if (nodeName === undefined) {
+      this.at(5000, () => this.placePod(app, this.now + this.options.timing.podReady * 1000));
+      return;
+    }
+    const name = `${app}-${this.nextPod++}`;
+    this.pods.set(name, { name, app, nodeName, readyAt, terminating: false, daemon: false });
+    // The pod turning Ready is a watch event: it wakes the loop.
+    if (readyAt > this.now) this.at(readyAt - this.now, () => undefined);
+  }
+
+  private instanceOf(n: SimNode): SimInstance | undefined {
+    return this.instances.get(n.providerID.slice(n.providerID.lastIndexOf('/') + 1));
+  }
+
+  private healthy(app: string): number {
+    let n = 0;
+    for (const p of this.pods.values()) if (p.app === app && !p.terminating && p.readyAt <= this.now) n++;
+    return n;
+  }
+
+  /** Applies one action as the executor would; returns whether the world changed. */
+  apply(a: Action): boolean {
+    switch (a.kind) {
+      case 'setGroupImage':
+        this.groupImage = a.image;
+        this.log(`set group image ${a.image}`);
+        return true;
+      case 'surge': {
+        const ids: string[] = [];
+        for (let i = 0; i < a.count; i++) {
+          const inst: SimInstance = { id: `i-${this.nextId++}`, image: this.groupImage, createdAt: this.now, state: 'running' };
+          this.instances.set(inst.id, inst);
+          ids.push(inst.id);
+          if (this.random.chance(this.options.faults.neverJoins)) continue;
+          const [lo, hi] = this.options.timing.boot;
+          this.at(this.random.int(lo, hi) * 1000, () => {
+            if (inst.state !== 'running') return;
+            this.addNode(inst, this.now);
+            this.log(`${this.nodeName(inst.id)} joined (${inst.id}, ${inst.image})`);
+          });
+        }
+        this.targetSize += a.count;
+        this.log(`surge +${a.count} for ${(a.forNodes ?? []).join(', ')}: ${ids.join(', ')} booting`);
+        return true;
+      }
+      case 'annotateNode': {
+        const n = this.nodes.get(a.node);
+        if (n === undefined) return false;
+        let changed = false;
+        for (const [k, v] of Object.entries(a.annotations)) {
+          if (v === null ? k in n.annotations : n.annotations[k] !== v) changed = true;
+          if (v === null) delete n.annotations[k];
+          else n.annotations[k] = v;
+        }
+        if (changed) this.log(`annotate ${a.node} ${describeAnnotations(a.annotations)}`);
+        return changed;
+      }
+      case 'cordon': {
+        const n = this.nodes.get(a.node);
+        if (n === undefined || n.unschedulable) return false;
+        n.unschedulable = true;
+        n.annotations[ANNOTATIONS.cordoned] = 'true';
+        this.log(`cordon ${a.node}`);
+        return true;
+      }
+      case 'uncordon': {
+        const n = this.nodes.get(a.node);
+        if (n === undefined || n.annotations[ANNOTATIONS.cordoned] !== 'true') return false;
+        n.unschedulable = false;
+        delete n.annotations[ANNOTATIONS.cordoned];
+        this.log(`uncordon ${a.node}`);
+        return true;
+      }
+      case 'evict':
+      case 'deletePod': {
+        const p = this.pods.get(a.pod);
+        if (p === undefined || p.terminating) return false;
+        const w = this.workloads.find((x) => x.app === p.app);
+        if (a.kind === 'evict' && w !== undefined && p.readyAt <= this.now) {
+          if (this.healthy(p.app) - 1 < w.minAvailable || this.random.chance(this.options.faults.evict429)) {
+            this.log(`evict ${a.pod}: 429 (PDB ${p.app})`);
+            return false;
+          }
+        }
+        p.terminating = true;
+        this.log(`${a.kind === 'evict' ? 'evict' : 'delete'} ${a.pod} from ${a.node}`);
+        const t = this.options.timing;
+        this.at(t.terminate * 1000, () => {
+          this.pods.delete(p.name);
+        });
+        if (!p.daemon) this.at(t.reschedule * 1000, () => this.placePod(p.app, this.now + t.podReady * 1000));
+        return true;
+      }
+      case 'copyLabels': {
+        const n = this.nodes.get(a.to);
+        if (n === undefined) return false;
+        Object.assign(n.labels, a.labels);
+        this.log(`copy labels ${a.from} -> ${a.to} (${Object.keys(a.labels).join(', ')})`);
+        return true;
+      }
+      case 'removeInstance': {
+        const inst = this.instances.get(a.instanceId);
+        if (inst === undefined || inst.state === 'terminating') return false;
+        inst.state = 'terminating';
+        this.targetSize--;
+        this.lose(this.nodeName(inst.id), `instance ${inst.id} removed`);
+        this.log(`remove instance ${inst.id}`);
+        this.at(5000, () => this.instances.delete(inst.id));
+        return true;
+      }
+      case 'deleteNode': {
+        if (!this.nodes.has(a.node)) return false;
+        this.lose(a.node, 'Node deleted');
+        this.nodes.delete(a.node);
+        for (const p of [...this.pods.values()]) if (p.nodeName === a.node) this.pods.delete(p.name);
+        this.log(`delete node ${a.node}`);
+        return true;
+      }
+      case 'scaleDeployment': {
+        const before = this.autoscaler.replicas;
+        if (a.rememberPrevious !== undefined) this.autoscaler.annotations[ANNOTATIONS.previousReplicas] ??= String(a.rememberPrevious);
+        else delete this.autoscaler.annotations[ANNOTATIONS.previousReplicas];
+        this.autoscaler.replicas = a.replicas;
+        if (before !== a.replicas) this.log(`scale cluster-autoscaler ${before} -> ${a.replicas}`);
+        return true;
+      }
+    }
+  }
+
+  /** A node going away must hold no workload pod that was not evicted first. */
+  private lose(nodeName: string, why: string): void {
+    for (const p of this.pods.values()) {
+      if (p.nodeName === nodeName && !p.daemon && !p.terminating) this.violations.push(`${why} while pod ${p.name} still ran on ${nodeName}`);
+    }
+  }
+
+  observe(): ObservedState {
+    const nodes: ObservedNode[] = [...this.nodes.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+      .map((n) => ({
+        name: n.name,
+        providerID: n.providerID,
+        labels: { ...n.labels },
+        annotations: { ...n.annotations },
+        unschedulable: n.unschedulable,
+        ready: this.instanceOf(n)?.state === 'running',
+        readySince: new Date(n.readySince).toISOString(),
+        createdAt: new Date(n.createdAt).toISOString(),
+        taints: [],
+      }));
+    const pdbs = this.workloads.map((w) => ({
+      namespace: 'default',
+      name: w.app,
+      disruptionsAllowed: Math.max(0, this.healthy(w.app) - w.minAvailable),
+      currentHealthy: this.healthy(w.app),
+      desiredHealthy: w.minAvailable,
+      expectedPods: w.replicas,
+    }));
+    const pods: ObservedPod[] = [...this.pods.values()]
+      .map((p) => ({
+        namespace: p.daemon ? 'kube-system' : 'default',
+        name: p.name,
+        uid: p.name,
+        nodeName: p.nodeName,
+        labels: { app: p.app },
+        ownerKind: p.daemon ? ('DaemonSet' as const) : ('ReplicaSet' as const),
+        phase: 'Running',
+        ready: p.readyAt <= this.now,
+        readySince: new Date(p.readyAt).toISOString(),
+        terminating: p.terminating,
+        hasEmptyDir: false,
+        mirror: false,
+        pdbs: p.daemon ? [] : [`default/${p.app}`],
+      }))
+      .sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1));
+    const instances: Instance[] = [...this.instances.values()]
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+      .map((i) => ({ id: i.id, providerID: this.providerID(i.id), image: i.image, state: i.state, createdAt: new Date(i.createdAt).toISOString() }));
+    return {
+      nodes,
+      pods,
+      pdbs,
+      deployments: [{ namespace: 'kube-system', name: 'cluster-autoscaler', replicas: this.autoscaler.replicas, annotations: { ...this.autoscaler.annotations } }],
+      jobs: [],
+      cloudGroups: [{ scalingGroup: this.options.group, description: { groupId: this.options.group, image: this.groupImage, targetSize: this.targetSize, instances } }],
+      problems: [],
+    };
+  }
+
+  /** Another operation (a NodeMaintenance, say) holds `node` until `untilMs` from now. */
+  holdForOtherOperation(node: string, untilMs: number): void {
+    const n = this.nodes.get(node);
+    if (n === undefined) return;
+    n.annotations[ANNOTATIONS.operation] = 'NodeMaintenance/disk@r1';
+    n.annotations[ANNOTATIONS.phase] = 'Cordoned';
+    this.at(untilMs, () => {
+      delete n.annotations[ANNOTATIONS.operation];
+      delete n.annotations[ANNOTATIONS.phase];
+      this.log(`NodeMaintenance/disk releases ${node}`);
+    });
+  }
+
+  podCount(): number {
+    let n = 0;
+    for (const p of this.pods.values()) if (!p.daemon) n++;
+    return n;
+  }
+}
+
+function describeAnnotations(a: Readonly<Record<string, string | null>>): string {
+  return Object.entries(a)
+    .map(([k, v]) => `${k.replace('drydock.dev/', '')}=${v === null ? '-' : k === ANNOTATIONS.phaseSince ? 'now' : v}`)
+    .join(' ');
+}
