@@ -68,6 +68,19 @@ export function fleetGroups(files: ReadonlyMap<string, string>): FleetGroup[] {
   return out.sort((a, b) => a.groupId.localeCompare(b.groupId));
 }
 
+/** The file that defines NodeImage `name`, to tell a person which file to edit. */
+export function nodeImageFile(files: ReadonlyMap<string, string>, name: string): string | undefined {
+  for (const [file, text] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
+    if (!/\.ya?ml$/.test(file)) continue;
+    for (const doc of parseAllDocuments(text)) {
+      if (doc.errors.length > 0) continue;
+      const value = record(doc.toJS());
+      if (value.kind === 'NodeImage' && record(value.metadata).name === name) return file;
+    }
+  }
+  return undefined;
+}
+
 /** The sim cloud's groups.yaml for these groups. Boots take a few seconds, like a fast cloud. */
 export function simCloudConfigYaml(groups: readonly FleetGroup[], bootDelaySeconds = 3): string {
   return stringify({

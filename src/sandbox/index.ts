@@ -27,7 +27,7 @@ import {
 } from './components.js';
 import type { ControlPlane } from './control-plane/index.js';
 import { describeSandboxError, SandboxError, stepError } from './errors.js';
-import { fleetGroups, type FleetGroup } from './fleet-groups.js';
+import { fleetGroups, nodeImageFile, type FleetGroup } from './fleet-groups.js';
 import { DEFAULT_STATUS_BRANCH, fleetRepoPath, readTree, seedFleetRepo, TRACKED_BRANCH } from './fleet-repo.js';
 import type { GitServer } from './git-server.js';
 import { prepareStateDir, readSettings, stateLayout, writeSettings, type StateLayout } from './layout.js';
@@ -101,7 +101,7 @@ export function instructions(o: {
     `  export PATH=${o.binDir}:$PATH`,
     '  kubectl get nodes -L sim.drydock.dev/image -L drydock.dev/phase',
     `  git clone ${o.cloneUrl} && cd fleet`,
-    `  # change spec.image of a NodeImage${o.nodeImageFile === undefined ? '' : ` (${o.nodeImageFile})`}, then:`,
+    `  # change spec.image in ${o.nodeImageFile ?? 'a NodeImage'}, then:`,
     '  git commit -am "Upgrade worker image" && git push',
     `  git fetch && git log origin/${o.statusBranch}`,
     `Logs: ${o.logs} (control plane: ${o.controlPlaneLogs})`,
@@ -171,7 +171,8 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
 
     // 4. The sim cloud, shaped by the repository's ScalingGroups.
     step = begin(STEPS.cloud);
-    const groups: FleetGroup[] = fleetGroups(readTree(bare, TRACKED_BRANCH, '.'));
+    const fleetFiles = readTree(bare, TRACKED_BRANCH, '.');
+    const groups: FleetGroup[] = fleetGroups(fleetFiles);
     const cloud = await startSimCloud(ctx, kc, controlPlane.kubeconfigPath, groups, step, options.startTimeoutMs);
     finish(step, `${cloud.url}: ${groups.map((g) => `${g.groupId} ×${g.size}`).join(', ')}`);
 
@@ -197,8 +198,11 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
     finish(step, drydock.url);
     logger.info({ drydock: drydock.url, cloud: cloud.url, git: gitServer.baseUrl }, 'sandbox running');
 
+    const exampleImage = groups.find((g) => g.role === 'worker') ?? groups[0];
+    const exampleFile = exampleImage === undefined ? undefined : nodeImageFile(fleetFiles, exampleImage.nodeImage);
     screen.print(
       instructions({
+        ...(exampleFile === undefined ? {} : { nodeImageFile: exampleFile }),
         kubeconfig: controlPlane.kubeconfigPath,
         binDir,
         cloneUrl: cloneUrl(gitServer, settings.gitUser),

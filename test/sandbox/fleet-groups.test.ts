@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { parse } from 'yaml';
 import { parseSimConfigText } from '../../src/cloud/sim/config.js';
-import { fleetGroups, simCloudConfigYaml } from '../../src/sandbox/fleet-groups.js';
+import { fleetGroups, nodeImageFile, simCloudConfigYaml } from '../../src/sandbox/fleet-groups.js';
 
 const images = [
   'apiVersion: drydock.dev/v1alpha1',
@@ -52,5 +52,15 @@ describe('sandbox fleet groups', () => {
       parseSimConfigText(simCloudConfigYaml(groups, 2)).groups.map((g) => [g.id, g.role, g.size, g.image]),
       [['workers', 'worker', 6, 'sandbox/node:1.0.0']],
     );
+  });
+
+  it('finds the file defining a NodeImage', () => {
+    const files = new Map([
+      ['b/images.yaml', images],
+      ['a/other.yaml', 'kind: NodeImage\nmetadata: {name: gpu}\nspec: {image: x}\n'],
+    ]);
+    assert.equal(nodeImageFile(files, 'cp'), 'b/images.yaml');
+    assert.equal(nodeImageFile(files, 'gpu'), 'a/other.yaml');
+    assert.equal(nodeImageFile(files, 'none'), undefined);
   });
 });
