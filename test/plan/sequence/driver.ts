@@ -23,6 +23,8 @@ export interface Scenario {
   readonly crash: number;
   /** Another operation holds this node for a while at the start. */
   readonly foreignHold?: { readonly node: string; readonly seconds: number };
+  /** Workloads (ReplicaSets with a PDB each); default: web over half the nodes, and db. */
+  readonly workloads?: readonly { readonly app: string; readonly replicas: number; readonly minAvailable: number }[];
   /** The desired image over time: [seconds, image]; the first entry is at 0. */
   readonly images: readonly (readonly [number, string])[];
   readonly options?: PlanOptions;
@@ -36,6 +38,8 @@ export interface RunResult {
   readonly log: readonly string[];
   readonly violations: readonly string[];
   readonly seconds: number;
+  /** Seconds until the last round whose actions changed the world: the rollout's makespan. */
+  readonly lastChangeAt: number;
   readonly rounds: number;
   readonly world: World;
   readonly lastPlan: Plan;
@@ -57,7 +61,7 @@ export function runScenario(s: Scenario): RunResult {
       group: 'worker',
       nodes: s.nodes,
       image: 'img:v1',
-      workloads: [
+      workloads: s.workloads ?? [
         { app: 'web', replicas: Math.max(2, Math.floor(s.nodes / 2)), minAvailable: Math.max(1, Math.floor(s.nodes / 2) - 1) },
         { app: 'db', replicas: 3, minAvailable: 2 },
       ],
@@ -85,6 +89,7 @@ export function runScenario(s: Scenario): RunResult {
   let outcome: Outcome = 'timeout';
   let rounds = 0;
   let failed = false;
+  let lastChange = START;
   const limit = START + (s.maxSeconds ?? 6 * 3600) * 1000;
   let image = s.images[0]?.[1] ?? 'img:v2';
 
@@ -125,13 +130,14 @@ export function runScenario(s: Scenario): RunResult {
     }
     const candidates = [world.nextEventAt(), p.wakeAt !== undefined ? Date.parse(p.wakeAt) : undefined, now + 60_000];
     for (const [t] of s.images) if (START + t * 1000 > now) candidates.push(START + t * 1000);
+    if (changed) lastChange = now;
     const next = changed ? now + 1000 : Math.min(...candidates.filter((x): x is number => x !== undefined));
     now = Math.max(now + 1000, next);
   }
   finalChecks(world, s, outcome, everLocked, image, violations);
   if (s.rollout.stopOnFailure === true && failed && outcome === 'complete') violations.push('a failure was recorded under stopOnFailure, yet the rollout completed');
   say(`settled: ${outcome}`);
-  return { outcome, log, violations: [...violations, ...world.violations], seconds: (now - START) / 1000, rounds, world, lastPlan: lastPlan as Plan };
+  return { outcome, log, violations: [...violations, ...world.violations], seconds: (now - START) / 1000, lastChangeAt: (lastChange - START) / 1000, rounds, world, lastPlan: lastPlan as Plan };
 }
 
 function checkAction(a: Action, world: World, violations: string[]): void {
