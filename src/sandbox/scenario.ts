@@ -216,6 +216,14 @@ export async function runUpgradeScenario(deps: ScenarioDeps): Promise<ScenarioSu
     snapshot = await deps.nextSnapshot();
     guard(deps, 'the rollout');
     tracker.observe(snapshot.nodes);
+    const refused = snapshot.git?.refused;
+    if (refused !== undefined && sameCommit(refused.commit, commit)) {
+      throw new SandboxError('CheckFailed', `drydock refused the upgrade commit ${commit.slice(0, 7)}`, {
+        step: 'the rollout',
+        problems: [...refused.errors],
+        log: deps.log,
+      });
+    }
     const stuck = stuckSpec(snapshot.specs, nodeImages);
     if (stuck !== undefined && sameCommit(snapshot.git?.statusSource, commit)) {
       throw new SandboxError('CheckFailed', `NodeImage/${stuck.name} is ${stuck.phase}: ${stuck.lastError ?? stuck.waitingFor ?? 'no reason given'}`, {

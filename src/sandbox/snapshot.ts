@@ -79,8 +79,9 @@ export function specView(file: string, text: string): SpecView | undefined {
   const lastError = str(doc.lastError);
   const sourceCommit = str(doc.sourceCommit);
   return {
-    kind: m[1],
-    name: m[2],
+    // The document names its spec; the path is a file-system-safe version of the same.
+    kind: str(doc.kind) ?? m[1],
+    name: str(doc.name) ?? m[2],
     phase: str(doc.phase) ?? 'Unknown',
     done,
     total,
@@ -99,10 +100,29 @@ export function specViews(files: ReadonlyMap<string, string>): SpecView[] {
   return views.sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
 }
 
+/** errors.yaml of the status branch: the newest commit drydock refused, and why. */
+export function refusal(text: string | undefined): GitView['refused'] {
+  if (text === undefined) return undefined;
+  let doc: Record<string, unknown>;
+  try {
+    doc = obj(parseYaml(text));
+  } catch {
+    return undefined;
+  }
+  const commit = str(doc.commit);
+  if (commit === undefined || !Array.isArray(doc.errors)) return undefined;
+  const errors = doc.errors.map((e) => {
+    const r = obj(e);
+    return `${str(r.file) ?? '?'}:${num(r.line) ?? 0}:${num(r.column) ?? 0}: ${str(r.message) ?? 'invalid'}`;
+  });
+  return { commit, errors };
+}
+
 /** Reads the bare repository; status files are re-read only when the status branch moved. */
 export class RepoReader {
   private cachedHead: string | undefined;
   private cachedSpecs: SpecView[] = [];
+  private cachedRefusal: GitView['refused'];
 
   constructor(
     private readonly bare: string,
@@ -116,6 +136,7 @@ export class RepoReader {
     if (status?.commit !== this.cachedHead) {
       this.cachedHead = status?.commit;
       this.cachedSpecs = status === undefined ? [] : specViews(readTree(this.bare, this.statusBranch, 'status'));
+      this.cachedRefusal = status === undefined ? undefined : refusal(readTree(this.bare, this.statusBranch, 'errors.yaml').get('errors.yaml'));
     }
     const source = status?.trailers['Drydock-Source'];
     const git: GitView = {
@@ -124,6 +145,7 @@ export class RepoReader {
       ...(head === undefined ? {} : { head: head.short, headSubject: head.subject }),
       ...(status === undefined ? {} : { statusHead: status.short, statusSubject: status.subject }),
       ...(source === undefined ? {} : { statusSource: source }),
+      ...(this.cachedRefusal === undefined ? {} : { refused: this.cachedRefusal }),
     };
     return { git, specs: this.cachedSpecs };
   }

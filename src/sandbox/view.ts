@@ -56,6 +56,8 @@ export interface GitView {
   readonly statusSubject?: string;
   /** The source commit the newest status commit reports on (its Drydock-Source trailer). */
   readonly statusSource?: string;
+  /** The newest commit drydock refused (errors.yaml on the status branch), with its errors as file:line:column: message. */
+  readonly refused?: { readonly commit: string; readonly errors: readonly string[] };
 }
 
 export interface SandboxSnapshot {
@@ -157,6 +159,11 @@ export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
     lines.push('');
     lines.push(`  git   ${gitSyncState(snapshot.git)}`);
     if (snapshot.git.statusSubject !== undefined) lines.push(`        last status: ${snapshot.git.statusSubject}`);
+    const refused = snapshot.git.refused;
+    if (refused !== undefined) {
+      lines.push(`  ! commit ${refused.commit.slice(0, 7)} refused (${refused.errors.length} errors; errors.yaml on ${snapshot.git.statusBranch}):`);
+      for (const e of refused.errors.slice(0, 3)) lines.push(`      ${e}`);
+    }
   }
   if (snapshot.specs.length > 0) {
     lines.push('');
@@ -199,6 +206,10 @@ export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSn
   if (next.git !== undefined) {
     const state = gitSyncState(next.git);
     if (prev?.git === undefined || gitSyncState(prev.git) !== state) say(`git ${state}`);
+    const refused = next.git.refused;
+    if (refused !== undefined && prev?.git?.refused?.commit !== refused.commit) {
+      say(`! commit ${refused.commit.slice(0, 7)} refused: ${refused.errors.join('; ')}`);
+    }
   }
   const prevSpecs = byKey(prev?.specs ?? [], (s) => `${s.kind}/${s.name}`);
   for (const s of next.specs) {

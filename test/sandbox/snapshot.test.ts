@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { V1Node } from '@kubernetes/client-node';
-import { nodeViews, specView } from '../../src/sandbox/snapshot.js';
+import { nodeViews, refusal, specView } from '../../src/sandbox/snapshot.js';
 
 describe('sandbox snapshot', () => {
   it('reads a node the way kubectl shows it', () => {
@@ -35,6 +35,26 @@ describe('sandbox snapshot', () => {
     ['an empty file', 'status/NodeImage/x.yaml', '', { kind: 'NodeImage', name: 'x', phase: 'Unknown', done: 0, total: 0 }],
     ['broken YAML', 'status/NodeImage/x.yaml', 'phase: [', { kind: 'NodeImage', name: 'x', phase: 'Unknown', done: 0, total: 0, lastError: 'status/NodeImage/x.yaml is not valid YAML' }],
     ['not a status file', 'README.md', '# status', undefined],
+    [
+      'the document names its spec',
+      'status/NodeImage/a_b.yaml',
+      'kind: NodeImage\nname: a/b\nphase: Complete\nprogress: {done: 1, total: 1}\n',
+      { kind: 'NodeImage', name: 'a/b', phase: 'Complete', done: 1, total: 1 },
+    ],
   ];
   for (const [name, file, text, expected] of cases) it(name, () => assert.deepEqual(specView(file, text), expected));
+
+  describe('refusal', () => {
+    const cases: [string, string | undefined, ReturnType<typeof refusal>][] = [
+      ['no errors.yaml', undefined, undefined],
+      [
+        'a refused commit',
+        'commit: 1a2b3c4\ninForce: 0000000\nerrors:\n  - {file: images/worker.yaml, line: 7, column: 10, code: schema, message: image must be a string, hint: quote it}\n',
+        { commit: '1a2b3c4', errors: ['images/worker.yaml:7:10: image must be a string'] },
+      ],
+      ['no commit named', 'errors: []\n', undefined],
+      ['not YAML', 'commit: [', undefined],
+    ];
+    for (const [name, text, expected] of cases) it(name, () => assert.deepEqual(refusal(text), expected));
+  });
 });

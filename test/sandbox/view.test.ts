@@ -123,4 +123,28 @@ describe('sandbox view', () => {
       assert.deepEqual(renderChanges(second, second), []);
     });
   });
+
+  it('shows a refused commit with its first errors, once in the change log', () => {
+    const snapshot: SandboxSnapshot = {
+      ...base,
+      git: {
+        branch: 'main',
+        head: '1a2b3c4',
+        statusBranch: 'drydock/status',
+        statusHead: '9f8e7d6',
+        statusSource: '0000aaa',
+        refused: { commit: '1a2b3c4d5e', errors: ['images/worker.yaml:7:10: image must be a string'] },
+      },
+    };
+    assert.deepEqual(renderView(snapshot).slice(2), [
+      '  git   syncing: main is at 1a2b3c4, drydock/status still reports on 0000aaa',
+      '  ! commit 1a2b3c4 refused (1 errors; errors.yaml on drydock/status):',
+      '      images/worker.yaml:7:10: image must be a string',
+    ]);
+    assert.deepEqual(renderChanges(undefined, snapshot).slice(1), [
+      '[3m12s] git syncing: main is at 1a2b3c4, drydock/status still reports on 0000aaa',
+      '[3m12s] ! commit 1a2b3c4 refused: images/worker.yaml:7:10: image must be a string',
+    ]);
+    assert.deepEqual(renderChanges(snapshot, { ...snapshot, now: '2024-01-01T00:04:00Z' }), []);
+  });
 });
