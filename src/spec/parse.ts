@@ -146,13 +146,15 @@ function dataDepthExceeds(value: unknown, max: number): boolean {
 
 function firstAlias(doc: Document): number | undefined {
   const stack: unknown[] = [doc.contents];
+  let first: number | undefined;
   while (stack.length > 0) {
     const node = stack.pop();
-    if (isAlias(node)) return nodeStart(node);
+    const at = isAlias(node) ? nodeStart(node) : undefined;
+    if (at !== undefined && (first === undefined || at < first)) first = at;
     if (isMap(node)) for (const p of node.items) stack.push(p.value, p.key);
     else if (isSeq(node)) stack.push(...node.items);
   }
-  return undefined;
+  return first;
 }
 
 function locator(doc: Document, file: string, lc: LineCounter): ParsedDocument['locate'] {
@@ -188,6 +190,7 @@ export function parseSpecText(file: string, text: string, limits: ParseLimits): 
   const lc = new LineCounter();
   const deep = flowDepthExceeds(text, limits.maxDepth);
   if (deep !== undefined) {
+    lc.addNewLine(0);
     for (let i = 0; i < deep; i++) if (text[i] === '\n') lc.addNewLine(i + 1);
     return {
       documents: [],

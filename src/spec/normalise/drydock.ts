@@ -26,7 +26,7 @@ import type {
 import type { NormaliseContext } from './context.js';
 import { meta, raw } from './meta.js';
 import { generatedNodeOp, KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpRollout } from './node-op.js';
-import { BUILTIN_DRAIN, checkSelector, labelSelector, mergeDrain, mergeRollout } from './rollout.js';
+import { checkSelector, labelSelector, mergeDrain, mergeRollout } from './rollout.js';
 import { scalingGroup } from './scaling-group.js';
 import { checkCron, durationSeconds, isTimeZone } from './values.js';
 
@@ -91,7 +91,7 @@ export function dNodeOp(ctx: NormaliseContext): Spec[] {
   }
   checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
   const nodeSelector = labelSelector(spec.nodeSelector);
-  const drain = mergeDrain(ctx, ['spec', 'drainOptions'], { ...KAIROS_DRAIN, timeoutSeconds: BUILTIN_DRAIN.timeoutSeconds }, spec.drainOptions);
+  const drain = mergeDrain(ctx, ['spec', 'drainOptions'], KAIROS_DRAIN, spec.drainOptions);
   const concurrency = spec.concurrency ?? KAIROS_DEFAULTS.concurrency;
   const stopOnFailure = spec.stopOnFailure ?? KAIROS_DEFAULTS.stopOnFailure;
   const merged = mergeRollout(ctx, ['spec', 'rollout'], ctx.rollout, spec.rollout);

@@ -7,12 +7,16 @@ import type { DrainOptions, LabelSelector, NodeOp, NodeOpUpgrade, RolloutPolicy 
 import type { PathSegment } from '../parse.js';
 import type { NormaliseContext } from './context.js';
 
-/** Kairos' drainOptions defaults: no drain unless enabled; DaemonSet pods ignored. */
+/**
+ * Kairos' drainOptions defaults: no drain unless enabled; DaemonSet pods ignored. Kairos uses
+ * "a default timeout" when none is given; drydock makes it explicit and bounded, and halts.
+ */
 export const KAIROS_DRAIN: DrainOptions = {
   enabled: false,
   force: false,
   ignoreDaemonSets: true,
   deleteEmptyDirData: false,
+  timeoutSeconds: 600,
   onTimeout: 'halt',
 };
 

@@ -1,0 +1,67 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+function drydock(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(process.execPath, [path.join(root, 'bin/drydock.js'), ...args], { encoding: 'utf8', cwd: root });
+}
+
+describe('drydock validate', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'drydock-validate-'));
+    mkdirSync(path.join(dir, 'bad'));
+    writeFileSync(path.join(dir, 'bad', 'syntax.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {name: w}\nspec:\n  image: [x\n');
+    writeFileSync(path.join(dir, 'bad', 'binary.yaml'), Buffer.from([0x61, 0x00]));
+    symlinkSync('/etc/hostname', path.join(dir, 'bad', 'link.yaml'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('exits 0 on examples-repo and says it is valid', () => {
+    const r = drydock('validate', 'examples-repo');
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /^examples-repo: valid: \d+ specs in \d+ files \(cluster sandbox\)$/m);
+  });
+
+  it('exits 1 and names file and line of every hostile file, with a hint and a summary', () => {
+    const bad = path.join(dir, 'bad');
+    const r = drydock('validate', bad);
+    assert.equal(r.status, 1, r.stderr);
+    assert.ok(r.stdout.includes(`${bad}/binary.yaml:1:2: error: `), r.stdout);
+    assert.ok(r.stdout.includes(`${bad}/link.yaml:1:1: error: `), r.stdout);
+    assert.ok(r.stdout.includes(`${bad}/syntax.yaml:6:1: error: `) || r.stdout.includes(`${bad}/syntax.yaml:5:`), r.stdout);
+    assert.match(r.stdout, /\n {2}hint: \S/);
+    assert.match(r.stdout, /: 3 errors in 3 files; nothing is applied until all are fixed\n$/);
+  });
+
+  it('--format json prints the errors as JSON', () => {
+    const r = drydock('validate', path.join(dir, 'bad'), '--format', 'json');
+    assert.equal(r.status, 1);
+    const body = JSON.parse(r.stdout) as { valid: boolean; errors: { file: string; line: number; code: string }[] };
+    assert.equal(body.valid, false);
+    assert.deepEqual(body.errors.map((e) => [path.basename(e.file), e.code]), [['binary.yaml', 'binary-file'], ['link.yaml', 'symlink'], ['syntax.yaml', 'yaml-syntax']]);
+  });
+
+  it('--format github prints workflow annotations', () => {
+    const r = drydock('validate', path.join(dir, 'bad'), '--format', 'github');
+    assert.equal(r.status, 1);
+    assert.match(r.stdout, /^::error file=[^,]*binary\.yaml,line=1,col=2,title=drydock%3A binary-file::/m);
+  });
+
+  it('exits 2 on a missing directory and on a bad flag', () => {
+    assert.equal(drydock('validate', path.join(dir, 'missing')).status, 2);
+    assert.equal(drydock('validate', 'examples-repo', '--format', 'xml').status, 2);
+    assert.equal(drydock('validate', 'examples-repo', '--no-such-flag').status, 2);
+  });
+
+  it('defaults DIR to the current directory', () => {
+    const r = spawnSync(process.execPath, [path.join(root, 'bin/drydock.js'), 'validate'], { encoding: 'utf8', cwd: path.join(root, 'examples-repo') });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /^\.: valid:/m);
+  });
+});
