@@ -96,12 +96,14 @@ function fail(ctx: RolloutContext, node: ObservedNode, reason: string, extra: Re
     },
   });
   ctx.nodeMessages.set(node.name, reason);
+  ctx.lastError ??= `${node.name}: ${reason}`;
   ctx.b.note(ctx.spec, `${node.name}: ${reason}${final ? '' : ` (attempt ${failures} of ${ctx.options.maxAttempts})`}`, node.name);
   if (ctx.image.rollout.stopOnFailure) ctx.haltReason ??= `${node.name}: ${reason}`;
 }
 
 /** Moves a current-revision node one step on, and counts it in flight unless it failed. */
 export function advance(ctx: RolloutContext, e: Entry): void {
+  const { b, spec } = ctx;
   const node = e.node;
   if (node === undefined) return;
   const phase = nodePhase(node);
@@ -109,7 +111,15 @@ export function advance(ctx: RolloutContext, e: Entry): void {
     const reason = node.annotations[ANNOTATIONS.reason] ?? 'failed (no reason recorded)';
     ctx.failures += Math.max(1, failureCount(node));
     ctx.nodeMessages.set(node.name, reason);
-    if (ctx.image.rollout.stopOnFailure || node.unschedulable) ctx.haltReason ??= `${node.name}: ${reason}`;
+    const halting = ctx.image.rollout.stopOnFailure || node.unschedulable;
+    ctx.lastError ??= `${node.name}: ${reason}`;
+    if (halting) ctx.haltReason ??= `${node.name}: ${reason}`;
+    b.wait(
+      spec,
+      halting ? 'halted' : 'failed',
+      `${node.name} failed: ${reason}; it stays as it is until a person looks (remove its drydock.dev/ annotations to retry it)`,
+      { node: node.name },
+    );
     return;
   }
   ctx.failures += failureCount(node);

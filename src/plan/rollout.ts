@@ -69,6 +69,8 @@ export interface RolloutContext {
   readonly pending: PendingNode[];
   failures: number;
   haltReason: string | undefined;
+  /** The first failure seen this round, for the status' lastError. */
+  lastError: string | undefined;
 }
 
 export function ownership(ctx: Pick<RolloutContext, 'image' | 'adopted'>, node: ObservedNode): Ownership {
@@ -172,5 +174,6 @@ export function buildRollout(
     pending: [],
     failures: 0,
     haltReason: undefined,
+    lastError: undefined,
   };
 }

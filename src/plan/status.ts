@@ -93,6 +93,6 @@ export function buildStatus(ctx: RolloutContext, actions: number, inFlight: numb
     nodes: nodeRows(ctx, waits),
     pending: [...ctx.pending].sort((a, b) => (a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0)),
     ...(first !== undefined ? { waitingFor: first.reason } : {}),
-    ...(ctx.haltReason !== undefined ? { lastError: ctx.haltReason } : {}),
+    ...(ctx.haltReason !== undefined || ctx.lastError !== undefined ? { lastError: ctx.haltReason ?? ctx.lastError } : {}),
   };
 }

@@ -90,7 +90,9 @@ export type WaitCode =
   | 'halted'
   | 'lock'
   | 'cloud'
-  | 'autoscaler';
+  | 'autoscaler'
+  /** A node failed and is left as it is (not halting the rollout) until a person looks. */
+  | 'failed';
 
 /** Something that holds progress back, with a reason a person can act on. */
 export interface Wait {

@@ -353,5 +353,28 @@ describe('plan: drain timeouts', () => {
         assert.notEqual(p.specs.find((s) => s.spec.name === 'workers')?.phase, 'Halted');
       },
     },
+    {
+      name: 'a skipped node later: reported as failed with its reason; the rollout does not halt',
+      desired: want(drain('skipNode')),
+      observed: inFlight({
+        phase: 'Failed',
+        replacement: 'joined',
+        extra: { [ANNOTATIONS.reason]: `skipped: ${reason}`, [PLAN_ANNOTATIONS.failures]: '1' },
+      }),
+      now: at(400),
+      check: (p) => {
+        const status = p.specs.find((s) => s.spec.name === 'workers');
+        assert.equal(status?.phase === 'Halted', false);
+        assert.equal(status?.failures, 1);
+        assert.equal(status?.lastError, `worker-0: skipped: ${reason}`);
+        assert.deepEqual(p.waits[0], {
+          spec: SPEC,
+          code: 'failed',
+          node: 'worker-0',
+          reason: `worker-0 failed: skipped: ${reason}; it stays as it is until a person looks (remove its drydock.dev/ annotations to retry it)`,
+        });
+        assert.deepEqual(p.actions.map((a) => a.kind), ['annotateNode', 'surge']);
+      },
+    },
   ]);
 });
