@@ -17,7 +17,6 @@ import type {
   NodeImage,
   NodeMaintenance,
   NodeOp,
-  NodeOpUpgrade,
   Spec,
   UpgradeGate,
   WindowExclusion,
@@ -25,7 +24,7 @@ import type {
 } from '../model.js';
 import type { NormaliseContext } from './context.js';
 import { meta, raw } from './meta.js';
-import { generatedNodeOp, KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpRollout } from './node-op.js';
+import { KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpRollout, nodeOpUpgrade } from './node-op.js';
 import { checkSelector, labelSelector, mergeDrain, mergeRollout } from './rollout.js';
 import { scalingGroup } from './scaling-group.js';
 import { checkCron, durationSeconds, isTimeZone } from './values.js';
@@ -114,21 +113,7 @@ export function dNodeOp(ctx: NormaliseContext): Spec[] {
 }
 
 export function dNodeOpUpgrade(ctx: NormaliseContext): Spec[] {
-  const { spec } = raw<NodeOpUpgradeDocument>(ctx.doc);
-  checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
-  const nodeSelector = labelSelector(spec.nodeSelector);
-  const u: NodeOpUpgrade = {
-    ...meta(ctx.doc, 'NodeOpUpgrade'),
-    image: spec.image,
-    imagePullSecrets: (spec.imagePullSecrets ?? []).map((s) => s.name),
-    ...(nodeSelector !== undefined ? { nodeSelector } : {}),
-    concurrency: spec.concurrency ?? KAIROS_DEFAULTS.concurrency,
-    stopOnFailure: spec.stopOnFailure ?? KAIROS_DEFAULTS.stopOnFailure,
-    upgradeActive: spec.upgradeActive ?? KAIROS_DEFAULTS.upgradeActive,
-    upgradeRecovery: spec.upgradeRecovery ?? KAIROS_DEFAULTS.upgradeRecovery,
-    force: spec.force ?? KAIROS_DEFAULTS.force,
-  };
-  return [u, generatedNodeOp(u, ctx.rollout)];
+  return nodeOpUpgrade(ctx, raw<NodeOpUpgradeDocument>(ctx.doc).spec);
 }
 
 function jobTemplate(t: JobTemplateSpec): JobTemplate {

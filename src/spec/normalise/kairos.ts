@@ -1,10 +1,10 @@
 /** operator.kairos.io/v1alpha1 (Kairos operator) documents → the model, with Kairos' defaults. */
 import type { KairosNodeOpUpgradeDocument } from '../generated/kairos-node-op-upgrade.schema.js';
 import type { KairosNodeOpDocument } from '../generated/kairos-node-op.schema.js';
-import type { DrainOptions, LabelSelector, NodeOp, NodeOpUpgrade, Spec } from '../model.js';
+import type { DrainOptions, LabelSelector, NodeOp, Spec } from '../model.js';
 import type { NormaliseContext } from './context.js';
 import { meta, raw } from './meta.js';
-import { generatedNodeOp, KAIROS_DEFAULTS, KAIROS_DRAIN } from './node-op.js';
+import { KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpUpgrade } from './node-op.js';
 import { checkSelector, labelSelector } from './rollout.js';
 
 /** Older Kairos releases name nodes in targetNodes; that is a selector on the hostname label. */
@@ -56,19 +56,5 @@ export function kNodeOp(ctx: NormaliseContext): Spec[] {
 }
 
 export function kNodeOpUpgrade(ctx: NormaliseContext): Spec[] {
-  const { spec } = raw<KairosNodeOpUpgradeDocument>(ctx.doc);
-  checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
-  const nodeSelector = labelSelector(spec.nodeSelector);
-  const u: NodeOpUpgrade = {
-    ...meta(ctx.doc, 'NodeOpUpgrade'),
-    image: spec.image,
-    imagePullSecrets: (spec.imagePullSecrets ?? []).map((s) => s.name),
-    ...(nodeSelector !== undefined ? { nodeSelector } : {}),
-    concurrency: spec.concurrency ?? KAIROS_DEFAULTS.concurrency,
-    stopOnFailure: spec.stopOnFailure ?? KAIROS_DEFAULTS.stopOnFailure,
-    upgradeActive: spec.upgradeActive ?? KAIROS_DEFAULTS.upgradeActive,
-    upgradeRecovery: spec.upgradeRecovery ?? KAIROS_DEFAULTS.upgradeRecovery,
-    force: spec.force ?? KAIROS_DEFAULTS.force,
-  };
-  return [u, generatedNodeOp(u, ctx.rollout)];
+  return nodeOpUpgrade(ctx, raw<KairosNodeOpUpgradeDocument>(ctx.doc).spec);
 }

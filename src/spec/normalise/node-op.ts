@@ -3,9 +3,12 @@
  * operator.kairos.io formats. A NodeOpUpgrade also yields the NodeOp that runs the upgrade,
  * built as the Kairos operator builds it.
  */
-import type { DrainOptions, LabelSelector, NodeOp, NodeOpUpgrade, RolloutPolicy } from '../model.js';
+import type { NodeOpUpgradeSpec } from '../generated/node-op-upgrade.schema.js';
+import type { DrainOptions, LabelSelector, NodeOp, NodeOpUpgrade, RolloutPolicy, Spec } from '../model.js';
 import type { PathSegment } from '../parse.js';
 import type { NormaliseContext } from './context.js';
+import { meta } from './meta.js';
+import { checkSelector, labelSelector } from './rollout.js';
 
 /**
  * Kairos' drainOptions defaults: no drain unless enabled; DaemonSet pods ignored. Kairos uses
@@ -96,4 +99,22 @@ export function generatedNodeOp(u: NodeOpUpgrade, defaults: RolloutPolicy): Node
     rollout: { ...defaults, concurrency: u.concurrency, stopOnFailure: u.stopOnFailure, drain },
     generatedBy: `NodeOpUpgrade/${u.name}`,
   };
+}
+
+/** A NodeOpUpgrade (either format: the fields are Kairos') and the NodeOp generated from it. */
+export function nodeOpUpgrade(ctx: NormaliseContext, spec: NodeOpUpgradeSpec): Spec[] {
+  checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
+  const nodeSelector = labelSelector(spec.nodeSelector);
+  const u: NodeOpUpgrade = {
+    ...meta(ctx.doc, 'NodeOpUpgrade'),
+    image: spec.image,
+    imagePullSecrets: (spec.imagePullSecrets ?? []).map((s) => s.name),
+    ...(nodeSelector !== undefined ? { nodeSelector } : {}),
+    concurrency: spec.concurrency ?? KAIROS_DEFAULTS.concurrency,
+    stopOnFailure: spec.stopOnFailure ?? KAIROS_DEFAULTS.stopOnFailure,
+    upgradeActive: spec.upgradeActive ?? KAIROS_DEFAULTS.upgradeActive,
+    upgradeRecovery: spec.upgradeRecovery ?? KAIROS_DEFAULTS.upgradeRecovery,
+    force: spec.force ?? KAIROS_DEFAULTS.force,
+  };
+  return [u, generatedNodeOp(u, ctx.rollout)];
 }
