@@ -9,7 +9,7 @@ import { ANNOTATIONS } from '../../../src/observe/types.js';
 import { plan, type Action, type Plan, type PlanOptions } from '../../../src/plan/index.js';
 import type { RolloutPolicy } from '../../../src/spec/model.js';
 import { autoscaling, config, desired, nodeImage, scalingGroup } from '../fixtures.js';
-import { Random } from './random.js';
+import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
 import { World, type Faults, type Timing } from './world.js';
 
 export interface Scenario {

@@ -1,5 +1,5 @@
 /** Scenario families for the sequence tests, each a function of its seed. */
-import { Random } from './random.js';
+import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
 import type { Scenario } from './driver.js';
 
 export const STEADY = { boot: [60, 60], terminate: 10, reschedule: 5, podReady: 15 } as const;

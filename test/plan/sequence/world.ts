@@ -8,7 +8,7 @@
 import type { Instance } from '../../../src/cloud/provider.js';
 import { ANNOTATIONS, type ObservedNode, type ObservedPod, type ObservedState } from '../../../src/observe/types.js';
 import type { Action } from '../../../src/plan/index.js';
-import type { Random } from './random.js';
+import type { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
 
 export interface Faults {
   /** Chance a new instance never joins. */
