@@ -146,7 +146,6 @@ function checkAction(a: Action, world: World, violations: string[]): void {
   const n = world.nodes.get(nodeName);
   const op = n?.annotations[ANNOTATIONS.operation];
   if (op === undefined || OURS.test(op)) return;
-  if (a.kind === 'annotateNode' && !('drydock.dev/operation' in a.annotations)) return;
   violations.push(`${a.kind} on ${nodeName} while ${op} holds it`);
 }
 
