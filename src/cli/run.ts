@@ -20,7 +20,10 @@ export interface RunFlags {
   kubeconfig?: string;
   provider: string;
   cloudEndpoint?: string;
+  simCloudUrl?: string;
   interval: string;
+  pollInterval?: string;
+  cacheDir?: string;
   statusBranch: string;
   listen: string;
   leaderElect: string | boolean;
@@ -47,11 +50,14 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--kubeconfig <file>', 'kubeconfig of the cluster (default: KUBECONFIG, ~/.kube/config, in-cluster)').env('DRYDOCK_KUBECONFIG'))
     .addOption(new Option('--provider <name>', 'cloud provider of the scaling groups').choices(['sim', 'aws', 'gcp', 'azure']).env('DRYDOCK_PROVIDER').default('sim'))
     .addOption(new Option('--cloud-endpoint <url>', 'URL of the simulated cloud (provider sim)').env('DRYDOCK_CLOUD_ENDPOINT'))
+    .addOption(new Option('--sim-cloud-url <url>', 'same as --cloud-endpoint').hideHelp())
     .addOption(new Option('--interval <duration>', 'Git polling interval (e.g. 30s, 1m)').env('DRYDOCK_INTERVAL').default('1m'))
+    .addOption(new Option('--poll-interval <duration>', 'same as --interval').hideHelp())
+    .addOption(new Option('--cache-dir <dir>', 'where the local clone of the repository is kept').env('DRYDOCK_CACHE_DIR'))
     .addOption(new Option('--status-branch <name>', 'branch the status reports are committed to').env('DRYDOCK_STATUS_BRANCH').default('drydock/status'))
     .addOption(new Option('--listen <addr>', 'address of /healthz, /readyz, /metrics and the webhook').env('DRYDOCK_LISTEN').default(':8080'))
     .addOption(new Option('--leader-elect <bool>', 'elect a leader through a Lease so only one replica acts').env('DRYDOCK_LEADER_ELECT').default(true))
-    .addOption(new Option('--namespace <ns>', 'namespace of the leader-election Lease').env('DRYDOCK_NAMESPACE').default('drydock-system'))
+    .addOption(new Option('--namespace <ns>', 'namespace of the leader-election Lease').env('DRYDOCK_NAMESPACE').default('kube-system'))
     .addOption(new Option('--cluster <name>', 'cluster name in status reports (default: drydock.yaml\'s)').env('DRYDOCK_CLUSTER').default(''))
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).env('DRYDOCK_LOG_LEVEL').default('info'))
     .addOption(new Option('--lease-duration <duration>', 'how long a leader may go unrenewed before another takes over').env('DRYDOCK_LEASE_DURATION').default('15s'))
@@ -79,7 +85,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
   try {
     const leaderElect = parseBool('--leader-elect', flags.leaderElect);
     const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
-    const providers = providersFrom(flags.provider, flags.cloudEndpoint || undefined);
+    const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);
     const source = await createDesiredSource(flags, logger);
     const status = await createStatusSink(flags, logger);
     service = await startService({
@@ -99,7 +105,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
             retryPeriodMs: parseDuration('--retry-period', flags.retryPeriod),
           }
         : false,
-      pollIntervalMs: parseDuration('--interval', flags.interval),
+      pollIntervalMs: flags.pollInterval ? parseDuration('--poll-interval', flags.pollInterval) : parseDuration('--interval', flags.interval),
       resyncMs: parseDuration('--resync', flags.resync),
     });
   } catch (err) {
@@ -107,7 +113,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     const code = err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : undefined;
     return fail(`${err instanceof Error ? err.message : String(err)}${code ? ` (${code})` : ''}`);
   }
-  process.stderr.write(`drydock run: serving on ${service.url ?? '(no http)'} as ${service.identity}\n`);
+  process.stderr.write(`drydock listening on ${service.url ?? '(no http)'} as ${service.identity}\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

@@ -114,6 +114,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   let lastOutcome: ReconcileOutcome | undefined;
   let lastStatus: StatusSnapshot | undefined;
   let writtenKey: string | undefined;
+  let loggedKey: string | undefined;
   let lastWriteAt = 0;
   let transientStreak = 0;
 
@@ -193,8 +194,20 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       ...input,
     });
     lastStatus = snapshot;
-    if (!opts.status || !mayAct()) return;
     const key = statusKey(snapshot);
+    if (key !== loggedKey) {
+      loggedKey = key;
+      log.info(
+        {
+          sourceCommit: snapshot.sourceCommit,
+          specs: snapshot.specs.map((s) => ({ spec: `${s.spec.kind}/${s.spec.name}`, phase: s.phase, done: s.progress.done, total: s.progress.total, waitingFor: s.waitingFor })),
+          waits: snapshot.waits.map((w) => ({ code: w.code, spec: `${w.spec.kind}/${w.spec.name}`, node: w.node, reason: w.reason })),
+          loadErrors: snapshot.loadErrors.length,
+        },
+        'status changed',
+      );
+    }
+    if (!opts.status || !mayAct()) return;
     if (key === writtenKey) return;
     const wait = lastWriteAt + statusIntervalMs - Date.now();
     if (wait > 0) {
