@@ -3,6 +3,7 @@
  * spell them), and the pre-flight that keeps drydock from cordoning a node it could not
  * drain: a PDB that allows no disruption, or a pod the drain options do not allow to move.
  */
+import { matchesSelector } from '../observe/selector.js';
 import type { ObservedPod } from '../observe/types.js';
 import type { DrainOptions, LabelSelector } from '../spec/model.js';
 import type { ClusterView } from './view.js';
@@ -14,26 +15,9 @@ export type PodDisposition =
   | { readonly kind: 'delete'; readonly reason: string }
   | { readonly kind: 'block'; readonly reason: string };
 
-/** Kubernetes label selector semantics; an undefined podSelector means every pod. */
+/** An undefined podSelector means every pod (Kubernetes' selector semantics otherwise). */
 export function podSelected(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
-  if (selector === undefined) return true;
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (labels[key] !== value) return false;
-  }
-  for (const req of selector.matchExpressions ?? []) {
-    const value = labels[req.key];
-    const values = req.values ?? [];
-    const ok =
-      req.operator === 'In'
-        ? value !== undefined && values.includes(value)
-        : req.operator === 'NotIn'
-          ? value === undefined || !values.includes(value)
-          : req.operator === 'Exists'
-            ? value !== undefined
-            : value === undefined;
-    if (!ok) return false;
-  }
-  return true;
+  return selector === undefined || matchesSelector(selector, labels);
 }
 
 export function podKey(pod: ObservedPod): string {

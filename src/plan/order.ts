@@ -26,11 +26,3 @@ export interface Ordered {
 export function compareOrdered(a: Ordered, b: Ordered): number {
   return a.tier - b.tier || compareStrings(a.group, b.group) || compareStrings(a.name, b.name);
 }
-
-/** Sorts a copy; the input is left untouched. */
-export function sortedBy<T>(items: readonly T[], key: (item: T) => Ordered): T[] {
-  return items
-    .map((item) => ({ item, k: key(item) }))
-    .sort((a, b) => compareOrdered(a.k, b.k))
-    .map((x) => x.item);
-}
