@@ -38,6 +38,7 @@ export function planReplace(base: Base, gates: StartGates): ReplaceResult {
   }
   for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'stale') settleStaleLock(ctx, e);
   for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'current') advance(ctx, e);
+  reportNodelessInstances(ctx);
   const inFlightBefore = inFlightTotal(ctx);
   startNodes(ctx, gates);
   claimAndSurge(ctx);
@@ -45,6 +46,24 @@ export function planReplace(base: Base, gates: StartGates): ReplaceResult {
   const waits = b.waits.slice(waitsBefore);
   const status = buildStatus(ctx, b.actions.length - actionsBefore, inFlightTotal(ctx), waits);
   return { status, forecast: forecastInput(ctx, gates, inFlightBefore) };
+}
+
+/**
+ * An old-image instance with no node (it never joined, or its Node was deleted by hand) cannot
+ * be replaced node-first; removing it would shrink the group, so a person decides.
+ */
+function reportNodelessInstances(ctx: RolloutContext): void {
+  const timeout = ctx.image.rollout.joinTimeoutSeconds * 1000;
+  for (const e of ctx.entries) {
+    if (!e.outdated || e.node !== undefined || ctx.view.claimed.has(e.instance.id)) continue;
+    const created = Date.parse(e.instance.createdAt);
+    if (Number.isFinite(created) && created + timeout > ctx.now) continue;
+    ctx.b.wait(
+      ctx.spec,
+      'join',
+      `instance ${e.instance.id} in ScalingGroup ${e.group.sg.name} runs ${e.instance.image} but has no node; remove it from the group (or let it join) so the rollout can finish`,
+    );
+  }
 }
 
 function forecastInput(ctx: RolloutContext, gates: StartGates, inFlight: number): ForecastInput {

@@ -109,6 +109,26 @@ describe('plan: locks of an older revision', () => {
       now: at(60),
       check: (p) => assert.deepEqual(p.actions, [{ kind: 'deleteNode', spec: SPEC, node: 'worker-old' }]),
     },
+    {
+      name: 'an old-image instance without a node is reported, not removed',
+      desired: desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2)] }),
+      observed: (() => {
+        const w = workers(1, V2);
+        return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, [...w.instances, instance('workers', 'i-5', V1, -3600)])] });
+      })(),
+      now: at(0),
+      check: (p) => {
+        assert.deepEqual(p.actions, []);
+        assert.deepEqual(p.waits, [
+          {
+            spec: SPEC,
+            code: 'join',
+            reason: 'instance i-5 in ScalingGroup workers runs img:v1 but has no node; remove it from the group (or let it join) so the rollout can finish',
+          },
+        ]);
+        assert.notEqual(p.specs[0]?.phase, 'Complete');
+      },
+    },
   ]);
 });
 
