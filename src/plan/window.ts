@@ -4,7 +4,7 @@
  * zone rules, DST included); exclusions are absolute [start, end) intervals that close the
  * window whatever the schedule says.
  */
-import { CronExpressionParser } from 'cron-parser';
+import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import type { MaintenanceWindow, WindowSchedule } from '../spec/model.js';
 
 /** How far ahead nextWindowOpening looks before it gives up (a window that never opens). */
@@ -15,14 +15,48 @@ export type WindowCheck =
   | { readonly ok: true }
   | { readonly ok: false; readonly problem: string };
 
-function parse(schedule: WindowSchedule, zone: string, at: number) {
-  return CronExpressionParser.parse(schedule.cron, { currentDate: new Date(at), tz: zone });
+/**
+ * Parsed expressions and formatters, memoised: parsing and building time-zone formatters
+ * dominate the cost of window arithmetic, and results do not depend on the cache.
+ */
+const expressions = new Map<string, CronExpression>();
+const formatters = new Map<string, Intl.DateTimeFormat>();
+const MEMO_LIMIT = 1000;
+
+function memo<V>(cache: Map<string, V>, key: string, make: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    if (cache.size >= MEMO_LIMIT) cache.clear();
+    value = make();
+    cache.set(key, value);
+  }
+  return value;
+}
+
+function parse(schedule: WindowSchedule, zone: string, at: number): CronExpression {
+  const expr = memo(expressions, `${zone}\n${schedule.cron}`, () => CronExpressionParser.parse(schedule.cron, { tz: zone }));
+  expr.reset(new Date(at));
+  return expr;
+}
+
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  return memo(formatters, timeZone, () =>
+    new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    }),
+  );
 }
 
 /** Whether every schedule and exclusion of the window can be evaluated; says what is wrong if not. */
 export function checkWindow(window: MaintenanceWindow): WindowCheck {
   try {
-    new Intl.DateTimeFormat('en', { timeZone: window.timeZone });
+    formatter(window.timeZone);
   } catch {
     return { ok: false, problem: `window ${window.name}: unknown time zone "${window.timeZone}"` };
   }
@@ -128,15 +162,7 @@ export function windowClosing(window: MaintenanceWindow, at: Date): Date | undef
 
 /** "2026-03-30 22:00" in the window's own zone, for reasons a person reads. */
 export function formatInZone(at: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(at);
+  const parts = formatter(timeZone).formatToParts(at);
   const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}`;
 }

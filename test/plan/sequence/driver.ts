@@ -6,8 +6,8 @@
  * would trigger it; otherwise at the next world event, the plan's wakeAt, or a resync.
  */
 import { ANNOTATIONS } from '../../../src/observe/types.js';
-import { plan, type Action, type Plan, type PlanOptions } from '../../../src/plan/index.js';
-import type { RolloutPolicy } from '../../../src/spec/model.js';
+import { isWindowOpen, plan, type Action, type Plan, type PlanOptions } from '../../../src/plan/index.js';
+import type { MaintenanceWindow, RolloutPolicy } from '../../../src/spec/model.js';
 import { autoscaling, config, desired, nodeImage, scalingGroup } from '../fixtures.js';
 import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
 import { World, type Faults, type Timing } from './world.js';
@@ -29,6 +29,8 @@ export interface Scenario {
   readonly images: readonly (readonly [number, string])[];
   readonly options?: PlanOptions;
   readonly maxSeconds?: number;
+  /** New nodes may only start inside this window (the rollout's `window` is set to it). */
+  readonly window?: MaintenanceWindow;
 }
 
 export type Outcome = 'complete' | 'halted' | 'stuck' | 'timeout';
@@ -79,8 +81,9 @@ export function runScenario(s: Scenario): RunResult {
     desired({
       config: config(s.budget),
       scalingGroups: [scalingGroup('worker', 'workers')],
-      nodeImages: [nodeImage('workers', image, s.rollout)],
+      nodeImages: [nodeImage('workers', image, { ...s.rollout, ...(s.window ? { window: s.window.name } : {}) })],
       autoscalingStrategies: [autoscaling('ca')],
+      maintenanceWindows: s.window ? [s.window] : [],
     });
   const everLocked = new Set<string>();
   const replacesSeen = new Map<string, string>();
@@ -124,6 +127,9 @@ export function runScenario(s: Scenario): RunResult {
     let changed = false;
     for (const a of actions) {
       checkAction(a, world, violations);
+      if (s.window && a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' && !isWindowOpen(s.window, new Date(now))) {
+        violations.push(`${a.node} started at ${new Date(now).toISOString()}, outside window ${s.window.name}`);
+      }
       if (a.kind === 'annotateNode' && typeof a.annotations[ANNOTATIONS.operation] === 'string') everLocked.add(a.node);
       if (a.kind === 'annotateNode' && typeof a.annotations['drydock.dev/failures'] === 'string') failed = true;
       changed = world.apply(a) || changed;

@@ -1,6 +1,7 @@
 /** Scenario families for the sequence tests, each a function of its seed. */
 import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
 import type { Scenario } from './driver.js';
+import { maintenanceWindow } from '../fixtures.js';
 
 export const STEADY = { boot: [60, 60], terminate: 10, reschedule: 5, podReady: 15 } as const;
 
@@ -26,6 +27,8 @@ export function chaos(seed: number): Scenario {
     ...(r.chance(0.5) ? { foreignHold: { node: `worker-${r.int(0, nodes - 1)}`, seconds: r.int(60, 900) } } : {}),
     images: r.chance(0.3) ? [[0, 'img:v2'], [r.int(30, 400), r.chance(0.5) ? 'img:v1' : 'img:v3']] : [[0, 'img:v2']],
     options: { maxAttempts: 5 },
+    // Open five minutes in every fifteen: starts must wait, nodes in flight go on.
+    ...(r.chance(0.3) ? { window: maintenanceWindow('quarter-hours', 'Europe/Berlin', [{ cron: '*/15 * * * *', durationSeconds: 300 }]) } : {}),
   };
 }
 
