@@ -35,5 +35,15 @@ export function chaos(seed: number): Scenario {
 /** Faults with stopOnFailure: the rollout may halt, and must halt cleanly. */
 export function halting(seed: number): Scenario {
   const base = chaos(seed + 1000);
-  return { ...base, rollout: { ...base.rollout, stopOnFailure: true }, faults: { neverJoins: 0.3, evict429: 0.1 } };
+  const onTimeout = (['halt', 'skipNode', 'force'] as const)[seed % 3] ?? 'halt';
+  return {
+    ...base,
+    rollout: {
+      ...base.rollout,
+      stopOnFailure: true,
+      // Short drains against stubborn PDBs, so drain timeouts happen too.
+      drain: { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: false, timeoutSeconds: 60, onTimeout },
+    },
+    faults: { neverJoins: 0.3, evict429: 0.5 },
+  };
 }
