@@ -16,6 +16,9 @@ import {
   fleetFiles,
   IMAGE_V1,
   IMAGE_V2,
+  IMAGE_V3,
+  IMAGE_V4,
+  locked,
   nodes,
   startDrydockChild,
   startE2eCloud,
@@ -48,7 +51,20 @@ describe('e2e: image rollout driven by Git', function () {
   let sim: RunningSimCloud;
   let repo: FleetRepo;
   let drydock: DrydockChild | undefined;
+  let args: string[] = [];
   const dirs: string[] = [];
+  // Sampled all along: the most nodes cordoned at once (the repo's budget is 2).
+  let maxCordoned = 0;
+  let sampler: NodeJS.Timeout | undefined;
+  const imageFiles = (image: string): Record<string, string> => {
+    const f = fleetFiles({ worker: image, controlPlane: image });
+    return { 'images/worker.yaml': f['images/worker.yaml'] ?? '', 'images/control-plane.yaml': f['images/control-plane.yaml'] ?? '' };
+  };
+  async function startDrydock(): Promise<void> {
+    drydock = startDrydockChild(args);
+    const url = await drydock.url;
+    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+  }
 
   before(async function () {
     this.timeout(120_000);
@@ -66,13 +82,18 @@ describe('e2e: image rollout driven by Git', function () {
     repo = await startFleetRepo(fleetFiles({ worker: IMAGE_V1, controlPlane: IMAGE_V1 }));
     const cacheDir = tempDir('drydock-e2e-cache-');
     dirs.push(cacheDir);
-    drydock = startDrydockChild(drydockArgs(repo, cp().kubeconfigPath, sim.url, cacheDir));
-    const url = await drydock.url;
-    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+    args = drydockArgs(repo, cp().kubeconfigPath, sim.url, cacheDir);
+    await startDrydock();
+    sampler = setInterval(() => {
+      void nodes(kc).then((ns) => {
+        maxCordoned = Math.max(maxCordoned, ns.filter((n) => n.unschedulable).length);
+      }, () => undefined);
+    }, 200);
   });
 
   after(async function () {
     this.timeout(30_000);
+    if (sampler) clearInterval(sampler);
     if (drydock) {
       drydock.kill('SIGTERM');
       await drydock.exited;
@@ -99,7 +120,7 @@ describe('e2e: image rollout driven by Git', function () {
       }, () => undefined);
     }, 250);
     try {
-      await repo.push({ 'images/worker.yaml': fleetFiles({ worker: IMAGE_V2, controlPlane: IMAGE_V2 })['images/worker.yaml'] ?? '', 'images/control-plane.yaml': fleetFiles({ worker: IMAGE_V2, controlPlane: IMAGE_V2 })['images/control-plane.yaml'] ?? '' }, 'images: node-os v2');
+      await repo.push(imageFiles(IMAGE_V2), 'images: node-os v2');
       await eventually('every node on v2, Ready, uncordoned and unlocked', () => converged(kc, IMAGE_V2), { timeoutMs: 150_000, intervalMs: 1_000 });
       await eventually('autoscaler restored', async () => {
         const a = await autoscalerReplicas(kc);
@@ -112,5 +133,79 @@ describe('e2e: image rollout driven by Git', function () {
     // Each old instance replaced exactly once: 6 + 6 and 3 + 3 instances ever created.
     assert.equal(sim.cloud.inspectGroup('workers').nextInstance - 1, 12);
     assert.equal(sim.cloud.inspectGroup('control-plane').nextInstance - 1, 6);
+  });
+
+  it('refuses an invalid commit whole: nothing changes, the last valid commit stays in force', async () => {
+    const kc = cp().adminKubeConfig();
+    const before = await nodes(kc);
+    const validHead = await repo.head();
+    const bad = await repo.push(
+      {
+        // One good change and one broken file: neither may be applied.
+        ...imageFiles(IMAGE_V3),
+        'clusters/workers.yaml': 'apiVersion: drydock.dev/v1alpha1\nkind: ScalingGroup\nmetadata:\n  name: workers\nspec:\n  groupId: workers\n  nodeImage: worker\n  role: wrker\n',
+      },
+      'images: v3 with a typo',
+    );
+    const child = drydock;
+    assert.ok(child);
+    await eventually('the commit refused', async () =>
+      child.records().some((r) => String(r.msg).startsWith('commit refused') && r.commit === bad && r.inForce === validHead),
+    );
+    await new Promise((r) => setTimeout(r, 3_000));
+    const after = await nodes(kc);
+    assert.deepEqual(after.map((n) => [n.name, n.image, n.unschedulable]), before.map((n) => [n.name, n.image, n.unschedulable]));
+    assert.equal(sim.cloud.inspectGroup('workers').image, IMAGE_V2);
+    const url = await child.url;
+    assert.equal((await fetch(`${url}/readyz`)).status, 200, 'still ready: a valid commit is in force');
+    const status = child.records().filter((r) => r.msg === 'status changed').at(-1);
+    assert.ok(status && typeof status.loadErrors === 'number' && status.loadErrors > 0, 'the status carries the errors');
+    // Fix it: the next valid commit is applied.
+    await repo.push(fleetFiles({ worker: IMAGE_V2, controlPlane: IMAGE_V2 }), 'clusters: fix the role typo, back to v2');
+  });
+
+  it('survives SIGKILL mid-rollout: the restarted service finishes, no node replaced twice', async () => {
+    const kc = cp().adminKubeConfig();
+    const workersBefore = sim.cloud.inspectGroup('workers').nextInstance;
+    const cpBefore = sim.cloud.inspectGroup('control-plane').nextInstance;
+    await repo.push(imageFiles(IMAGE_V3), 'images: node-os v3');
+    // Kill while a node is in flight, after at least one was replaced.
+    await eventually(
+      'one node replaced and another in flight',
+      async () => {
+        const ns = (await nodes(kc)).filter((n) => n.group !== '');
+        return ns.some((n) => n.image === IMAGE_V3 && n.ready) && ns.some((n) => locked(n) && n.image !== IMAGE_V3);
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
+    const child = drydock;
+    assert.ok(child);
+    child.kill('SIGKILL');
+    await child.exited;
+    await startDrydock();
+    await eventually('every node on v3', () => converged(kc, IMAGE_V3), { timeoutMs: 150_000, intervalMs: 1_000 });
+    assert.equal(sim.cloud.inspectGroup('workers').nextInstance - workersBefore, 6, 'six new worker instances, no more');
+    assert.equal(sim.cloud.inspectGroup('control-plane').nextInstance - cpBefore, 3, 'three new control-plane instances, no more');
+  });
+
+  it('converges back when a revert is pushed mid-rollout', async () => {
+    const kc = cp().adminKubeConfig();
+    await repo.push(imageFiles(IMAGE_V4), 'images: node-os v4');
+    await eventually('two nodes on v4', async () => (await nodes(kc)).filter((n) => n.image === IMAGE_V4 && n.ready).length >= 2, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
+    await repo.push(imageFiles(IMAGE_V3), 'Revert "images: node-os v4"');
+    await eventually('every node back on v3', () => converged(kc, IMAGE_V3), { timeoutMs: 180_000, intervalMs: 1_000 });
+    assert.equal(sim.cloud.inspectGroup('workers').image, IMAGE_V3);
+    await eventually('autoscaler restored', async () => {
+      const a = await autoscalerReplicas(kc);
+      return a.replicas === 2 && a.previous === undefined;
+    });
+  });
+
+  it('never had more nodes cordoned at once than the budget allows', () => {
+    assert.ok(maxCordoned >= 1, 'nodes were cordoned at all');
+    assert.ok(maxCordoned <= 2, `at most 2 cordoned at once, saw ${maxCordoned}`);
   });
 });

@@ -19,6 +19,8 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const DRYDOCK_BIN = path.join(ROOT, 'bin', 'drydock.js');
 export const IMAGE_V1 = 'registry.example/node-os:v1.0.0';
 export const IMAGE_V2 = 'registry.example/node-os:v2.0.0';
+export const IMAGE_V3 = 'registry.example/node-os:v3.0.0';
+export const IMAGE_V4 = 'registry.example/node-os:v4.0.0';
 
 export const E2E_NAMESPACE = 'apps';
 
