@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { ClusterBudget } from '../../src/plan/budget.js';
+import { compareNames } from '../../src/plan/order.js';
 import { resolveLimits } from '../../src/plan/quantity.js';
 import type { IntOrPercent } from '../../src/spec/model.js';
 import { config, node } from './fixtures.js';
@@ -36,4 +37,11 @@ describe('plan: rollout limits and the cluster budget', () => {
   for (const [name, value, nodes, free] of budgetCases) {
     it(`budget: ${name}`, () => assert.equal(new ClusterBudget(config(value), nodes).free, free));
   }
+});
+
+describe('plan: node order', () => {
+  it('sorts names naturally, and stays a total order', () => {
+    const names = ['worker-10', 'worker-2', 'worker-02', 'cp-1', 'worker-1', 'worker-b', 'worker-a', 'worker'];
+    assert.deepEqual([...names].sort(compareNames), ['cp-1', 'worker', 'worker-1', 'worker-2', 'worker-02', 'worker-10', 'worker-a', 'worker-b']);
+  });
 });

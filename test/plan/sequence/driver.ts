@@ -14,7 +14,10 @@ import { World, type Faults, type Timing } from './world.js';
 
 export interface Scenario {
   readonly seed: number;
+  /** Worker nodes (ScalingGroup worker). */
   readonly nodes: number;
+  /** Control-plane nodes (ScalingGroup cp, role control-plane), replaced first. */
+  readonly controlPlane?: number;
   readonly rollout: Partial<RolloutPolicy>;
   readonly budget: number;
   readonly timing: Timing;
@@ -60,8 +63,7 @@ export function runScenario(s: Scenario): RunResult {
   };
   const world = new World(
     {
-      group: 'worker',
-      nodes: s.nodes,
+      groups: [...(s.controlPlane ? [{ name: 'cp', nodes: s.controlPlane }] : []), { name: 'worker', nodes: s.nodes }],
       image: 'img:v1',
       workloads: s.workloads ?? [
         { app: 'web', replicas: Math.max(2, Math.floor(s.nodes / 2)), minAvailable: Math.max(1, Math.floor(s.nodes / 2) - 1) },
@@ -80,7 +82,7 @@ export function runScenario(s: Scenario): RunResult {
   const wanted = (image: string) =>
     desired({
       config: config(s.budget),
-      scalingGroups: [scalingGroup('worker', 'workers')],
+      scalingGroups: [...(s.controlPlane ? [scalingGroup('cp', 'workers', 'control-plane')] : []), scalingGroup('worker', 'workers')],
       nodeImages: [nodeImage('workers', image, { ...s.rollout, ...(s.window ? { window: s.window.name } : {}) })],
       autoscalingStrategies: [autoscaling('ca')],
       maintenanceWindows: s.window ? [s.window] : [],
@@ -127,6 +129,7 @@ export function runScenario(s: Scenario): RunResult {
     let changed = false;
     for (const a of actions) {
       checkAction(a, world, violations);
+      checkOrder(a, world, image, violations);
       if (s.window && a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' && !isWindowOpen(s.window, new Date(now))) {
         violations.push(`${a.node} started at ${new Date(now).toISOString()}, outside window ${s.window.name}`);
       }
@@ -153,6 +156,18 @@ function checkAction(a: Action, world: World, violations: string[]): void {
   const op = n?.annotations[ANNOTATIONS.operation];
   if (op === undefined || OURS.test(op)) return;
   violations.push(`${a.kind} on ${nodeName} while ${op} holds it`);
+}
+
+/** controlPlaneFirst: no worker starts while a control-plane node is outdated or in flight. */
+function checkOrder(a: Action, world: World, image: string, violations: string[]): void {
+  if (a.kind !== 'annotateNode' || a.annotations[ANNOTATIONS.phase] !== 'Pending' || !a.node.startsWith('worker-')) return;
+  for (const inst of world.instances.values()) {
+    if (inst.group === 'cp' && inst.state === 'running' && inst.image !== image) violations.push(`${a.node} started while ${inst.id} (control plane) still runs ${inst.image}`);
+  }
+  for (const n of world.nodes.values()) {
+    const phase = n.annotations[ANNOTATIONS.phase];
+    if (n.name.startsWith('cp-') && OURS.test(n.annotations[ANNOTATIONS.operation] ?? '') && phase !== 'Done') violations.push(`${a.node} started while ${n.name} is in flight`);
+  }
 }
 
 function checkWorld(world: World, s: Scenario, violations: string[], replacesSeen: Map<string, string>, say: (l: string) => void): void {
@@ -183,7 +198,8 @@ function checkWorld(world: World, s: Scenario, violations: string[], replacesSee
     violations.push(`budget exceeded: ${down} nodes unavailable, budget ${s.budget}`);
     say(`VIOLATION budget exceeded: ${down}`);
   }
-  if (serving + held < s.nodes) violations.push(`capacity: only ${serving} schedulable Ready nodes (+${held} held elsewhere) of ${s.nodes}`);
+  const total = s.nodes + (s.controlPlane ?? 0);
+  if (serving + held < total) violations.push(`capacity: only ${serving} schedulable Ready nodes (+${held} held elsewhere) of ${total}`);
 }
 
 function finalChecks(world: World, s: Scenario, outcome: Outcome, everLocked: Set<string>, image: string, violations: string[]): void {
@@ -205,7 +221,11 @@ function finalChecks(world: World, s: Scenario, outcome: Outcome, everLocked: Se
   const live = [...world.instances.values()].filter((i) => i.state === 'running');
   const stale = live.filter((i) => i.image !== image);
   if (stale.length > 0) violations.push(`complete, yet ${stale.map((i) => i.id).join(', ')} still run an old image`);
-  if (live.length !== s.nodes || world.targetSize !== s.nodes) violations.push(`group size ${live.length} (target ${world.targetSize}), started with ${s.nodes}`);
+  for (const [name, size] of [['worker', s.nodes], ['cp', s.controlPlane ?? 0]] as const) {
+    const members = live.filter((i) => i.group === name).length;
+    const target = world.groups.get(name)?.targetSize ?? 0;
+    if (members !== size || target !== size) violations.push(`group ${name}: ${members} instances (target ${target}), started with ${size}`);
+  }
   if (world.autoscaler.replicas !== 2 || ANNOTATIONS.previousReplicas in world.autoscaler.annotations) {
     violations.push(`autoscaler left at ${world.autoscaler.replicas} replicas, annotations ${JSON.stringify(world.autoscaler.annotations)}`);
   }

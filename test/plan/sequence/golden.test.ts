@@ -44,6 +44,18 @@ const stories: Record<string, Scenario> = {
       [30, 'img:v1'],
     ],
   },
+  // One control-plane node and two workers: the control plane goes first, alone.
+  'control-plane-first': {
+    seed: 7,
+    nodes: 2,
+    controlPlane: 1,
+    budget: 2,
+    rollout: { maxSurge: 2 },
+    timing: STEADY,
+    faults: calm,
+    crash: 0,
+    images: [[0, 'img:v2']],
+  },
   // stopOnFailure: the first replacement never joins; the rollout halts and says why.
   'stop-on-failure': {
     seed: 5,

@@ -12,6 +12,7 @@ export function chaos(seed: number): Scenario {
   return {
     seed,
     nodes,
+    ...(seed % 4 === 0 ? { controlPlane: 3 } : {}),
     budget: r.int(1, 3),
     rollout: {
       maxSurge: r.int(1, 3),

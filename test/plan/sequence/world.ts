@@ -29,6 +29,7 @@ export interface Timing {
 
 interface SimInstance {
   readonly id: string;
+  readonly group: string;
   readonly image: string;
   readonly createdAt: number;
   state: Instance['state'];
@@ -61,9 +62,14 @@ interface Workload {
 
 type Event = { readonly at: number; readonly seq: number; readonly run: () => void };
 
-export interface WorldOptions {
-  readonly group: string;
+export interface SimGroup {
+  readonly name: string;
   readonly nodes: number;
+}
+
+export interface WorldOptions {
+  /** Scaling groups, each with its initial node count; instance ids are numbered across all. */
+  readonly groups: readonly SimGroup[];
   readonly image: string;
   readonly workloads: readonly Workload[];
   readonly autoscalerReplicas: number;
@@ -73,8 +79,8 @@ export interface WorldOptions {
 
 export class World {
   now: number;
-  groupImage: string;
-  targetSize: number;
+  /** Per group: the image new instances get, and the target size. */
+  readonly groups = new Map<string, { image: string; targetSize: number }>();
   readonly instances = new Map<string, SimInstance>();
   readonly nodes = new Map<string, SimNode>();
   readonly pods = new Map<string, SimPod>();
@@ -94,25 +100,32 @@ export class World {
     readonly log: (line: string) => void,
   ) {
     this.now = start;
-    this.groupImage = options.image;
-    this.targetSize = options.nodes;
     this.workloads = options.workloads;
     this.autoscaler = { replicas: options.autoscalerReplicas, annotations: {} };
-    for (let i = 0; i < options.nodes; i++) {
-      const inst: SimInstance = { id: `i-${i}`, image: options.image, createdAt: start - 3600_000, state: 'running' };
-      this.instances.set(inst.id, inst);
-      this.addNode(inst, start - 3600_000);
+    this.nextId = 0;
+    for (const g of options.groups) {
+      this.groups.set(g.name, { image: options.image, targetSize: g.nodes });
+      for (let i = 0; i < g.nodes; i++) {
+        const inst: SimInstance = { id: `i-${this.nextId++}`, group: g.name, image: options.image, createdAt: start - 3600_000, state: 'running' };
+        this.instances.set(inst.id, inst);
+        this.addNode(inst, start - 3600_000);
+      }
     }
-    this.nextId = options.nodes;
     for (const w of options.workloads) for (let r = 0; r < w.replicas; r++) this.placePod(w.app, start - 3600_000);
   }
 
-  private nodeName(id: string): string {
-    return `${this.options.group}-${id.slice(2)}`;
+  private nodeName(inst: SimInstance): string {
+    return `${inst.group}-${inst.id.slice(2)}`;
   }
 
-  private providerID(id: string): string {
-    return `sim://${this.options.group}/${id}`;
+  private providerID(inst: SimInstance): string {
+    return `sim://${inst.group}/${inst.id}`;
+  }
+
+  private group(id: string): { image: string; targetSize: number } {
+    const g = this.groups.get(id);
+    if (g === undefined) throw new Error(`the simulated world has no group ${id}`);
+    return g;
   }
 
   private at(delayMs: number, run: () => void): void {
@@ -138,8 +151,8 @@ export class World {
   }
 
   private addNode(inst: SimInstance, at: number): void {
-    const name = this.nodeName(inst.id);
-    this.nodes.set(name, { name, providerID: this.providerID(inst.id), labels: { 'kubernetes.io/hostname': name, pool: 'general' }, annotations: {}, unschedulable: false, readySince: at, createdAt: at });
+    const name = this.nodeName(inst);
+    this.nodes.set(name, { name, providerID: this.providerID(inst), labels: { 'kubernetes.io/hostname': name, pool: 'general' }, annotations: {}, unschedulable: false, readySince: at, createdAt: at });
     this.pods.set(`ds-${name}`, { name: `ds-${name}`, app: 'node-agent', nodeName: name, readyAt: at, terminating: false, daemon: true });
   }
 
@@ -177,13 +190,13 @@ export class World {
   apply(a: Action): boolean {
     switch (a.kind) {
       case 'setGroupImage':
-        this.groupImage = a.image;
-        this.log(`set group image ${a.image}`);
+        this.group(a.groupId).image = a.image;
+        this.log(`set group ${a.groupId} image ${a.image}`);
         return true;
       case 'surge': {
         const ids: string[] = [];
         for (let i = 0; i < a.count; i++) {
-          const inst: SimInstance = { id: `i-${this.nextId++}`, image: this.groupImage, createdAt: this.now, state: 'running' };
+          const inst: SimInstance = { id: `i-${this.nextId++}`, group: a.groupId, image: this.group(a.groupId).image, createdAt: this.now, state: 'running' };
           this.instances.set(inst.id, inst);
           ids.push(inst.id);
           if (this.random.chance(this.options.faults.neverJoins)) continue;
@@ -191,10 +204,10 @@ export class World {
           this.at(this.random.int(lo, hi) * 1000, () => {
             if (inst.state !== 'running') return;
             this.addNode(inst, this.now);
-            this.log(`${this.nodeName(inst.id)} joined (${inst.id}, ${inst.image})`);
+            this.log(`${this.nodeName(inst)} joined (${inst.id}, ${inst.image})`);
           });
         }
-        this.targetSize += a.count;
+        this.group(a.groupId).targetSize += a.count;
         this.log(`surge +${a.count} for ${(a.forNodes ?? []).join(', ')}: ${ids.join(', ')} booting`);
         return true;
       }
@@ -257,8 +270,8 @@ export class World {
         const inst = this.instances.get(a.instanceId);
         if (inst === undefined || inst.state === 'terminating') return false;
         inst.state = 'terminating';
-        this.targetSize--;
-        this.lose(this.nodeName(inst.id), `instance ${inst.id} removed`);
+        this.group(inst.group).targetSize--;
+        this.lose(this.nodeName(inst), `instance ${inst.id} removed`);
         this.log(`remove instance ${inst.id}`);
         this.at(5000, () => this.instances.delete(inst.id));
         return true;
@@ -328,16 +341,20 @@ export class World {
         pdbs: p.daemon ? [] : [`default/${p.app}`],
       }))
       .sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1));
-    const instances: Instance[] = [...this.instances.values()]
-      .sort((a, b) => (a.id < b.id ? -1 : 1))
-      .map((i) => ({ id: i.id, providerID: this.providerID(i.id), image: i.image, state: i.state, createdAt: new Date(i.createdAt).toISOString() }));
+    const toInstance = (i: SimInstance): Instance => ({ id: i.id, providerID: this.providerID(i), image: i.image, state: i.state, createdAt: new Date(i.createdAt).toISOString() });
+    const all = [...this.instances.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
     return {
       nodes,
       pods,
       pdbs,
       deployments: [{ namespace: 'kube-system', name: 'cluster-autoscaler', replicas: this.autoscaler.replicas, annotations: { ...this.autoscaler.annotations } }],
       jobs: [],
-      cloudGroups: [{ scalingGroup: this.options.group, description: { groupId: this.options.group, image: this.groupImage, targetSize: this.targetSize, instances } }],
+      cloudGroups: [...this.groups.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([name, g]) => ({
+          scalingGroup: name,
+          description: { groupId: name, image: g.image, targetSize: g.targetSize, instances: all.filter((i) => i.group === name).map(toInstance) },
+        })),
       problems: [],
     };
   }
