@@ -11,13 +11,14 @@
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import { loadFromSource } from '../spec/load.js';
-import type { SpecFileSource } from '../spec/source.js';
 import type { DesiredState, LoadResult, SpecError } from '../spec/model.js';
 import { GitSourceError } from './errors.js';
 import type { FetchResult, GitSource } from './git-source.js';
 import type { Keyring, SignatureVerdict } from './signatures.js';
+import type { TreeReader } from './tree-reader.js';
 
-export type Loader = (source: SpecFileSource) => Promise<LoadResult>;
+/** Loads a commit's tree; the real one is the spec loader's loadFromSource. */
+export type Loader = (source: TreeReader) => Promise<LoadResult>;
 
 export interface SyncOptions {
   readonly source: GitSource;
