@@ -89,6 +89,24 @@ describe('plan: limits', () => {
       },
     },
     {
+      name: 'two NodeImages share the cluster budget; the first by name takes it first',
+      desired: desired({
+        config: config(1),
+        scalingGroups: [scalingGroup('blue', 'blue'), scalingGroup('green', 'green')],
+        nodeImages: [nodeImage('green', V2), nodeImage('blue', V2)],
+      }),
+      observed: (() => {
+        const b = instance('blue', 'b-0', V1);
+        const g = instance('green', 'g-0', V1);
+        return observed({ nodes: [node('blue-0', b.providerID), node('green-0', g.providerID)], cloudGroups: [cloudGroup('blue', V2, [b]), cloudGroup('green', V2, [g])] });
+      })(),
+      now: at(0),
+      check: (p) => {
+        assert.deepEqual(started(p), ['blue-0']);
+        assert.deepEqual(p.waits.map((w) => [w.spec.name, w.code]), [['green', 'budget']]);
+      },
+    },
+    {
       name: 'controlPlaneFirst: workers wait while a control-plane node is outdated',
       desired: desired({
         scalingGroups: [scalingGroup('cp', 'workers', 'control-plane'), sg],

@@ -110,6 +110,22 @@ describe('plan: locks of an older revision', () => {
       check: (p) => assert.deepEqual(p.actions, [{ kind: 'deleteNode', spec: SPEC, node: 'worker-old' }]),
     },
     {
+      name: 'a lock left by the NodeImage the group pointed at before is taken over',
+      desired: desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2)] }),
+      observed: (() => {
+        const w = workers(2, V1, (i) =>
+          i === 0 ? { annotations: { [ANNOTATIONS.operation]: 'NodeImage/legacy@r7', [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(0) } } : {},
+        );
+        return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] });
+      })(),
+      now: at(60),
+      check: (p) =>
+        assert.deepEqual(p.actions, [
+          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.operation]: LOCK } },
+          { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] },
+        ]),
+    },
+    {
       name: 'an old-image instance without a node is reported, not removed',
       desired: desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2)] }),
       observed: (() => {
