@@ -99,7 +99,8 @@ export function describeWaiting(snapshot: SandboxSnapshot, commit: string | unde
 
 /**
  * Follows the rollout over snapshots: which of the original nodes are gone, and the waves —
- * nodes that drydock took out of service in the same observation form one wave.
+ * nodes of one group (so of one NodeImage) that drydock took out of service in the same
+ * observation form one wave; groups rolling side by side have waves of their own.
  */
 export class RolloutTracker {
   private readonly original: Set<string>;
@@ -113,7 +114,7 @@ export class RolloutTracker {
   observe(nodes: readonly NodeView[]): void {
     const entering = nodes.filter((n) => this.original.has(n.name) && (n.unschedulable || (n.phase !== undefined && IN_FLIGHT.has(n.phase))) && !this.seenInFlight.has(n.name));
     for (const n of entering) this.seenInFlight.add(n.name);
-    if (entering.length > 0) this.waveCount += 1;
+    this.waveCount += new Set(entering.map((n) => n.group ?? '')).size;
   }
 
   replaced(nodes: readonly NodeView[]): number {

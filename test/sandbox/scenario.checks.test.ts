@@ -54,6 +54,13 @@ describe('sandbox upgrade scenario checks', () => {
     assert.equal(t.replaced([node('d'), node('e'), node('f')]), 3);
   });
 
+  it('counts a wave per group when groups roll side by side', () => {
+    const t = new RolloutTracker([node('w1'), node('w2'), node('cp1', { group: 'control-plane' })]);
+    t.observe([node('w1', { phase: 'Pending' }), node('w2'), node('cp1', { group: 'control-plane', phase: 'Pending' })]);
+    t.observe([node('w2', { phase: 'Cordoned', unschedulable: true }), node('cp1', { group: 'control-plane', phase: 'Draining' })]);
+    assert.equal(t.waves, 3);
+  });
+
   it('says what the rollout waits for', () => {
     const snapshot: SandboxSnapshot = {
       now: '2024-01-01T00:00:10Z',
