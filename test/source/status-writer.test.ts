@@ -1,0 +1,136 @@
+import { strict as assert } from 'node:assert';
+import { GitSource, StatusWriter } from '../../src/source/index.js';
+import type { StatusReport } from '../../src/report/types.js';
+import { runStatus } from '../../src/cli/status.js';
+import { git, gitEnv, tempDir, TEST_USER, withUser } from '../support/git-server.js';
+import { createFixture, type Fixture } from './fixture.js';
+
+const SOURCE = '1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d';
+
+const report = (done: number): StatusReport => ({
+  cluster: 'prod-eu',
+  sourceCommit: SOURCE,
+  specs: [
+    {
+      kind: 'NodeImage',
+      name: 'worker',
+      phase: 'Progressing',
+      progress: { done, total: 10 },
+      waitingFor: 'PDB default/web allows 0 disruptions',
+      conditions: [],
+      nodes: [{ node: 'n1', phase: 'Done' }],
+    },
+  ],
+});
+
+describe('StatusWriter against git http-backend', function () {
+  this.timeout(30_000);
+  let fx: Fixture;
+  let clone: { dir: string; remove: () => void };
+  beforeEach(async () => {
+    fx = await createFixture();
+    await fx.commit({ 'specs/drydock.yaml': 'cluster: prod-eu\n' }, 1);
+    clone = tempDir('drydock-reader-');
+  });
+  afterEach(async () => {
+    clone.remove();
+    await fx.close();
+  });
+
+  const writer = (opts: { retries?: number } = {}): StatusWriter =>
+    new StatusWriter({
+      source: new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, retries: 0 }),
+      cluster: 'prod-eu',
+      now: () => new Date('2024-03-01T12:00:00Z'),
+      retryDelayMs: 5,
+      ...opts,
+    });
+
+  /** Native git's view of the remote's status branch. */
+  const nativeShow = async (format: string, ref = 'origin/drydock/status'): Promise<string> => {
+    await git(clone.dir, ['fetch', '-q', withUser(fx.url), '+refs/heads/*:refs/remotes/origin/*']);
+    return git(clone.dir, ['log', '-1', `--format=${format}`, ref]);
+  };
+
+  it('creates the orphan branch; native git reads the commit, its trailers and files; main is untouched', async () => {
+    await git(clone.dir, ['init', '-q', '--bare']);
+    const mainBefore = await git(fx.work, ['rev-parse', 'HEAD']);
+    const res = await writer().write(report(3));
+    assert.equal(res.changed, true);
+    assert.equal(await nativeShow('%H'), res.commit);
+    assert.equal(await nativeShow('%P'), '');
+    assert.equal(await nativeShow('%an <%ae>'), 'drydock <drydock@localhost>');
+    assert.equal(
+      await nativeShow('%B'),
+      `status: NodeImage/worker 3/10 progressing (source 1a2b3c4)\n\nDrydock-Source: ${SOURCE}\nDrydock-Cluster: prod-eu`,
+    );
+    assert.equal(await nativeShow('%(trailers:key=Drydock-Source,valueonly)'), SOURCE);
+    const files = await git(clone.dir, ['ls-tree', '-r', '--name-only', 'origin/drydock/status']);
+    assert.deepEqual(files.split('\n'), ['README.md', 'status/NodeImage/worker.yaml']);
+    const doc = await git(clone.dir, ['show', 'origin/drydock/status:status/NodeImage/worker.yaml']);
+    assert.match(doc, /^sourceCommit: 1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d$/m);
+    assert.equal(await git(clone.dir, ['rev-parse', 'origin/main']), mainBefore);
+  });
+
+  it('commits only when content changed', async () => {
+    await git(clone.dir, ['init', '-q', '--bare']);
+    const w = writer();
+    const first = await w.write(report(3));
+    assert.deepEqual(await w.write(report(3)), { commit: first.commit, changed: false });
+    const second = await w.write(report(4));
+    assert.equal(second.changed, true);
+    assert.equal(await nativeShow('%P'), first.commit);
+    // A writer started later (a restart) sees the same content and writes nothing either.
+    assert.deepEqual(await writer().write(report(4)), { commit: second.commit, changed: false });
+  });
+
+  it('re-applies on the new tip when another writer moved the branch, without forcing', async () => {
+    const a = writer();
+    await a.write(report(1));
+    // Another writer (a second replica) advances the branch with native git.
+    await git(clone.dir, ['clone', '-q', '--branch', 'drydock/status', withUser(fx.url), 'other']);
+    const other = `${clone.dir}/other`;
+    await git(other, ['commit', '-q', '--allow-empty', '-m', 'status: from elsewhere'], gitEnv(9));
+    await git(other, ['push', '-q', 'origin', 'drydock/status'], gitEnv(9));
+    const theirs = await git(other, ['rev-parse', 'HEAD']);
+
+    const res = await a.write(report(2));
+    assert.equal(res.changed, true);
+    await git(other, ['fetch', '-q', 'origin']);
+    assert.equal(await git(other, ['rev-parse', 'origin/drydock/status']), res.commit);
+    assert.equal(await git(other, ['rev-parse', `${res.commit}^`]), theirs, 'the new commit sits on the other writer’s tip');
+  });
+
+  it('drydock status prints the README table, or JSON, and exits 2 before the branch exists', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const opts = { repo: fx.url, statusBranch: 'drydock/status', format: 'text', cacheDir: fx.cacheRoot } as const;
+    const env = { DRYDOCK_GIT_USERNAME: TEST_USER.username, DRYDOCK_GIT_PASSWORD: TEST_USER.password };
+    assert.equal(await runStatus(opts, (s) => out.push(s), (s) => err.push(s), env), 2);
+    assert.match(err.join(''), /has no branch drydock\/status yet/);
+    await writer().write(report(3));
+    assert.equal(await runStatus(opts, (s) => out.push(s), (s) => err.push(s), env), 0);
+    assert.match(out.join(''), /\| \[NodeImage\/worker\]\(status\/NodeImage\/worker\.yaml\) \| Progressing \| 3\/10 \| PDB default\/web allows 0 disruptions \| 1a2b3c4 \|/);
+    out.length = 0;
+    assert.equal(await runStatus({ ...opts, format: 'json' }, (s) => out.push(s), (s) => err.push(s), env), 0);
+    const { statusCommit, ...rest } = JSON.parse(out.join(''));
+    assert.match(String(statusCommit), /^[0-9a-f]{40}$/);
+    assert.deepEqual(rest, {
+      cluster: 'prod-eu',
+      sourceCommit: SOURCE,
+      specs: [
+        {
+          kind: 'NodeImage',
+          name: 'worker',
+          sourceCommit: SOURCE,
+          phase: 'Progressing',
+          progress: { done: 3, total: 10 },
+          waitingFor: 'PDB default/web allows 0 disruptions',
+          conditions: [],
+          nodes: [{ node: 'n1', phase: 'Done' }],
+        },
+      ],
+      errors: null,
+    });
+  });
+});
