@@ -178,7 +178,7 @@ describe('control-plane harness (fake binaries)', function () {
       const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, sig) => r(sig)));
       child.kill(signal);
       assert.equal(await exited, signal, 'the signal ends the process as if uncaught');
-      assert.ok(await waitGone(grandchild, 5000), `process ${grandchild} outlived its control plane`);
+      assert.ok(await waitGone(grandchild, 15_000), `process ${grandchild} outlived its control plane`);
     });
   }
 

@@ -51,8 +51,9 @@ async function openssl(args: string[], dir: string, step: string): Promise<void>
   }
 }
 
-async function configFile(dir: string): Promise<string> {
-  const file = path.join(dir, 'openssl.cnf');
+/** One config file per certificate: certificates are made concurrently in the same directory. */
+async function configFile(dir: string, name: string): Promise<string> {
+  const file = path.join(dir, `${name}.cnf`);
   await fs.writeFile(file, OPENSSL_CONFIG);
   return file;
 }
@@ -76,7 +77,7 @@ function subjValue(v: string): string {
 /** A fresh self-signed CA in `dir` (ca.crt, ca.key). */
 export async function createCa(dir: string, commonName = 'drydock-test-ca'): Promise<Ca> {
   await fs.mkdir(dir, { recursive: true });
-  const cnf = await configFile(dir);
+  const cnf = await configFile(dir, 'ca');
   const keyFile = await newKey(dir, 'ca');
   const certFile = path.join(dir, 'ca.crt');
   await openssl(
@@ -85,6 +86,7 @@ export async function createCa(dir: string, commonName = 'drydock-test-ca'): Pro
     dir,
     'create the CA certificate',
   );
+  await fs.rm(cnf, { force: true });
   return { certFile, keyFile, certPem: await fs.readFile(certFile, 'utf8') };
 }
 
@@ -101,7 +103,7 @@ export interface SignOptions {
 /** A key and a certificate signed by `ca`: a client certificate, or a serving one when altNames are given. */
 export async function signCert(ca: Ca, dir: string, opts: SignOptions): Promise<KeyPair> {
   await fs.mkdir(dir, { recursive: true });
-  const cnf = await configFile(dir);
+  const cnf = await configFile(dir, opts.name);
   const keyFile = await newKey(dir, opts.name);
   const csr = path.join(dir, `${opts.name}.csr`);
   const certFile = path.join(dir, `${opts.name}.crt`);
@@ -125,6 +127,7 @@ export async function signCert(ca: Ca, dir: string, opts: SignOptions): Promise<
     `sign ${opts.name}.crt`,
   );
   await fs.rm(csr, { force: true });
+  await fs.rm(cnf, { force: true });
   return { certFile, keyFile };
 }
 
