@@ -78,10 +78,27 @@ for var in DRYDOCK_K8S_BIN KUBEBUILDER_ASSETS; do
 done
 
 # 2. Cached?
-if [ "$FORCE" = 0 ] && has_all "$BIN_DIR" && [ "$(cat "$STAMP" 2>/dev/null)" = "$STAMP_CONTENT" ]; then
+cached() { has_all "$BIN_DIR" && [ "$(cat "$STAMP" 2>/dev/null)" = "$STAMP_CONTENT" ]; }
+if [ "$FORCE" = 0 ] && cached; then
   say "cached: $BIN_DIR ($STAMP_CONTENT)"
   echo "$BIN_DIR"
   exit 0
+fi
+
+mkdir -p "$CACHE_ROOT" 2>/dev/null || die "prepare the cache" \
+  "cannot create $CACHE_ROOT; set XDG_CACHE_HOME (or HOME) to a writable directory"
+# One build at a time per version: a second run waits, then finds the cache complete.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$CACHE_ROOT/.lock"
+  if ! flock -n 9; then
+    say "another build of k8s-${K8S_VERSION} is running; waiting for it (up to 90 min)"
+    flock -w 5400 9 || die "wait for the other build" "it still holds $CACHE_ROOT/.lock after 90 minutes"
+  fi
+  if [ "$FORCE" = 0 ] && cached; then
+    say "cached (built by the other run): $BIN_DIR"
+    echo "$BIN_DIR"
+    exit 0
+  fi
 fi
 
 # 3. Build.
