@@ -12,8 +12,15 @@ import type { StatusWriter } from './status-writer.js';
 import type { Sync } from './sync.js';
 import { webhookHandler } from './webhook.js';
 
-export function gitDesiredSource(opts: { sync: Sync; webhookSecret?: string; webhookPath?: string }): DesiredSource {
+/**
+ * The service keeps the commit in force itself, from the revisions sync() hands it. After a
+ * restart whose newest tip is refused, Sync restores the commit in force from the status
+ * branch; that revision is handed over first, and the refused tip at the next sync, so the
+ * service learns both without a second interface.
+ */
+export function desiredSourceFromSync(opts: { sync: Sync; webhookSecret?: string; webhookPath?: string }): DesiredSource {
   let failure: unknown;
+  let handedRestored = false;
   const runner = coalesce(async () => {
     const outcome = await opts.sync.run();
     failure = outcome.kind === 'fetch-failed' ? outcome.error : undefined;
@@ -23,9 +30,15 @@ export function gitDesiredSource(opts: { sync: Sync; webhookSecret?: string; web
       await runner.trigger();
       if (failure !== undefined) throw failure;
       const newest = opts.sync.newest;
-      if (newest) return newest;
       const valid = opts.sync.lastValid;
-      if (valid) return { commit: valid.commit, load: { ok: true, desired: valid.desired, files: valid.files } };
+      const inForce: DesiredRevision | undefined = valid ? { commit: valid.commit, load: { ok: true, desired: valid.desired, files: valid.files } } : undefined;
+      if (newest && !newest.load.ok && inForce && !handedRestored) {
+        handedRestored = true;
+        return inForce;
+      }
+      handedRestored = true;
+      if (newest) return newest;
+      if (inForce) return inForce;
       throw failure ?? new Error('no commit fetched yet');
     },
   };
