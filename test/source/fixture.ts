@@ -64,3 +64,16 @@ export async function createFixture(): Promise<Fixture> {
   };
   return fixture;
 }
+
+/** Registers mocha hooks that give each test a fresh fixture, handed to `use`, and close it after. */
+export function useFixture(use: (fx: Fixture) => void): void {
+  let current: Fixture | undefined;
+  beforeEach(async () => {
+    current = await createFixture();
+    use(current);
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+}

@@ -3,17 +3,12 @@ import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { GitSource, GitSourceError } from '../../src/source/index.js';
 import { git, gitEnv, TEST_USER, withUser } from '../support/git-server.js';
-import { createFixture, type Fixture } from './fixture.js';
+import { useFixture, type Fixture } from './fixture.js';
 
 describe('GitSource against git http-backend', function () {
   this.timeout(30_000);
   let fx: Fixture;
-  beforeEach(async () => {
-    fx = await createFixture();
-  });
-  afterEach(async () => {
-    await fx.close();
-  });
+  useFixture((f) => (fx = f));
 
   const open = (extra: Partial<ConstructorParameters<typeof GitSource>[0]> = {}): GitSource =>
     new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, retries: 0, ...extra });

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { desiredSourceFromSync, GitSource, readStatusFiles, reportFromSnapshot, statusBranchSink, StatusWriter, Sync } from '../../src/source/index.js';
 import type { StatusSnapshot } from '../../src/service/status.js';
 import { TEST_USER } from '../support/git-server.js';
-import { createFixture, type Fixture } from './fixture.js';
+import { useFixture, type Fixture } from './fixture.js';
 
 const CONFIG = 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: test\n';
 
@@ -31,12 +31,7 @@ const snapshot = (sourceCommit: string): StatusSnapshot => ({
 describe('the Git source plugged into the service', function () {
   this.timeout(30_000);
   let fx: Fixture;
-  beforeEach(async () => {
-    fx = await createFixture();
-  });
-  afterEach(async () => {
-    await fx.close();
-  });
+  useFixture((f) => (fx = f));
 
   const source = (): GitSource => new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, path: 'specs', retries: 0 });
 

@@ -3,7 +3,7 @@ import { GitSource, StatusWriter, Sync, type Loader } from '../../src/source/ind
 import { git, TEST_USER } from '../support/git-server.js';
 import { BUILTIN_ROLLOUT } from '../../src/spec/index.js';
 import type { DesiredState } from '../../src/spec/model.js';
-import { createFixture, type Fixture } from './fixture.js';
+import { useFixture, type Fixture } from './fixture.js';
 
 const CONFIG = 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: test\n';
 const EMPTY: DesiredState = {
@@ -23,12 +23,7 @@ const BROKEN = 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {na
 describe('Sync: a commit is applied whole or not at all', function () {
   this.timeout(30_000);
   let fx: Fixture;
-  beforeEach(async () => {
-    fx = await createFixture();
-  });
-  afterEach(async () => {
-    await fx.close();
-  });
+  useFixture((f) => (fx = f));
 
   const source = (): GitSource => new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, path: 'specs', retries: 0 });
 

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import Fastify from 'fastify';
 import { coalesce, GitSource, Sync, verifyWebhook, webhookPlugin, type WebhookHeaders, type WebhookVerdict } from '../../src/source/index.js';
 import { TEST_USER } from '../support/git-server.js';
-import { createFixture, type Fixture } from './fixture.js';
+import { useFixture, type Fixture } from './fixture.js';
 
 const SECRET = 'hook-secret-42';
 const BODY = Buffer.from('{"ref":"refs/heads/main"}');
@@ -57,12 +57,7 @@ describe('coalesce: one run in flight, at most one queued', () => {
 describe('webhook route against git http-backend', function () {
   this.timeout(30_000);
   let fx: Fixture;
-  beforeEach(async () => {
-    fx = await createFixture();
-  });
-  afterEach(async () => {
-    await fx.close();
-  });
+  useFixture((f) => (fx = f));
 
   it('fetches on a valid signature; answers 401 and fetches nothing otherwise', async () => {
     await fx.commit({ 'a.yaml': 'a\n' }, 1);
