@@ -24,26 +24,10 @@ import {
   startE2eCloud,
   startFleetRepo,
   tempDir,
+  drydockArgs,
   type DrydockChild,
   type FleetRepo,
 } from './world.js';
-
-export function drydockArgs(repo: FleetRepo, kubeconfig: string, cloudUrl: string, cacheDir: string): string[] {
-  return [
-    '--repo', repo.url,
-    '--branch', 'main',
-    '--kubeconfig', kubeconfig,
-    '--provider', 'sim',
-    '--cloud-endpoint', cloudUrl,
-    '--listen', '127.0.0.1:0',
-    '--interval', '1s',
-    '--resync', '3s',
-    '--cache-dir', cacheDir,
-    '--lease-duration', '3s',
-    '--renew-deadline', '2s',
-    '--retry-period', '500ms',
-  ];
-}
 
 describe('e2e: image rollout driven by Git', function () {
   this.timeout(300_000);

@@ -198,6 +198,24 @@ export async function applyWorkloads(kc: KubeConfig): Promise<void> {
   }
 }
 
+/** `drydock run` flags for the e2e world: fast polling, short leases. */
+export function drydockArgs(repo: FleetRepo, kubeconfig: string, cloudUrl: string, cacheDir: string): string[] {
+  return [
+    '--repo', repo.url,
+    '--branch', 'main',
+    '--kubeconfig', kubeconfig,
+    '--provider', 'sim',
+    '--cloud-endpoint', cloudUrl,
+    '--listen', '127.0.0.1:0',
+    '--interval', '1s',
+    '--resync', '3s',
+    '--cache-dir', cacheDir,
+    '--lease-duration', '3s',
+    '--renew-deadline', '2s',
+    '--retry-period', '500ms',
+  ];
+}
+
 export interface DrydockChild {
   readonly proc: ChildProcess;
   readonly url: Promise<string>;
