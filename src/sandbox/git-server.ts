@@ -185,7 +185,9 @@ export async function startGitServer(options: GitServerOptions): Promise<GitServ
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  const address: AddressInfo | string | null = server.address();
+  if (address === null || typeof address === 'string') throw new GitServerError('the Git server did not bind a TCP port', {});
+  const port = address.port;
   const baseUrl = `http://127.0.0.1:${port}`;
   return {
     baseUrl,

@@ -11,14 +11,14 @@
 import fs from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import git from 'isomorphic-git';
+import git, { type HttpClient } from 'isomorphic-git';
 import pRetry, { AbortError } from 'p-retry';
 import { pino, type Logger } from 'pino';
 import { authorOf, type Authorship } from './authorship.js';
 import { classifyGitError, type ClassifyContext } from './classify.js';
 import { basicAuthHeader, secretsOf, type GitCredentials } from './credentials.js';
 import { errorCode, GitSourceError } from './errors.js';
-import { httpClient } from './http.js';
+import { createHttpClient } from './http.js';
 import { cacheDirFor, defaultCacheRoot, parseLocation, type RepoLocation } from './location.js';
 import { redactText } from './redact.js';
 import { verifyCommitSignature, type Keyring, type SignatureVerdict } from './signatures.js';
@@ -40,6 +40,8 @@ export interface GitSourceOptions {
   readonly retries?: number;
   /** First retry delay in ms (default 250; doubles each time). */
   readonly retryDelayMs?: number;
+  /** A request whose connection stays silent this long is given up as unreachable (default 30 s). */
+  readonly idleTimeoutMs?: number;
 }
 
 export interface FetchResult {
@@ -65,6 +67,7 @@ export class GitSource {
   private readonly log: Logger;
   private readonly retries: number;
   private readonly retryDelayMs: number;
+  private readonly http: HttpClient;
   private lastTip: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private initialised = false;
@@ -79,6 +82,7 @@ export class GitSource {
     this.log = (opts.logger ?? pino({ level: 'silent' })).child({ repo: this.display, branch: this.branch });
     this.retries = opts.retries ?? 2;
     this.retryDelayMs = opts.retryDelayMs ?? 250;
+    this.http = createHttpClient(opts.idleTimeoutMs);
     if (this.branch === '' || /\s|\.\.|^-/.test(this.branch)) {
       throw new GitSourceError('invalid-option', `--branch ${JSON.stringify(this.branch)} is not a valid branch name`, { branch: this.branch });
     }
@@ -137,7 +141,7 @@ export class GitSource {
       try {
         const res = await git.fetch({
           fs,
-          http: httpClient,
+          http: this.http,
           gitdir: this.gitdir,
           url,
           remote: 'origin',
@@ -209,7 +213,7 @@ export class GitSource {
     await this.recordOwn(branch, commit);
     let result;
     try {
-      result = await git.push({ fs, http: httpClient, gitdir: this.gitdir, url: this.location.url, remote: 'origin', ref, remoteRef: ref, cache: this.cache, ...this.authOptions() });
+      result = await git.push({ fs, http: this.http, gitdir: this.gitdir, url: this.location.url, remote: 'origin', ref, remoteRef: ref, cache: this.cache, ...this.authOptions() });
     } catch (err) {
       if (errorCode(err) === 'PushRejectedError') {
         throw new GitSourceError('push-rejected', `push to ${branch} of ${this.display} rejected: the branch moved (another writer)`, { repo: this.display, branch, conflict: true });

@@ -9,6 +9,7 @@
  */
 import nodeHttp from 'isomorphic-git/http/node';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
+import { errorCode } from './errors.js';
 
 async function collect(body: AsyncIterableIterator<Uint8Array> | undefined): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
@@ -66,12 +67,31 @@ export function addMissingHead(advert: Buffer): Buffer {
   return Buffer.concat(rebuilt);
 }
 
-export const httpClient: HttpClient = {
-  async request(req: GitHttpRequest): Promise<GitHttpResponse> {
-    const res = await nodeHttp.request(req);
-    const isAdvert = (req.method ?? 'GET') === 'GET' && req.url.includes('/info/refs?service=git-upload-pack');
-    if (!isAdvert || res.statusCode !== 200) return res;
-    const body = addMissingHead(await collect(res.body));
-    return { ...res, body: once(body) };
-  },
-};
+/** Socket idle time after which a request is given up (a server that accepts and never answers). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+
+class RequestTimeoutError extends Error {
+  override readonly name = 'RequestTimeoutError';
+  readonly code = 'ETIMEDOUT';
+}
+
+/** isomorphic-git's node client with the HEAD repair and an idle timeout, so no fetch hangs. */
+export function createHttpClient(idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS): HttpClient {
+  return {
+    async request(req: GitHttpRequest): Promise<GitHttpResponse> {
+      const started = Date.now();
+      let res: GitHttpResponse;
+      try {
+        res = await nodeHttp.request({ ...req, fetchOptions: { timeout: idleTimeoutMs, ...req.fetchOptions } });
+      } catch (err) {
+        // simple-get reports its own timeout without a code; give it one (decided by time, not text).
+        if (errorCode(err) === undefined && Date.now() - started >= idleTimeoutMs) throw new RequestTimeoutError(`no answer within ${idleTimeoutMs} ms`);
+        throw err;
+      }
+      const isAdvert = (req.method ?? 'GET') === 'GET' && req.url.includes('/info/refs?service=git-upload-pack');
+      if (!isAdvert || res.statusCode !== 200) return res;
+      const body = addMissingHead(await collect(res.body));
+      return { ...res, body: once(body) };
+    },
+  };
+}

@@ -10,6 +10,7 @@
  */
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
+import { SpecSourceError } from '../spec/errors.js';
 import { loadFromSource } from '../spec/load.js';
 import type { DesiredState, LoadResult, SpecError } from '../spec/model.js';
 import { GitSourceError } from './errors.js';
@@ -81,7 +82,19 @@ export class Sync {
   }
 
   private async loadCommit(commit: string): Promise<LoadResult> {
-    const result = await this.load(this.source.readTree(commit));
+    let result: LoadResult;
+    try {
+      result = await this.load(this.source.readTree(commit));
+    } catch (err) {
+      // The tree itself cannot be read (--path missing, or a file and not a directory).
+      if (!(err instanceof SpecSourceError)) throw err;
+      const where = this.source.root || '.';
+      return {
+        ok: false,
+        files: [],
+        errors: [{ file: where, line: 1, column: 1, code: 'path-missing', message: `${where} cannot be read in commit ${commit.slice(0, 7)}: ${err.message}`, hint: 'fix --path, or add the directory holding drydock.yaml and the specs' }],
+      };
+    }
     return result.ok ? result : { ...result, errors: repoRelative(result.errors, this.source.root) };
   }
 

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { symlinkSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { GitSource, GitSourceError } from '../../src/source/index.js';
 import { git, gitEnv, TEST_USER, withUser } from '../support/git-server.js';
@@ -108,6 +109,17 @@ describe('GitSource against git http-backend', function () {
       }
     });
   }
+
+  it('gives up on a server that accepts and never answers, as unreachable', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const address = silent.address();
+    assert.ok(address !== null && typeof address === 'object');
+    const src = new GitSource({ repo: `http://127.0.0.1:${address.port}/r.git`, cacheRoot: fx.cacheRoot, retries: 0, idleTimeoutMs: 300 });
+    await assert.rejects(src.fetch(), { name: 'GitSourceError', code: 'unreachable' });
+    silent.closeAllConnections();
+    silent.close();
+  });
 
   it('takes credentials out of the URL and never shows them', async () => {
     const tip = await fx.commit({ 'a.yaml': 'a: 1\n' }, 1);

@@ -101,4 +101,14 @@ describe('Sync: a commit is applied whole or not at all', function () {
     assert.equal(sync.lastValid?.commit, rewritten);
     assert.deepEqual(seen, [['a.yaml', 'b.yaml'], ['a.yaml', 'c.yaml']]);
   });
+
+  it('refuses a commit without the --path directory, saying what to fix', async () => {
+    await fx.commit({ 'elsewhere/drydock.yaml': CONFIG }, 1);
+    const out = await new Sync({ source: source() }).run();
+    assert.ok(out.kind === 'refused');
+    assert.deepEqual(
+      out.errors.map((e) => [e.file, e.code, e.hint]),
+      [['specs', 'path-missing', 'fix --path, or add the directory holding drydock.yaml and the specs']],
+    );
+  });
 });
