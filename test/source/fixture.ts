@@ -20,7 +20,8 @@ export interface Fixture {
   readonly cacheRoot: string;
   /** Writes files (path → content; null deletes), commits at the given tick, pushes; resolves to the commit id. */
   commit(files: Readonly<Record<string, string | null>>, tick: number, opts?: CommitOptions): Promise<string>;
-  push(args?: readonly string[]): Promise<void>;
+  /** Pushes the given refspecs (e.g. ':refs/heads/main' deletes main). */
+  push(refspecs?: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,8 +54,8 @@ export async function createFixture(): Promise<Fixture> {
       await git(work.dir, ['push', '-q', ...(opts.force ? ['-f'] : []), authed, `HEAD:refs/heads/${opts.branch ?? 'main'}`], env);
       return git(work.dir, ['rev-parse', 'HEAD'], env);
     },
-    async push(args = []) {
-      await git(work.dir, ['push', '-q', ...args, authed], gitEnv(0));
+    async push(refspecs = []) {
+      await git(work.dir, ['push', '-q', authed, ...refspecs], gitEnv(0));
     },
     async close() {
       await server.stop();

@@ -133,4 +133,15 @@ describe('StatusWriter against git http-backend', function () {
       errors: null,
     });
   });
+
+  it('writes and reads the status branch of a local repository in place', async () => {
+    const local = new GitSource({ repo: fx.work });
+    const res = await new StatusWriter({ source: local, cluster: 'prod-eu' }).write(report(5));
+    assert.equal(await git(fx.work, ['rev-parse', 'drydock/status']), res.commit);
+    assert.equal(await git(fx.work, ['symbolic-ref', 'HEAD']), 'refs/heads/main', 'the checked-out branch is untouched');
+    const out: string[] = [];
+    const code = await runStatus({ repo: fx.work, statusBranch: 'drydock/status', format: 'text' }, (s) => out.push(s), () => undefined, {});
+    assert.equal(code, 0);
+    assert.match(out.join(''), /\| 5\/10 \|/);
+  });
 });

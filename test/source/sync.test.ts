@@ -111,4 +111,15 @@ describe('Sync: a commit is applied whole or not at all', function () {
       [['specs', 'path-missing', 'fix --path, or add the directory holding drydock.yaml and the specs']],
     );
   });
+
+  it('keeps the last valid commit when the branch is deleted, reported as branch-missing', async () => {
+    const good = await fx.commit({ 'specs/drydock.yaml': CONFIG }, 1);
+    const sync = new Sync({ source: source() });
+    await sync.run();
+    await fx.push([':refs/heads/main']);
+    const out = await sync.run();
+    assert.ok(out.kind === 'fetch-failed');
+    assert.equal(out.error.code, 'branch-missing');
+    assert.equal(sync.lastValid?.commit, good);
+  });
 });
