@@ -3,15 +3,16 @@
  * group, so stopping one stops everything it started in turn and a Ctrl-C in the terminal
  * reaches the sandbox first, which then stops them in reverse order. Output goes to one log
  * file per process in the state directory. Pids are recorded so a re-run after a crash can
- * stop what the crashed run left behind.
+ * stop what the crashed run left behind; a watchdog per process group (the control plane's
+ * spawner) covers a sandbox killed with SIGKILL.
  */
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { spawnComponent, type Component } from './control-plane/processes.js';
 import { SandboxError } from './errors.js';
 import { isAlive } from './layout.js';
-import { delay, within } from './wait.js';
+import { delay } from './wait.js';
 
 export interface ChildSpec {
   /** Short name, also the log file's name: logs/<name>.log. */
@@ -109,7 +110,7 @@ export async function stopLeftovers(pidFile: string, logger: Logger): Promise<st
 }
 
 export class Supervisor {
-  private readonly children: SupervisedChild[] = [];
+  private readonly children: { readonly handle: SupervisedChild; readonly component: Component }[] = [];
   private readonly records: PidRecord[] = [];
   private stopping = false;
   private firstFailure: SandboxError | undefined;
@@ -138,37 +139,24 @@ export class Supervisor {
   start(spec: ChildSpec): SupervisedChild {
     if (this.stopping) throw new SandboxError('Interrupted', `not starting ${spec.name}: the sandbox is stopping`, { process: spec.name });
     const logFile = this.logFile(spec.name);
-    const fd = openSync(logFile, 'a');
-    writeSync(fd, `\n=== ${new Date().toISOString()} starting ${spec.name}: ${[spec.command, ...spec.args].join(' ')}\n`);
-    let child;
-    try {
-      child = spawn(spec.command, [...spec.args], {
-        cwd: spec.cwd,
-        env: spec.env ?? process.env,
-        stdio: ['ignore', fd, fd],
-        detached: true,
-      });
-    } finally {
-      closeSync(fd);
-    }
-    const pid = child.pid;
+    appendFileSync(logFile, `\n=== ${new Date().toISOString()} starting ${spec.name}: ${[spec.command, ...spec.args].join(' ')}\n`);
+    // The control plane's spawner: own process group, log file, and a watchdog that kills the
+    // group within a second should the sandbox itself be killed with SIGKILL.
+    const component = spawnComponent(spec.name, spec.command, [...spec.args], {
+      logFile,
+      ...(spec.env === undefined ? {} : { env: spec.env }),
+      ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+    });
+    const pid = component.pid;
     if (pid === undefined) {
       throw new SandboxError('StepFailed', `could not start ${spec.name} (${spec.command})`, { step: `start ${spec.name}`, log: logFile });
     }
     let exit: ChildExit | undefined;
-    const exited = new Promise<ChildExit>((resolve) => {
-      child.once('exit', (code, signal) => {
-        exit = { code, signal };
-        this.logger.info({ process: spec.name, pid, code, signal }, 'process exited');
-        if (!this.stopping && spec.oneShot !== true) this.fail(spec.name, exit, logFile);
-        resolve(exit);
-      });
-      child.once('error', (err) => {
-        exit = { code: null, signal: null };
-        this.logger.error({ process: spec.name, err: err.message }, 'process failed to start');
-        if (!this.stopping && spec.oneShot !== true) this.fail(spec.name, exit, logFile);
-        resolve(exit);
-      });
+    const exited = component.exited.then((info) => {
+      exit = { code: info.code, signal: info.signal };
+      this.logger.info({ process: spec.name, pid, code: info.code, signal: info.signal }, 'process exited');
+      if (!this.stopping && spec.oneShot !== true) this.fail(spec.name, exit, logFile);
+      return exit;
     });
     const handle: SupervisedChild = {
       name: spec.name,
@@ -179,7 +167,7 @@ export class Supervisor {
         return exit;
       },
     };
-    this.children.push(handle);
+    this.children.push({ handle, component });
     const startTicks = processStartTicks(pid);
     this.records.push(startTicks === undefined ? { name: spec.name, pid } : { name: spec.name, pid, startTicks });
     writeFileSync(this.pidFile, `${JSON.stringify(this.records, null, 2)}\n`);
@@ -204,17 +192,10 @@ export class Supervisor {
   /** SIGTERM to each process group, newest first; SIGKILL to whatever is left after `graceMs`. */
   async stopAll(graceMs = 5000): Promise<void> {
     this.stopping = true;
-    for (const child of [...this.children].reverse()) {
-      if (child.exit === undefined) {
-        this.logger.info({ process: child.name, pid: child.pid }, 'stopping process');
-        killGroup(child.pid, 'SIGTERM');
-        if ((await within(child.exited, graceMs)) === 'timeout') {
-          this.logger.warn({ process: child.name, pid: child.pid, graceMs }, 'process ignored SIGTERM; killing it');
-        }
-      }
-      // Whatever the leader left behind in its group goes too.
-      killGroup(child.pid, 'SIGKILL');
-      await within(child.exited, 1000);
+    for (const { handle, component } of [...this.children].reverse()) {
+      if (handle.exit === undefined) this.logger.info({ process: handle.name, pid: handle.pid }, 'stopping process');
+      await component.stop(graceMs);
+      await handle.exited;
     }
     rmSync(this.pidFile, { force: true });
   }
