@@ -195,6 +195,7 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
       { repoUrl: gitServer.repoUrl('fleet.git'), user: settings.gitUser, kubeconfigPath: controlPlane.kubeconfigPath, simCloudUrl: cloud.url },
       options.startTimeoutMs,
     );
+    monitor.watchMetrics(`${drydock.url}/metrics`);
     finish(step, drydock.url);
     logger.info({ drydock: drydock.url, cloud: cloud.url, git: gitServer.baseUrl }, 'sandbox running');
 

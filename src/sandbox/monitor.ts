@@ -4,7 +4,7 @@
  * scenario.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { nodeViews, readNodes, type RepoReader } from './snapshot.js';
+import { nodeViews, readLastFetch, readNodes, type RepoReader } from './snapshot.js';
 import type { NodeView, SandboxSnapshot, StepStatus, StepView } from './view.js';
 
 export interface StepHandle {
@@ -53,6 +53,7 @@ export class Progress {
 export class Monitor {
   private kc: KubeConfig | undefined;
   private repo: RepoReader | undefined;
+  private metricsUrl: string | undefined;
   private nodes: NodeView[] = [];
   private problem: string | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -75,6 +76,11 @@ export class Monitor {
 
   watchRepo(repo: RepoReader): void {
     this.repo = repo;
+  }
+
+  /** drydock's /metrics, for how long ago it fetched the repository. */
+  watchMetrics(url: string): void {
+    this.metricsUrl = url;
   }
 
   start(): void {
@@ -142,7 +148,8 @@ export class Monitor {
       let specs = this.latestSnapshot.specs;
       if (this.repo !== undefined) {
         const read = this.repo.read();
-        git = read.git;
+        const lastFetch = this.metricsUrl === undefined ? undefined : await readLastFetch(this.metricsUrl);
+        git = lastFetch === undefined ? read.git : { ...read.git, lastFetchSeconds: lastFetch };
         specs = read.specs;
       }
       this.latestSnapshot = this.compose(git, specs);

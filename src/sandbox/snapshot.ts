@@ -100,6 +100,28 @@ export function specViews(files: ReadonlyMap<string, string>): SpecView[] {
   return views.sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
 }
 
+/**
+ * One unlabelled sample of a Prometheus text exposition (what drydock serves on /metrics);
+ * undefined when absent or not a number.
+ */
+export function metricValue(text: string, name: string): number | undefined {
+  const m = new RegExp(`^${name}(?:\\{\\})? (\\S+)`, 'm').exec(text);
+  const v = m?.[1] === undefined ? Number.NaN : Number(m[1]);
+  return Number.isFinite(v) ? v : undefined;
+}
+
+/** Seconds since drydock's last successful fetch, from its /metrics; undefined before the first or when unreachable. */
+export async function readLastFetch(metricsUrl: string): Promise<number | undefined> {
+  try {
+    const r = await fetch(metricsUrl, { signal: AbortSignal.timeout(2000) });
+    if (!r.ok) return undefined;
+    const v = metricValue(await r.text(), 'drydock_git_last_sync_age_seconds');
+    return v === undefined || v < 0 ? undefined : v;
+  } catch {
+    return undefined;
+  }
+}
+
 /** errors.yaml of the status branch: the newest commit drydock refused, and why. */
 export function refusal(text: string | undefined): GitView['refused'] {
   if (text === undefined) return undefined;

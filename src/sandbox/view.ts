@@ -56,6 +56,8 @@ export interface GitView {
   readonly statusSubject?: string;
   /** The source commit the newest status commit reports on (its Drydock-Source trailer). */
   readonly statusSource?: string;
+  /** Seconds since drydock last fetched the repository (its drydock_git_last_sync_age_seconds metric). */
+  readonly lastFetchSeconds?: number;
   /** The newest commit drydock refused (errors.yaml on the status branch), with its errors as file:line:column: message. */
   readonly refused?: { readonly commit: string; readonly errors: readonly string[] };
 }
@@ -157,7 +159,8 @@ export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
   }
   if (snapshot.git !== undefined) {
     lines.push('');
-    lines.push(`  git   ${gitSyncState(snapshot.git)}`);
+    const fetched = snapshot.git.lastFetchSeconds;
+    lines.push(`  git   ${gitSyncState(snapshot.git)}${fetched === undefined ? '' : ` · drydock fetched ${formatDuration(fetched * 1000)} ago`}`);
     if (snapshot.git.statusSubject !== undefined) lines.push(`        last status: ${snapshot.git.statusSubject}`);
     const refused = snapshot.git.refused;
     if (refused !== undefined) {

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { V1Node } from '@kubernetes/client-node';
-import { nodeViews, refusal, specView } from '../../src/sandbox/snapshot.js';
+import { metricValue, nodeViews, refusal, specView } from '../../src/sandbox/snapshot.js';
 
 describe('sandbox snapshot', () => {
   it('reads a node the way kubectl shows it', () => {
@@ -56,5 +56,23 @@ describe('sandbox snapshot', () => {
       ['not YAML', 'commit: [', undefined],
     ];
     for (const [name, text, expected] of cases) it(name, () => assert.deepEqual(refusal(text), expected));
+  });
+
+  describe('metricValue', () => {
+    const text = [
+      '# HELP drydock_git_last_sync_age_seconds Seconds since the Git source was last fetched successfully.',
+      '# TYPE drydock_git_last_sync_age_seconds gauge',
+      'drydock_git_last_sync_age_seconds 1.532',
+      'drydock_git_last_sync_age_seconds_total 9',
+      'drydock_leader{} 1',
+      'drydock_nodes{phase="Done"} 3',
+    ].join('\n');
+    const cases: [string, number | undefined][] = [
+      ['drydock_git_last_sync_age_seconds', 1.532],
+      ['drydock_leader', 1],
+      ['drydock_nodes', undefined],
+      ['drydock_missing', undefined],
+    ];
+    for (const [name, value] of cases) it(`${name} → ${String(value)}`, () => assert.equal(metricValue(text, name), value));
   });
 });

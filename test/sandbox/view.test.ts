@@ -147,4 +147,9 @@ describe('sandbox view', () => {
     ]);
     assert.deepEqual(renderChanges(snapshot, { ...snapshot, now: '2024-01-01T00:04:00Z' }), []);
   });
+
+  it("says how long ago drydock fetched, from its metrics", () => {
+    const git: GitView = { branch: 'main', head: '1a2b3c4', statusBranch: 'drydock/status', statusHead: '9f8e7d6', statusSource: '1a2b3c4', lastFetchSeconds: 2.4 };
+    assert.deepEqual(renderView({ ...base, git }).slice(2), ['  git   in sync: drydock/status reports on main 1a2b3c4 · drydock fetched 2s ago']);
+  });
 });
