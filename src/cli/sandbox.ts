@@ -58,7 +58,12 @@ async function run(flags: SandboxFlags): Promise<ExitCode> {
   }
   const abort = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (!abort.signal.aborted) process.stderr.write(`\ndrydock sandbox: ${signal}: stopping every process it started…\n`);
+    if (abort.signal.aborted) {
+      // A second Ctrl-C: leave now. The watchdogs of the processes stop them within a second.
+      process.stderr.write(`drydock sandbox: ${signal} again: exiting without waiting\n`);
+      process.exit(EXIT_ERROR);
+    }
+    process.stderr.write(`\ndrydock sandbox: ${signal}: stopping every process it started (Ctrl-C again to exit at once)…\n`);
     abort.abort();
   };
   process.on('SIGINT', onSignal);
