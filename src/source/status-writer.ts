@@ -103,6 +103,17 @@ export class StatusWriter {
       async (): Promise<WriteResult> => {
         if (parent !== undefined) {
           const { commit: head } = await git.readCommit({ fs, gitdir, oid: parent, cache: this.source.cache });
+          const owner = parseTrailers(head.message).get(CLUSTER_TRAILER);
+          if (owner !== undefined && owner !== this.cluster) {
+            // Two clusters on one branch would overwrite each other's report on every write.
+            throw new AbortError(
+              new GitSourceError('invalid-option', `the status branch ${this.branch} holds the status of cluster ${owner}, not ${this.cluster}; give each cluster its own --status-branch (e.g. drydock/status-${this.cluster})`, {
+                branch: this.branch,
+                owner,
+                cluster: this.cluster,
+              }),
+            );
+          }
           if (head.tree === tree) return { commit: parent, changed: false };
         }
         const when = { ...this.author, timestamp: Math.floor(this.now().getTime() / 1000), timezoneOffset: 0 };

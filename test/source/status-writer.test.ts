@@ -144,4 +144,13 @@ describe('StatusWriter against git http-backend', function () {
     assert.equal(code, 0);
     assert.match(out.join(''), /\| 5\/10 \|/);
   });
+
+  it('refuses to write over the status of another cluster on the same branch', async () => {
+    await writer().write(report(1));
+    const other = new StatusWriter({ source: new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, retries: 0 }), cluster: 'prod-us' });
+    await assert.rejects(other.write({ ...report(1), cluster: 'prod-us' }), {
+      code: 'invalid-option',
+      message: /holds the status of cluster prod-eu, not prod-us; give each cluster its own --status-branch/,
+    });
+  });
 });
