@@ -1,0 +1,92 @@
+/**
+ * An independent count of the requests drydock makes to the API server: a plain-HTTP proxy on
+ * loopback that forwards every request over TLS with the admin's client certificate and
+ * records it. drydock is given a kubeconfig that points at the proxy, so the count does not
+ * rely on drydock's own instrumentation. (client-node accepts a plain-HTTP server only with
+ * insecure-skip-tls-verify set; there is no TLS on that hop to verify.)
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+export interface ProxiedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly watch: boolean;
+  readonly lease: boolean;
+  readonly at: number;
+}
+
+export interface CountingProxy {
+  readonly url: string;
+  readonly requests: ProxiedRequest[];
+  /** A kubeconfig (YAML) whose cluster is this proxy. */
+  readonly kubeconfig: string;
+  close(): Promise<void>;
+}
+
+export async function startCountingProxy(admin: KubeConfig): Promise<CountingProxy> {
+  const cluster = admin.getCurrentCluster();
+  if (!cluster) throw new Error('admin kubeconfig has no cluster');
+  const target = new URL(cluster.server);
+  const tls: https.RequestOptions = {};
+  await admin.applyToHTTPSOptions(tls);
+  const requests: ProxiedRequest[] = [];
+  const sockets = new Set<import('node:net').Socket>();
+  const server = http.createServer((req, res) => {
+    const path = req.url ?? '/';
+    requests.push({
+      method: req.method ?? 'GET',
+      path,
+      watch: /[?&]watch=(true|1)/.test(path),
+      lease: path.includes('/apis/coordination.k8s.io/'),
+      at: Date.now(),
+    });
+    const upstream = https.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path,
+        headers: { ...req.headers, host: target.host },
+        ca: tls.ca,
+        cert: tls.cert,
+        key: tls.key,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    req.pipe(upstream);
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const kubeconfig = [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters: [{name: proxy, cluster: {server: "' + url + '", insecure-skip-tls-verify: true}}]',
+    'users: [{name: proxy, user: {}}]',
+    'contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]',
+    'current-context: proxy',
+    '',
+  ].join('\n');
+  return {
+    url,
+    requests,
+    kubeconfig,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * A steady cluster for measuring idle reconciles: `nodeCount` KWOK nodes, a sim cloud group
+ * whose instances are some of them, a repository whose image they already run, and the service
+ * in-process, reaching the API server only through a counting proxy.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { stringify } from 'yaml';
+import { createProvider, parseSimConfigText, runSimCloud, type RunningSimCloud } from '../../src/cloud/index.js';
+import { CountingKubeConfig } from '../../src/observe/kube.js';
+import { plan } from '../../src/plan/index.js';
+import { directoryDesiredSource } from '../../src/service/directory-source.js';
+import { startService, type Service } from '../../src/service/service.js';
+import { fakeNode } from '../support/control-plane.js';
+import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
+
+export const IDLE_IMAGE = 'registry.example/node-os:v1.0.0';
+
+export interface IdleWorld {
+  readonly service: Service;
+  readonly proxy: CountingProxy;
+  readonly sim: RunningSimCloud;
+  /** Requests (not lease renewals) the proxy has seen. */
+  clusterRequests(): number;
+  /** Runs `rounds` reconciles and returns the non-lease requests made during them. */
+  idleRounds(rounds: number): Promise<{ requests: number; rounds: number; ms: number }>;
+  close(): Promise<void>;
+}
+
+function writeRepo(dir: string): void {
+  const doc = (kind: string, name: string, spec: unknown) => stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
+  mkdirSync(path.join(dir, 'specs'), { recursive: true });
+  writeFileSync(path.join(dir, 'drydock.yaml'), stringify({ apiVersion: 'drydock.dev/v1alpha1', kind: 'RepoConfig', cluster: 'idle', paths: ['specs'] }));
+  writeFileSync(path.join(dir, 'specs/group.yaml'), doc('ScalingGroup', 'workers', { provider: 'sim', groupId: 'workers', nodeImage: 'worker', role: 'worker' }));
+  writeFileSync(path.join(dir, 'specs/image.yaml'), doc('NodeImage', 'worker', { image: IDLE_IMAGE, strategy: 'replace' }));
+}
+
+async function createNodes(kc: KubeConfig, count: number, concurrency = 16): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        await core.createNode({ body: fakeNode(`idle-${String(i).padStart(5, '0')}`) });
+      }
+    }),
+  );
+}
+
+export async function startIdleWorld(admin: KubeConfig, adminKubeconfigPath: string, nodeCount: number, groupSize = 3): Promise<IdleWorld> {
+  await createNodes(admin, nodeCount);
+  const dir = mkdtempSync(path.join(tmpdir(), 'drydock-idle-'));
+  writeRepo(path.join(dir, 'repo'));
+  const sim = await runSimCloud({
+    config: parseSimConfigText(stringify({ bootDelaySeconds: 0, groups: [{ id: 'workers', size: groupSize, image: IDLE_IMAGE }] })),
+    stateDir: path.join(dir, 'sim'),
+    kubeconfigPath: adminKubeconfigPath,
+    host: '127.0.0.1',
+    port: 0,
+  });
+  const proxy = await startCountingProxy(admin);
+  const kc = new CountingKubeConfig();
+  kc.loadFromString(proxy.kubeconfig);
+  const service = await startService({
+    kubeConfig: kc,
+    source: directoryDesiredSource(path.join(dir, 'repo')),
+    planner: (d, o, now) => plan(d, o, now),
+    providers: { sim: createProvider({ provider: 'sim', cloud: sim.cloud }) },
+    cluster: 'idle',
+    logger: pino({ level: 'silent' }),
+    leaderElection: { namespace: 'kube-system', name: 'drydock-idle', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
+    pollIntervalMs: 3_600_000,
+    resyncMs: 3_600_000,
+  });
+  const clusterRequests = (): number => proxy.requests.filter((r) => !r.lease).length;
+  return {
+    service,
+    proxy,
+    sim,
+    clusterRequests,
+    async idleRounds(rounds) {
+      const start = service.state().rounds;
+      const before = clusterRequests();
+      const t0 = Date.now();
+      while (service.state().rounds < start + rounds) {
+        service.poke();
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const done = service.state().rounds - start;
+      return { requests: clusterRequests() - before, rounds: done, ms: Date.now() - t0 };
+    },
+    async close() {
+      await service.stop();
+      await proxy.close();
+      await sim.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/** The service against a real API server: an idle reconcile makes zero API requests. */
+import assert from 'node:assert/strict';
+import { useControlPlane, eventually } from '../support/control-plane.js';
+import { startIdleWorld, type IdleWorld } from './idle-world.js';
+
+describe('service: idle reconciles', function () {
+  this.timeout(120_000);
+  const cp = useControlPlane();
+  let world: IdleWorld;
+
+  before(async function () {
+    this.timeout(120_000);
+    world = await startIdleWorld(cp().adminKubeConfig(), cp().kubeconfigPath, 50);
+    await eventually('service synced, leading and settled', async () => {
+      const s = world.service.state();
+      if (s.synced && s.leading && s.rounds > 0 && s.lastOutcome !== undefined && s.lastOutcome.plan.actions.length === 0) return true;
+      throw new Error(`synced=${s.synced} leading=${s.leading} rounds=${s.rounds} actions=${JSON.stringify(s.lastOutcome?.plan.actions.slice(0, 3))} waits=${JSON.stringify(s.lastOutcome?.plan.waits.slice(0, 3))} status=${JSON.stringify(s.lastStatus?.lastError ?? s.lastStatus?.loadErrors)}`);
+    }, { timeoutMs: 60_000 });
+  });
+  after(async () => world?.close());
+
+  it('makes zero API requests over 50 idle reconciles (counted by a proxy in front of the API server)', async () => {
+    const r = await world.idleRounds(50);
+    assert.ok(r.rounds >= 50);
+    assert.equal(r.requests, 0, JSON.stringify(world.proxy.requests.slice(-5)));
+  });
+
+  it('really goes through the proxy: the initial lists and watches were counted there', () => {
+    const lists = world.proxy.requests.filter((r) => !r.watch && !r.lease && r.method === 'GET');
+    const watches = world.proxy.requests.filter((r) => r.watch);
+    assert.ok(lists.some((r) => r.path.startsWith('/api/v1/nodes')));
+    assert.ok(watches.some((r) => r.path.startsWith('/api/v1/nodes')));
+    assert.ok(world.proxy.requests.some((r) => r.lease), 'lease renewals are counted apart');
+  });
+
+  it('counts its own requests in /metrics, lease apart from cluster', async () => {
+    const text = await world.service.metrics.registry.metrics();
+    assert.match(text, /drydock_kube_api_requests_total\{client="cluster",verb="GET"\} \d+/);
+    assert.match(text, /drydock_kube_api_requests_total\{client="lease",verb="(GET|PUT|POST)"\} \d+/);
+    assert.match(text, /drydock_reconcile_duration_seconds_count\{result="ok"\} \d+/);
+  });
+});
