@@ -5,11 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { useControlPlane, eventually } from '../support/control-plane.js';
 import type { RunningSimCloud } from '../../src/cloud/index.js';
 import {
+  applyDeployRbac,
   applyWorkloads,
+  serviceAccountKubeconfig,
   converged,
   E2E_NAMESPACE,
   autoscalerReplicas,
@@ -39,6 +41,8 @@ describe('e2e: image rollout driven by Git', function () {
   const dirs: string[] = [];
   // Sampled all along: the most nodes cordoned at once (the repo's budget is 2).
   let maxCordoned = 0;
+  // Log records of service processes that were killed and replaced.
+  const pastRecords: Record<string, unknown>[] = [];
   let sampler: NodeJS.Timeout | undefined;
   const imageFiles = (image: string): Record<string, string> => {
     const f = fleetFiles({ worker: image, controlPlane: image });
@@ -66,7 +70,9 @@ describe('e2e: image rollout driven by Git', function () {
     repo = await startFleetRepo(fleetFiles({ worker: IMAGE_V1, controlPlane: IMAGE_V1 }));
     const cacheDir = tempDir('drydock-e2e-cache-');
     dirs.push(cacheDir);
-    args = drydockArgs(repo, cp().kubeconfigPath, sim.url, cacheDir);
+    // The service runs as deploy/'s ServiceAccount, under deploy/'s RBAC and nothing more.
+    await applyDeployRbac(kc);
+    args = drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, 'drydock-system');
     await startDrydock();
     sampler = setInterval(() => {
       void nodes(kc).then((ns) => {
@@ -166,6 +172,7 @@ describe('e2e: image rollout driven by Git', function () {
     assert.ok(child);
     child.kill('SIGKILL');
     await child.exited;
+    pastRecords.push(...child.records());
     await startDrydock();
     await eventually('every node on v3', () => converged(kc, IMAGE_V3), { timeoutMs: 150_000, intervalMs: 1_000 });
     assert.equal(sim.cloud.inspectGroup('workers').nextInstance - workersBefore, 6, 'six new worker instances, no more');
@@ -186,6 +193,17 @@ describe('e2e: image rollout driven by Git', function () {
       const a = await autoscalerReplicas(kc);
       return a.replicas === 2 && a.previous === undefined;
     });
+  });
+
+  it('did everything under deploy/\'s least-privilege RBAC: nothing forbidden, Events recorded', async () => {
+    const all = [...(drydock?.records() ?? []), ...pastRecords];
+    const forbidden = all.filter((r) => JSON.stringify(r).includes('"code":403') || r.code === 'Forbidden' || String(r.msg).startsWith('event not recorded'));
+    assert.deepEqual(forbidden, []);
+    assert.ok(all.filter((r) => r.msg === 'action applied').length > 0);
+    const events = await cp().adminKubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: 'reason=DrydockCordon' });
+    assert.ok(events.items.length >= 9, `a DrydockCordon Event per replaced node, saw ${events.items.length}`);
+    const lease = await cp().adminKubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'drydock', namespace: 'drydock-system' });
+    assert.ok(lease.spec?.holderIdentity, 'the Lease in drydock-system is held');
   });
 
   it('never had more nodes cordoned at once than the budget allows', () => {

@@ -5,12 +5,12 @@
  * is real). Tests change the world only by pushing commits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppsV1Api, CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { runSimCloud, parseSimConfigText, type RunningSimCloud } from '../../src/cloud/index.js';
 import type { ControlPlane } from '../support/control-plane.js';
 import { startTestGitServer, git, gitEnv, withUser, TEST_USER, type GitServer } from '../support/git-server.js';
@@ -199,8 +199,9 @@ export async function applyWorkloads(kc: KubeConfig): Promise<void> {
 }
 
 /** `drydock run` flags for the e2e world: fast polling, short leases. */
-export function drydockArgs(repo: FleetRepo, kubeconfig: string, cloudUrl: string, cacheDir: string): string[] {
+export function drydockArgs(repo: FleetRepo, kubeconfig: string, cloudUrl: string, cacheDir: string, namespace = 'kube-system'): string[] {
   return [
+    '--namespace', namespace,
     '--repo', repo.url,
     '--branch', 'main',
     '--kubeconfig', kubeconfig,
@@ -214,6 +215,22 @@ export function drydockArgs(repo: FleetRepo, kubeconfig: string, cloudUrl: strin
     '--renew-deadline', '2s',
     '--retry-period', '500ms',
   ];
+}
+
+/** deploy/'s Namespace, ServiceAccount and RBAC, applied as they are. */
+export async function applyDeployRbac(kc: KubeConfig): Promise<void> {
+  const client = KubernetesObjectApi.makeApiClient(kc);
+  for (const file of ['namespace.yaml', 'serviceaccount.yaml', 'rbac.yaml']) {
+    for (const d of parseAllDocuments(readFileSync(path.join(ROOT, 'deploy', file), 'utf8'))) {
+      await client.patch(d.toJS() as KubernetesObject, undefined, undefined, 'drydock-e2e', true, PatchStrategy.ServerSideApply);
+    }
+  }
+}
+
+/** A kubeconfig that authenticates as deploy/'s ServiceAccount (client certificate with its user name and groups). */
+export async function serviceAccountKubeconfig(cp: ControlPlane): Promise<string> {
+  const u = await cp.kubeconfigFor('system:serviceaccount:drydock-system:drydock', ['system:serviceaccounts', 'system:serviceaccounts:drydock-system']);
+  return u.kubeconfigPath;
 }
 
 export interface DrydockChild {

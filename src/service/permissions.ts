@@ -1,0 +1,29 @@
+/**
+ * Every Kubernetes API call drydock's service makes, as RBAC sees it. deploy/rbac.yaml grants
+ * exactly these (a test compares them), and the e2e suite runs the service under that RBAC.
+ * Add a row here whenever code starts making a new kind of call.
+ */
+export interface Permission {
+  readonly apiGroup: string;
+  readonly resource: string;
+  readonly verbs: readonly string[];
+  /** 'cluster': a ClusterRole; 'namespace': a Role in drydock's own namespace. */
+  readonly scope: 'cluster' | 'namespace';
+  /** Which code makes the call. */
+  readonly usedBy: string;
+}
+
+export const REQUIRED_PERMISSIONS: readonly Permission[] = [
+  { apiGroup: '', resource: 'nodes', verbs: ['list', 'watch'], scope: 'cluster', usedBy: 'observe/cluster-cache (informer)' },
+  { apiGroup: '', resource: 'nodes', verbs: ['get', 'patch'], scope: 'cluster', usedBy: 'execute/actions cordon, uncordon, annotateNode, copyLabels' },
+  { apiGroup: '', resource: 'nodes', verbs: ['delete'], scope: 'cluster', usedBy: 'execute/actions deleteNode' },
+  { apiGroup: '', resource: 'pods', verbs: ['list', 'watch'], scope: 'cluster', usedBy: 'observe/cluster-cache (informer)' },
+  { apiGroup: '', resource: 'pods', verbs: ['delete'], scope: 'cluster', usedBy: 'execute/actions deletePod (drain.force only)' },
+  { apiGroup: '', resource: 'pods/eviction', verbs: ['create'], scope: 'cluster', usedBy: 'execute/actions evict' },
+  { apiGroup: '', resource: 'events', verbs: ['create'], scope: 'cluster', usedBy: 'execute/events' },
+  { apiGroup: 'policy', resource: 'poddisruptionbudgets', verbs: ['list', 'watch'], scope: 'cluster', usedBy: 'observe/cluster-cache (informer)' },
+  { apiGroup: 'apps', resource: 'deployments', verbs: ['list', 'watch'], scope: 'cluster', usedBy: 'observe/cluster-cache (informer)' },
+  { apiGroup: 'apps', resource: 'deployments', verbs: ['get', 'patch'], scope: 'cluster', usedBy: 'execute/actions scaleDeployment' },
+  { apiGroup: 'batch', resource: 'jobs', verbs: ['list', 'watch'], scope: 'cluster', usedBy: 'observe/cluster-cache (informer, drydock-labelled)' },
+  { apiGroup: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'], scope: 'namespace', usedBy: 'service/leader' },
+];
