@@ -120,7 +120,7 @@ export function gitSyncState(git: GitView): string {
   if (git.statusSource === undefined) return `${git.statusBranch} ${git.statusHead} does not name its source commit`;
   return git.head.startsWith(git.statusSource) || git.statusSource.startsWith(git.head)
     ? `in sync: ${git.statusBranch} reports on ${git.branch} ${git.head}`
-    : `syncing: ${git.branch} is at ${git.head}, ${git.statusBranch} still reports on ${git.statusSource}`;
+    : `syncing: ${git.branch} is at ${git.head}, ${git.statusBranch} still reports on ${git.statusSource.slice(0, 7)}`;
 }
 
 function specLine(spec: SpecView): string[] {

@@ -45,7 +45,7 @@ describe('sandbox view', () => {
       ['in sync', { ...git, head: '1a2b3c4', statusHead: '9f8e7d6', statusSource: '1a2b3c4d5e' }, 'in sync: drydock/status reports on main 1a2b3c4'],
       [
         'behind',
-        { ...git, head: '1a2b3c4', statusHead: '9f8e7d6', statusSource: '0000aaa' },
+        { ...git, head: '1a2b3c4', statusHead: '9f8e7d6', statusSource: '0000aaa1111bbbb' },
         'syncing: main is at 1a2b3c4, drydock/status still reports on 0000aaa',
       ],
     ];
