@@ -13,7 +13,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ControlPlaneError, resolveBinDir, startControlPlane, type ControlPlane } from './control-plane/index.js';
 import { startGitServer, type GitServer, type GitServerUser } from './git-server.js';
-import type { Supervisor, SupervisedChild } from './children.js';
+import { logTail, type Supervisor, type SupervisedChild } from './children.js';
 import { SandboxError } from './errors.js';
 import type { FleetGroup } from './fleet-groups.js';
 import { simCloudConfigYaml } from './fleet-groups.js';
@@ -44,17 +44,6 @@ function waitOptions(ctx: StartContext, step: string, timeoutMs: number, log?: s
   };
 }
 
-/** The last non-empty line of a log, cut short, to show as a step's detail. */
-export function lastLine(file: string, from = 0): string | undefined {
-  try {
-    const text = readFileSync(file, 'utf8').slice(from);
-    const line = text.trimEnd().split('\n').pop()?.trim();
-    return line === undefined || line === '' ? undefined : line.slice(0, 100);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The directory holding etcd, kube-apiserver, …, kwok. When they are missing, they are built
  * with scripts/k8s-binaries.sh (a cold build takes tens of minutes; the step shows its progress).
@@ -75,9 +64,10 @@ export async function ensureBinaries(ctx: StartContext, step: StepHandle, timeou
     'the Kubernetes binaries to build',
     async () => {
       if (build.exit !== undefined) return build.exit;
-      const line = lastLine(build.logFile);
-      if (line !== undefined) step.detail(line.replace(/^k8s-binaries: /, ''));
-      return notYet(line ?? 'building');
+      // The build script reports progress line by line; the newest line is the step's detail.
+      const line = logTail(build.logFile, 1).replace(/^k8s-binaries: /, '').slice(0, 100);
+      if (line !== '') step.detail(line);
+      return notYet(line === '' ? 'building' : line);
     },
     { ...waitOptions(ctx, 'Kubernetes binaries', timeoutMs, build.logFile), intervalMs: 2000 },
   );
