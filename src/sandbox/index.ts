@@ -239,7 +239,7 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
     progress.headline = 'running (Ctrl-C stops everything)';
     monitor.refresh();
     await new Promise<void>((resolve) => {
-      if (options.signal.aborted) resolve();
+      if (options.signal.aborted || supervisor?.failure() !== undefined) resolve();
       options.signal.addEventListener('abort', () => resolve(), { once: true });
       supervisor?.onFailure(() => resolve());
     });
