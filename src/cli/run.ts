@@ -9,7 +9,7 @@ import { loadKubeConfig, KubeConfigError } from '../observe/kube.js';
 import { startService, type Service } from '../service/service.js';
 import { createLogger } from '../service/logger.js';
 import { OptionError, parseBool, parseDuration, providersFrom } from '../service/options.js';
-import { createDesiredSource, createStatusSink } from '../service/sources.js';
+import { createServiceSources } from '../service/sources.js';
 import { ListenError } from '../service/http.js';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from './exit.js';
 
@@ -86,8 +86,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     const leaderElect = parseBool('--leader-elect', flags.leaderElect);
     const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);
-    const source = await createDesiredSource(flags, logger);
-    const status = await createStatusSink(flags, logger);
+    const { source, status } = createServiceSources(flags, logger);
     service = await startService({
       kubeConfig,
       source,

@@ -207,7 +207,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         'status changed',
       );
     }
-    if (!opts.status || !mayAct()) return;
+    // No cluster name yet (no --cluster, no valid commit loaded): the report would be filed
+    // under the wrong name, so it waits for the first valid commit.
+    if (!opts.status || !mayAct() || snapshot.cluster === '') return;
     if (key === writtenKey) return;
     const wait = lastWriteAt + statusIntervalMs - Date.now();
     if (wait > 0) {

@@ -1,12 +1,15 @@
 /**
  * Where `drydock run` and `drydock plan` get desired state from, and where status goes: a Git
- * remote (src/source's GitSource: a cache clone, commit trees read directly) or a local
- * directory.
+ * remote (src/source: a cache clone, commit trees read directly, Sync applying commits whole,
+ * the status branch written back) or a local directory.
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { GitSource } from '../source/git-source.js';
 import { resolveCredentials } from '../source/credentials.js';
+import { Sync } from '../source/sync.js';
+import { StatusWriter } from '../source/status-writer.js';
+import { desiredSourceFromSync, statusBranchSink } from '../source/service-adapter.js';
 import { loadFromSource } from '../spec/load.js';
 import { directoryDesiredSource } from './directory-source.js';
 import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
@@ -18,16 +21,16 @@ export interface SourceFlags {
   readonly statusBranch?: string;
   readonly cacheDir?: string;
   readonly webhookSecret?: string;
+  readonly cluster?: string;
 }
 
 export function isRemote(repo: string): boolean {
   return /^(https?|git|ssh):\/\//.test(repo);
 }
 
-/** Follows the branch of a Git remote; each new tip is loaded from its tree (no checkout). */
-export function gitDesiredSource(flags: SourceFlags, logger: Logger): DesiredSource & { readonly git: GitSource } {
+function gitSource(flags: SourceFlags, logger: Logger): GitSource {
   const credentials = resolveCredentials({ url: flags.repo });
-  const git = new GitSource({
+  return new GitSource({
     repo: flags.repo,
     branch: flags.branch,
     path: flags.path,
@@ -35,26 +38,58 @@ export function gitDesiredSource(flags: SourceFlags, logger: Logger): DesiredSou
     ...(flags.cacheDir ? { cacheRoot: flags.cacheDir } : {}),
     logger,
   });
-  let last: DesiredRevision | undefined;
+}
+
+/** One read of a Git remote's tip (for `drydock plan`): no status branch, no webhook. */
+export function gitTipSource(flags: SourceFlags, logger: Logger): DesiredSource {
+  const git = gitSource(flags, logger);
   return {
-    git,
     async sync(): Promise<DesiredRevision> {
       const fetched = await git.fetch();
-      if (last && last.commit === fetched.commit) return last;
-      const load = await loadFromSource(git.readTree(fetched.commit));
-      last = { commit: fetched.commit, load };
-      return last;
+      return { commit: fetched.commit, load: await loadFromSource(git.readTree(fetched.commit)) };
     },
   };
 }
 
-export async function createDesiredSource(flags: SourceFlags, logger: Logger): Promise<DesiredSource> {
-  if (isRemote(flags.repo)) return gitDesiredSource(flags, logger);
-  return directoryDesiredSource(path.resolve(flags.repo, flags.path));
+export interface ServiceSources {
+  readonly source: DesiredSource;
+  /** The status-branch writer; undefined for a directory (status is then logged and served only). */
+  readonly status?: StatusSink;
 }
 
-/** The status-branch writer for a Git remote; none for a directory (status is then only logged and served). */
-export async function createStatusSink(flags: SourceFlags, _logger: Logger): Promise<StatusSink | undefined> {
-  if (!isRemote(flags.repo)) return undefined;
-  return undefined;
+/**
+ * The service's source and status sink. For a Git remote they share one cache clone; the
+ * commit in force after a restart is read back from the status branch (Drydock-Source), so
+ * an invalid tip at startup does not leave the cluster without specs.
+ */
+export function createServiceSources(flags: SourceFlags, logger: Logger): ServiceSources {
+  if (!isRemote(flags.repo)) return { source: directoryDesiredSource(path.resolve(flags.repo, flags.path)) };
+  const git = gitSource(flags, logger);
+  const branch = flags.statusBranch;
+  const writers = new Map<string, StatusWriter>();
+  // The writer is named by cluster, known from drydock.yaml only after the first load.
+  const writerFor = (cluster: string): StatusWriter => {
+    let w = writers.get(cluster);
+    if (!w) {
+      w = new StatusWriter({ source: git, ...(branch ? { branch } : {}), cluster, logger });
+      writers.set(cluster, w);
+    }
+    return w;
+  };
+  const sync = new Sync({
+    source: git,
+    logger,
+    restore: async () => (await writerFor(flags.cluster || 'default').readApplied())?.sourceCommit,
+  });
+  const source = desiredSourceFromSync({ sync, ...(flags.webhookSecret ? { webhookSecret: flags.webhookSecret } : {}) });
+  const status: StatusSink = {
+    write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default')).write(snapshot),
+  };
+  return { source, status };
+}
+
+/** The source `drydock plan` reads: a remote's tip, or a directory (a pull request's checkout). */
+export async function createDesiredSource(flags: SourceFlags, logger: Logger): Promise<DesiredSource> {
+  if (isRemote(flags.repo)) return gitTipSource(flags, logger);
+  return directoryDesiredSource(path.resolve(flags.repo, flags.path));
 }

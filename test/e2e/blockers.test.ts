@@ -170,6 +170,11 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
       async () => statusRecords().some((r) => waitsOf(r).some((w) => w.code === 'pdb' && w.reason.includes(`PDB ${E2E_NAMESPACE}/api`))),
       { timeoutMs: 60_000 },
     );
+    await eventually('the status branch names the PDB', async () => {
+      const readme = await repo.statusFile('README.md');
+      const spec = await repo.statusFile('status/NodeImage/worker.yaml');
+      return [readme, spec].every((t) => t !== undefined && t.includes(`PDB ${E2E_NAMESPACE}/api`));
+    });
     const run = await runPlan([...planArgs(), '--format', 'text']);
     assert.equal(run.code, 1, `blocked plan exits 1: ${run.stderr}`);
     assert.ok(run.stdout.includes(`[pdb] NodeImage/worker`), run.stdout);

@@ -11,6 +11,7 @@ import type { RunningSimCloud } from '../../src/cloud/index.js';
 import {
   applyDeployRbac,
   applyWorkloads,
+  notifyWebhook,
   serviceAccountKubeconfig,
   converged,
   E2E_NAMESPACE,
@@ -48,6 +49,14 @@ describe('e2e: image rollout driven by Git', function () {
     const f = fleetFiles({ worker: image, controlPlane: image });
     return { 'images/worker.yaml': f['images/worker.yaml'] ?? '', 'images/control-plane.yaml': f['images/control-plane.yaml'] ?? '' };
   };
+  /** Pushes and tells drydock through its webhook (polling is hourly in this world). */
+  async function push(files: Record<string, string | null>, message: string): Promise<string> {
+    const commit = await repo.push(files, message);
+    const child = drydock;
+    assert.ok(child);
+    assert.equal(await notifyWebhook(await child.url), 202);
+    return commit;
+  }
   async function startDrydock(): Promise<void> {
     drydock = startDrydockChild(args);
     const url = await drydock.url;
@@ -72,7 +81,7 @@ describe('e2e: image rollout driven by Git', function () {
     dirs.push(cacheDir);
     // The service runs as deploy/'s ServiceAccount, under deploy/'s RBAC and nothing more.
     await applyDeployRbac(kc);
-    args = drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, 'drydock-system');
+    args = drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, 'drydock-system').map((a) => (a === '1s' ? '1h' : a));
     await startDrydock();
     sampler = setInterval(() => {
       void nodes(kc).then((ns) => {
@@ -110,7 +119,7 @@ describe('e2e: image rollout driven by Git', function () {
       }, () => undefined);
     }, 250);
     try {
-      await repo.push(imageFiles(IMAGE_V2), 'images: node-os v2');
+      await push(imageFiles(IMAGE_V2), 'images: node-os v2');
       await eventually('every node on v2, Ready, uncordoned and unlocked', () => converged(kc, IMAGE_V2), { timeoutMs: 150_000, intervalMs: 1_000 });
       await eventually('autoscaler restored', async () => {
         const a = await autoscalerReplicas(kc);
@@ -120,6 +129,13 @@ describe('e2e: image rollout driven by Git', function () {
       clearInterval(watcher);
     }
     assert.ok(pausedSeen, 'the autoscaler was scaled to 0 with its 2 replicas remembered during the rollout');
+    await eventually('the status branch reports both images complete', async () => {
+      const readme = await repo.statusFile('README.md');
+      if (readme === undefined) throw new Error('no status branch yet');
+      const rows = readme.split('\n').filter((l) => /NodeImage/.test(l));
+      if (rows.length !== 2 || !rows.every((l) => /Complete/.test(l))) throw new Error(rows.join(' / '));
+      return true;
+    });
     // Each old instance replaced exactly once: 6 + 6 and 3 + 3 instances ever created.
     assert.equal(sim.cloud.inspectGroup('workers').nextInstance - 1, 12);
     assert.equal(sim.cloud.inspectGroup('control-plane').nextInstance - 1, 6);
@@ -129,7 +145,7 @@ describe('e2e: image rollout driven by Git', function () {
     const kc = cp().adminKubeConfig();
     const before = await nodes(kc);
     const validHead = await repo.head();
-    const bad = await repo.push(
+    const bad = await push(
       {
         // One good change and one broken file: neither may be applied.
         ...imageFiles(IMAGE_V3),
@@ -151,14 +167,18 @@ describe('e2e: image rollout driven by Git', function () {
     const status = child.records().filter((r) => r.msg === 'status changed').at(-1);
     assert.ok(status && typeof status.loadErrors === 'number' && status.loadErrors > 0, 'the status carries the errors');
     // Fix it: the next valid commit is applied.
-    await repo.push(fleetFiles({ worker: IMAGE_V2, controlPlane: IMAGE_V2 }), 'clusters: fix the role typo, back to v2');
+    await eventually('errors.yaml on the status branch names the file and line', async () => {
+      const errors = await repo.statusFile('errors.yaml');
+      return errors !== undefined && /clusters\/workers\.yaml/.test(errors) && /line/.test(errors);
+    });
+    await push(fleetFiles({ worker: IMAGE_V2, controlPlane: IMAGE_V2 }), 'clusters: fix the role typo, back to v2');
   });
 
   it('survives SIGKILL mid-rollout: the restarted service finishes, no node replaced twice', async () => {
     const kc = cp().adminKubeConfig();
     const workersBefore = sim.cloud.inspectGroup('workers').nextInstance;
     const cpBefore = sim.cloud.inspectGroup('control-plane').nextInstance;
-    await repo.push(imageFiles(IMAGE_V3), 'images: node-os v3');
+    await push(imageFiles(IMAGE_V3), 'images: node-os v3');
     // Kill while a node is in flight, after at least one was replaced.
     await eventually(
       'one node replaced and another in flight',
@@ -181,12 +201,12 @@ describe('e2e: image rollout driven by Git', function () {
 
   it('converges back when a revert is pushed mid-rollout', async () => {
     const kc = cp().adminKubeConfig();
-    await repo.push(imageFiles(IMAGE_V4), 'images: node-os v4');
+    await push(imageFiles(IMAGE_V4), 'images: node-os v4');
     await eventually('two nodes on v4', async () => (await nodes(kc)).filter((n) => n.image === IMAGE_V4 && n.ready).length >= 2, {
       timeoutMs: 60_000,
       intervalMs: 100,
     });
-    await repo.push(imageFiles(IMAGE_V3), 'Revert "images: node-os v4"');
+    await push(imageFiles(IMAGE_V3), 'Revert "images: node-os v4"');
     await eventually('every node back on v3', () => converged(kc, IMAGE_V3), { timeoutMs: 180_000, intervalMs: 1_000 });
     assert.equal(sim.cloud.inspectGroup('workers').image, IMAGE_V3);
     await eventually('autoscaler restored', async () => {

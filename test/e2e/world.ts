@@ -5,6 +5,7 @@
  * is real). Tests change the world only by pushing commits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -88,6 +89,10 @@ export function fleetFiles(opts: { worker: string; controlPlane: string; workerR
 
 export interface FleetRepo {
   readonly url: string;
+  /** The bare repository on the server. */
+  readonly bare: string;
+  /** A file of the status branch, or undefined when absent. */
+  statusFile(file: string, branch?: string): Promise<string | undefined>;
   readonly server: GitServer;
   /** Writes (or with null deletes) files, commits and pushes; resolves to the commit id. */
   push(files: Record<string, string | null>, message: string): Promise<string>;
@@ -119,8 +124,17 @@ export async function startFleetRepo(initial: Record<string, string>): Promise<F
     return git(work, ['rev-parse', 'HEAD']);
   };
   await push(initial, 'fleet: initial specs');
+  const bare = path.join(server.root, 'fleet.git');
   return {
     url,
+    bare,
+    statusFile: async (file, branch = 'drydock/status') => {
+      try {
+        return await git(bare, ['--git-dir', bare, 'show', `${branch}:${file}`]);
+      } catch {
+        return undefined;
+      }
+    },
     server,
     push,
     head: () => git(work, ['rev-parse', 'HEAD']),
@@ -233,6 +247,20 @@ export async function serviceAccountKubeconfig(cp: ControlPlane): Promise<string
   return u.kubeconfigPath;
 }
 
+export const WEBHOOK_SECRET = 'e2e-webhook-secret';
+
+/** POSTs a signed push notification to drydock's webhook route; resolves to the HTTP status. */
+export async function notifyWebhook(drydockUrl: string): Promise<number> {
+  const body = JSON.stringify({ ref: 'refs/heads/main' });
+  const sig = createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex');
+  const r = await fetch(`${drydockUrl}/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-drydock-signature': `sha256=${sig}` },
+    body,
+  });
+  return r.status;
+}
+
 export interface DrydockChild {
   readonly proc: ChildProcess;
   readonly url: Promise<string>;
@@ -246,7 +274,13 @@ export interface DrydockChild {
 
 export function startDrydockChild(args: readonly string[], env: NodeJS.ProcessEnv = {}): DrydockChild {
   const proc = spawn(process.execPath, [DRYDOCK_BIN, 'run', ...args], {
-    env: { ...process.env, DRYDOCK_GIT_USERNAME: TEST_USER.username, DRYDOCK_GIT_PASSWORD: TEST_USER.password, ...env },
+    env: {
+      ...process.env,
+      DRYDOCK_GIT_USERNAME: TEST_USER.username,
+      DRYDOCK_GIT_PASSWORD: TEST_USER.password,
+      DRYDOCK_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
