@@ -6,7 +6,7 @@
  * it has not managed to renew for renewDeadline. Writes use the Lease's resourceVersion, so
  * two candidates can never both win a round.
  */
-import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { CoordinationV1Api, PatchStrategy, setHeaderOptions, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { httpStatus } from '../execute/classify.js';
 import { describeError } from '../observe/informer.js';
@@ -23,13 +23,20 @@ export interface LeaderElectionOptions {
   readonly onStartedLeading: () => void;
   /** Called at once when leadership is lost (or released). */
   readonly onStoppedLeading: () => void;
+  /** Called on the leader when another replica asked for a Git sync (it received the webhook). */
+  readonly onSyncRequested?: () => void;
   readonly now?: () => number;
 }
+
+/** A standby that receives a webhook bumps this annotation on the Lease; the leader sees it at its next renewal. */
+export const SYNC_REQUEST_ANNOTATION = 'drydock.dev/sync-requested';
 
 export interface LeaderElector {
   /** True only while the lease is held and was renewed within renewDeadline. */
   isLeader(): boolean;
   readonly identity: string;
+  /** Asks the leader (through the Lease) to sync Git now. */
+  requestSync(): Promise<void>;
   /** Stops campaigning and, if leading, hands the lease back so another replica takes over at once. */
   stop(): Promise<void>;
 }
@@ -50,6 +57,8 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
   let inFlight: Promise<void> = Promise.resolve();
   // What we last saw of the lease, and when (our clock).
   let observed: { holder: string; renewTime: string; at: number } | undefined;
+  let seenSyncRequest: string | undefined;
+  let leaseRead = false;
 
   const leaseBody = (base: V1Lease | undefined, acquire: boolean, transitions: number): V1Lease => {
     const t = new V1MicroTime(now());
@@ -81,6 +90,13 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
         throw createErr;
       }
     }
+    const request = lease.metadata?.annotations?.[SYNC_REQUEST_ANNOTATION];
+    if (request !== seenSyncRequest) {
+      seenSyncRequest = request;
+      // What the first read shows is history (from before this replica started), not a new request.
+      if (leaseRead && leading && request !== undefined) opts.onSyncRequested?.();
+    }
+    leaseRead = true;
     const holder = lease.spec?.holderIdentity ?? '';
     const renewTime = lease.spec?.renewTime ? new Date(lease.spec.renewTime).toISOString() : '';
     if (!observed || observed.holder !== holder || observed.renewTime !== renewTime) {
@@ -136,6 +152,20 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
 
   return {
     identity: opts.identity,
+    requestSync: async () => {
+      try {
+        await api.patchNamespacedLease(
+          {
+            name: opts.name,
+            namespace: opts.namespace,
+            body: { metadata: { annotations: { [SYNC_REQUEST_ANNOTATION]: `${new Date(now()).toISOString()} ${opts.identity}` } } },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      } catch (err) {
+        opts.logger.warn({ lease: `${opts.namespace}/${opts.name}`, err: describeError(err) }, 'sync request not relayed to the leader');
+      }
+    },
     isLeader: () => leading && !stopped && now() - lastRenew < opts.renewDeadlineMs,
     stop: async () => {
       stopped = true;
@@ -164,5 +194,12 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
 export function alwaysLeader(identity: string, onStartedLeading: () => void): LeaderElector {
   queueMicrotask(onStartedLeading);
   let stopped = false;
-  return { identity, isLeader: () => !stopped, stop: async () => { stopped = true; } };
+  return {
+    identity,
+    isLeader: () => !stopped,
+    requestSync: async () => {},
+    stop: async () => {
+      stopped = true;
+    },
+  };
 }

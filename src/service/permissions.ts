@@ -26,4 +26,5 @@ export const REQUIRED_PERMISSIONS: readonly Permission[] = [
   { apiGroup: 'apps', resource: 'deployments', verbs: ['get', 'patch'], scope: 'cluster', usedBy: 'execute/actions scaleDeployment' },
   { apiGroup: 'batch', resource: 'jobs', verbs: ['list', 'watch'], scope: 'cluster', usedBy: 'observe/cluster-cache (informer, drydock-labelled)' },
   { apiGroup: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'], scope: 'namespace', usedBy: 'service/leader' },
+  { apiGroup: 'coordination.k8s.io', resource: 'leases', verbs: ['patch'], scope: 'namespace', usedBy: 'service/leader requestSync (a standby relays a webhook)' },
 ];

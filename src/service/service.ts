@@ -146,6 +146,10 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         scheduler.request(0);
       },
       onStoppedLeading: () => metrics.leader.set(0),
+      onSyncRequested: () => {
+        log.info({}, 'sync requested by another replica');
+        void syncSource();
+      },
     });
   } else {
     leader = alwaysLeader(identity, () => {
@@ -286,7 +290,15 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
           if (!inForce) reasons.push(newest ? `no valid commit yet (newest ${newest.commit.slice(0, 7)} was refused)` : 'no commit fetched yet');
           return { ready: reasons.length === 0, reasons };
         },
-        ...(opts.source.webhook ? { webhook: opts.source.webhook(() => void syncSource()) } : {}),
+        ...(opts.source.webhook
+          ? {
+              webhook: opts.source.webhook(() => {
+                void syncSource();
+                // The webhook may land on a standby (a Service spreads requests): relay it.
+                if (!leader.isLeader()) void leader.requestSync();
+              }),
+            }
+          : {}),
       });
     }
   } catch (err) {

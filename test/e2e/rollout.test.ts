@@ -37,7 +37,9 @@ describe('e2e: image rollout driven by Git', function () {
   const cp = useControlPlane();
   let sim: RunningSimCloud;
   let repo: FleetRepo;
+  // Two replicas: `drydock` leads (it started first), `standby` waits for the Lease.
   let drydock: DrydockChild | undefined;
+  let standby: DrydockChild | undefined;
   let args: string[] = [];
   const dirs: string[] = [];
   // Sampled all along: the most nodes cordoned at once (the repo's budget is 2).
@@ -49,18 +51,26 @@ describe('e2e: image rollout driven by Git', function () {
     const f = fleetFiles({ worker: image, controlPlane: image });
     return { 'images/worker.yaml': f['images/worker.yaml'] ?? '', 'images/control-plane.yaml': f['images/control-plane.yaml'] ?? '' };
   };
-  /** Pushes and tells drydock through its webhook (polling is hourly in this world). */
+  /**
+   * Pushes and tells drydock through its webhook (polling is hourly in this world) — on the
+   * standby, as a Service may: the standby must relay it to the leader.
+   */
   async function push(files: Record<string, string | null>, message: string): Promise<string> {
     const commit = await repo.push(files, message);
-    const child = drydock;
+    const child = standby;
     assert.ok(child);
     assert.equal(await notifyWebhook(await child.url), 202);
     return commit;
   }
-  async function startDrydock(): Promise<void> {
-    drydock = startDrydockChild(args);
-    const url = await drydock.url;
+  async function startReplica(): Promise<DrydockChild> {
+    const child = startDrydockChild(args);
+    const url = await child.url;
     await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+    return child;
+  }
+  async function leads(child: DrydockChild): Promise<boolean> {
+    const text = await (await fetch(`${await child.url}/metrics`)).text();
+    return /^drydock_leader 1$/m.test(text);
   }
 
   before(async function () {
@@ -82,7 +92,9 @@ describe('e2e: image rollout driven by Git', function () {
     // The service runs as deploy/'s ServiceAccount, under deploy/'s RBAC and nothing more.
     await applyDeployRbac(kc);
     args = drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, 'drydock-system').map((a) => (a === '1s' ? '1h' : a));
-    await startDrydock();
+    drydock = await startReplica();
+    await eventually('the first replica leads', () => leads(drydock!), { timeoutMs: 15_000 });
+    standby = await startReplica();
     sampler = setInterval(() => {
       void nodes(kc).then((ns) => {
         maxCordoned = Math.max(maxCordoned, ns.filter((n) => n.unschedulable).length);
@@ -93,9 +105,11 @@ describe('e2e: image rollout driven by Git', function () {
   after(async function () {
     this.timeout(30_000);
     if (sampler) clearInterval(sampler);
-    if (drydock) {
-      drydock.kill('SIGTERM');
-      await drydock.exited;
+    for (const c of [drydock, standby]) {
+      if (c && c.proc.exitCode === null) {
+        c.kill('SIGTERM');
+        await c.exited;
+      }
     }
     await sim?.stop();
     await repo?.close();
@@ -155,7 +169,7 @@ describe('e2e: image rollout driven by Git', function () {
     );
     const child = drydock;
     assert.ok(child);
-    await eventually('the commit refused', async () =>
+    await eventually('the commit refused by the leader', async () =>
       child.records().some((r) => String(r.msg).startsWith('commit refused') && r.commit === bad && r.inForce === validHead),
     );
     await new Promise((r) => setTimeout(r, 3_000));
@@ -174,7 +188,7 @@ describe('e2e: image rollout driven by Git', function () {
     await push(fleetFiles({ worker: IMAGE_V2, controlPlane: IMAGE_V2 }), 'clusters: fix the role typo, back to v2');
   });
 
-  it('survives SIGKILL mid-rollout: the restarted service finishes, no node replaced twice', async () => {
+  it('survives SIGKILL of the leader mid-rollout: the standby finishes, no node replaced twice', async () => {
     const kc = cp().adminKubeConfig();
     const workersBefore = sim.cloud.inspectGroup('workers').nextInstance;
     const cpBefore = sim.cloud.inspectGroup('control-plane').nextInstance;
@@ -188,13 +202,21 @@ describe('e2e: image rollout driven by Git', function () {
       },
       { timeoutMs: 60_000, intervalMs: 100 },
     );
-    const child = drydock;
-    assert.ok(child);
-    child.kill('SIGKILL');
-    await child.exited;
-    pastRecords.push(...child.records());
-    await startDrydock();
+    const leader = drydock;
+    const next = standby;
+    assert.ok(leader && next);
+    assert.equal(await leads(next), false, 'the standby is not leading before the kill');
+    leader.kill('SIGKILL');
+    await leader.exited;
+    const killedAt = Date.now();
+    pastRecords.push(...leader.records());
+    // The standby takes over once the Lease expires; the killed one comes back as the standby.
+    await eventually('the standby takes over', () => leads(next), { timeoutMs: 15_000 });
+    drydock = next;
+    standby = await startReplica();
     await eventually('every node on v3', () => converged(kc, IMAGE_V3), { timeoutMs: 150_000, intervalMs: 1_000 });
+    const earlyActions = next.records().filter((r) => r.msg === 'action applied' && Date.parse(String(r.time)) < killedAt);
+    assert.deepEqual(earlyActions, [], 'the standby acted only after the leader was gone');
     assert.equal(sim.cloud.inspectGroup('workers').nextInstance - workersBefore, 6, 'six new worker instances, no more');
     assert.equal(sim.cloud.inspectGroup('control-plane').nextInstance - cpBefore, 3, 'three new control-plane instances, no more');
   });
@@ -216,7 +238,7 @@ describe('e2e: image rollout driven by Git', function () {
   });
 
   it('did everything under deploy/\'s least-privilege RBAC: nothing forbidden, Events recorded', async () => {
-    const all = [...(drydock?.records() ?? []), ...pastRecords];
+    const all = [...(drydock?.records() ?? []), ...(standby?.records() ?? []), ...pastRecords];
     const forbidden = all.filter((r) => JSON.stringify(r).includes('"code":403') || r.code === 'Forbidden' || String(r.msg).startsWith('event not recorded'));
     assert.deepEqual(forbidden, []);
     assert.ok(all.filter((r) => r.msg === 'action applied').length > 0);
@@ -229,5 +251,21 @@ describe('e2e: image rollout driven by Git', function () {
   it('never had more nodes cordoned at once than the budget allows', () => {
     assert.ok(maxCordoned >= 1, 'nodes were cordoned at all');
     assert.ok(maxCordoned <= 2, `at most 2 cordoned at once, saw ${maxCordoned}`);
+  });
+
+  it('SIGTERM finishes cleanly: exit 0 and the Lease handed back at once', async () => {
+    const leader = drydock;
+    assert.ok(leader && standby);
+    const coord = cp().adminKubeConfig().makeApiClient(CoordinationV1Api);
+    leader.kill('SIGTERM');
+    assert.equal(await leader.exited, 0);
+    const t0 = Date.now();
+    const next = standby;
+    await eventually('the standby leads', () => leads(next), { timeoutMs: 10_000, intervalMs: 100 });
+    // Released, not expired: well under the 3 s lease duration plus a retry period.
+    assert.ok(Date.now() - t0 < 3_000, `took ${Date.now() - t0} ms`);
+    const lease = await coord.readNamespacedLease({ name: 'drydock', namespace: 'drydock-system' });
+    assert.ok(leader.records().some((r) => r.msg === 'lease released'));
+    assert.notEqual(lease.spec?.holderIdentity, '');
   });
 });
