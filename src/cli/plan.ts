@@ -87,5 +87,8 @@ function describe(err: unknown): string {
       ? 'the cluster refused a read (HTTP 403): the kubeconfig\'s user needs get/list on nodes, pods, poddisruptionbudgets, deployments and jobs'
       : `the cluster answered HTTP ${code}`;
   }
-  return err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+  const sys = err && typeof err === 'object' && 'code' in err ? (err as { code: unknown }).code : undefined;
+  const first = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+  if (typeof sys === 'string' && /^E[A-Z]+$/.test(sys)) return `cannot reach the cluster (${sys}): ${first}; check --kubeconfig and that the API server is up`;
+  return first;
 }
