@@ -58,7 +58,7 @@ describe('sandbox fleet repository', () => {
       assert.equal(readBranch(fleetRepoPath(path.join(tmp.dir, 'git')), 'main')?.commit, head?.commit);
     });
 
-    it('commits the new images, keeping comments, as the sandbox author', () => {
+    it('commits the new images, keeping comments, as the sandbox author', async () => {
       seedFleetRepo(path.join(tmp.dir, 'git'), examples(), path.join(tmp.dir, 'work'));
       const bare = fleetRepoPath(path.join(tmp.dir, 'git'));
       const result = commitImageChange(bare, path.join(tmp.dir, 'work'), (current) => new Map([...current].map(([n, i]) => [n, nextImage(i)])));
@@ -73,7 +73,7 @@ describe('sandbox fleet repository', () => {
       assert.match(text, /^# worker image: bump it in a pull request$/m);
       assert.match(text, /^ {2}image: sandbox\/node:1\.0\.1 # the OS image$/m);
       assert.equal(readBranch(bare, 'main')?.commit, result.commit);
-      assert.equal(git(tmp.dir, ['--git-dir', bare, 'log', '-1', '--format=%an <%ae>']), `${SANDBOX_AUTHOR.name} <${SANDBOX_AUTHOR.email}>`);
+      assert.equal(await git(tmp.dir, ['--git-dir', bare, 'log', '-1', '--format=%an <%ae>']), `${SANDBOX_AUTHOR.name} <${SANDBOX_AUTHOR.email}>`);
     });
 
     it('refuses a NodeImage that does not exist and pushes nothing', () => {
@@ -87,18 +87,18 @@ describe('sandbox fleet repository', () => {
       assert.equal(readBranch(bare, 'main')?.commit, before);
     });
 
-    it('reads trailers of a status commit', () => {
+    it('reads trailers of a status commit', async () => {
       seedFleetRepo(path.join(tmp.dir, 'git'), examples(), path.join(tmp.dir, 'work'));
       const bare = fleetRepoPath(path.join(tmp.dir, 'git'));
       const clone = path.join(tmp.dir, 'clone');
-      git(tmp.dir, ['clone', '--quiet', bare, clone]);
-      git(clone, ['checkout', '--quiet', '--orphan', 'drydock/status']);
-      git(clone, ['rm', '-rqf', '.']);
+      await git(tmp.dir, ['clone', '--quiet', bare, clone]);
+      await git(clone, ['checkout', '--quiet', '--orphan', 'drydock/status']);
+      await git(clone, ['rm', '-rqf', '.']);
       mkdirSync(path.join(clone, 'status', 'NodeImage'), { recursive: true });
       writeFileSync(path.join(clone, 'status', 'NodeImage', 'worker.yaml'), 'phase: Complete\n');
-      git(clone, ['add', '.']);
-      git(clone, ['commit', '--quiet', '-m', 'status: NodeImage/worker 6/6 replaced (source 1a2b3c4)\n\nDrydock-Source: 1a2b3c4\nDrydock-Cluster: sandbox'], gitEnv(1));
-      git(clone, ['push', '--quiet', 'origin', 'drydock/status']);
+      await git(clone, ['add', '.']);
+      await git(clone, ['commit', '--quiet', '-m', 'status: NodeImage/worker 6/6 replaced (source 1a2b3c4)\n\nDrydock-Source: 1a2b3c4\nDrydock-Cluster: sandbox'], gitEnv(1));
+      await git(clone, ['push', '--quiet', 'origin', 'drydock/status']);
       const head = readBranch(bare, 'drydock/status');
       assert.equal(head?.subject, 'status: NodeImage/worker 6/6 replaced (source 1a2b3c4)');
       assert.deepEqual(head?.trailers, { 'Drydock-Source': '1a2b3c4', 'Drydock-Cluster': 'sandbox' });
