@@ -1,6 +1,6 @@
 /**
- * `drydock sandbox`: the embedded default environment (src/sandbox/). Ctrl-C (SIGINT) or
- * SIGTERM stops every process it started before the command returns.
+ * `drydock sandbox`: the embedded default environment (src/sandbox/). Ctrl-C (SIGINT), SIGTERM
+ * or SIGHUP stops every process it started before the command returns.
  */
 import path from 'node:path';
 import { Option, type Command } from 'commander';
@@ -66,8 +66,9 @@ async function run(flags: SandboxFlags): Promise<ExitCode> {
     process.stderr.write(`\ndrydock sandbox: ${signal}: stopping every process it started (Ctrl-C again to exit at once)…\n`);
     abort.abort();
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // SIGHUP: the terminal went away; stop as cleanly as for Ctrl-C.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const s of signals) process.on(s, onSignal);
   try {
     const outcome = await runSandbox({
       stateDir: flags.stateDir,
@@ -85,7 +86,6 @@ async function run(flags: SandboxFlags): Promise<ExitCode> {
     for (const line of report.lines) (report.code === 0 ? process.stdout : process.stderr).write(`${line}\n`);
     return report.code;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const s of signals) process.off(s, onSignal);
   }
 }

@@ -144,7 +144,8 @@ function nodeLine(node: NodeView, now: string): string[] {
 /** The whole screen, top to bottom. Lines are not wider than `width` (cut with …). */
 export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
   const lines: string[] = [];
-  lines.push(`drydock sandbox · ${snapshot.headline} · up ${formatDuration(Date.parse(snapshot.now) - Date.parse(snapshot.startedAt))}`);
+  // Uptime before the headline: a long headline is what gets cut on a narrow terminal.
+  lines.push(`drydock sandbox · up ${formatDuration(Date.parse(snapshot.now) - Date.parse(snapshot.startedAt))} · ${snapshot.headline}`);
   const unfinished = snapshot.steps.some((s) => s.status !== 'done');
   if (unfinished) {
     lines.push('');

@@ -68,7 +68,7 @@ describe('sandbox view', () => {
         ],
       });
       assert.deepEqual(lines, [
-        'drydock sandbox · running · up 3m12s',
+        'drydock sandbox · up 3m12s · running',
         '',
         '  ✓  control plane  30s',
         '  …  sim cloud      12s  4/9 nodes joined',
@@ -87,7 +87,7 @@ describe('sandbox view', () => {
         { ...base, steps: [{ title: 'control plane', status: 'done' }], problem: 'the API server is not reachable: connection refused' },
         30,
       );
-      assert.deepEqual(lines, ['drydock sandbox · running · u…', '', '  ! the API server is not rea…']);
+      assert.deepEqual(lines, ['drydock sandbox · up 3m12s · …', '', '  ! the API server is not rea…']);
     });
   });
 
