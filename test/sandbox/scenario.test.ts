@@ -83,18 +83,41 @@ function descendants(pid: number): number[] {
   return out.sort((a, b) => a - b);
 }
 
+/** Stops a sandbox a failed or timed-out test left running, the way a person would: Ctrl-C, then kill. */
+async function stop(run: Run | undefined): Promise<void> {
+  if (run === undefined || run.child.exitCode !== null || run.child.signalCode !== null) return;
+  run.child.kill('SIGINT');
+  const exited = await Promise.race([run.exited.then(() => true), delay(30_000).then(() => false)]);
+  if (!exited) {
+    run.child.kill('SIGKILL');
+    await run.exited;
+  }
+}
+
 describe('drydock sandbox (end to end)', function () {
-  let tmp: ReturnType<typeof tempDir>;
+  let tmp: ReturnType<typeof tempDir> | undefined;
+  let current: Run | undefined;
   beforeEach(function () {
     skipWithoutBinaries(this);
     tmp = tempDir('drydock-sandbox-');
   });
-  afterEach(() => tmp?.remove());
+  afterEach(async function () {
+    this.timeout(60_000);
+    await stop(current);
+    current = undefined;
+    tmp?.remove();
+    tmp = undefined;
+  });
+
+  const tmpDir = (): string => {
+    assert.ok(tmp);
+    return tmp.dir;
+  };
 
   it('--scenario upgrade rolls every node onto the new image and exits 0', async function () {
     this.timeout(15 * 60_000);
-    const stateDir = path.join(tmp.dir, 'state');
-    const run = sandbox(['--scenario', 'upgrade', '--state-dir', stateDir, '--timeout', '10m']);
+    const stateDir = path.join(tmpDir(), 'state');
+    const run = (current = sandbox(['--scenario', 'upgrade', '--state-dir', stateDir, '--timeout', '10m']));
     const code = await run.exited;
     assert.equal(code, 0, run.output());
     assert.match(run.output(), /upgrade complete in \S+: \d+ nodes replaced in \d+ waves/);
@@ -129,7 +152,7 @@ describe('drydock sandbox (end to end)', function () {
 
   it('Ctrl-C stops every process it started', async function () {
     this.timeout(5 * 60_000);
-    const run = sandbox(['--state-dir', path.join(tmp.dir, 'state')]);
+    const run = (current = sandbox(['--state-dir', path.join(tmpDir(), 'state')]));
     const deadline = Date.now() + 4 * 60_000;
     while (!/✓ drydock/.test(run.output())) {
       assert.ok(Date.now() < deadline, `the sandbox did not come up:\n${run.output()}`);
