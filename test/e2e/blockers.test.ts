@@ -12,7 +12,6 @@ import { useControlPlane, eventually, statusOf } from '../support/control-plane.
 import { TEST_USER } from '../support/git-server.js';
 import type { RunningSimCloud } from '../../src/cloud/index.js';
 import {
-  applyWorkloads,
   converged,
   DRYDOCK_BIN,
   E2E_NAMESPACE,
@@ -22,9 +21,7 @@ import {
   IMAGE_V3,
   nodes,
   startDrydockChild,
-  startE2eCloud,
-  startFleetRepo,
-  tempDir,
+  startWorld,
   drydockArgs,
   type DrydockChild,
   type FleetRepo,
@@ -66,6 +63,7 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
   let repo: FleetRepo;
   let drydock: DrydockChild | undefined;
   let viewer: string;
+  let cacheDir = '';
   const dirs: string[] = [];
   const workerOnly = (image: string, rollout: Record<string, unknown> = {}): Record<string, string> => ({
     'images/worker.yaml': fleetFiles({ worker: image, controlPlane: IMAGE_V1, workerRollout: rollout })['images/worker.yaml'] ?? '',
@@ -75,16 +73,8 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
 
   before(async function () {
     this.timeout(120_000);
-    const stateDir = tempDir('drydock-e2e-sim-');
-    dirs.push(stateDir);
-    sim = await startE2eCloud(cp(), stateDir);
+    ({ sim, repo, cacheDir } = await startWorld(cp(), dirs));
     const kc = cp().adminKubeConfig();
-    await eventually('9 sim nodes Ready', async () => (await nodes(kc)).filter((n) => n.ready && n.group !== '').length === 9, { timeoutMs: 60_000 });
-    await applyWorkloads(kc);
-    await eventually('workload pods Running', async () => {
-      const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: E2E_NAMESPACE });
-      return pods.items.length === 6 && pods.items.every((p) => p.status?.phase === 'Running');
-    }, { timeoutMs: 60_000 });
     // A reader: get/list/watch on what drydock plan reads, nothing else.
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
     await rbac.createClusterRole({
@@ -106,9 +96,6 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
       },
     });
     viewer = (await cp().kubeconfigFor('plan-reader')).kubeconfigPath;
-    repo = await startFleetRepo(fleetFiles({ worker: IMAGE_V1, controlPlane: IMAGE_V1 }));
-    const cacheDir = tempDir('drydock-e2e-cache-');
-    dirs.push(cacheDir);
     drydock = startDrydockChild(drydockArgs(repo, cp().kubeconfigPath, sim.url, cacheDir));
     const url = await drydock.url;
     await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
@@ -164,7 +151,7 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
     const policy = kc.makeApiClient(PolicyV1Api);
     await policy.patchNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE, body: [{ op: 'replace', path: '/spec/minAvailable', value: 2 }] });
     await eventually('PDB api allows 0', async () => (await policy.readNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE })).status?.disruptionsAllowed === 0);
-    drydock = startDrydockChild(drydockArgs(repo, cp().kubeconfigPath, sim.url, dirs[1] ?? tempDir('c')));
+    drydock = startDrydockChild(drydockArgs(repo, cp().kubeconfigPath, sim.url, cacheDir));
     await eventually(
       'a pdb wait naming apps/api',
       async () => statusRecords().some((r) => waitsOf(r).some((w) => w.code === 'pdb' && w.reason.includes(`PDB ${E2E_NAMESPACE}/api`))),

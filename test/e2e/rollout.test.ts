@@ -10,11 +10,9 @@ import { useControlPlane, eventually } from '../support/control-plane.js';
 import type { RunningSimCloud } from '../../src/cloud/index.js';
 import {
   applyDeployRbac,
-  applyWorkloads,
   notifyWebhook,
   serviceAccountKubeconfig,
   converged,
-  E2E_NAMESPACE,
   autoscalerReplicas,
   fleetFiles,
   IMAGE_V1,
@@ -24,9 +22,7 @@ import {
   locked,
   nodes,
   startDrydockChild,
-  startE2eCloud,
-  startFleetRepo,
-  tempDir,
+  startWorld,
   drydockArgs,
   type DrydockChild,
   type FleetRepo,
@@ -41,6 +37,7 @@ describe('e2e: image rollout driven by Git', function () {
   let drydock: DrydockChild | undefined;
   let standby: DrydockChild | undefined;
   let args: string[] = [];
+  let cacheDir = '';
   const dirs: string[] = [];
   // Sampled all along: the most nodes cordoned at once (the repo's budget is 2).
   let maxCordoned = 0;
@@ -75,20 +72,8 @@ describe('e2e: image rollout driven by Git', function () {
 
   before(async function () {
     this.timeout(120_000);
-    const stateDir = tempDir('drydock-e2e-sim-');
-    dirs.push(stateDir);
-    sim = await startE2eCloud(cp(), stateDir);
+    ({ sim, repo, cacheDir } = await startWorld(cp(), dirs));
     const kc = cp().adminKubeConfig();
-    await eventually('9 sim nodes Ready', async () => (await nodes(kc)).filter((n) => n.ready && n.group !== '').length === 9, { timeoutMs: 60_000 });
-    await applyWorkloads(kc);
-    const core = kc.makeApiClient(CoreV1Api);
-    await eventually('workload pods Running', async () => {
-      const pods = await core.listNamespacedPod({ namespace: E2E_NAMESPACE });
-      return pods.items.length === 6 && pods.items.every((p) => p.status?.phase === 'Running');
-    }, { timeoutMs: 60_000 });
-    repo = await startFleetRepo(fleetFiles({ worker: IMAGE_V1, controlPlane: IMAGE_V1 }));
-    const cacheDir = tempDir('drydock-e2e-cache-');
-    dirs.push(cacheDir);
     // The service runs as deploy/'s ServiceAccount, under deploy/'s RBAC and nothing more.
     await applyDeployRbac(kc);
     args = drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, 'drydock-system').map((a) => (a === '1s' ? '1h' : a));

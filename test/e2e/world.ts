@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { AppsV1Api, CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import { runSimCloud, parseSimConfigText, type RunningSimCloud } from '../../src/cloud/index.js';
-import type { ControlPlane } from '../support/control-plane.js';
+import { eventually, type ControlPlane } from '../support/control-plane.js';
 import { startTestGitServer, git, gitEnv, withUser, TEST_USER, type GitServer } from '../support/git-server.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -203,6 +203,28 @@ export function workloadManifests(): (KubernetesObject & { spec?: unknown })[] {
   }
   objects.push(deployment('kube-system', 'cluster-autoscaler', 2, false));
   return objects;
+}
+
+/**
+ * The shared start of every e2e world: the sim cloud joined to the control plane (9 nodes
+ * Ready), the workloads Running, and the fleet repository on v1. Returns what to stop.
+ */
+export async function startWorld(cp: ControlPlane, dirs: string[]): Promise<{ sim: RunningSimCloud; repo: FleetRepo; cacheDir: string }> {
+  const stateDir = tempDir('drydock-e2e-sim-');
+  const cacheDir = tempDir('drydock-e2e-cache-');
+  dirs.push(stateDir, cacheDir);
+  const sim = await startE2eCloud(cp, stateDir);
+  const kc = cp.adminKubeConfig();
+  await eventually('9 sim nodes Ready', async () => (await nodes(kc)).filter((n) => n.ready && n.group !== '').length === 9, { timeoutMs: 60_000 });
+  await applyWorkloads(kc);
+  const core = kc.makeApiClient(CoreV1Api);
+  const want = E2E_APPS.reduce((n, a) => n + a.replicas, 0);
+  await eventually('workload pods Running', async () => {
+    const pods = await core.listNamespacedPod({ namespace: E2E_NAMESPACE });
+    return pods.items.length === want && pods.items.every((p) => p.status?.phase === 'Running');
+  }, { timeoutMs: 60_000 });
+  const repo = await startFleetRepo(fleetFiles({ worker: IMAGE_V1, controlPlane: IMAGE_V1 }));
+  return { sim, repo, cacheDir };
 }
 
 export async function applyWorkloads(kc: KubeConfig): Promise<void> {
