@@ -7,7 +7,7 @@
  *
  * Every part is stopped on the way out, whatever the way out is (done, error, Ctrl-C).
  */
-import { mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import { SimHttpProvider } from '../cloud/sim/http-client.js';
@@ -79,9 +79,7 @@ const STEPS = {
 const BINARIES_TIMEOUT_MS = 2 * 60 * 60 * 1000;
 
 function fileLogger(layout: StateLayout): Logger {
-  return createLogger('info', pino.destination({ dest: path.join(layout.logs, 'sandbox.log'), sync: true, mkdir: true }) as unknown as NodeJS.WritableStream).child({
-    component: 'sandbox',
-  });
+  return createLogger('info', createWriteStream(path.join(layout.logs, 'sandbox.log'), { flags: 'a' })).child({ component: 'sandbox' });
 }
 
 /** The lines a person needs to use the sandbox by hand. */
