@@ -25,7 +25,7 @@ export const REDACT_PATHS = [
 export function createLogger(level: LevelWithSilent = 'info', destination?: NodeJS.WritableStream): Logger {
   const opts = {
     level,
-    base: { app: 'drydock' },
+    base: { app: 'drydock', pid: process.pid },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
