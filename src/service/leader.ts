@@ -76,7 +76,20 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
     };
   };
 
+  /**
+   * A 409 on our write means the Lease changed since we read it — a standby's sync request,
+   * or a rival's acquisition. Read again and decide on what is there now, so an annotation
+   * never costs the leader its leadership.
+   */
   async function tryAcquireOrRenew(): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const result = await tryOnce();
+      if (result !== 'conflict') return result;
+      if (attempt >= 3) return false;
+    }
+  }
+
+  async function tryOnce(): Promise<boolean | 'conflict'> {
     let lease: V1Lease;
     try {
       lease = await api.readNamespacedLease({ name: opts.name, namespace: opts.namespace });
@@ -86,7 +99,7 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
         await api.createNamespacedLease({ namespace: opts.namespace, body: leaseBody(undefined, true, 0) });
         return true;
       } catch (createErr) {
-        if (httpStatus(createErr) === 409) return false;
+        if (httpStatus(createErr) === 409) return 'conflict';
         throw createErr;
       }
     }
@@ -110,7 +123,7 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
       await api.replaceNamespacedLease({ name: opts.name, namespace: opts.namespace, body: leaseBody(lease, !ours, transitions) });
       return true;
     } catch (err) {
-      if (httpStatus(err) === 409) return false;
+      if (httpStatus(err) === 409) return 'conflict';
       throw err;
     }
   }

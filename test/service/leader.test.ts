@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { useControlPlane, eventually } from '../support/control-plane.js';
 import { startLeaderElection, type LeaderElector } from '../../src/service/leader.js';
 
-const logger = pino({ level: 'silent' });
+const logger = pino({ level: process.env.DRYDOCK_TEST_LOG ?? 'silent' });
 const timing = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 200 };
 
 describe('leader election against a real API server', function () {
@@ -19,8 +19,9 @@ describe('leader election against a real API server', function () {
     await Promise.all(electors.splice(0).map((e) => e.stop()));
   });
 
-  function candidate(identity: string, name: string, log: string[]): LeaderElector {
+  function candidate(identity: string, name: string, log: string[], onSyncRequested?: () => void): LeaderElector {
     const e = startLeaderElection({
+      ...(onSyncRequested ? { onSyncRequested } : {}),
       kubeConfig: cp().adminKubeConfig(),
       namespace: 'drydock-system',
       name,
@@ -66,5 +67,21 @@ describe('leader election against a real API server', function () {
     });
     await eventually('a steps down', async () => !a.isLeader(), { timeoutMs: 5_000, intervalMs: 50 });
     assert.deepEqual(log, ['a+', 'a-']);
+  });
+
+  it('relays a sync request from the standby to the leader through the Lease', async () => {
+    let leaderSyncs = 0;
+    let standbySyncs = 0;
+    const log: string[] = [];
+    const a = candidate('a', 'lease-3', log, () => leaderSyncs++);
+    await eventually('a leads', async () => a.isLeader());
+    const b = candidate('b', 'lease-3', [], () => standbySyncs++);
+    await new Promise((r) => setTimeout(r, 400));
+    await b.requestSync();
+    await eventually('the leader saw the request', async () => leaderSyncs === 1, { timeoutMs: 5_000, intervalMs: 50 });
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(leaderSyncs, 1, 'once per request');
+    assert.equal(standbySyncs, 0, 'only the leader acts on it');
+    assert.deepEqual(log, ['a+'], 'the annotation did not cost the leader its leadership');
   });
 });
