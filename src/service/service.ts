@@ -94,6 +94,11 @@ export interface Service {
   stop(): Promise<void>;
 }
 
+/** A Git commit id shortened as git does; other revision names (a directory's hash) as they are. */
+function shortCommit(commit: string): string {
+  return /^[0-9a-f]{40}$/.test(commit) ? commit.slice(0, 7) : commit;
+}
+
 export async function startService(opts: ServiceOptions): Promise<Service> {
   const log = opts.logger;
   const now = opts.now ?? (() => new Date());
@@ -287,7 +292,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         readiness: () => {
           const reasons: string[] = [];
           if (!cluster.isSynced()) reasons.push('cluster caches not synced');
-          if (!inForce) reasons.push(newest ? `no valid commit yet (newest ${newest.commit.slice(0, 7)} was refused)` : 'no commit fetched yet');
+          if (!inForce) reasons.push(newest ? `no valid commit yet (newest ${shortCommit(newest.commit)} was refused)` : 'no commit fetched yet');
           return { ready: reasons.length === 0, reasons };
         },
         ...(opts.source.webhook
