@@ -4,24 +4,18 @@
  * a fleet repository on a real Git server, and `drydock run` as a child process (so SIGKILL
  * is real). Tests change the world only by pushing commits.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AppsV1Api, CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import { runSimCloud, parseSimConfigText, type RunningSimCloud } from '../../src/cloud/index.js';
 import { eventually, type ControlPlane } from '../support/control-plane.js';
-import { startTestGitServer, git, gitEnv, withUser, TEST_USER, type GitServer } from '../support/git-server.js';
+import { IMAGE_V1, fleetFiles, startFleetRepo, type FleetRepo } from './fleet.js';
+import { ROOT } from './drydock-child.js';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const DRYDOCK_BIN = path.join(ROOT, 'bin', 'drydock.js');
-export const IMAGE_V1 = 'registry.example/node-os:v1.0.0';
-export const IMAGE_V2 = 'registry.example/node-os:v2.0.0';
-export const IMAGE_V3 = 'registry.example/node-os:v3.0.0';
-export const IMAGE_V4 = 'registry.example/node-os:v4.0.0';
+export * from './fleet.js';
+export * from './drydock-child.js';
 
 export const E2E_NAMESPACE = 'apps';
 
@@ -36,114 +30,6 @@ export const E2E_APPS: readonly E2eApp[] = [
   { name: 'web', replicas: 4, pdb: { maxUnavailable: 1 } },
   { name: 'api', replicas: 2, pdb: { minAvailable: 1 } },
 ];
-
-export function rolloutYaml(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    maxSurge: 1,
-    maxUnavailable: 1,
-    concurrency: 1,
-    joinTimeout: '20s',
-    healthGate: { minReadySeconds: 1 },
-    drain: { timeoutSeconds: 60, onTimeout: 'halt', ignoreDaemonSets: true, deleteEmptyDirData: true },
-    approval: { required: 'none' },
-    ...overrides,
-  };
-}
-
-function doc(kind: string, name: string, spec: Record<string, unknown>): string {
-  return stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
-}
-
-/** The fleet repository's files, for a worker and a control-plane image. */
-export function fleetFiles(opts: { worker: string; controlPlane: string; workerRollout?: Record<string, unknown>; autoscaler?: boolean }): Record<string, string> {
-  const files: Record<string, string> = {
-    'drydock.yaml': stringify({
-      apiVersion: 'drydock.dev/v1alpha1',
-      kind: 'RepoConfig',
-      cluster: 'e2e',
-      budget: { maxUnavailable: 2 },
-      defaults: { rollout: rolloutYaml() },
-      paths: ['clusters', 'images'],
-      statusBranch: 'drydock/status',
-    }),
-    'clusters/workers.yaml': doc('ScalingGroup', 'workers', { provider: 'sim', groupId: 'workers', nodeImage: 'worker', role: 'worker', autoscaling: true }),
-    'clusters/control-plane.yaml': doc('ScalingGroup', 'control-plane', {
-      provider: 'sim',
-      groupId: 'control-plane',
-      nodeImage: 'control-plane',
-      role: 'control-plane',
-      autoscaling: false,
-    }),
-    'images/worker.yaml': doc('NodeImage', 'worker', { image: opts.worker, strategy: 'replace', rollout: rolloutYaml(opts.workerRollout) }),
-    'images/control-plane.yaml': doc('NodeImage', 'control-plane', { image: opts.controlPlane, strategy: 'replace', rollout: rolloutYaml() }),
-  };
-  if (opts.autoscaler !== false) {
-    files['clusters/autoscaler.yaml'] = doc('AutoscalingStrategy', 'cluster-autoscaler', {
-      enabled: true,
-      deploymentName: 'cluster-autoscaler',
-      deploymentNamespace: 'kube-system',
-    });
-  }
-  return files;
-}
-
-export interface FleetRepo {
-  readonly url: string;
-  /** The bare repository on the server. */
-  readonly bare: string;
-  /** A file of the status branch, or undefined when absent. */
-  statusFile(file: string, branch?: string): Promise<string | undefined>;
-  readonly server: GitServer;
-  /** Writes (or with null deletes) files, commits and pushes; resolves to the commit id. */
-  push(files: Record<string, string | null>, message: string): Promise<string>;
-  head(): Promise<string>;
-  close(): Promise<void>;
-}
-
-export async function startFleetRepo(initial: Record<string, string>): Promise<FleetRepo> {
-  const server = await startTestGitServer();
-  server.createBareRepo('fleet.git', 'main');
-  const url = server.repoUrl('fleet.git');
-  const work = mkdtempSync(path.join(tmpdir(), 'drydock-e2e-work-'));
-  let tick = 0;
-  await git(work, ['init', '-q', '-b', 'main']);
-  await git(work, ['remote', 'add', 'origin', withUser(url)]);
-  const push = async (files: Record<string, string | null>, message: string): Promise<string> => {
-    for (const [file, content] of Object.entries(files)) {
-      const abs = path.join(work, file);
-      if (content === null) rmSync(abs, { force: true });
-      else {
-        mkdirSync(path.dirname(abs), { recursive: true });
-        writeFileSync(abs, content);
-      }
-    }
-    tick += 1;
-    await git(work, ['add', '-A'], gitEnv(tick));
-    await git(work, ['commit', '-q', '-m', message], gitEnv(tick));
-    await git(work, ['push', '-q', 'origin', 'HEAD:main'], gitEnv(tick));
-    return git(work, ['rev-parse', 'HEAD']);
-  };
-  await push(initial, 'fleet: initial specs');
-  const bare = path.join(server.root, 'fleet.git');
-  return {
-    url,
-    bare,
-    statusFile: async (file, branch = 'drydock/status') => {
-      try {
-        return await git(bare, ['--git-dir', bare, 'show', `${branch}:${file}`]);
-      } catch {
-        return undefined;
-      }
-    },
-    server,
-    push,
-    head: () => git(work, ['rev-parse', 'HEAD']),
-    close: async () => {
-      await server.stop();
-      rmSync(work, { recursive: true, force: true });
-    },
-  };
-}
 
 export async function startE2eCloud(cp: ControlPlane, stateDir: string, bootDelaySeconds = 1): Promise<RunningSimCloud> {
   const config = parseSimConfigText(
@@ -235,25 +121,6 @@ export async function applyWorkloads(kc: KubeConfig): Promise<void> {
 }
 
 /** `drydock run` flags for the e2e world: fast polling, short leases. */
-export function drydockArgs(repo: FleetRepo, kubeconfig: string, cloudUrl: string, cacheDir: string, namespace = 'kube-system'): string[] {
-  return [
-    '--namespace', namespace,
-    '--repo', repo.url,
-    '--branch', 'main',
-    '--kubeconfig', kubeconfig,
-    '--provider', 'sim',
-    '--cloud-endpoint', cloudUrl,
-    '--listen', '127.0.0.1:0',
-    '--interval', '1s',
-    '--resync', '3s',
-    '--cache-dir', cacheDir,
-    '--lease-duration', '3s',
-    '--renew-deadline', '2s',
-    '--retry-period', '500ms',
-  ];
-}
-
-/** deploy/'s Namespace, ServiceAccount and RBAC, applied as they are. */
 export async function applyDeployRbac(kc: KubeConfig): Promise<void> {
   const client = KubernetesObjectApi.makeApiClient(kc);
   for (const file of ['namespace.yaml', 'serviceaccount.yaml', 'rbac.yaml']) {
@@ -267,86 +134,6 @@ export async function applyDeployRbac(kc: KubeConfig): Promise<void> {
 export async function serviceAccountKubeconfig(cp: ControlPlane): Promise<string> {
   const u = await cp.kubeconfigFor('system:serviceaccount:drydock-system:drydock', ['system:serviceaccounts', 'system:serviceaccounts:drydock-system']);
   return u.kubeconfigPath;
-}
-
-export const WEBHOOK_SECRET = 'e2e-webhook-secret';
-
-/** POSTs a signed push notification to drydock's webhook route; resolves to the HTTP status. */
-export async function notifyWebhook(drydockUrl: string): Promise<number> {
-  const body = JSON.stringify({ ref: 'refs/heads/main' });
-  const sig = createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex');
-  const r = await fetch(`${drydockUrl}/webhook`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-drydock-signature': `sha256=${sig}` },
-    body,
-  });
-  return r.status;
-}
-
-export interface DrydockChild {
-  readonly proc: ChildProcess;
-  readonly url: Promise<string>;
-  /** Every log line so far (JSON lines from stdout, text from stderr). */
-  readonly lines: string[];
-  /** Parsed JSON log records. */
-  records(): Record<string, unknown>[];
-  exited: Promise<number | null>;
-  kill(signal: NodeJS.Signals): void;
-}
-
-export function startDrydockChild(args: readonly string[], env: NodeJS.ProcessEnv = {}): DrydockChild {
-  const proc = spawn(process.execPath, [DRYDOCK_BIN, 'run', ...args], {
-    env: {
-      ...process.env,
-      DRYDOCK_GIT_USERNAME: TEST_USER.username,
-      DRYDOCK_GIT_PASSWORD: TEST_USER.password,
-      DRYDOCK_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let resolveUrl!: (u: string) => void;
-  const url = new Promise<string>((r) => {
-    resolveUrl = r;
-  });
-  const collect = (stream: NodeJS.ReadableStream | null): void => {
-    let buf = '';
-    stream?.setEncoding('utf8');
-    stream?.on('data', (chunk: string) => {
-      buf += chunk;
-      let i: number;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        lines.push(line);
-        if (process.env.DRYDOCK_E2E_VERBOSE === '1') process.stderr.write(`      | ${line}\n`);
-        const m = /listening on (https?:\/\/\S+)/.exec(line);
-        if (m?.[1]) resolveUrl(m[1]);
-      }
-    });
-  };
-  collect(proc.stdout);
-  collect(proc.stderr);
-  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
-  return {
-    proc,
-    url,
-    lines,
-    records: () =>
-      lines.flatMap((l) => {
-        if (!l.startsWith('{')) return [];
-        try {
-          return [JSON.parse(l) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      }),
-    exited,
-    kill: (signal) => {
-      proc.kill(signal);
-    },
-  };
 }
 
 export interface NodeView {
