@@ -52,13 +52,15 @@ describe('e2e: image rollout driven by Git', function () {
    * Pushes and tells drydock through its webhook (polling is hourly in this world) — on the
    * standby, as a Service may: the standby must relay it to the leader.
    */
-  async function push(files: Record<string, string | null>, message: string): Promise<string> {
+  async function push(files: Record<string, string | null>, message: string, to: 'standby' | 'leader' = 'standby'): Promise<string> {
     const commit = await repo.push(files, message);
-    const child = standby;
+    const child = to === 'standby' ? standby : drydock;
     assert.ok(child);
+    notifiedAt = Date.now();
     assert.equal(await notifyWebhook(await child.url), 202);
     return commit;
   }
+  let notifiedAt = 0;
   async function startReplica(): Promise<DrydockChild> {
     const child = startDrydockChild(args);
     const url = await child.url;
@@ -118,7 +120,17 @@ describe('e2e: image rollout driven by Git', function () {
       }, () => undefined);
     }, 250);
     try {
-      await push(imageFiles(IMAGE_V2), 'images: node-os v2');
+      await push(imageFiles(IMAGE_V2), 'images: node-os v2', 'leader');
+      const leader = drydock;
+      assert.ok(leader);
+      const sentAt = notifiedAt;
+      // DESIGN.md's target: webhook push → first cluster action within 1 s.
+      const first = await eventually('the first action after the webhook', async () =>
+        leader.records().find((r) => r.msg === 'action applied' && Date.parse(String(r.time)) >= sentAt),
+      );
+      const latency = Date.parse(String(first.time)) - sentAt;
+      process.stderr.write(`      (webhook → first action: ${latency} ms, ${String(first.action)})\n`);
+      assert.ok(latency <= 1_000, `webhook to first action took ${latency} ms`);
       await eventually('every node on v2, Ready, uncordoned and unlocked', () => converged(kc, IMAGE_V2), { timeoutMs: 150_000, intervalMs: 1_000 });
       await eventually('autoscaler restored', async () => {
         const a = await autoscalerReplicas(kc);
@@ -178,6 +190,8 @@ describe('e2e: image rollout driven by Git', function () {
     const workersBefore = sim.cloud.inspectGroup('workers').nextInstance;
     const cpBefore = sim.cloud.inspectGroup('control-plane').nextInstance;
     await push(imageFiles(IMAGE_V3), 'images: node-os v3');
+    const sentAt = notifiedAt;
+    const leaderBefore = drydock;
     // Kill while a node is in flight, after at least one was replaced.
     await eventually(
       'one node replaced and another in flight',
@@ -191,6 +205,10 @@ describe('e2e: image rollout driven by Git', function () {
     const next = standby;
     assert.ok(leader && next);
     assert.equal(await leads(next), false, 'the standby is not leading before the kill');
+    const relayed = leader.records().find((r) => r.msg === 'action applied' && Date.parse(String(r.time)) >= sentAt);
+    if (relayed && leaderBefore === leader) {
+      process.stderr.write(`      (webhook on the standby → leader's first action: ${Date.parse(String(relayed.time)) - sentAt} ms)\n`);
+    }
     leader.kill('SIGKILL');
     await leader.exited;
     const killedAt = Date.now();
