@@ -69,6 +69,10 @@ export interface ServiceOptions {
   readonly resyncMs?: number;
   /** Minimum time between two status writes (a trailing write always follows). */
   readonly statusIntervalMs?: number;
+  /** A round running longer than this makes /healthz fail, so a hung call gets the pod restarted. */
+  readonly stuckAfterMs?: number;
+  /** How long stop() waits for the action in flight before releasing the Lease anyway. */
+  readonly shutdownTimeoutMs?: number;
   readonly now?: () => Date;
   readonly metrics?: ServiceMetrics;
 }
@@ -122,6 +126,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   let loggedKey: string | undefined;
   let lastWriteAt = 0;
   let transientStreak = 0;
+  let roundStartedAt: number | undefined;
+  const stuckAfterMs = opts.stuckAfterMs ?? 5 * 60_000;
 
   const scheduler: Scheduler = new Scheduler(round);
   const cluster: ClusterCache = startClusterCache({
@@ -241,6 +247,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     if (stopping) return;
     if (!cluster.isSynced()) return; // the synced() hook requests a round
     rounds += 1;
+    roundStartedAt = Date.now();
     const started = process.hrtime.bigint();
     let result = 'ok';
     try {
@@ -276,6 +283,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       await report({ error: { code: e.code, message: e.message } }).catch(() => undefined);
       scheduler.request(e.retryInMs);
     } finally {
+      roundStartedAt = undefined;
       metrics.reconcileDuration.observe({ result }, Number(process.hrtime.bigint() - started) / 1e9);
     }
   }
@@ -288,7 +296,15 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         listen: opts.listen,
         logger: log,
         registry: metrics.registry,
-        healthy: () => (stopping ? { ok: false, reason: 'shutting down' } : { ok: true }),
+        healthy: () => {
+          if (stopping) return { ok: false, reason: 'shutting down' };
+          // Requests to the API server have no deadline of their own; a round stuck on one
+          // would stop the loop for good, so liveness fails and the pod is restarted.
+          if (roundStartedAt !== undefined && Date.now() - roundStartedAt > stuckAfterMs) {
+            return { ok: false, reason: `a reconcile has been running for ${Math.round((Date.now() - roundStartedAt) / 1000)}s` };
+          }
+          return { ok: true };
+        },
         readiness: () => {
           const reasons: string[] = [];
           if (!cluster.isSynced()) reasons.push('cluster caches not synced');
@@ -345,7 +361,15 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         stopping = true;
         if (pollTimer) clearTimeout(pollTimer);
         log.info({}, 'shutting down: finishing the action in flight');
-        await scheduler.stop();
+        let timer: NodeJS.Timeout | undefined;
+        const gaveUp = await Promise.race([
+          scheduler.stop().then(() => false),
+          new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(true), opts.shutdownTimeoutMs ?? 30_000);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (gaveUp) log.warn({}, 'the action in flight did not finish in time; stopping without it');
         await leader.stop();
         await Promise.allSettled([cluster.stop(), http?.close(), opts.source.close?.()]);
         log.info({}, 'stopped');

@@ -9,6 +9,7 @@ import { CountingKubeConfig } from '../../src/observe/kube.js';
 import { plan } from '../../src/plan/index.js';
 import { directoryDesiredSource } from '../../src/service/directory-source.js';
 import { startService, type Service } from '../../src/service/service.js';
+import type { CloudProvider } from '../../src/cloud/provider.js';
 
 describe('service HTTP: /healthz, /readyz, /metrics', function () {
   this.timeout(60_000);
@@ -82,5 +83,51 @@ describe('service HTTP: /healthz, /readyz, /metrics', function () {
     service = undefined;
     const r = await fetch(`${url}/healthz`).then((x) => x.status, () => 'closed');
     assert.ok(r === 503 || r === 'closed');
+  });
+
+  it('fails liveness when a round hangs (a cloud call that never answers)', async () => {
+    const hung = mkdtempSync(path.join(tmpdir(), 'drydock-http-hung-'));
+    writeFileSync(path.join(hung, 'drydock.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: hung\npaths: [specs]\n');
+    mkdirSync(path.join(hung, 'specs'));
+    writeFileSync(
+      path.join(hung, 'specs/g.yaml'),
+      'apiVersion: drydock.dev/v1alpha1\nkind: ScalingGroup\nmetadata:\n  name: w\nspec:\n  provider: sim\n  groupId: w\n  nodeImage: w\n  role: worker\n---\napiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: w\nspec:\n  image: os:v1\n  strategy: replace\n',
+    );
+    const never = new Promise<never>(() => undefined);
+    const provider: CloudProvider = {
+      name: 'sim',
+      listGroups: () => never,
+      describeGroup: () => never,
+      setGroupImage: () => never,
+      addCapacity: () => never,
+      removeInstance: () => never,
+      instanceForProviderID: () => undefined,
+    };
+    const kc = new CountingKubeConfig();
+    kc.loadFromString(cp().kubeconfig);
+    const s = await startService({
+      kubeConfig: kc,
+      source: directoryDesiredSource(hung),
+      planner: (d, o, now) => plan(d, o, now),
+      providers: { sim: provider },
+      cluster: '',
+      logger: pino({ level: 'silent' }),
+      listen: '127.0.0.1:0',
+      leaderElection: false,
+      stuckAfterMs: 300,
+      shutdownTimeoutMs: 200,
+    });
+    try {
+      await eventually('a round started', async () => s.state().rounds > 0);
+      const res = await eventually('liveness fails', async () => {
+        const r = await fetch(`${s.url}/healthz`);
+        return r.status === 503 ? r : undefined;
+      });
+      assert.match(await res.text(), /unhealthy: a reconcile has been running for \d+s/);
+    } finally {
+      // Bounded: a hung round does not hold shutdown (or the Lease) forever.
+      await s.stop();
+      rmSync(hung, { recursive: true, force: true });
+    }
   });
 });
