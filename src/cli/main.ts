@@ -10,6 +10,9 @@ import { register as registerStatus } from './status.js';
 /**
  * Every subcommand lives in its own file and exports `register(program)`; its action
  * resolves to the exit code it wants (0 ok, 1 findings, 2 usage or runtime error).
+ * A registrar imports only what its flags and help need; the command's implementation
+ * (cli/actions/) is imported when the command runs, so one command never pays for loading
+ * the others' dependencies (client-node, fastify, isomorphic-git…).
  */
 type Registrar = (program: Command, done: (code: ExitCode) => void) => void;
 

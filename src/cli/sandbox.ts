@@ -2,12 +2,11 @@
  * `drydock sandbox`: the embedded default environment (src/sandbox/). Ctrl-C (SIGINT), SIGTERM
  * or SIGHUP stops every process it started before the command returns.
  */
-import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { DEFAULT_STATE_DIR, outcomeReport, runSandbox, SCENARIOS, type Scenario } from '../sandbox/index.js';
-import { EXIT_ERROR, type ExitCode } from './exit.js';
+import { DEFAULT_STATE_DIR, SCENARIOS, type Scenario } from '../sandbox/layout.js';
+import type { ExitCode } from './exit.js';
 
-interface SandboxFlags {
+export interface SandboxFlags {
   stateDir: string;
   reset: boolean;
   scenario?: Scenario;
@@ -44,48 +43,7 @@ export function register(program: Command, done: (code: ExitCode) => void): void
         'KUBEBUILDER_ASSETS points at them.',
     )
     .action(async (flags: SandboxFlags) => {
-      done(await run(flags));
+      const { runSandboxCommand } = await import('./actions/sandbox.js');
+      done(await runSandboxCommand(flags));
     });
-}
-
-async function run(flags: SandboxFlags): Promise<ExitCode> {
-  const scenarioTimeoutMs = parseDuration(flags.timeout);
-  const startTimeoutMs = parseDuration(flags.startTimeout);
-  if (scenarioTimeoutMs === undefined || startTimeoutMs === undefined) {
-    const bad = scenarioTimeoutMs === undefined ? `--timeout ${JSON.stringify(flags.timeout)}` : `--start-timeout ${JSON.stringify(flags.startTimeout)}`;
-    process.stderr.write(`drydock sandbox: ${bad} is not a duration; use e.g. 90s, 10m or 1h\n`);
-    return EXIT_ERROR;
-  }
-  const abort = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (abort.signal.aborted) {
-      // A second Ctrl-C: leave now. The watchdogs of the processes stop them within a second.
-      process.stderr.write(`drydock sandbox: ${signal} again: exiting without waiting\n`);
-      process.exit(EXIT_ERROR);
-    }
-    process.stderr.write(`\ndrydock sandbox: ${signal}: stopping every process it started (Ctrl-C again to exit at once)…\n`);
-    abort.abort();
-  };
-  // SIGHUP: the terminal went away; stop as cleanly as for Ctrl-C.
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  for (const s of signals) process.on(s, onSignal);
-  try {
-    const outcome = await runSandbox({
-      stateDir: flags.stateDir,
-      reset: flags.reset,
-      ...(flags.scenario === undefined ? {} : { scenario: flags.scenario }),
-      scenarioTimeoutMs,
-      startTimeoutMs,
-      out: process.stdout,
-      // --no-live forces plain lines; otherwise a terminal gets the redrawn view.
-      ...(flags.live === false ? { live: false } : {}),
-      signal: abort.signal,
-      ...(flags.repoFrom === undefined ? {} : { examplesDir: path.resolve(flags.repoFrom) }),
-    });
-    const report = outcomeReport(outcome, flags.scenario !== undefined);
-    for (const line of report.lines) (report.code === 0 ? process.stdout : process.stderr).write(`${line}\n`);
-    return report.code;
-  } finally {
-    for (const s of signals) process.off(s, onSignal);
-  }
 }

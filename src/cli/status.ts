@@ -4,9 +4,8 @@
  * not exist yet or the repository cannot be read.
  */
 import { Option, type Command } from 'commander';
-import { parse } from 'yaml';
-import { EXIT_ERROR, EXIT_OK, type ExitCode } from './exit.js';
-import { DEFAULT_STATUS_BRANCH, GitSource, isGitSourceError, readRecord, readStatusFiles, resolveCredentials } from '../source/index.js';
+import { DEFAULT_STATUS_BRANCH } from '../source/trailers.js';
+import type { ExitCode } from './exit.js';
 
 export interface StatusCommandOptions {
   readonly repo: string;
@@ -14,43 +13,6 @@ export interface StatusCommandOptions {
   readonly format: 'text' | 'json';
   readonly gitTokenFile?: string;
   readonly cacheDir?: string;
-}
-
-export async function runStatus(opts: StatusCommandOptions, out: (s: string) => void, err: (s: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<ExitCode> {
-  try {
-    const credentials = resolveCredentials({ env, url: opts.repo, ...(opts.gitTokenFile ? { tokenFile: opts.gitTokenFile } : {}) });
-    // The tracked branch plays no part here; the status branch is named explicitly.
-    const source = new GitSource({ repo: opts.repo, ...(credentials ? { credentials } : {}), ...(opts.cacheDir ? { cacheRoot: opts.cacheDir } : {}), retries: 1 });
-    let tip: string;
-    try {
-      tip = await source.fetchBranch(opts.statusBranch);
-    } catch (e) {
-      if (isGitSourceError(e, 'branch-missing')) {
-        err(`drydock status: ${source.display} has no branch ${opts.statusBranch} yet: drydock writes it once it has run against this repository (or pass --status-branch)\n`);
-        return EXIT_ERROR;
-      }
-      throw e;
-    }
-    const files = await readStatusFiles(source, tip);
-    if (opts.format === 'json') {
-      const record = await readRecord(source, tip);
-      const specs: unknown[] = [];
-      for (const [p, text] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        if (p.startsWith('status/') && p.endsWith('.yaml')) specs.push(parse(text));
-      }
-      const errorsText = files.get('errors.yaml');
-      out(`${JSON.stringify({ statusCommit: tip, cluster: record.cluster ?? null, sourceCommit: record.sourceCommit ?? null, specs, errors: errorsText ? parse(errorsText) : null }, null, 2)}\n`);
-      return EXIT_OK;
-    }
-    out(files.get('README.md') ?? `(the status branch ${opts.statusBranch} has no README.md)\n`);
-    return EXIT_OK;
-  } catch (e) {
-    if (isGitSourceError(e)) {
-      err(`drydock status: ${e.message}\n`);
-      return EXIT_ERROR;
-    }
-    throw e;
-  }
 }
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
@@ -63,6 +25,7 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .option('--git-token-file <file>', 'file holding a Git token (or set DRYDOCK_GIT_TOKEN)')
     .option('--cache-dir <dir>', 'root of the Git cache clones')
     .action(async (options: StatusCommandOptions) => {
+      const { runStatus } = await import('./actions/status.js');
       done(await runStatus(options, (s) => process.stdout.write(s), (s) => process.stderr.write(s)));
     });
 }

@@ -30,7 +30,7 @@ import { describeSandboxError, SandboxError, stepError } from './errors.js';
 import { fleetGroups, nodeImageFile, type FleetGroup } from './fleet-groups.js';
 import { DEFAULT_STATUS_BRANCH, fleetRepoPath, readTree, seedFleetRepo, TRACKED_BRANCH } from './fleet-repo.js';
 import type { GitServer } from './git-server.js';
-import { prepareStateDir, readSettings, stateLayout, writeSettings, type StateLayout } from './layout.js';
+import { prepareStateDir, readSettings, stateLayout, writeSettings, type Scenario, type StateLayout } from './layout.js';
 import { Monitor, Progress, type StepHandle } from './monitor.js';
 import { runUpgradeScenario, summaryLines, type ScenarioSummary } from './scenario.js';
 import { RepoReader } from './snapshot.js';
@@ -38,11 +38,9 @@ import { createScreen, type ScreenOutput } from './terminal.js';
 import { applyObjects, demoManifests, demoWorkloadsReady } from './workloads.js';
 import { waitFor } from './wait.js';
 
-export { DEFAULT_STATE_DIR } from './layout.js';
+export { DEFAULT_STATE_DIR, SCENARIOS, type Scenario } from './layout.js';
 export { SandboxError, describeSandboxError } from './errors.js';
 
-export type Scenario = 'upgrade';
-export const SCENARIOS: readonly Scenario[] = ['upgrade'];
 
 export interface SandboxOptions {
   readonly stateDir: string;

@@ -14,6 +14,9 @@ import { SandboxError } from './errors.js';
 
 export const DEFAULT_STATE_DIR = path.join('.state', 'sandbox');
 
+export type Scenario = 'upgrade';
+export const SCENARIOS: readonly Scenario[] = ['upgrade'];
+
 export interface StateLayout {
   readonly root: string;
   /** One log file per process and one for the sandbox itself. */

@@ -13,10 +13,10 @@ import { renderStatusDocs, summarize } from '../report/status-docs.js';
 import type { StatusReport } from '../report/types.js';
 import { GitSourceError, isGitSourceError } from './errors.js';
 import type { GitSource } from './git-source.js';
-import { CLUSTER_TRAILER, parseTrailers, SOURCE_TRAILER, statusMessage } from './trailers.js';
+import { CLUSTER_TRAILER, DEFAULT_STATUS_BRANCH, parseTrailers, SOURCE_TRAILER, statusMessage } from './trailers.js';
 import { readFilesTree, writeFilesTree } from './tree-writer.js';
 
-export const DEFAULT_STATUS_BRANCH = 'drydock/status';
+export { DEFAULT_STATUS_BRANCH };
 
 export interface StatusWriterOptions {
   /** The source whose repository (and cache clone and credentials) the status branch lives in. */

@@ -3,6 +3,9 @@
  * make the status branch the record drydock restarts from (Drydock-Source: the commit in force).
  */
 
+/** The branch the status reports are committed to unless told otherwise. */
+export const DEFAULT_STATUS_BRANCH = 'drydock/status';
+
 export const SOURCE_TRAILER = 'Drydock-Source';
 export const CLUSTER_TRAILER = 'Drydock-Cluster';
 

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { GitSource, StatusWriter } from '../../src/source/index.js';
 import type { StatusReport } from '../../src/report/types.js';
-import { runStatus } from '../../src/cli/status.js';
+import { runStatus } from '../../src/cli/actions/status.js';
 import { git, gitEnv, tempDir, TEST_USER, withUser } from '../support/git-server.js';
 import { createFixture, type Fixture } from './fixture.js';
 

@@ -1,0 +1,58 @@
+/** What `drydock run` does once its flags are parsed (loaded only when it runs). */
+import { plan } from '../../plan/index.js';
+import { loadKubeConfig, KubeConfigError } from '../../observe/kube.js';
+import { startService, type Service } from '../../service/service.js';
+import { createLogger } from '../../service/logger.js';
+import { OptionError, parseBool, parseDuration, providersFrom } from '../../service/options.js';
+import { createServiceSources } from '../../service/sources.js';
+import { ListenError } from '../../service/http.js';
+import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
+import type { RunFlags } from '../run.js';
+
+function fail(message: string): ExitCode {
+  process.stderr.write(`drydock run: ${message}\n`);
+  return EXIT_ERROR;
+}
+
+export async function run(flags: RunFlags): Promise<ExitCode> {
+  const logger = createLogger(flags.logLevel);
+  let service: Service;
+  try {
+    const leaderElect = parseBool('--leader-elect', flags.leaderElect);
+    const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
+    const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);
+    const { source, status } = createServiceSources(flags, logger);
+    service = await startService({
+      kubeConfig,
+      source,
+      planner: (d, o, now) => plan(d, o, now),
+      providers,
+      ...(status ? { status } : {}),
+      cluster: flags.cluster,
+      logger,
+      listen: flags.listen,
+      leaderElection: leaderElect
+        ? {
+            namespace: flags.namespace,
+            leaseDurationMs: parseDuration('--lease-duration', flags.leaseDuration),
+            renewDeadlineMs: parseDuration('--renew-deadline', flags.renewDeadline),
+            retryPeriodMs: parseDuration('--retry-period', flags.retryPeriod),
+          }
+        : false,
+      pollIntervalMs: flags.pollInterval ? parseDuration('--poll-interval', flags.pollInterval) : parseDuration('--interval', flags.interval),
+      resyncMs: parseDuration('--resync', flags.resync),
+    });
+  } catch (err) {
+    if (err instanceof OptionError || err instanceof KubeConfigError || err instanceof ListenError) return fail(err.message);
+    const code = err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+    return fail(`${err instanceof Error ? err.message : String(err)}${code ? ` (${code})` : ''}`);
+  }
+  process.stderr.write(`drydock listening on ${service.url ?? '(no http)'} as ${service.identity}\n`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  logger.info({ signal }, 'signal received');
+  await service.stop();
+  return EXIT_OK;
+}
