@@ -40,6 +40,25 @@ function removeReplacement(ctx: RolloutContext, e: Entry, id: string): void {
 }
 
 /**
+ * The instance surged for a stale node whose claim never got written (drydock stopped right
+ * after the surge): unclaimed, on an image no longer desired, created after the node was
+ * started, and not a finished replacement. The oldest such instance is taken, so two stale
+ * nodes never take the same one.
+ */
+function unclaimedSurgeOf(ctx: RolloutContext, e: Entry, node: ObservedNode): string | undefined {
+  const from = since(ctx, node) - ctx.options.skewMs;
+  let found: { id: string; created: number } | undefined;
+  for (const inst of e.group.byId.values()) {
+    if (inst.image === ctx.image.image || ctx.view.claimed.has(inst.id) || ctx.abandoned.has(inst.id)) continue;
+    const created = parseInstant(inst.createdAt);
+    if (created === undefined || created < from) continue;
+    if (ctx.view.nodeByProviderID.get(inst.providerID)?.annotations[ANNOTATIONS.replaces] !== undefined) continue;
+    if (found === undefined || created < found.created || (created === found.created && inst.id < found.id)) found = { id: inst.id, created };
+  }
+  return found?.id;
+}
+
+/**
  * A lock from an older revision (an edited spec, or an image changed back mid-rollout). A node
  * whose replacement has joined is finished under the new revision (its pods may already run
  * there); so is a still-outdated node whose replacement is on the desired image. Anything else
@@ -48,7 +67,25 @@ function removeReplacement(ctx: RolloutContext, e: Entry, id: string): void {
 export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
   const node = e.node;
   if (node === undefined) return;
-  const id = replacementOf(e);
+  let id = replacementOf(e);
+  let claim: Record<string, string> = {};
+  if (id === undefined && nodePhase(node) !== 'Failed') {
+    // A surge made for this node whose claim was lost (drydock stopped right after it): one
+    // that joined is claimed now and the node finishes as if it had been; one still booting
+    // is removed, or the group would keep it as one instance too many.
+    const lost = unclaimedSurgeOf(ctx, e, node);
+    const lostInst = lost !== undefined ? e.group.byId.get(lost) : undefined;
+    if (lost !== undefined && lostInst !== undefined) {
+      ctx.abandoned.add(lost);
+      if (ctx.view.nodeByProviderID.get(lostInst.providerID) !== undefined) {
+        id = lost;
+        claim = { [ANNOTATIONS.replacedBy]: lost };
+        ctx.reclaimed.set(node.name, lost);
+      } else {
+        removeReplacement(ctx, e, lost);
+      }
+    }
+  }
   const inst = id !== undefined ? e.group.byId.get(id) : undefined;
   const joined = inst !== undefined && ctx.view.nodeByProviderID.get(inst.providerID) !== undefined;
   if (nodePhase(node) === 'Failed') {
@@ -57,7 +94,7 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
     return;
   }
   if (joined || (e.outdated && (inst === undefined || inst.image === ctx.image.image))) {
-    ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations: { [ANNOTATIONS.operation]: ctx.lock } });
+    ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations: { [ANNOTATIONS.operation]: ctx.lock, ...claim } });
     ctx.b.note(ctx.spec, `${node.name} continues under revision ${ctx.image.revision}`, node.name);
     ctx.adopted.add(node.name);
     return;
@@ -133,7 +170,7 @@ export function advance(ctx: RolloutContext, e: Entry): void {
 
 function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   const { b, spec, now, image } = ctx;
-  const id = replacementOf(e);
+  const id = replacementOf(e) ?? ctx.reclaimed.get(node.name);
   if (id === undefined) {
     ctx.needers.push(e);
     return;

@@ -61,6 +61,10 @@ export interface RolloutContext {
   readonly released: Set<string>;
   /** Nodes started this round (locked at `now`). */
   readonly startedNow: Set<string>;
+  /** Instances this round removes as surges made for a revision no longer desired. */
+  readonly abandoned: Set<string>;
+  /** Replacements claimed this round for adopted nodes (node name to instance id). */
+  readonly reclaimed: Map<string, string>;
   /** Current-revision nodes started and not finished (Failed excluded), per groupId. */
   readonly inFlight: Map<string, number>;
   /** Nodes in Pending that need a replacement instance, in rollout order. */
@@ -168,6 +172,8 @@ export function buildRollout(
     adopted: new Set(),
     released: new Set(),
     startedNow: new Set(),
+    abandoned: new Set(),
+    reclaimed: new Map(),
     inFlight: new Map(),
     needers: [],
     nodeMessages: new Map(),

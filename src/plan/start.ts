@@ -86,6 +86,7 @@ export function candidates(ctx: RolloutContext): Entry[] {
       e.node !== undefined &&
       !ctx.released.has(e.node.name) &&
       !ctx.view.claimed.has(e.instance.id) &&
+      !ctx.abandoned.has(e.instance.id) &&
       ownership(ctx, e.node) !== 'current' &&
       ownership(ctx, e.node) !== 'stale',
   );

@@ -82,6 +82,39 @@ describe('plan: locks of an older revision', () => {
       },
     },
     {
+      name: 'revert: a surge whose claim was lost (drydock stopped right after it) is removed with the release',
+      desired: backToV1,
+      observed: (() => {
+        const o = staleLock('Pending', false);
+        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(0) } } : n)) };
+      })(),
+      now: at(60),
+      check: (p) =>
+        assert.deepEqual(p.actions, [
+          { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
+          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: RELEASE },
+        ]),
+    },
+    {
+      name: 'revert: a joined surge whose claim was lost is claimed, and no second instance is surged',
+      desired: backToV1,
+      observed: (() => {
+        const o = staleLock('Pending', true);
+        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(0) } } : n)) };
+      })(),
+      now: at(60),
+      check: (p) => {
+        assert.deepEqual(p.actions[0], {
+          kind: 'annotateNode',
+          spec: SPEC,
+          node: 'worker-0',
+          annotations: { [ANNOTATIONS.operation]: 'NodeImage/workers@workers-img:v1-again', [ANNOTATIONS.replacedBy]: 'i-9' },
+        });
+        assert.equal(p.actions.some((a) => a.kind === 'surge' || a.kind === 'removeInstance'), false);
+        assert.equal(p.actions.some((a) => a.kind === 'annotateNode' && a.node === 'worker-9' && a.annotations[ANNOTATIONS.phase] === 'Pending'), false);
+      },
+    },
+    {
       name: 'a Failed node of an older revision is uncordoned and released: a new revision retries it',
       desired: desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, {}, 'workers-img:v2-fixed')] }),
       observed: (() => {

@@ -24,6 +24,8 @@ export interface Scenario {
   readonly faults: Faults;
   /** Chance per round that drydock stops after applying only part of the plan. */
   readonly crash: number;
+  /** drydock stops right after applying a surge: the rest of that round's actions are lost. */
+  readonly stopAfterSurge?: boolean;
   /** Another operation holds this node for a while at the start. */
   readonly foreignHold?: { readonly node: string; readonly seconds: number };
   /** Workloads (ReplicaSets with a PDB each); default: web over half the nodes, and db. */
@@ -125,6 +127,11 @@ export function runScenario(s: Scenario): RunResult {
     if (actions.length > 0 && random.chance(s.crash)) {
       actions = actions.slice(0, random.int(0, actions.length - 1));
       say(`drydock restarts after ${actions.length} of ${p.actions.length} actions`);
+    }
+    const surgeAt = s.stopAfterSurge === true ? actions.findIndex((a) => a.kind === 'surge') : -1;
+    if (surgeAt >= 0 && surgeAt < actions.length - 1) {
+      actions = actions.slice(0, surgeAt + 1);
+      say(`drydock restarts right after its surge (${actions.length} of ${p.actions.length} actions)`);
     }
     let changed = false;
     for (const a of actions) {

@@ -48,3 +48,26 @@ export function halting(seed: number): Scenario {
     faults: { neverJoins: 0.3, evict429: 0.5 },
   };
 }
+
+/**
+ * A control-plane group mid-rollout when the image is reverted, with drydock stopping right
+ * after every surge it makes: the group must end the size it started.
+ */
+export function revertRace(seed: number): Scenario {
+  const r = new Random(seed * 104_729);
+  return {
+    seed,
+    nodes: r.int(2, 4),
+    controlPlane: r.int(1, 3),
+    budget: r.int(1, 2),
+    rollout: { maxSurge: r.int(1, 2), joinTimeoutSeconds: 300, healthGate: { minReadySeconds: r.int(0, 20) } },
+    timing: { boot: [20, 120], terminate: r.int(1, 10), reschedule: r.int(1, 5), podReady: r.int(1, 15) },
+    faults: { neverJoins: 0, evict429: r.chance(0.5) ? 0.2 : 0 },
+    crash: r.chance(0.5) ? 0.1 : 0,
+    stopAfterSurge: true,
+    images: [
+      [0, 'img:v2'],
+      [r.int(5, 300), 'img:v1'],
+    ],
+  };
+}

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { runScenario } from './driver.js';
-import { chaos, halting } from './scenarios.js';
+import { chaos, halting, revertRace } from './scenarios.js';
 
 const SEEDS = Number(process.env['SEQUENCE_SEEDS'] ?? 50);
 
@@ -32,5 +32,20 @@ describe('plan/sequence: the planner driven against a simulated world', function
     }
     // With a third of all boots failing, most runs must actually exercise the halt.
     assert.ok(halted >= SEEDS / 4, `only ${halted} of ${SEEDS} runs halted`);
+  });
+
+  it(`a revert mid-rollout with drydock stopping after each surge leaves every group its size (${SEEDS} seeds)`, () => {
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const s = revertRace(seed);
+      const r = runScenario(s);
+      const tail = r.log.slice(-40).join('\n');
+      for (const [group, size] of [['cp', s.controlPlane ?? 0], ['worker', s.nodes]] as const) {
+        const live = [...r.world.instances.values()].filter((i) => i.group === group && i.state === 'running').length;
+        assert.equal(r.world.groups.get(group)?.targetSize, size, `seed ${seed}: group ${group} target size\n${tail}`);
+        assert.equal(live, size, `seed ${seed}: group ${group} instances\n${tail}`);
+      }
+      assert.deepEqual(r.violations, [], `seed ${seed}:\n${tail}`);
+      assert.equal(r.outcome, 'complete', `seed ${seed} ended ${r.outcome}:\n${tail}`);
+    }
   });
 });
