@@ -9,6 +9,7 @@ import type { NodeImage } from '../spec/model.js';
 import { canaryState, doneReplacements } from './canary.js';
 import type { ForecastInput } from './forecast.js';
 import { advance, settleOrphanNode, settleStaleLock } from './inflight.js';
+import { compareOrdered } from './order.js';
 import { holdsLock, parseLock } from './protocol.js';
 import { buildRollout, inFlightTotal, ownership, type RolloutContext } from './rollout.js';
 import { candidates, startGate, startNodes, windowOf, type StartGates } from './start.js';
@@ -70,7 +71,10 @@ function forecastInput(ctx: RolloutContext, gates: StartGates, inFlight: number)
   const { image } = ctx;
   const inFlightNodes: string[] = [];
   const rest: string[] = [];
-  for (const e of ctx.entries) {
+  // Groups whose image is being set this round go in the forecast already: their outdated
+  // nodes are known, and they are what the rollout will replace.
+  const all = ctx.upcoming.length === 0 ? ctx.entries : [...ctx.entries, ...ctx.upcoming].sort((x, y) => compareOrdered(x.order, y.order));
+  for (const e of all) {
     const own = e.node !== undefined && ownership(ctx, e.node) === 'current';
     if (own && e.node !== undefined) {
       if (e.node.annotations[ANNOTATIONS.phase] !== 'Failed') inFlightNodes.push(e.node.name);
@@ -80,7 +84,7 @@ function forecastInput(ctx: RolloutContext, gates: StartGates, inFlight: number)
   }
   const concurrency = image.rollout.concurrency > 0 ? image.rollout.concurrency : Number.POSITIVE_INFINITY;
   let groupLimit = Number.POSITIVE_INFINITY;
-  for (const g of ctx.groups) groupLimit = Math.min(groupLimit, g.parallelism);
+  for (const g of [...ctx.groups, ...ctx.upcomingGroups]) groupLimit = Math.min(groupLimit, g.parallelism);
   const parallelism = Math.min(concurrency, groupLimit, Math.max(1, ctx.budget.max));
   const canary = image.rollout.canary;
   const state = canaryState(ctx, inFlight);

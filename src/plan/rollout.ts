@@ -55,6 +55,13 @@ export interface RolloutContext {
   readonly blockedGroups: number;
   /** Every non-terminating instance of the observed groups, in rollout order. */
   readonly entries: readonly Entry[];
+  /**
+   * The instances of groups whose image is being set this round, in rollout order: nothing
+   * happens to them yet, but the forecast shows them.
+   */
+  readonly upcoming: readonly Entry[];
+  /** The groups of `upcoming`. */
+  readonly upcomingGroups: readonly GroupState[];
   readonly entryByNode: ReadonlyMap<string, Entry>;
   // This round's tallies.
   readonly adopted: Set<string>;
@@ -104,6 +111,7 @@ export function buildRollout(
   const { desired, image, view, b } = base;
   const spec: SpecRef = { kind: 'NodeImage', name: image.name };
   const groups: GroupState[] = [];
+  const upcomingGroups: GroupState[] = [];
   let blockedGroups = 0;
   const scalingGroups = desired.scalingGroups
     .filter((sg) => sg.nodeImage === image.name)
@@ -119,11 +127,11 @@ export function buildRollout(
       continue;
     }
     const group = observed.description;
-    if (group.image !== image.image) {
+    const settingImage = group.image !== image.image;
+    if (settingImage) {
       blockedGroups++;
       b.act({ kind: 'setGroupImage', spec, groupId: group.groupId, image: image.image });
       b.note(spec, `ScalingGroup ${sg.name}: new instances get ${image.image} (was ${group.image})`);
-      continue;
     }
     const byId = new Map<string, Instance>();
     for (const inst of group.instances) if (inst.state !== 'terminating') byId.set(inst.id, inst);
@@ -136,28 +144,36 @@ export function buildRollout(
     // A cordoned node whose replacement is Ready takes no capacity away, so maxUnavailable 0
     // does not stop a surge-first replacement; a positive one caps the nodes drained at once.
     const unavailable = limits.maxUnavailable > 0 ? limits.maxUnavailable : maxSurge;
+    const state = { sg, group, byId, base: size, maxSurge, parallelism: Math.min(maxSurge, unavailable) };
+    if (settingImage) {
+      upcomingGroups.push(state);
+      continue;
+    }
     if (limits.maxSurge === 0) {
       b.note(spec, `ScalingGroup ${sg.name}: maxSurge is 0, but replacing a node needs a new instance first; one at a time`);
     }
-    groups.push({ sg, group, byId, base: size, maxSurge, parallelism: Math.min(maxSurge, unavailable) });
+    groups.push(state);
   }
 
-  const entries: Entry[] = [];
-  for (const g of groups) {
-    const tier = tierOf(image.rollout.order, g.sg.role);
-    for (const inst of g.byId.values()) {
-      const node = nodeOf(view, inst);
-      const name = node?.name ?? inst.id;
-      entries.push({
-        group: g,
-        instance: inst,
-        node,
-        order: { tier, group: image.rollout.order === 'byName' ? '' : g.sg.name, name },
-        outdated: inst.image !== image.image,
-      });
+  const entriesOf = (list: readonly GroupState[]): Entry[] => {
+    const out: Entry[] = [];
+    for (const g of list) {
+      const tier = tierOf(image.rollout.order, g.sg.role);
+      for (const inst of g.byId.values()) {
+        const node = nodeOf(view, inst);
+        const name = node?.name ?? inst.id;
+        out.push({
+          group: g,
+          instance: inst,
+          node,
+          order: { tier, group: image.rollout.order === 'byName' ? '' : g.sg.name, name },
+          outdated: inst.image !== image.image,
+        });
+      }
     }
-  }
-  entries.sort((x, y) => compareOrdered(x.order, y.order));
+    return out.sort((x, y) => compareOrdered(x.order, y.order));
+  };
+  const entries = entriesOf(groups);
   const entryByNode = new Map<string, Entry>();
   for (const e of entries) if (e.node !== undefined) entryByNode.set(e.node.name, e);
   return {
@@ -169,6 +185,8 @@ export function buildRollout(
     blockedGroups,
     entries,
     entryByNode,
+    upcoming: entriesOf(upcomingGroups),
+    upcomingGroups,
     adopted: new Set(),
     released: new Set(),
     startedNow: new Set(),

@@ -26,6 +26,15 @@ describe('plan: forecast', () => {
     assert.equal(p.forecast.eta, iso(300));
   });
 
+  it('already shows the waves in the round that sets the group image', () => {
+    const w = workers(5, V1);
+    const before = observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V1, w.instances)] });
+    const p = plan(desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, { maxSurge: 2 })] }), before, at(0), { perNodeSeconds: 100 });
+    assert.deepEqual(p.actions.map((a) => a.kind), ['setGroupImage']);
+    assert.deepEqual(p.forecast, waves({ maxSurge: 2 }, 5, at(0)).forecast);
+    assert.deepEqual(p.forecast.waves.map((x) => x.nodes), [['worker-0', 'worker-1'], ['worker-2', 'worker-3'], ['worker-4']]);
+  });
+
   it('the canary wave goes alone and the soak follows it', () => {
     const p = waves({ maxSurge: 2, canary: { nodes: 1, soakSeconds: 60 } }, 3, at(0));
     assert.deepEqual(
