@@ -42,6 +42,18 @@ describe('generated types', () => {
     }
   });
 
+  it('declare each type once: the shared definitions live in common.schema.d.ts only', () => {
+    const declaredIn = new Map<string, string[]>();
+    for (const f of readdirSync(path.join(ROOT, OUT))) {
+      for (const m of readFileSync(path.join(ROOT, OUT, f), 'utf8').matchAll(/^export (?:type|interface) (\w+)/gm)) {
+        const name = m[1] ?? '';
+        declaredIn.set(name, [...(declaredIn.get(name) ?? []), f]);
+      }
+    }
+    const repeated = [...declaredIn].filter(([name, files]) => files.length > 1 || /\D\d+$/.test(name));
+    assert.deepEqual(repeated, [], 'a type declared twice (or numbered, like DrainSpec1) means a $ref was inlined');
+  });
+
   it('every schema property has a description', () => {
     const missing: string[] = [];
     const walk = (node: unknown, where: string): void => {
