@@ -92,11 +92,11 @@ export function demoManifests(apps: readonly DemoApp[] = DEMO_APPS): Manifest[] 
   return objects;
 }
 
-/** Server-side apply of every object, in order (the namespace first). */
-export async function applyObjects(kc: KubeConfig, objects: readonly KubernetesObject[]): Promise<void> {
+/** Server-side apply of every object, in order (the namespace first), as `fieldManager`. */
+export async function applyObjects(kc: KubeConfig, objects: readonly KubernetesObject[], fieldManager = FIELD_MANAGER): Promise<void> {
   const client = KubernetesObjectApi.makeApiClient(kc);
   for (const object of objects) {
-    await client.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    await client.patch(object, undefined, undefined, fieldManager, true, PatchStrategy.ServerSideApply);
   }
 }
 

@@ -7,26 +7,26 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AppsV1Api, CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import { runSimCloud, parseSimConfigText, type RunningSimCloud } from '../../src/cloud/index.js';
 import { eventually, type ControlPlane } from '../support/control-plane.js';
 import { IMAGE_V1, fleetFiles, startFleetRepo, type FleetRepo } from './fleet.js';
 import { ROOT } from './drydock-child.js';
+import { applyObjects, type DemoApp } from '../../src/sandbox/workloads.js';
 
 export * from './fleet.js';
 export * from './drydock-child.js';
 
 export const E2E_NAMESPACE = 'apps';
+const FIELD_MANAGER = 'drydock-e2e';
 
-export interface E2eApp {
-  readonly name: string;
-  readonly replicas: number;
-  readonly pdb: { readonly minAvailable: number | string } | { readonly maxUnavailable: number | string };
-}
-
-/** Small workloads, each PDB allowing one disruption. */
-export const E2E_APPS: readonly E2eApp[] = [
+/**
+ * Small workloads, each PDB allowing one disruption. Described like the sandbox's demo apps,
+ * but built here: the e2e world keeps them in their own namespace, selects them by `app`, and
+ * runs two autoscaler replicas that tolerate every node (the sandbox keeps one on the workers).
+ */
+export const E2E_APPS: readonly DemoApp[] = [
   { name: 'web', replicas: 4, pdb: { maxUnavailable: 1 } },
   { name: 'api', replicas: 2, pdb: { minAvailable: 1 } },
 ];
@@ -114,20 +114,15 @@ export async function startWorld(cp: ControlPlane, dirs: string[]): Promise<{ si
 }
 
 export async function applyWorkloads(kc: KubeConfig): Promise<void> {
-  const client = KubernetesObjectApi.makeApiClient(kc);
-  for (const object of workloadManifests()) {
-    await client.patch(object, undefined, undefined, 'drydock-e2e', true, PatchStrategy.ServerSideApply);
-  }
+  await applyObjects(kc, workloadManifests(), FIELD_MANAGER);
 }
 
 /** `drydock run` flags for the e2e world: fast polling, short leases. */
 export async function applyDeployRbac(kc: KubeConfig): Promise<void> {
-  const client = KubernetesObjectApi.makeApiClient(kc);
-  for (const file of ['namespace.yaml', 'serviceaccount.yaml', 'rbac.yaml']) {
-    for (const d of parseAllDocuments(readFileSync(path.join(ROOT, 'deploy', file), 'utf8'))) {
-      await client.patch(d.toJS() as KubernetesObject, undefined, undefined, 'drydock-e2e', true, PatchStrategy.ServerSideApply);
-    }
-  }
+  const objects = ['namespace.yaml', 'serviceaccount.yaml', 'rbac.yaml'].flatMap((file) =>
+    parseAllDocuments(readFileSync(path.join(ROOT, 'deploy', file), 'utf8')).map((d) => d.toJS() as KubernetesObject),
+  );
+  await applyObjects(kc, objects, FIELD_MANAGER);
 }
 
 /** A kubeconfig that authenticates as deploy/'s ServiceAccount (client certificate with its user name and groups). */
