@@ -3,7 +3,7 @@
  * read off this round's context and the waits already decided, never re-derived.
  */
 import { ANNOTATIONS } from '../observe/types.js';
-import { holdsLock, nodePhase } from './protocol.js';
+import { holdsLock, nodePhase, parseInstant } from './protocol.js';
 import { ownership, type RolloutContext } from './rollout.js';
 import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from './types.js';
 
@@ -26,18 +26,51 @@ export function isComplete(ctx: RolloutContext): boolean {
   return true;
 }
 
+/**
+ * Surges on their way to a claim: unclaimed desired-image instances that are no finished
+ * replacement, made after a started node of the group that has no replacement yet (oldest
+ * first, at most one per such node).
+ */
+function pendingSurges(ctx: RolloutContext, g: RolloutContext['groups'][number]): Set<string> {
+  const needers = ctx.needers.filter((e) => e.group === g && e.node !== undefined);
+  const out = new Set<string>();
+  if (needers.length === 0) return out;
+  let from = Number.POSITIVE_INFINITY;
+  for (const e of needers) from = Math.min(from, parseInstant(e.node?.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now);
+  from -= ctx.options.skewMs;
+  const fresh = [...g.byId.values()]
+    .filter((inst) => {
+      if (inst.image !== ctx.image.image || ctx.view.claimed.has(inst.id)) return false;
+      if (ctx.view.nodeByProviderID.get(inst.providerID)?.annotations[ANNOTATIONS.replaces] !== undefined) return false;
+      const created = parseInstant(inst.createdAt);
+      return created !== undefined && created >= from;
+    })
+    .sort((x, y) => (x.createdAt < y.createdAt ? -1 : x.createdAt > y.createdAt ? 1 : x.id < y.id ? -1 : 1));
+  for (const inst of fresh.slice(0, needers.length)) out.add(inst.id);
+  return out;
+}
+
+/**
+ * Done out of the group's slots: its size before the rollout, stable all through it. A slot is
+ * a live instance that is no replacement in flight (claimed, or surged and not claimed yet);
+ * a replacement becomes a slot once its old instance is gone. Counted from the instances, not
+ * the group's target size, which includes surges the moment they are asked for.
+ */
 export function progress(ctx: RolloutContext): { done: number; total: number } {
   let done = 0;
   let total = 0;
   for (const g of ctx.groups) {
+    const surging = pendingSurges(ctx, g);
+    let slots = 0;
     let n = 0;
     for (const e of ctx.entries) {
-      if (e.group !== g || e.outdated || e.node === undefined || !e.node.ready) continue;
-      if (ctx.view.claimed.has(e.instance.id)) continue;
+      if (e.group !== g || ctx.view.claimed.has(e.instance.id) || surging.has(e.instance.id)) continue;
+      slots++;
+      if (e.outdated || e.node === undefined || !e.node.ready) continue;
       n++;
     }
-    done += Math.min(n, g.base);
-    total += g.base;
+    done += Math.min(n, slots);
+    total += slots;
   }
   return { done, total };
 }
