@@ -24,7 +24,7 @@ import type {
 } from '../model.js';
 import type { NormaliseContext } from './context.js';
 import { meta, raw } from './meta.js';
-import { KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpRollout, nodeOpUpgrade } from './node-op.js';
+import { checkDrainNeedsCordon, KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpJob, nodeOpRollout, nodeOpUpgrade } from './node-op.js';
 import { checkSelector, labelSelector, mergeDrain, mergeRollout } from './rollout.js';
 import { scalingGroup } from './scaling-group.js';
 import { checkCron, durationSeconds, isTimeZone } from './values.js';
@@ -85,9 +85,7 @@ export const MAINTENANCE_DRAIN = { enabled: true, force: false, ignoreDaemonSets
 
 export function dNodeOp(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<NodeOpDocument>(ctx.doc);
-  if (spec.drainOptions?.enabled === true && spec.cordon !== true) {
-    ctx.report('invalid-value', ['spec', 'drainOptions', 'enabled'], 'draining needs cordon: true', 'set spec.cordon: true, or disable drainOptions');
-  }
+  checkDrainNeedsCordon(ctx, spec.drainOptions?.enabled, spec.cordon);
   checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
   const nodeSelector = labelSelector(spec.nodeSelector);
   const drain = mergeDrain(ctx, ['spec', 'drainOptions'], KAIROS_DRAIN, spec.drainOptions);
@@ -97,14 +95,7 @@ export function dNodeOp(ctx: NormaliseContext): Spec[] {
   const op: NodeOp = {
     ...meta(ctx.doc, 'NodeOp'),
     ...(nodeSelector !== undefined ? { nodeSelector } : {}),
-    image: spec.image ?? KAIROS_DEFAULTS.image,
-    imagePullSecrets: (spec.imagePullSecrets ?? []).map((s) => s.name),
-    command: [...spec.command],
-    hostMountPath: spec.hostMountPath ?? KAIROS_DEFAULTS.hostMountPath,
-    cordon: spec.cordon ?? KAIROS_DEFAULTS.cordon,
-    drain,
-    rebootOnSuccess: spec.rebootOnSuccess ?? KAIROS_DEFAULTS.rebootOnSuccess,
-    backoffLimit: spec.backoffLimit ?? KAIROS_DEFAULTS.backoffLimit,
+    ...nodeOpJob(spec, drain),
     concurrency,
     stopOnFailure,
     rollout: nodeOpRollout(ctx, ['spec', 'rollout'], merged, { concurrency, stopOnFailure, drain }, spec.rollout as Record<string, unknown> | undefined),

@@ -4,7 +4,7 @@ import type { KairosNodeOpDocument } from '../generated/kairos-node-op.schema.js
 import type { DrainOptions, LabelSelector, NodeOp, Spec } from '../model.js';
 import type { NormaliseContext } from './context.js';
 import { meta, raw } from './meta.js';
-import { KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpUpgrade } from './node-op.js';
+import { checkDrainNeedsCordon, KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpJob, nodeOpUpgrade } from './node-op.js';
 import { checkSelector, labelSelector } from './rollout.js';
 
 /** Older Kairos releases name nodes in targetNodes; that is a selector on the hostname label. */
@@ -21,9 +21,7 @@ function selector(ctx: NormaliseContext, spec: KairosNodeOpDocument['spec']): La
 export function kNodeOp(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<KairosNodeOpDocument>(ctx.doc);
   const d = spec.drainOptions ?? {};
-  if (d.enabled === true && spec.cordon !== true) {
-    ctx.report('invalid-value', ['spec', 'drainOptions', 'enabled'], 'draining needs cordon: true', 'set spec.cordon: true, or disable drainOptions');
-  }
+  checkDrainNeedsCordon(ctx, d.enabled, spec.cordon);
   const drain: DrainOptions = {
     ...KAIROS_DRAIN,
     enabled: d.enabled ?? KAIROS_DRAIN.enabled,
@@ -40,14 +38,7 @@ export function kNodeOp(ctx: NormaliseContext): Spec[] {
   const op: NodeOp = {
     ...meta(ctx.doc, 'NodeOp'),
     ...(nodeSelector !== undefined ? { nodeSelector } : {}),
-    image: spec.image ?? KAIROS_DEFAULTS.image,
-    imagePullSecrets: (spec.imagePullSecrets ?? []).map((s) => s.name),
-    command: [...spec.command],
-    hostMountPath: spec.hostMountPath ?? KAIROS_DEFAULTS.hostMountPath,
-    cordon: spec.cordon ?? KAIROS_DEFAULTS.cordon,
-    drain,
-    rebootOnSuccess: spec.rebootOnSuccess ?? KAIROS_DEFAULTS.rebootOnSuccess,
-    backoffLimit: spec.backoffLimit ?? KAIROS_DEFAULTS.backoffLimit,
+    ...nodeOpJob(spec, drain),
     concurrency,
     stopOnFailure,
     rollout: { ...ctx.rollout, concurrency, stopOnFailure, drain },

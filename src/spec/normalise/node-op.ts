@@ -36,6 +36,38 @@ export const KAIROS_DEFAULTS = {
   force: false,
 } as const;
 
+/** The job fields of a NodeOp document, the same in drydock's and Kairos' format. */
+interface NodeOpJobFields {
+  readonly image?: string;
+  readonly imagePullSecrets?: readonly { readonly name: string }[];
+  readonly command: readonly string[];
+  readonly hostMountPath?: string;
+  readonly cordon?: boolean;
+  readonly rebootOnSuccess?: boolean;
+  readonly backoffLimit?: number;
+}
+
+/** Reports a drain without cordon: the job would run on a node still taking pods. */
+export function checkDrainNeedsCordon(ctx: NormaliseContext, drainEnabled: boolean | undefined, cordon: boolean | undefined): void {
+  if (drainEnabled === true && cordon !== true) {
+    ctx.report('invalid-value', ['spec', 'drainOptions', 'enabled'], 'draining needs cordon: true', 'set spec.cordon: true, or disable drainOptions');
+  }
+}
+
+/** A NodeOp's job, cordon and drain, with Kairos' defaults for what the document leaves out. */
+export function nodeOpJob(spec: NodeOpJobFields, drain: DrainOptions): Pick<NodeOp, 'image' | 'imagePullSecrets' | 'command' | 'hostMountPath' | 'cordon' | 'drain' | 'rebootOnSuccess' | 'backoffLimit'> {
+  return {
+    image: spec.image ?? KAIROS_DEFAULTS.image,
+    imagePullSecrets: (spec.imagePullSecrets ?? []).map((s) => s.name),
+    command: [...spec.command],
+    hostMountPath: spec.hostMountPath ?? KAIROS_DEFAULTS.hostMountPath,
+    cordon: spec.cordon ?? KAIROS_DEFAULTS.cordon,
+    drain,
+    rebootOnSuccess: spec.rebootOnSuccess ?? KAIROS_DEFAULTS.rebootOnSuccess,
+    backoffLimit: spec.backoffLimit ?? KAIROS_DEFAULTS.backoffLimit,
+  };
+}
+
 /** The NodeOp's own concurrency, stopOnFailure and drain are its rollout's: one value, not two. */
 export function nodeOpRollout(
   ctx: NormaliseContext,
