@@ -19,6 +19,7 @@ import { startHttp, type HttpServer, type WebhookHandler } from './http.js';
 import { alwaysLeader, DEFAULT_LEASE, startLeaderElection, type LeaderElector } from './leader.js';
 import { reconcileOnce, roundError, type Planner, type ReconcileOutcome } from './reconciler.js';
 import { Scheduler } from './scheduler.js';
+import { startPolling, type Polling } from './polling.js';
 import { buildStatus, statusKey, type StatusInput, type StatusSnapshot } from './status.js';
 
 /** The newest commit of the tracked branch and what the loader made of it. */
@@ -63,6 +64,9 @@ export interface ServiceOptions {
   readonly listen?: string;
   /** false: act without election (one replica only). */
   readonly leaderElection: LeaderElectionConfig | false;
+  /** --interval: Git polling on a node-cron schedule (30s, 1m, 5m ...); wins over pollIntervalMs. */
+  readonly pollInterval?: string;
+  /** Polling on a plain timer, for intervals a cron step cannot express (embedding, tests). */
   readonly pollIntervalMs?: number;
   readonly debounceMs?: number;
   readonly settleMs?: number;
@@ -289,7 +293,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   }
 
   let http: HttpServer | undefined;
-  let pollTimer: NodeJS.Timeout | undefined;
+  let polling: Polling | undefined;
   try {
     if (opts.listen !== undefined) {
       http = await startHttp({
@@ -332,14 +336,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     scheduler.request(0);
   });
   await syncSource();
-  const poll = (): void => {
-    pollTimer = setTimeout(() => {
-      void syncSource().finally(() => {
-        if (!stopping) poll();
-      });
-    }, pollIntervalMs);
-  };
-  poll();
+  polling = startPolling({ ...(opts.pollInterval !== undefined ? { interval: opts.pollInterval } : { intervalMs: pollIntervalMs }), tick: syncSource });
 
   let stopped: Promise<void> | undefined;
   return {
@@ -359,7 +356,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     stop: () => {
       stopped ??= (async () => {
         stopping = true;
-        if (pollTimer) clearTimeout(pollTimer);
+        await polling?.stop();
         log.info({}, 'shutting down: finishing the action in flight');
         let timer: NodeJS.Timeout | undefined;
         const gaveUp = await Promise.race([

@@ -5,9 +5,21 @@ import { startService, type Service } from '../../service/service.js';
 import { createLogger } from '../../service/logger.js';
 import { OptionError, parseBool, parseDuration, providersFrom } from '../../service/options.js';
 import { createServiceSources } from '../../service/sources.js';
+import { durationToCron } from '../../source/poller.js';
 import { ListenError } from '../../service/http.js';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
 import type { RunFlags } from '../run.js';
+
+/** --interval as node-cron polls it: a duration a cron step divides evenly (30s, 1m, 5m, 1h). */
+function pollSchedule(flag: string, value: string): string {
+  parseDuration(flag, value);
+  try {
+    durationToCron(value);
+  } catch (err) {
+    throw new OptionError(err instanceof Error ? err.message.replace('--interval', flag) : String(err), { flag, value });
+  }
+  return value;
+}
 
 function fail(message: string): ExitCode {
   process.stderr.write(`drydock run: ${message}\n`);
@@ -39,7 +51,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
             retryPeriodMs: parseDuration('--retry-period', flags.retryPeriod),
           }
         : false,
-      pollIntervalMs: flags.pollInterval ? parseDuration('--poll-interval', flags.pollInterval) : parseDuration('--interval', flags.interval),
+      pollInterval: pollSchedule(flags.pollInterval ? '--poll-interval' : '--interval', flags.pollInterval || flags.interval),
       resyncMs: parseDuration('--resync', flags.resync),
     });
   } catch (err) {
