@@ -31,6 +31,9 @@ export interface RunFlags {
   gitUsername?: string;
   gitPassword?: string;
   gitToken?: string;
+  gitTokenFile?: string;
+  gitPasswordFile?: string;
+  webhookSecretFile?: string;
 }
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
@@ -61,7 +64,10 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--git-username <name>', 'Git basic-auth user').env('DRYDOCK_GIT_USERNAME'))
     .addOption(new Option('--git-password <password>', 'Git basic-auth password (prefer the env variable)').env('DRYDOCK_GIT_PASSWORD').hideHelp())
     .addOption(new Option('--git-token <token>', 'Git token (prefer the env variable)').env('DRYDOCK_GIT_TOKEN').hideHelp())
-    .addHelpText('after', '\nSecrets (DRYDOCK_GIT_PASSWORD, DRYDOCK_GIT_TOKEN, DRYDOCK_WEBHOOK_SECRET) are read from the environment and never logged.')
+    .addOption(new Option('--git-token-file <file>', 'file holding the Git token (a mounted Secret)').env('DRYDOCK_GIT_TOKEN_FILE'))
+    .addOption(new Option('--git-password-file <file>', 'file holding the Git basic-auth password').env('DRYDOCK_GIT_PASSWORD_FILE'))
+    .addOption(new Option('--webhook-secret-file <file>', 'file holding the shared secret of the Git webhook').env('DRYDOCK_WEBHOOK_SECRET_FILE'))
+    .addHelpText('after', '\nSecrets (DRYDOCK_GIT_PASSWORD, DRYDOCK_GIT_TOKEN, DRYDOCK_WEBHOOK_SECRET) are read from the environment or from\nfiles (--git-token-file, --git-password-file, --webhook-secret-file; files win) and never logged.')
     .action(async (flags: RunFlags) => {
       const { run } = await import('./actions/run.js');
       done(await run(flags));

@@ -10,6 +10,7 @@ import { resolveCredentials } from '../source/credentials.js';
 import { Sync } from '../source/sync.js';
 import { StatusWriter } from '../source/status-writer.js';
 import { desiredSourceFromSync, statusBranchSink } from '../source/service-adapter.js';
+import { webhookSecret } from '../source/webhook.js';
 import { loadFromSource } from '../spec/load.js';
 import { directoryDesiredSource } from './directory-source.js';
 import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
@@ -21,7 +22,17 @@ export interface SourceFlags {
   readonly statusBranch?: string;
   readonly cacheDir?: string;
   readonly webhookSecret?: string;
+  /** --webhook-secret-file: the webhook secret read from a file (a mounted Secret); wins over the value. */
+  readonly webhookSecretFile?: string;
+  readonly gitUsername?: string;
+  readonly gitPassword?: string;
+  readonly gitToken?: string;
+  /** --git-token-file / --git-password-file: secrets read from files; they win over values. */
+  readonly gitTokenFile?: string;
+  readonly gitPasswordFile?: string;
   readonly cluster?: string;
+  /** Where DRYDOCK_GIT_* are read from (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export function isRemote(repo: string): boolean {
@@ -29,7 +40,20 @@ export function isRemote(repo: string): boolean {
 }
 
 function gitSource(flags: SourceFlags, logger: Logger): GitSource {
-  const credentials = resolveCredentials({ url: flags.repo });
+  const base = flags.env ?? process.env;
+  // Values given as flags (commander also fills them from DRYDOCK_*) count like the variables.
+  const env: NodeJS.ProcessEnv = {
+    ...base,
+    ...(flags.gitUsername ? { DRYDOCK_GIT_USERNAME: flags.gitUsername } : {}),
+    ...(flags.gitPassword ? { DRYDOCK_GIT_PASSWORD: flags.gitPassword } : {}),
+    ...(flags.gitToken ? { DRYDOCK_GIT_TOKEN: flags.gitToken } : {}),
+  };
+  const credentials = resolveCredentials({
+    env,
+    url: flags.repo,
+    ...(flags.gitTokenFile ? { tokenFile: flags.gitTokenFile } : {}),
+    ...(flags.gitPasswordFile ? { passwordFile: flags.gitPasswordFile } : {}),
+  });
   return new GitSource({
     repo: flags.repo,
     branch: flags.branch,
@@ -81,7 +105,8 @@ export function createServiceSources(flags: SourceFlags, logger: Logger): Servic
     logger,
     restore: async () => (await writerFor(flags.cluster || 'default').readApplied())?.sourceCommit,
   });
-  const source = desiredSourceFromSync({ sync, ...(flags.webhookSecret ? { webhookSecret: flags.webhookSecret } : {}) });
+  const secret = flags.webhookSecretFile ? webhookSecret({ file: flags.webhookSecretFile }) : flags.webhookSecret || webhookSecret({ env: flags.env ?? process.env });
+  const source = desiredSourceFromSync({ sync, ...(secret ? { webhookSecret: secret } : {}) });
   const status: StatusSink = {
     write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default')).write(snapshot),
   };
