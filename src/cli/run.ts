@@ -34,6 +34,8 @@ export interface RunFlags {
   gitTokenFile?: string;
   gitPasswordFile?: string;
   webhookSecretFile?: string;
+  verifyCommits?: boolean;
+  keyring?: string;
 }
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
@@ -67,6 +69,8 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--git-token-file <file>', 'file holding the Git token (a mounted Secret)').env('DRYDOCK_GIT_TOKEN_FILE'))
     .addOption(new Option('--git-password-file <file>', 'file holding the Git basic-auth password').env('DRYDOCK_GIT_PASSWORD_FILE'))
     .addOption(new Option('--webhook-secret-file <file>', 'file holding the shared secret of the Git webhook').env('DRYDOCK_WEBHOOK_SECRET_FILE'))
+    .addOption(new Option('--verify-commits', 'apply only commits signed by a key of --keyring').env('DRYDOCK_VERIFY_COMMITS'))
+    .addOption(new Option('--keyring <file>', 'armored OpenPGP public keys whose signatures --verify-commits accepts').env('DRYDOCK_KEYRING'))
     .addHelpText('after', '\nSecrets (DRYDOCK_GIT_PASSWORD, DRYDOCK_GIT_TOKEN, DRYDOCK_WEBHOOK_SECRET) are read from the environment or from\nfiles (--git-token-file, --git-password-file, --webhook-secret-file; files win) and never logged.')
     .action(async (flags: RunFlags) => {
       const { run } = await import('./actions/run.js');

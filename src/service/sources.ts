@@ -11,6 +11,8 @@ import { Sync } from '../source/sync.js';
 import { StatusWriter } from '../source/status-writer.js';
 import { desiredSourceFromSync, statusBranchSink } from '../source/service-adapter.js';
 import { webhookSecret } from '../source/webhook.js';
+import { loadKeyring, type Keyring } from '../source/signatures.js';
+import { OptionError } from './options.js';
 import { loadFromSource } from '../spec/load.js';
 import { directoryDesiredSource } from './directory-source.js';
 import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
@@ -31,6 +33,10 @@ export interface SourceFlags {
   readonly gitTokenFile?: string;
   readonly gitPasswordFile?: string;
   readonly cluster?: string;
+  /** --verify-commits: only commits signed by a key of --keyring are applied. */
+  readonly verifyCommits?: boolean;
+  /** --keyring: a file of armored OpenPGP public keys. */
+  readonly keyring?: string;
   /** Where DRYDOCK_GIT_* are read from (default process.env). */
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -75,6 +81,16 @@ export function gitTipSource(flags: SourceFlags, logger: Logger): DesiredSource 
   };
 }
 
+/** The keyring of --verify-commits, or undefined when commits are not verified. */
+async function keyringOf(flags: SourceFlags): Promise<Keyring | undefined> {
+  if (!flags.verifyCommits) {
+    if (flags.keyring) throw new OptionError('--keyring is given but --verify-commits is not; add --verify-commits to enforce signatures', { flag: '--keyring', value: flags.keyring });
+    return undefined;
+  }
+  if (!flags.keyring) throw new OptionError('--verify-commits needs --keyring FILE, a file of armored OpenPGP public keys (gpg --armor --export <id> > keys.asc)', { flag: '--keyring' });
+  return loadKeyring(flags.keyring);
+}
+
 export interface ServiceSources {
   readonly source: DesiredSource;
   /** The status-branch writer; undefined for a directory (status is then logged and served only). */
@@ -86,8 +102,12 @@ export interface ServiceSources {
  * commit in force after a restart is read back from the status branch (Drydock-Source), so
  * an invalid tip at startup does not leave the cluster without specs.
  */
-export function createServiceSources(flags: SourceFlags, logger: Logger): ServiceSources {
-  if (!isRemote(flags.repo)) return { source: directoryDesiredSource(path.resolve(flags.repo, flags.path)) };
+export async function createServiceSources(flags: SourceFlags, logger: Logger): Promise<ServiceSources> {
+  const keys = await keyringOf(flags);
+  if (!isRemote(flags.repo)) {
+    if (keys) throw new OptionError('--verify-commits needs a Git repository URL for --repo; a directory has no commits to verify', { flag: '--verify-commits' });
+    return { source: directoryDesiredSource(path.resolve(flags.repo, flags.path)) };
+  }
   const git = gitSource(flags, logger);
   const branch = flags.statusBranch;
   const writers = new Map<string, StatusWriter>();
@@ -103,6 +123,7 @@ export function createServiceSources(flags: SourceFlags, logger: Logger): Servic
   const sync = new Sync({
     source: git,
     logger,
+    ...(keys ? { keys } : {}),
     restore: async () => (await writerFor(flags.cluster || 'default').readApplied())?.sourceCommit,
   });
   const secret = flags.webhookSecretFile ? webhookSecret({ file: flags.webhookSecretFile }) : flags.webhookSecret || webhookSecret({ env: flags.env ?? process.env });

@@ -33,7 +33,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     const leaderElect = parseBool('--leader-elect', flags.leaderElect);
     const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);
-    const { source, status } = createServiceSources(flags, logger);
+    const { source, status } = await createServiceSources(flags, logger);
     service = await startService({
       kubeConfig,
       source,
