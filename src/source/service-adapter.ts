@@ -4,9 +4,11 @@
  * webhook route triggers it, and a StatusSink that writes the service's snapshot to the status
  * branch.
  */
+import path from 'node:path';
 import type { DesiredRevision, DesiredSource, StatusSink } from '../service/service.js';
 import type { StatusSnapshot } from '../service/status.js';
-import type { SpecReport, StatusReport } from '../report/types.js';
+import type { SpecReport, StatusApproval, StatusReport } from '../report/types.js';
+import type { DesiredState } from '../spec/model.js';
 import { coalesce } from './coalesce.js';
 import type { StatusWriter } from './status-writer.js';
 import type { Sync } from './sync.js';
@@ -49,10 +51,43 @@ export function desiredSourceFromSync(opts: { sync: Sync; webhookSecret?: string
   return source;
 }
 
-/** The service's snapshot as the status branch's report. */
-export function reportFromSnapshot(s: StatusSnapshot): StatusReport {
-  const specs = s.specs.map(
-    (x): SpecReport => ({
+/** The commit in force with its specs; `root` is --path inside the repository. */
+export interface InForce {
+  readonly commit: string;
+  readonly desired: DesiredState;
+  readonly root?: string;
+}
+
+/** The approvals in force for a spec: merged, with an approver, for its current image or revision. */
+function approvalsFor(desired: DesiredState, root: string, kind: string, name: string, revision: string): StatusApproval[] {
+  const targets: ReadonlyArray<{ readonly kind: string; readonly name: string; readonly image?: string }> = [
+    ...desired.nodeImages,
+    ...desired.nodeOps,
+    ...desired.nodeOpUpgrades,
+    ...desired.nodeMaintenances,
+    ...desired.scalingGroups,
+  ];
+  const target = targets.find((t) => t.kind === kind && t.name === name);
+  const out: StatusApproval[] = [];
+  for (const a of desired.approvals) {
+    if (a.target.kind !== kind || a.target.name !== name || !a.approvedBy) continue;
+    if (a.image !== undefined && a.image !== target?.image) continue;
+    if (a.targetRevision !== undefined && a.targetRevision !== revision) continue;
+    // Spec files are named relative to --path; the status branch shows repository paths.
+    out.push({ stage: a.stage, name: a.name, file: root ? path.posix.join(root, a.source.file) : a.source.file, approvedBy: a.approvedBy });
+  }
+  return out;
+}
+
+/**
+ * The service's snapshot as the status branch's report. `inForce` is the commit in force with
+ * its specs (Sync's lastValid); its approvals are reported when it is the snapshot's commit.
+ */
+export function reportFromSnapshot(s: StatusSnapshot, inForce?: InForce): StatusReport {
+  const desired = inForce && inForce.commit === s.sourceCommit ? inForce.desired : undefined;
+  const specs = s.specs.map((x): SpecReport => {
+    const approvals = desired ? approvalsFor(desired, inForce?.root ?? '', x.spec.kind, x.spec.name, x.revision) : [];
+    return {
       kind: x.spec.kind,
       name: x.spec.name,
       revision: x.revision,
@@ -63,9 +98,10 @@ export function reportFromSnapshot(s: StatusSnapshot): StatusReport {
       nodes: x.nodes,
       ...(x.lastError !== undefined ? { lastError: x.lastError } : {}),
       counts: { failures: x.failures },
+      ...(approvals.length > 0 ? { approvals } : {}),
       ...(x.pending.length > 0 ? { extra: { pending: x.pending } } : {}),
-    }),
-  );
+    };
+  });
   const notes = [
     ...s.problems.map((p) => `${p.source}: ${p.message}`),
     ...(s.lastError ? [`round failed (${s.lastError.code}): ${s.lastError.message}`] : []),
@@ -80,10 +116,10 @@ export function reportFromSnapshot(s: StatusSnapshot): StatusReport {
   };
 }
 
-export function statusBranchSink(writer: StatusWriter): StatusSink {
+export function statusBranchSink(writer: StatusWriter, inForce?: () => InForce | undefined): StatusSink {
   return {
     async write(snapshot) {
-      await writer.write(reportFromSnapshot(snapshot));
+      await writer.write(reportFromSnapshot(snapshot, inForce?.()));
     },
   };
 }

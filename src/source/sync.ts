@@ -12,7 +12,8 @@ import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import { SpecSourceError } from '../spec/errors.js';
 import { loadFromSource } from '../spec/load.js';
-import type { DesiredState, LoadResult, SpecError } from '../spec/model.js';
+import type { Approval, DesiredState, LoadResult, SpecError } from '../spec/model.js';
+import type { Authorship } from './authorship.js';
 import { GitSourceError } from './errors.js';
 import type { FetchResult, GitSource } from './git-source.js';
 import type { Keyring, SignatureVerdict } from './signatures.js';
@@ -95,7 +96,28 @@ export class Sync {
         errors: [{ file: where, line: 1, column: 1, code: 'path-missing', message: `${where} cannot be read in commit ${commit.slice(0, 7)}: ${err.message}`, hint: 'fix --path, or add the directory holding drydock.yaml and the specs' }],
       };
     }
-    return result.ok ? result : { ...result, errors: repoRelative(result.errors, this.source.root) };
+    if (!result.ok) return { ...result, errors: repoRelative(result.errors, this.source.root) };
+    return { ...result, desired: await this.withApprovers(result.desired, commit) };
+  }
+
+  /**
+   * Each Approval's approver: the author of the commit that gave its file its content on the
+   * tracked branch (only that branch is read, so only merged approvals count). An approval
+   * whose history cannot be read keeps no approver and is logged.
+   */
+  private async withApprovers(desired: DesiredState, commit: string): Promise<DesiredState> {
+    if (!desired.approvals || desired.approvals.length === 0) return desired;
+    const approvals: Approval[] = [];
+    for (const a of desired.approvals) {
+      let by: Authorship | undefined;
+      try {
+        by = await this.source.authorOf(a.source.file, commit);
+      } catch (err) {
+        this.log.warn({ commit, file: a.source.file, code: err instanceof GitSourceError ? err.code : 'history' }, 'cannot tell who approved; the approval is kept without an approver');
+      }
+      approvals.push(by ? { ...a, approvedBy: { name: by.name, email: by.email, commit: by.commit, at: by.at } } : a);
+    }
+    return { ...desired, approvals };
   }
 
   /** Loads the commit named by the status branch once, when nothing is in force yet. */
