@@ -6,6 +6,7 @@
  * Kept free of runtime dependencies: the spec loader imports it.
  */
 import type { Provider } from '../spec/model.js';
+import { CodedError } from '../errors.js';
 
 export type GroupIdParts =
   | {
@@ -43,18 +44,10 @@ export interface GroupIdErrorData {
 }
 
 /** A groupId that does not fit its provider's format. */
-export class GroupIdError extends Error {
+export class GroupIdError extends CodedError<'InvalidGroupId', GroupIdErrorData> {
   override readonly name = 'GroupIdError';
-  readonly code = 'InvalidGroupId';
-  constructor(
-    message: string,
-    readonly data: GroupIdErrorData,
-  ) {
-    super(message);
-  }
-
-  toJSON(): { name: string; code: string; message: string; data: GroupIdErrorData } {
-    return { name: this.name, code: this.code, message: this.message, data: this.data };
+  constructor(message: string, data: GroupIdErrorData) {
+    super('InvalidGroupId', message, data);
   }
 }
 

@@ -8,6 +8,7 @@ import type { CloudProvider } from './provider.js';
 import type { SimCloud } from './sim/cloud.js';
 import { SimHttpProvider } from './sim/http-client.js';
 import { SimProvider } from './sim/provider.js';
+import { CodedError } from '../errors.js';
 
 export * from './provider.js';
 export { GROUP_ID_FORMATS, GroupIdError, inferProvider, parseGroupId, type GroupIdErrorData, type GroupIdParts } from './group-id.js';
@@ -62,19 +63,8 @@ export type ProviderConfig =
 export type ProviderConfigErrorCode = 'ProviderNotAvailable' | 'InvalidProviderConfig';
 
 /** A provider that cannot be created: not built in, or configured wrongly. */
-export class ProviderConfigError extends Error {
+export class ProviderConfigError extends CodedError<ProviderConfigErrorCode, { readonly provider: string }> {
   override readonly name = 'ProviderConfigError';
-  constructor(
-    readonly code: ProviderConfigErrorCode,
-    message: string,
-    readonly data: { readonly provider: string },
-  ) {
-    super(message);
-  }
-
-  toJSON(): { name: string; code: ProviderConfigErrorCode; message: string; data: { provider: string } } {
-    return { name: this.name, code: this.code, message: this.message, data: this.data };
-  }
 }
 
 export const AVAILABLE_PROVIDERS = ['sim'] as const satisfies readonly Provider[];

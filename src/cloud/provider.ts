@@ -3,6 +3,7 @@
  * instances get, surge and targeted removal. Every provider (sim, aws, gcp, azure) implements it.
  */
 import type { Provider } from '../spec/model.js';
+import { CodedError } from '../errors.js';
 
 export type InstanceState = 'pending' | 'running' | 'terminating';
 
@@ -75,18 +76,10 @@ export interface CloudErrorData {
 }
 
 /** Typed cloud error: callers decide what to do by `code`, never by message text. */
-export class CloudError extends Error {
+export class CloudError extends CodedError<CloudErrorCode, CloudErrorData> {
   override readonly name = 'CloudError';
-  constructor(
-    readonly code: CloudErrorCode,
-    message: string,
-    readonly data: CloudErrorData = {},
-  ) {
-    super(message);
-  }
-
-  toJSON(): { name: string; code: CloudErrorCode; message: string; data: CloudErrorData } {
-    return { name: this.name, code: this.code, message: this.message, data: this.data };
+  constructor(code: CloudErrorCode, message: string, data: CloudErrorData = {}) {
+    super(code, message, data);
   }
 }
 

@@ -2,6 +2,7 @@
  * The planner's one error class. plan() only throws for a caller's mistake (an invalid `now`
  * or option); everything wrong with specs or the world becomes a Wait or a Note instead.
  */
+import { CodedError } from '../errors.js';
 export type PlanErrorCode = 'invalid-now' | 'invalid-option';
 
 export interface PlanErrorData {
@@ -9,17 +10,9 @@ export interface PlanErrorData {
   readonly value?: unknown;
 }
 
-export class PlanError extends Error {
+export class PlanError extends CodedError<PlanErrorCode, PlanErrorData> {
   override readonly name = 'PlanError';
-  constructor(
-    readonly code: PlanErrorCode,
-    message: string,
-    readonly data: PlanErrorData = {},
-  ) {
-    super(message);
-  }
-
-  toJSON(): { name: string; code: PlanErrorCode; message: string; data: PlanErrorData } {
-    return { name: this.name, code: this.code, message: this.message, data: this.data };
+  constructor(code: PlanErrorCode, message: string, data: PlanErrorData = {}) {
+    super(code, message, data);
   }
 }

@@ -12,6 +12,7 @@
  * - Interrupted: stopped by SIGINT/SIGTERM.
  * - Usage: bad flags or arguments.
  */
+import { CodedError } from '../errors.js';
 export type SandboxErrorCode =
   | 'StepFailed'
   | 'ProcessExited'
@@ -43,18 +44,10 @@ export interface SandboxErrorData {
   readonly lastProblem?: string;
 }
 
-export class SandboxError extends Error {
+export class SandboxError extends CodedError<SandboxErrorCode, SandboxErrorData> {
   override readonly name = 'SandboxError';
-  constructor(
-    readonly code: SandboxErrorCode,
-    message: string,
-    readonly data: SandboxErrorData = {},
-  ) {
-    super(message);
-  }
-
-  toJSON(): { name: string; code: SandboxErrorCode; message: string; data: SandboxErrorData } {
-    return { name: this.name, code: this.code, message: this.message, data: this.data };
+  constructor(code: SandboxErrorCode, message: string, data: SandboxErrorData = {}) {
+    super(code, message, data);
   }
 }
 

@@ -4,6 +4,7 @@
  * are thrown as SpecSourceError. Callers decide by `code`, never by message text.
  */
 import type { SourcePosition, SpecError } from './model.js';
+import { CodedError } from '../errors.js';
 
 /** Stable codes of SpecError findings. */
 export type SpecErrorCode =
@@ -64,19 +65,8 @@ export function fileStart(file: string): SourcePosition {
 export type SpecSourceErrorCode = 'NotFound' | 'NotADirectory' | 'ReadFailed';
 
 /** The spec source itself failed: the directory or commit tree cannot be read at all. */
-export class SpecSourceError extends Error {
+export class SpecSourceError extends CodedError<SpecSourceErrorCode, { readonly path: string }> {
   override readonly name = 'SpecSourceError';
-  constructor(
-    readonly code: SpecSourceErrorCode,
-    message: string,
-    readonly data: { readonly path: string },
-  ) {
-    super(message);
-  }
-
-  toJSON(): { name: string; code: SpecSourceErrorCode; message: string; data: SpecSourceError['data'] } {
-    return { name: this.name, code: this.code, message: this.message, data: this.data };
-  }
 }
 
 /** Orders findings by file, line, column, then code, so output is stable. */

@@ -1,0 +1,19 @@
+/**
+ * The shape every drydock error class shares (isomorphic-git style): a stable `code` callers
+ * decide by, never the message text, and structured `data`, both kept when serialised to JSON.
+ */
+export abstract class CodedError<C extends string, D extends object> extends Error {
+  abstract override readonly name: string;
+
+  constructor(
+    readonly code: C,
+    message: string,
+    readonly data: D,
+  ) {
+    super(message);
+  }
+
+  toJSON(): { name: string; code: C; message: string; data: D } {
+    return { name: this.name, code: this.code, message: this.message, data: this.data };
+  }
+}
