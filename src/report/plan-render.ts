@@ -77,7 +77,7 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
   out.push('', 'Specs:');
   if (plan.specs.length === 0) out.push('  (none)');
   for (const s of plan.specs) {
-    out.push(`  ${specName(s.spec)}: ${s.phase}, ${s.progress.done}/${s.progress.total} nodes${s.waitingFor ? ` — waiting for ${s.waitingFor}` : ''}`);
+    out.push(`  ${specName(s.spec)}: ${s.phase}, ${s.progress.done}/${s.progress.total} nodes${s.waitingFor ? ` — waiting: ${s.waitingFor}` : ''}`);
   }
   out.push('', `Next step: ${summariseActions(plan.actions)}`);
   for (const a of plan.actions) out.push(`  ${a.kind} ${target(a)}`);
