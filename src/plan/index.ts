@@ -16,12 +16,14 @@ import { compareStrings } from './order.js';
 import { holdsLock, parseLock } from './protocol.js';
 import { isReplace, planReplace } from './replace.js';
 import type { Plan, SpecStatus, Wave } from './types.js';
+import { notActedOn, notActedOnReason, notSupportedStatus } from './unsupported.js';
 import { buildView, type ClusterView } from './view.js';
 
 export type { PlanOptions } from './options.js';
 export { PlanError, type PlanErrorCode } from './errors.js';
 export { checkWindow, formatInZone, isWindowOpen, nextWindowOpening, windowClosing } from './window.js';
 export { PLAN_ANNOTATIONS, isCopiedLabel, lockValue, parseLock } from './protocol.js';
+export { notActedOn, notActedOnReason, type NotActedOn } from './unsupported.js';
 export type * from './types.js';
 
 /** Whether a NodeImage's rollout has anything left to do (which keeps the autoscaler paused). */
@@ -64,23 +66,8 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const waves: Wave[] = [];
   let eta: number | undefined = nowMs;
   for (const image of images) {
-    if (!isReplace(image)) {
-      const spec = { kind: 'NodeImage', name: image.name } as const;
-      const text = `strategy inPlace is not planned by this version of drydock; NodeImage ${image.name} is left as it is`;
-      b.note(spec, text);
-      specs.push({
-        spec,
-        revision: image.revision,
-        phase: 'Waiting',
-        progress: { done: 0, total: 0 },
-        failures: 0,
-        conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NotSupported', message: text }],
-        nodes: [],
-        pending: [],
-        waitingFor: text,
-      });
-      continue;
-    }
+    // A NodeImage this build does not roll out is reported with the other specs it does not act on.
+    if (!isReplace(image)) continue;
     const result = planReplace(
       { desired, image, now: nowMs, options: opts, view, b, budget },
       autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {},
@@ -89,6 +76,11 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     const f = forecastWaves(result.forecast, opts.perNodeMs);
     waves.push(...f.waves);
     eta = eta === undefined || f.end === undefined ? undefined : Math.max(eta, f.end);
+  }
+
+  for (const n of notActedOn(desired)) {
+    b.note({ kind: n.kind, name: n.name }, notActedOnReason(n));
+    specs.push(notSupportedStatus(n));
   }
 
   let wakeAt: number | undefined;
