@@ -50,8 +50,9 @@ export function notActedOn(desired: DesiredState): NotActedOn[] {
   }
   for (const up of desired.nodeOpUpgrades) add(up, 'NodeOpUpgrade', `no node is upgraded to ${up.image}`);
   for (const gate of desired.upgradeGates) {
+    const one = gate.appliesTo.targets.length === 1 && gate.appliesTo.targets[0]?.name !== undefined;
     const targets = gate.appliesTo.targets.length > 0 ? targetsOf(gate.appliesTo.targets) : 'the operations it selects';
-    add(gate, 'UpgradeGate', `its before and after Jobs do not run, and ${targets} roll out without them`, `do not rely on it to hold a node back; ${KEEP}`);
+    add(gate, 'UpgradeGate', `its before and after Jobs do not run, and ${targets} ${one ? 'rolls' : 'roll'} out without them`, `do not rely on it to hold a node back; ${KEEP}`);
   }
   const key = (n: NotActedOn): string => `${n.kind}/${n.name}`;
   return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));

@@ -316,7 +316,7 @@ describe('plan: autoscaler', () => {
         assert.deepEqual(started(p), ['worker-0']);
         // Read the way a person reads it: plan's text puts the wait after "waiting:".
         const text = renderPlan(p, 'text', { commit: 'c0ffee0', cluster: 'c', at: iso(0) });
-        assert.match(text, /AutoscalingStrategy\/ca: Waiting, 0\/1 nodes — waiting: the rollouts to finish; paused at 0 replicas until then \(restores 3\)/);
+        assert.match(text, /AutoscalingStrategy\/ca: Waiting — waiting: the rollouts to finish; paused at 0 replicas until then \(restores 3\)/);
       },
     },
     {
