@@ -108,23 +108,33 @@ function one(doc: ParsedDocument, e: ErrorObject): CodedSpecError {
   }
 }
 
-/** Every schema finding of one document, or none. */
-export function validateDocument(doc: ParsedDocument, schemaPath: string): CodedSpecError[] {
+export interface SchemaFindings {
+  readonly errors: CodedSpecError[];
+  /** Findings past `max` that were counted but not built. */
+  readonly omitted: number;
+}
+
+/**
+ * Every schema finding of one document, or none; at most `max` are built (a document of many
+ * thousands of unknown fields would otherwise spend its time on messages nobody reads).
+ */
+export function validateDocument(doc: ParsedDocument, schemaPath: string, max = Infinity): SchemaFindings {
   const validate = validatorFor(schemaPath);
-  if (validate(doc.value)) return [];
+  if (validate(doc.value)) return { errors: [], omitted: 0 };
   const errors = validate.errors ?? [];
   // A oneOf failure reports each branch too; keep the oneOf's own finding only.
   const oneOfAt = new Set(errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath));
   const kept = errors.filter((e) => e.keyword === 'oneOf' || !oneOfAt.has(e.instancePath));
   const seen = new Set<string>();
   const out: CodedSpecError[] = [];
-  for (const e of kept) {
-    const f = one(doc, e);
+  let i = 0;
+  for (; i < kept.length && out.length < max; i++) {
+    const f = one(doc, kept[i]!);
     const key = `${f.line}:${f.column}:${f.message}`;
     if (!seen.has(key)) {
       seen.add(key);
       out.push(f);
     }
   }
-  return out;
+  return { errors: out, omitted: kept.length - i };
 }
