@@ -14,7 +14,7 @@ import { parseSpecText, type ParsedDocument } from './parse.js';
 import { checkReferences, type LoadedSpec } from './references.js';
 import { revisionOf } from './revision.js';
 import { directorySource, type SpecFileSource } from './source.js';
-import { closest } from './suggest.js';
+import { closest, lookalike } from './suggest.js';
 import { validateDocument } from './validate.js';
 import { collectSpecFiles, drydockIgnore } from './walk.js';
 
@@ -96,8 +96,9 @@ function unknownKind(doc: ParsedDocument, apiVersion: unknown, kind: unknown): C
   if (refused) return specError('refused-kind', doc.locate(['kind']), refused.message, refused.hint);
   const group = KINDS[apiVersion];
   if (group) {
-    const guess = closest(kind, Object.keys(group));
-    return specError('unknown-kind', doc.locate(['kind']), `unknown kind ${JSON.stringify(kind)} for ${apiVersion}`, `${guess ? `did you mean ${guess}? ` : ''}${apiVersion} kinds: ${Object.keys(group).join(', ')}`);
+    const odd = lookalike(kind, Object.keys(group));
+    const guess = odd === undefined ? closest(kind, Object.keys(group)) : undefined;
+    return specError('unknown-kind', doc.locate(['kind']), `unknown kind ${JSON.stringify(kind)} for ${apiVersion}${odd ? `: ${odd.holds}` : ''}`, `${odd ? `${odd.fix}; ` : guess ? `did you mean ${guess}? ` : ''}${apiVersion} kinds: ${Object.keys(group).join(', ')}`);
   }
   const withKind = Object.entries(KINDS).filter(([, kinds]) => kind in kinds).map(([api]) => api);
   if (withKind.length > 0) {

@@ -1,6 +1,6 @@
 /**
  * Values that the schema checks for shape and the loader checks for meaning: durations,
- * percentages, cron expressions, time zones.
+ * percentages, cron expressions (time zones: time-zone.ts).
  */
 import { CronExpressionParser } from 'cron-parser';
 import type { IntOrPercent } from '../model.js';
@@ -48,18 +48,6 @@ export function checkCron(ctx: NormaliseContext, path: readonly PathSegment[], c
     return true;
   } catch (err) {
     ctx.report('invalid-value', path, `cron expression ${JSON.stringify(cron)} is not valid${err instanceof Error ? `: ${err.message}` : ''}`, "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays");
-    return false;
-  }
-}
-
-/** True when `tz` is an IANA time zone name this runtime knows. */
-export function isTimeZone(tz: string): boolean {
-  // Offsets like "+01:00" are accepted by newer ICU builds but are not IANA zones.
-  if (/^[+-]/.test(tz)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
     return false;
   }
 }
