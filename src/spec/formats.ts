@@ -108,5 +108,16 @@ export const FORMATS: Readonly<Record<string, (s: string) => Problem>> = {
   'git-branch': gitBranch,
 };
 
+/** What each format expects, for hints where the schema has no description of its own (a label key or value). */
+export const FORMAT_HINTS: Readonly<Record<string, string>> = {
+  'dns1123-label': 'a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit, e.g. kube-system',
+  'dns1123-subdomain': 'a DNS subdomain: at most 253 lowercase letters, digits, "-" and ".", e.g. worker-1.example.internal',
+  'label-key': 'a label key is [prefix/]name: the prefix a DNS subdomain (example.com), the name at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit, e.g. app.kubernetes.io/name',
+  'label-value': 'a label value is empty or at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit, e.g. v1.2',
+  'image-text': 'write the image without spaces or line breaks',
+  'container-image': 'write an image reference like registry.example/team/tool:v1 or tool@sha256:<digest>',
+  'git-branch': 'write a branch name git accepts, e.g. drydock/status',
+};
+
 /** Kubernetes stores counts, seconds and limits as int32. */
 export const INT32_MAX = 2147483647;

@@ -7,7 +7,7 @@ import type { ErrorObject } from 'ajv';
 import { specError, type CodedSpecError } from './errors.js';
 import type { ParsedDocument, PathSegment } from './parse.js';
 import { validatorFor } from './schemas.js';
-import { FORMATS, INT32_MAX } from './formats.js';
+import { FORMAT_HINTS, FORMATS, INT32_MAX } from './formats.js';
 import { closest, lookalike } from './suggest.js';
 
 function segments(instancePath: string): PathSegment[] {
@@ -92,11 +92,12 @@ function one(doc: ParsedDocument, e: ErrorObject): CodedSpecError {
       );
     }
     case 'format': {
+      const format = String((e.params as { format: string }).format);
       const value = e.propertyName ?? e.data;
-      const problem = typeof value === 'string' ? FORMATS[String((e.params as { format: string }).format)]?.(value) : undefined;
-      const subject = e.propertyName !== undefined ? `key ${JSON.stringify(e.propertyName)} in ${where}` : `${where} ${describe(e.data)}`;
+      const problem = typeof value === 'string' ? FORMATS[format]?.(value) : undefined;
+      const subject = e.propertyName !== undefined ? `key ${JSON.stringify(e.propertyName)} in ${where}` : `${where} ${JSON.stringify(e.data)}`;
       const at = e.propertyName !== undefined ? doc.locate([...path, e.propertyName], true) : doc.locate(path);
-      return specError('schema', at, `${subject} ${problem ?? 'is not valid'}`, about || 'see the schema in schemas/');
+      return specError('schema', at, `${subject}: ${problem ?? 'is not valid'}`, about || FORMAT_HINTS[format] || 'see the schema in schemas/');
     }
     case 'maximum':
       if ((e.params as { limit: number }).limit === INT32_MAX) {
