@@ -190,12 +190,12 @@ function syntaxErrors(doc: Document, file: string, lc: LineCounter): CodedSpecEr
 }
 
 /** One composed document → plain data and a locator, or the findings that refuse it. */
-function toParsed(doc: Document, index: number, file: string, lc: LineCounter, limits: ParseLimits): ParsedDocument | CodedSpecError[] | undefined {
+function toParsed(doc: Document, text: string, index: number, file: string, lc: LineCounter, limits: ParseLimits): ParsedDocument | CodedSpecError[] | undefined {
   const syntax = syntaxErrors(doc, file, lc);
   if (syntax.length > 0) return syntax;
   if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return undefined; // empty document
   const start = position(file, lc, nodeStart(doc.contents));
-  const checked = checkDocument(doc, (offset) => position(file, lc, offset), limits.maxDepth);
+  const checked = checkDocument(doc, text, (offset) => position(file, lc, offset), limits.maxDepth);
   if (checked.errors.length > 0) return checked.errors;
   let value: unknown;
   try {
@@ -237,7 +237,8 @@ export function parseSpecText(file: string, raw: string, limits: ParseLimits): P
   const documents: ParsedDocument[] = [];
   const errors: CodedSpecError[] = [];
   const parser = new Parser(lc.addNewLine);
-  const composer = new Composer({ uniqueKeys: false, strict: true, prettyErrors: false, version: '1.2' });
+  // resolveKnownTags off: !!binary, !!set, !!timestamp, ... stay unresolved, and are refused as unknown tags.
+  const composer = new Composer({ uniqueKeys: false, strict: true, prettyErrors: false, version: '1.2', resolveKnownTags: false });
   let index = -1;
   for (const doc of composer.compose(parser.parse(text))) {
     index++;
@@ -247,7 +248,7 @@ export function parseSpecText(file: string, raw: string, limits: ParseLimits): P
       );
       break;
     }
-    const parsed = toParsed(doc, index, file, lc, limits);
+    const parsed = toParsed(doc, text, index, file, lc, limits);
     if (Array.isArray(parsed)) errors.push(...parsed);
     else if (parsed !== undefined) documents.push(parsed);
   }

@@ -34,6 +34,17 @@ function nodeStart(node: unknown): number | undefined {
   return (node as { range?: readonly number[] | null } | null | undefined)?.range?.[0];
 }
 
+/**
+ * Where the tag of the node starting at `start` is written: the last "!" token before it. The
+ * node's own range starts at its content, which for a block mapping is the line after the tag.
+ */
+function tagStart(text: string, start: number | undefined): number | undefined {
+  if (start === undefined) return undefined;
+  const before = text.slice(Math.max(0, start - 1024), start);
+  const m = /(?:^|[\s,[{:-])(!)[^\s]*[^!]*$/.exec(before);
+  return m ? start - before.length + m.index + m[0].indexOf('!') : start;
+}
+
 function shortTag(tag: string): string {
   return tag.startsWith('tag:yaml.org,2002:') ? `!!${tag.slice('tag:yaml.org,2002:'.length)}` : tag;
 }
@@ -71,7 +82,7 @@ function checkMapKeys(node: Node, at: Locate, errors: CodedSpecError[]): void {
  * Walks without recursion. Duplicate keys are found with a Set per mapping rather than by
  * yaml's uniqueKeys, whose pairwise comparison is quadratic in the size of a mapping.
  */
-export function checkDocument(doc: Document, at: Locate, maxDepth: number): WalkResult {
+export function checkDocument(doc: Document, text: string, at: Locate, maxDepth: number): WalkResult {
   const errors: CodedSpecError[] = [];
   const anchors = new Map<string, Node>();
   const aliases = new Map<Alias, Node>();
@@ -89,7 +100,7 @@ export function checkDocument(doc: Document, at: Locate, maxDepth: number): Walk
     const n = node as Node;
     if (n.anchor) anchors.set(n.anchor, n);
     if (n.tag !== undefined && !CORE_TAGS.has(n.tag)) {
-      errors.push(specError('unknown-tag', at(nodeStart(n)), `unknown tag ${shortTag(n.tag)}`, 'drydock reads plain YAML 1.2 data: remove the tag (tags such as !Ref or !!python/... belong to other tools and would load as something else)'));
+      errors.push(specError('unknown-tag', at(tagStart(text, nodeStart(n))), `unknown tag ${shortTag(n.tag)}`, 'drydock reads plain YAML 1.2 data: remove the tag (tags such as !Ref or !!python/... belong to other tools and would load as something else)'));
     }
     checkScalar(n, at, errors);
     if (!isMap(n) && !isSeq(n)) continue;
