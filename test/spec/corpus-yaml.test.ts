@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { loadFromSource } from '../../src/spec/index.js';
-import { bad, good, lineOf, runCorpus, type CorpusCase } from './corpus.js';
+import { bad, fileOfErrors, good, lineOf, runCorpus, type CorpusCase } from './corpus.js';
 import { doc, GROUP, IMAGE, memorySource } from './support.js';
 
 const TAGS = ['!Ref', '!!python/object/apply:os.system', '!!binary', '!!set', '!!timestamp', '!!omap', '!custom', '!<tag:example.com,2000:x>', '!GetAtt'];
@@ -99,21 +99,6 @@ describe('spec loader: references to invalid documents', () => {
     assert.deepEqual(r.errors.map((e) => e.code).sort(), ['schema', 'schema']);
   });
 });
-
-/** A file just under the 1 MiB limit: one document whose spec holds `fields` unknown fields. */
-export function fileOfErrors(bytes = 1024 * 1024 - 64): { text: string; fields: number } {
-  const head = 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: registry.example/node-os:v1\n';
-  const parts = [head];
-  let size = head.length;
-  let fields = 0;
-  while (size < bytes - 32) {
-    const line = `  field${fields}: ${fields}\n`;
-    parts.push(line);
-    size += line.length;
-    fields++;
-  }
-  return { text: parts.join(''), fields };
-}
 
 describe('spec loader: a 1 MiB file of errors', () => {
   it('validates in linear time and reports the first 100 findings with a count of the rest', async function () {

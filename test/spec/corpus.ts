@@ -53,3 +53,18 @@ export function runCorpus(cases: readonly CorpusCase[]): void {
     });
   }
 }
+
+/** A file just under the 1 MiB limit: one document whose spec holds `fields` unknown fields. */
+export function fileOfErrors(bytes = 1024 * 1024 - 64): { text: string; fields: number } {
+  const head = 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: registry.example/node-os:v1\n';
+  const parts = [head];
+  let size = head.length;
+  let fields = 0;
+  while (size < bytes - 32) {
+    const line = `  field${fields}: ${fields}\n`;
+    parts.push(line);
+    size += line.length;
+    fields++;
+  }
+  return { text: parts.join(''), fields };
+}

@@ -24,12 +24,19 @@ const MEANT: Readonly<Record<string, string>> = {
 /** The regions of the IANA database's geographic zones, and Etc for UTC and fixed offsets. */
 const IANA_NAME = /^(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific)\/[A-Za-z0-9_+-]+(?:\/[A-Za-z0-9_+-]+)*$|^Etc\/(?:UTC|GMT(?:[+-]\d{1,2})?)$|^UTC$/;
 
+// Building a DateTimeFormat costs tens of microseconds; a large repository names few zones many times.
+const resolvedZones = new Map<string, string | undefined>();
+
 function resolved(tz: string): string | undefined {
+  if (resolvedZones.has(tz)) return resolvedZones.get(tz);
+  let zone: string | undefined;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+    zone = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
   } catch {
-    return undefined;
+    zone = undefined;
   }
+  if (resolvedZones.size < 1000) resolvedZones.set(tz, zone);
+  return zone;
 }
 
 /** What is wrong with `tz` as a window's time zone, or undefined when it is an IANA zone. */
