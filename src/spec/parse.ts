@@ -209,7 +209,8 @@ function toParsed(doc: Document, text: string, index: number, file: string, lc: 
     }
     return [specError('yaml-syntax', start, 'document cannot be converted to data', 'simplify the document')];
   }
-  if (dataDepthExceeds(value, limits.maxDepth)) {
+  // Without aliases the data is exactly as deep as the source, which the walk has bounded.
+  if (checked.aliases.size > 0 && dataDepthExceeds(value, limits.maxDepth)) {
     return [specError('too-deep', start, `nesting (after expanding aliases) is deeper than ${limits.maxDepth} levels`, 'write the values out instead of nesting aliases')];
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
