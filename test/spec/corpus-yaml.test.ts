@@ -30,6 +30,8 @@ const endings: CorpusCase[] = (['\r', '\r\n', '\n'] as const).flatMap((eol) => {
     bad(`${name} line endings: duplicate key`, 'i.yaml', [...lines, '  image: again # here', ''].join(eol), '# here', 'duplicate-key'),
     bad(`${name} line endings: syntax error`, 'i.yaml', [...lines, '  rollout: [1, 2', 'x: y # here', ''].join(eol), '# here', 'yaml-syntax'),
     good(`${name} line endings: valid`, { 'i.yaml': [...lines, ''].join(eol) }),
+    bad(`${name} line endings: NUL byte`, 'i.yaml', [...lines, '  reason: a\u0000b # here', ''].join(eol), '# here', 'binary-file'),
+    bad(`${name} line endings: control character`, 'i.yaml', [...lines, '  reason: a\u001bb # here', ''].join(eol), '# here', 'control-character'),
   ];
 });
 
