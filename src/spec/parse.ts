@@ -152,7 +152,6 @@ function locator(doc: Document, file: string, lc: LineCounter, aliases: Readonly
  * line breaks, DEL, C1 controls other than NEL, and U+FFFE/U+FFFF. Refused before parsing so
  * that no value, message or log line drydock writes later can carry a terminal escape.
  */
-// eslint-disable-next-line no-control-regex
 const NON_PRINTABLE = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]/;
 
 function nonPrintable(file: string, text: string): CodedSpecError | undefined {
