@@ -15,7 +15,8 @@ function bytePosition(bytes: Uint8Array, offset: number): { line: number; column
   let line = 1;
   let lineStart = 0;
   for (let i = 0; i < offset; i++) {
-    if (bytes[i] === 0x0a) {
+    // LF, CRLF and a lone CR are each one line break, as YAML counts them.
+    if (bytes[i] === 0x0a || (bytes[i] === 0x0d && bytes[i + 1] !== 0x0a)) {
       line++;
       lineStart = i + 1;
     }

@@ -19,6 +19,12 @@ export type SpecErrorCode =
   | 'symlink'
   | 'yaml-syntax'
   | 'duplicate-key'
+  /** A tag outside YAML 1.2's core schema (!Ref, !!python/object, !!binary, ...). */
+  | 'unknown-tag'
+  /** An alias whose anchor is not defined before it. */
+  | 'undefined-alias'
+  /** A control character (ESC, DEL, ...) in the text or, through an escape, in a value. */
+  | 'control-character'
   /** Too many alias expansions (a "billion laughs" document). */
   | 'alias-limit'
   /** Nesting deeper than the limit. */

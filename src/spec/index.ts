@@ -16,6 +16,8 @@ export {
   type FormatOptions,
 } from './format.js';
 export { revisionOf } from './revision.js';
+/** git check-ref-format's rules for a branch name: what is wrong, or undefined (for --status-branch and the like). */
+export { gitBranch as branchNameProblem } from './formats.js';
 export { DEFAULT_CONFIG } from './normalise/config.js';
 export { BUILTIN_ROLLOUT } from './normalise/rollout.js';
 export type * from './model.js';

@@ -3,7 +3,8 @@
  * DesiredState, or every error with file, line, column and a hint. All-or-nothing: one
  * invalid document makes the whole result invalid, so a commit is applied whole or not at all.
  */
-import { compareErrors, fileStart, specError, SpecSourceError, type CodedSpecError } from './errors.js';
+import { capErrors } from './cap.js';
+import { fileStart, specError, SpecSourceError, type CodedSpecError } from './errors.js';
 import { decodeSpecFile } from './decode.js';
 import { acceptedKinds, DRYDOCK_API, KINDS, REFUSED } from './kinds.js';
 import type { DesiredState, LoadResult, RepoConfig, Spec } from './model.js';
@@ -13,7 +14,7 @@ import { parseSpecText, type ParsedDocument } from './parse.js';
 import { checkReferences, type LoadedSpec } from './references.js';
 import { revisionOf } from './revision.js';
 import { directorySource, type SpecFileSource } from './source.js';
-import { closest } from './suggest.js';
+import { closest, lookalike } from './suggest.js';
 import { validateDocument } from './validate.js';
 import { collectSpecFiles, drydockIgnore } from './walk.js';
 
@@ -33,6 +34,8 @@ export interface LoadLimits {
   readonly maxAliasCount: number;
   /** Errors reported; the rest are summarised in one. */
   readonly maxErrors: number;
+  /** Errors reported per file; the rest are counted in one. */
+  readonly maxErrorsPerFile: number;
 }
 
 export const DEFAULT_LIMITS: LoadLimits = {
@@ -45,6 +48,7 @@ export const DEFAULT_LIMITS: LoadLimits = {
   maxDocuments: 500,
   maxAliasCount: 100,
   maxErrors: 1000,
+  maxErrorsPerFile: 100,
 };
 
 export interface LoadOptions {
@@ -77,6 +81,13 @@ function kindOf(doc: ParsedDocument): { apiVersion?: unknown; kind?: unknown } {
 
 /** Finding for a document whose apiVersion/kind drydock does not read. */
 function unknownKind(doc: ParsedDocument, apiVersion: unknown, kind: unknown): CodedSpecError {
+  for (const [field, value] of [['apiVersion', apiVersion], ['kind', kind]] as const) {
+    if (value !== undefined && value !== null && typeof value !== 'string') {
+      const what = Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a mapping' : `the ${typeof value} ${String(value)}`;
+      const example = field === 'kind' ? `kind: ${Array.isArray(value) && typeof value[0] === 'string' ? value[0] : 'NodeImage'}` : `apiVersion: ${DRYDOCK_API}`;
+      return specError('missing-kind', doc.locate([field]), `${field} must be a string, not ${what}`, `write it as one plain value, e.g. ${example}`);
+    }
+  }
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || apiVersion === '' || kind === '') {
     const missing = typeof apiVersion !== 'string' || apiVersion === '' ? 'apiVersion' : 'kind';
     return specError('missing-kind', doc.locate([missing === 'apiVersion' ? 'apiVersion' : 'kind']), `document has no ${missing}`, `every document needs apiVersion and kind; drydock reads ${acceptedKinds()}`);
@@ -85,8 +96,9 @@ function unknownKind(doc: ParsedDocument, apiVersion: unknown, kind: unknown): C
   if (refused) return specError('refused-kind', doc.locate(['kind']), refused.message, refused.hint);
   const group = KINDS[apiVersion];
   if (group) {
-    const guess = closest(kind, Object.keys(group));
-    return specError('unknown-kind', doc.locate(['kind']), `unknown kind ${JSON.stringify(kind)} for ${apiVersion}`, `${guess ? `did you mean ${guess}? ` : ''}${apiVersion} kinds: ${Object.keys(group).join(', ')}`);
+    const odd = lookalike(kind, Object.keys(group));
+    const guess = odd === undefined ? closest(kind, Object.keys(group)) : undefined;
+    return specError('unknown-kind', doc.locate(['kind']), `unknown kind ${JSON.stringify(kind)} for ${apiVersion}${odd ? `: ${odd.holds}` : ''}`, `${odd ? `${odd.fix}; ` : guess ? `did you mean ${guess}? ` : ''}${apiVersion} kinds: ${Object.keys(group).join(', ')}`);
   }
   const withKind = Object.entries(KINDS).filter(([, kinds]) => kind in kinds).map(([api]) => api);
   if (withKind.length > 0) {
@@ -149,7 +161,7 @@ async function loadConfig(
   const [doc, extra] = parsed.documents;
   if (extra) errors.push(specError('config', extra.start, `${file} holds more than one document`, 'keep one document in drydock.yaml'));
   if (!doc) return { config: DEFAULT_CONFIG };
-  const schemaErrors = validateDocument(doc, 'repo-config.schema.json');
+  const schemaErrors = validateDocument(doc, 'repo-config.schema.json').errors;
   errors.push(...schemaErrors);
   if (schemaErrors.length > 0) return { config: DEFAULT_CONFIG, doc };
   const ctx = normaliseContext(doc, DEFAULT_CONFIG.defaults.rollout, errors);
@@ -178,6 +190,9 @@ export async function loadFromSource(source: SpecFileSource, opts: LoadOptions =
   errors.push(...walked.errors);
 
   const loaded: LoadedSpec[] = [];
+  const invalid = new Set<string>();
+  const omitted = new Map<string, number>();
+  let complete = true;
   let totalBytes = 0;
   for (const file of walked.files) {
     const read = await readText(source, file, limits);
@@ -189,41 +204,59 @@ export async function loadFromSource(source: SpecFileSource, opts: LoadOptions =
     totalBytes += Buffer.byteLength(text);
     if (totalBytes > limits.maxTotalBytes) {
       errors.push(specError('source-limit', fileStart(file), `spec files together exceed ${limits.maxTotalBytes / (1024 * 1024)} MiB`, "narrow drydock.yaml's paths, or exclude large files in .drydockignore"));
+      complete = false;
       break;
     }
     files.push(file);
     const parsed = parseSpecText(file, text, limits);
     errors.push(...parsed.errors);
     for (const doc of parsed.documents) {
-      const { apiVersion, kind } = kindOf(doc);
-      const handler = typeof apiVersion === 'string' && typeof kind === 'string' ? KINDS[apiVersion]?.[kind] : undefined;
-      if (!handler) {
-        errors.push(unknownKind(doc, apiVersion, kind));
-        continue;
-      }
-      const schemaErrors = validateDocument(doc, handler.schema);
-      if (schemaErrors.length > 0) {
-        errors.push(...schemaErrors);
-        continue;
-      }
-      const ctx = normaliseContext(doc, config.defaults.rollout, errors);
-      for (const spec of handler.normalise(ctx)) loaded.push({ spec: { ...spec, revision: revisionOf(spec) }, doc });
+      const r = loadDocument(doc, config, errors, limits.maxErrorsPerFile);
+      loaded.push(...r.loaded);
+      if (r.invalid !== undefined) invalid.add(r.invalid);
+      if (r.omitted > 0) omitted.set(file, (omitted.get(file) ?? 0) + r.omitted);
     }
-    if (errors.length > limits.maxErrors * 2) break;
+    if (errors.length > limits.maxErrors * 2) {
+      complete = false;
+      break;
+    }
   }
 
-  errors.push(...checkReferences(loaded, config, configDoc));
+  errors.push(...checkReferences(loaded, config, configDoc, invalid));
   files.sort();
-  if (errors.length > 0) {
-    errors.sort(compareErrors);
-    if (errors.length > limits.maxErrors) {
-      const first = errors.slice(0, limits.maxErrors);
-      first.push(specError('too-many-errors', fileStart(first[first.length - 1]?.file ?? '.'), `more than ${limits.maxErrors} errors; the rest are not shown`, 'fix these and validate again'));
-      return { ok: false, errors: first, files };
-    }
-    return { ok: false, errors, files };
-  }
+  if (errors.length > 0 || omitted.size > 0) return { ok: false, errors: capErrors(errors, omitted, limits, complete), files };
   return { ok: true, desired: desiredState(config, loaded.map((l) => l.spec)), files };
+}
+
+interface DocumentResult {
+  readonly loaded: readonly LoadedSpec[];
+  /** "Kind/name" of a document refused by its schema, so references to it are not also reported as dangling. */
+  readonly invalid?: string;
+  readonly omitted: number;
+}
+
+function loadDocument(doc: ParsedDocument, config: RepoConfig, errors: CodedSpecError[], maxFindings: number): DocumentResult {
+  const { apiVersion, kind } = kindOf(doc);
+  const handler = typeof apiVersion === 'string' && typeof kind === 'string' ? KINDS[apiVersion]?.[kind] : undefined;
+  if (!handler) {
+    errors.push(unknownKind(doc, apiVersion, kind));
+    return { loaded: [], omitted: 0 };
+  }
+  const schema = validateDocument(doc, handler.schema, maxFindings);
+  if (schema.errors.length > 0) {
+    errors.push(...schema.errors);
+    const name = (doc.value['metadata'] as { name?: unknown } | undefined)?.name;
+    return { loaded: [], omitted: schema.omitted, ...(typeof name === 'string' ? { invalid: `${String(kind)}/${name}` } : {}) };
+  }
+  const ctx = normaliseContext(doc, config.defaults.rollout, errors);
+  const before = errors.length;
+  const specs = handler.normalise(ctx);
+  const name = (doc.value['metadata'] as { name: string }).name;
+  return {
+    loaded: specs.map((spec) => ({ spec: { ...spec, revision: revisionOf(spec) }, doc })),
+    omitted: 0,
+    ...(specs.length === 0 && errors.length > before ? { invalid: `${String(kind)}/${name}` } : {}),
+  };
 }
 
 /** Loads the specs of a directory on disk. Throws SpecSourceError NotFound / NotADirectory for a bad `dir`. */

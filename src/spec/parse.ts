@@ -3,9 +3,10 @@
  * split, each document is converted to plain data under bounds (nesting depth, alias
  * expansion, number of documents), and any instance path can be mapped back to line:column.
  */
-import { Composer, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, type Document, type Node } from 'yaml';
+import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, Parser, type Alias, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import { specError, type CodedSpecError } from './errors.js';
 import type { SourcePosition } from './model.js';
+import { checkDocument, codePoint } from './yaml-checks.js';
 
 export interface ParseLimits {
   /** Deepest nesting of mappings and sequences. */
@@ -83,49 +84,6 @@ function nodeStart(node: { range?: readonly number[] | null } | null | undefined
   return node?.range?.[0];
 }
 
-/**
- * Walks the document's nodes without recursion: rejects nesting deeper than maxDepth and
- * duplicate keys (checked here with a Set rather than by yaml's uniqueKeys, whose pairwise
- * comparison is quadratic in the size of a mapping).
- */
-function checkStructure(doc: Document, file: string, lc: LineCounter, maxDepth: number): CodedSpecError[] {
-  const errors: CodedSpecError[] = [];
-  const stack: { node: unknown; depth: number }[] = [{ node: doc.contents, depth: 1 }];
-  while (stack.length > 0) {
-    const { node, depth } = stack.pop()!;
-    if (!isMap(node) && !isSeq(node)) continue;
-    if (depth > maxDepth) {
-      errors.push(
-        specError('too-deep', position(file, lc, nodeStart(node)), `nesting is deeper than ${maxDepth} levels`, 'flatten the document; no drydock spec needs this depth'),
-      );
-      return errors;
-    }
-    if (isMap(node)) {
-      const seen = new Map<string, number | undefined>();
-      for (const pair of node.items) {
-        const key = pair.key;
-        if (!isScalar(key)) {
-          errors.push(specError('yaml-syntax', position(file, lc, nodeStart(key as Node)), 'mapping keys must be plain scalars', 'write the key as a plain string'));
-          continue;
-        }
-        const name = String(key.value);
-        if (seen.has(name)) {
-          const first = position(file, lc, seen.get(name));
-          errors.push(
-            specError('duplicate-key', position(file, lc, nodeStart(key)), `duplicate key ${JSON.stringify(name)}`, `remove one of the two; the first is at line ${first.line}, column ${first.column}`),
-          );
-        } else {
-          seen.set(name, nodeStart(key));
-        }
-        stack.push({ node: pair.value, depth: depth + 1 });
-      }
-    } else {
-      for (const item of node.items) stack.push({ node: item, depth: depth + 1 });
-    }
-  }
-  return errors;
-}
-
 function position(file: string, lc: LineCounter, offset: number | undefined): SourcePosition {
   if (offset === undefined) return { file, line: 1, column: 1 };
   const { line, col } = lc.linePos(offset);
@@ -144,37 +102,40 @@ function dataDepthExceeds(value: unknown, max: number): boolean {
   return false;
 }
 
-function firstAlias(doc: Document): number | undefined {
-  const stack: unknown[] = [doc.contents];
-  let first: number | undefined;
-  while (stack.length > 0) {
-    const node = stack.pop();
-    const at = isAlias(node) ? nodeStart(node) : undefined;
-    if (at !== undefined && (first === undefined || at < first)) first = at;
-    if (isMap(node)) for (const p of node.items) stack.push(p.value, p.key);
-    else if (isSeq(node)) stack.push(...node.items);
-  }
-  return first;
-}
-
-function locator(doc: Document, file: string, lc: LineCounter): ParsedDocument['locate'] {
+/**
+ * Maps paths to positions in time linear in the path's length: each mapping's keys are indexed
+ * the first time a path goes through it, and aliases resolve through the walk's table. (Searching
+ * a mapping per lookup made a file of many errors quadratic: one error per key of a large mapping.)
+ */
+function locator(doc: Document, file: string, lc: LineCounter, aliases: ReadonlyMap<Alias, Node>): ParsedDocument['locate'] {
+  const indexes = new WeakMap<YAMLMap, Map<string, Pair>>();
+  const pairOf = (map: YAMLMap, key: string): Pair | undefined => {
+    let index = indexes.get(map);
+    if (index === undefined) {
+      index = new Map();
+      for (const p of map.items) {
+        const k = isScalar(p.key) ? String(p.key.value) : undefined;
+        if (k !== undefined && !index.has(k)) index.set(k, p);
+      }
+      indexes.set(map, index);
+    }
+    return index.get(key);
+  };
   return (path, key = false) => {
     let node: unknown = doc.contents;
     let offset = nodeStart(node as Node);
     for (let i = 0; i < path.length; i++) {
       const seg = path[i];
-      if (isAlias(node)) node = node.resolve(doc);
+      if (isAlias(node)) node = aliases.get(node);
       let next: unknown;
       let keyOffset: number | undefined;
       if (isMap(node)) {
-        const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
+        const pair = pairOf(node, String(seg));
         if (pair) {
           next = pair.value;
           keyOffset = nodeStart(pair.key as Node);
         }
-      } else if (isSeq(node) && typeof seg === 'number') {
-        next = node.items[seg];
-      } else if (isSeq(node) && typeof seg === 'string' && /^\d+$/.test(seg)) {
+      } else if (isSeq(node) && (typeof seg === 'number' || /^\d+$/.test(seg ?? ''))) {
         next = node.items[Number(seg)];
       }
       if (next === undefined && keyOffset === undefined) break;
@@ -186,7 +147,83 @@ function locator(doc: Document, file: string, lc: LineCounter): ParsedDocument['
   };
 }
 
-export function parseSpecText(file: string, text: string, limits: ParseLimits): ParsedFile {
+/**
+ * Characters YAML 1.2 does not allow in a stream (c-printable): C0 controls other than tab and
+ * line breaks, DEL, C1 controls other than NEL, and U+FFFE/U+FFFF. Refused before parsing so
+ * that no value, message or log line drydock writes later can carry a terminal escape.
+ */
+const NON_PRINTABLE = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]/;
+
+function nonPrintable(file: string, text: string): CodedSpecError | undefined {
+  const m = NON_PRINTABLE.exec(text);
+  if (!m) return undefined;
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < m.index; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return specError('control-character', { file, line, column: m.index - lineStart + 1 }, `file holds the control character ${codePoint(m[0])}, which YAML does not allow`, 'remove it; if the value needs it, drydock does not accept it either');
+}
+
+function syntaxErrors(doc: Document, file: string, lc: LineCounter): CodedSpecError[] {
+  const errors: CodedSpecError[] = [];
+  for (const e of doc.errors) {
+    const exhausted = e.code === 'RESOURCE_EXHAUSTION';
+    errors.push(
+      specError(
+        exhausted ? 'too-deep' : 'yaml-syntax',
+        position(file, lc, e.pos[0]),
+        exhausted ? 'document is nested too deeply to parse' : `YAML syntax: ${e.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`,
+        exhausted ? 'flatten the document' : 'fix the YAML syntax; indentation must use spaces, and every flow collection must be closed',
+      ),
+    );
+    if (exhausted) break;
+  }
+  const version = doc.directives?.yaml;
+  if (errors.length === 0 && version?.explicit === true && version.version !== '1.2') {
+    // A %YAML 1.1 directive switches to 1.1's schema, where yes/no/on/off are booleans and 0777 is octal.
+    errors.push(specError('yaml-syntax', position(file, lc, 0), `%YAML ${version.version} is not supported`, 'remove the %YAML directive; drydock reads YAML 1.2'));
+  }
+  return errors;
+}
+
+/** One composed document → plain data and a locator, or the findings that refuse it. */
+function toParsed(doc: Document, text: string, index: number, file: string, lc: LineCounter, limits: ParseLimits): ParsedDocument | CodedSpecError[] | undefined {
+  const syntax = syntaxErrors(doc, file, lc);
+  if (syntax.length > 0) return syntax;
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return undefined; // empty document
+  const start = position(file, lc, nodeStart(doc.contents));
+  const checked = checkDocument(doc, text, (offset) => position(file, lc, offset), limits.maxDepth);
+  if (checked.errors.length > 0) return checked.errors;
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
+  } catch (err) {
+    if (err instanceof ReferenceError) {
+      // Undefined aliases were refused above, so this is the expansion limit.
+      let first: number | undefined;
+      for (const a of checked.aliases.keys()) first = Math.min(first ?? Infinity, nodeStart(a) ?? Infinity);
+      return [specError('alias-limit', position(file, lc, first), `aliases expand to more than ${limits.maxAliasCount} nodes`, 'write the values out instead of nesting aliases')];
+    }
+    return [specError('yaml-syntax', start, 'document cannot be converted to data', 'simplify the document')];
+  }
+  // Without aliases the data is exactly as deep as the source, which the walk has bounded.
+  if (checked.aliases.size > 0 && dataDepthExceeds(value, limits.maxDepth)) {
+    return [specError('too-deep', start, `nesting (after expanding aliases) is deeper than ${limits.maxDepth} levels`, 'write the values out instead of nesting aliases')];
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return [specError('not-an-object', start, `document is a ${Array.isArray(value) ? 'list' : 'scalar'}, not a mapping`, 'each YAML document must be one object with apiVersion, kind, metadata and spec; separate documents with ---')];
+  }
+  return { file, index, value: value as Record<string, unknown>, start, locate: locator(doc, file, lc, checked.aliases) };
+}
+
+export function parseSpecText(file: string, raw: string, limits: ParseLimits): ParsedFile {
+  // YAML 1.2 counts CR and CRLF as line breaks; the parser only splits on LF, so a file saved
+  // with CR-only endings would be one long line. Normalised first, positions stay the user's.
+  const text = raw.includes('\r') ? raw.replace(/\r\n?/g, '\n') : raw;
+  const control = nonPrintable(file, text);
+  if (control) return { documents: [], errors: [control] };
   const lc = new LineCounter();
   const deep = flowDepthExceeds(text, limits.maxDepth);
   if (deep !== undefined) {
@@ -200,7 +237,8 @@ export function parseSpecText(file: string, text: string, limits: ParseLimits): 
   const documents: ParsedDocument[] = [];
   const errors: CodedSpecError[] = [];
   const parser = new Parser(lc.addNewLine);
-  const composer = new Composer({ uniqueKeys: false, strict: true, prettyErrors: false, version: '1.2' });
+  // resolveKnownTags off: !!binary, !!set, !!timestamp, ... stay unresolved, and are refused as unknown tags.
+  const composer = new Composer({ uniqueKeys: false, strict: true, prettyErrors: false, version: '1.2', resolveKnownTags: false });
   let index = -1;
   for (const doc of composer.compose(parser.parse(text))) {
     index++;
@@ -210,52 +248,9 @@ export function parseSpecText(file: string, text: string, limits: ParseLimits): 
       );
       break;
     }
-    if (doc.errors.length > 0) {
-      for (const e of doc.errors) {
-        const exhausted = e.code === 'RESOURCE_EXHAUSTION';
-        errors.push(
-          specError(
-            exhausted ? 'too-deep' : 'yaml-syntax',
-            position(file, lc, e.pos[0]),
-            exhausted ? 'document is nested too deeply to parse' : `YAML syntax: ${e.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`,
-            exhausted ? 'flatten the document' : 'fix the YAML syntax; indentation must use spaces, and every flow collection must be closed',
-          ),
-        );
-        if (exhausted) break;
-      }
-      continue;
-    }
-    if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue; // empty document
-    const start = position(file, lc, nodeStart(doc.contents));
-    const structural = checkStructure(doc, file, lc, limits.maxDepth);
-    if (structural.length > 0) {
-      errors.push(...structural);
-      continue;
-    }
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
-    } catch (err) {
-      if (err instanceof ReferenceError) {
-        errors.push(
-          specError('alias-limit', position(file, lc, firstAlias(doc)), `aliases expand to more than ${limits.maxAliasCount} nodes`, 'write the values out instead of nesting aliases'),
-        );
-        continue;
-      }
-      errors.push(specError('yaml-syntax', start, 'document cannot be converted to data', 'simplify the document'));
-      continue;
-    }
-    if (dataDepthExceeds(value, limits.maxDepth)) {
-      errors.push(specError('too-deep', start, `nesting (after expanding aliases) is deeper than ${limits.maxDepth} levels`, 'write the values out instead of nesting aliases'));
-      continue;
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      errors.push(
-        specError('not-an-object', start, `document is a ${Array.isArray(value) ? 'list' : 'scalar'}, not a mapping`, 'each YAML document must be one object with apiVersion, kind, metadata and spec; separate documents with ---'),
-      );
-      continue;
-    }
-    documents.push({ file, index, value: value as Record<string, unknown>, start, locate: locator(doc, file, lc) });
+    const parsed = toParsed(doc, text, index, file, lc, limits);
+    if (Array.isArray(parsed)) errors.push(...parsed);
+    else if (parsed !== undefined) documents.push(parsed);
   }
   return { documents, errors };
 }

@@ -5,6 +5,7 @@
 import { specError, type CodedSpecError } from './errors.js';
 import type { RepoConfig, SourcePosition, Spec, SpecKind } from './model.js';
 import type { ParsedDocument } from './parse.js';
+import { groupIdentity } from '../cloud/group-identity.js';
 
 export interface LoadedSpec {
   readonly spec: Spec;
@@ -23,7 +24,11 @@ function available(list: readonly string[]): string {
   return list.length === 0 ? 'there is none yet' : `existing: ${[...new Set(list)].sort().join(', ')}`;
 }
 
-export function checkReferences(entries: readonly LoadedSpec[], config: RepoConfig, configDoc: ParsedDocument | undefined): CodedSpecError[] {
+/**
+ * `invalid` holds "Kind/name" of documents refused by their schema: they have their own
+ * findings, and a reference to one is not dangling, so it is not reported a second time.
+ */
+export function checkReferences(entries: readonly LoadedSpec[], config: RepoConfig, configDoc: ParsedDocument | undefined, invalid: ReadonlySet<string> = new Set()): CodedSpecError[] {
   const errors: CodedSpecError[] = [];
   const byKey = new Map<string, LoadedSpec>();
   for (const e of entries) {
@@ -38,7 +43,7 @@ export function checkReferences(entries: readonly LoadedSpec[], config: RepoConf
       specError('duplicate-name', e.doc.locate(['metadata', 'name']), `duplicate ${e.spec.kind} ${JSON.stringify(e.spec.name)}${generated(e.spec)}`, `the first is at ${at(first.doc.locate(['metadata', 'name']))}${generated(first.spec)}; rename one of them`),
     );
   }
-  const has = (kind: SpecKind, name: string): boolean => byKey.has(`${kind}/${name}`);
+  const has = (kind: SpecKind, name: string): boolean => byKey.has(`${kind}/${name}`) || invalid.has(`${kind}/${name}`);
   const windows = names(entries, 'MaintenanceWindow');
 
   const defaultWindow = config.defaults.rollout.window;
@@ -55,15 +60,15 @@ export function checkReferences(entries: readonly LoadedSpec[], config: RepoConf
     switch (s.kind) {
       case 'ScalingGroup': {
         const image = byKey.get(`NodeImage/${s.nodeImage}`);
-        if (image === undefined) {
+        if (image === undefined && !invalid.has(`NodeImage/${s.nodeImage}`)) {
           errors.push(specError('dangling-reference', e.doc.locate(['spec', 'nodeImage']), `no NodeImage named ${JSON.stringify(s.nodeImage)}`, `add the NodeImage or fix the name; ${available(names(entries, 'NodeImage'))}`));
-        } else if (image.spec.kind === 'NodeImage' && image.spec.strategy !== 'replace') {
+        } else if (image?.spec.kind === 'NodeImage' && image.spec.strategy !== 'replace') {
           errors.push(specError('dangling-reference', e.doc.locate(['spec', 'nodeImage']), `NodeImage ${JSON.stringify(s.nodeImage)} has strategy ${image.spec.strategy}; a ScalingGroup replaces nodes`, `name a NodeImage with strategy replace (it is at ${at(image.spec.source)})`));
         }
-        const key = `${s.provider}:${s.groupId}`;
+        const key = groupIdentity(s.provider, s.groupId);
         const other = groups.get(key);
         if (other) {
-          errors.push(specError('duplicate-group', e.doc.locate(['spec', 'groupId']), `${s.provider} group ${JSON.stringify(s.groupId)} is already ScalingGroup ${JSON.stringify(other.spec.name)}`, `one cloud group can have one ScalingGroup (the other is at ${at(other.spec.source)}); remove one`));
+          errors.push(specError('duplicate-group', e.doc.locate(['spec', 'groupId']), `${s.provider} group ${JSON.stringify(s.groupId)} is already ScalingGroup ${JSON.stringify(other.spec.name)}${other.spec.kind === 'ScalingGroup' && other.spec.groupId !== s.groupId ? ` (as ${JSON.stringify(other.spec.groupId)}, the same group to ${s.provider})` : ''}`, `one cloud group can have one ScalingGroup (the other is at ${at(other.spec.source)}); remove one`));
         } else groups.set(key, e);
         break;
       }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { FORMATS } from './formats.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -31,6 +32,7 @@ function instance(): Ajv {
   if (ajv) return ajv;
   const a = new Ajv({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true });
   addFormats(a, ['date-time']);
+  for (const [name, problem] of Object.entries(FORMATS)) a.addFormat(name, { type: 'string', validate: (s: string) => problem(s) === undefined });
   for (const rel of schemaFiles(SCHEMA_DIR)) {
     a.addSchema(JSON.parse(readFileSync(path.join(SCHEMA_DIR, rel), 'utf8')) as object);
   }

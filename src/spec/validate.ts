@@ -7,7 +7,8 @@ import type { ErrorObject } from 'ajv';
 import { specError, type CodedSpecError } from './errors.js';
 import type { ParsedDocument, PathSegment } from './parse.js';
 import { validatorFor } from './schemas.js';
-import { closest } from './suggest.js';
+import { FORMAT_HINTS, FORMATS, INT32_MAX } from './formats.js';
+import { closest, lookalike } from './suggest.js';
 
 function segments(instancePath: string): PathSegment[] {
   if (instancePath === '') return [];
@@ -56,12 +57,13 @@ function one(doc: ParsedDocument, e: ErrorObject): CodedSpecError {
     case 'additionalProperties': {
       const extra = String((e.params as { additionalProperty: string }).additionalProperty);
       const known = Object.keys(schema.properties ?? {});
-      const guess = closest(extra, known);
+      const odd = lookalike(extra, known);
+      const guess = odd === undefined ? closest(extra, known) : undefined;
       return specError(
         'schema',
         doc.locate([...path, extra], true),
-        `unknown field ${JSON.stringify(extra)} in ${where}`,
-        (guess ? `did you mean ${JSON.stringify(guess)}? ` : '') + `fields allowed here: ${known.join(', ')}`,
+        `unknown field ${JSON.stringify(extra)} in ${where}${odd !== undefined ? `: ${odd.holds}` : ''}`,
+        (odd !== undefined ? `${odd.fix}; ` : guess ? `did you mean ${JSON.stringify(guess)}? ` : '') + `fields allowed here: ${known.join(', ')}`,
       );
     }
     case 'required': {
@@ -89,12 +91,23 @@ function one(doc: ParsedDocument, e: ErrorObject): CodedSpecError {
         (guess ? `did you mean ${JSON.stringify(guess)}? ` : '') + about,
       );
     }
+    case 'format': {
+      const format = String((e.params as { format: string }).format);
+      const value = e.propertyName ?? e.data;
+      const problem = typeof value === 'string' ? FORMATS[format]?.(value) : undefined;
+      const subject = e.propertyName !== undefined ? `key ${JSON.stringify(e.propertyName)} in ${where}` : `${where} ${JSON.stringify(e.data)}`;
+      const at = e.propertyName !== undefined ? doc.locate([...path, e.propertyName], true) : doc.locate(path);
+      return specError('schema', at, `${subject}: ${problem ?? 'is not valid'}`, about || FORMAT_HINTS[format] || 'see the schema in schemas/');
+    }
+    case 'maximum':
+      if ((e.params as { limit: number }).limit === INT32_MAX) {
+        return specError('schema', doc.locate(path), `${where} is ${String(e.data)}, above ${INT32_MAX}`, `Kubernetes stores it as a 32-bit integer; use a smaller number${about ? `; ${where}: ${about}` : ''}`);
+      }
+      return specError('schema', doc.locate(path), `${where} ${e.message ?? 'is not valid'}`, about || 'see the schema in schemas/');
     case 'pattern':
-    case 'format':
     case 'minLength':
     case 'maxLength':
     case 'minimum':
-    case 'maximum':
     case 'minItems':
     case 'maxItems':
     case 'oneOf':
@@ -108,23 +121,33 @@ function one(doc: ParsedDocument, e: ErrorObject): CodedSpecError {
   }
 }
 
-/** Every schema finding of one document, or none. */
-export function validateDocument(doc: ParsedDocument, schemaPath: string): CodedSpecError[] {
+export interface SchemaFindings {
+  readonly errors: CodedSpecError[];
+  /** Findings past `max` that were counted but not built. */
+  readonly omitted: number;
+}
+
+/**
+ * Every schema finding of one document, or none; at most `max` are built (a document of many
+ * thousands of unknown fields would otherwise spend its time on messages nobody reads).
+ */
+export function validateDocument(doc: ParsedDocument, schemaPath: string, max = Infinity): SchemaFindings {
   const validate = validatorFor(schemaPath);
-  if (validate(doc.value)) return [];
+  if (validate(doc.value)) return { errors: [], omitted: 0 };
   const errors = validate.errors ?? [];
   // A oneOf failure reports each branch too; keep the oneOf's own finding only.
   const oneOfAt = new Set(errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath));
-  const kept = errors.filter((e) => e.keyword === 'oneOf' || !oneOfAt.has(e.instancePath));
+  const kept = errors.filter((e) => e.keyword !== 'propertyNames' && (e.keyword === 'oneOf' || !oneOfAt.has(e.instancePath)));
   const seen = new Set<string>();
   const out: CodedSpecError[] = [];
-  for (const e of kept) {
-    const f = one(doc, e);
+  let i = 0;
+  for (; i < kept.length && out.length < max; i++) {
+    const f = one(doc, kept[i]!);
     const key = `${f.line}:${f.column}:${f.message}`;
     if (!seen.has(key)) {
       seen.add(key);
       out.push(f);
     }
   }
-  return out;
+  return { errors: out, omitted: kept.length - i };
 }

@@ -33,11 +33,11 @@ export interface AutoscalingStrategySpec {
    */
   enabled: boolean;
   /**
-   * Name of the cluster-autoscaler Deployment.
+   * Name of the cluster-autoscaler Deployment (a DNS subdomain).
    */
   deploymentName: string;
   /**
-   * Namespace of the cluster-autoscaler Deployment.
+   * Namespace of the cluster-autoscaler Deployment (a DNS label).
    */
   deploymentNamespace: string;
 }

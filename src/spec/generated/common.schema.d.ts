@@ -61,13 +61,13 @@ export interface SpecMetadata {
    */
   name: ResourceName;
   /**
-   * Free-form labels; drydock does not interpret them.
+   * Free-form labels; drydock does not interpret them. Keys and values follow Kubernetes' label syntax.
    */
   labels?: {
     [k: string]: string;
   };
   /**
-   * Free-form annotations; drydock does not interpret them.
+   * Free-form annotations; drydock does not interpret them. Keys follow Kubernetes' label key syntax.
    */
   annotations?: {
     [k: string]: string;
@@ -98,7 +98,7 @@ export interface SeedMetadata {
  */
 export interface LabelSelectorSpec {
   /**
-   * Labels a node must carry with exactly these values.
+   * Labels a node must carry with exactly these values. Keys are label keys ([prefix/]name, the name at most 63 letters, digits, '-', '_', '.'); values at most 63 of the same characters, or empty.
    */
   matchLabels?: {
     [k: string]: string;
@@ -113,7 +113,7 @@ export interface LabelSelectorSpec {
  */
 export interface LabelSelectorRequirementSpec {
   /**
-   * The label key the requirement applies to.
+   * The label key the requirement applies to: [prefix/]name, the prefix a DNS subdomain, the name at most 63 letters, digits, '-', '_', '.'.
    */
   key: string;
   /**
@@ -121,7 +121,7 @@ export interface LabelSelectorRequirementSpec {
    */
   operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
   /**
-   * Values for In and NotIn; must be empty for Exists and DoesNotExist.
+   * Values for In and NotIn; must be empty for Exists and DoesNotExist. Each is a label value: at most 63 letters, digits, '-', '_', '.', starting and ending with a letter or digit.
    */
   values?: string[];
 }
@@ -260,7 +260,7 @@ export interface JobTemplateSpec {
    */
   name?: string;
   /**
-   * Namespace the Job runs in. Left out means drydock's own namespace.
+   * Namespace the Job runs in (a DNS label). Left out means drydock's own namespace.
    */
   namespace?: string;
   /**
@@ -276,7 +276,7 @@ export interface JobTemplateSpec {
  */
 export interface ImagePullSecretSpec {
   /**
-   * Name of the Secret.
+   * Name of the Secret (a DNS subdomain).
    */
   name: string;
 }

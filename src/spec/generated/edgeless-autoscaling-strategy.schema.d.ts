@@ -39,11 +39,11 @@ export interface EdgelessAutoscalingStrategySpec {
    */
   enabled: boolean;
   /**
-   * Name of the autoscaler deployment.
+   * Name of the autoscaler deployment (a DNS subdomain).
    */
   deploymentName: string;
   /**
-   * Namespace of the autoscaler deployment.
+   * Namespace of the autoscaler deployment (a DNS label).
    */
   deploymentNamespace: string;
 }

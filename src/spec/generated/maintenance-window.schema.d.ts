@@ -29,7 +29,7 @@ export interface MaintenanceWindowDocument {
  */
 export interface MaintenanceWindowSpec {
   /**
-   * IANA time zone the schedules are read in, e.g. Europe/Berlin or UTC.
+   * IANA time zone the schedules are read in, e.g. Europe/Berlin or UTC; legacy names and abbreviations (PST, BST, US/Pacific) are refused.
    */
   timeZone: string;
   /**

@@ -35,7 +35,7 @@ export interface SeedNodeMaintenanceDocument {
  */
 export interface SeedNodeMaintenanceSpec {
   /**
-   * Name of the node to put into maintenance.
+   * Name of the node to put into maintenance (a DNS subdomain).
    */
   nodeName: string;
   /**

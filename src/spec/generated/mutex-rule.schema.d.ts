@@ -39,7 +39,7 @@ export interface MutexRuleSpec {
    */
   jobName: string;
   /**
-   * Namespace the Jobs run in.
+   * Namespace the Jobs run in (a DNS label).
    */
   jobNamespace: string;
   /**

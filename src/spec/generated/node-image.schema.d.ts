@@ -29,7 +29,7 @@ export interface NodeImageDocument {
  */
 export interface NodeImageSpec {
   /**
-   * The image nodes should run: for replace, the cloud image new instances are created from; for inPlace, the container image of the update job.
+   * The image nodes should run: for replace, the cloud image new instances are created from; for inPlace, the container image of the update job. No whitespace.
    */
   image: string;
   /**

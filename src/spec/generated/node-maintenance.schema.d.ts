@@ -29,7 +29,7 @@ export interface NodeMaintenanceDocument {
  */
 export interface NodeMaintenanceSpec {
   /**
-   * Name of the Node to put into maintenance.
+   * Name of the Node to put into maintenance (a DNS subdomain).
    */
   nodeName: string;
   /**

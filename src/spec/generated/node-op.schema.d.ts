@@ -33,7 +33,7 @@ export interface NodeOpSpec {
    */
   nodeSelector?: LabelSelectorSpec;
   /**
-   * Container image of the job. Default busybox:latest.
+   * Container image of the job, e.g. registry.example/team/tool:v1. Default busybox:latest.
    */
   image?: string;
   /**

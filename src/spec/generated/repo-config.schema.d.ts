@@ -32,7 +32,7 @@ export interface RepoConfigDocument {
    */
   paths?: [string, ...string[]];
   /**
-   * Branch drydock writes status reports to. Default 'drydock/status'.
+   * Branch drydock writes status reports to, a name git accepts (git check-ref-format: no '..', '@{', spaces, '~^:?*[\', parts starting with '.' or ending in '.lock'), without 'refs/heads/'. Default 'drydock/status'.
    */
   statusBranch?: string;
 }

@@ -27,7 +27,9 @@ import { meta, raw } from './meta.js';
 import { checkDrainNeedsCordon, KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpJob, nodeOpRollout, nodeOpUpgrade } from './node-op.js';
 import { checkSelector, labelSelector, mergeDrain, mergeRollout } from './rollout.js';
 import { scalingGroup } from './scaling-group.js';
-import { checkCron, durationSeconds, isTimeZone } from './values.js';
+import { containerImage } from '../formats.js';
+import { checkCron, durationSeconds } from './values.js';
+import { timeZoneProblem } from './time-zone.js';
 
 export function dScalingGroup(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<ScalingGroupDocument>(ctx.doc);
@@ -51,6 +53,8 @@ export function dNodeImage(ctx: NormaliseContext): Spec[] {
   if (strategy === 'replace' && spec.nodeSelector !== undefined) {
     ctx.report('invalid-value', ['spec', 'nodeSelector'], 'nodeSelector only applies to strategy inPlace', 'remove it: with replace, the nodes are those of the ScalingGroups that name this NodeImage');
   }
+  const notContainer = strategy === 'inPlace' ? containerImage(spec.image) : undefined;
+  if (notContainer !== undefined) ctx.report('invalid-value', ['spec', 'image'], `image ${JSON.stringify(spec.image)} ${notContainer}`, 'with strategy inPlace, image is the container image of the update job');
   checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
   const nodeSelector = labelSelector(spec.nodeSelector);
   const image: NodeImage = {
@@ -132,10 +136,9 @@ export function dUpgradeGate(ctx: NormaliseContext): Spec[] {
 
 export function dMaintenanceWindow(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<MaintenanceWindowDocument>(ctx.doc);
-  const tzOk = isTimeZone(spec.timeZone);
-  if (!tzOk) {
-    ctx.report('invalid-value', ['spec', 'timeZone'], `${JSON.stringify(spec.timeZone)} is not an IANA time zone`, 'write a zone name like UTC, Europe/Berlin or America/New_York');
-  }
+  const tz = timeZoneProblem(spec.timeZone);
+  if (tz !== undefined) ctx.report('invalid-value', ['spec', 'timeZone'], tz.message, tz.hint);
+  const tzOk = tz === undefined;
   const schedules: WindowSchedule[] = [];
   spec.schedules.forEach((s, i) => {
     if (tzOk) checkCron(ctx, ['spec', 'schedules', i, 'cron'], s.cron, spec.timeZone);

@@ -3,7 +3,7 @@
  * a spec's own fields over those. Raw shapes come from the generated schema types.
  */
 import type { DrainSpec, LabelSelectorSpec, RolloutSpec } from '../generated/common.schema.js';
-import type { DrainOptions, LabelSelector, RolloutPolicy } from '../model.js';
+import type { DrainOptions, IntOrPercent, LabelSelector, RolloutPolicy } from '../model.js';
 import type { PathSegment } from '../parse.js';
 import type { NormaliseContext } from './context.js';
 import { durationSeconds, intOrPercent } from './values.js';
@@ -68,6 +68,18 @@ export function mergeDrain(ctx: NormaliseContext, path: readonly PathSegment[], 
   };
 }
 
+const isZero = (v: IntOrPercent): boolean => v === 0 || v === '0%';
+
+/**
+ * No surge and no unavailability is a rollout that can never take a step; Kubernetes refuses
+ * the same for a Deployment. Reported at whichever of the two this rollout wrote.
+ */
+function checkCanProgress(ctx: NormaliseContext, path: readonly PathSegment[], raw: RolloutSpec, maxSurge: IntOrPercent, maxUnavailable: IntOrPercent): void {
+  if (!isZero(maxSurge) || !isZero(maxUnavailable)) return;
+  const field = raw.maxUnavailable !== undefined ? 'maxUnavailable' : 'maxSurge';
+  ctx.report('invalid-value', [...path, field], 'maxSurge and maxUnavailable are both 0: the rollout could never replace or take down a node', 'allow at least one: maxSurge: 1 (a new node first) or maxUnavailable: 1');
+}
+
 /** `raw` (a spec's rollout, or drydock.yaml's defaults.rollout) over `base`. */
 export function mergeRollout(ctx: NormaliseContext, path: readonly PathSegment[], base: RolloutPolicy, raw: RolloutSpec | undefined): RolloutPolicy {
   if (raw === undefined) return base;
@@ -81,6 +93,7 @@ export function mergeRollout(ctx: NormaliseContext, path: readonly PathSegment[]
     canary = { nodes: raw.canary.nodes, soakSeconds: soak ?? base.canary?.soakSeconds ?? 0 };
   }
   const window = raw.window ?? base.window;
+  checkCanProgress(ctx, path, raw, maxSurge ?? base.maxSurge, maxUnavailable ?? base.maxUnavailable);
   return {
     maxSurge: maxSurge ?? base.maxSurge,
     maxUnavailable: maxUnavailable ?? base.maxUnavailable,

@@ -1,6 +1,6 @@
 /**
  * Values that the schema checks for shape and the loader checks for meaning: durations,
- * percentages, cron expressions, time zones.
+ * percentages, cron expressions (time zones: time-zone.ts).
  */
 import { CronExpressionParser } from 'cron-parser';
 import type { IntOrPercent } from '../model.js';
@@ -43,23 +43,25 @@ export function checkCron(ctx: NormaliseContext, path: readonly PathSegment[], c
     ctx.report('invalid-value', path, `cron expression ${JSON.stringify(cron)} has ${fields.length} fields, not 5`, "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays");
     return false;
   }
-  try {
-    CronExpressionParser.parse(cron, { tz: timeZone });
-    return true;
-  } catch (err) {
-    ctx.report('invalid-value', path, `cron expression ${JSON.stringify(cron)} is not valid${err instanceof Error ? `: ${err.message}` : ''}`, "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays");
+  const key = `${timeZone} ${cron}`;
+  if (!cronProblems.has(key)) {
+    let problem: string | undefined;
+    try {
+      CronExpressionParser.parse(cron, { tz: timeZone });
+    } catch (err) {
+      problem = err instanceof Error ? `: ${err.message}` : '';
+    }
+    if (cronProblems.size < 10_000) cronProblems.set(key, problem);
+    else return report(problem);
+  }
+  return report(cronProblems.get(key));
+
+  function report(problem: string | undefined): boolean {
+    if (problem === undefined) return true;
+    ctx.report('invalid-value', path, `cron expression ${JSON.stringify(cron)} is not valid${problem}`, "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays");
     return false;
   }
 }
 
-/** True when `tz` is an IANA time zone name this runtime knows. */
-export function isTimeZone(tz: string): boolean {
-  // Offsets like "+01:00" are accepted by newer ICU builds but are not IANA zones.
-  if (/^[+-]/.test(tz)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
+// Parsing a cron expression in a zone costs a timezone lookup; a large repository repeats a few expressions many times.
+const cronProblems = new Map<string, string | undefined>();
