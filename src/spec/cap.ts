@@ -37,23 +37,25 @@ export function capErrors(errors: readonly CodedSpecError[], omitted: ReadonlyMa
     }
     if (left > 0) {
       const last = out[out.length - 1]!;
-      out.push(specError('too-many-errors', last, `${plural(left)} in ${file} not shown`, `fix these ${kept} and validate again`));
+      out.push({ ...specError('too-many-errors', last, `${plural(left)} in ${file} not shown`, `fix these ${kept} and validate again`), notShown: left });
     }
   }
   const files = new Set(out.map((e) => e.file));
   for (const [file, n] of omitted) {
-    if (!files.has(file) && n > 0) out.push(specError('too-many-errors', fileStart(file), `${plural(n)} in ${file} not shown`, 'fix the file and validate again'));
+    if (!files.has(file) && n > 0) out.push({ ...specError('too-many-errors', fileStart(file), `${plural(n)} in ${file} not shown`, 'fix the file and validate again'), notShown: n });
   }
   if (out.length <= caps.maxErrors) return out;
   const shown = out.slice(0, caps.maxErrors);
-  const rest = out.length - caps.maxErrors;
-  shown.push(
-    specError(
+  const cut = out.slice(caps.maxErrors);
+  const rest = cut.reduce((sum, e) => sum + (e.notShown ?? 1), 0);
+  shown.push({
+    ...specError(
       'too-many-errors',
       fileStart(shown[shown.length - 1]?.file ?? '.'),
       complete ? `${plural(rest)} not shown` : `${plural(rest)} not shown, and files after this one were not checked`,
       'fix these and validate again',
     ),
-  );
+    notShown: rest,
+  });
   return shown;
 }

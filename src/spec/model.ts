@@ -259,6 +259,8 @@ export interface SpecError {
   readonly hint: string;
   /** Stable machine-readable code, e.g. 'schema', 'yaml-syntax', 'dangling-reference'. */
   readonly code: string;
+  /** On a 'too-many-errors' finding: how many findings it stands for, so totals stay true. */
+  readonly notShown?: number;
 }
 
 export type LoadResult =

@@ -85,4 +85,15 @@ describe('drydock validate', () => {
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^\.: valid:/m);
   });
+
+  it('counts every error in its summary, also those a capped report leaves out', () => {
+    const many = path.join(dir, 'many');
+    mkdirSync(many);
+    const fields = Array.from({ length: 250 }, (_, i) => `  f${i}: 1\n`).join('');
+    writeFileSync(path.join(many, 'image.yaml'), `apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {name: w}\nspec:\n  image: registry.example/os:v1\n${fields}`);
+    const r = drydock('validate', many);
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /150 more errors in image\.yaml not shown/);
+    assert.match(r.stdout, /: 250 errors in 1 file; nothing is applied/);
+  });
 });

@@ -60,7 +60,9 @@ export async function runValidate(dir: string, format: ErrorFormat, out: (s: str
   if (!result.ok) {
     out(`${format === 'github' ? formatErrorsGithub(result.errors, opts) : formatErrorsText(result.errors, opts)}\n`);
     const files = new Set(result.errors.map((e) => e.file)).size;
-    out(`${dir}: ${plural(result.errors.length, 'error')} in ${plural(files, 'file')}; nothing is applied until all are fixed\n`);
+    // A capped report stands for more findings than it prints: count what each cut left out.
+    const total = result.errors.reduce((sum, e) => sum + (e.notShown ?? 1), 0);
+    out(`${dir}: ${plural(total, 'error')} in ${plural(files, 'file')}; nothing is applied until all are fixed\n`);
     return EXIT_FINDINGS;
   }
   if (warned.length > 0) {
