@@ -8,6 +8,7 @@ import type { CloudProvider } from './provider.js';
 import type { SimCloud } from './sim/cloud.js';
 import { SimHttpProvider } from './sim/http-client.js';
 import { SimProvider } from './sim/provider.js';
+import { AwsProvider, type AwsProviderOptions } from './aws/provider.js';
 import { CodedError } from '../errors.js';
 
 export * from './provider.js';
@@ -48,6 +49,9 @@ export {
 } from './sim/nodes.js';
 export { runSimCloud, type RunningSimCloud, type SimCloudRunOptions } from './sim/process.js';
 export { SimProvider } from './sim/provider.js';
+export { AwsProvider, type AwsProviderOptions } from './aws/provider.js';
+export { awsProviderID, parseAwsProviderID } from './aws/provider-id.js';
+export { awsCloudError, awsErrorCode } from './aws/errors.js';
 export { SeededRandom } from './sim/random.js';
 export { startSimServer, type SimServer, type SimServerOptions } from './sim/server.js';
 export { FileStateStore, MemoryStateStore, SimStateError, STATE_FILE, type SimState, type StateStore } from './sim/state.js';
@@ -58,7 +62,9 @@ export type ProviderConfig =
   | { readonly provider: 'sim'; readonly cloud: SimCloud }
   /** The simulated cloud over HTTP (`drydock sim-cloud`), as the service reaches a real cloud. */
   | { readonly provider: 'sim'; readonly url: string; readonly timeoutMs?: number }
-  | { readonly provider: 'aws' | 'gcp' | 'azure' };
+  /** AWS Auto Scaling groups; credentials and region from the SDK's default chain unless given. */
+  | ({ readonly provider: 'aws' } & AwsProviderOptions)
+  | { readonly provider: 'gcp' | 'azure' };
 
 export type ProviderConfigErrorCode = 'ProviderNotAvailable' | 'InvalidProviderConfig';
 
@@ -67,7 +73,7 @@ export class ProviderConfigError extends CodedError<ProviderConfigErrorCode, { r
   override readonly name = 'ProviderConfigError';
 }
 
-export const AVAILABLE_PROVIDERS = ['sim'] as const satisfies readonly Provider[];
+export const AVAILABLE_PROVIDERS = ['sim', 'aws'] as const satisfies readonly Provider[];
 
 export function createProvider(config: ProviderConfig): CloudProvider {
   switch (config.provider) {
@@ -79,7 +85,10 @@ export function createProvider(config: ProviderConfig): CloudProvider {
       throw new ProviderConfigError('InvalidProviderConfig', 'provider sim needs the simulated cloud: its URL (e.g. http://127.0.0.1:7070) or an in-process SimCloud', {
         provider: 'sim',
       });
-    case 'aws':
+    case 'aws': {
+      const { provider: _, ...options } = config;
+      return new AwsProvider(options);
+    }
     case 'gcp':
     case 'azure':
       throw new ProviderConfigError(
