@@ -9,6 +9,7 @@ import type { SimCloud } from './sim/cloud.js';
 import { SimHttpProvider } from './sim/http-client.js';
 import { SimProvider } from './sim/provider.js';
 import { AwsProvider, type AwsProviderOptions } from './aws/provider.js';
+import { GcpProvider, type GcpProviderOptions } from './gcp/provider.js';
 import { CodedError } from '../errors.js';
 
 export * from './provider.js';
@@ -52,6 +53,9 @@ export { SimProvider } from './sim/provider.js';
 export { AwsProvider, type AwsProviderOptions } from './aws/provider.js';
 export { awsProviderID, parseAwsProviderID } from './aws/provider-id.js';
 export { awsCloudError, awsErrorCode } from './aws/errors.js';
+export { GcpProvider, derivedTemplateName, type GcpProviderOptions } from './gcp/provider.js';
+export { gceProviderID, parseGceProviderID } from './gcp/provider-id.js';
+export type { GcpAuthClient } from './gcp/auth.js';
 export { SeededRandom } from './sim/random.js';
 export { startSimServer, type SimServer, type SimServerOptions } from './sim/server.js';
 export { FileStateStore, MemoryStateStore, SimStateError, STATE_FILE, type SimState, type StateStore } from './sim/state.js';
@@ -64,7 +68,9 @@ export type ProviderConfig =
   | { readonly provider: 'sim'; readonly url: string; readonly timeoutMs?: number }
   /** AWS Auto Scaling groups; credentials and region from the SDK's default chain unless given. */
   | ({ readonly provider: 'aws' } & AwsProviderOptions)
-  | { readonly provider: 'gcp' | 'azure' };
+  /** GCP managed instance groups; Application Default Credentials unless given. */
+  | ({ readonly provider: 'gcp' } & GcpProviderOptions)
+  | { readonly provider: 'azure' };
 
 export type ProviderConfigErrorCode = 'ProviderNotAvailable' | 'InvalidProviderConfig';
 
@@ -73,7 +79,7 @@ export class ProviderConfigError extends CodedError<ProviderConfigErrorCode, { r
   override readonly name = 'ProviderConfigError';
 }
 
-export const AVAILABLE_PROVIDERS = ['sim', 'aws'] as const satisfies readonly Provider[];
+export const AVAILABLE_PROVIDERS = ['sim', 'aws', 'gcp'] as const satisfies readonly Provider[];
 
 export function createProvider(config: ProviderConfig): CloudProvider {
   switch (config.provider) {
@@ -89,7 +95,10 @@ export function createProvider(config: ProviderConfig): CloudProvider {
       const { provider: _, ...options } = config;
       return new AwsProvider(options);
     }
-    case 'gcp':
+    case 'gcp': {
+      const { provider: _, ...options } = config;
+      return new GcpProvider(options);
+    }
     case 'azure':
       throw new ProviderConfigError(
         'ProviderNotAvailable',

@@ -21,7 +21,7 @@ describe('cloud provider registry', () => {
     assert.equal((provider as SimHttpProvider).baseUrl, 'http://127.0.0.1:7070');
   });
 
-  for (const name of ['gcp', 'azure'] as const) {
+  for (const name of ['azure'] as const) {
     it(`${name} is refused as not available in this build`, () => {
       assert.throws(
         () => createProvider({ provider: name }),
