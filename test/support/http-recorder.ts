@@ -3,7 +3,12 @@
  * (method, path with query, parsed JSON body) and answers through a route table the test
  * writes from the API's documented shapes.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 export interface RecordedRequest {
   readonly method: string;
@@ -31,10 +36,11 @@ export interface HttpRecorder {
   close(): Promise<void>;
 }
 
-export async function startHttpRecorder(): Promise<HttpRecorder> {
+/** `tls`: serve HTTPS with this key and certificate (clients that insist on TLS, e.g. for bearer tokens). */
+export async function startHttpRecorder(tls?: { key: string; cert: string }): Promise<HttpRecorder> {
   let routes: { method: string; path: RegExp | string; answer: Answer | Handler; once: boolean }[] = [];
   const requests: RecordedRequest[] = [];
-  const server: Server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -62,12 +68,13 @@ export async function startHttpRecorder(): Promise<HttpRecorder> {
       res.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...answer.headers });
       res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
     });
-  });
+  };
+  const server: Server = tls ? createTlsServer(tls, listener) : createServer(listener);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests,
     route: (method, path, answer, opts = {}) => {
       routes.push({ method, path, answer, once: opts.once === true });
@@ -81,4 +88,15 @@ export async function startHttpRecorder(): Promise<HttpRecorder> {
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
+}
+
+/** A throwaway self-signed certificate for 127.0.0.1 (openssl), for startHttpRecorder's tls. */
+export function selfSignedCertificate(): { key: string; cert: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'drydock-tls-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+    return { key: readFileSync(path.join(dir, 'key.pem'), 'utf8'), cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
