@@ -11,8 +11,8 @@
  * Credentials and region come from the SDK's default chain (an IAM role for the service
  * account in EKS, instance profile, AWS_* variables); a groupId given as an ARN names its region.
  */
-import { AutoScalingClient, type AutoScalingClientConfig, DescribeAutoScalingGroupsCommand, paginateDescribeAutoScalingGroups, SetDesiredCapacityCommand, TerminateInstanceInAutoScalingGroupCommand, UpdateAutoScalingGroupCommand, type AutoScalingGroup, type LaunchTemplateSpecification } from '@aws-sdk/client-auto-scaling';
-import { CreateLaunchTemplateVersionCommand, DescribeInstancesCommand, DescribeLaunchTemplateVersionsCommand, EC2Client, type Instance as Ec2Instance } from '@aws-sdk/client-ec2';
+import type { AutoScalingClient, AutoScalingClientConfig, AutoScalingGroup, LaunchTemplateSpecification } from '@aws-sdk/client-auto-scaling';
+import type { EC2Client, Instance as Ec2Instance } from '@aws-sdk/client-ec2';
 import { parseGroupId } from '../group-id.js';
 import { CloudError, type CloudErrorData, type CloudProvider, type GroupDescription, type Instance, type InstanceState } from '../provider.js';
 import { byId, DEFAULT_CALL_TIMEOUT_MS, withDeadline } from '../calls.js';
@@ -35,6 +35,9 @@ export interface AwsProviderOptions {
 interface Clients {
   readonly autoscaling: AutoScalingClient;
   readonly ec2: EC2Client;
+  /** The SDK modules, loaded on first use so other commands do not pay for them. */
+  readonly asgSdk: typeof import('@aws-sdk/client-auto-scaling');
+  readonly ec2Sdk: typeof import('@aws-sdk/client-ec2');
 }
 
 // DescribeInstances takes at most 1000 ids per call.
@@ -43,7 +46,7 @@ const DESCRIBE_INSTANCES_CHUNK = 200;
 export class AwsProvider implements CloudProvider {
   readonly name = 'aws' as const;
   private readonly timeoutMs: number;
-  private readonly clients = new Map<string, Clients>();
+  private readonly clients = new Map<string, Promise<Clients>>();
   /** instance id → group, as last described: providerIDs do not name their group. */
   private readonly membership = new Map<string, string>();
 
@@ -52,10 +55,10 @@ export class AwsProvider implements CloudProvider {
   }
 
   async listGroups(): Promise<readonly string[]> {
-    const { autoscaling } = this.clientsFor(undefined);
+    const { autoscaling, asgSdk } = await this.clientsFor(undefined);
     return this.call('list Auto Scaling groups', {}, async (abortSignal) => {
       const names: string[] = [];
-      for await (const page of paginateDescribeAutoScalingGroups({ client: autoscaling, pageSize: this.options.pageSize ?? 100 }, {}, { abortSignal })) {
+      for await (const page of asgSdk.paginateDescribeAutoScalingGroups({ client: autoscaling, pageSize: this.options.pageSize ?? 100 }, {}, { abortSignal })) {
         for (const g of page.AutoScalingGroups ?? []) if (g.AutoScalingGroupName) names.push(g.AutoScalingGroupName);
       }
       return names.sort();
@@ -90,10 +93,10 @@ export class AwsProvider implements CloudProvider {
     }
     const group = await this.group(groupId);
     const template = launchTemplateOf(group, groupId);
-    const { ec2 } = this.clientsFor(groupId);
+    const { ec2, ec2Sdk } = await this.clientsFor(groupId);
     const ids = { groupId };
     const versions = await this.call(`read launch template of group ${groupId}`, ids, (abortSignal) =>
-      ec2.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: template.LaunchTemplateId, LaunchTemplateName: template.LaunchTemplateId ? undefined : template.LaunchTemplateName, Versions: [template.Version ?? '$Default', '$Latest'] }), { abortSignal }),
+      ec2.send(new ec2Sdk.DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: template.LaunchTemplateId, LaunchTemplateName: template.LaunchTemplateId ? undefined : template.LaunchTemplateName, Versions: [template.Version ?? '$Default', '$Latest'] }), { abortSignal }),
     );
     const [current, latest] = resolveVersions(versions.LaunchTemplateVersions ?? [], template.Version ?? '$Default');
     if (!current) throw new CloudError('NotFound', `aws: launch template version ${template.Version ?? '$Default'} of group ${groupId} does not exist; fix the group's launch template`, ids);
@@ -103,7 +106,7 @@ export class AwsProvider implements CloudProvider {
     if (version === undefined) {
       const created = await this.call(`create launch template version with ${image} for group ${groupId}`, ids, (abortSignal) =>
         ec2.send(
-          new CreateLaunchTemplateVersionCommand({
+          new ec2Sdk.CreateLaunchTemplateVersionCommand({
             LaunchTemplateId: current.LaunchTemplateId,
             SourceVersion: String(current.VersionNumber),
             VersionDescription: versionDescription(image),
@@ -118,9 +121,9 @@ export class AwsProvider implements CloudProvider {
     const update = group.MixedInstancesPolicy?.LaunchTemplate
       ? { MixedInstancesPolicy: { LaunchTemplate: { LaunchTemplateSpecification: spec } } }
       : { LaunchTemplate: spec };
-    const { autoscaling } = this.clientsFor(groupId);
+    const { autoscaling, asgSdk } = await this.clientsFor(groupId);
     await this.call(`set launch template version ${version} on group ${groupId}`, ids, (abortSignal) =>
-      autoscaling.send(new UpdateAutoScalingGroupCommand({ AutoScalingGroupName: group.AutoScalingGroupName, ...update }), { abortSignal }),
+      autoscaling.send(new asgSdk.UpdateAutoScalingGroupCommand({ AutoScalingGroupName: group.AutoScalingGroupName, ...update }), { abortSignal }),
     );
   }
 
@@ -135,9 +138,9 @@ export class AwsProvider implements CloudProvider {
         quota: { scope: 'group', limit: max, inUse: desired, requested: count },
       });
     }
-    const { autoscaling } = this.clientsFor(groupId);
+    const { autoscaling, asgSdk } = await this.clientsFor(groupId);
     await this.call(`set desired capacity of group ${groupId} to ${desired + count}`, { groupId }, (abortSignal) =>
-      autoscaling.send(new SetDesiredCapacityCommand({ AutoScalingGroupName: group.AutoScalingGroupName, DesiredCapacity: desired + count, HonorCooldown: false }), { abortSignal }),
+      autoscaling.send(new asgSdk.SetDesiredCapacityCommand({ AutoScalingGroupName: group.AutoScalingGroupName, DesiredCapacity: desired + count, HonorCooldown: false }), { abortSignal }),
     );
     return [];
   }
@@ -147,9 +150,9 @@ export class AwsProvider implements CloudProvider {
     const member = (group.Instances ?? []).find((i) => i.InstanceId === instanceId);
     // Gone, or already on its way out: nothing to do (and never touch another group's instance).
     if (!member || instanceState(member.LifecycleState, undefined) === 'terminating') return;
-    const { autoscaling } = this.clientsFor(groupId);
+    const { autoscaling, asgSdk } = await this.clientsFor(groupId);
     await this.call(`terminate instance ${instanceId} of group ${groupId}`, { groupId, instanceId }, (abortSignal) =>
-      autoscaling.send(new TerminateInstanceInAutoScalingGroupCommand({ InstanceId: instanceId, ShouldDecrementDesiredCapacity: true }), { abortSignal }),
+      autoscaling.send(new asgSdk.TerminateInstanceInAutoScalingGroupCommand({ InstanceId: instanceId, ShouldDecrementDesiredCapacity: true }), { abortSignal }),
     );
   }
 
@@ -162,9 +165,9 @@ export class AwsProvider implements CloudProvider {
 
   private async group(groupId: string): Promise<AutoScalingGroup> {
     const { name } = parseAwsGroupId(groupId);
-    const { autoscaling } = this.clientsFor(groupId);
+    const { autoscaling, asgSdk } = await this.clientsFor(groupId);
     const out = await this.call(`describe group ${groupId}`, { groupId }, (abortSignal) =>
-      autoscaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [name] }), { abortSignal }),
+      autoscaling.send(new asgSdk.DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [name] }), { abortSignal }),
     );
     const group = out.AutoScalingGroups?.find((g) => g.AutoScalingGroupName === name);
     if (!group) throw new CloudError('NotFound', `aws: Auto Scaling group ${JSON.stringify(name)} does not exist in this account and region; check the ScalingGroup's groupId`, { groupId });
@@ -172,22 +175,22 @@ export class AwsProvider implements CloudProvider {
   }
 
   private async templateImage(groupId: string, template: LaunchTemplateSpecification): Promise<string> {
-    const { ec2 } = this.clientsFor(groupId);
+    const { ec2, ec2Sdk } = await this.clientsFor(groupId);
     const out = await this.call(`read launch template of group ${groupId}`, { groupId }, (abortSignal) =>
-      ec2.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: template.LaunchTemplateId, LaunchTemplateName: template.LaunchTemplateId ? undefined : template.LaunchTemplateName, Versions: [template.Version ?? '$Default'] }), { abortSignal }),
+      ec2.send(new ec2Sdk.DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: template.LaunchTemplateId, LaunchTemplateName: template.LaunchTemplateId ? undefined : template.LaunchTemplateName, Versions: [template.Version ?? '$Default'] }), { abortSignal }),
     );
     return out.LaunchTemplateVersions?.[0]?.LaunchTemplateData?.ImageId ?? '';
   }
 
   private async ec2Instances(groupId: string, ids: readonly string[]): Promise<Map<string, Ec2Instance>> {
-    const { ec2 } = this.clientsFor(groupId);
+    const { ec2, ec2Sdk } = await this.clientsFor(groupId);
     const found = new Map<string, Ec2Instance>();
     for (let i = 0; i < ids.length; i += DESCRIBE_INSTANCES_CHUNK) {
       const chunk = ids.slice(i, i + DESCRIBE_INSTANCES_CHUNK);
       let token: string | undefined;
       do {
         const page = await this.call(`describe instances of group ${groupId}`, { groupId }, (abortSignal) =>
-          ec2.send(new DescribeInstancesCommand({ InstanceIds: chunk, NextToken: token }), { abortSignal }),
+          ec2.send(new ec2Sdk.DescribeInstancesCommand({ InstanceIds: chunk, NextToken: token }), { abortSignal }),
         );
         for (const r of page.Reservations ?? []) for (const inst of r.Instances ?? []) if (inst.InstanceId) found.set(inst.InstanceId, inst);
         token = page.NextToken;
@@ -196,7 +199,7 @@ export class AwsProvider implements CloudProvider {
     return found;
   }
 
-  private clientsFor(groupId: string | undefined): Clients {
+  private clientsFor(groupId: string | undefined): Promise<Clients> {
     const region = groupId === undefined ? this.options.region : (parseAwsGroupId(groupId).arn?.region ?? this.options.region);
     const key = region ?? '';
     let c = this.clients.get(key);
@@ -208,7 +211,12 @@ export class AwsProvider implements CloudProvider {
         // One retry inside the deadline for a dropped connection; throttling reaches the planner, which waits.
         maxAttempts: 2,
       };
-      c = { autoscaling: new AutoScalingClient(config), ec2: new EC2Client(config) };
+      c = Promise.all([import('@aws-sdk/client-auto-scaling'), import('@aws-sdk/client-ec2')]).then(([asgSdk, ec2Sdk]) => ({
+        autoscaling: new asgSdk.AutoScalingClient(config),
+        ec2: new ec2Sdk.EC2Client(config),
+        asgSdk,
+        ec2Sdk,
+      }));
       this.clients.set(key, c);
     }
     return c;
