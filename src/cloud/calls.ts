@@ -2,7 +2,7 @@
  * What the real clouds' providers share: the per-call deadline, reading a Retry-After header,
  * and the error a call that ran out of time becomes.
  */
-import { CloudError, type CloudErrorData } from './provider.js';
+import { CloudError, type CloudErrorCode, type CloudErrorData } from './provider.js';
 
 /** Per API call, unless the provider is configured otherwise. Long-running operations have their own. */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -53,4 +53,20 @@ export async function withDeadline<T>(context: string, ms: number, data: CloudEr
 /** Stable, sorted by id, as GroupDescription promises. */
 export function byId<T extends { readonly id: string }>(a: T, b: T): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** What a person (or the planner) does next, the last words of every cloud error: `quotaOf` names whose quota, `access` what grants drydock its permissions. */
+export function nextStep(code: CloudErrorCode, words: { readonly quotaOf: string; readonly access: string; readonly notFound?: string }): string {
+  switch (code) {
+    case 'Throttled':
+      return 'retry later';
+    case 'Transient':
+      return 'retry';
+    case 'QuotaExceeded':
+      return `wait for instances to go or raise the ${words.quotaOf} quota`;
+    case 'NotFound':
+      return words.notFound ?? "check the ScalingGroup's groupId";
+    case 'Permanent':
+      return `fix the request or ${words.access}`;
+  }
 }

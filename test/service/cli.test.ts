@@ -62,7 +62,7 @@ describe('drydock run / plan: bad input', function () {
     {
       name: 'a provider drydock does not know',
       args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig, '--provider', 'openstack'],
-      message: /--provider "openstack" is not one of sim, aws, gcp, azure/,
+      message: /argument 'openstack' is invalid\. Allowed choices are sim, aws, gcp, azure/,
     },
     {
       name: '--leader-elect that is not a boolean',

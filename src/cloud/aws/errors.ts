@@ -3,7 +3,7 @@
  * status, never by its message.
  */
 import { CloudError, type CloudErrorCode, type CloudErrorData } from '../provider.js';
-import { DEFAULT_RETRY_AFTER_SECONDS, isTimeout, retryAfterSeconds } from '../calls.js';
+import { DEFAULT_RETRY_AFTER_SECONDS, isTimeout, nextStep, retryAfterSeconds } from '../calls.js';
 
 // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html and the Auto Scaling API's errors.
 const THROTTLED = new Set(['Throttling', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequestsException', 'RequestThrottled', 'RequestThrottledException', 'SlowDown', 'ProvisionedThroughputExceededException', 'BandwidthLimitExceeded', 'EC2ThrottledException']);
@@ -44,16 +44,13 @@ export function awsCloudError(err: unknown, context: string, data: CloudErrorDat
   const code = awsErrorCode(err);
   const name = e.Code ?? e.name ?? 'Error';
   const what = isTimeout(err) ? 'no answer in time' : `${name}: ${e.message ?? String(err)}`;
-  const hint: Record<CloudErrorCode, string> = {
-    Throttled: 'retry later',
-    Transient: 'retry',
-    QuotaExceeded: 'wait for instances to go or raise the quota',
-    NotFound: 'check the groupId and region',
-    Permanent: name === 'CredentialsProviderError' ? 'give drydock AWS credentials (an IAM role for its service account, or AWS_* variables)' : 'fix the request or drydock\'s IAM permissions',
-  };
+  const hint =
+    name === 'CredentialsProviderError'
+      ? 'give drydock AWS credentials (an IAM role for its service account, or AWS_* variables)'
+      : nextStep(code, { quotaOf: "group's MaxSize or the account's", access: "drydock's IAM permissions", notFound: 'check the groupId and region' });
   const retryAfter =
     code === 'Throttled' ? (retryAfterSeconds(e.$response?.headers?.['retry-after']) ?? DEFAULT_RETRY_AFTER_SECONDS) : undefined;
-  return new CloudError(code, `aws: ${context}: ${what}; ${hint[code]}`, {
+  return new CloudError(code, `aws: ${context}: ${what}; ${hint}`, {
     ...data,
     ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
   });

@@ -3,7 +3,7 @@
  * error code (never the message); Retry-After read from the answer.
  */
 import { CloudError, type CloudErrorCode, type CloudErrorData } from '../provider.js';
-import { DEFAULT_RETRY_AFTER_SECONDS, isTimeout, retryAfterSeconds } from '../calls.js';
+import { DEFAULT_RETRY_AFTER_SECONDS, isTimeout, nextStep, retryAfterSeconds } from '../calls.js';
 
 const QUOTA = new Set(['QuotaExceeded', 'OperationNotAllowedQuota', 'AllocationFailed', 'ZonalAllocationFailed', 'OverconstrainedAllocationRequest', 'OverconstrainedZonalAllocationRequest', 'SkuNotAvailable']);
 const THROTTLED = new Set(['TooManyRequests', 'SubscriptionRequestsThrottled', 'TenantRequestsThrottled', 'ResourceRequestsThrottled', 'ResourceCollectionRequestsThrottled', 'OperationThrottled']);
@@ -32,20 +32,13 @@ export function azureErrorCode(err: unknown): CloudErrorCode {
   return 'Transient';
 }
 
-const HINTS: Record<CloudErrorCode, string> = {
-  Throttled: 'retry later',
-  Transient: 'retry',
-  QuotaExceeded: 'wait for instances to go or raise the subscription\'s quota',
-  NotFound: 'check the ScalingGroup\'s groupId',
-  Permanent: 'fix the request or drydock\'s role assignment',
-};
 
 export function azureCloudError(err: unknown, context: string, data: CloudErrorData): CloudError {
   if (err instanceof CloudError) return err;
   const e = (err ?? {}) as RestErrorLike;
   const code = azureErrorCode(err);
   const what = isTimeout(err) ? 'no answer in time' : `${e.statusCode !== undefined ? `HTTP ${e.statusCode} ` : ''}${e.code ?? e.name ?? 'Error'}: ${e.message ?? String(err)}`;
-  const hint = e.name === 'CredentialUnavailableError' || e.name === 'AuthenticationError' ? 'give drydock an Azure workload identity (or AZURE_* variables)' : HINTS[code];
+  const hint = e.name === 'CredentialUnavailableError' || e.name === 'AuthenticationError' ? 'give drydock an Azure workload identity (or AZURE_* variables)' : nextStep(code, { quotaOf: "subscription's", access: "drydock's role assignment" });
   const retryAfter = code === 'Throttled' ? (retryAfterSeconds(e.response?.headers?.get?.('retry-after')) ?? DEFAULT_RETRY_AFTER_SECONDS) : undefined;
   return new CloudError(code, `azure: ${context}: ${what}; ${hint}`, { ...data, ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}) });
 }

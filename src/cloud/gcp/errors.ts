@@ -3,7 +3,7 @@
  * reason (errors[].reason) and, for failed long-running operations, the operation's error codes.
  */
 import { CloudError, type CloudErrorCode, type CloudErrorData } from '../provider.js';
-import { DEFAULT_RETRY_AFTER_SECONDS, isTimeout, retryAfterSeconds } from '../calls.js';
+import { DEFAULT_RETRY_AFTER_SECONDS, isTimeout, nextStep, retryAfterSeconds } from '../calls.js';
 
 const THROTTLE_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'RATE_LIMIT_EXCEEDED']);
 const QUOTA_REASONS = new Set(['quotaExceeded', 'QUOTA_EXCEEDED', 'ZONE_RESOURCE_POOL_EXHAUSTED', 'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS', 'REGION_RESOURCE_POOL_EXHAUSTED']);
@@ -24,19 +24,12 @@ export function gcpErrorCode(f: Pick<GcpHttpFailure, 'status' | 'reasons'>): Clo
   return 'Permanent';
 }
 
-const HINTS: Record<CloudErrorCode, string> = {
-  Throttled: 'retry later',
-  Transient: 'retry',
-  QuotaExceeded: 'wait for instances to go or raise the project\'s quota',
-  NotFound: 'check the ScalingGroup\'s groupId',
-  Permanent: 'fix the request or drydock\'s IAM permissions',
-};
 
 export function gcpHttpError(f: GcpHttpFailure, context: string, data: CloudErrorData): CloudError {
   const code = gcpErrorCode(f);
   const retryAfter = code === 'Throttled' ? (retryAfterSeconds(f.retryAfter) ?? DEFAULT_RETRY_AFTER_SECONDS) : undefined;
   const reason = f.reasons.length > 0 ? ` (${f.reasons.join(', ')})` : '';
-  return new CloudError(code, `gcp: ${context}: HTTP ${f.status}${reason}: ${f.message}; ${HINTS[code]}`, {
+  return new CloudError(code, `gcp: ${context}: HTTP ${f.status}${reason}: ${f.message}; ${nextStep(code, { quotaOf: "project's", access: "drydock's IAM permissions" })}`, {
     ...data,
     ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
   });
