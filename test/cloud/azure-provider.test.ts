@@ -159,6 +159,17 @@ describe('azure provider (local Resource Manager)', () => {
     await assert.rejects(provider.addCapacity(VMSS, 1), (e: unknown) => e instanceof CloudError && e.code === 'QuotaExceeded' && /standardDSv5Family/.test(e.message));
   });
 
+  it('listGroups lists the subscription\'s scale sets over every page', async () => {
+    const lister = new AzureProvider({ endpoint: s.url, credential: staticCredential, ca, subscriptionId: SUB });
+    const other = `/subscriptions/${SUB}/resourceGroups/other-rg/providers/Microsoft.Compute/virtualMachineScaleSets/gpu`;
+    s.route('GET', `/subscriptions/${SUB}/providers/Microsoft.Compute/virtualMachineScaleSets`, (r) =>
+      r.path.includes('skiptoken=p2') ? { body: { value: [{ id: other, name: 'gpu' }] } } : { body: { value: [{ id: VMSS, name: 'workers' }], nextLink: `${s.url}/subscriptions/${SUB}/providers/Microsoft.Compute/virtualMachineScaleSets?api-version=2024-11-01&skiptoken=p2` } },
+    );
+    assert.deepEqual(await lister.listGroups(), [other, VMSS].sort());
+    assert.deepEqual(paths(s), [`GET /subscriptions/${SUB}/providers/Microsoft.Compute/virtualMachineScaleSets`, `GET /subscriptions/${SUB}/providers/Microsoft.Compute/virtualMachineScaleSets?skiptoken=p2`]);
+    await assert.rejects(provider.listGroups(), (e: unknown) => e instanceof CloudError && e.code === 'Permanent' && /no subscription configured/.test(e.message));
+  });
+
   it('image strings and providerIDs map both ways', () => {
     for (const image of [IMG1, IMG2, '/SharedGalleries/abc-123/Images/node-os/Versions/1.0.0', 'Canonical:ubuntu-24_04-lts:server:24.04.202601010']) {
       const ref = azureImageReference(image);

@@ -221,6 +221,18 @@ describe('gcp provider (local Compute API)', () => {
     }
   });
 
+  it('listGroups lists the project\'s zonal and regional groups over every page', async () => {
+    const lister = new GcpProvider({ endpoint: s.url, authClient: testAuth, pageSize: 1, project: PROJECT });
+    s.route('GET', `${BASE}/aggregated/instanceGroupManagers`, (r) =>
+      r.path.includes('pageToken=p2')
+        ? { body: { items: { 'regions/europe-west3': { instanceGroupManagers: [{ name: 'workers' }] } } } }
+        : { body: { items: { [`zones/${ZONE}`]: { instanceGroupManagers: [{ name: 'workers' }] }, 'zones/europe-west3-b': { warning: { code: 'NO_RESULTS_ON_PAGE' } } }, nextPageToken: 'p2' } },
+    );
+    assert.deepEqual(await lister.listGroups(), [REGIONAL, ZONAL]);
+    assert.deepEqual(calls(s).map((c) => c.replace(/[?&]returnPartialSuccess=\w+/, '')), [`GET ${BASE}/aggregated/instanceGroupManagers?maxResults=1`, `GET ${BASE}/aggregated/instanceGroupManagers?maxResults=1&pageToken=p2`]);
+    await assert.rejects(provider.listGroups(), (e: unknown) => e instanceof CloudError && e.code === 'Permanent' && /no project configured/.test(e.message));
+  });
+
   it('maps providerIDs both ways', () => {
     assert.equal(gceProviderID(PROJECT, ZONE, 'workers-aaaa'), `gce://${PROJECT}/${ZONE}/workers-aaaa`);
     assert.deepEqual(parseGceProviderID(`gce://${PROJECT}/${ZONE}/workers-aaaa`), { project: PROJECT, zone: ZONE, name: 'workers-aaaa' });

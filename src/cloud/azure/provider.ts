@@ -32,6 +32,8 @@ export interface AzureProviderOptions {
   readonly operationTimeoutMs?: number;
   /** How often a long-running operation is polled when the answer gives no Retry-After; default 5 s. */
   readonly pollIntervalMs?: number;
+  /** The subscription listGroups lists (groupIds name their own subscription; only listing needs one). */
+  readonly subscriptionId?: string;
 }
 
 interface ScaleSet {
@@ -59,9 +61,16 @@ export class AzureProvider implements CloudProvider {
     this.credential = options.credential;
   }
 
-  /** Scale sets are named in the ScalingGroups; there is no subscription to list without one. */
-  listGroups(): Promise<readonly string[]> {
-    return Promise.resolve([]);
+  /** Every scale set of the configured subscription, as groupIds. */
+  async listGroups(): Promise<readonly string[]> {
+    const subscriptionId = this.options.subscriptionId;
+    if (subscriptionId === undefined) throw new CloudError('Permanent', 'azure: list scale sets: no subscription configured; create the provider with a subscriptionId');
+    const client = await this.client({ groupId: '', subscriptionId, resourceGroup: '', name: '' });
+    return this.call(`list scale sets of subscription ${subscriptionId}`, {}, async (abortSignal) => {
+      const ids: string[] = [];
+      for await (const vmss of client.virtualMachineScaleSets.listAll({ abortSignal })) if (vmss.id) ids.push(vmss.id);
+      return ids.sort();
+    });
   }
 
   async describeGroup(groupId: string): Promise<GroupDescription> {

@@ -34,6 +34,8 @@ export interface GcpProviderOptions {
   readonly operationTimeoutMs?: number;
   /** Managed instances per page; default 500 (the API's maximum). */
   readonly pageSize?: number;
+  /** The project listGroups lists (groupIds name their own project; only listing needs one). */
+  readonly project?: string;
 }
 
 interface Group {
@@ -71,9 +73,18 @@ export class GcpProvider implements CloudProvider {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   }
 
-  /** Groups are named in the ScalingGroups; GCP has no account-wide list of them that drydock needs. */
-  listGroups(): Promise<readonly string[]> {
-    return Promise.resolve([]);
+  /** Every managed instance group of the configured project, zonal and regional, as groupIds. */
+  async listGroups(): Promise<readonly string[]> {
+    const project = this.options.project;
+    if (project === undefined) throw new CloudError('Permanent', 'gcp: list groups: no project configured; create the provider with a project');
+    const c = await this.clients();
+    return this.call(`list groups of project ${project}`, {}, async () => {
+      const ids: string[] = [];
+      for await (const [scope, list] of c.zonal.aggregatedListAsync({ project, maxResults: this.options.pageSize ?? 500 }, { ...this.callOptions(), autoPaginate: false })) {
+        for (const m of list.instanceGroupManagers ?? []) if (m.name) ids.push(`projects/${project}/${scope}/instanceGroupManagers/${m.name}`);
+      }
+      return ids.sort();
+    });
   }
 
   async describeGroup(groupId: string): Promise<GroupDescription> {
