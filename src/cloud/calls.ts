@@ -70,3 +70,20 @@ export function nextStep(code: CloudErrorCode, words: { readonly quotaOf: string
       return `fix the request or ${words.access}`;
   }
 }
+
+/**
+ * When an instance was first seen, for one whose cloud does not (yet) say when it was created:
+ * a join timeout then counts from the first sighting (after a restart, from the new one), which
+ * errs towards waiting longer, never towards removing a new instance at once.
+ */
+export class FirstSeen {
+  private readonly seen = new Map<string, string>();
+  at(key: string, now = new Date()): string {
+    let t = this.seen.get(key);
+    if (t === undefined) {
+      t = now.toISOString();
+      this.seen.set(key, t);
+    }
+    return t;
+  }
+}

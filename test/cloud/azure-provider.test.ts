@@ -72,6 +72,15 @@ describe('azure provider (local Resource Manager)', () => {
       ],
     });
     assert.deepEqual(paths(s), [`GET ${VMSS}`, `GET ${VMSS}/virtualMachines`, `GET ${VMSS}/virtualMachines?skiptoken=p2`]);
+    // Without timeCreated, an instance counts from when it was first seen, and keeps that time.
+    s.reset();
+    s.route('GET', VMSS, { body: scaleSet(1) });
+    s.route('GET', `${VMSS}/virtualMachines`, { body: { value: [{ ...vmssVm('8', 'Creating', ''), properties: { provisioningState: 'Creating' } }] } });
+    const before = Date.now();
+    const first = (await provider.describeGroup(VMSS)).instances[0]?.createdAt ?? '';
+    assert.ok(Date.parse(first) >= before - 1000 && Date.parse(first) <= Date.now(), first);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal((await provider.describeGroup(VMSS)).instances[0]?.createdAt, first);
     assert.equal(s.requests[0]?.headers.authorization, 'Bearer test-token');
     assert.deepEqual(provider.instanceForProviderID(`azure://${VMSS}/virtualMachines/3`), { groupId: VMSS, instanceId: '3' });
   });

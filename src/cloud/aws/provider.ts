@@ -15,7 +15,7 @@ import type { AutoScalingClient, AutoScalingClientConfig, AutoScalingGroup, Laun
 import type { EC2Client, Instance as Ec2Instance } from '@aws-sdk/client-ec2';
 import { parseGroupId } from '../group-id.js';
 import { CloudError, type CloudErrorData, type CloudProvider, type GroupDescription, type Instance, type InstanceState } from '../provider.js';
-import { byId, DEFAULT_CALL_TIMEOUT_MS, withDeadline } from '../calls.js';
+import { byId, DEFAULT_CALL_TIMEOUT_MS, FirstSeen, withDeadline } from '../calls.js';
 import { awsCloudError } from './errors.js';
 import { awsProviderID, parseAwsProviderID } from './provider-id.js';
 
@@ -47,6 +47,8 @@ export class AwsProvider implements CloudProvider {
   readonly name = 'aws' as const;
   private readonly timeoutMs: number;
   private readonly clients = new Map<string, Promise<Clients>>();
+  /** For an instance DescribeInstances does not show yet (eventual consistency right after launch). */
+  private readonly firstSeen = new FirstSeen();
   /** instance id → group, as last described: providerIDs do not name their group. */
   private readonly membership = new Map<string, string>();
 
@@ -81,7 +83,7 @@ export class AwsProvider implements CloudProvider {
         providerID: awsProviderID(zone, id),
         image: ec2?.ImageId ?? '',
         state: instanceState(m.LifecycleState, ec2?.State?.Name),
-        createdAt: (ec2?.LaunchTime ?? new Date(0)).toISOString(),
+        createdAt: ec2?.LaunchTime?.toISOString() ?? this.firstSeen.at(id),
       };
     });
     return { groupId, image, targetSize: group.DesiredCapacity ?? 0, instances: instances.sort(byId) };

@@ -14,7 +14,7 @@ import type { TokenCredential } from '@azure/identity';
 import type { ComputeManagementClient, VirtualMachineScaleSet } from '@azure/arm-compute';
 import { parseGroupId } from '../group-id.js';
 import { CloudError, type CloudErrorData, type CloudProvider, type GroupDescription, type Instance, type InstanceState } from '../provider.js';
-import { byId, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, withDeadline } from '../calls.js';
+import { byId, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, FirstSeen, withDeadline } from '../calls.js';
 import { azureCloudError } from './errors.js';
 import { imageReference, imageString } from './image.js';
 import { azureProviderID, parseAzureProviderID } from './provider-id.js';
@@ -53,6 +53,8 @@ export class AzureProvider implements CloudProvider {
    * only in its message text, the operation's status answer has it as data.
    */
   private readonly callRecord = new AsyncLocalStorage<{ failed?: { code?: string; message?: string } }>();
+  /** For VMs whose answer has no timeCreated (older API versions, a VM still being created). */
+  private readonly firstSeen = new FirstSeen();
   /** Flexible VM id (lowercase) → scale set, as last described: such a providerID does not name its scale set. */
   private readonly membership = new Map<string, string>();
 
@@ -83,13 +85,13 @@ export class AzureProvider implements CloudProvider {
     await this.call(`list instances of scale set ${groupId}`, { groupId }, async (abortSignal) => {
       if (!flexible) {
         for await (const vm of client.virtualMachineScaleSetVMs.list(s.resourceGroup, s.name, { abortSignal })) {
-          instances.push(toInstance(vm.instanceId ?? '', vm.id ?? '', imageString(vm.storageProfile?.imageReference), vm.provisioningState, vm.timeCreated));
+          instances.push(toInstance(vm.instanceId ?? '', vm.id ?? '', imageString(vm.storageProfile?.imageReference), vm.provisioningState, vm.timeCreated?.toISOString() ?? this.firstSeen.at(vm.id ?? '')));
         }
       } else {
         const filter = `'virtualMachineScaleSet/id' eq '${vmss.id ?? ''}'`;
         for await (const vm of client.virtualMachines.list(s.resourceGroup, { filter, abortSignal })) {
           this.membership.set((vm.id ?? '').toLowerCase(), groupId);
-          instances.push(toInstance(vm.name ?? '', vm.id ?? '', imageString(vm.storageProfile?.imageReference), vm.provisioningState, vm.timeCreated));
+          instances.push(toInstance(vm.name ?? '', vm.id ?? '', imageString(vm.storageProfile?.imageReference), vm.provisioningState, vm.timeCreated?.toISOString() ?? this.firstSeen.at(vm.id ?? '')));
         }
       }
     });
@@ -216,8 +218,8 @@ function parseScaleSet(groupId: string): ScaleSet {
   return { groupId, subscriptionId: p.subscriptionId, resourceGroup: p.resourceGroup, name: p.name };
 }
 
-function toInstance(id: string, resourceId: string, image: string, provisioningState: string | undefined, created: Date | undefined): Instance {
-  return { id, providerID: azureProviderID(resourceId), image, state: instanceState(provisioningState), createdAt: (created ?? new Date(0)).toISOString() };
+function toInstance(id: string, resourceId: string, image: string, provisioningState: string | undefined, createdAt: string): Instance {
+  return { id, providerID: azureProviderID(resourceId), image, state: instanceState(provisioningState), createdAt };
 }
 
 function instanceState(provisioningState: string | undefined): InstanceState {

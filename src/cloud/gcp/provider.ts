@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type * as Compute from '@google-cloud/compute';
 import { parseGroupId } from '../group-id.js';
 import { CloudError, type CloudErrorData, type CloudProvider, type GroupDescription, type Instance, type InstanceState } from '../provider.js';
-import { byId, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, withDeadline } from '../calls.js';
+import { byId, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, FirstSeen, withDeadline } from '../calls.js';
 import { defaultAuthClient, GcpHttpFailureError, typedErrors, type GcpAuthClient } from './auth.js';
 import { gcpCloudError, gcpHttpError, gcpOperationError } from './errors.js';
 import { gceProviderID, parseGceProviderID, parseInstanceUrl, resourcePath } from './provider-id.js';
@@ -66,6 +66,7 @@ export class GcpProvider implements CloudProvider {
   private readonly templateImages = new Map<string, string>();
   /** Creation times never change: each instance is read once. */
   private readonly createdAt = new Map<string, string>();
+  private readonly firstSeen = new FirstSeen();
   /** gce providerID → group, as last described: a providerID does not name its group. */
   private readonly membership = new Map<string, string>();
 
@@ -232,8 +233,8 @@ export class GcpProvider implements CloudProvider {
       this.createdAt.set(key, created);
       return created;
     } catch (err) {
-      // Still being created (no instance resource yet): now is as good as its creation time.
-      if (err instanceof CloudError && err.code === 'NotFound') return new Date().toISOString();
+      // Still being created (no instance resource yet).
+      if (err instanceof CloudError && err.code === 'NotFound') return this.firstSeen.at(key);
       throw err;
     }
   }
