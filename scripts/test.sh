@@ -6,4 +6,7 @@ npm run --silent build
 # Kubernetes binaries for the control-plane tests: built once from source, then cached.
 DRYDOCK_K8S_BIN="$(bash scripts/k8s-binaries.sh)"
 export DRYDOCK_K8S_BIN
+# moto, the AWS emulator, for the AWS provider's tests: installed from PyPI once, then cached.
+DRYDOCK_MOTO_SERVER="$(bash scripts/moto.sh)"
+export DRYDOCK_MOTO_SERVER
 npx mocha "$@"

@@ -1,13 +1,16 @@
 /**
  * drydock's cloud layer: one provider interface, the groupId formats of every provider, and
  * the providers this build has. `sim` is the embedded default (a simulated cloud, in-process
- * or over HTTP); aws, gcp and azure are recognised but not yet built in.
+ * or over HTTP); aws, gcp and azure reach the real clouds through their SDKs, loaded on first use.
  */
 import type { Provider } from '../spec/model.js';
 import type { CloudProvider } from './provider.js';
 import type { SimCloud } from './sim/cloud.js';
 import { SimHttpProvider } from './sim/http-client.js';
 import { SimProvider } from './sim/provider.js';
+import { AwsProvider, type AwsProviderOptions } from './aws/provider.js';
+import { GcpProvider, type GcpProviderOptions } from './gcp/provider.js';
+import { AzureProvider, type AzureProviderOptions } from './azure/provider.js';
 import { CodedError } from '../errors.js';
 
 export * from './provider.js';
@@ -48,6 +51,15 @@ export {
 } from './sim/nodes.js';
 export { runSimCloud, type RunningSimCloud, type SimCloudRunOptions } from './sim/process.js';
 export { SimProvider } from './sim/provider.js';
+export { AwsProvider, type AwsProviderOptions } from './aws/provider.js';
+export { awsProviderID, parseAwsProviderID } from './aws/provider-id.js';
+export { awsCloudError, awsErrorCode } from './aws/errors.js';
+export { GcpProvider, derivedTemplateName, type GcpProviderOptions } from './gcp/provider.js';
+export { gceProviderID, parseGceProviderID } from './gcp/provider-id.js';
+export type { GcpAuthClient } from './gcp/auth.js';
+export { AzureProvider, type AzureProviderOptions } from './azure/provider.js';
+export { azureProviderID, parseAzureProviderID } from './azure/provider-id.js';
+export { imageReference as azureImageReference, imageString as azureImageString } from './azure/image.js';
 export { SeededRandom } from './sim/random.js';
 export { startSimServer, type SimServer, type SimServerOptions } from './sim/server.js';
 export { FileStateStore, MemoryStateStore, SimStateError, STATE_FILE, type SimState, type StateStore } from './sim/state.js';
@@ -58,7 +70,12 @@ export type ProviderConfig =
   | { readonly provider: 'sim'; readonly cloud: SimCloud }
   /** The simulated cloud over HTTP (`drydock sim-cloud`), as the service reaches a real cloud. */
   | { readonly provider: 'sim'; readonly url: string; readonly timeoutMs?: number }
-  | { readonly provider: 'aws' | 'gcp' | 'azure' };
+  /** AWS Auto Scaling groups; credentials and region from the SDK's default chain unless given. */
+  | ({ readonly provider: 'aws' } & AwsProviderOptions)
+  /** GCP managed instance groups; Application Default Credentials unless given. */
+  | ({ readonly provider: 'gcp' } & GcpProviderOptions)
+  /** Azure VM scale sets; DefaultAzureCredential unless given. */
+  | ({ readonly provider: 'azure' } & AzureProviderOptions);
 
 export type ProviderConfigErrorCode = 'ProviderNotAvailable' | 'InvalidProviderConfig';
 
@@ -67,7 +84,7 @@ export class ProviderConfigError extends CodedError<ProviderConfigErrorCode, { r
   override readonly name = 'ProviderConfigError';
 }
 
-export const AVAILABLE_PROVIDERS = ['sim'] as const satisfies readonly Provider[];
+export const AVAILABLE_PROVIDERS = ['sim', 'aws', 'gcp', 'azure'] as const satisfies readonly Provider[];
 
 export function createProvider(config: ProviderConfig): CloudProvider {
   switch (config.provider) {
@@ -79,14 +96,18 @@ export function createProvider(config: ProviderConfig): CloudProvider {
       throw new ProviderConfigError('InvalidProviderConfig', 'provider sim needs the simulated cloud: its URL (e.g. http://127.0.0.1:7070) or an in-process SimCloud', {
         provider: 'sim',
       });
-    case 'aws':
-    case 'gcp':
-    case 'azure':
-      throw new ProviderConfigError(
-        'ProviderNotAvailable',
-        `provider ${config.provider} is not available in this build of drydock (available: ${AVAILABLE_PROVIDERS.join(', ')}); use provider: sim, or a build that includes ${config.provider}`,
-        { provider: config.provider },
-      );
+    case 'aws': {
+      const { provider: _, ...options } = config;
+      return new AwsProvider(options);
+    }
+    case 'gcp': {
+      const { provider: _, ...options } = config;
+      return new GcpProvider(options);
+    }
+    case 'azure': {
+      const { provider: _, ...options } = config;
+      return new AzureProvider(options);
+    }
     default: {
       const unknown: unknown = (config as { provider?: unknown }).provider;
       throw new ProviderConfigError('InvalidProviderConfig', `unknown provider ${JSON.stringify(unknown)}; use one of sim, aws, gcp, azure`, {

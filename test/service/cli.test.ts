@@ -60,9 +60,9 @@ describe('drydock run / plan: bad input', function () {
       message: /--listen "localhost" is not host:port; use e\.g\. :8080/,
     },
     {
-      name: 'a provider this build lacks',
-      args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig, '--provider', 'aws'],
-      message: /provider aws is not available in this build/,
+      name: 'a provider drydock does not know',
+      args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig, '--provider', 'openstack'],
+      message: /argument 'openstack' is invalid\. Allowed choices are sim, aws, gcp, azure/,
     },
     {
       name: '--leader-elect that is not a boolean',
