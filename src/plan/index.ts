@@ -14,7 +14,7 @@ import { forecastWaves } from './forecast.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import { compareStrings } from './order.js';
 import { holdsLock, parseLock } from './protocol.js';
-import { isReplace, planReplace } from './replace.js';
+import { isReplace, planReplace } from './replace/index.js';
 import type { Plan, SpecStatus, Wave } from './types.js';
 import { buildView, type ClusterView } from './view.js';
 

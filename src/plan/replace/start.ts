@@ -4,12 +4,12 @@
  * (concurrency, the group's surge/unavailable share, the cluster budget) in rollout order.
  * A started node is locked Pending; its replacement instance is claimed or surged afterwards.
  */
-import { ANNOTATIONS } from '../observe/types.js';
-import type { MaintenanceWindow } from '../spec/model.js';
-import { approvalNeeded, findApproval } from './approval.js';
+import { ANNOTATIONS } from '../../observe/types.js';
+import type { MaintenanceWindow } from '../../spec/model.js';
+import { approvalNeeded, findApproval } from '../approval.js';
 import { canaryState } from './canary.js';
-import { inFlightTotal, ownership, type Entry, type RolloutContext } from './rollout.js';
-import { checkWindow, formatInZone, isWindowOpen, nextWindowOpening } from './window.js';
+import { inFlightTotal, ownership, type Entry, type RolloutContext } from './context.js';
+import { checkWindow, formatInZone, isWindowOpen, nextWindowOpening } from '../window.js';
 
 export interface StartGates {
   /** Set when the cluster-autoscaler is not paused yet. */

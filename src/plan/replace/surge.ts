@@ -5,11 +5,11 @@
  * crash are simply claimed in the next round (an instance counts as a node's surge only if it
  * was created after the node was started, so established nodes are never taken).
  */
-import type { Instance } from '../cloud/provider.js';
-import { ANNOTATIONS } from '../observe/types.js';
-import { compareStrings } from './order.js';
-import { holdsLock, nodePhase, parseInstant } from './protocol.js';
-import type { Entry, GroupState, RolloutContext } from './rollout.js';
+import type { Instance } from '../../cloud/provider.js';
+import { ANNOTATIONS } from '../../observe/types.js';
+import { compareStrings } from '../order.js';
+import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
+import type { Entry, GroupState, RolloutContext } from './context.js';
 
 function lockedAt(ctx: RolloutContext, e: Entry): number {
   if (e.node === undefined || ctx.startedNow.has(e.node.name)) return ctx.now;

@@ -3,17 +3,17 @@
  * groups, every instance with its node in rollout order, and who holds each node. Built fresh
  * from the observed state every time; the tallies are this round's scratch counts.
  */
-import type { GroupDescription, Instance } from '../cloud/provider.js';
-import { ANNOTATIONS, type ObservedNode } from '../observe/types.js';
-import type { DesiredState, NodeImage, ScalingGroup } from '../spec/model.js';
-import type { ClusterBudget } from './budget.js';
-import type { PlanBuilder } from './builder.js';
-import type { ResolvedOptions } from './options.js';
-import { compareStrings, tierOf, type Ordered, compareOrdered } from './order.js';
-import { holdsLock, lockValue, parseLock } from './protocol.js';
-import { resolveLimits } from './quantity.js';
-import type { PendingNode, SpecRef } from './types.js';
-import { nodeOf, type ClusterView } from './view.js';
+import type { GroupDescription, Instance } from '../../cloud/provider.js';
+import { ANNOTATIONS, type ObservedNode } from '../../observe/types.js';
+import type { DesiredState, NodeImage, ScalingGroup } from '../../spec/model.js';
+import type { ClusterBudget } from '../budget.js';
+import type { PlanBuilder } from '../builder.js';
+import type { ResolvedOptions } from '../options.js';
+import { compareStrings, tierOf, type Ordered, compareOrdered } from '../order.js';
+import { holdsLock, lockValue, parseLock } from '../protocol.js';
+import { resolveLimits } from '../quantity.js';
+import type { PendingNode, SpecRef } from '../types.js';
+import { nodeOf, type ClusterView } from '../view.js';
 
 export interface GroupState {
   readonly sg: ScalingGroup;

@@ -8,11 +8,11 @@
  * plus the ways out: a replacement that never joins (removed, counted as a failure), a drain
  * that times out (halt, force or skipNode), and locks left by an older revision of the spec.
  */
-import { ANNOTATIONS, type ObservedNode } from '../observe/types.js';
-import { drainLeft, drainView, podKey, preflight } from './drain.js';
-import { failureCount, labelsToCopy, nodePhase, parseInstant, PLAN_ANNOTATIONS, RELEASE_ANNOTATIONS } from './protocol.js';
-import { addInFlight, type Entry, type RolloutContext } from './rollout.js';
-import { podsOn } from './view.js';
+import { ANNOTATIONS, type ObservedNode } from '../../observe/types.js';
+import { drainLeft, drainView, podKey, preflight } from '../drain.js';
+import { failureCount, labelsToCopy, nodePhase, parseInstant, PLAN_ANNOTATIONS, RELEASE_ANNOTATIONS } from '../protocol.js';
+import { addInFlight, type Entry, type RolloutContext } from './context.js';
+import { podsOn } from '../view.js';
 
 function since(ctx: RolloutContext, node: ObservedNode): number {
   return parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;

@@ -2,10 +2,10 @@
  * A replace rollout's SpecStatus: phase, progress, conditions and one row per instance, all
  * read off this round's context and the waits already decided, never re-derived.
  */
-import { ANNOTATIONS } from '../observe/types.js';
-import { holdsLock, nodePhase, parseInstant } from './protocol.js';
-import { ownership, type RolloutContext } from './rollout.js';
-import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from './types.js';
+import { ANNOTATIONS } from '../../observe/types.js';
+import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
+import { ownership, type RolloutContext } from './context.js';
+import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
 
 /** Wait codes that need a person: nothing changes by itself. */
 const STALLING = new Set<Wait['code']>(['approval', 'halted', 'lock']);

@@ -4,18 +4,18 @@
  * limits, then claim or surge their replacement instances. Returns the spec's status and what
  * the forecast needs.
  */
-import { ANNOTATIONS } from '../observe/types.js';
-import type { NodeImage } from '../spec/model.js';
+import { ANNOTATIONS } from '../../observe/types.js';
+import type { NodeImage } from '../../spec/model.js';
 import { canaryState, doneReplacements } from './canary.js';
-import type { ForecastInput } from './forecast.js';
+import type { ForecastInput } from '../forecast.js';
 import { advance, settleOrphanNode, settleStaleLock } from './inflight.js';
-import { compareOrdered } from './order.js';
-import { holdsLock, parseLock } from './protocol.js';
-import { buildRollout, inFlightTotal, ownership, type RolloutContext } from './rollout.js';
+import { compareOrdered } from '../order.js';
+import { holdsLock, parseLock } from '../protocol.js';
+import { buildRollout, inFlightTotal, ownership, type RolloutContext } from './context.js';
 import { candidates, startGate, startNodes, windowOf, type StartGates } from './start.js';
 import { buildStatus } from './status.js';
 import { claimAndSurge } from './surge.js';
-import type { SpecStatus } from './types.js';
+import type { SpecStatus } from '../types.js';
 
 export interface ReplaceResult {
   readonly status: SpecStatus;
