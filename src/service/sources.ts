@@ -9,7 +9,7 @@ import { GitSource } from '../source/git-source.js';
 import { resolveCredentials } from '../source/credentials.js';
 import { Sync } from '../source/sync.js';
 import { StatusWriter } from '../source/status-writer.js';
-import { desiredSourceFromSync, statusBranchSink } from '../source/service-adapter.js';
+import { desiredSourceFromSync, statusBranchSink } from './source-adapter.js';
 import { webhookSecret } from '../source/webhook.js';
 import { loadKeyring, type Keyring } from '../source/signatures.js';
 import { OptionError } from './options.js';

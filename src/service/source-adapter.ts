@@ -1,18 +1,18 @@
 /**
- * Plugs the Git source into the service (src/service/service.ts): a DesiredSource whose sync()
+ * Plugs the Git source into the service (service.ts): a DesiredSource whose sync()
  * fetches and loads through Sync (bursts coalesced: one fetch in flight, one queued) and whose
  * webhook route triggers it, and a StatusSink that writes the service's snapshot to the status
  * branch.
  */
 import path from 'node:path';
-import type { DesiredRevision, DesiredSource, StatusSink } from '../service/service.js';
-import type { StatusSnapshot } from '../service/status.js';
+import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
+import type { StatusSnapshot } from './status.js';
 import type { SpecReport, StatusApproval, StatusReport } from '../report/types.js';
 import type { DesiredState } from '../spec/model.js';
-import { coalesce } from './coalesce.js';
-import type { StatusWriter } from './status-writer.js';
-import type { Sync } from './sync.js';
-import { webhookHandler } from './webhook.js';
+import { coalesce } from '../source/coalesce.js';
+import type { StatusWriter } from '../source/status-writer.js';
+import type { Sync } from '../source/sync.js';
+import { webhookHandler } from '../source/webhook.js';
 
 /**
  * The service keeps the commit in force itself, from the revisions sync() hands it. After a
