@@ -170,7 +170,7 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
     results.push(result);
     opts.onResult?.(result);
-    const fields = { action: action.kind, target: what, spec: `${action.spec.kind}/${action.spec.name}`, outcome: outcome.kind };
+    const fields = { action: action.kind, target: what, spec: `${action.spec.kind}/${action.spec.name}`, why: action.reason, outcome: outcome.kind };
     if (outcome.kind === 'done') {
       opts.logger.info(fields, 'action applied');
       const event = eventFor(action);

@@ -59,6 +59,7 @@ export function planAutoscalers(desired: DesiredState, view: ClusterView, rollou
           replicas: 0,
           // A count already remembered is the original one; a repeat must not replace it.
           ...(remembered === undefined ? { rememberPrevious: dep.replicas } : {}),
+          reason: 'a node image rollout is running; the cluster-autoscaler is paused so it does not fight the replacements',
         });
         const text = `cluster-autoscaler ${key} still has ${dep.replicas} replica${dep.replicas === 1 ? '' : 's'}; waiting for it to scale to 0 before nodes are replaced`;
         b.wait(spec, 'autoscaler', text);
@@ -79,7 +80,14 @@ export function planAutoscalers(desired: DesiredState, view: ClusterView, rollou
       statuses.push(status('Failed', text, text));
       continue;
     }
-    b.act({ kind: 'scaleDeployment', spec, namespace: dep.namespace, name: dep.name, replicas: Number(remembered) });
+    b.act({
+      kind: 'scaleDeployment',
+      spec,
+      namespace: dep.namespace,
+      name: dep.name,
+      replicas: Number(remembered),
+      reason: `no rollout is running; the cluster-autoscaler gets back the ${remembered} replicas it had`,
+    });
     statuses.push(status('Progressing', `restoring ${remembered} replicas`));
   }
   return { ...(blocking.length > 0 ? { blocking: blocking.join('; ') } : {}), statuses };

@@ -13,10 +13,10 @@ import { PlanError } from './errors.js';
 import { forecastWaves } from './forecast.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import { compareStrings } from './order.js';
-import { holdsLock, parseLock } from './protocol.js';
+import { buildRollout } from './replace/context.js';
 import { isReplace, planReplace } from './replace/index.js';
-import type { Plan, SpecStatus, Wave } from './types.js';
-import { buildView, type ClusterView } from './view.js';
+import type { Plan, SpecStatus, Wait, Wave } from './types.js';
+import { buildView } from './view.js';
 
 export type { PlanOptions } from './options.js';
 export { PlanError, type PlanErrorCode } from './errors.js';
@@ -24,28 +24,40 @@ export { checkWindow, formatInZone, isWindowOpen, nextWindowOpening, windowClosi
 export { PLAN_ANNOTATIONS, isCopiedLabel, lockValue, parseLock } from './protocol.js';
 export type * from './types.js';
 
-/** Whether a NodeImage's rollout has anything left to do (which keeps the autoscaler paused). */
-function rolloutRunning(desired: DesiredState, view: ClusterView, image: NodeImage): boolean {
-  for (const sg of desired.scalingGroups) {
-    if (sg.nodeImage !== image.name) continue;
-    const observed = view.observed.cloudGroups.find((g) => g.scalingGroup === sg.name);
-    if (observed === undefined) continue;
-    const group = observed.description;
-    if (group.image !== image.image) return true;
-    for (const inst of group.instances) {
-      if (inst.state === 'terminating') continue;
-      if (inst.image !== image.image) return true;
-      const node = view.nodeByProviderID.get(inst.providerID);
-      if (node !== undefined && holdsLock(node) && parseLock(node.annotations[ANNOTATIONS.operation])?.kind === 'NodeImage') return true;
-    }
-  }
-  return view.observed.nodes.some((n) => {
-    if (!holdsLock(n)) return false;
-    const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
-    return lock?.kind === 'NodeImage' && lock.name === image.name;
-  });
+/** A NodeImage whose strategy this version does not plan: reported, never silently ignored. */
+function notPlanned(image: NodeImage, b: PlanBuilder): SpecStatus {
+  const spec = { kind: 'NodeImage', name: image.name } as const;
+  const text = `strategy inPlace is not planned by this version of drydock; NodeImage ${image.name} is left as it is`;
+  b.note(spec, text);
+  return {
+    spec,
+    revision: image.revision,
+    phase: 'Waiting',
+    progress: { done: 0, total: 0 },
+    failures: 0,
+    conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NotSupported', message: text }],
+    nodes: [],
+    pending: [],
+    waitingFor: text,
+  };
 }
 
+/** The earliest `until` of the waits still ahead of now: when the service should look again. */
+export function earliestWake(waits: readonly Wait[], nowMs: number): number | undefined {
+  let wakeAt: number | undefined;
+  for (const w of waits) {
+    if (w.until === undefined) continue;
+    const t = Date.parse(w.until);
+    if (t > nowMs && (wakeAt === undefined || t < wakeAt)) wakeAt = t;
+  }
+  return wakeAt;
+}
+
+/**
+ * One reconcile, in rounds: the rollouts are read from the observed state first (whether any
+ * runs decides the autoscaler), then the autoscaler is planned, then each NodeImage's round.
+ * A new operation kind adds its own folder beside replace/ and its round here.
+ */
 export function plan(desired: DesiredState, observed: ObservedState, now: Date, options?: PlanOptions): Plan {
   if (!(now instanceof Date) || !Number.isFinite(now.getTime())) {
     throw new PlanError('invalid-now', 'plan needs `now` as a valid Date', { value: String(now) });
@@ -56,47 +68,30 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const b = new PlanBuilder();
   const budget = new ClusterBudget(desired.config, observed.nodes);
   const images = [...desired.nodeImages].sort((x, y) => compareStrings(x.name, y.name));
-  const replacing = images.filter(isReplace);
-  const active = replacing.some((image) => rolloutRunning(desired, view, image));
+  const rollouts = new Map(
+    images.filter(isReplace).map((image) => [image.name, buildRollout({ desired, image, now: nowMs, options: opts, view, b, budget })] as const),
+  );
+  const active = [...rollouts.values()].some((r) => r.running);
   const autoscalers = planAutoscalers(desired, view, active, b);
+  const gates = autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {};
 
   const specs: SpecStatus[] = [...autoscalers.statuses];
   const waves: Wave[] = [];
   let eta: number | undefined = nowMs;
   for (const image of images) {
-    if (!isReplace(image)) {
-      const spec = { kind: 'NodeImage', name: image.name } as const;
-      const text = `strategy inPlace is not planned by this version of drydock; NodeImage ${image.name} is left as it is`;
-      b.note(spec, text);
-      specs.push({
-        spec,
-        revision: image.revision,
-        phase: 'Waiting',
-        progress: { done: 0, total: 0 },
-        failures: 0,
-        conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NotSupported', message: text }],
-        nodes: [],
-        pending: [],
-        waitingFor: text,
-      });
+    const rollout = rollouts.get(image.name);
+    if (rollout === undefined) {
+      specs.push(notPlanned(image, b));
       continue;
     }
-    const result = planReplace(
-      { desired, image, now: nowMs, options: opts, view, b, budget },
-      autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {},
-    );
+    const result = planReplace(rollout, gates);
     specs.push(result.status);
     const f = forecastWaves(result.forecast, opts.perNodeMs);
     waves.push(...f.waves);
     eta = eta === undefined || f.end === undefined ? undefined : Math.max(eta, f.end);
   }
 
-  let wakeAt: number | undefined;
-  for (const w of b.waits) {
-    if (w.until === undefined) continue;
-    const t = Date.parse(w.until);
-    if (t > nowMs && (wakeAt === undefined || t < wakeAt)) wakeAt = t;
-  }
+  const wakeAt = earliestWake(b.waits, nowMs);
   return {
     actions: b.actions,
     waits: b.waits,

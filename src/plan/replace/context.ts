@@ -39,32 +39,15 @@ export interface Entry {
   readonly outdated: boolean;
 }
 
-export interface RolloutContext {
-  readonly desired: DesiredState;
-  readonly image: NodeImage;
-  readonly spec: SpecRef;
-  readonly lock: string;
-  readonly now: number;
-  readonly nowIso: string;
-  readonly options: ResolvedOptions;
-  readonly view: ClusterView;
-  readonly b: PlanBuilder;
-  readonly budget: ClusterBudget;
-  readonly groups: readonly GroupState[];
-  /** Groups whose state is unknown or whose image is being set: nothing else happens there. */
-  readonly blockedGroups: number;
-  /** Every non-terminating instance of the observed groups, in rollout order. */
-  readonly entries: readonly Entry[];
-  /**
-   * The instances of groups whose image is being set this round, in rollout order: nothing
-   * happens to them yet, but the forecast shows them.
-   */
-  readonly upcoming: readonly Entry[];
-  /** The groups of `upcoming`. */
-  readonly upcomingGroups: readonly GroupState[];
-  readonly entryByNode: ReadonlyMap<string, Entry>;
-  // This round's tallies.
+/**
+ * What a round decides as it goes, in one value: each step reads what the earlier steps
+ * recorded here (a node adopted by settleStaleLock is advanced; a node started by startNodes
+ * needs a replacement), and the status is built from it at the end.
+ */
+export interface RoundTally {
+  /** Stale-revision nodes this round takes over under the current revision. */
   readonly adopted: Set<string>;
+  /** Nodes this round releases (annotations cleared): nobody starts them again this round. */
   readonly released: Set<string>;
   /** Nodes started this round (locked at `now`). */
   readonly startedNow: Set<string>;
@@ -84,109 +67,119 @@ export interface RolloutContext {
   lastError: string | undefined;
 }
 
-export function ownership(ctx: Pick<RolloutContext, 'image' | 'adopted'>, node: ObservedNode): Ownership {
+/** What a round says about a ScalingGroup before any node moves, in rollout order. */
+export type GroupNotice =
+  | { readonly kind: 'unobserved'; readonly sg: ScalingGroup; readonly why: string; readonly until?: number }
+  | { readonly kind: 'settingImage'; readonly sg: ScalingGroup; readonly groupId: string; readonly from: string }
+  | { readonly kind: 'zeroSurge'; readonly sg: ScalingGroup };
+
+export interface RolloutContext {
+  readonly desired: DesiredState;
+  readonly image: NodeImage;
+  readonly spec: SpecRef;
+  readonly lock: string;
+  readonly now: number;
+  readonly nowIso: string;
+  readonly options: ResolvedOptions;
+  readonly view: ClusterView;
+  readonly b: PlanBuilder;
+  readonly budget: ClusterBudget;
+  readonly groups: readonly GroupState[];
+  /** Groups whose state is unknown or whose image is being set: nothing else happens there. */
+  readonly blockedGroups: number;
+  readonly notices: readonly GroupNotice[];
+  /** Every non-terminating instance of the observed groups, in rollout order. */
+  readonly entries: readonly Entry[];
+  /**
+   * The instances of groups whose image is being set this round, in rollout order: nothing
+   * happens to them yet, but the forecast shows them.
+   */
+  readonly upcoming: readonly Entry[];
+  /** The groups of `upcoming`. */
+  readonly upcomingGroups: readonly GroupState[];
+  readonly entryByNode: ReadonlyMap<string, Entry>;
+  /**
+   * Whether the rollout has anything left to do, as observed before this round acts (which
+   * keeps the cluster-autoscaler paused): derived here once.
+   */
+  readonly running: boolean;
+  readonly round: RoundTally;
+}
+
+export function ownership(ctx: Pick<RolloutContext, 'image' | 'round'>, node: ObservedNode): Ownership {
   if (!holdsLock(node)) return 'none';
   const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
   if (lock === undefined) return 'foreign';
   // Only this NodeImage replaces nodes of its groups, so any NodeImage lock here is ours:
   // another name is left from before the ScalingGroup pointed at this NodeImage.
   if (lock.kind !== 'NodeImage') return 'foreign';
-  if (ctx.adopted.has(node.name)) return 'current';
+  if (ctx.round.adopted.has(node.name)) return 'current';
   return lock.name === ctx.image.name && lock.revision === ctx.image.revision ? 'current' : 'stale';
 }
 
 export function inFlightTotal(ctx: RolloutContext): number {
   let n = 0;
-  for (const v of ctx.inFlight.values()) n += v;
+  for (const v of ctx.round.inFlight.values()) n += v;
   return n;
 }
 
 export function addInFlight(ctx: RolloutContext, groupId: string): void {
-  ctx.inFlight.set(groupId, (ctx.inFlight.get(groupId) ?? 0) + 1);
+  ctx.round.inFlight.set(groupId, (ctx.round.inFlight.get(groupId) ?? 0) + 1);
 }
 
-export function buildRollout(
-  base: Pick<RolloutContext, 'desired' | 'image' | 'now' | 'options' | 'view' | 'b' | 'budget'>,
-): RolloutContext {
-  const { desired, image, view, b } = base;
-  const spec: SpecRef = { kind: 'NodeImage', name: image.name };
-  const groups: GroupState[] = [];
-  const upcomingGroups: GroupState[] = [];
-  let blockedGroups = 0;
-  const scalingGroups = desired.scalingGroups
-    .filter((sg) => sg.nodeImage === image.name)
-    .sort((x, y) => tierOf(image.rollout.order, x.role) - tierOf(image.rollout.order, y.role) || compareStrings(x.name, y.name));
-  for (const sg of scalingGroups) {
-    const observed = view.observed.cloudGroups.find((g) => g.scalingGroup === sg.name);
-    const problem = view.observed.problems.find((p) => p.source === `cloud/${sg.name}`);
-    if (observed === undefined || problem !== undefined) {
-      blockedGroups++;
-      const why = problem !== undefined ? problem.message : `scaling group ${sg.groupId} was not observed this round`;
-      const until = problem?.retryAfterSeconds !== undefined ? base.now + problem.retryAfterSeconds * 1000 : undefined;
-      b.wait(spec, 'cloud', `ScalingGroup ${sg.name}: ${why}`, until !== undefined ? { until } : {});
-      continue;
-    }
-    const group = observed.description;
-    const settingImage = group.image !== image.image;
-    if (settingImage) {
-      blockedGroups++;
-      b.act({ kind: 'setGroupImage', spec, groupId: group.groupId, image: image.image });
-      b.note(spec, `ScalingGroup ${sg.name}: new instances get ${image.image} (was ${group.image})`);
-    }
-    const byId = new Map<string, Instance>();
-    for (const inst of group.instances) if (inst.state !== 'terminating') byId.set(inst.id, inst);
-    let replacements = 0;
-    for (const inst of byId.values()) if (view.claimed.has(inst.id)) replacements++;
-    const size = Math.max(0, group.targetSize - replacements);
-    const limits = resolveLimits(image.rollout.maxSurge, image.rollout.maxUnavailable, size);
-    // Replacing needs one new instance per node in flight, whatever maxSurge says.
-    const maxSurge = Math.max(1, limits.maxSurge);
-    // A cordoned node whose replacement is Ready takes no capacity away, so maxUnavailable 0
-    // does not stop a surge-first replacement; a positive one caps the nodes drained at once.
-    const unavailable = limits.maxUnavailable > 0 ? limits.maxUnavailable : maxSurge;
-    const state = { sg, group, byId, base: size, maxSurge, parallelism: Math.min(maxSurge, unavailable) };
-    if (settingImage) {
-      upcomingGroups.push(state);
-      continue;
-    }
-    if (limits.maxSurge === 0) {
-      b.note(spec, `ScalingGroup ${sg.name}: maxSurge is 0, but replacing a node needs a new instance first; one at a time`);
-    }
-    groups.push(state);
-  }
+/** The group's limits: its size without replacements in flight, and what that allows. */
+function groupState(view: ClusterView, image: NodeImage, sg: ScalingGroup, group: GroupDescription): GroupState {
+  const byId = new Map<string, Instance>();
+  for (const inst of group.instances) if (inst.state !== 'terminating') byId.set(inst.id, inst);
+  let replacements = 0;
+  for (const inst of byId.values()) if (view.claimed.has(inst.id)) replacements++;
+  const size = Math.max(0, group.targetSize - replacements);
+  const limits = resolveLimits(image.rollout.maxSurge, image.rollout.maxUnavailable, size);
+  // Replacing needs one new instance per node in flight, whatever maxSurge says.
+  const maxSurge = Math.max(1, limits.maxSurge);
+  // A cordoned node whose replacement is Ready takes no capacity away, so maxUnavailable 0
+  // does not stop a surge-first replacement; a positive one caps the nodes drained at once.
+  const unavailable = limits.maxUnavailable > 0 ? limits.maxUnavailable : maxSurge;
+  return { sg, group, byId, base: size, maxSurge, parallelism: Math.min(maxSurge, unavailable) };
+}
 
-  const entriesOf = (list: readonly GroupState[]): Entry[] => {
-    const out: Entry[] = [];
-    for (const g of list) {
-      const tier = tierOf(image.rollout.order, g.sg.role);
-      for (const inst of g.byId.values()) {
-        const node = nodeOf(view, inst);
-        const name = node?.name ?? inst.id;
-        out.push({
-          group: g,
-          instance: inst,
-          node,
-          order: { tier, group: image.rollout.order === 'byName' ? '' : g.sg.name, name },
-          outdated: inst.image !== image.image,
-        });
-      }
+/**
+ * Whether an observed group has work left for this rollout: its image is not set yet, an
+ * instance runs another image, or a node of it is still held by a NodeImage (any name: a lock
+ * left from before the ScalingGroup pointed here is settled by this rollout).
+ */
+function groupRunning(view: ClusterView, image: NodeImage, group: GroupDescription): boolean {
+  if (group.image !== image.image) return true;
+  for (const inst of group.instances) {
+    if (inst.state === 'terminating') continue;
+    if (inst.image !== image.image) return true;
+    const node = nodeOf(view, inst);
+    if (node !== undefined && holdsLock(node) && parseLock(node.annotations[ANNOTATIONS.operation])?.kind === 'NodeImage') return true;
+  }
+  return false;
+}
+
+function entriesOf(view: ClusterView, image: NodeImage, list: readonly GroupState[]): Entry[] {
+  const out: Entry[] = [];
+  for (const g of list) {
+    const tier = tierOf(image.rollout.order, g.sg.role);
+    for (const inst of g.byId.values()) {
+      const node = nodeOf(view, inst);
+      const name = node?.name ?? inst.id;
+      out.push({
+        group: g,
+        instance: inst,
+        node,
+        order: { tier, group: image.rollout.order === 'byName' ? '' : g.sg.name, name },
+        outdated: inst.image !== image.image,
+      });
     }
-    return out.sort((x, y) => compareOrdered(x.order, y.order));
-  };
-  const entries = entriesOf(groups);
-  const entryByNode = new Map<string, Entry>();
-  for (const e of entries) if (e.node !== undefined) entryByNode.set(e.node.name, e);
+  }
+  return out.sort((x, y) => compareOrdered(x.order, y.order));
+}
+
+export function newTally(): RoundTally {
   return {
-    ...base,
-    spec,
-    lock: lockValue('NodeImage', image.name, image.revision),
-    nowIso: new Date(base.now).toISOString(),
-    groups,
-    blockedGroups,
-    entries,
-    entryByNode,
-    upcoming: entriesOf(upcomingGroups),
-    upcomingGroups,
     adopted: new Set(),
     released: new Set(),
     startedNow: new Set(),
@@ -199,5 +192,66 @@ export function buildRollout(
     failures: 0,
     haltReason: undefined,
     lastError: undefined,
+  };
+}
+
+/**
+ * The rollout as observed, before anything is decided: nothing is written to the plan here
+ * (the round announces `notices` first thing), so it can be built before the autoscaler is
+ * planned, which needs to know whether any rollout is `running`.
+ */
+export function buildRollout(
+  base: Pick<RolloutContext, 'desired' | 'image' | 'now' | 'options' | 'view' | 'b' | 'budget'>,
+): RolloutContext {
+  const { desired, image, view } = base;
+  const groups: GroupState[] = [];
+  const upcomingGroups: GroupState[] = [];
+  const notices: GroupNotice[] = [];
+  let running = false;
+  const scalingGroups = desired.scalingGroups
+    .filter((sg) => sg.nodeImage === image.name)
+    .sort((x, y) => tierOf(image.rollout.order, x.role) - tierOf(image.rollout.order, y.role) || compareStrings(x.name, y.name));
+  for (const sg of scalingGroups) {
+    const observed = view.observed.cloudGroups.find((g) => g.scalingGroup === sg.name);
+    const problem = view.observed.problems.find((p) => p.source === `cloud/${sg.name}`);
+    if (observed !== undefined) running ||= groupRunning(view, image, observed.description);
+    if (observed === undefined || problem !== undefined) {
+      const why = problem !== undefined ? problem.message : `scaling group ${sg.groupId} was not observed this round`;
+      const until = problem?.retryAfterSeconds !== undefined ? base.now + problem.retryAfterSeconds * 1000 : undefined;
+      notices.push({ kind: 'unobserved', sg, why, ...(until !== undefined ? { until } : {}) });
+      continue;
+    }
+    const group = observed.description;
+    const state = groupState(view, image, sg, group);
+    if (group.image !== image.image) {
+      notices.push({ kind: 'settingImage', sg, groupId: group.groupId, from: group.image });
+      upcomingGroups.push(state);
+      continue;
+    }
+    if (resolveLimits(image.rollout.maxSurge, image.rollout.maxUnavailable, state.base).maxSurge === 0) notices.push({ kind: 'zeroSurge', sg });
+    groups.push(state);
+  }
+  running ||= view.observed.nodes.some((n) => {
+    if (!holdsLock(n)) return false;
+    const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
+    return lock?.kind === 'NodeImage' && lock.name === image.name;
+  });
+  const entries = entriesOf(view, image, groups);
+  const entryByNode = new Map<string, Entry>();
+  for (const e of entries) if (e.node !== undefined) entryByNode.set(e.node.name, e);
+  return {
+    ...base,
+    spec: { kind: 'NodeImage', name: image.name },
+    lock: lockValue('NodeImage', image.name, image.revision),
+    nowIso: new Date(base.now).toISOString(),
+    groups,
+    blockedGroups: notices.filter((n) => n.kind !== 'zeroSurge').length,
+    notices,
+    entries,
+    entryByNode,
+    upcoming: entriesOf(view, image, upcomingGroups),
+    upcomingGroups,
+    running,
+    round: newTally(),
   };
 }
