@@ -146,6 +146,15 @@ export interface PendingNode {
   readonly nodeName?: string;
 }
 
+/** An approval the planner counts for a spec (its file as the spec loader named it). */
+export interface ApprovalInForce {
+  readonly stage: 'start' | 'afterCanary';
+  readonly name: string;
+  readonly file: string;
+  /** Who merged it, when the source knows (the Git source does). */
+  readonly approvedBy?: { readonly name: string; readonly email: string; readonly commit: string; readonly at: string };
+}
+
 export interface SpecStatus {
   readonly spec: SpecRef;
   readonly revision: string;
@@ -158,6 +167,8 @@ export interface SpecStatus {
   /** The first wait, in words: what it is waiting for now. */
   readonly waitingFor?: string;
   readonly lastError?: string;
+  /** The approvals in force for the spec as it is now; absent when there are none. */
+  readonly approvals?: readonly ApprovalInForce[];
 }
 
 export interface Wave {

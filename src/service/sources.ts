@@ -129,7 +129,7 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
   const secret = flags.webhookSecretFile ? webhookSecret({ file: flags.webhookSecretFile }) : flags.webhookSecret || webhookSecret({ env: flags.env ?? process.env });
   const source = desiredSourceFromSync({ sync, ...(secret ? { webhookSecret: secret } : {}) });
   const status: StatusSink = {
-    write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default'), () => (sync.lastValid ? { ...sync.lastValid, root: git.root } : undefined)).write(snapshot),
+    write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default'), git.root).write(snapshot),
   };
   return { source, status };
 }

@@ -207,7 +207,41 @@ describe('plan: approvals', () => {
       desired: want({ approval: { required: 'start' } }, { approvals: [approval('go', 'workers', V2, 'start')] }),
       observed: outdated(2),
       now: at(0),
-      check: (p) => assert.deepEqual(started(p), ['worker-0']),
+      check: (p) => {
+        assert.deepEqual(started(p), ['worker-0']);
+        // The status reports the approval the planner counted, and only that one.
+        assert.deepEqual(p.specs[0]?.approvals, [{ stage: 'start', name: 'go', file: 'specs/test.yaml' }]);
+      },
+    },
+    {
+      name: 'an approval naming another revision of the NodeImage does not count, and status does not show it',
+      desired: want({ approval: { required: 'start' } }, { approvals: [{ ...approval('go', 'workers', V2, 'start'), targetRevision: 'workers-img:v1' }] }),
+      observed: outdated(2),
+      now: at(0),
+      check: (p) => {
+        assert.deepEqual(waitCodes(p), ['approval']);
+        assert.equal(p.specs[0]?.approvals, undefined);
+      },
+    },
+    {
+      name: 'an approval naming this revision counts; its approver is reported with it',
+      desired: want(
+        { approval: { required: 'start' } },
+        {
+          approvals: [
+            { ...approval('go', 'workers', V2, 'start'), targetRevision: 'workers-img:v2', approvedBy: { name: 'Ada', email: 'ada@example.com', commit: 'c0ffee', at: iso(-60) } },
+            approval('old', 'workers', V1, 'start'),
+          ],
+        },
+      ),
+      observed: outdated(2),
+      now: at(0),
+      check: (p) => {
+        assert.deepEqual(started(p), ['worker-0']);
+        assert.deepEqual(p.specs[0]?.approvals, [
+          { stage: 'start', name: 'go', file: 'specs/test.yaml', approvedBy: { name: 'Ada', email: 'ada@example.com', commit: 'c0ffee', at: iso(-60) } },
+        ]);
+      },
     },
     {
       name: 'afterCanary: the canary starts without approval',

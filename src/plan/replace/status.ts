@@ -3,6 +3,7 @@
  * read off this round's context and the waits already decided, never re-derived.
  */
 import { ANNOTATIONS } from '../../observe/types.js';
+import { approvalRef, approvalsInForce } from '../approval.js';
 import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
 import { ownership, type RolloutContext } from './context.js';
 import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
@@ -116,6 +117,7 @@ export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: Rollou
 export function buildStatus(ctx: RolloutContext, actions: number, inFlight: number, waits: readonly Wait[]): SpecStatus {
   const phase = specPhase(ctx, actions, inFlight);
   const first = waits[0];
+  const approvals = approvalsInForce(ctx.desired, ctx.image);
   return {
     spec: ctx.spec,
     revision: ctx.image.revision,
@@ -127,5 +129,6 @@ export function buildStatus(ctx: RolloutContext, actions: number, inFlight: numb
     pending: [...ctx.round.pending].sort((a, b) => (a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0)),
     ...(first !== undefined ? { waitingFor: first.reason } : {}),
     ...(ctx.round.haltReason !== undefined || ctx.round.lastError !== undefined ? { lastError: ctx.round.haltReason ?? ctx.round.lastError } : {}),
+    ...(approvals.length > 0 ? { approvals: approvals.map(approvalRef) } : {}),
   };
 }
