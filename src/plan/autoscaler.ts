@@ -5,7 +5,7 @@
  * drydock still knows what to restore; once every rollout is complete, exactly that count is
  * restored and the executor removes the annotation.
  */
-import { ANNOTATIONS } from '../observe/types.js';
+import { ANNOTATIONS } from '../protocol/keys.js';
 import type { DesiredState } from '../spec/model.js';
 import type { PlanBuilder } from './builder.js';
 import type { SpecRef, SpecStatus } from './types.js';

@@ -4,7 +4,8 @@
  * Plan. The executor applies `actions` in list order; the reporter renders `specs`, `waits`
  * and `notes`; the service wakes at `wakeAt` if nothing else happens first.
  */
-import { ANNOTATIONS, type ObservedState } from '../observe/types.js';
+import type { ObservedState } from '../observe/types.js';
+import { ANNOTATIONS } from '../protocol/keys.js';
 import type { DesiredState, NodeImage } from '../spec/model.js';
 import { planAutoscalers } from './autoscaler.js';
 import { ClusterBudget } from './budget.js';
@@ -21,7 +22,7 @@ import { buildView } from './view.js';
 export type { PlanOptions } from './options.js';
 export { PlanError, type PlanErrorCode } from './errors.js';
 export { checkWindow, formatInZone, isWindowOpen, nextWindowOpening, windowClosing } from './window.js';
-export { PLAN_ANNOTATIONS, isCopiedLabel, lockValue, parseLock } from './protocol.js';
+export { isCopiedLabel, lockValue, parseLock } from './protocol.js';
 export type * from './types.js';
 
 /** A NodeImage whose strategy this version does not plan: reported, never silently ignored. */

@@ -4,7 +4,7 @@
  * `notes` into status text without re-deriving anything.
  */
 import type { SpecKind } from '../spec/model.js';
-import type { NodePhase } from '../observe/types.js';
+import type { NodePhase } from '../protocol/keys.js';
 
 /** Which spec an action, wait or note belongs to. */
 export interface SpecRef {

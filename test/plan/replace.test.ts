@@ -1,6 +1,5 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
-import { PLAN_ANNOTATIONS } from '../../src/plan/index.js';
 import { at, cloudGroup, desired, instance, iso, node, nodeImage, observed, pdb, pod, providerID, scalingGroup, workers } from './fixtures.js';
 import { LOCK, runCases, SPEC, V1, V2, waitCodes, bare } from './helpers.js';
 
@@ -119,7 +118,7 @@ describe('plan: replace rollout steps', () => {
             kind: 'annotateNode',
             spec: SPEC,
             node: 'worker-0',
-            annotations: { [ANNOTATIONS.replacedBy]: null, [PLAN_ANNOTATIONS.failures]: '1', [ANNOTATIONS.phaseSince]: iso(605) },
+            annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.failures]: '1', [ANNOTATIONS.phaseSince]: iso(605) },
           },
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
         ]);
@@ -138,7 +137,7 @@ describe('plan: replace rollout steps', () => {
           node: 'worker-0',
           annotations: {
             [ANNOTATIONS.replacedBy]: null,
-            [PLAN_ANNOTATIONS.failures]: '1',
+            [ANNOTATIONS.failures]: '1',
             [ANNOTATIONS.phaseSince]: iso(605),
             [ANNOTATIONS.phase]: 'Failed',
             [ANNOTATIONS.reason]: 'replacement i-9 did not join within 600s',
@@ -154,7 +153,7 @@ describe('plan: replace rollout steps', () => {
       desired: want({ joinTimeoutSeconds: 600 }),
       observed: (() => {
         const o = inFlight({ replacement: 'booting' });
-        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: locked('Pending', 605, { [PLAN_ANNOTATIONS.failures]: '1' }) } : n)) };
+        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: locked('Pending', 605, { [ANNOTATIONS.failures]: '1' }) } : n)) };
       })(),
       now: at(610),
       check: (p) =>
@@ -308,7 +307,7 @@ describe('plan: drain timeouts', () => {
             spec: SPEC,
             node: 'worker-0',
             annotations: {
-              [PLAN_ANNOTATIONS.failures]: '1',
+              [ANNOTATIONS.failures]: '1',
               [ANNOTATIONS.phaseSince]: iso(300),
               [ANNOTATIONS.phase]: 'Failed',
               [ANNOTATIONS.reason]: `halted: ${reason}; drain.onTimeout is halt`,
@@ -343,7 +342,7 @@ describe('plan: drain timeouts', () => {
             node: 'worker-0',
             annotations: {
               [ANNOTATIONS.cordoned]: null,
-              [PLAN_ANNOTATIONS.failures]: '1',
+              [ANNOTATIONS.failures]: '1',
               [ANNOTATIONS.phaseSince]: iso(300),
               [ANNOTATIONS.phase]: 'Failed',
               [ANNOTATIONS.reason]: `skipped: ${reason}`,
@@ -359,7 +358,7 @@ describe('plan: drain timeouts', () => {
       observed: inFlight({
         phase: 'Failed',
         replacement: 'joined',
-        extra: { [ANNOTATIONS.reason]: `skipped: ${reason}`, [PLAN_ANNOTATIONS.failures]: '1' },
+        extra: { [ANNOTATIONS.reason]: `skipped: ${reason}`, [ANNOTATIONS.failures]: '1' },
       }),
       now: at(400),
       check: (p) => {

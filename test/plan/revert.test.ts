@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
-import { PLAN_ANNOTATIONS, plan, PlanError } from '../../src/plan/index.js';
+import { plan, PlanError } from '../../src/plan/index.js';
 import { at, cloudGroup, deepFreeze, desired, instance, iso, node, nodeImage, observed, pod, scalingGroup, workers } from './fixtures.js';
 import { LOCK, runCases, SPEC, V1, V2, bare } from './helpers.js';
 
@@ -12,7 +12,7 @@ const RELEASE = {
   [ANNOTATIONS.cordoned]: null,
   [ANNOTATIONS.replacedBy]: null,
   [ANNOTATIONS.reason]: null,
-  [PLAN_ANNOTATIONS.failures]: null,
+  [ANNOTATIONS.failures]: null,
 };
 
 describe('plan: locks of an older revision', () => {

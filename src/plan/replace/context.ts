@@ -4,7 +4,8 @@
  * from the observed state every time; the tallies are this round's scratch counts.
  */
 import type { GroupDescription, Instance } from '../../cloud/provider.js';
-import { ANNOTATIONS, type ObservedNode } from '../../observe/types.js';
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState, NodeImage, ScalingGroup } from '../../spec/model.js';
 import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';

@@ -4,7 +4,7 @@
  * limits, then claim or surge their replacement instances. Returns the spec's status and what
  * the forecast needs.
  */
-import { ANNOTATIONS } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { NodeImage } from '../../spec/model.js';
 import { canaryState, doneReplacements } from './canary.js';
 import type { ForecastInput } from '../forecast.js';

@@ -8,9 +8,10 @@
  * plus the ways out: a replacement that never joins (removed, counted as a failure), a drain
  * that times out (halt, force or skipNode), and locks left by an older revision of the spec.
  */
-import { ANNOTATIONS, type ObservedNode } from '../../observe/types.js';
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
 import { drainLeft, drainView, podKey, preflight } from '../drain.js';
-import { failureCount, labelsToCopy, nodePhase, parseInstant, parseLock, PLAN_ANNOTATIONS, RELEASE_ANNOTATIONS } from '../protocol.js';
+import { failureCount, labelsToCopy, nodePhase, parseInstant, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
 import { addInFlight, type Entry, type RolloutContext } from './context.js';
 import { podsOn } from '../view.js';
 
@@ -129,7 +130,7 @@ function fail(ctx: RolloutContext, node: ObservedNode, reason: string, extra: Re
     node: node.name,
     annotations: {
       ...extra,
-      [PLAN_ANNOTATIONS.failures]: String(failures),
+      [ANNOTATIONS.failures]: String(failures),
       [ANNOTATIONS.phaseSince]: ctx.nowIso,
       ...(final ? { [ANNOTATIONS.phase]: 'Failed', [ANNOTATIONS.reason]: reason } : {}),
     },

@@ -4,7 +4,7 @@
  * (concurrency, the group's surge/unavailable share, the cluster budget) in rollout order.
  * A started node is locked Pending; its replacement instance is claimed or surged afterwards.
  */
-import { ANNOTATIONS } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { MaintenanceWindow } from '../../spec/model.js';
 import { approvalNeeded, findApproval } from '../approval.js';
 import { canaryState } from './canary.js';

@@ -2,7 +2,7 @@
  * A replace rollout's SpecStatus: phase, progress, conditions and one row per instance, all
  * read off this round's context and the waits already decided, never re-derived.
  */
-import { ANNOTATIONS } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
 import { approvalRef, approvalsInForce } from '../approval.js';
 import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
 import { ownership, type RolloutContext } from './context.js';

@@ -6,7 +6,7 @@
  * was created after the node was started, so established nodes are never taken).
  */
 import type { Instance } from '../../cloud/provider.js';
-import { ANNOTATIONS } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
 import { compareStrings } from '../order.js';
 import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
 import type { Entry, GroupState, RolloutContext } from './context.js';
