@@ -3,6 +3,7 @@
  * or SIGHUP stops every process it started before the command returns.
  */
 import { Option, type Command } from 'commander';
+import { parseDuration as parseDurationMs } from '../duration.js';
 import { DEFAULT_STATE_DIR, SCENARIOS, type Scenario } from '../sandbox/layout.js';
 import type { ExitCode } from './exit.js';
 
@@ -18,11 +19,8 @@ export interface SandboxFlags {
 
 /** "10m", "90s", "1h", or plain seconds; undefined when it is none of these. */
 export function parseDuration(text: string): number | undefined {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
-  if (m === null || m[1] === undefined) return undefined;
-  const n = Number(m[1]);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] ?? 1000;
-  return n > 0 ? n * unit : undefined;
+  const ms = parseDurationMs(text);
+  return ms !== undefined && ms > 0 ? ms : undefined;
 }
 
 export function register(program: Command, done: (code: ExitCode) => void): void {

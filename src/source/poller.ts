@@ -5,14 +5,13 @@
  * (90s, 7m) is refused with the nearest ones that work.
  */
 import cron from 'node-cron';
+import { parseDuration as parseDurationMs } from '../duration.js';
 import { GitSourceError } from './errors.js';
 
-const UNIT_SECONDS: Readonly<Record<string, number>> = { '': 1, s: 1, m: 60, h: 3600 };
-
-/** Seconds in a duration like 30s, 1m, 5m, 2h (a bare number is seconds). */
+/** Whole seconds in a poll interval like 30s, 1m, 5m, 2h (a bare number is seconds). */
 export function parseDuration(text: string): number {
-  const m = /^\s*(\d+)\s*([smh]?)\s*$/.exec(text);
-  const n = m?.[1] !== undefined ? Number.parseInt(m[1], 10) * (UNIT_SECONDS[m[2] ?? ''] ?? Number.NaN) : Number.NaN;
+  const ms = parseDurationMs(text);
+  const n = ms === undefined || ms % 1000 !== 0 ? Number.NaN : ms / 1000;
   if (!Number.isFinite(n) || n <= 0) {
     throw new GitSourceError('invalid-option', `--interval ${JSON.stringify(text)} is not a duration; write it like 30s, 1m or 5m`, { interval: text });
   }
