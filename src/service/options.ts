@@ -2,16 +2,16 @@
  * Parsing of the service's command-line values, with errors that say which flag, what was
  * wrong and what to write instead.
  */
+import { CodedError } from '../errors.js';
 import type { CloudProvider } from '../cloud/provider.js';
 import { createProvider, ProviderConfigError } from '../cloud/index.js';
 import type { Provider } from '../spec/model.js';
 import { parseDuration as parseDurationMs } from '../duration.js';
 
-export class OptionError extends Error {
+export class OptionError extends CodedError<'option', { readonly flag: string; readonly value?: string }> {
   override readonly name = 'OptionError';
-  readonly code = 'option';
-  constructor(message: string, readonly data: { readonly flag: string; readonly value?: string }) {
-    super(message);
+  constructor(message: string, data: { readonly flag: string; readonly value?: string }) {
+    super('option', message, data);
   }
 }
 

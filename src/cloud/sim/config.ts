@@ -4,6 +4,7 @@
  * Validated with ajv against one JSON Schema (the source of truth for the shape), then
  * checked for what a schema cannot say (duplicate ids, Kubernetes label syntax, quotas).
  */
+import { CodedError } from '../../errors.js';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Ajv, type ErrorObject } from 'ajv';
@@ -87,16 +88,15 @@ export interface SimConfigProblem {
 }
 
 /** An invalid simulated-cloud configuration; every problem is listed with where it is. */
-export class SimConfigError extends Error {
+export class SimConfigError extends CodedError<'InvalidSimConfig', { readonly file?: string; readonly problems: readonly SimConfigProblem[] }> {
   override readonly name = 'SimConfigError';
-  readonly code = 'InvalidSimConfig';
-  constructor(
-    readonly data: { readonly file?: string; readonly problems: readonly SimConfigProblem[] },
-  ) {
+  constructor(data: { readonly file?: string; readonly problems: readonly SimConfigProblem[] }) {
     super(
+      'InvalidSimConfig',
       data.problems
         .map((p) => `${data.file ?? 'sim cloud config'}${p.line ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.path ? `${p.path}: ` : ''}${p.message}`)
         .join('\n'),
+      data,
     );
   }
 }
