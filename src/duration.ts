@@ -24,3 +24,9 @@ export function parseDuration(text: string, options: DurationOptions = {}): numb
   const total = Number(h ?? 0) * 3_600_000 + Number(min ?? 0) * 60_000 + Number(s ?? 0) * 1000 + Number(ms ?? 0);
   return Number.isFinite(total) ? Math.round(total) : undefined;
 }
+
+/** Milliseconds in `text` when it is a duration longer than zero, else undefined. */
+export function parsePositiveDuration(text: string): number | undefined {
+  const ms = parseDuration(text);
+  return ms !== undefined && ms > 0 ? ms : undefined;
+}

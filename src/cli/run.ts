@@ -2,41 +2,11 @@
  * `drydock run`: the service. Flags and DRYDOCK_* environment variables configure it; logs are
  * JSON lines on stdout; SIGTERM/SIGINT finish the action in flight, release the lease and exit 0.
  */
+import type { RunFlags } from './flags.js';
 import { Option, type Command } from 'commander';
 import type { LevelWithSilent } from 'pino';
 import type { ExitCode } from './exit.js';
 
-export interface RunFlags {
-  repo: string;
-  branch: string;
-  path: string;
-  kubeconfig?: string;
-  provider: string;
-  cloudEndpoint?: string;
-  simCloudUrl?: string;
-  interval: string;
-  pollInterval?: string;
-  cacheDir?: string;
-  statusBranch: string;
-  listen: string;
-  leaderElect: string | boolean;
-  namespace: string;
-  cluster: string;
-  logLevel: LevelWithSilent;
-  leaseDuration: string;
-  renewDeadline: string;
-  retryPeriod: string;
-  resync: string;
-  webhookSecret?: string;
-  gitUsername?: string;
-  gitPassword?: string;
-  gitToken?: string;
-  gitTokenFile?: string;
-  gitPasswordFile?: string;
-  webhookSecretFile?: string;
-  verifyCommits?: boolean;
-  keyring?: string;
-}
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program

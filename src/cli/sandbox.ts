@@ -2,26 +2,14 @@
  * `drydock sandbox`: the embedded default environment (src/sandbox/). Ctrl-C (SIGINT), SIGTERM
  * or SIGHUP stops every process it started before the command returns.
  */
+import type { SandboxFlags } from './flags.js';
 import { Option, type Command } from 'commander';
-import { parseDuration as parseDurationMs } from '../duration.js';
 import { DEFAULT_STATE_DIR, SCENARIOS, type Scenario } from '../sandbox/layout.js';
 import type { ExitCode } from './exit.js';
 
-export interface SandboxFlags {
-  stateDir: string;
-  reset: boolean;
-  scenario?: Scenario;
-  timeout: string;
-  startTimeout: string;
-  live?: boolean;
-  repoFrom?: string;
-}
 
-/** "10m", "90s", "1h", or plain seconds; undefined when it is none of these. */
-export function parseDuration(text: string): number | undefined {
-  const ms = parseDurationMs(text);
-  return ms !== undefined && ms > 0 ? ms : undefined;
-}
+/** "10m", "90s", "1h", or plain seconds; undefined when it is none of these (or zero). */
+export { parsePositiveDuration as parseDuration } from '../duration.js';
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program

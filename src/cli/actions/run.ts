@@ -8,7 +8,7 @@ import { createServiceSources } from '../../service/sources.js';
 import { durationToCron } from '../../source/poller.js';
 import { ListenError } from '../../service/http.js';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
-import type { RunFlags } from '../run.js';
+import type { RunFlags } from '../flags.js';
 
 /** --interval as node-cron polls it: a duration a cron step divides evenly (30s, 1m, 5m, 1h). */
 function pollSchedule(flag: string, value: string): string {

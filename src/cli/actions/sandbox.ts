@@ -2,7 +2,8 @@
 import path from 'node:path';
 import { outcomeReport, runSandbox } from '../../sandbox/index.js';
 import { EXIT_ERROR, type ExitCode } from '../exit.js';
-import { parseDuration, type SandboxFlags } from '../sandbox.js';
+import { parsePositiveDuration as parseDuration } from '../../duration.js';
+import type { SandboxFlags } from '../flags.js';
 
 export async function runSandboxCommand(flags: SandboxFlags): Promise<ExitCode> {
   const scenarioTimeoutMs = parseDuration(flags.timeout);
