@@ -12,13 +12,15 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Every cycle of static imports (type-only ones too: they tie the files together all the same). */
+/** Every cycle of imports: static, type-only and dynamic ones alike (each ties two files together). */
 function cycles(): string[] {
   const files = sources(SRC);
   const known = new Set(files);
   const graph = new Map<string, string[]>();
   for (const f of files) {
-    const deps = [...readFileSync(f, 'utf8').matchAll(/^(?:import|export)[^'"]*?from '(\.[^']+)'/gm)].map((m) =>
+    const text = readFileSync(f, 'utf8');
+    const specifiers = [...text.matchAll(/^(?:import|export)[^'"]*?from '(\.[^']+)'/gm), ...text.matchAll(/\bimport\(\s*'(\.[^']+)'\s*\)/g)];
+    const deps = specifiers.map((m) =>
       path.resolve(path.dirname(f), (m[1] ?? '').replace(/\.js$/, '.ts')),
     );
     graph.set(f, deps.filter((d) => known.has(d)));
