@@ -16,6 +16,7 @@ export interface RunFlags {
   simCloudUrl?: string;
   interval: string;
   pollInterval?: string;
+  pollSchedule?: string;
   cacheDir?: string;
   statusBranch: string;
   listen: string;

@@ -64,7 +64,9 @@ export interface ServiceOptions {
   readonly listen?: string;
   /** false: act without election (one replica only). */
   readonly leaderElection: LeaderElectionConfig | false;
-  /** --interval: Git polling on a node-cron schedule (30s, 1m, 5m ...); wins over pollIntervalMs. */
+  /** --poll-schedule: Git polling on this cron expression; wins over pollInterval. */
+  readonly pollSchedule?: string;
+  /** --interval: Git polling every this long (30s, 1m, 90s ...); wins over pollIntervalMs. */
   readonly pollInterval?: string;
   /** Polling on a plain timer, for intervals a cron step cannot express (embedding, tests). */
   readonly pollIntervalMs?: number;
@@ -336,7 +338,11 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     scheduler.request(0);
   });
   await syncSource();
-  polling = startPolling({ ...(opts.pollInterval !== undefined ? { interval: opts.pollInterval } : { intervalMs: pollIntervalMs }), tick: syncSource });
+  polling = startPolling({
+    ...(opts.pollSchedule !== undefined ? { schedule: opts.pollSchedule } : {}),
+    ...(opts.pollInterval !== undefined ? { interval: opts.pollInterval } : { intervalMs: pollIntervalMs }),
+    tick: syncSource,
+  });
 
   let stopped: Promise<void> | undefined;
   return {
