@@ -6,13 +6,17 @@ import type { LevelWithSilent } from 'pino';
 import type { PlanFormat } from '../report/plan-render.js';
 import type { Scenario } from '../sandbox/layout.js';
 
-export interface RunFlags {
+/** Where the specs are and which cluster and cloud they are for: run and plan both take these. */
+interface RepoAndClusterFlags {
   repo: string;
   branch: string;
   path: string;
   kubeconfig?: string;
   provider: string;
   cloudEndpoint?: string;
+}
+
+export interface RunFlags extends RepoAndClusterFlags {
   simCloudUrl?: string;
   interval: string;
   pollInterval?: string;
@@ -39,13 +43,7 @@ export interface RunFlags {
   keyring?: string;
 }
 
-export interface PlanFlags {
-  repo: string;
-  branch: string;
-  path: string;
-  kubeconfig?: string;
-  provider: string;
-  cloudEndpoint?: string;
+export interface PlanFlags extends RepoAndClusterFlags {
   format: PlanFormat;
   cluster: string;
   gitUsername?: string;
