@@ -22,7 +22,7 @@ import { Scheduler } from './scheduler.js';
 import { shortRevision } from '../commit.js';
 import { StatusPublisher } from './status-publisher.js';
 import { startPolling, type Polling } from './polling.js';
-import { buildStatus, type StatusInput, type StatusSnapshot } from './status.js';
+import { buildStatus, type StatusInput, type StatusSink, type StatusSnapshot } from './status.js';
 
 /** The newest commit of the tracked branch and what the loader made of it. */
 export interface DesiredRevision {
@@ -39,10 +39,7 @@ export interface DesiredSource {
   close?(): Promise<void>;
 }
 
-/** Writes the status report (the status branch); called only when its content changed. */
-export interface StatusSink {
-  write(status: StatusSnapshot): Promise<void>;
-}
+export type { StatusSink } from './status.js';
 
 export interface LeaderElectionConfig {
   readonly namespace: string;

@@ -7,8 +7,7 @@
 import type { Logger } from 'pino';
 import { describeError } from '../observe/informer.js';
 import type { ServiceMetrics } from './metrics.js';
-import type { StatusSink } from './service.js';
-import { statusKey, type StatusSnapshot } from './status.js';
+import { statusKey, type StatusSink, type StatusSnapshot } from './status.js';
 
 export interface StatusPublisherOptions {
   readonly sink?: StatusSink;
