@@ -1,4 +1,11 @@
 /**
+ * What should happen after a failure, in Flux's words, everywhere drydock classifies one:
+ * stalled needs a person (no retry); waiting retries after a delay the failure names;
+ * transient retries soon.
+ */
+export type Retry = 'stalled' | 'waiting' | 'transient';
+
+/**
  * The shape every drydock error class shares (isomorphic-git style): a stable `code` callers
  * decide by, never the message text, and structured `data`, both kept when serialised to JSON.
  */

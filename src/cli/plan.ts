@@ -4,23 +4,11 @@
  * the cluster once (get/list rights suffice) and reads the cloud; it never writes, and needs no
  * leader election. Exit 1 when the plan is blocked or the specs are invalid, 0 otherwise.
  */
+import type { PlanFlags } from './flags.js';
 import { Option, type Command } from 'commander';
 import { PLAN_FORMATS, type PlanFormat } from '../report/plan-render.js';
 import type { ExitCode } from './exit.js';
 
-export interface PlanFlags {
-  repo: string;
-  branch: string;
-  path: string;
-  kubeconfig?: string;
-  provider: string;
-  cloudEndpoint?: string;
-  format: PlanFormat;
-  cluster: string;
-  gitUsername?: string;
-  gitPassword?: string;
-  gitToken?: string;
-}
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program

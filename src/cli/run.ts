@@ -2,41 +2,11 @@
  * `drydock run`: the service. Flags and DRYDOCK_* environment variables configure it; logs are
  * JSON lines on stdout; SIGTERM/SIGINT finish the action in flight, release the lease and exit 0.
  */
+import type { RunFlags } from './flags.js';
 import { Option, type Command } from 'commander';
 import type { LevelWithSilent } from 'pino';
 import type { ExitCode } from './exit.js';
 
-export interface RunFlags {
-  repo: string;
-  branch: string;
-  path: string;
-  kubeconfig?: string;
-  provider: string;
-  cloudEndpoint?: string;
-  simCloudUrl?: string;
-  interval: string;
-  pollInterval?: string;
-  cacheDir?: string;
-  statusBranch: string;
-  listen: string;
-  leaderElect: string | boolean;
-  namespace: string;
-  cluster: string;
-  logLevel: LevelWithSilent;
-  leaseDuration: string;
-  renewDeadline: string;
-  retryPeriod: string;
-  resync: string;
-  webhookSecret?: string;
-  gitUsername?: string;
-  gitPassword?: string;
-  gitToken?: string;
-  gitTokenFile?: string;
-  gitPasswordFile?: string;
-  webhookSecretFile?: string;
-  verifyCommits?: boolean;
-  keyring?: string;
-}
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program
@@ -51,6 +21,7 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--sim-cloud-url <url>', 'same as --cloud-endpoint').hideHelp())
     .addOption(new Option('--interval <duration>', 'Git polling interval (e.g. 30s, 1m)').env('DRYDOCK_INTERVAL').default('1m'))
     .addOption(new Option('--poll-interval <duration>', 'same as --interval').hideHelp())
+    .addOption(new Option('--poll-schedule <cron>', "Git polling on this cron schedule instead of --interval (e.g. '*/5 * * * *')").env('DRYDOCK_POLL_SCHEDULE'))
     .addOption(new Option('--cache-dir <dir>', 'where the local clone of the repository is kept').env('DRYDOCK_CACHE_DIR'))
     .addOption(new Option('--status-branch <name>', 'branch the status reports are committed to').env('DRYDOCK_STATUS_BRANCH').default('drydock/status'))
     .addOption(new Option('--listen <addr>', 'address of /healthz, /readyz, /metrics and the webhook').env('DRYDOCK_LISTEN').default(':8080'))

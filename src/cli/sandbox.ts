@@ -3,40 +3,13 @@
  * or SIGHUP stops every process it started before the command returns.
  */
 import path from 'node:path';
+import type { SandboxFlags } from './flags.js';
 import { Option, type Command } from 'commander';
 import { DEFAULT_STATE_DIR, SCENARIOS, type Scenario } from '../sandbox/layout.js';
 import type { ExitCode } from './exit.js';
 
-export interface SandboxFlags {
-  stateDir: string;
-  /** Whether --state-dir (or its variable) was given, rather than left at its default. */
-  stateDirGiven?: boolean;
-  reset: boolean;
-  scenario?: Scenario;
-  timeout: string;
-  startTimeout: string;
-  live?: boolean;
-  repoFrom?: string;
-}
-
-/** "10m", "90s", "1h", or plain seconds; undefined when it is none of these. */
-export function parseDuration(text: string): number | undefined {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
-  if (m === null || m[1] === undefined) return undefined;
-  const n = Number(m[1]);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] ?? 1000;
-  return n > 0 ? n * unit : undefined;
-}
-
-/**
- * Where a run keeps its state. A scenario left at the default directory runs in one of its
- * own, emptied first: it pushes commits, and must never push them into the fleet repository
- * a person works with in the default sandbox. Given a --state-dir, it uses that as told.
- */
-export function scenarioStateDir(flags: Pick<SandboxFlags, 'stateDir' | 'stateDirGiven' | 'reset' | 'scenario'>): { readonly stateDir: string; readonly reset: boolean } {
-  if (flags.scenario === undefined || flags.stateDirGiven === true) return { stateDir: flags.stateDir, reset: flags.reset };
-  return { stateDir: path.join(path.dirname(DEFAULT_STATE_DIR), `scenario-${flags.scenario}`), reset: true };
-}
+/** "10m", "90s", "1h", or plain seconds; undefined when it is none of these (or zero). */
+export { parsePositiveDuration as parseDuration } from '../duration.js';
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program

@@ -3,19 +3,11 @@
  * (and the sandbox) reach it over the network as they would a real cloud. Runs until
  * SIGINT/SIGTERM; all state is in --state-dir, so a restart loses nothing.
  */
+import type { SimCloudFlags } from './flags.js';
 import { Option, type Command } from 'commander';
 import type { LevelWithSilent } from 'pino';
 import type { ExitCode } from './exit.js';
 
-export interface SimCloudFlags {
-  stateDir: string;
-  config: string;
-  kubeconfig?: string;
-  cluster: boolean;
-  port: string;
-  host: string;
-  logLevel: LevelWithSilent;
-}
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program

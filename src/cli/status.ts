@@ -3,17 +3,11 @@
  * README table, or with --format json the parsed status documents. Exit 2 when the branch does
  * not exist yet or the repository cannot be read.
  */
+import type { StatusCommandOptions } from './flags.js';
 import { Option, type Command } from 'commander';
 import { DEFAULT_STATUS_BRANCH } from '../source/trailers.js';
 import type { ExitCode } from './exit.js';
 
-export interface StatusCommandOptions {
-  readonly repo: string;
-  readonly statusBranch: string;
-  readonly format: 'text' | 'json';
-  readonly gitTokenFile?: string;
-  readonly cacheDir?: string;
-}
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program

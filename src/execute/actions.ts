@@ -5,7 +5,7 @@
  */
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Eviction } from '@kubernetes/client-node';
 import { CloudError, type CloudProvider } from '../cloud/provider.js';
-import { ANNOTATIONS, LABELS } from '../observe/types.js';
+import { ANNOTATIONS, LABELS } from '../protocol/keys.js';
 import type { Action } from '../plan/types.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';

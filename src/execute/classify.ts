@@ -5,10 +5,11 @@
  * - waiting: retry after a known delay (PDB refused an eviction, throttling, quota);
  * - transient: retry soon (conflicts, 5xx, timeouts, connection errors).
  */
+import type { Retry } from '../errors.js';
 import { ApiException } from '@kubernetes/client-node';
 import { CloudError } from '../cloud/provider.js';
 
-export type OutcomeKind = 'done' | 'skipped' | 'waiting' | 'transient' | 'stalled';
+export type OutcomeKind = 'done' | 'skipped' | Retry;
 
 export type Outcome =
   | { readonly kind: 'done' }

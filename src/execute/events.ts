@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABELS } from '../observe/types.js';
+import { LABELS } from '../protocol/keys.js';
 import type { SpecRef } from '../plan/types.js';
 import { describeError } from '../observe/informer.js';
 

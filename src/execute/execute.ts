@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Action } from '../plan/types.js';
+import { ANNOTATIONS } from '../protocol/keys.js';
 import { classifyError, type Outcome } from './classify.js';
 import * as impl from './actions.js';
 import type { ActionDeps } from './actions.js';
@@ -117,7 +118,7 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
         message: `deleted pod ${a.namespace}/${a.pod} for ${op}: ${a.reason}`,
       };
     case 'annotateNode': {
-      const phase = a.annotations['drydock.dev/phase'];
+      const phase = a.annotations[ANNOTATIONS.phase];
       if (phase === undefined) return undefined;
       return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockPhase', message: phase === null ? `released by ${op}` : `phase ${phase} for ${op}` };
     }
@@ -170,7 +171,7 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
     results.push(result);
     opts.onResult?.(result);
-    const fields = { action: action.kind, target: what, spec: `${action.spec.kind}/${action.spec.name}`, outcome: outcome.kind };
+    const fields = { action: action.kind, target: what, spec: `${action.spec.kind}/${action.spec.name}`, why: action.reason, outcome: outcome.kind };
     if (outcome.kind === 'done') {
       opts.logger.info(fields, 'action applied');
       const event = eventFor(action);

@@ -16,7 +16,8 @@ import {
   type V1PodDisruptionBudget,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABELS, type ObservedDeployment, type ObservedJob, type ObservedNode, type ObservedPDB, type ObservedPod } from './types.js';
+import { LABELS } from '../protocol/keys.js';
+import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod } from './types.js';
 import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
 import { matchesSelector } from './selector.js';
 import { watchCollection, type WatchedCollection } from './informer.js';

@@ -5,6 +5,7 @@
  * API clients call `applySecurityAuthentication` once per request; watches call
  * `applyToFetchOptions` once per watch connection.
  */
+import { CodedError } from '../errors.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { RequestContext } from '@kubernetes/client-node';
 
@@ -17,11 +18,10 @@ export interface ApiRequest {
 
 export type RequestListener = (request: ApiRequest) => void;
 
-export class KubeConfigError extends Error {
+export class KubeConfigError extends CodedError<'kubeconfig', { readonly file?: string }> {
   override readonly name = 'KubeConfigError';
-  readonly code = 'kubeconfig';
-  constructor(message: string, readonly data: { readonly file?: string } = {}) {
-    super(message);
+  constructor(message: string, data: { readonly file?: string } = {}) {
+    super('kubeconfig', message, data);
   }
 }
 

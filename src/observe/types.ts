@@ -6,40 +6,9 @@
 import type { GroupDescription } from '../cloud/provider.js';
 import type { LabelSelector } from '../spec/model.js';
 
-/** The node annotations of drydock's coordination protocol (DESIGN.md). */
-export const ANNOTATIONS = {
-  /** Kind/name@revision: the per-node lock. */
-  operation: 'drydock.dev/operation',
-  phase: 'drydock.dev/phase',
-  /** ISO 8601 time the phase was entered. */
-  phaseSince: 'drydock.dev/phase-since',
-  /** "true" when drydock cordoned the node, so drydock may uncordon it. */
-  cordoned: 'drydock.dev/cordoned',
-  /** Image applied in place. */
-  image: 'drydock.dev/image',
-  /** On an old node: the instance id of its replacement. */
-  replacedBy: 'drydock.dev/replaced-by',
-  /** On a replacement node: the instance id it replaces. */
-  replaces: 'drydock.dev/replaces',
-  /** Why the node is Failed / halted, in words a person can act on. */
-  reason: 'drydock.dev/reason',
-  /** On the autoscaler Deployment: its replicas before drydock scaled it to zero. */
-  previousReplicas: 'drydock.dev/previous-replicas',
-} as const;
-
-export const LABELS = {
-  /** On objects drydock creates: which operation (Kind.name) and node they belong to. */
-  operation: 'drydock.dev/operation',
-  node: 'drydock.dev/node',
-  /**
-   * On a node: the drydock.dev/phase annotation's value, kept in step with it, because
-   * `kubectl get nodes -L` and label selectors read labels, never annotations.
-   */
-  phase: 'drydock.dev/phase',
-  managedBy: 'app.kubernetes.io/managed-by',
-} as const;
-
-export type NodePhase = 'Pending' | 'Cordoned' | 'Draining' | 'Updating' | 'Rebooting' | 'Verifying' | 'Done' | 'Failed';
+// The protocol's keys live in protocol/keys.ts; re-exported for the observer's readers.
+export { ANNOTATIONS, LABELS, type NodePhase } from '../protocol/keys.js';
+import type { NodePhase } from '../protocol/keys.js';
 
 export interface ObservedNode {
   readonly name: string;

@@ -1,16 +1,32 @@
 /**
  * Git-native approvals: an Approval file merged into the tracked branch that names the
- * NodeImage, the exact image, and the stage it opens. An approval for another image does not
- * carry over to a new one.
+ * NodeImage, the exact image, and the stage it opens (and, when it says so, the exact spec
+ * revision). An approval for another image does not carry over to a new one. This is the one
+ * place that decides which approvals count; status shows the ones the plan reports.
  */
 import type { Approval, DesiredState, NodeImage } from '../spec/model.js';
+import type { ApprovalInForce } from './types.js';
 
 export type ApprovalStage = Approval['stage'];
 
-export function findApproval(desired: DesiredState, image: NodeImage, stage: ApprovalStage): Approval | undefined {
-  return desired.approvals.find(
-    (a) => a.target.kind === 'NodeImage' && a.target.name === image.name && a.image === image.image && a.stage === stage,
+/** The approvals that count for this NodeImage as it is now, in file order. */
+export function approvalsInForce(desired: DesiredState, image: NodeImage): Approval[] {
+  return desired.approvals.filter(
+    (a) =>
+      a.target.kind === 'NodeImage' &&
+      a.target.name === image.name &&
+      a.image === image.image &&
+      (a.targetRevision === undefined || a.targetRevision === image.revision),
   );
+}
+
+export function findApproval(desired: DesiredState, image: NodeImage, stage: ApprovalStage): Approval | undefined {
+  return approvalsInForce(desired, image).find((a) => a.stage === stage);
+}
+
+/** How the plan reports an approval: what status shows, with its approver when known. */
+export function approvalRef(a: Approval): ApprovalInForce {
+  return { stage: a.stage, name: a.name, file: a.source.file, ...(a.approvedBy !== undefined ? { approvedBy: a.approvedBy } : {}) };
 }
 
 /** The file a person merges to approve, with what it must say. */

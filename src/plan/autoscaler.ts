@@ -5,7 +5,7 @@
  * drydock still knows what to restore; once every rollout is complete, exactly that count is
  * restored and the executor removes the annotation.
  */
-import { ANNOTATIONS } from '../observe/types.js';
+import { ANNOTATIONS } from '../protocol/keys.js';
 import type { DesiredState } from '../spec/model.js';
 import type { PlanBuilder } from './builder.js';
 import type { SpecRef, SpecStatus } from './types.js';
@@ -59,6 +59,7 @@ export function planAutoscalers(desired: DesiredState, view: ClusterView, rollou
           replicas: 0,
           // A count already remembered is the original one; a repeat must not replace it.
           ...(remembered === undefined ? { rememberPrevious: dep.replicas } : {}),
+          reason: 'a node image rollout is running; the cluster-autoscaler is paused so it does not fight the replacements',
         });
         const text = `cluster-autoscaler ${key} still has ${dep.replicas} replica${dep.replicas === 1 ? '' : 's'}; waiting for it to scale to 0 before nodes are replaced`;
         b.wait(spec, 'autoscaler', text);
@@ -79,7 +80,14 @@ export function planAutoscalers(desired: DesiredState, view: ClusterView, rollou
       statuses.push(status('Failed', text, text));
       continue;
     }
-    b.act({ kind: 'scaleDeployment', spec, namespace: dep.namespace, name: dep.name, replicas: Number(remembered) });
+    b.act({
+      kind: 'scaleDeployment',
+      spec,
+      namespace: dep.namespace,
+      name: dep.name,
+      replicas: Number(remembered),
+      reason: `no rollout is running; the cluster-autoscaler gets back the ${remembered} replica${remembered === '1' ? '' : 's'} it had`,
+    });
     statuses.push(status('Progressing', `restoring ${remembered} replica${remembered === '1' ? '' : 's'}`));
   }
   return { ...(blocking.length > 0 ? { blocking: blocking.join('; ') } : {}), statuses };

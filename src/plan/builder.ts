@@ -14,6 +14,15 @@ export class PlanBuilder {
     this.actions.push(action);
   }
 
+  /**
+   * Takes an instance out of its group and deletes its Node, if it has one: the instance
+   * first, so a crash in between leaves a Node the cloud no longer backs, which goes away.
+   */
+  removeInstance(spec: SpecRef, groupId: string, instanceId: string, node: string | undefined, reason: string): void {
+    this.act({ kind: 'removeInstance', spec, groupId, instanceId, ...(node !== undefined ? { node } : {}), reason });
+    if (node !== undefined) this.act({ kind: 'deleteNode', spec, node, reason });
+  }
+
   wait(spec: SpecRef, code: WaitCode, reason: string, extra: { node?: string; until?: number } = {}): void {
     this.waits.push({
       spec,

@@ -4,7 +4,8 @@
  * Plan. The executor applies `actions` in list order; the reporter renders `specs`, `waits`
  * and `notes`; the service wakes at `wakeAt` if nothing else happens first.
  */
-import { ANNOTATIONS, type ObservedState } from '../observe/types.js';
+import type { ObservedState } from '../observe/types.js';
+import { ANNOTATIONS } from '../protocol/keys.js';
 import type { DesiredState, NodeImage } from '../spec/model.js';
 import { planAutoscalers } from './autoscaler.js';
 import { ClusterBudget } from './budget.js';
@@ -13,41 +14,35 @@ import { PlanError } from './errors.js';
 import { forecastWaves } from './forecast.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import { compareStrings } from './order.js';
-import { holdsLock, parseLock } from './protocol.js';
-import { isReplace, planReplace } from './replace.js';
-import type { Plan, SpecStatus, Wave } from './types.js';
+import { buildRollout } from './replace/context.js';
+import { isReplace, planReplace } from './replace/index.js';
+import type { Plan, SpecStatus, Wait, Wave } from './types.js';
 import { notActedOn, notActedOnReason, notSupportedStatus } from './unsupported.js';
-import { buildView, type ClusterView } from './view.js';
+import { buildView } from './view.js';
 
 export type { PlanOptions } from './options.js';
 export { PlanError, type PlanErrorCode } from './errors.js';
 export { checkWindow, formatInZone, isWindowOpen, nextWindowOpening, windowClosing } from './window.js';
-export { PLAN_ANNOTATIONS, isCopiedLabel, lockValue, parseLock } from './protocol.js';
+export { isCopiedLabel, lockValue, parseLock } from './protocol.js';
 export { notActedOn, notActedOnReason, type NotActedOn } from './unsupported.js';
 export type * from './types.js';
 
-/** Whether a NodeImage's rollout has anything left to do (which keeps the autoscaler paused). */
-function rolloutRunning(desired: DesiredState, view: ClusterView, image: NodeImage): boolean {
-  for (const sg of desired.scalingGroups) {
-    if (sg.nodeImage !== image.name) continue;
-    const observed = view.observed.cloudGroups.find((g) => g.scalingGroup === sg.name);
-    if (observed === undefined) continue;
-    const group = observed.description;
-    if (group.image !== image.image) return true;
-    for (const inst of group.instances) {
-      if (inst.state === 'terminating') continue;
-      if (inst.image !== image.image) return true;
-      const node = view.nodeByProviderID.get(inst.providerID);
-      if (node !== undefined && holdsLock(node) && parseLock(node.annotations[ANNOTATIONS.operation])?.kind === 'NodeImage') return true;
-    }
+/** The earliest `until` of the waits still ahead of now: when the service should look again. */
+export function earliestWake(waits: readonly Wait[], nowMs: number): number | undefined {
+  let wakeAt: number | undefined;
+  for (const w of waits) {
+    if (w.until === undefined) continue;
+    const t = Date.parse(w.until);
+    if (t > nowMs && (wakeAt === undefined || t < wakeAt)) wakeAt = t;
   }
-  return view.observed.nodes.some((n) => {
-    if (!holdsLock(n)) return false;
-    const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
-    return lock?.kind === 'NodeImage' && lock.name === image.name;
-  });
+  return wakeAt;
 }
 
+/**
+ * One reconcile, in rounds: the rollouts are read from the observed state first (whether any
+ * runs decides the autoscaler), then the autoscaler is planned, then each NodeImage's round.
+ * A new operation kind adds its own folder beside replace/ and its round here.
+ */
 export function plan(desired: DesiredState, observed: ObservedState, now: Date, options?: PlanOptions): Plan {
   if (!(now instanceof Date) || !Number.isFinite(now.getTime())) {
     throw new PlanError('invalid-now', 'plan needs `now` as a valid Date', { value: String(now) });
@@ -58,20 +53,21 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const b = new PlanBuilder();
   const budget = new ClusterBudget(desired.config, observed.nodes);
   const images = [...desired.nodeImages].sort((x, y) => compareStrings(x.name, y.name));
-  const replacing = images.filter(isReplace);
-  const active = replacing.some((image) => rolloutRunning(desired, view, image));
+  const rollouts = new Map(
+    images.filter(isReplace).map((image) => [image.name, buildRollout({ desired, image, now: nowMs, options: opts, view, b, budget })] as const),
+  );
+  const active = [...rollouts.values()].some((r) => r.running);
   const autoscalers = planAutoscalers(desired, view, active, b);
+  const gates = autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {};
 
   const specs: SpecStatus[] = [...autoscalers.statuses];
   const waves: Wave[] = [];
   let eta: number | undefined = nowMs;
   for (const image of images) {
     // A NodeImage this build does not roll out is reported with the other specs it does not act on.
-    if (!isReplace(image)) continue;
-    const result = planReplace(
-      { desired, image, now: nowMs, options: opts, view, b, budget },
-      autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {},
-    );
+    const rollout = rollouts.get(image.name);
+    if (rollout === undefined) continue;
+    const result = planReplace(rollout, gates);
     specs.push(result.status);
     const f = forecastWaves(result.forecast, opts.perNodeMs);
     waves.push(...f.waves);
@@ -83,12 +79,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     specs.push(notSupportedStatus(n));
   }
 
-  let wakeAt: number | undefined;
-  for (const w of b.waits) {
-    if (w.until === undefined) continue;
-    const t = Date.parse(w.until);
-    if (t > nowMs && (wakeAt === undefined || t < wakeAt)) wakeAt = t;
-  }
+  const wakeAt = earliestWake(b.waits, nowMs);
   return {
     actions: b.actions,
     waits: b.waits,

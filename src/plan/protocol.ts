@@ -1,30 +1,11 @@
 /**
- * The planner's reading of the node annotation protocol (src/observe/types.ts ANNOTATIONS):
+ * The planner's reading of the node annotation protocol (protocol/keys.ts):
  * who holds a node, in which phase, since when. Everything here is parsed defensively, because
  * annotations are editable by anyone with kubectl.
  */
-import { ANNOTATIONS, type NodePhase, type ObservedNode } from '../observe/types.js';
+import type { ObservedNode } from '../observe/types.js';
+import { ANNOTATIONS, NODE_PHASES, type NodePhase } from '../protocol/keys.js';
 import type { SpecKind } from '../spec/model.js';
-
-/** Annotations the replace planner adds to the protocol. */
-export const PLAN_ANNOTATIONS = {
-  /**
-   * On an old node: how many replacement attempts failed (instances that did not join in
-   * time, drains skipped). Rebuildable: it lives on the node, and goes with it.
-   */
-  failures: 'drydock.dev/failures',
-} as const;
-
-const NODE_PHASES: readonly NodePhase[] = [
-  'Pending',
-  'Cordoned',
-  'Draining',
-  'Updating',
-  'Rebooting',
-  'Verifying',
-  'Done',
-  'Failed',
-];
 
 /** Phases in which a node is unavailable to workloads. */
 export const UNAVAILABLE_PHASES: ReadonlySet<NodePhase> = new Set(['Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying']);
@@ -77,7 +58,7 @@ export function parseInstant(value: string | undefined): number | undefined {
 }
 
 export function failureCount(node: ObservedNode): number {
-  const value = node.annotations[PLAN_ANNOTATIONS.failures];
+  const value = node.annotations[ANNOTATIONS.failures];
   if (value === undefined || !/^\d+$/.test(value)) return 0;
   return Number(value);
 }
@@ -90,7 +71,7 @@ export const RELEASE_ANNOTATIONS: Readonly<Record<string, null>> = {
   [ANNOTATIONS.cordoned]: null,
   [ANNOTATIONS.replacedBy]: null,
   [ANNOTATIONS.reason]: null,
-  [PLAN_ANNOTATIONS.failures]: null,
+  [ANNOTATIONS.failures]: null,
 };
 
 /**

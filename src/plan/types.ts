@@ -4,7 +4,7 @@
  * `notes` into status text without re-deriving anything.
  */
 import type { SpecKind } from '../spec/model.js';
-import type { NodePhase } from '../observe/types.js';
+import type { NodePhase } from '../protocol/keys.js';
 
 /** Which spec an action, wait or note belongs to. */
 export interface SpecRef {
@@ -12,67 +12,71 @@ export interface SpecRef {
   readonly name: string;
 }
 
+/**
+ * What every action carries: the spec it is for, and why the planner decided it, in words a
+ * person reading the plan or the executor's log can follow (Cluster API's planner notes).
+ */
+interface ActionBase {
+  readonly spec: SpecRef;
+  readonly reason: string;
+}
+
 /** Every side effect drydock may cause. Each must be safe to repeat. */
-export type Action =
-  | { readonly kind: 'setGroupImage'; readonly spec: SpecRef; readonly groupId: string; readonly image: string }
-  | {
-      /**
-       * Raise the group's size by `count`. `forNodes` names the started nodes the new
-       * instances are for, in order: an executor may annotate each with replaced-by=<new id>
-       * right away; if it does not (or crashes first), the planner claims the new instances
-       * for those nodes in the next round.
-       */
-      readonly kind: 'surge';
-      readonly spec: SpecRef;
-      readonly groupId: string;
-      readonly count: number;
-      readonly forNodes?: readonly string[];
-    }
-  | {
-      readonly kind: 'annotateNode';
-      readonly spec: SpecRef;
-      readonly node: string;
-      /** null removes the annotation. */
-      readonly annotations: Readonly<Record<string, string | null>>;
-    }
-  | { readonly kind: 'cordon'; readonly spec: SpecRef; readonly node: string }
-  | { readonly kind: 'uncordon'; readonly spec: SpecRef; readonly node: string }
-  | {
-      readonly kind: 'evict';
-      readonly spec: SpecRef;
-      readonly node: string;
-      readonly namespace: string;
-      readonly pod: string;
-      readonly gracePeriodSeconds?: number;
-    }
-  | {
-      /** Only when the drain policy says force: deletes around a PDB or an unmanaged pod. */
-      readonly kind: 'deletePod';
-      readonly spec: SpecRef;
-      readonly node: string;
-      readonly namespace: string;
-      readonly pod: string;
-      readonly gracePeriodSeconds?: number;
-      readonly reason: string;
-    }
-  | {
-      readonly kind: 'copyLabels';
-      readonly spec: SpecRef;
-      readonly from: string;
-      readonly to: string;
-      readonly labels: Readonly<Record<string, string>>;
-    }
-  | { readonly kind: 'removeInstance'; readonly spec: SpecRef; readonly groupId: string; readonly instanceId: string; readonly node?: string }
-  | { readonly kind: 'deleteNode'; readonly spec: SpecRef; readonly node: string }
-  | {
-      readonly kind: 'scaleDeployment';
-      readonly spec: SpecRef;
-      readonly namespace: string;
-      readonly name: string;
-      readonly replicas: number;
-      /** Set when scaling down: the count to restore later, kept on the Deployment. */
-      readonly rememberPrevious?: number;
-    };
+export type Action = ActionBase &
+  (
+    | { readonly kind: 'setGroupImage'; readonly groupId: string; readonly image: string }
+    | {
+        /**
+         * Raise the group's size by `count`. `forNodes` names the started nodes the new
+         * instances are for, in order: an executor may annotate each with replaced-by=<new id>
+         * right away; if it does not (or crashes first), the planner claims the new instances
+         * for those nodes in the next round.
+         */
+        readonly kind: 'surge';
+        readonly groupId: string;
+        readonly count: number;
+        readonly forNodes?: readonly string[];
+      }
+    | {
+        readonly kind: 'annotateNode';
+        readonly node: string;
+        /** null removes the annotation. */
+        readonly annotations: Readonly<Record<string, string | null>>;
+      }
+    | { readonly kind: 'cordon'; readonly node: string }
+    | { readonly kind: 'uncordon'; readonly node: string }
+    | {
+        readonly kind: 'evict';
+        readonly node: string;
+        readonly namespace: string;
+        readonly pod: string;
+        readonly gracePeriodSeconds?: number;
+      }
+    | {
+        /** Only when the drain policy says force: deletes around a PDB or an unmanaged pod. */
+        readonly kind: 'deletePod';
+        readonly node: string;
+        readonly namespace: string;
+        readonly pod: string;
+        readonly gracePeriodSeconds?: number;
+      }
+    | {
+        readonly kind: 'copyLabels';
+        readonly from: string;
+        readonly to: string;
+        readonly labels: Readonly<Record<string, string>>;
+      }
+    | { readonly kind: 'removeInstance'; readonly groupId: string; readonly instanceId: string; readonly node?: string }
+    | { readonly kind: 'deleteNode'; readonly node: string }
+    | {
+        readonly kind: 'scaleDeployment';
+        readonly namespace: string;
+        readonly name: string;
+        readonly replicas: number;
+        /** Set when scaling down: the count to restore later, kept on the Deployment. */
+        readonly rememberPrevious?: number;
+      }
+  );
 
 export type ActionKind = Action['kind'];
 
@@ -143,6 +147,15 @@ export interface PendingNode {
   readonly nodeName?: string;
 }
 
+/** An approval the planner counts for a spec (its file as the spec loader named it). */
+export interface ApprovalInForce {
+  readonly stage: 'start' | 'afterCanary';
+  readonly name: string;
+  readonly file: string;
+  /** Who merged it, when the source knows (the Git source does). */
+  readonly approvedBy?: { readonly name: string; readonly email: string; readonly commit: string; readonly at: string };
+}
+
 export interface SpecStatus {
   readonly spec: SpecRef;
   readonly revision: string;
@@ -155,6 +168,8 @@ export interface SpecStatus {
   /** The first wait, in words: what it is waiting for now. */
   readonly waitingFor?: string;
   readonly lastError?: string;
+  /** The approvals in force for the spec as it is now; absent when there are none. */
+  readonly approvals?: readonly ApprovalInForce[];
 }
 
 export interface Wave {

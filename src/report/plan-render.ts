@@ -3,7 +3,9 @@
  * (a summary table, the waves, the blockers), JSON for tools. Everything shown is read off the
  * Plan; nothing is re-derived.
  */
+import { shortCommit } from '../commit.js';
 import type { Action, Plan, Wait, WaitCode } from '../plan/types.js';
+import { cell } from './markdown.js';
 
 export type PlanFormat = 'text' | 'markdown' | 'json';
 export const PLAN_FORMATS = ['text', 'markdown', 'json'] as const satisfies readonly PlanFormat[];
@@ -67,7 +69,7 @@ function specName(s: { kind: string; name: string }): string {
 }
 
 function short(commit: string | undefined): string {
-  return commit ? commit.slice(0, 7) : 'unknown';
+  return shortCommit(commit, 'unknown');
 }
 
 export function renderText(plan: Plan, ctx: PlanContext): string {
@@ -101,9 +103,7 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
 }
 
 /** Escapes text for a Markdown table cell. */
-function cell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
-}
+
 
 export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
   const out: string[] = [];

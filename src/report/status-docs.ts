@@ -7,9 +7,11 @@
  * writer commits only real changes.
  */
 import { stringify } from 'yaml';
+import { shortCommit } from '../commit.js';
+import { cell } from './markdown.js';
 import type { SpecReport, StatusDocs, StatusReport } from './types.js';
 
-const short = (sha: string | undefined): string => (sha ? sha.slice(0, 7) : 'none');
+const short = (sha: string | undefined): string => shortCommit(sha, 'none');
 
 function byKindName(a: SpecReport, b: SpecReport): number {
   if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1;
@@ -17,9 +19,7 @@ function byKindName(a: SpecReport, b: SpecReport): number {
 }
 
 /** A Markdown table cell: one line, pipes escaped. */
-export function cell(text: string): string {
-  return text.replace(/\r?\n/g, ' ').replace(/\|/g, '\\|').trim();
-}
+
 
 /** A file name for a spec name: path separators and dot-segments cannot escape status/<Kind>/. */
 export function safeName(name: string): string {

@@ -29,7 +29,7 @@ export interface StatusApproval {
   /** The Approval spec's name and file. */
   readonly name: string;
   readonly file?: string;
-  readonly approvedBy: { readonly name: string; readonly email: string; readonly commit: string; readonly at: string };
+  readonly approvedBy?: { readonly name: string; readonly email: string; readonly commit: string; readonly at: string };
 }
 
 /** NodeMaintenance's own counters, named as in medik8s' NodeMaintenance status. */

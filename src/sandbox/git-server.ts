@@ -5,6 +5,7 @@
  *
  * Only the smart HTTP protocol is served (what isomorphic-git and native git speak by default).
  */
+import { CodedError } from '../errors.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
@@ -42,11 +43,10 @@ export interface GitServer {
   stop(): Promise<void>;
 }
 
-export class GitServerError extends Error {
-  readonly code = 'git-server';
-  constructor(message: string, readonly data: Readonly<Record<string, unknown>> = {}) {
-    super(message);
-    this.name = 'GitServerError';
+export class GitServerError extends CodedError<'git-server', Readonly<Record<string, unknown>>> {
+  override readonly name = 'GitServerError';
+  constructor(message: string, data: Readonly<Record<string, unknown>> = {}) {
+    super('git-server', message, data);
   }
 }
 

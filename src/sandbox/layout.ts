@@ -147,3 +147,13 @@ export function readSettings<T>(layout: StateLayout, parse: (raw: unknown) => T 
 export function writeSettings(layout: StateLayout, settings: unknown): void {
   writeFileSync(layout.settingsFile, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
 }
+
+/**
+ * Where a run keeps its state. A scenario left at the default directory runs in one of its
+ * own, emptied first: it pushes commits, and must never push them into the fleet repository
+ * a person works with in the default sandbox. Given a --state-dir, it uses that as told.
+ */
+export function scenarioStateDir(flags: { readonly stateDir: string; readonly stateDirGiven?: boolean; readonly reset: boolean; readonly scenario?: Scenario }): { readonly stateDir: string; readonly reset: boolean } {
+  if (flags.scenario === undefined || flags.stateDirGiven === true) return { stateDir: flags.stateDir, reset: flags.reset };
+  return { stateDir: path.join(path.dirname(DEFAULT_STATE_DIR), `scenario-${flags.scenario}`), reset: true };
+}

@@ -9,6 +9,7 @@ import type { CloudProvider, Instance } from '../cloud/provider.js';
 import { SandboxError } from './errors.js';
 import { commitImageChange, nextImage } from './fleet-repo.js';
 import { formatDuration, gitSyncState, type NodeView, type SandboxSnapshot, type SpecView } from './view.js';
+import { shortCommit } from '../commit.js';
 
 /** One scaling group the scenario upgrades. */
 export interface GroupExpectation {
@@ -46,7 +47,7 @@ export function finalProblems(
 ): string[] {
   const problems: string[] = [];
   if (!sameCommit(observed.statusSource, commit)) {
-    problems.push(`the status branch reports on ${observed.statusSource ?? 'no commit'}, not on the upgrade commit ${commit.slice(0, 7)}`);
+    problems.push(`the status branch reports on ${observed.statusSource ?? 'no commit'}, not on the upgrade commit ${shortCommit(commit)}`);
   }
   for (const g of groups) {
     const image = images.get(g.nodeImage);
@@ -137,7 +138,7 @@ export interface ScenarioSummary {
 
 export function summaryLines(s: ScenarioSummary): string[] {
   return [
-    `upgrade complete in ${formatDuration(s.durationMs)}: ${s.nodesReplaced} nodes replaced in ${s.waves} waves (commit ${s.commit.slice(0, 7)})`,
+    `upgrade complete in ${formatDuration(s.durationMs)}: ${s.nodesReplaced} nodes replaced in ${s.waves} waves (commit ${shortCommit(s.commit)})`,
     ...s.changes.map((c) => `  NodeImage/${c.nodeImage}: ${c.from} → ${c.to}`),
   ];
 }
@@ -219,7 +220,7 @@ export async function runUpgradeScenario(deps: ScenarioDeps): Promise<ScenarioSu
     tracker.observe(snapshot.nodes);
     const refused = snapshot.git?.refused;
     if (refused !== undefined && sameCommit(refused.commit, commit)) {
-      throw new SandboxError('CheckFailed', `drydock refused the upgrade commit ${commit.slice(0, 7)}`, {
+      throw new SandboxError('CheckFailed', `drydock refused the upgrade commit ${shortCommit(commit)}`, {
         step: 'the rollout',
         problems: [...refused.errors],
         log: deps.log,

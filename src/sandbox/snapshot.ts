@@ -5,7 +5,7 @@
  */
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
-import { ANNOTATIONS } from '../observe/types.js';
+import { ANNOTATIONS } from '../protocol/keys.js';
 import { SIM_IMAGE_ANNOTATION, SIM_LABELS } from '../cloud/sim/nodes.js';
 import { readBranch, readTree } from './fleet-repo.js';
 import type { GitView, NodeView, SpecView } from './view.js';

@@ -5,6 +5,8 @@
  * here: the snapshot carries `now`.
  */
 
+import { shortCommit } from '../commit.js';
+
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed';
 
 /** One start-up step ("start the control plane"). */
@@ -122,7 +124,7 @@ export function gitSyncState(git: GitView): string {
   if (git.statusSource === undefined) return `${git.statusBranch} ${git.statusHead} does not name its source commit`;
   return git.head.startsWith(git.statusSource) || git.statusSource.startsWith(git.head)
     ? `in sync: ${git.statusBranch} reports on ${git.branch} ${git.head}`
-    : `syncing: ${git.branch} is at ${git.head}, ${git.statusBranch} still reports on ${git.statusSource.slice(0, 7)}`;
+    : `syncing: ${git.branch} is at ${git.head}, ${git.statusBranch} still reports on ${shortCommit(git.statusSource)}`;
 }
 
 function specLine(spec: SpecView): string[] {
@@ -167,7 +169,7 @@ export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
     if (snapshot.git.statusSubject !== undefined) lines.push(`        last status: ${snapshot.git.statusSubject}`);
     const refused = snapshot.git.refused;
     if (refused !== undefined) {
-      lines.push(`  ! commit ${refused.commit.slice(0, 7)} refused (${refused.errors.length} errors; errors.yaml on ${snapshot.git.statusBranch}):`);
+      lines.push(`  ! commit ${shortCommit(refused.commit)} refused (${refused.errors.length} errors; errors.yaml on ${snapshot.git.statusBranch}):`);
       for (const e of refused.errors.slice(0, 3)) lines.push(`      ${e}`);
     }
   }
@@ -214,7 +216,7 @@ export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSn
     if (prev?.git === undefined || gitSyncState(prev.git) !== state) say(`git ${state}`);
     const refused = next.git.refused;
     if (refused !== undefined && prev?.git?.refused?.commit !== refused.commit) {
-      say(`! commit ${refused.commit.slice(0, 7)} refused: ${refused.errors.join('; ')}`);
+      say(`! commit ${shortCommit(refused.commit)} refused: ${refused.errors.join('; ')}`);
     }
   }
   const prevSpecs = byKey(prev?.specs ?? [], (s) => `${s.kind}/${s.name}`);

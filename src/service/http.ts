@@ -3,6 +3,7 @@
  * (caches synced and a valid commit loaded), /metrics (Prometheus), and the Git webhook route.
  * Webhook bodies are kept raw: signatures are computed over the exact bytes received.
  */
+import { CodedError } from '../errors.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -35,11 +36,10 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export class ListenError extends Error {
+export class ListenError extends CodedError<'listen', { readonly listen: string }> {
   override readonly name = 'ListenError';
-  readonly code = 'listen';
-  constructor(message: string, readonly data: { readonly listen: string }) {
-    super(message);
+  constructor(message: string, data: { readonly listen: string }) {
+    super('listen', message, data);
   }
 }
 

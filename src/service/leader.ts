@@ -10,6 +10,7 @@ import { CoordinationV1Api, PatchStrategy, setHeaderOptions, V1MicroTime, type K
 import type { Logger } from 'pino';
 import { httpStatus } from '../execute/classify.js';
 import { describeError } from '../observe/informer.js';
+import { ANNOTATIONS } from '../protocol/keys.js';
 
 export interface LeaderElectionOptions {
   readonly kubeConfig: KubeConfig;
@@ -29,7 +30,6 @@ export interface LeaderElectionOptions {
 }
 
 /** A standby that receives a webhook bumps this annotation on the Lease; the leader sees it at its next renewal. */
-export const SYNC_REQUEST_ANNOTATION = 'drydock.dev/sync-requested';
 
 export interface LeaderElector {
   /** True only while the lease is held and was renewed within renewDeadline. */
@@ -103,7 +103,7 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
         throw createErr;
       }
     }
-    const request = lease.metadata?.annotations?.[SYNC_REQUEST_ANNOTATION];
+    const request = lease.metadata?.annotations?.[ANNOTATIONS.syncRequested];
     if (request !== seenSyncRequest) {
       seenSyncRequest = request;
       // What the first read shows is history (from before this replica started), not a new request.
@@ -171,7 +171,7 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
           {
             name: opts.name,
             namespace: opts.namespace,
-            body: { metadata: { annotations: { [SYNC_REQUEST_ANNOTATION]: `${new Date(now()).toISOString()} ${opts.identity}` } } },
+            body: { metadata: { annotations: { [ANNOTATIONS.syncRequested]: `${new Date(now()).toISOString()} ${opts.identity}` } } },
           },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );

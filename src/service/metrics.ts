@@ -5,6 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Plan } from '../plan/types.js';
 import type { ObservedState } from '../observe/types.js';
+import { ANNOTATIONS, NODE_PHASES } from '../protocol/keys.js';
 
 export interface ServiceMetrics {
   readonly registry: Registry;
@@ -22,7 +23,8 @@ export interface ServiceMetrics {
   markGitSync(at: number): void;
 }
 
-const NODE_PHASES = ['Pending', 'Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying', 'Done', 'Failed', 'None'] as const;
+/** Every phase, and None for nodes no operation holds. */
+const PHASE_LABELS = [...NODE_PHASES, 'None'] as const;
 
 export function createMetrics(opts: { defaultMetrics?: boolean; now?: () => number } = {}): ServiceMetrics {
   const registry = new Registry();
@@ -87,9 +89,9 @@ export function createMetrics(opts: { defaultMetrics?: boolean; now?: () => numb
     actions,
     leader,
     observePlan(plan, observed) {
-      const counts = new Map<string, number>(NODE_PHASES.map((p) => [p, 0]));
+      const counts = new Map<string, number>(PHASE_LABELS.map((p) => [p, 0]));
       for (const n of observed.nodes) {
-        const phase = n.annotations['drydock.dev/phase'];
+        const phase = n.annotations[ANNOTATIONS.phase];
         const key = phase && counts.has(phase) ? phase : 'None';
         counts.set(key, (counts.get(key) ?? 0) + 1);
       }

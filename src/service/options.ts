@@ -2,25 +2,23 @@
  * Parsing of the service's command-line values, with errors that say which flag, what was
  * wrong and what to write instead.
  */
+import { CodedError } from '../errors.js';
 import type { CloudProvider } from '../cloud/provider.js';
 import { createProvider, ProviderConfigError } from '../cloud/index.js';
 import type { Provider } from '../spec/model.js';
+import { parseDuration as parseDurationMs } from '../duration.js';
 
-export class OptionError extends Error {
+export class OptionError extends CodedError<'option', { readonly flag: string; readonly value?: string }> {
   override readonly name = 'OptionError';
-  readonly code = 'option';
-  constructor(message: string, readonly data: { readonly flag: string; readonly value?: string }) {
-    super(message);
+  constructor(message: string, data: { readonly flag: string; readonly value?: string }) {
+    super('option', message, data);
   }
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
 /** "30s", "2m", "1h", "500ms" or a bare number of seconds → milliseconds. */
 export function parseDuration(flag: string, value: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-  if (!m) throw new OptionError(`${flag} ${JSON.stringify(value)} is not a duration; write e.g. 30s, 2m or 1h`, { flag, value });
-  const ms = Number(m[1]) * (UNITS[m[2] ?? 's'] ?? 1000);
+  const ms = parseDurationMs(value);
+  if (ms === undefined) throw new OptionError(`${flag} ${JSON.stringify(value)} is not a duration; write e.g. 30s, 2m or 1h`, { flag, value });
   if (!Number.isFinite(ms) || ms <= 0) throw new OptionError(`${flag} must be longer than zero`, { flag, value });
   return Math.round(ms);
 }

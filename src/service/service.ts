@@ -19,8 +19,10 @@ import { startHttp, type HttpServer, type WebhookHandler } from './http.js';
 import { alwaysLeader, DEFAULT_LEASE, startLeaderElection, type LeaderElector } from './leader.js';
 import { reconcileOnce, roundError, type Planner, type ReconcileOutcome } from './reconciler.js';
 import { Scheduler } from './scheduler.js';
+import { shortRevision } from '../commit.js';
+import { StatusPublisher } from './status-publisher.js';
 import { startPolling, type Polling } from './polling.js';
-import { buildStatus, statusKey, type StatusInput, type StatusSnapshot } from './status.js';
+import { buildStatus, type StatusInput, type StatusSink, type StatusSnapshot } from './status.js';
 
 /** The newest commit of the tracked branch and what the loader made of it. */
 export interface DesiredRevision {
@@ -37,10 +39,7 @@ export interface DesiredSource {
   close?(): Promise<void>;
 }
 
-/** Writes the status report (the status branch); called only when its content changed. */
-export interface StatusSink {
-  write(status: StatusSnapshot): Promise<void>;
-}
+export type { StatusSink } from './status.js';
 
 export interface LeaderElectionConfig {
   readonly namespace: string;
@@ -64,7 +63,9 @@ export interface ServiceOptions {
   readonly listen?: string;
   /** false: act without election (one replica only). */
   readonly leaderElection: LeaderElectionConfig | false;
-  /** --interval: Git polling on a node-cron schedule (30s, 1m, 5m ...); wins over pollIntervalMs. */
+  /** --poll-schedule: Git polling on this cron expression; wins over pollInterval. */
+  readonly pollSchedule?: string;
+  /** --interval: Git polling every this long (30s, 1m, 90s ...); wins over pollIntervalMs. */
   readonly pollInterval?: string;
   /** Polling on a plain timer, for intervals a cron step cannot express (embedding, tests). */
   readonly pollIntervalMs?: number;
@@ -102,10 +103,6 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** A Git commit id shortened as git does; other revision names (a directory's hash) as they are. */
-function shortCommit(commit: string): string {
-  return /^[0-9a-f]{40}$/.test(commit) ? commit.slice(0, 7) : commit;
-}
 
 export async function startService(opts: ServiceOptions): Promise<Service> {
   const log = opts.logger;
@@ -125,10 +122,6 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   let newest: DesiredRevision | undefined;
   let inForce: { commit: string; desired: DesiredState } | undefined;
   let lastOutcome: ReconcileOutcome | undefined;
-  let lastStatus: StatusSnapshot | undefined;
-  let writtenKey: string | undefined;
-  let loggedKey: string | undefined;
-  let lastWriteAt = 0;
   let transientStreak = 0;
   let roundStartedAt: number | undefined;
   const stuckAfterMs = opts.stuckAfterMs ?? 5 * 60_000;
@@ -157,7 +150,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       logger: log,
       onStartedLeading: () => {
         metrics.leader.set(1);
-        writtenKey = undefined;
+        publisher.forgetWritten();
         scheduler.request(0);
       },
       onStoppedLeading: () => metrics.leader.set(0),
@@ -173,6 +166,15 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     });
   }
   const mayAct = (): boolean => !stopping && leader.isLeader();
+  const publisher = new StatusPublisher({
+    ...(opts.status ? { sink: opts.status } : {}),
+    logger: log,
+    metrics,
+    intervalMs: statusIntervalMs,
+    clock: () => now().getTime(),
+    mayWrite: mayAct,
+    requestRound: (ms) => scheduler.request(ms),
+  });
 
   const groupProvider = (groupId: string): CloudProvider | undefined => {
     const sg = inForce?.desired.scalingGroups.find((g) => g.groupId === groupId);
@@ -186,7 +188,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   async function syncSource(): Promise<void> {
     try {
       const rev = await opts.source.sync();
-      metrics.markGitSync(Date.now());
+      metrics.markGitSync(now().getTime());
       if (rev.commit !== newest?.commit) {
         newest = rev;
         if (rev.load.ok) {
@@ -212,46 +214,14 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       loadErrors: newest && !newest.load.ok ? newest.load.errors : [],
       ...input,
     });
-    lastStatus = snapshot;
-    const key = statusKey(snapshot);
-    if (key !== loggedKey) {
-      loggedKey = key;
-      log.info(
-        {
-          sourceCommit: snapshot.sourceCommit,
-          specs: snapshot.specs.map((s) => ({ spec: `${s.spec.kind}/${s.spec.name}`, phase: s.phase, done: s.progress.done, total: s.progress.total, waitingFor: s.waitingFor })),
-          waits: snapshot.waits.map((w) => ({ code: w.code, spec: `${w.spec.kind}/${w.spec.name}`, node: w.node, reason: w.reason })),
-          loadErrors: snapshot.loadErrors.length,
-        },
-        'status changed',
-      );
-    }
-    // No cluster name yet (no --cluster, no valid commit loaded): the report would be filed
-    // under the wrong name, so it waits for the first valid commit.
-    if (!opts.status || !mayAct() || snapshot.cluster === '') return;
-    if (key === writtenKey) return;
-    const wait = lastWriteAt + statusIntervalMs - Date.now();
-    if (wait > 0) {
-      // Too soon after the last write: a later round writes it (trailing write).
-      scheduler.request(wait);
-      return;
-    }
-    try {
-      await opts.status.write(snapshot);
-      writtenKey = key;
-      lastWriteAt = Date.now();
-    } catch (err) {
-      metrics.errors.inc({ kind: 'status', code: String(describeError(err).code ?? 'write') });
-      log.warn({ err: describeError(err) }, 'status not written; retrying next round');
-      scheduler.request(5_000);
-    }
+    await publisher.publish(snapshot);
   }
 
   async function round(): Promise<void> {
     if (stopping) return;
     if (!cluster.isSynced()) return; // the synced() hook requests a round
     rounds += 1;
-    roundStartedAt = Date.now();
+    roundStartedAt = now().getTime();
     const started = process.hrtime.bigint();
     let result = 'ok';
     try {
@@ -304,15 +274,15 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
           if (stopping) return { ok: false, reason: 'shutting down' };
           // Requests to the API server have no deadline of their own; a round stuck on one
           // would stop the loop for good, so liveness fails and the pod is restarted.
-          if (roundStartedAt !== undefined && Date.now() - roundStartedAt > stuckAfterMs) {
-            return { ok: false, reason: `a reconcile has been running for ${Math.round((Date.now() - roundStartedAt) / 1000)}s` };
+          if (roundStartedAt !== undefined && now().getTime() - roundStartedAt > stuckAfterMs) {
+            return { ok: false, reason: `a reconcile has been running for ${Math.round((now().getTime() - roundStartedAt) / 1000)}s` };
           }
           return { ok: true };
         },
         readiness: () => {
           const reasons: string[] = [];
           if (!cluster.isSynced()) reasons.push('cluster caches not synced');
-          if (!inForce) reasons.push(newest ? `no valid commit yet (newest ${shortCommit(newest.commit)} was refused)` : 'no commit fetched yet');
+          if (!inForce) reasons.push(newest ? `no valid commit yet (newest ${shortRevision(newest.commit)} was refused)` : 'no commit fetched yet');
           return { ready: reasons.length === 0, reasons };
         },
         ...(opts.source.webhook
@@ -336,7 +306,11 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     scheduler.request(0);
   });
   await syncSource();
-  polling = startPolling({ ...(opts.pollInterval !== undefined ? { interval: opts.pollInterval } : { intervalMs: pollIntervalMs }), tick: syncSource });
+  polling = startPolling({
+    ...(opts.pollSchedule !== undefined ? { schedule: opts.pollSchedule } : {}),
+    ...(opts.pollInterval !== undefined ? { interval: opts.pollInterval } : { intervalMs: pollIntervalMs }),
+    tick: syncSource,
+  });
 
   let stopped: Promise<void> | undefined;
   return {
@@ -350,7 +324,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       ...(newest ? { newestCommit: newest.commit } : {}),
       rounds,
       ...(lastOutcome ? { lastOutcome } : {}),
-      ...(lastStatus ? { lastStatus } : {}),
+      ...(publisher.last ? { lastStatus: publisher.last } : {}),
     }),
     poke: () => scheduler.request(0),
     stop: () => {

@@ -9,7 +9,7 @@ import { GitSource } from '../source/git-source.js';
 import { resolveCredentials } from '../source/credentials.js';
 import { Sync } from '../source/sync.js';
 import { StatusWriter } from '../source/status-writer.js';
-import { desiredSourceFromSync, statusBranchSink } from '../source/service-adapter.js';
+import { desiredSourceFromSync, statusBranchSink } from './source-adapter.js';
 import { webhookSecret } from '../source/webhook.js';
 import { loadKeyring, type Keyring } from '../source/signatures.js';
 import { OptionError } from './options.js';
@@ -129,7 +129,7 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
   const secret = flags.webhookSecretFile ? webhookSecret({ file: flags.webhookSecretFile }) : flags.webhookSecret || webhookSecret({ env: flags.env ?? process.env });
   const source = desiredSourceFromSync({ sync, ...(secret ? { webhookSecret: secret } : {}) });
   const status: StatusSink = {
-    write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default'), () => (sync.lastValid ? { ...sync.lastValid, root: git.root } : undefined)).write(snapshot),
+    write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default'), git.root).write(snapshot),
   };
   return { source, status };
 }

@@ -47,6 +47,11 @@ function actionErrors(results: readonly ActionResult[]): Map<string, string> {
   return out;
 }
 
+/** Writes the status report (the status branch); called only when its content changed. */
+export interface StatusSink {
+  write(status: StatusSnapshot): Promise<void>;
+}
+
 export function buildStatus(input: StatusInput): StatusSnapshot {
   const errors = actionErrors(input.results ?? []);
   const specs = (input.plan?.specs ?? []).map((s): SpecStatus => {

@@ -1,8 +1,10 @@
 /**
  * Errors of the Git source, one class with a stable `code` and structured `data` (never a
  * secret: every URL in a message or in data has its credentials stripped). Callers decide by
- * `code`; `retry` says what should happen next (Flux's stalling / waiting / transient).
+ * `code`; `retry` says what should happen next, in the one retry vocabulary (errors.ts).
  */
+import { CodedError, type Retry } from '../errors.js';
+
 export type GitSourceErrorCode =
   /** The server refused the credentials, or none were given and it wants some. */
   | 'auth'
@@ -29,27 +31,20 @@ export type GitSourceErrorCode =
   /** Anything else reported by git; data.cause names isomorphic-git's code. */
   | 'git';
 
-export type RetryClass = 'stalling' | 'transient';
+/** A Git failure either needs a person or is retried soon; nothing names a delay. */
+export type RetryClass = Extract<Retry, 'stalled' | 'transient'>;
 
-const STALLING: ReadonlySet<GitSourceErrorCode> = new Set(['auth', 'invalid-repo', 'invalid-option', 'credentials', 'keyring', 'signature', 'path-missing']);
+const STALLED: ReadonlySet<GitSourceErrorCode> = new Set(['auth', 'invalid-repo', 'invalid-option', 'credentials', 'keyring', 'signature', 'path-missing']);
 
-export class GitSourceError extends Error {
+export class GitSourceError extends CodedError<GitSourceErrorCode, Readonly<Record<string, string | number | boolean | undefined>>> {
   override readonly name = 'GitSourceError';
-  constructor(
-    readonly code: GitSourceErrorCode,
-    message: string,
-    readonly data: Readonly<Record<string, string | number | boolean | undefined>> = {},
-  ) {
-    super(message);
+  constructor(code: GitSourceErrorCode, message: string, data: Readonly<Record<string, string | number | boolean | undefined>> = {}) {
+    super(code, message, data);
   }
 
-  /** stalling: needs a person (fix credentials, URL, keyring); transient: retry later. */
+  /** stalled: needs a person (fix credentials, URL, keyring); transient: retry later. */
   get retry(): RetryClass {
-    return STALLING.has(this.code) ? 'stalling' : 'transient';
-  }
-
-  toJSON(): { code: GitSourceErrorCode; message: string; data: GitSourceError['data'] } {
-    return { code: this.code, message: this.message, data: this.data };
+    return STALLED.has(this.code) ? 'stalled' : 'transient';
   }
 }
 

@@ -156,7 +156,7 @@ export class GitSource {
         return res.fetchHead;
       } catch (err) {
         const e = classifyGitError(err, ctx);
-        throw e.retry === 'stalling' || e.code === 'branch-missing' ? new AbortError(e) : e;
+        throw e.retry === 'stalled' || e.code === 'branch-missing' ? new AbortError(e) : e;
       }
     };
     let tip: string;

@@ -15,5 +15,4 @@ export { loadKeyring, parseKeyring, verifyCommitSignature, type Keyring, type Si
 export { resolveCredentials, splitUrlCredentials, type CredentialInputs, type GitCredentials } from './credentials.js';
 export { redactText, redactUrl } from './redact.js';
 export { GitSourceError, isGitSourceError, type GitSourceErrorCode, type RetryClass } from './errors.js';
-export { desiredSourceFromSync, reportFromSnapshot, statusBranchSink } from './service-adapter.js';
 export { defaultCacheRoot } from './location.js';

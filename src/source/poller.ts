@@ -1,18 +1,18 @@
 /**
- * Polling on a node-cron schedule (--interval, default 1m). Durations are turned into cron
- * expressions with a seconds field (node-cron 4 accepts six fields): 30s → "*\/30 * * * * *",
- * 5m → "0 *\/5 * * * *", 1h → "0 0 * * * *". A duration a cron step cannot express evenly
- * (90s, 7m) is refused with the nearest ones that work.
+ * Polling on a node-cron schedule: one the user gives (--poll-schedule), or the one an
+ * --interval turns into, with a seconds field (node-cron 4 accepts six fields): 30s →
+ * "*\/30 * * * * *", 5m → "0 *\/5 * * * *", 1h → "0 0 * * * *". durationToCron refuses a
+ * duration a cron step cannot express evenly (90s, 7m), naming the nearest ones that work;
+ * the service polls those on a plain timer instead (service/polling.ts).
  */
 import cron from 'node-cron';
+import { parseDuration as parseDurationMs } from '../duration.js';
 import { GitSourceError } from './errors.js';
 
-const UNIT_SECONDS: Readonly<Record<string, number>> = { '': 1, s: 1, m: 60, h: 3600 };
-
-/** Seconds in a duration like 30s, 1m, 5m, 2h (a bare number is seconds). */
+/** Whole seconds in a poll interval like 30s, 1m, 5m, 2h (a bare number is seconds). */
 export function parseDuration(text: string): number {
-  const m = /^\s*(\d+)\s*([smh]?)\s*$/.exec(text);
-  const n = m?.[1] !== undefined ? Number.parseInt(m[1], 10) * (UNIT_SECONDS[m[2] ?? ''] ?? Number.NaN) : Number.NaN;
+  const ms = parseDurationMs(text);
+  const n = ms === undefined || ms % 1000 !== 0 ? Number.NaN : ms / 1000;
   if (!Number.isFinite(n) || n <= 0) {
     throw new GitSourceError('invalid-option', `--interval ${JSON.stringify(text)} is not a duration; write it like 30s, 1m or 5m`, { interval: text });
   }
@@ -44,9 +44,18 @@ export interface Poller {
   stop(): Promise<void>;
 }
 
-/** Calls `tick` on the schedule; a tick still running when the next is due is skipped (noOverlap). */
-export function createPoller(opts: { interval: string; tick: () => Promise<void> | void }): Poller {
-  const expression = durationToCron(opts.interval);
+/** Whether node-cron accepts `expression` (five fields, or six with seconds first). */
+export function isCronSchedule(expression: string): boolean {
+  return cron.validate(expression);
+}
+
+/**
+ * Calls `tick` on the cron `schedule`, or every `interval` a cron step expresses; a tick still
+ * running when the next is due is skipped (noOverlap).
+ */
+export function createPoller(opts: { interval: string; tick: () => Promise<void> | void } | { schedule: string; tick: () => Promise<void> | void }): Poller {
+  const expression = 'schedule' in opts ? opts.schedule : durationToCron(opts.interval);
+  if (!isCronSchedule(expression)) throw new GitSourceError('invalid-option', `--poll-schedule ${JSON.stringify(expression)} is not a cron expression; write e.g. '*/5 * * * *'`, { schedule: expression });
   const task = cron.schedule(expression, async () => {
     await opts.tick();
   }, { noOverlap: true, name: 'drydock-git-poll' });

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import git from 'isomorphic-git';
 import * as openpgp from 'openpgp';
 import { GitSourceError } from './errors.js';
+import { shortCommit } from '../commit.js';
 
 export type SignatureVerdict =
   | { readonly ok: true; readonly commit: string; readonly keyId: string; readonly signer?: string }
@@ -47,7 +48,7 @@ function keyIdsOf(keys: Keyring): Set<string> {
 
 export async function verifyCommitSignature(opts: { gitdir: string; cache?: object; commit: string; keys: Keyring }): Promise<SignatureVerdict> {
   const { commit: c, payload } = await git.readCommit({ fs, gitdir: opts.gitdir, oid: opts.commit, cache: opts.cache ?? {} });
-  const short = opts.commit.slice(0, 7);
+  const short = shortCommit(opts.commit);
   if (!c.gpgsig) {
     return { ok: false, commit: opts.commit, reason: 'unsigned', message: `commit ${short} is not signed; sign it with a key of the keyring (git commit -S)` };
   }

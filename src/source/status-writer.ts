@@ -130,7 +130,7 @@ export class StatusWriter {
             parent = await this.fetchTip();
             throw err;
           }
-          throw isGitSourceError(err) && err.retry === 'stalling' ? new AbortError(err) : err;
+          throw isGitSourceError(err) && err.retry === 'stalled' ? new AbortError(err) : err;
         }
         this.log.info({ commit, sourceCommit: report.sourceCommit }, 'status written');
         return { commit, changed: true };

@@ -18,6 +18,7 @@ import { GitSourceError } from './errors.js';
 import type { FetchResult, GitSource } from './git-source.js';
 import type { Keyring, SignatureVerdict } from './signatures.js';
 import type { TreeReader } from './tree-reader.js';
+import { shortCommit } from '../commit.js';
 
 /** Loads a commit's tree; the real one is the spec loader's loadFromSource. */
 export type Loader = (source: TreeReader) => Promise<LoadResult>;
@@ -93,7 +94,7 @@ export class Sync {
       return {
         ok: false,
         files: [],
-        errors: [{ file: where, line: 1, column: 1, code: 'path-missing', message: `${where} cannot be read in commit ${commit.slice(0, 7)}: ${err.message}`, hint: 'fix --path, or add the directory holding drydock.yaml and the specs' }],
+        errors: [{ file: where, line: 1, column: 1, code: 'path-missing', message: `${where} cannot be read in commit ${shortCommit(commit)}: ${err.message}`, hint: 'fix --path, or add the directory holding drydock.yaml and the specs' }],
       };
     }
     if (!result.ok) return { ...result, errors: repoRelative(result.errors, this.source.root) };

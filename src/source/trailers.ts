@@ -3,6 +3,8 @@
  * make the status branch the record drydock restarts from (Drydock-Source: the commit in force).
  */
 
+import { shortCommit } from '../commit.js';
+
 /** The branch the status reports are committed to unless told otherwise. */
 export const DEFAULT_STATUS_BRANCH = 'drydock/status';
 
@@ -10,7 +12,7 @@ export const SOURCE_TRAILER = 'Drydock-Source';
 export const CLUSTER_TRAILER = 'Drydock-Cluster';
 
 export function statusMessage(summary: string, cluster: string, sourceCommit: string | undefined): string {
-  const subject = `status: ${summary.replace(/\s+/g, ' ').trim()} (source ${sourceCommit ? sourceCommit.slice(0, 7) : 'none'})`;
+  const subject = `status: ${summary.replace(/\s+/g, ' ').trim()} (source ${shortCommit(sourceCommit, 'none')})`;
   const trailers = [...(sourceCommit ? [`${SOURCE_TRAILER}: ${sourceCommit}`] : []), `${CLUSTER_TRAILER}: ${cluster.replace(/\s+/g, ' ')}`];
   return `${subject}\n\n${trailers.join('\n')}\n`;
 }

@@ -9,6 +9,7 @@ import git from 'isomorphic-git';
 import { SpecSourceError } from '../spec/errors.js';
 import type { SpecDirEntry, SpecEntryKind, SpecFileSource } from '../spec/source.js';
 import { errorCode } from './errors.js';
+import { shortCommit } from '../commit.js';
 
 export interface TreeEntry {
   readonly path: string;
@@ -69,9 +70,9 @@ export function createTreeReader(opts: TreeReaderOptions): TreeReader {
           return tree.map((e): RawEntry => ({ name: e.path, kind: kindOfMode(e.mode), oid: e.oid }));
         } catch (err) {
           const code = errorCode(err);
-          if (code === 'NotFoundError') throw new SpecSourceError('NotFound', `${key || '.'} does not exist in commit ${opts.commit.slice(0, 7)}`, { path: key });
+          if (code === 'NotFoundError') throw new SpecSourceError('NotFound', `${key || '.'} does not exist in commit ${shortCommit(opts.commit)}`, { path: key });
           if (code === 'ObjectTypeError') throw new SpecSourceError('NotADirectory', `${key || '.'} is not a directory`, { path: key });
-          throw new SpecSourceError('ReadFailed', `cannot read ${key || '.'} from commit ${opts.commit.slice(0, 7)} (${code ?? 'error'})`, { path: key });
+          throw new SpecSourceError('ReadFailed', `cannot read ${key || '.'} from commit ${shortCommit(opts.commit)} (${code ?? 'error'})`, { path: key });
         }
       })();
       dirs.set(key, pending);

@@ -33,38 +33,38 @@ describe('execute against a real API server', function () {
   });
 
   it('cordons once, marks it as drydock\'s, and a repeat is a no-op', async () => {
-    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, node: 'n-cordon' }])), ['done']);
-    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, node: 'n-cordon' }])), ['skipped']);
+    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-cordon' }])), ['done']);
+    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-cordon' }])), ['skipped']);
     const node = await core.readNode({ name: 'n-cordon' });
     assert.equal(node.spec?.unschedulable, true);
     assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], 'true');
   });
 
   it('uncordons only what it cordoned, clears its mark, and a repeat is a no-op', async () => {
-    assert.deepEqual(kinds(await run([{ kind: 'uncordon', spec, node: 'n-cordon' }])), ['done']);
-    assert.deepEqual(kinds(await run([{ kind: 'uncordon', spec, node: 'n-cordon' }])), ['skipped']);
+    assert.deepEqual(kinds(await run([{ kind: 'uncordon', spec, reason: 'test', node: 'n-cordon' }])), ['done']);
+    assert.deepEqual(kinds(await run([{ kind: 'uncordon', spec, reason: 'test', node: 'n-cordon' }])), ['skipped']);
     const node = await core.readNode({ name: 'n-cordon' });
     assert.notEqual(node.spec?.unschedulable, true);
     assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
   });
 
   it('leaves a node a person cordoned alone: no claim, no uncordon', async () => {
-    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, node: 'n-manual' }, { kind: 'uncordon', spec, node: 'n-manual' }])), ['skipped', 'skipped']);
+    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-manual' }, { kind: 'uncordon', spec, reason: 'test', node: 'n-manual' }])), ['skipped', 'skipped']);
     const node = await core.readNode({ name: 'n-manual' });
     assert.equal(node.spec?.unschedulable, true);
     assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
   });
 
   it('annotates, with null removing an annotation', async () => {
-    await run([{ kind: 'annotateNode', spec, node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' } }]);
-    await run([{ kind: 'annotateNode', spec, node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: null } }]);
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' } }]);
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: null } }]);
     const ann = (await core.readNode({ name: 'n-cordon' })).metadata?.annotations ?? {};
     assert.equal(ann[ANNOTATIONS.phase], undefined);
     assert.equal(ann[ANNOTATIONS.operation], 'NodeImage/worker@r1');
   });
 
   it('keeps the drydock.dev/phase label in step with the annotation, so kubectl get nodes -L shows it', async () => {
-    await run([{ kind: 'annotateNode', spec, node: 'n-delete', annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' } }]);
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-delete', annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' } }]);
     // The README's command, run as a person runs it.
     const kubectl = (): string => {
       const r = spawnSync(path.join(resolveBinDir(), 'kubectl'), ['get', 'nodes', 'n-delete', '-L', 'sim.drydock.dev/image', '-L', 'drydock.dev/phase'], {
@@ -77,18 +77,18 @@ describe('execute against a real API server', function () {
     const [header, row] = kubectl().trim().split('\n');
     assert.match(header ?? '', /\bPHASE\s*$/);
     assert.match(row ?? '', /^n-delete\s.*\sCordoned\s*$/);
-    await run([{ kind: 'annotateNode', spec, node: 'n-delete', annotations: { [ANNOTATIONS.phase]: null, [ANNOTATIONS.operation]: null } }]);
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-delete', annotations: { [ANNOTATIONS.phase]: null, [ANNOTATIONS.operation]: null } }]);
     const node = await core.readNode({ name: 'n-delete' });
     assert.equal(node.metadata?.labels?.['drydock.dev/phase'], undefined);
     assert.doesNotMatch(kubectl(), /Cordoned/);
     // Annotations that leave the phase alone leave the label alone.
-    await run([{ kind: 'annotateNode', spec, node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: 'Done' } }]);
-    await run([{ kind: 'annotateNode', spec, node: 'n-cordon', annotations: { [ANNOTATIONS.reason]: 'x' } }]);
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: 'Done' } }]);
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.reason]: 'x' } }]);
     assert.equal((await core.readNode({ name: 'n-cordon' })).metadata?.labels?.['drydock.dev/phase'], 'Done');
   });
 
   it('copies labels onto the replacement', async () => {
-    await run([{ kind: 'copyLabels', spec, from: 'n-manual', to: 'n-cordon', labels: { 'pool.example.com/team': 'blue' } }]);
+    await run([{ kind: 'copyLabels', spec, reason: 'test', from: 'n-manual', to: 'n-cordon', labels: { 'pool.example.com/team': 'blue' } }]);
     assert.equal((await core.readNode({ name: 'n-cordon' })).metadata?.labels?.['pool.example.com/team'], 'blue');
   });
 
@@ -109,7 +109,7 @@ describe('execute against a real API server', function () {
       const p = await policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: 'evict' });
       return p.status?.currentHealthy === 2 && p.status.disruptionsAllowed === 0;
     });
-    const blocked = await run([{ kind: 'evict', spec, node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 }]);
+    const blocked = await run([{ kind: 'evict', spec, reason: 'test', node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 }]);
     assert.equal(blocked[0]?.outcome.kind, 'waiting');
     assert.equal(blocked[0]?.outcome.kind === 'waiting' ? blocked[0].outcome.code : '', 'TooManyRequests');
     // Still there: the PDB held.
@@ -122,7 +122,7 @@ describe('execute against a real API server', function () {
       const p = await policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: 'evict' });
       return p.status?.disruptionsAllowed === 1;
     });
-    const accepted = await run([{ kind: 'evict', spec, node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 }]);
+    const accepted = await run([{ kind: 'evict', spec, reason: 'test', node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 }]);
     assert.equal(accepted[0]?.outcome.kind, 'done');
     await eventually('evicted pod gone', async () => {
       try {
@@ -132,7 +132,7 @@ describe('execute against a real API server', function () {
         return true;
       }
     });
-    const gone = await run([{ kind: 'evict', spec, node: 'n-drain', namespace: 'evict', pod: 'web-1' }]);
+    const gone = await run([{ kind: 'evict', spec, reason: 'test', node: 'n-drain', namespace: 'evict', pod: 'web-1' }]);
     assert.equal(gone[0]?.outcome.kind, 'skipped');
   });
 
@@ -157,7 +157,7 @@ describe('execute against a real API server', function () {
       },
     });
     const read = () => apps.readNamespacedDeployment({ name: 'cluster-autoscaler', namespace: 'kube-system' });
-    const down: Action = { kind: 'scaleDeployment', spec, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0, rememberPrevious: 3 };
+    const down: Action = { kind: 'scaleDeployment', spec, reason: 'test', namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0, rememberPrevious: 3 };
     assert.deepEqual(kinds(await run([down])), ['done']);
     let d = await read();
     assert.equal(d.spec?.replicas, 0);
@@ -165,7 +165,7 @@ describe('execute against a real API server', function () {
     // A repeat after a crash sees 0 replicas; the remembered 3 must survive.
     assert.deepEqual(kinds(await run([{ ...down, rememberPrevious: 0 }])), ['skipped']);
     assert.equal((await read()).metadata?.annotations?.[ANNOTATIONS.previousReplicas], '3');
-    const up: Action = { kind: 'scaleDeployment', spec, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 };
+    const up: Action = { kind: 'scaleDeployment', spec, reason: 'test', namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 };
     assert.deepEqual(kinds(await run([up])), ['done']);
     d = await read();
     assert.equal(d.spec?.replicas, 3);
@@ -174,21 +174,21 @@ describe('execute against a real API server', function () {
   });
 
   it('deletes a node; a repeat finds it gone', async () => {
-    assert.deepEqual(kinds(await run([{ kind: 'deleteNode', spec, node: 'n-delete' }])), ['done']);
-    assert.deepEqual(kinds(await run([{ kind: 'deleteNode', spec, node: 'n-delete' }])), ['skipped']);
+    assert.deepEqual(kinds(await run([{ kind: 'deleteNode', spec, reason: 'test', node: 'n-delete' }])), ['done']);
+    assert.deepEqual(kinds(await run([{ kind: 'deleteNode', spec, reason: 'test', node: 'n-delete' }])), ['skipped']);
   });
 
   it('holds back the rest of a node\'s steps when its cordon fails', async () => {
     const rs = await run([
-      { kind: 'cordon', spec, node: 'no-such-node' },
-      { kind: 'evict', spec, node: 'no-such-node', namespace: 'evict', pod: 'whatever' },
+      { kind: 'cordon', spec, reason: 'test', node: 'no-such-node' },
+      { kind: 'evict', spec, reason: 'test', node: 'no-such-node', namespace: 'evict', pod: 'whatever' },
     ]);
     assert.equal(rs[0]?.outcome.kind, 'transient');
     assert.equal(rs[1]?.outcome.kind === 'transient' ? rs[1].outcome.code : '', 'Deferred');
   });
 
   it('records a Kubernetes Event on the node for each action that changed something', async () => {
-    await run([{ kind: 'cordon', spec, node: 'n-cordon' }], kubeEventRecorder(kc, logger, 'test'));
+    await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-cordon' }], kubeEventRecorder(kc, logger, 'test'));
     const events = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=n-cordon,reason=DrydockCordon' });
     assert.equal(events.items.length, 1);
     assert.equal(events.items[0]?.source?.component, 'drydock');

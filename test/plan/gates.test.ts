@@ -20,7 +20,7 @@ import {
   scalingGroup,
   workers,
 } from './fixtures.js';
-import { LOCK, runCases, SPEC, V1, V2, waitCodes } from './helpers.js';
+import { LOCK, runCases, SPEC, V1, V2, waitCodes, bare } from './helpers.js';
 
 const sg = scalingGroup('workers', 'workers');
 const want = (rollout: Partial<RolloutPolicy> = {}, parts: Parameters<typeof desired>[0] = {}) =>
@@ -147,7 +147,7 @@ describe('plan: window', () => {
       observed: outdated(2),
       now: new Date('2026-03-02T12:00:00Z'),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(bare(p), []);
         assert.deepEqual(p.waits, [
           { spec: SPEC, code: 'window', reason: 'waiting for window nightly, opens 2026-03-02 22:00 Europe/Berlin', until: '2026-03-02T21:00:00.000Z' },
         ]);
@@ -171,7 +171,7 @@ describe('plan: window', () => {
       })(),
       now: new Date('2026-03-02T12:00:00Z'),
       check: (p) => {
-        assert.deepEqual(p.actions.map((a) => a.kind), ['surge']);
+        assert.deepEqual(bare(p).map((a) => a.kind), ['surge']);
         assert.deepEqual(waitCodes(p), ['window']);
       },
     },
@@ -195,7 +195,7 @@ describe('plan: approvals', () => {
       observed: outdated(2),
       now: at(0),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(bare(p), []);
         assert.deepEqual(p.waits, [{ spec: SPEC, code: 'approval', reason: needStart }]);
         assert.equal(p.specs.find((s) => s.spec.name === 'workers')?.conditions.find((c) => c.type === 'Stalled')?.status, 'True');
         assert.equal(p.forecast.eta, undefined);
@@ -213,7 +213,41 @@ describe('plan: approvals', () => {
       desired: want({ approval: { required: 'start' } }, { approvals: [approval('go', 'workers', V2, 'start')] }),
       observed: outdated(2),
       now: at(0),
-      check: (p) => assert.deepEqual(started(p), ['worker-0']),
+      check: (p) => {
+        assert.deepEqual(started(p), ['worker-0']);
+        // The status reports the approval the planner counted, and only that one.
+        assert.deepEqual(p.specs[0]?.approvals, [{ stage: 'start', name: 'go', file: 'specs/test.yaml' }]);
+      },
+    },
+    {
+      name: 'an approval naming another revision of the NodeImage does not count, and status does not show it',
+      desired: want({ approval: { required: 'start' } }, { approvals: [{ ...approval('go', 'workers', V2, 'start'), targetRevision: 'workers-img:v1' }] }),
+      observed: outdated(2),
+      now: at(0),
+      check: (p) => {
+        assert.deepEqual(waitCodes(p), ['approval']);
+        assert.equal(p.specs[0]?.approvals, undefined);
+      },
+    },
+    {
+      name: 'an approval naming this revision counts; its approver is reported with it',
+      desired: want(
+        { approval: { required: 'start' } },
+        {
+          approvals: [
+            { ...approval('go', 'workers', V2, 'start'), targetRevision: 'workers-img:v2', approvedBy: { name: 'Ada', email: 'ada@example.com', commit: 'c0ffee', at: iso(-60) } },
+            approval('old', 'workers', V1, 'start'),
+          ],
+        },
+      ),
+      observed: outdated(2),
+      now: at(0),
+      check: (p) => {
+        assert.deepEqual(started(p), ['worker-0']);
+        assert.deepEqual(p.specs[0]?.approvals, [
+          { stage: 'start', name: 'go', file: 'specs/test.yaml', approvedBy: { name: 'Ada', email: 'ada@example.com', commit: 'c0ffee', at: iso(-60) } },
+        ]);
+      },
     },
     {
       name: 'afterCanary: the canary starts without approval',
@@ -258,7 +292,7 @@ describe('plan: canary', () => {
       observed: afterCanary(),
       now: at(300),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(bare(p), []);
         assert.deepEqual(p.waits, [{ spec: SPEC, code: 'soak', reason: `canary wave soaking for 600s, until ${iso(700)}`, until: iso(700) }]);
       },
     },
@@ -296,7 +330,7 @@ describe('plan: autoscaler', () => {
       observed: { ...outdated(2), deployments: [deployment('cluster-autoscaler', 3)] },
       now: at(0),
       check: (p) => {
-        assert.deepEqual(p.actions, [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0, rememberPrevious: 3 }]);
+        assert.deepEqual(bare(p), [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0, rememberPrevious: 3 }]);
         assert.deepEqual(waitCodes(p), ['autoscaler', 'autoscaler']);
       },
     },
@@ -305,7 +339,7 @@ describe('plan: autoscaler', () => {
       desired: withAutoscaler(),
       observed: { ...outdated(2), deployments: [deployment('cluster-autoscaler', 1, { [ANNOTATIONS.previousReplicas]: '3' })] },
       now: at(0),
-      check: (p) => assert.deepEqual(p.actions, [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0 }]),
+      check: (p) => assert.deepEqual(bare(p), [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0 }]),
     },
     {
       name: 'at 0 replicas the rollout proceeds',
@@ -338,7 +372,7 @@ describe('plan: autoscaler', () => {
       })(),
       now: at(0),
       check: (p) => {
-        assert.deepEqual(p.actions, [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 }]);
+        assert.deepEqual(bare(p), [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 }]);
         assert.equal(p.specs.find((s) => s.spec.kind === 'NodeImage')?.phase, 'Complete');
       },
     },
@@ -351,7 +385,7 @@ describe('plan: autoscaler', () => {
       })(),
       now: at(0),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(bare(p), []);
         assert.match(p.waits[0]?.reason ?? '', /previous-replicas="three" on deployment kube-system\/cluster-autoscaler is not a replica count/);
       },
     },

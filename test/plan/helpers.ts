@@ -1,7 +1,8 @@
 /** Shared pieces of the planner's table tests: the spec under test and its lock value. */
 import type { ObservedState } from '../../src/observe/types.js';
 import type { DesiredState } from '../../src/spec/model.js';
-import { plan, type Plan, type PlanOptions } from '../../src/plan/index.js';
+import { strict as assert } from 'node:assert';
+import { plan, type Action, type Plan, type PlanOptions } from '../../src/plan/index.js';
 
 export const SPEC = { kind: 'NodeImage', name: 'workers' } as const;
 export const V1 = 'img:v1';
@@ -18,8 +19,27 @@ export interface Case {
   readonly check: (p: Plan) => void;
 }
 
+/** Every case also checks that each action says why (a reason a person can read). */
 export function runCases(cases: readonly Case[]): void {
-  for (const c of cases) it(c.name, () => c.check(plan(c.desired, c.observed, c.now, c.options)));
+  for (const c of cases) {
+    it(c.name, () => {
+      const p = plan(c.desired, c.observed, c.now, c.options);
+      for (const a of p.actions) assert.ok(a.reason.trim().length > 0, `${a.kind} without a reason`);
+      c.check(p);
+    });
+  }
+}
+
+/**
+ * The plan's actions without their reasons, for tables that state what is done; a deletePod
+ * keeps its reason, which those tables check (it says which policy forced the delete).
+ */
+export function bare(p: Plan): Array<Omit<Action, 'reason'> | Action> {
+  return p.actions.map((a) => {
+    if (a.kind === 'deletePod') return a;
+    const { reason: _reason, ...rest } = a;
+    return rest;
+  });
 }
 
 export function waitCodes(p: Plan): string[] {

@@ -1,8 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
-import { PLAN_ANNOTATIONS } from '../../src/plan/index.js';
 import { at, cloudGroup, desired, instance, iso, node, nodeImage, observed, pdb, pod, providerID, scalingGroup, workers } from './fixtures.js';
-import { LOCK, runCases, SPEC, V1, V2, waitCodes } from './helpers.js';
+import { LOCK, runCases, SPEC, V1, V2, waitCodes, bare } from './helpers.js';
 
 const sg = scalingGroup('workers', 'workers');
 const want = (rollout = {}) => desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, rollout)] });
@@ -40,7 +39,7 @@ describe('plan: replace rollout steps', () => {
       desired: want(),
       observed: observed({ nodes: workers(2, V1).nodes, cloudGroups: [cloudGroup('workers', V1, workers(2, V1).instances)] }),
       now: at(0),
-      check: (p) => assert.deepEqual(p.actions, [{ kind: 'setGroupImage', spec: SPEC, groupId: 'workers', image: V2 }]),
+      check: (p) => assert.deepEqual(bare(p), [{ kind: 'setGroupImage', spec: SPEC, groupId: 'workers', image: V2 }]),
     },
     {
       name: 'starts the first node in order and surges one instance for it',
@@ -48,7 +47,7 @@ describe('plan: replace rollout steps', () => {
       observed: observed({ nodes: workers(3, V1).nodes, cloudGroups: [cloudGroup('workers', V2, workers(3, V1).instances)] }),
       now: at(0),
       check: (p) => {
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: locked('Pending', 0) },
           { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] },
         ]);
@@ -60,7 +59,7 @@ describe('plan: replace rollout steps', () => {
       desired: want(),
       observed: inFlight({ replacement: 'none' }),
       now: at(30),
-      check: (p) => assert.deepEqual(p.actions, [{ kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] }]),
+      check: (p) => assert.deepEqual(bare(p), [{ kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] }]),
     },
     {
       name: 'an orphan new instance younger than the lock is claimed',
@@ -72,7 +71,7 @@ describe('plan: replace rollout steps', () => {
         return { ...o, nodes };
       })(),
       now: at(30),
-      check: (p) => assert.deepEqual(p.actions, [{ kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.replacedBy]: 'i-9' } }]),
+      check: (p) => assert.deepEqual(bare(p), [{ kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.replacedBy]: 'i-9' } }]),
     },
     {
       name: 'an older up-to-date node is never claimed as a replacement',
@@ -86,7 +85,7 @@ describe('plan: replace rollout steps', () => {
         });
       })(),
       now: at(30),
-      check: (p) => assert.deepEqual(p.actions, [{ kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] }]),
+      check: (p) => assert.deepEqual(bare(p), [{ kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] }]),
     },
     {
       name: 'waits for the replacement to join, until its join deadline',
@@ -94,7 +93,7 @@ describe('plan: replace rollout steps', () => {
       observed: inFlight({ replacement: 'booting' }),
       now: at(100),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(bare(p), []);
         assert.deepEqual(p.waits[0], {
           spec: SPEC,
           code: 'join',
@@ -114,12 +113,12 @@ describe('plan: replace rollout steps', () => {
       observed: inFlight({ replacement: 'booting' }),
       now: at(605),
       check: (p) => {
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           {
             kind: 'annotateNode',
             spec: SPEC,
             node: 'worker-0',
-            annotations: { [ANNOTATIONS.replacedBy]: null, [PLAN_ANNOTATIONS.failures]: '1', [ANNOTATIONS.phaseSince]: iso(605) },
+            annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.failures]: '1', [ANNOTATIONS.phaseSince]: iso(605) },
           },
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
         ]);
@@ -132,13 +131,13 @@ describe('plan: replace rollout steps', () => {
       observed: inFlight({ replacement: 'booting' }),
       now: at(605),
       check: (p) => {
-        assert.deepEqual(p.actions[0], {
+        assert.deepEqual(bare(p)[0], {
           kind: 'annotateNode',
           spec: SPEC,
           node: 'worker-0',
           annotations: {
             [ANNOTATIONS.replacedBy]: null,
-            [PLAN_ANNOTATIONS.failures]: '1',
+            [ANNOTATIONS.failures]: '1',
             [ANNOTATIONS.phaseSince]: iso(605),
             [ANNOTATIONS.phase]: 'Failed',
             [ANNOTATIONS.reason]: 'replacement i-9 did not join within 600s',
@@ -154,11 +153,11 @@ describe('plan: replace rollout steps', () => {
       desired: want({ joinTimeoutSeconds: 600 }),
       observed: (() => {
         const o = inFlight({ replacement: 'booting' });
-        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: locked('Pending', 605, { [PLAN_ANNOTATIONS.failures]: '1' }) } : n)) };
+        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: locked('Pending', 605, { [ANNOTATIONS.failures]: '1' }) } : n)) };
       })(),
       now: at(610),
       check: (p) =>
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
           { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] },
         ]),
@@ -169,7 +168,7 @@ describe('plan: replace rollout steps', () => {
       observed: inFlight({ replacement: 'joined', readySince: 100 }),
       now: at(130),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(bare(p), []);
         assert.deepEqual(p.waits[0], {
           spec: SPEC,
           code: 'health',
@@ -185,7 +184,7 @@ describe('plan: replace rollout steps', () => {
       observed: inFlight({ replacement: 'joined', readySince: 100 }),
       now: at(160),
       check: (p) =>
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'copyLabels', spec: SPEC, from: 'worker-0', to: 'worker-9', labels: { pool: 'blue' } },
           { kind: 'annotateNode', spec: SPEC, node: 'worker-9', annotations: { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done', [ANNOTATIONS.phaseSince]: iso(160) } },
           { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: iso(160) } },
@@ -201,7 +200,7 @@ describe('plan: replace rollout steps', () => {
       },
       now: at(200),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(bare(p), []);
         assert.deepEqual(p.waits[0], {
           spec: SPEC,
           code: 'pdb',
@@ -220,7 +219,7 @@ describe('plan: replace rollout steps', () => {
       }),
       now: at(200),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(bare(p), []);
         assert.equal(p.waits[0]?.code, 'drain');
         assert.match(p.waits[0]?.reason ?? '', /DaemonSet proxy; set rollout.drain.ignoreDaemonSets: true/);
       },
@@ -241,7 +240,7 @@ describe('plan: replace rollout steps', () => {
       }),
       now: at(300),
       check: (p) => {
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: iso(300) } },
           { kind: 'evict', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1' },
         ]);
@@ -254,7 +253,7 @@ describe('plan: replace rollout steps', () => {
       observed: inFlight({ phase: 'Draining', unschedulable: true, replacement: 'joined', pods: [pod('kube-system', 'proxy-a', 'worker-0', { ownerKind: 'DaemonSet' })] }),
       now: at(400),
       check: (p) =>
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-0', node: 'worker-0' },
           { kind: 'deleteNode', spec: SPEC, node: 'worker-0' },
         ]),
@@ -264,7 +263,7 @@ describe('plan: replace rollout steps', () => {
       desired: want(),
       observed: inFlight({ phase: 'Cordoned', unschedulable: false, replacement: 'joined', pods: [pod('default', 'web-1', 'worker-0')] }),
       now: at(300),
-      check: (p) => assert.deepEqual(p.actions.slice(0, 2), [
+      check: (p) => assert.deepEqual(bare(p).slice(0, 2), [
         { kind: 'cordon', spec: SPEC, node: 'worker-0' },
         { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: iso(300) } },
       ]),
@@ -292,7 +291,7 @@ describe('plan: drain timeouts', () => {
       observed: stuck(),
       now: at(200),
       check: (p) => {
-        assert.deepEqual(p.actions, [{ kind: 'evict', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1' }]);
+        assert.deepEqual(bare(p), [{ kind: 'evict', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1' }]);
         assert.equal(p.wakeAt, iso(300));
       },
     },
@@ -302,13 +301,13 @@ describe('plan: drain timeouts', () => {
       observed: stuck(),
       now: at(300),
       check: (p) => {
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           {
             kind: 'annotateNode',
             spec: SPEC,
             node: 'worker-0',
             annotations: {
-              [PLAN_ANNOTATIONS.failures]: '1',
+              [ANNOTATIONS.failures]: '1',
               [ANNOTATIONS.phaseSince]: iso(300),
               [ANNOTATIONS.phase]: 'Failed',
               [ANNOTATIONS.reason]: `halted: ${reason}; drain.onTimeout is halt`,
@@ -325,7 +324,7 @@ describe('plan: drain timeouts', () => {
       observed: stuck(),
       now: at(300),
       check: (p) =>
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'deletePod', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1', reason: `${reason}; drain.onTimeout force` },
         ]),
     },
@@ -335,7 +334,7 @@ describe('plan: drain timeouts', () => {
       observed: stuck(),
       now: at(300),
       check: (p) => {
-        assert.deepEqual(p.actions.slice(0, 2), [
+        assert.deepEqual(bare(p).slice(0, 2), [
           { kind: 'uncordon', spec: SPEC, node: 'worker-0' },
           {
             kind: 'annotateNode',
@@ -343,7 +342,7 @@ describe('plan: drain timeouts', () => {
             node: 'worker-0',
             annotations: {
               [ANNOTATIONS.cordoned]: null,
-              [PLAN_ANNOTATIONS.failures]: '1',
+              [ANNOTATIONS.failures]: '1',
               [ANNOTATIONS.phaseSince]: iso(300),
               [ANNOTATIONS.phase]: 'Failed',
               [ANNOTATIONS.reason]: `skipped: ${reason}`,
@@ -359,7 +358,7 @@ describe('plan: drain timeouts', () => {
       observed: inFlight({
         phase: 'Failed',
         replacement: 'joined',
-        extra: { [ANNOTATIONS.reason]: `skipped: ${reason}`, [PLAN_ANNOTATIONS.failures]: '1' },
+        extra: { [ANNOTATIONS.reason]: `skipped: ${reason}`, [ANNOTATIONS.failures]: '1' },
       }),
       now: at(400),
       check: (p) => {
@@ -373,7 +372,7 @@ describe('plan: drain timeouts', () => {
           node: 'worker-0',
           reason: `worker-0 failed: skipped: ${reason}; it stays as it is until a person looks (remove its drydock.dev/ annotations to retry it)`,
         });
-        assert.deepEqual(p.actions.map((a) => a.kind), ['annotateNode', 'surge']);
+        assert.deepEqual(bare(p).map((a) => a.kind), ['annotateNode', 'surge']);
       },
     },
   ]);

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
-import { PLAN_ANNOTATIONS, plan, PlanError } from '../../src/plan/index.js';
+import { plan, PlanError } from '../../src/plan/index.js';
 import { at, cloudGroup, deepFreeze, desired, instance, iso, node, nodeImage, observed, pod, scalingGroup, workers } from './fixtures.js';
-import { LOCK, runCases, SPEC, V1, V2 } from './helpers.js';
+import { LOCK, runCases, SPEC, V1, V2, bare } from './helpers.js';
 
 const sg = scalingGroup('workers', 'workers');
 const RELEASE = {
@@ -12,7 +12,7 @@ const RELEASE = {
   [ANNOTATIONS.cordoned]: null,
   [ANNOTATIONS.replacedBy]: null,
   [ANNOTATIONS.reason]: null,
-  [PLAN_ANNOTATIONS.failures]: null,
+  [ANNOTATIONS.failures]: null,
 };
 
 describe('plan: locks of an older revision', () => {
@@ -46,7 +46,7 @@ describe('plan: locks of an older revision', () => {
       observed: staleLock('Pending', false),
       now: at(60),
       check: (p) => {
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
           { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: RELEASE },
         ]);
@@ -59,7 +59,7 @@ describe('plan: locks of an older revision', () => {
       observed: staleLock('Draining', true, true),
       now: at(60),
       check: (p) => {
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.operation]: 'NodeImage/workers@workers-img:v1-again' } },
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-0', node: 'worker-0' },
           { kind: 'deleteNode', spec: SPEC, node: 'worker-0' },
@@ -72,7 +72,7 @@ describe('plan: locks of an older revision', () => {
       observed: { ...staleLock('Pending', false), cloudGroups: [cloudGroup('workers', V2, [instance('workers', 'i-0', V1), instance('workers', 'i-1', V1), instance('workers', 'i-9', V2, 5)])] },
       now: at(60),
       check: (p) => {
-        assert.deepEqual(p.actions[0], {
+        assert.deepEqual(bare(p)[0], {
           kind: 'annotateNode',
           spec: SPEC,
           node: 'worker-0',
@@ -90,7 +90,7 @@ describe('plan: locks of an older revision', () => {
       })(),
       now: at(60),
       check: (p) =>
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
           { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: RELEASE },
         ]),
@@ -104,7 +104,7 @@ describe('plan: locks of an older revision', () => {
       })(),
       now: at(60),
       check: (p) => {
-        assert.deepEqual(p.actions[0], {
+        assert.deepEqual(bare(p)[0], {
           kind: 'annotateNode',
           spec: SPEC,
           node: 'worker-0',
@@ -126,7 +126,7 @@ describe('plan: locks of an older revision', () => {
       })(),
       now: at(60),
       check: (p) =>
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'uncordon', spec: SPEC, node: 'worker-0' },
           { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: RELEASE },
         ]),
@@ -140,7 +140,7 @@ describe('plan: locks of an older revision', () => {
         return observed({ nodes: [...w.nodes, gone], cloudGroups: [cloudGroup('workers', V2, w.instances)] });
       })(),
       now: at(60),
-      check: (p) => assert.deepEqual(p.actions, [{ kind: 'deleteNode', spec: SPEC, node: 'worker-old' }]),
+      check: (p) => assert.deepEqual(bare(p), [{ kind: 'deleteNode', spec: SPEC, node: 'worker-old' }]),
     },
     {
       name: 'a lock left by the NodeImage the group pointed at before is taken over',
@@ -153,7 +153,7 @@ describe('plan: locks of an older revision', () => {
       })(),
       now: at(60),
       check: (p) =>
-        assert.deepEqual(p.actions, [
+        assert.deepEqual(bare(p), [
           { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.operation]: LOCK } },
           { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] },
         ]),
@@ -167,7 +167,7 @@ describe('plan: locks of an older revision', () => {
       })(),
       now: at(0),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(bare(p), []);
         assert.deepEqual(p.waits, [
           {
             spec: SPEC,
@@ -216,6 +216,6 @@ describe('plan: purity and input errors', () => {
   it('an unreadable phase-since does not crash the planner', () => {
     const w = workers(1, V1, () => ({ annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: 'yesterday' } }));
     const p = plan(d, observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] }), at(0));
-    assert.deepEqual(p.actions.map((a) => a.kind), ['cordon', 'removeInstance', 'deleteNode']);
+    assert.deepEqual(bare(p).map((a) => a.kind), ['cordon', 'removeInstance', 'deleteNode']);
   });
 });

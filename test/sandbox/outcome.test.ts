@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseDuration, scenarioStateDir } from '../../src/cli/sandbox.js';
+import { parseDuration } from '../../src/cli/sandbox.js';
+import { scenarioStateDir } from '../../src/sandbox/layout.js';
 import { SandboxError } from '../../src/sandbox/errors.js';
 import { instructions, outcomeReport, type SandboxOutcome } from '../../src/sandbox/index.js';
 

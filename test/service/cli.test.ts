@@ -40,6 +40,11 @@ describe('drydock run / plan: bad input', function () {
       message: /--interval "5x" is not a duration; write e\.g\. 30s, 2m or 1h/,
     },
     {
+      name: 'a poll schedule that is not a cron expression',
+      args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig, '--cloud-endpoint', 'http://127.0.0.1:1', '--poll-schedule', 'every day'],
+      message: /--poll-schedule "every day" is not a cron expression; write e\.g\. '\*\/5 \* \* \* \*'/,
+    },
+    {
       name: 'a kubeconfig that does not exist',
       args: () => ['run', '--repo', dir, '--kubeconfig', path.join(dir, 'nope'), '--cloud-endpoint', 'http://127.0.0.1:1'],
       message: /cannot read kubeconfig .*nope.*pass --kubeconfig or set KUBECONFIG/,

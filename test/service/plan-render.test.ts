@@ -5,9 +5,9 @@ import type { Plan, Wait, WaitCode } from '../../src/plan/types.js';
 const spec = { kind: 'NodeImage', name: 'worker' } as const;
 const plan: Plan = {
   actions: [
-    { kind: 'setGroupImage', spec, groupId: 'workers', image: 'img-v2' },
-    { kind: 'cordon', spec, node: 'w-1' },
-    { kind: 'cordon', spec, node: 'w-2' },
+    { kind: 'setGroupImage', spec, reason: 'test', groupId: 'workers', image: 'img-v2' },
+    { kind: 'cordon', spec, reason: 'test', node: 'w-1' },
+    { kind: 'cordon', spec, reason: 'test', node: 'w-2' },
   ],
   waits: [
     { spec, node: 'w-3', code: 'pdb', reason: 'PDB default/web allows 0 disruptions' },

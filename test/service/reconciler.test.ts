@@ -8,7 +8,7 @@ import type { ActionResult } from '../../src/execute/execute.js';
 import type { Outcome } from '../../src/execute/classify.js';
 
 const spec = { kind: 'NodeImage', name: 'worker' } as const;
-const cordon: Action = { kind: 'cordon', spec, node: 'n1' };
+const cordon: Action = { kind: 'cordon', spec, reason: 'test', node: 'n1' };
 const emptyPlan: Plan = { actions: [], waits: [], notes: [], specs: [], forecast: { waves: [] } };
 const observed: ObservedState = { nodes: [], pods: [], pdbs: [], deployments: [], jobs: [], cloudGroups: [], problems: [] };
 const now = new Date('2024-01-01T00:00:00Z');

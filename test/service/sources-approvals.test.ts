@@ -3,7 +3,8 @@ import { pino } from 'pino';
 import { parse } from 'yaml';
 import { createServiceSources } from '../../src/service/sources.js';
 import { buildStatus } from '../../src/service/status.js';
-import type { SpecStatus } from '../../src/plan/types.js';
+import { plan } from '../../src/plan/index.js';
+import { observed } from '../plan/fixtures.js';
 import { git, tempDir, TEST_USER, withUser } from '../support/git-server.js';
 import { createFixture, type Fixture } from '../source/fixture.js';
 
@@ -12,7 +13,7 @@ const IMAGE = 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  n
 const APPROVAL = (image: string): string =>
   `apiVersion: drydock.dev/v1alpha1\nkind: Approval\nmetadata:\n  name: worker-start\nspec:\n  target:\n    kind: NodeImage\n    name: worker\n  image: ${image}\n  stage: start\n`;
 
-describe('drydock run: approvals record their approver', function () {
+describe('drydock run: approvals record their approver, and status shows the ones the plan counts', function () {
   this.timeout(60_000);
   let fx: Fixture;
   before(async () => {
@@ -41,18 +42,14 @@ describe('drydock run: approvals record their approver', function () {
     const approval = rev.load.desired.approvals.find((a) => a.name === 'worker-start');
     assert.deepEqual(approval?.approvedBy, { name: 'Ada Lovelace', email: 'ada@example.com', commit: approved, at: '2024-01-01T00:02:00.000Z' });
 
-    const image = rev.load.desired.nodeImages.find((n) => n.name === 'worker');
-    assert.ok(image);
-    const spec: SpecStatus = {
-      spec: { kind: 'NodeImage', name: 'worker' },
-      revision: image.revision,
-      phase: 'Pending',
-      progress: { done: 0, total: 0 },
-      failures: 0,
-      conditions: [],
-      nodes: [],
-      pending: [],
-    };
+    // The plan decides which approvals count; status shows those. The old image's approval does not.
+    const planned = plan(rev.load.desired, observed(), new Date('2024-01-02T00:00:00.000Z'));
+    const spec = planned.specs.find((x) => x.spec.kind === 'NodeImage' && x.spec.name === 'worker');
+    assert.ok(spec);
+    assert.deepEqual(
+      spec.approvals?.map((a) => a.name),
+      ['worker-start'],
+    );
     const snapshot = { ...buildStatus({ cluster: 'approvals', sourceCommit: tip, newestCommit: tip }), specs: [spec] };
     await status.write(snapshot);
 

@@ -9,7 +9,7 @@ import { createDesiredSource } from '../../service/sources.js';
 import { isBlocked, renderPlan } from '../../report/plan-render.js';
 import type { Plan } from '../../plan/types.js';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
-import type { PlanFlags } from '../plan.js';
+import type { PlanFlags } from '../flags.js';
 
 const EMPTY_PLAN: Plan = { actions: [], waits: [], notes: [], specs: [], forecast: { waves: [] } };
 

@@ -5,18 +5,21 @@ import { startService, type Service } from '../../service/service.js';
 import { createLogger } from '../../service/logger.js';
 import { OptionError, parseBool, parseDuration, providersFrom } from '../../service/options.js';
 import { createServiceSources } from '../../service/sources.js';
-import { durationToCron } from '../../source/poller.js';
+import { isCronSchedule } from '../../source/poller.js';
 import { ListenError } from '../../service/http.js';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
-import type { RunFlags } from '../run.js';
+import type { RunFlags } from '../flags.js';
 
-/** --interval as node-cron polls it: a duration a cron step divides evenly (30s, 1m, 5m, 1h). */
-function pollSchedule(flag: string, value: string): string {
+/** --interval: any duration longer than zero (one a cron step cannot express runs on a timer). */
+function pollInterval(flag: string, value: string): string {
   parseDuration(flag, value);
-  try {
-    durationToCron(value);
-  } catch (err) {
-    throw new OptionError(err instanceof Error ? err.message.replace('--interval', flag) : String(err), { flag, value });
+  return value;
+}
+
+/** --poll-schedule: a cron expression node-cron runs (five fields, or six with seconds first). */
+function pollSchedule(value: string): string {
+  if (!isCronSchedule(value)) {
+    throw new OptionError(`--poll-schedule ${JSON.stringify(value)} is not a cron expression; write e.g. '*/5 * * * *' (every five minutes)`, { flag: '--poll-schedule', value });
   }
   return value;
 }
@@ -51,7 +54,8 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
             retryPeriodMs: parseDuration('--retry-period', flags.retryPeriod),
           }
         : false,
-      pollInterval: pollSchedule(flags.pollInterval ? '--poll-interval' : '--interval', flags.pollInterval || flags.interval),
+      pollInterval: pollInterval(flags.pollInterval ? '--poll-interval' : '--interval', flags.pollInterval || flags.interval),
+      ...(flags.pollSchedule !== undefined ? { pollSchedule: pollSchedule(flags.pollSchedule) } : {}),
       resyncMs: parseDuration('--resync', flags.resync),
     });
   } catch (err) {

@@ -3,7 +3,9 @@ import path from 'node:path';
 import { outcomeReport, runSandbox } from '../../sandbox/index.js';
 import { guardOutput } from '../../sandbox/terminal.js';
 import { EXIT_ERROR, type ExitCode } from '../exit.js';
-import { parseDuration, scenarioStateDir, type SandboxFlags } from '../sandbox.js';
+import { parsePositiveDuration as parseDuration } from '../../duration.js';
+import type { SandboxFlags } from '../flags.js';
+import { scenarioStateDir } from '../../sandbox/layout.js';
 
 export async function runSandboxCommand(flags: SandboxFlags): Promise<ExitCode> {
   // Either may be a pipe whose reader goes away (`| tee log`, then Ctrl-C): never fatal.

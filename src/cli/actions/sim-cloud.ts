@@ -5,7 +5,7 @@ import { SimConfigError } from '../../cloud/sim/config.js';
 import { SimStateError } from '../../cloud/sim/state.js';
 import { createLogger } from '../../service/logger.js';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
-import type { SimCloudFlags } from '../sim-cloud.js';
+import type { SimCloudFlags } from '../flags.js';
 
 function fail(message: string): ExitCode {
   process.stderr.write(`drydock sim-cloud: ${message}\n`);

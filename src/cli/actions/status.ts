@@ -2,7 +2,7 @@
 import { parse } from 'yaml';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
 import { GitSource, isGitSourceError, readRecord, readStatusFiles, resolveCredentials } from '../../source/index.js';
-import type { StatusCommandOptions } from '../status.js';
+import type { StatusCommandOptions } from '../flags.js';
 
 export async function runStatus(opts: StatusCommandOptions, out: (s: string) => void, err: (s: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<ExitCode> {
   try {

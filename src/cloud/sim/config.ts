@@ -4,6 +4,8 @@
  * Validated with ajv against one JSON Schema (the source of truth for the shape), then
  * checked for what a schema cannot say (duplicate ids, Kubernetes label syntax, quotas).
  */
+import { CodedError } from '../../errors.js';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Ajv, type ErrorObject } from 'ajv';
 import { LineCounter, parseDocument, isNode } from 'yaml';
@@ -68,67 +70,13 @@ export const DEFAULT_FAULTS: SimFaultConfig = {
   latencyMs: { min: 0, max: 0 },
 };
 
-const probability = { type: 'number', minimum: 0, maximum: 1 } as const;
-const seconds = { type: 'number', minimum: 0, maximum: 86400 } as const;
-const quantity = { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$' } as const;
-
-export const simCloudConfigSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['groups'],
-  properties: {
-    bootDelaySeconds: { ...seconds, default: 5, description: 'Seconds from creating an instance until its Node joins.' },
-    terminateDelaySeconds: { ...seconds, default: 3, description: 'Seconds an instance stays terminating before it is gone.' },
-    groups: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'image'],
-        properties: {
-          id: { type: 'string', description: 'Group id: a DNS label, e.g. workers.' },
-          role: { enum: ['worker', 'control-plane'], default: 'worker' },
-          size: { type: 'integer', minimum: 0, maximum: 1000, default: 0 },
-          image: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^\\S(.*\\S)?$' },
-          labels: { type: 'object', additionalProperties: { type: 'string' }, default: {} },
-          resources: {
-            type: 'object',
-            additionalProperties: false,
-            properties: { cpu: quantity, memory: quantity, pods: { type: 'string', pattern: '^[0-9]+$' } },
-            default: {},
-          },
-          bootDelaySeconds: seconds,
-        },
-      },
-    },
-    quota: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        maxInstancesPerGroup: { type: 'integer', minimum: 0 },
-        maxInstancesTotal: { type: 'integer', minimum: 0 },
-      },
-    },
-    faults: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        seed: { type: 'integer', minimum: 0, maximum: 4294967295 },
-        bootFailureRate: probability,
-        throttleRate: probability,
-        retryAfterSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
-        transientRate: probability,
-        latencyMs: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { min: { type: 'integer', minimum: 0 }, max: { type: 'integer', minimum: 0, maximum: 60000 } },
-        },
-      },
-    },
-  },
-} as const;
+/**
+ * The configuration's JSON Schema, in schemas/ with the others (and its TypeScript type
+ * generated from it like theirs): four levels above dist/src/cloud/sim/.
+ */
+export const simCloudConfigSchema = JSON.parse(
+  readFileSync(new URL('../../../../schemas/sim-cloud-config.schema.json', import.meta.url), 'utf8'),
+) as Record<string, unknown>;
 
 export interface SimConfigProblem {
   /** JSON pointer into the configuration, e.g. /groups/0/size. */
@@ -140,16 +88,15 @@ export interface SimConfigProblem {
 }
 
 /** An invalid simulated-cloud configuration; every problem is listed with where it is. */
-export class SimConfigError extends Error {
+export class SimConfigError extends CodedError<'InvalidSimConfig', { readonly file?: string; readonly problems: readonly SimConfigProblem[] }> {
   override readonly name = 'SimConfigError';
-  readonly code = 'InvalidSimConfig';
-  constructor(
-    readonly data: { readonly file?: string; readonly problems: readonly SimConfigProblem[] },
-  ) {
+  constructor(data: { readonly file?: string; readonly problems: readonly SimConfigProblem[] }) {
     super(
+      'InvalidSimConfig',
       data.problems
         .map((p) => `${data.file ?? 'sim cloud config'}${p.line ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.path ? `${p.path}: ` : ''}${p.message}`)
         .join('\n'),
+      data,
     );
   }
 }

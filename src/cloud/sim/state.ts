@@ -3,6 +3,7 @@
  * atomically (write a temporary file, flush it, rename it over the old one), so a simulator
  * killed at any instant restarts with either the previous or the next state, never half of one.
  */
+import { CodedError } from '../../errors.js';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { NodeRole } from '../../spec/model.js';
@@ -49,14 +50,10 @@ export interface SimState {
 export const STATE_FILE = 'sim-cloud-state.json';
 
 /** A state file that cannot be read back: names the file and what to do. */
-export class SimStateError extends Error {
+export class SimStateError extends CodedError<'InvalidSimState', { readonly file: string }> {
   override readonly name = 'SimStateError';
-  readonly code = 'InvalidSimState';
-  constructor(
-    message: string,
-    readonly data: { readonly file: string },
-  ) {
-    super(message);
+  constructor(message: string, data: { readonly file: string }) {
+    super('InvalidSimState', message, data);
   }
 }
 

@@ -1,5 +1,6 @@
 // Errors that say which start-up step failed, which log to read and what to do.
 import { readFileSync } from 'node:fs';
+import { CodedError } from '../../errors.js';
 
 /** Last `lines` lines of a log file ('' if unreadable). */
 export function tailFile(file: string, lines = 20): string {
@@ -11,12 +12,8 @@ export function tailFile(file: string, lines = 20): string {
   }
 }
 
-export class ControlPlaneError extends Error {
+export class ControlPlaneError extends CodedError<'control-plane', { readonly step: string; readonly logFile?: string }> {
   override readonly name = 'ControlPlaneError';
-  /** the component or step that failed: 'binaries', 'certificates', 'etcd', 'kube-apiserver', ... */
-  readonly step: string;
-  /** the log file to read, when there is one */
-  readonly logFile: string | undefined;
 
   constructor(step: string, problem: string, opts: { logFile?: string; hint?: string } = {}) {
     const parts = [`control plane: ${step}: ${problem}`];
@@ -26,8 +23,16 @@ export class ControlPlaneError extends Error {
       if (tail) parts.push(`last lines of the log:\n${tail.replace(/^/gm, '  | ')}`);
     }
     if (opts.hint) parts.push(`what to do: ${opts.hint}`);
-    super(parts.join('\n'));
-    this.step = step;
-    this.logFile = opts.logFile;
+    super('control-plane', parts.join('\n'), { step, ...(opts.logFile !== undefined ? { logFile: opts.logFile } : {}) });
+  }
+
+  /** the component or step that failed: 'binaries', 'certificates', 'etcd', 'kube-apiserver', ... */
+  get step(): string {
+    return this.data.step;
+  }
+
+  /** the log file to read, when there is one */
+  get logFile(): string | undefined {
+    return this.data.logFile;
   }
 }

@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 
 import { createCa, createServiceAccountKey, signCert, type Ca } from './certs.js';
 import { ControlPlaneError } from './errors.js';
-import { KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, KWOK_STAGES_YAML } from './kwok.js';
+import { KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, kwokStagesYaml } from './kwok.js';
 import { exitError, freePorts, httpGet, spawnComponent, waitFor, type Component } from './processes.js';
 
 export { ControlPlaneError } from './errors.js';
@@ -326,7 +326,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       writeKubeconfig('kwok', 'system:kwok-controller'),
     ]);
     const kwokConfigFile = path.join(dataDir, 'kwok.yaml');
-    await fs.writeFile(kwokConfigFile, KWOK_STAGES_YAML + (opts.kwokConfig ? `\n---\n${opts.kwokConfig}` : ''));
+    await fs.writeFile(kwokConfigFile, kwokStagesYaml() + (opts.kwokConfig ? `\n---\n${opts.kwokConfig}` : ''));
     const kwokHome = path.join(dataDir, 'kwok-home');
     await fs.mkdir(kwokHome, { recursive: true });
 

@@ -1,7 +1,17 @@
 // KWOK: fake nodes and pods, driven by Stage definitions.
+import { readFileSync } from 'node:fs';
 import type { V1Node } from '@kubernetes/client-node';
 
-export { KWOK_STAGES_VERSION, KWOK_STAGES_YAML } from './kwok-stages.js';
+/** The version of KWOK the stage definitions in assets/kwok/stages.yaml come from. */
+export const KWOK_STAGES_VERSION = 'v0.8.0';
+
+/** assets/ of the package: four levels above dist/src/sandbox/control-plane/ (shipped by `files`). */
+const STAGES_FILE = new URL('../../../../assets/kwok/stages.yaml', import.meta.url);
+
+/** Multi-document YAML for kwok --config: the Stages that make fake nodes and pods behave. */
+export function kwokStagesYaml(): string {
+  return readFileSync(STAGES_FILE, 'utf8');
+}
 
 /** The annotation (and label) that makes KWOK manage a node. */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';

@@ -3,6 +3,7 @@
  * percentages, cron expressions (time zones: time-zone.ts).
  */
 import { CronExpressionParser } from 'cron-parser';
+import { parseDuration } from '../../duration.js';
 import type { IntOrPercent } from '../model.js';
 import type { PathSegment } from '../parse.js';
 import type { NormaliseContext } from './context.js';
@@ -12,12 +13,13 @@ const MAX_DURATION_SECONDS = 366 * 24 * 3600;
 
 /** Seconds of a '1h30m'-style duration; undefined (and a finding) when it does not parse. */
 export function durationSeconds(ctx: NormaliseContext, path: readonly PathSegment[], text: string): number | undefined {
-  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text);
-  if (!m || text === '') {
+  // Specs count whole seconds.
+  const ms = parseDuration(text, { unitRequired: true });
+  if (ms === undefined || ms % 1000 !== 0) {
     ctx.report('invalid-value', path, `${JSON.stringify(text)} is not a duration`, "write hours, minutes and seconds in that order, e.g. '30s', '10m', '1h30m'");
     return undefined;
   }
-  const seconds = Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+  const seconds = ms / 1000;
   if (!Number.isSafeInteger(seconds) || seconds > MAX_DURATION_SECONDS) {
     ctx.report('invalid-value', path, `duration ${JSON.stringify(text)} is longer than a year`, 'use a shorter duration');
     return undefined;

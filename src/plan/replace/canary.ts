@@ -4,10 +4,11 @@
  * were the canary is read back from the cluster: the replacement nodes marked Done under this
  * revision, earliest first (their old nodes are gone by then).
  */
-import { ANNOTATIONS, type ObservedNode } from '../observe/types.js';
-import { compareStrings } from './order.js';
-import { parseInstant } from './protocol.js';
-import type { RolloutContext } from './rollout.js';
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import { compareStrings } from '../order.js';
+import { parseInstant } from '../protocol.js';
+import type { RolloutContext } from './context.js';
 
 export type CanaryState =
   | { readonly stage: 'none' }

@@ -8,11 +8,12 @@
  * plus the ways out: a replacement that never joins (removed, counted as a failure), a drain
  * that times out (halt, force or skipNode), and locks left by an older revision of the spec.
  */
-import { ANNOTATIONS, type ObservedNode } from '../observe/types.js';
-import { drainLeft, drainView, podKey, preflight } from './drain.js';
-import { failureCount, labelsToCopy, nodePhase, parseInstant, PLAN_ANNOTATIONS, RELEASE_ANNOTATIONS } from './protocol.js';
-import { addInFlight, type Entry, type RolloutContext } from './rollout.js';
-import { podsOn } from './view.js';
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import { drainLeft, drainView, podKey, preflight } from '../drain.js';
+import { failureCount, labelsToCopy, nodePhase, parseInstant, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
+import { addInFlight, type Entry, type RolloutContext } from './context.js';
+import { podsOn } from '../view.js';
 
 function since(ctx: RolloutContext, node: ObservedNode): number {
   return parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
@@ -25,18 +26,18 @@ function replacementOf(e: Entry): string | undefined {
 
 function release(ctx: RolloutContext, node: ObservedNode, why: string): void {
   const { b, spec } = ctx;
-  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable) b.act({ kind: 'uncordon', spec, node: node.name });
-  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: RELEASE_ANNOTATIONS });
-  b.note(spec, `released ${node.name}: ${why}`, node.name);
-  ctx.released.add(node.name);
+  const reason = `released ${node.name}: ${why}`;
+  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable) b.act({ kind: 'uncordon', spec, node: node.name, reason });
+  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: RELEASE_ANNOTATIONS, reason });
+  b.note(spec, reason, node.name);
+  ctx.round.released.add(node.name);
 }
 
-function removeReplacement(ctx: RolloutContext, e: Entry, id: string): void {
+function removeReplacement(ctx: RolloutContext, e: Entry, id: string, why: string): void {
   const inst = e.group.byId.get(id);
   if (inst === undefined) return;
   const rn = ctx.view.nodeByProviderID.get(inst.providerID);
-  ctx.b.act({ kind: 'removeInstance', spec: ctx.spec, groupId: e.group.group.groupId, instanceId: id, ...(rn ? { node: rn.name } : {}) });
-  if (rn !== undefined) ctx.b.act({ kind: 'deleteNode', spec: ctx.spec, node: rn.name });
+  ctx.b.removeInstance(ctx.spec, e.group.group.groupId, id, rn?.name, `replacement ${id} of ${e.node?.name ?? e.instance.id}: ${why}`);
 }
 
 /**
@@ -49,7 +50,7 @@ function unclaimedSurgeOf(ctx: RolloutContext, e: Entry, node: ObservedNode): st
   const from = since(ctx, node) - ctx.options.skewMs;
   let found: { id: string; created: number } | undefined;
   for (const inst of e.group.byId.values()) {
-    if (inst.image === ctx.image.image || ctx.view.claimed.has(inst.id) || ctx.abandoned.has(inst.id)) continue;
+    if (inst.image === ctx.image.image || ctx.view.claimed.has(inst.id) || ctx.round.abandoned.has(inst.id)) continue;
     const created = parseInstant(inst.createdAt);
     if (created === undefined || created < from) continue;
     if (ctx.view.nodeByProviderID.get(inst.providerID)?.annotations[ANNOTATIONS.replaces] !== undefined) continue;
@@ -76,38 +77,40 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
     const lost = unclaimedSurgeOf(ctx, e, node);
     const lostInst = lost !== undefined ? e.group.byId.get(lost) : undefined;
     if (lost !== undefined && lostInst !== undefined) {
-      ctx.abandoned.add(lost);
+      ctx.round.abandoned.add(lost);
       if (ctx.view.nodeByProviderID.get(lostInst.providerID) !== undefined) {
         id = lost;
         claim = { [ANNOTATIONS.replacedBy]: lost };
-        ctx.reclaimed.set(node.name, lost);
+        ctx.round.reclaimed.set(node.name, lost);
       } else {
-        removeReplacement(ctx, e, lost);
+        removeReplacement(ctx, e, lost, `surged for revision ${parseLock(node.annotations[ANNOTATIONS.operation])?.revision ?? '?'}, which is no longer desired`);
       }
     }
   }
   const inst = id !== undefined ? e.group.byId.get(id) : undefined;
   const joined = inst !== undefined && ctx.view.nodeByProviderID.get(inst.providerID) !== undefined;
   if (nodePhase(node) === 'Failed') {
-    if (id !== undefined && !joined) removeReplacement(ctx, e, id);
+    if (id !== undefined && !joined) removeReplacement(ctx, e, id, 'its node failed under an older revision');
     release(ctx, node, 'the spec changed since it failed; it starts over under the new revision');
     return;
   }
   if (joined || (e.outdated && (inst === undefined || inst.image === ctx.image.image))) {
-    ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations: { [ANNOTATIONS.operation]: ctx.lock, ...claim } });
-    ctx.b.note(ctx.spec, `${node.name} continues under revision ${ctx.image.revision}`, node.name);
-    ctx.adopted.add(node.name);
+    const reason = `${node.name} continues under revision ${ctx.image.revision}`;
+    ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations: { [ANNOTATIONS.operation]: ctx.lock, ...claim }, reason });
+    ctx.b.note(ctx.spec, reason, node.name);
+    ctx.round.adopted.add(node.name);
     return;
   }
-  if (id !== undefined) removeReplacement(ctx, e, id);
-  release(ctx, node, e.outdated ? 'its replacement runs an image no longer desired' : `it already runs ${ctx.image.image}`);
+  const why = e.outdated ? 'its replacement runs an image no longer desired' : `it already runs ${ctx.image.image}`;
+  if (id !== undefined) removeReplacement(ctx, e, id, why);
+  release(ctx, node, why);
 }
 
 /** A node held by this rollout whose instance is gone from its group. */
 export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void {
   const phase = nodePhase(node);
   if (phase === 'Draining' || phase === 'Cordoned') {
-    ctx.b.act({ kind: 'deleteNode', spec: ctx.spec, node: node.name });
+    ctx.b.act({ kind: 'deleteNode', spec: ctx.spec, node: node.name, reason: `${node.name} was ${phase} and its instance is no longer in the scaling group` });
     return;
   }
   release(ctx, node, 'its instance is no longer in the scaling group');
@@ -120,22 +123,23 @@ export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void 
 function fail(ctx: RolloutContext, node: ObservedNode, reason: string, extra: Record<string, string | null>, final = false): void {
   const failures = failureCount(node) + 1;
   final ||= ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
-  ctx.failures++;
+  ctx.round.failures++;
   ctx.b.act({
     kind: 'annotateNode',
     spec: ctx.spec,
     node: node.name,
     annotations: {
       ...extra,
-      [PLAN_ANNOTATIONS.failures]: String(failures),
+      [ANNOTATIONS.failures]: String(failures),
       [ANNOTATIONS.phaseSince]: ctx.nowIso,
       ...(final ? { [ANNOTATIONS.phase]: 'Failed', [ANNOTATIONS.reason]: reason } : {}),
     },
+    reason: `${node.name}: ${reason}`,
   });
-  ctx.nodeMessages.set(node.name, reason);
-  ctx.lastError ??= `${node.name}: ${reason}`;
+  ctx.round.nodeMessages.set(node.name, reason);
+  ctx.round.lastError ??= `${node.name}: ${reason}`;
   ctx.b.note(ctx.spec, `${node.name}: ${reason}${final ? '' : ` (attempt ${failures} of ${ctx.options.maxAttempts})`}`, node.name);
-  if (ctx.image.rollout.stopOnFailure) ctx.haltReason ??= `${node.name}: ${reason}`;
+  if (ctx.image.rollout.stopOnFailure) ctx.round.haltReason ??= `${node.name}: ${reason}`;
 }
 
 /** Moves a current-revision node one step on, and counts it in flight unless it failed. */
@@ -146,11 +150,11 @@ export function advance(ctx: RolloutContext, e: Entry): void {
   const phase = nodePhase(node);
   if (phase === 'Failed') {
     const reason = node.annotations[ANNOTATIONS.reason] ?? 'failed (no reason recorded)';
-    ctx.failures += Math.max(1, failureCount(node));
-    ctx.nodeMessages.set(node.name, reason);
+    ctx.round.failures += Math.max(1, failureCount(node));
+    ctx.round.nodeMessages.set(node.name, reason);
     const halting = ctx.image.rollout.stopOnFailure || node.unschedulable;
-    ctx.lastError ??= `${node.name}: ${reason}`;
-    if (halting) ctx.haltReason ??= `${node.name}: ${reason}`;
+    ctx.round.lastError ??= `${node.name}: ${reason}`;
+    if (halting) ctx.round.haltReason ??= `${node.name}: ${reason}`;
     b.wait(
       spec,
       halting ? 'halted' : 'failed',
@@ -159,7 +163,7 @@ export function advance(ctx: RolloutContext, e: Entry): void {
     );
     return;
   }
-  ctx.failures += failureCount(node);
+  ctx.round.failures += failureCount(node);
   addInFlight(ctx, e.group.group.groupId);
   if (phase === 'Cordoned' || phase === 'Draining') {
     drainStep(ctx, e, node, phase);
@@ -170,15 +174,16 @@ export function advance(ctx: RolloutContext, e: Entry): void {
 
 function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   const { b, spec, now, image } = ctx;
-  const id = replacementOf(e) ?? ctx.reclaimed.get(node.name);
+  const id = replacementOf(e) ?? ctx.round.reclaimed.get(node.name);
   if (id === undefined) {
-    ctx.needers.push(e);
+    ctx.round.needers.push(e);
     return;
   }
   const inst = e.group.byId.get(id);
   if (inst === undefined) {
-    b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.phaseSince]: ctx.nowIso } });
-    b.note(spec, `${node.name}: replacement ${id} is gone from the group; a new one will be made`, node.name);
+    const reason = `${node.name}: replacement ${id} is gone from the group; a new one will be made`;
+    b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.phaseSince]: ctx.nowIso }, reason });
+    b.note(spec, reason, node.name);
     return;
   }
   const rn = ctx.view.nodeByProviderID.get(inst.providerID);
@@ -188,12 +193,12 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
     if (now >= deadline) {
       // The failure is written first: should drydock stop before the removal, the instance
       // is an unclaimed stray past its deadline, which the next round removes (surge.ts).
-      fail(ctx, node, `replacement ${inst.id} did not join within ${image.rollout.joinTimeoutSeconds}s`, { [ANNOTATIONS.replacedBy]: null });
-      b.act({ kind: 'removeInstance', spec, groupId: e.group.group.groupId, instanceId: inst.id, ...(rn ? { node: rn.name } : {}) });
-      if (rn !== undefined) b.act({ kind: 'deleteNode', spec, node: rn.name });
+      const why = `replacement ${inst.id} did not join within ${image.rollout.joinTimeoutSeconds}s`;
+      fail(ctx, node, why, { [ANNOTATIONS.replacedBy]: null });
+      b.removeInstance(spec, e.group.group.groupId, inst.id, rn?.name, `${node.name}: ${why}`);
       return;
     }
-    ctx.pending.push({
+    ctx.round.pending.push({
       groupId: e.group.group.groupId,
       instanceId: inst.id,
       providerID: inst.providerID,
@@ -222,7 +227,8 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
       return;
     }
     const labels = labelsToCopy(node, rn);
-    if (Object.keys(labels).length > 0) b.act({ kind: 'copyLabels', spec, from: node.name, to: rn.name, labels });
+    const ready = `replacement ${rn.name} of ${node.name} is Ready and healthy`;
+    if (Object.keys(labels).length > 0) b.act({ kind: 'copyLabels', spec, from: node.name, to: rn.name, labels, reason: `${ready}; it takes over ${node.name}'s labels` });
     b.act({
       kind: 'annotateNode',
       spec,
@@ -233,6 +239,7 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
         [ANNOTATIONS.phase]: 'Done',
         [ANNOTATIONS.phaseSince]: ctx.nowIso,
       },
+      reason: `${ready}; marked Done as the node replacing ${e.instance.id}`,
     });
   }
   cordonStep(ctx, node);
@@ -256,7 +263,7 @@ function cordonStep(ctx: RolloutContext, node: ObservedNode): void {
   const blocked = preflight(ctx.view, drain);
   if (blocked !== undefined) {
     b.wait(spec, blocked.code, `${node.name} not cordoned: ${blocked.reason}`, { node: node.name });
-    ctx.nodeMessages.set(node.name, blocked.reason);
+    ctx.round.nodeMessages.set(node.name, blocked.reason);
     return;
   }
   if (!ctx.budget.canTakeDown()) {
@@ -271,24 +278,30 @@ function cordonStep(ctx: RolloutContext, node: ObservedNode): void {
     spec,
     node: node.name,
     annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: ctx.nowIso },
+    reason: `${node.name}'s replacement is Ready; it is cordoned before its drain`,
   });
-  if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name });
+  if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name, reason: `${node.name}'s replacement is Ready; no new pods go to it` });
 }
 
 function drainStep(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: 'Cordoned' | 'Draining'): void {
   const { b, spec, now, image } = ctx;
   const policy = image.rollout.drain;
-  if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name });
+  if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name, reason: `${node.name} is ${phase} but schedulable; cordoned again` });
   const drain = drainView(podsOn(ctx.view, node.name), policy);
-  ctx.pending.push({ groupId: e.group.group.groupId, instanceId: e.instance.id, providerID: e.instance.providerID, goal: 'Leave', nodeName: node.name });
+  ctx.round.pending.push({ groupId: e.group.group.groupId, instanceId: e.instance.id, providerID: e.instance.providerID, goal: 'Leave', nodeName: node.name });
   let started = since(ctx, node);
   if (phase === 'Cordoned') {
-    b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: ctx.nowIso } });
+    b.act({
+      kind: 'annotateNode',
+      spec,
+      node: node.name,
+      annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: ctx.nowIso },
+      reason: `${node.name} is cordoned; its drain starts`,
+    });
     started = now;
   }
   if (drainLeft(drain) === 0) {
-    b.act({ kind: 'removeInstance', spec, groupId: e.group.group.groupId, instanceId: e.instance.id, node: node.name });
-    b.act({ kind: 'deleteNode', spec, node: node.name });
+    b.removeInstance(spec, e.group.group.groupId, e.instance.id, node.name, `${node.name} is drained and replaced`);
     return;
   }
   const deadline = policy.timeoutSeconds !== undefined ? started + policy.timeoutSeconds * 1000 : undefined;
@@ -302,16 +315,18 @@ function drainStep(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: 'Co
       return;
     }
     if (policy.onTimeout === 'skipNode') {
-      b.act({ kind: 'uncordon', spec, node: node.name });
+      b.act({ kind: 'uncordon', spec, node: node.name, reason: `${node.name}: ${reason}; drain.onTimeout skipNode` });
       fail(ctx, node, `skipped: ${reason}`, { [ANNOTATIONS.cordoned]: null }, true);
       return;
     }
     // halt: the node stays cordoned, and says why.
     fail(ctx, node, `halted: ${reason}; drain.onTimeout is halt`, {}, true);
-    ctx.haltReason ??= `${node.name}: ${reason}`;
+    ctx.round.haltReason ??= `${node.name}: ${reason}`;
     return;
   }
-  for (const pod of drain.evict) b.act({ kind: 'evict', spec, node: node.name, namespace: pod.namespace, pod: pod.name, ...grace(ctx) });
+  for (const pod of drain.evict) {
+    b.act({ kind: 'evict', spec, node: node.name, namespace: pod.namespace, pod: pod.name, ...grace(ctx), reason: `draining ${node.name}` });
+  }
   for (const r of drain.remove) b.act({ kind: 'deletePod', spec, node: node.name, namespace: r.pod.namespace, pod: r.pod.name, ...grace(ctx), reason: r.reason });
   const first = drain.blocked[0];
   const what = first !== undefined ? `; ${first.reason}` : '';

@@ -5,14 +5,14 @@
  * crash are simply claimed in the next round (an instance counts as a node's surge only if it
  * was created after the node was started, so established nodes are never taken).
  */
-import type { Instance } from '../cloud/provider.js';
-import { ANNOTATIONS } from '../observe/types.js';
-import { compareStrings } from './order.js';
-import { holdsLock, nodePhase, parseInstant } from './protocol.js';
-import type { Entry, GroupState, RolloutContext } from './rollout.js';
+import type { Instance } from '../../cloud/provider.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import { compareStrings } from '../order.js';
+import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
+import type { Entry, GroupState, RolloutContext } from './context.js';
 
 function lockedAt(ctx: RolloutContext, e: Entry): number {
-  if (e.node === undefined || ctx.startedNow.has(e.node.name)) return ctx.now;
+  if (e.node === undefined || ctx.round.startedNow.has(e.node.name)) return ctx.now;
   return parseInstant(e.node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
 }
 
@@ -30,7 +30,7 @@ function claimedInFlight(ctx: RolloutContext, g: GroupState): number {
 export function claimAndSurge(ctx: RolloutContext): void {
   const { b, spec, view, image } = ctx;
   for (const g of ctx.groups) {
-    const needers = ctx.needers.filter((e) => e.group === g);
+    const needers = ctx.round.needers.filter((e) => e.group === g);
     const orphans = [...g.byId.values()]
       .filter((inst) => {
         if (inst.image !== image.image || view.claimed.has(inst.id)) return false;
@@ -52,7 +52,8 @@ export function claimAndSurge(ctx: RolloutContext): void {
         continue;
       }
       orphans.splice(i, 1);
-      b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { [ANNOTATIONS.replacedBy]: found.inst.id } });
+      const reason = `${node.name} needs a replacement; ${found.inst.id} runs ${image.image} and nobody claims it`;
+      b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { [ANNOTATIONS.replacedBy]: found.inst.id }, reason });
     }
     if (unserved.length === 0) continue;
     // Unclaimed new instances younger than the oldest started node are surges on their way
@@ -62,7 +63,7 @@ export function claimAndSurge(ctx: RolloutContext): void {
     const count = Math.min(unserved.length, g.maxSurge - inFlight);
     if (count > 0) {
       const forNodes = unserved.slice(0, count).flatMap((e) => (e.node ? [e.node.name] : []));
-      b.act({ kind: 'surge', spec, groupId: g.group.groupId, count, forNodes });
+      b.act({ kind: 'surge', spec, groupId: g.group.groupId, count, forNodes, reason: `new instance(s) on ${image.image} to replace ${forNodes.join(', ')}` });
     }
     if (unserved.length > count) {
       b.wait(spec, 'surge', `${unserved.length - Math.max(0, count)} started node(s) in ScalingGroup ${g.sg.name} wait for a replacement instance (maxSurge ${g.maxSurge}, ${inFlight} in flight)`);
@@ -83,8 +84,8 @@ function removeStrays(ctx: RolloutContext, g: GroupState, orphans: { inst: Insta
     const node = ctx.view.nodeByProviderID.get(o.inst.providerID);
     if (node?.ready === true) continue;
     orphans.splice(i, 1);
-    ctx.b.act({ kind: 'removeInstance', spec: ctx.spec, groupId: g.group.groupId, instanceId: o.inst.id, ...(node ? { node: node.name } : {}) });
-    if (node !== undefined) ctx.b.act({ kind: 'deleteNode', spec: ctx.spec, node: node.name });
-    ctx.b.note(ctx.spec, `instance ${o.inst.id} did not join within ${ctx.image.rollout.joinTimeoutSeconds}s and no node claims it; removed`);
+    const reason = `instance ${o.inst.id} did not join within ${ctx.image.rollout.joinTimeoutSeconds}s and no node claims it; removed`;
+    ctx.b.removeInstance(ctx.spec, g.group.groupId, o.inst.id, node?.name, reason);
+    ctx.b.note(ctx.spec, reason);
   }
 }

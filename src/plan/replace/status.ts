@@ -2,16 +2,17 @@
  * A replace rollout's SpecStatus: phase, progress, conditions and one row per instance, all
  * read off this round's context and the waits already decided, never re-derived.
  */
-import { ANNOTATIONS } from '../observe/types.js';
-import { holdsLock, nodePhase, parseInstant } from './protocol.js';
-import { ownership, type RolloutContext } from './rollout.js';
-import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from './types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import { approvalRef, approvalsInForce } from '../approval.js';
+import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
+import { ownership, type RolloutContext } from './context.js';
+import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
 
 /** Wait codes that need a person: nothing changes by itself. */
 const STALLING = new Set<Wait['code']>(['approval', 'halted', 'lock']);
 
 export function specPhase(ctx: RolloutContext, actions: number, inFlight: number): SpecPhase {
-  if (ctx.haltReason !== undefined) return 'Halted';
+  if (ctx.round.haltReason !== undefined) return 'Halted';
   if (isComplete(ctx) && actions === 0) return 'Complete';
   if (actions > 0 || inFlight > 0) return 'Progressing';
   return 'Waiting';
@@ -32,7 +33,7 @@ export function isComplete(ctx: RolloutContext): boolean {
  * first, at most one per such node).
  */
 function pendingSurges(ctx: RolloutContext, g: RolloutContext['groups'][number]): Set<string> {
-  const needers = ctx.needers.filter((e) => e.group === g && e.node !== undefined);
+  const needers = ctx.round.needers.filter((e) => e.group === g && e.node !== undefined);
   const out = new Set<string>();
   if (needers.length === 0) return out;
   let from = Number.POSITIVE_INFINITY;
@@ -83,7 +84,7 @@ export function nodeRows(ctx: RolloutContext, waits: readonly Wait[]): NodeRow[]
     const base = { node: node?.name ?? e.instance.id, instance: e.instance.id, image: e.instance.image };
     if (node === undefined) return { ...base, phase: 'Joining', since: e.instance.createdAt };
     const ours = holdsLock(node) && ownership(ctx, node) !== 'foreign';
-    const message = ctx.nodeMessages.get(node.name) ?? waitByNode.get(node.name);
+    const message = ctx.round.nodeMessages.get(node.name) ?? waitByNode.get(node.name);
     const replacedBy = node.annotations[ANNOTATIONS.replacedBy];
     const phase: NodeRow['phase'] = ours ? (nodePhase(node) ?? 'Pending') : !node.ready ? 'Joining' : e.outdated ? 'Outdated' : 'UpToDate';
     const since = ours ? node.annotations[ANNOTATIONS.phaseSince] : undefined;
@@ -99,7 +100,7 @@ export function nodeRows(ctx: RolloutContext, waits: readonly Wait[]): NodeRow[]
 
 export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: RolloutContext): Condition[] {
   const first = waits[0];
-  const message = ctx.haltReason ?? first?.reason ?? (phase === 'Complete' ? `every node runs ${ctx.image.image}` : 'replacing nodes');
+  const message = ctx.round.haltReason ?? first?.reason ?? (phase === 'Complete' ? `every node runs ${ctx.image.image}` : 'replacing nodes');
   const stalled = phase === 'Halted' || waits.some((w) => STALLING.has(w.code));
   return [
     { type: 'Ready', status: phase === 'Complete' ? 'True' : 'False', reason: phase, message },
@@ -108,7 +109,7 @@ export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: Rollou
       type: 'Stalled',
       status: stalled ? 'True' : 'False',
       reason: stalled ? (phase === 'Halted' ? 'Halted' : (waits.find((w) => STALLING.has(w.code))?.code ?? 'Stalled')) : 'NotStalled',
-      message: stalled ? (ctx.haltReason ?? waits.find((w) => STALLING.has(w.code))?.reason ?? message) : '',
+      message: stalled ? (ctx.round.haltReason ?? waits.find((w) => STALLING.has(w.code))?.reason ?? message) : '',
     },
   ];
 }
@@ -116,16 +117,18 @@ export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: Rollou
 export function buildStatus(ctx: RolloutContext, actions: number, inFlight: number, waits: readonly Wait[]): SpecStatus {
   const phase = specPhase(ctx, actions, inFlight);
   const first = waits[0];
+  const approvals = approvalsInForce(ctx.desired, ctx.image);
   return {
     spec: ctx.spec,
     revision: ctx.image.revision,
     phase,
     progress: progress(ctx),
-    failures: ctx.failures,
+    failures: ctx.round.failures,
     conditions: conditions(phase, waits, ctx),
     nodes: nodeRows(ctx, waits),
-    pending: [...ctx.pending].sort((a, b) => (a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0)),
+    pending: [...ctx.round.pending].sort((a, b) => (a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0)),
     ...(first !== undefined ? { waitingFor: first.reason } : {}),
-    ...(ctx.haltReason !== undefined || ctx.lastError !== undefined ? { lastError: ctx.haltReason ?? ctx.lastError } : {}),
+    ...(ctx.round.haltReason !== undefined || ctx.round.lastError !== undefined ? { lastError: ctx.round.haltReason ?? ctx.round.lastError } : {}),
+    ...(approvals.length > 0 ? { approvals: approvals.map(approvalRef) } : {}),
   };
 }

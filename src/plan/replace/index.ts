@@ -4,32 +4,36 @@
  * limits, then claim or surge their replacement instances. Returns the spec's status and what
  * the forecast needs.
  */
-import { ANNOTATIONS } from '../observe/types.js';
-import type { NodeImage } from '../spec/model.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import type { NodeImage } from '../../spec/model.js';
 import { canaryState, doneReplacements } from './canary.js';
-import type { ForecastInput } from './forecast.js';
+import type { ForecastInput } from '../forecast.js';
 import { advance, settleOrphanNode, settleStaleLock } from './inflight.js';
-import { compareOrdered } from './order.js';
-import { holdsLock, parseLock } from './protocol.js';
-import { buildRollout, inFlightTotal, ownership, type RolloutContext } from './rollout.js';
-import { candidates, startGate, startNodes, windowOf, type StartGates } from './start.js';
+import { compareOrdered } from '../order.js';
+import { holdsLock, parseLock } from '../protocol.js';
+import { inFlightTotal, ownership, type RolloutContext } from './context.js';
+import { startNodes, windowOf, type GateResult, type StartGates } from './start.js';
 import { buildStatus } from './status.js';
 import { claimAndSurge } from './surge.js';
-import type { SpecStatus } from './types.js';
+import type { SpecStatus } from '../types.js';
 
 export interface ReplaceResult {
   readonly status: SpecStatus;
   readonly forecast: ForecastInput;
 }
 
-type Base = Parameters<typeof buildRollout>[0];
-
-export function planReplace(base: Base, gates: StartGates): ReplaceResult {
-  const ctx = buildRollout(base);
+/**
+ * One round of a replace rollout, in the order its steps decide: say what is happening to the
+ * groups, settle what older revisions left, move every started node one step, start new
+ * nodes, then claim or surge their replacements. Each step records what it decided in
+ * `ctx.round`; the status and the forecast are read from that, never re-derived.
+ */
+export function planReplace(ctx: RolloutContext, gates: StartGates): ReplaceResult {
   const { b } = ctx;
   const actionsBefore = b.actions.length;
   const waitsBefore = b.waits.length;
 
+  announceGroups(ctx);
   if (ctx.blockedGroups === 0) {
     for (const node of ctx.view.observed.nodes) {
       if (ctx.entryByNode.has(node.name) || !holdsLock(node)) continue;
@@ -41,12 +45,28 @@ export function planReplace(base: Base, gates: StartGates): ReplaceResult {
   for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'current') advance(ctx, e);
   reportNodelessInstances(ctx);
   const inFlightBefore = inFlightTotal(ctx);
-  startNodes(ctx, gates);
+  const gate = startNodes(ctx, gates);
   claimAndSurge(ctx);
 
   const waits = b.waits.slice(waitsBefore);
   const status = buildStatus(ctx, b.actions.length - actionsBefore, inFlightTotal(ctx), waits);
-  return { status, forecast: forecastInput(ctx, gates, inFlightBefore) };
+  return { status, forecast: forecastInput(ctx, gate, inFlightBefore) };
+}
+
+/** What happens to the groups before any node moves: unobserved ones wait, new images are set. */
+function announceGroups(ctx: RolloutContext): void {
+  const { b, spec, image } = ctx;
+  for (const n of ctx.notices) {
+    if (n.kind === 'unobserved') {
+      b.wait(spec, 'cloud', `ScalingGroup ${n.sg.name}: ${n.why}`, n.until !== undefined ? { until: n.until } : {});
+    } else if (n.kind === 'settingImage') {
+      const why = `ScalingGroup ${n.sg.name}: new instances get ${image.image} (was ${n.from})`;
+      b.act({ kind: 'setGroupImage', spec, groupId: n.groupId, image: image.image, reason: why });
+      b.note(spec, why);
+    } else {
+      b.note(spec, `ScalingGroup ${n.sg.name}: maxSurge is 0, but replacing a node needs a new instance first; one at a time`);
+    }
+  }
 }
 
 /**
@@ -67,7 +87,11 @@ function reportNodelessInstances(ctx: RolloutContext): void {
   }
 }
 
-function forecastInput(ctx: RolloutContext, gates: StartGates, inFlight: number): ForecastInput {
+/**
+ * What the forecast needs. `gate` is the start gate this round's startNodes decided: starting
+ * nodes can only turn an open gate into the canary's soak, which the forecast reads the same.
+ */
+function forecastInput(ctx: RolloutContext, gate: GateResult, inFlight: number): ForecastInput {
   const { image } = ctx;
   const inFlightNodes: string[] = [];
   const rest: string[] = [];
@@ -90,7 +114,6 @@ function forecastInput(ctx: RolloutContext, gates: StartGates, inFlight: number)
   const state = canaryState(ctx, inFlight);
   const canaryNodes =
     canary === undefined || state.stage === 'none' || state.stage === 'passed' ? 0 : Math.max(0, canary.nodes - doneReplacements(ctx).length);
-  const gate = candidates(ctx).length > 0 ? startGate(ctx, gates) : ({ open: true } as const);
   const blocked = !gate.open && gate.until === undefined && gate.code !== 'autoscaler' && gate.code !== 'soak';
   const startAt = !gate.open && gate.until !== undefined ? gate.until : ctx.now;
   const window = windowOf(ctx);
@@ -102,7 +125,7 @@ function forecastInput(ctx: RolloutContext, gates: StartGates, inFlight: number)
     soakSeconds: canary?.soakSeconds ?? 0,
     ...(window !== undefined ? { window } : {}),
     startAt: inFlightNodes.length > 0 ? ctx.now : startAt,
-    blocked: blocked || ctx.haltReason !== undefined,
+    blocked: blocked || ctx.round.haltReason !== undefined,
   };
 }
 

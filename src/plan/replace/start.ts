@@ -4,12 +4,12 @@
  * (concurrency, the group's surge/unavailable share, the cluster budget) in rollout order.
  * A started node is locked Pending; its replacement instance is claimed or surged afterwards.
  */
-import { ANNOTATIONS } from '../observe/types.js';
-import type { MaintenanceWindow } from '../spec/model.js';
-import { approvalNeeded, findApproval } from './approval.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import type { MaintenanceWindow } from '../../spec/model.js';
+import { approvalNeeded, findApproval } from '../approval.js';
 import { canaryState } from './canary.js';
-import { inFlightTotal, ownership, type Entry, type RolloutContext } from './rollout.js';
-import { checkWindow, formatInZone, isWindowOpen, nextWindowOpening } from './window.js';
+import { addInFlight, inFlightTotal, ownership, type Entry, type RolloutContext } from './context.js';
+import { checkWindow, formatInZone, isWindowOpen, nextWindowOpening } from '../window.js';
 
 export interface StartGates {
   /** Set when the cluster-autoscaler is not paused yet. */
@@ -28,11 +28,11 @@ export function windowOf(ctx: RolloutContext): MaintenanceWindow | undefined {
 /** Whether new nodes may start now, and how many at most (the canary's share). */
 export function startGate(ctx: RolloutContext, gates: StartGates): GateResult {
   const { image } = ctx;
-  if (ctx.haltReason !== undefined) {
+  if (ctx.round.haltReason !== undefined) {
     return {
       open: false,
       code: 'halted',
-      reason: `rollout halted: ${ctx.haltReason}; fix the cause, then remove the node's drydock.dev/ annotations or change the NodeImage to retry`,
+      reason: `rollout halted: ${ctx.round.haltReason}; fix the cause, then remove the node's drydock.dev/ annotations or change the NodeImage to retry`,
     };
   }
   if (gates.autoscaler !== undefined) return { open: false, code: 'autoscaler', reason: gates.autoscaler };
@@ -84,28 +84,29 @@ export function candidates(ctx: RolloutContext): Entry[] {
       e.order.tier === tier &&
       e.outdated &&
       e.node !== undefined &&
-      !ctx.released.has(e.node.name) &&
+      !ctx.round.released.has(e.node.name) &&
       !ctx.view.claimed.has(e.instance.id) &&
-      !ctx.abandoned.has(e.instance.id) &&
+      !ctx.round.abandoned.has(e.instance.id) &&
       ownership(ctx, e.node) !== 'current' &&
       ownership(ctx, e.node) !== 'stale',
   );
 }
 
-export function startNodes(ctx: RolloutContext, gates: StartGates): void {
+/** Starts what the gate and the limits allow; returns the gate it went by (open when nothing could start). */
+export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
   const { b, spec, image } = ctx;
   const list = candidates(ctx);
-  if (list.length === 0) return;
+  if (list.length === 0) return { open: true };
   const gate = startGate(ctx, gates);
   if (!gate.open) {
     b.wait(spec, gate.code, gate.reason, gate.until !== undefined ? { until: gate.until } : {});
-    return;
+    return gate;
   }
   const concurrency = image.rollout.concurrency > 0 ? image.rollout.concurrency : Number.POSITIVE_INFINITY;
   const concurrencySlots = concurrency - inFlightTotal(ctx);
   let specSlots = Math.min(concurrencySlots, gate.limit ?? Number.POSITIVE_INFINITY);
   const groupSlots = new Map<string, number>();
-  for (const g of ctx.groups) groupSlots.set(g.group.groupId, g.parallelism - (ctx.inFlight.get(g.group.groupId) ?? 0));
+  for (const g of ctx.groups) groupSlots.set(g.group.groupId, g.parallelism - (ctx.round.inFlight.get(g.group.groupId) ?? 0));
   let waiting = 0;
   let limitWait: { code: 'concurrency' | 'budget' | 'surge' | 'soak'; reason: string } | undefined;
   for (const e of list) {
@@ -143,15 +144,17 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): void {
     ctx.budget.reserve();
     specSlots--;
     groupSlots.set(groupId, room - 1);
-    ctx.inFlight.set(groupId, (ctx.inFlight.get(groupId) ?? 0) + 1);
+    addInFlight(ctx, groupId);
     b.act({
       kind: 'annotateNode',
       spec,
       node: node.name,
       annotations: { [ANNOTATIONS.operation]: ctx.lock, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: ctx.nowIso },
+      reason: `${node.name} runs ${e.instance.image}; locked for its replacement by ${image.image}`,
     });
-    ctx.needers.push(e);
-    ctx.startedNow.add(node.name);
+    ctx.round.needers.push(e);
+    ctx.round.startedNow.add(node.name);
   }
   if (waiting > 0 && limitWait !== undefined) b.wait(spec, limitWait.code, `${waiting} node(s) queued: ${limitWait.reason}`);
+  return gate;
 }

@@ -1,18 +1,17 @@
 /**
- * Plugs the Git source into the service (src/service/service.ts): a DesiredSource whose sync()
+ * Plugs the Git source into the service (service.ts): a DesiredSource whose sync()
  * fetches and loads through Sync (bursts coalesced: one fetch in flight, one queued) and whose
  * webhook route triggers it, and a StatusSink that writes the service's snapshot to the status
  * branch.
  */
 import path from 'node:path';
-import type { DesiredRevision, DesiredSource, StatusSink } from '../service/service.js';
-import type { StatusSnapshot } from '../service/status.js';
+import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
+import type { StatusSnapshot } from './status.js';
 import type { SpecReport, StatusApproval, StatusReport } from '../report/types.js';
-import type { DesiredState } from '../spec/model.js';
-import { coalesce } from './coalesce.js';
-import type { StatusWriter } from './status-writer.js';
-import type { Sync } from './sync.js';
-import { webhookHandler } from './webhook.js';
+import { coalesce } from '../source/coalesce.js';
+import type { StatusWriter } from '../source/status-writer.js';
+import type { Sync } from '../source/sync.js';
+import { webhookHandler } from '../source/webhook.js';
 
 /**
  * The service keeps the commit in force itself, from the revisions sync() hands it. After a
@@ -51,42 +50,14 @@ export function desiredSourceFromSync(opts: { sync: Sync; webhookSecret?: string
   return source;
 }
 
-/** The commit in force with its specs; `root` is --path inside the repository. */
-export interface InForce {
-  readonly commit: string;
-  readonly desired: DesiredState;
-  readonly root?: string;
-}
-
-/** The approvals in force for a spec: merged, with an approver, for its current image or revision. */
-function approvalsFor(desired: DesiredState, root: string, kind: string, name: string, revision: string): StatusApproval[] {
-  const targets: ReadonlyArray<{ readonly kind: string; readonly name: string; readonly image?: string }> = [
-    ...desired.nodeImages,
-    ...desired.nodeOps,
-    ...desired.nodeOpUpgrades,
-    ...desired.nodeMaintenances,
-    ...desired.scalingGroups,
-  ];
-  const target = targets.find((t) => t.kind === kind && t.name === name);
-  const out: StatusApproval[] = [];
-  for (const a of desired.approvals) {
-    if (a.target.kind !== kind || a.target.name !== name || !a.approvedBy) continue;
-    if (a.image !== undefined && a.image !== target?.image) continue;
-    if (a.targetRevision !== undefined && a.targetRevision !== revision) continue;
-    // Spec files are named relative to --path; the status branch shows repository paths.
-    out.push({ stage: a.stage, name: a.name, file: root ? path.posix.join(root, a.source.file) : a.source.file, approvedBy: a.approvedBy });
-  }
-  return out;
-}
-
 /**
- * The service's snapshot as the status branch's report. `inForce` is the commit in force with
- * its specs (Sync's lastValid); its approvals are reported when it is the snapshot's commit.
+ * The service's snapshot as the status branch's report. The approvals shown are the ones the
+ * plan counted; `root` is --path inside the repository, since spec files are named relative
+ * to it and the status branch shows repository paths.
  */
-export function reportFromSnapshot(s: StatusSnapshot, inForce?: InForce): StatusReport {
-  const desired = inForce && inForce.commit === s.sourceCommit ? inForce.desired : undefined;
+export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
   const specs = s.specs.map((x): SpecReport => {
-    const approvals = desired ? approvalsFor(desired, inForce?.root ?? '', x.spec.kind, x.spec.name, x.revision) : [];
+    const approvals = (x.approvals ?? []).map((a): StatusApproval => ({ ...a, file: root ? path.posix.join(root, a.file) : a.file }));
     return {
       kind: x.spec.kind,
       name: x.spec.name,
@@ -116,10 +87,10 @@ export function reportFromSnapshot(s: StatusSnapshot, inForce?: InForce): Status
   };
 }
 
-export function statusBranchSink(writer: StatusWriter, inForce?: () => InForce | undefined): StatusSink {
+export function statusBranchSink(writer: StatusWriter, root?: string): StatusSink {
   return {
     async write(snapshot) {
-      await writer.write(reportFromSnapshot(snapshot, inForce?.()));
+      await writer.write(reportFromSnapshot(snapshot, root));
     },
   };
 }

@@ -1,9 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { createHmac } from 'node:crypto';
-import { desiredSourceFromSync, GitSource, readStatusFiles, reportFromSnapshot, statusBranchSink, StatusWriter, Sync } from '../../src/source/index.js';
+import { GitSource, readStatusFiles, StatusWriter, Sync } from '../../src/source/index.js';
+import { desiredSourceFromSync, reportFromSnapshot, statusBranchSink } from '../../src/service/source-adapter.js';
 import type { StatusSnapshot } from '../../src/service/status.js';
 import { TEST_USER } from '../support/git-server.js';
-import { useFixture, type Fixture } from './fixture.js';
+import { useFixture, type Fixture } from '../source/fixture.js';
 
 const CONFIG = 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: test\n';
 

@@ -1,0 +1,82 @@
+/**
+ * The flags each command hands its implementation (cli/actions/): declared here, apart from
+ * both, so a command's definition and its implementation do not import each other.
+ */
+import type { LevelWithSilent } from 'pino';
+import type { PlanFormat } from '../report/plan-render.js';
+import type { Scenario } from '../sandbox/layout.js';
+
+/** Where the specs are and which cluster and cloud they are for: run and plan both take these. */
+interface RepoAndClusterFlags {
+  repo: string;
+  branch: string;
+  path: string;
+  kubeconfig?: string;
+  provider: string;
+  cloudEndpoint?: string;
+}
+
+export interface RunFlags extends RepoAndClusterFlags {
+  simCloudUrl?: string;
+  interval: string;
+  pollInterval?: string;
+  pollSchedule?: string;
+  cacheDir?: string;
+  statusBranch: string;
+  listen: string;
+  leaderElect: string | boolean;
+  namespace: string;
+  cluster: string;
+  logLevel: LevelWithSilent;
+  leaseDuration: string;
+  renewDeadline: string;
+  retryPeriod: string;
+  resync: string;
+  webhookSecret?: string;
+  gitUsername?: string;
+  gitPassword?: string;
+  gitToken?: string;
+  gitTokenFile?: string;
+  gitPasswordFile?: string;
+  webhookSecretFile?: string;
+  verifyCommits?: boolean;
+  keyring?: string;
+}
+
+export interface PlanFlags extends RepoAndClusterFlags {
+  format: PlanFormat;
+  cluster: string;
+  gitUsername?: string;
+  gitPassword?: string;
+  gitToken?: string;
+}
+
+export interface SandboxFlags {
+  stateDir: string;
+  /** Whether --state-dir (or its variable) was given, rather than left at its default. */
+  stateDirGiven?: boolean;
+  reset: boolean;
+  scenario?: Scenario;
+  timeout: string;
+  startTimeout: string;
+  live?: boolean;
+  repoFrom?: string;
+}
+
+export interface SimCloudFlags {
+  stateDir: string;
+  config: string;
+  kubeconfig?: string;
+  cluster: boolean;
+  port: string;
+  host: string;
+  logLevel: LevelWithSilent;
+}
+
+export interface StatusCommandOptions {
+  readonly repo: string;
+  readonly statusBranch: string;
+  readonly format: 'text' | 'json';
+  readonly gitTokenFile?: string;
+  readonly cacheDir?: string;
+}

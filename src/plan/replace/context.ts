@@ -1,0 +1,258 @@
+/**
+ * The state of one NodeImage's replace rollout as the planner sees it this round: its scaling
+ * groups, every instance with its node in rollout order, and who holds each node. Built fresh
+ * from the observed state every time; the tallies are this round's scratch counts.
+ */
+import type { GroupDescription, Instance } from '../../cloud/provider.js';
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import type { DesiredState, NodeImage, ScalingGroup } from '../../spec/model.js';
+import type { ClusterBudget } from '../budget.js';
+import type { PlanBuilder } from '../builder.js';
+import type { ResolvedOptions } from '../options.js';
+import { compareStrings, tierOf, type Ordered, compareOrdered } from '../order.js';
+import { holdsLock, lockValue, parseLock } from '../protocol.js';
+import { resolveLimits } from '../quantity.js';
+import type { PendingNode, SpecRef } from '../types.js';
+import { nodeOf, type ClusterView } from '../view.js';
+
+export interface GroupState {
+  readonly sg: ScalingGroup;
+  readonly group: GroupDescription;
+  readonly byId: ReadonlyMap<string, Instance>;
+  /** The group's size without the replacements in flight: what percentages are of. */
+  readonly base: number;
+  /** Replacement instances allowed at once. */
+  readonly maxSurge: number;
+  /** Nodes of this group in flight at once. */
+  readonly parallelism: number;
+}
+
+/** Who holds a node, from this rollout's point of view. */
+export type Ownership = 'none' | 'current' | 'stale' | 'foreign';
+
+export interface Entry {
+  readonly group: GroupState;
+  readonly instance: Instance;
+  readonly node: ObservedNode | undefined;
+  readonly order: Ordered;
+  /** The instance runs another image than the desired one. */
+  readonly outdated: boolean;
+}
+
+/**
+ * What a round decides as it goes, in one value: each step reads what the earlier steps
+ * recorded here (a node adopted by settleStaleLock is advanced; a node started by startNodes
+ * needs a replacement), and the status is built from it at the end.
+ */
+export interface RoundTally {
+  /** Stale-revision nodes this round takes over under the current revision. */
+  readonly adopted: Set<string>;
+  /** Nodes this round releases (annotations cleared): nobody starts them again this round. */
+  readonly released: Set<string>;
+  /** Nodes started this round (locked at `now`). */
+  readonly startedNow: Set<string>;
+  /** Instances this round removes as surges made for a revision no longer desired. */
+  readonly abandoned: Set<string>;
+  /** Replacements claimed this round for adopted nodes (node name to instance id). */
+  readonly reclaimed: Map<string, string>;
+  /** Current-revision nodes started and not finished (Failed excluded), per groupId. */
+  readonly inFlight: Map<string, number>;
+  /** Nodes in Pending that need a replacement instance, in rollout order. */
+  readonly needers: Entry[];
+  readonly nodeMessages: Map<string, string>;
+  readonly pending: PendingNode[];
+  failures: number;
+  haltReason: string | undefined;
+  /** The first failure seen this round, for the status' lastError. */
+  lastError: string | undefined;
+}
+
+/** What a round says about a ScalingGroup before any node moves, in rollout order. */
+export type GroupNotice =
+  | { readonly kind: 'unobserved'; readonly sg: ScalingGroup; readonly why: string; readonly until?: number }
+  | { readonly kind: 'settingImage'; readonly sg: ScalingGroup; readonly groupId: string; readonly from: string }
+  | { readonly kind: 'zeroSurge'; readonly sg: ScalingGroup };
+
+export interface RolloutContext {
+  readonly desired: DesiredState;
+  readonly image: NodeImage;
+  readonly spec: SpecRef;
+  readonly lock: string;
+  readonly now: number;
+  readonly nowIso: string;
+  readonly options: ResolvedOptions;
+  readonly view: ClusterView;
+  readonly b: PlanBuilder;
+  readonly budget: ClusterBudget;
+  readonly groups: readonly GroupState[];
+  /** Groups whose state is unknown or whose image is being set: nothing else happens there. */
+  readonly blockedGroups: number;
+  readonly notices: readonly GroupNotice[];
+  /** Every non-terminating instance of the observed groups, in rollout order. */
+  readonly entries: readonly Entry[];
+  /**
+   * The instances of groups whose image is being set this round, in rollout order: nothing
+   * happens to them yet, but the forecast shows them.
+   */
+  readonly upcoming: readonly Entry[];
+  /** The groups of `upcoming`. */
+  readonly upcomingGroups: readonly GroupState[];
+  readonly entryByNode: ReadonlyMap<string, Entry>;
+  /**
+   * Whether the rollout has anything left to do, as observed before this round acts (which
+   * keeps the cluster-autoscaler paused): derived here once.
+   */
+  readonly running: boolean;
+  readonly round: RoundTally;
+}
+
+export function ownership(ctx: Pick<RolloutContext, 'image' | 'round'>, node: ObservedNode): Ownership {
+  if (!holdsLock(node)) return 'none';
+  const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
+  if (lock === undefined) return 'foreign';
+  // Only this NodeImage replaces nodes of its groups, so any NodeImage lock here is ours:
+  // another name is left from before the ScalingGroup pointed at this NodeImage.
+  if (lock.kind !== 'NodeImage') return 'foreign';
+  if (ctx.round.adopted.has(node.name)) return 'current';
+  return lock.name === ctx.image.name && lock.revision === ctx.image.revision ? 'current' : 'stale';
+}
+
+export function inFlightTotal(ctx: RolloutContext): number {
+  let n = 0;
+  for (const v of ctx.round.inFlight.values()) n += v;
+  return n;
+}
+
+export function addInFlight(ctx: RolloutContext, groupId: string): void {
+  ctx.round.inFlight.set(groupId, (ctx.round.inFlight.get(groupId) ?? 0) + 1);
+}
+
+/** The group's limits: its size without replacements in flight, and what that allows. */
+function groupState(view: ClusterView, image: NodeImage, sg: ScalingGroup, group: GroupDescription): GroupState {
+  const byId = new Map<string, Instance>();
+  for (const inst of group.instances) if (inst.state !== 'terminating') byId.set(inst.id, inst);
+  let replacements = 0;
+  for (const inst of byId.values()) if (view.claimed.has(inst.id)) replacements++;
+  const size = Math.max(0, group.targetSize - replacements);
+  const limits = resolveLimits(image.rollout.maxSurge, image.rollout.maxUnavailable, size);
+  // Replacing needs one new instance per node in flight, whatever maxSurge says.
+  const maxSurge = Math.max(1, limits.maxSurge);
+  // A cordoned node whose replacement is Ready takes no capacity away, so maxUnavailable 0
+  // does not stop a surge-first replacement; a positive one caps the nodes drained at once.
+  const unavailable = limits.maxUnavailable > 0 ? limits.maxUnavailable : maxSurge;
+  return { sg, group, byId, base: size, maxSurge, parallelism: Math.min(maxSurge, unavailable) };
+}
+
+/**
+ * Whether an observed group has work left for this rollout: its image is not set yet, an
+ * instance runs another image, or a node of it is still held by a NodeImage (any name: a lock
+ * left from before the ScalingGroup pointed here is settled by this rollout).
+ */
+function groupRunning(view: ClusterView, image: NodeImage, group: GroupDescription): boolean {
+  if (group.image !== image.image) return true;
+  for (const inst of group.instances) {
+    if (inst.state === 'terminating') continue;
+    if (inst.image !== image.image) return true;
+    const node = nodeOf(view, inst);
+    if (node !== undefined && holdsLock(node) && parseLock(node.annotations[ANNOTATIONS.operation])?.kind === 'NodeImage') return true;
+  }
+  return false;
+}
+
+function entriesOf(view: ClusterView, image: NodeImage, list: readonly GroupState[]): Entry[] {
+  const out: Entry[] = [];
+  for (const g of list) {
+    const tier = tierOf(image.rollout.order, g.sg.role);
+    for (const inst of g.byId.values()) {
+      const node = nodeOf(view, inst);
+      const name = node?.name ?? inst.id;
+      out.push({
+        group: g,
+        instance: inst,
+        node,
+        order: { tier, group: image.rollout.order === 'byName' ? '' : g.sg.name, name },
+        outdated: inst.image !== image.image,
+      });
+    }
+  }
+  return out.sort((x, y) => compareOrdered(x.order, y.order));
+}
+
+export function newTally(): RoundTally {
+  return {
+    adopted: new Set(),
+    released: new Set(),
+    startedNow: new Set(),
+    abandoned: new Set(),
+    reclaimed: new Map(),
+    inFlight: new Map(),
+    needers: [],
+    nodeMessages: new Map(),
+    pending: [],
+    failures: 0,
+    haltReason: undefined,
+    lastError: undefined,
+  };
+}
+
+/**
+ * The rollout as observed, before anything is decided: nothing is written to the plan here
+ * (the round announces `notices` first thing), so it can be built before the autoscaler is
+ * planned, which needs to know whether any rollout is `running`.
+ */
+export function buildRollout(
+  base: Pick<RolloutContext, 'desired' | 'image' | 'now' | 'options' | 'view' | 'b' | 'budget'>,
+): RolloutContext {
+  const { desired, image, view } = base;
+  const groups: GroupState[] = [];
+  const upcomingGroups: GroupState[] = [];
+  const notices: GroupNotice[] = [];
+  let running = false;
+  const scalingGroups = desired.scalingGroups
+    .filter((sg) => sg.nodeImage === image.name)
+    .sort((x, y) => tierOf(image.rollout.order, x.role) - tierOf(image.rollout.order, y.role) || compareStrings(x.name, y.name));
+  for (const sg of scalingGroups) {
+    const observed = view.observed.cloudGroups.find((g) => g.scalingGroup === sg.name);
+    const problem = view.observed.problems.find((p) => p.source === `cloud/${sg.name}`);
+    if (observed !== undefined) running ||= groupRunning(view, image, observed.description);
+    if (observed === undefined || problem !== undefined) {
+      const why = problem !== undefined ? problem.message : `scaling group ${sg.groupId} was not observed this round`;
+      const until = problem?.retryAfterSeconds !== undefined ? base.now + problem.retryAfterSeconds * 1000 : undefined;
+      notices.push({ kind: 'unobserved', sg, why, ...(until !== undefined ? { until } : {}) });
+      continue;
+    }
+    const group = observed.description;
+    const state = groupState(view, image, sg, group);
+    if (group.image !== image.image) {
+      notices.push({ kind: 'settingImage', sg, groupId: group.groupId, from: group.image });
+      upcomingGroups.push(state);
+      continue;
+    }
+    if (resolveLimits(image.rollout.maxSurge, image.rollout.maxUnavailable, state.base).maxSurge === 0) notices.push({ kind: 'zeroSurge', sg });
+    groups.push(state);
+  }
+  running ||= view.observed.nodes.some((n) => {
+    if (!holdsLock(n)) return false;
+    const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
+    return lock?.kind === 'NodeImage' && lock.name === image.name;
+  });
+  const entries = entriesOf(view, image, groups);
+  const entryByNode = new Map<string, Entry>();
+  for (const e of entries) if (e.node !== undefined) entryByNode.set(e.node.name, e);
+  return {
+    ...base,
+    spec: { kind: 'NodeImage', name: image.name },
+    lock: lockValue('NodeImage', image.name, image.revision),
+    nowIso: new Date(base.now).toISOString(),
+    groups,
+    blockedGroups: notices.filter((n) => n.kind !== 'zeroSurge').length,
+    notices,
+    entries,
+    entryByNode,
+    upcoming: entriesOf(view, image, upcomingGroups),
+    upcomingGroups,
+    running,
+    round: newTally(),
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Every drydock.dev/ key drydock reads or writes on Kubernetes objects, and the node phases of
+ * its coordination protocol (DESIGN.md). The one home of these names: the observer, the
+ * planner, the executor and the service import them from here, never spell them out.
+ */
+
+/** Annotations: the per-node lock and its phase, and what drydock remembers on other objects. */
+export const ANNOTATIONS = {
+  /** Kind/name@revision: the per-node lock. */
+  operation: 'drydock.dev/operation',
+  phase: 'drydock.dev/phase',
+  /** ISO 8601 time the phase was entered. */
+  phaseSince: 'drydock.dev/phase-since',
+  /** "true" when drydock cordoned the node, so drydock may uncordon it. */
+  cordoned: 'drydock.dev/cordoned',
+  /** Image applied in place. */
+  image: 'drydock.dev/image',
+  /** On an old node: the instance id of its replacement. */
+  replacedBy: 'drydock.dev/replaced-by',
+  /** On a replacement node: the instance id it replaces. */
+  replaces: 'drydock.dev/replaces',
+  /** Why the node is Failed / halted, in words a person can act on. */
+  reason: 'drydock.dev/reason',
+  /**
+   * On an old node: how many replacement attempts failed (instances that did not join in
+   * time, drains skipped). Rebuildable: it lives on the node, and goes with it.
+   */
+  failures: 'drydock.dev/failures',
+  /** On the autoscaler Deployment: its replicas before drydock scaled it to zero. */
+  previousReplicas: 'drydock.dev/previous-replicas',
+  /** On the leader Lease: a standby asks the leader for a round ("<ISO time> <identity>"). */
+  syncRequested: 'drydock.dev/sync-requested',
+} as const;
+
+export const LABELS = {
+  /** On objects drydock creates: which operation (Kind.name) and node they belong to. */
+  operation: 'drydock.dev/operation',
+  node: 'drydock.dev/node',
+  /**
+   * On a node: the drydock.dev/phase annotation's value, kept in step with it, because
+   * `kubectl get nodes -L` and label selectors read labels, never annotations.
+   */
+  phase: 'drydock.dev/phase',
+  managedBy: 'app.kubernetes.io/managed-by',
+} as const;
+
+/** The value of drydock.dev/phase, in the order a node goes through them. */
+export const NODE_PHASES = ['Pending', 'Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying', 'Done', 'Failed'] as const;
+
+export type NodePhase = (typeof NODE_PHASES)[number];

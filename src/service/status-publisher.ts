@@ -1,0 +1,83 @@
+/**
+ * Publishing the service's status: every snapshot is logged once when it changes, and written
+ * to the status sink by the leader, at most once per `intervalMs` (a change inside that gap is
+ * written by a later round: the publisher asks for one) and never twice the same. The clock is
+ * injected, like the service's.
+ */
+import type { Logger } from 'pino';
+import { describeError } from '../observe/informer.js';
+import type { ServiceMetrics } from './metrics.js';
+import { statusKey, type StatusSink, type StatusSnapshot } from './status.js';
+
+export interface StatusPublisherOptions {
+  readonly sink?: StatusSink;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+  readonly intervalMs: number;
+  /** Milliseconds since the epoch. */
+  readonly clock: () => number;
+  /** Whether this replica may write (it leads, and is not stopping). */
+  readonly mayWrite: () => boolean;
+  /** Asks the service for another round in `ms`. */
+  readonly requestRound: (ms: number) => void;
+}
+
+export class StatusPublisher {
+  private lastSnapshot: StatusSnapshot | undefined;
+  private writtenKey: string | undefined;
+  private loggedKey: string | undefined;
+  private lastWriteAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly opts: StatusPublisherOptions) {}
+
+  /** The last snapshot published (written or not). */
+  get last(): StatusSnapshot | undefined {
+    return this.lastSnapshot;
+  }
+
+  /** A new leader writes its first snapshot even if an earlier leadership wrote the same. */
+  forgetWritten(): void {
+    this.writtenKey = undefined;
+  }
+
+  async publish(snapshot: StatusSnapshot): Promise<void> {
+    this.lastSnapshot = snapshot;
+    const key = statusKey(snapshot);
+    if (key !== this.loggedKey) {
+      this.loggedKey = key;
+      this.logChange(snapshot);
+    }
+    const { sink } = this.opts;
+    // No cluster name yet (no --cluster, no valid commit loaded): the report would be filed
+    // under the wrong name, so it waits for the first valid commit.
+    if (!sink || !this.opts.mayWrite() || snapshot.cluster === '') return;
+    if (key === this.writtenKey) return;
+    const wait = this.lastWriteAt + this.opts.intervalMs - this.opts.clock();
+    if (wait > 0) {
+      // Too soon after the last write: a later round writes it (trailing write).
+      this.opts.requestRound(wait);
+      return;
+    }
+    try {
+      await sink.write(snapshot);
+      this.writtenKey = key;
+      this.lastWriteAt = this.opts.clock();
+    } catch (err) {
+      this.opts.metrics.errors.inc({ kind: 'status', code: String(describeError(err).code ?? 'write') });
+      this.opts.logger.warn({ err: describeError(err) }, 'status not written; retrying next round');
+      this.opts.requestRound(5_000);
+    }
+  }
+
+  private logChange(snapshot: StatusSnapshot): void {
+    this.opts.logger.info(
+      {
+        sourceCommit: snapshot.sourceCommit,
+        specs: snapshot.specs.map((s) => ({ spec: `${s.spec.kind}/${s.spec.name}`, phase: s.phase, done: s.progress.done, total: s.progress.total, waitingFor: s.waitingFor })),
+        waits: snapshot.waits.map((w) => ({ code: w.code, spec: `${w.spec.kind}/${w.spec.name}`, node: w.node, reason: w.reason })),
+        loadErrors: snapshot.loadErrors.length,
+      },
+      'status changed',
+    );
+  }
+}

@@ -1,0 +1,24 @@
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { kwokStagesYaml } from '../../src/sandbox/control-plane/kwok.js';
+
+describe('KWOK stages: a YAML asset shipped in the package', () => {
+  it('the compiled code finds assets/kwok/stages.yaml and it holds the five Stages', () => {
+    const docs = parseAllDocuments(kwokStagesYaml());
+    assert.deepEqual(
+      docs.map((d) => d.errors.length),
+      [0, 0, 0, 0, 0],
+    );
+    const stages = docs.map((d) => d.toJS() as { kind: string; metadata: { name: string } });
+    assert.deepEqual(
+      stages.map((s) => `${s.kind}/${s.metadata.name}`),
+      ['Stage/node-initialize', 'Stage/node-heartbeat-with-lease', 'Stage/pod-ready', 'Stage/pod-complete', 'Stage/pod-delete'],
+    );
+  });
+
+  it('package.json ships assets/', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { files: string[] };
+    assert.ok(pkg.files.includes('assets'), `files is ${JSON.stringify(pkg.files)}`);
+  });
+});

@@ -1,0 +1,71 @@
+import { strict as assert } from 'node:assert';
+import { pino } from 'pino';
+import { createMetrics } from '../../src/service/metrics.js';
+import { StatusPublisher } from '../../src/service/status-publisher.js';
+import { buildStatus, type StatusSnapshot } from '../../src/service/status.js';
+
+function world(leader = true) {
+  let t = 1_000_000;
+  const written: StatusSnapshot[] = [];
+  const requests: number[] = [];
+  let isLeader = leader;
+  const publisher = new StatusPublisher({
+    sink: { write: async (s) => void written.push(s) },
+    logger: pino({ level: 'silent' }),
+    metrics: createMetrics({ defaultMetrics: false }),
+    intervalMs: 2_000,
+    clock: () => t,
+    mayWrite: () => isLeader,
+    requestRound: (ms) => void requests.push(ms),
+  });
+  return {
+    publisher,
+    written,
+    requests,
+    advance: (ms: number) => void (t += ms),
+    lead: (v: boolean) => void (isLeader = v),
+  };
+}
+
+const snap = (commit: string, cluster = 'c'): StatusSnapshot => buildStatus({ cluster, sourceCommit: commit });
+
+describe('service status publisher (injected clock)', () => {
+  it('writes a change at once, the same snapshot never twice', async () => {
+    const w = world();
+    await w.publisher.publish(snap('a'));
+    w.advance(10_000);
+    await w.publisher.publish(snap('a'));
+    assert.deepEqual(w.written.map((s) => s.sourceCommit), ['a']);
+  });
+
+  it('a change within the interval waits, and asks for the round that writes it', async () => {
+    const w = world();
+    await w.publisher.publish(snap('a'));
+    w.advance(500);
+    await w.publisher.publish(snap('b'));
+    assert.deepEqual(w.written.map((s) => s.sourceCommit), ['a']);
+    assert.deepEqual(w.requests, [1_500]);
+    w.advance(1_500);
+    await w.publisher.publish(snap('b'));
+    assert.deepEqual(w.written.map((s) => s.sourceCommit), ['a', 'b']);
+    assert.equal(w.publisher.last?.sourceCommit, 'b');
+  });
+
+  it('a standby writes nothing; a new leader writes even what an earlier leadership wrote', async () => {
+    const w = world(false);
+    await w.publisher.publish(snap('a'));
+    assert.equal(w.written.length, 0);
+    w.lead(true);
+    await w.publisher.publish(snap('a'));
+    w.advance(5_000);
+    w.publisher.forgetWritten();
+    await w.publisher.publish(snap('a'));
+    assert.equal(w.written.length, 2);
+  });
+
+  it('no cluster name yet: nothing is written', async () => {
+    const w = world();
+    await w.publisher.publish(snap('a', ''));
+    assert.equal(w.written.length, 0);
+  });
+});
