@@ -6,7 +6,7 @@
  */
 import type { PlanFlags } from './flags.js';
 import { Option, type Command } from 'commander';
-import { PLAN_FORMATS, type PlanFormat } from '../report/plan-render.js';
+import { PLAN_FORMATS } from '../report/plan-render.js';
 import type { ExitCode } from './exit.js';
 
 

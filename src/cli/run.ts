@@ -4,7 +4,6 @@
  */
 import type { RunFlags } from './flags.js';
 import { Option, type Command } from 'commander';
-import type { LevelWithSilent } from 'pino';
 import type { ExitCode } from './exit.js';
 
 

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import type { SandboxFlags } from './flags.js';
 import { Option, type Command } from 'commander';
-import { DEFAULT_STATE_DIR, SCENARIOS, type Scenario } from '../sandbox/layout.js';
+import { DEFAULT_STATE_DIR, SCENARIOS } from '../sandbox/layout.js';
 import type { ExitCode } from './exit.js';
 
 /** "10m", "90s", "1h", or plain seconds; undefined when it is none of these (or zero). */

@@ -5,7 +5,6 @@
  */
 import type { SimCloudFlags } from './flags.js';
 import { Option, type Command } from 'commander';
-import type { LevelWithSilent } from 'pino';
 import type { ExitCode } from './exit.js';
 
 

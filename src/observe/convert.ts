@@ -37,7 +37,7 @@ function record(value: Record<string, string> | undefined): Readonly<Record<stri
 
 export function toObservedNode(node: V1Node): ObservedNode {
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-  const readySince = isoTime(ready?.lastTransitionTime as Date | string | undefined);
+  const readySince = isoTime(ready?.lastTransitionTime);
   return Object.freeze({
     name: node.metadata?.name ?? '',
     ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
@@ -67,7 +67,7 @@ function ownerOf(pod: V1Pod): { kind: PodOwnerKind; name?: string } {
 export function toObservedPod(pod: V1Pod, pdbs: readonly string[]): ObservedPod {
   const owner = ownerOf(pod);
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
-  const readySince = isoTime(ready?.lastTransitionTime as Date | string | undefined);
+  const readySince = isoTime(ready?.lastTransitionTime);
   return Object.freeze({
     namespace: pod.metadata?.namespace ?? '',
     name: pod.metadata?.name ?? '',
@@ -126,7 +126,7 @@ export function toObservedJob(job: V1Job): ObservedJob {
   const conditions = job.status?.conditions ?? [];
   const complete = conditions.find((c) => c.type === 'Complete' && c.status === 'True');
   const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
-  const completedAt = isoTime((job.status?.completionTime ?? complete?.lastTransitionTime) as Date | string | undefined);
+  const completedAt = isoTime((job.status?.completionTime ?? complete?.lastTransitionTime));
   return Object.freeze({
     namespace: job.metadata?.namespace ?? '',
     name: job.metadata?.name ?? '',

@@ -110,7 +110,7 @@ export function describeError(err: unknown): { readonly message: string; readonl
     const e = err as { message?: unknown; code?: unknown; statusCode?: unknown };
     const code = typeof e.code === 'number' || typeof e.code === 'string' ? e.code : typeof e.statusCode === 'number' ? e.statusCode : undefined;
     // ApiException messages embed response headers and bodies: keep only the first line.
-    const message = typeof e.message === 'string' ? (e.message.split('\n')[0] ?? '') : String(err);
+    const message = typeof e.message === 'string' ? (e.message.split('\n')[0] ?? '') : JSON.stringify(err);
     return code !== undefined ? { message, code } : { message };
   }
   return { message: String(err) };

@@ -8,7 +8,6 @@ import type { LabelSelector } from '../spec/model.js';
 
 // The protocol's keys live in protocol/keys.ts; re-exported for the observer's readers.
 export { ANNOTATIONS, LABELS, type NodePhase } from '../protocol/keys.js';
-import type { NodePhase } from '../protocol/keys.js';
 
 export interface ObservedNode {
   readonly name: string;

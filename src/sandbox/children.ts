@@ -90,7 +90,7 @@ export async function stopLeftovers(pidFile: string, logger: Logger): Promise<st
   let records: PidRecord[] = [];
   try {
     const raw: unknown = JSON.parse(readFileSync(pidFile, 'utf8'));
-    if (Array.isArray(raw)) records = raw.filter((r): r is PidRecord => typeof r?.pid === 'number' && typeof r?.name === 'string');
+    if (Array.isArray(raw)) records = (raw as { pid?: unknown; name?: unknown }[]).filter((r): r is PidRecord => typeof r?.pid === 'number' && typeof r?.name === 'string');
   } catch {
     records = [];
   }

@@ -35,9 +35,9 @@ export interface GitServer {
   readonly port: number;
   readonly root: string;
   /** URL of a repository under root, e.g. repoUrl('specs.git'). */
-  repoUrl(name: string): string;
+  readonly repoUrl: (name: string) => string;
   /** Creates a bare repository under root; `defaultBranch` is what its HEAD names. */
-  createBareRepo(name: string, defaultBranch?: string): string;
+  readonly createBareRepo: (name: string, defaultBranch?: string) => string;
   /** Number of requests served so far (tests use it to prove nothing was fetched). */
   readonly requestCount: number;
   stop(): Promise<void>;
@@ -197,7 +197,7 @@ export async function startGitServer(options: GitServerOptions): Promise<GitServ
       return requestCount;
     },
     repoUrl: (name) => `${baseUrl}/${name}`,
-    createBareRepo(name, defaultBranch = 'main') {
+    createBareRepo: (name, defaultBranch = 'main') => {
       const dir = path.join(root, name);
       const r = spawnSync('git', ['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir], { encoding: 'utf8' });
       if (r.status !== 0) throw new GitServerError('git init --bare failed', { name, stderr: r.stderr });

@@ -35,7 +35,7 @@ export interface DesiredSource {
   /** Fetches if needed; resolves to the newest revision. Throws when the source is unreachable. */
   sync(): Promise<DesiredRevision>;
   /** A webhook route that calls `notify` when a push was received and verified. */
-  webhook?(notify: () => void): WebhookHandler;
+  webhook?: (notify: () => void) => WebhookHandler;
   close?(): Promise<void>;
 }
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
 import type { StatusSnapshot } from './status.js';
 import type { SpecReport, StatusApproval, StatusReport } from '../report/types.js';
+import type { GitSourceError } from '../source/errors.js';
 import { coalesce } from '../source/coalesce.js';
 import type { StatusWriter } from '../source/status-writer.js';
 import type { Sync } from '../source/sync.js';
@@ -20,7 +21,7 @@ import { webhookHandler } from '../source/webhook.js';
  * service learns both without a second interface.
  */
 export function desiredSourceFromSync(opts: { sync: Sync; webhookSecret?: string; webhookPath?: string }): DesiredSource {
-  let failure: unknown;
+  let failure: GitSourceError | undefined;
   let handedRestored = false;
   const runner = coalesce(async () => {
     const outcome = await opts.sync.run();

@@ -87,6 +87,7 @@ export function gitBranch(s: string): Problem {
   if (s.includes('..')) return 'holds ".."';
   if (s.includes('@{')) return 'holds "@{"';
   if (s.includes('//')) return 'holds "//"';
+  // eslint-disable-next-line no-control-regex -- git refuses control characters in ref names: this finds them
   const bad = /[\x00-\x20\x7f~^:?*[\\]/.exec(s);
   if (bad) return `holds ${bad[0] === ' ' ? 'a space' : JSON.stringify(bad[0])}, which git does not allow in a branch name`;
   for (const part of s.split('/')) {

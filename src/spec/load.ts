@@ -83,7 +83,7 @@ function kindOf(doc: ParsedDocument): { apiVersion?: unknown; kind?: unknown } {
 function unknownKind(doc: ParsedDocument, apiVersion: unknown, kind: unknown): CodedSpecError {
   for (const [field, value] of [['apiVersion', apiVersion], ['kind', kind]] as const) {
     if (value !== undefined && value !== null && typeof value !== 'string') {
-      const what = Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a mapping' : `the ${typeof value} ${String(value)}`;
+      const what = Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a mapping' : typeof value === 'number' || typeof value === 'boolean' ? `the ${typeof value} ${value}` : `a ${typeof value}`;
       const example = field === 'kind' ? `kind: ${Array.isArray(value) && typeof value[0] === 'string' ? value[0] : 'NodeImage'}` : `apiVersion: ${DRYDOCK_API}`;
       return specError('missing-kind', doc.locate([field]), `${field} must be a string, not ${what}`, `write it as one plain value, e.g. ${example}`);
     }

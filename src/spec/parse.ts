@@ -152,6 +152,7 @@ function locator(doc: Document, file: string, lc: LineCounter, aliases: Readonly
  * line breaks, DEL, C1 controls other than NEL, and U+FFFE/U+FFFF. Refused before parsing so
  * that no value, message or log line drydock writes later can carry a terminal escape.
  */
+// eslint-disable-next-line no-control-regex -- the characters YAML 1.2 forbids in a stream: this finds them
 const NON_PRINTABLE = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]/;
 
 function nonPrintable(file: string, text: string): CodedSpecError | undefined {
@@ -244,7 +245,7 @@ export function parseSpecText(file: string, raw: string, limits: ParseLimits): P
     index++;
     if (index >= limits.maxDocuments) {
       errors.push(
-        specError('too-many-documents', position(file, lc, nodeStart(doc.contents as Node)), `file has more than ${limits.maxDocuments} YAML documents`, 'split it into several files'),
+        specError('too-many-documents', position(file, lc, nodeStart(doc.contents)), `file has more than ${limits.maxDocuments} YAML documents`, 'split it into several files'),
       );
       break;
     }

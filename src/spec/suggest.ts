@@ -38,6 +38,7 @@ const CONFUSABLE: Readonly<Record<string, string>> = {
 };
 
 /** Characters that print as nothing: zero-width spaces and joiners, bidi controls, the soft hyphen, BOM. */
+// eslint-disable-next-line no-misleading-character-class -- each invisible code point is matched alone, combining ones included
 const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/;
 
 function hex(c: string): string {

@@ -164,7 +164,9 @@ export async function run(): Promise<BenchResult[]> {
     });
     let pending: Promise<void> = Promise.resolve();
     const app = Fastify();
-    await app.register(webhookPlugin, { secret, trigger: () => (pending = runner.trigger()) });
+    await app.register(webhookPlugin, { secret, trigger: () => {
+        pending = runner.trigger();
+      } });
     const body = Buffer.from(JSON.stringify({ ref: 'refs/heads/main' }));
     const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
     const latencies: number[] = [];

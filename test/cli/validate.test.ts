@@ -41,7 +41,7 @@ describe('drydock validate', () => {
         ['examples-repo/policies/drain-check.yaml', 'UpgradeGate/storage-healthy'],
       ],
     );
-    assert.match(r.stdout, /UpgradeGate\/storage-healthy: UpgradeGate is not acted on by this build: its before and after Jobs do not run, and NodeImage\/worker rolls out without them \[not-supported\]\n  hint: do not rely on it/);
+    assert.match(r.stdout, /UpgradeGate\/storage-healthy: UpgradeGate is not acted on by this build: its before and after Jobs do not run, and NodeImage\/worker rolls out without them \[not-supported\]\n {2}hint: do not rely on it/);
     const gh = drydock('validate', 'examples-repo', '--format', 'github');
     assert.match(gh.stdout, /^::warning file=examples-repo\/maintenance\/workers-i-0003-disk\.yaml,line=\d+,col=\d+,title=drydock%3A not-supported::/m);
     const json = JSON.parse(drydock('validate', 'examples-repo', '--format', 'json').stdout) as { valid: boolean; warnings: { code: string }[] };

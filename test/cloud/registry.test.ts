@@ -18,7 +18,7 @@ describe('cloud provider registry', () => {
   it('sim over HTTP', () => {
     const provider = createProvider({ provider: 'sim', url: 'http://127.0.0.1:7070/' });
     assert.ok(provider instanceof SimHttpProvider);
-    assert.equal((provider as SimHttpProvider).baseUrl, 'http://127.0.0.1:7070');
+    assert.equal((provider).baseUrl, 'http://127.0.0.1:7070');
   });
 
   for (const name of ['aws', 'gcp', 'azure'] as const) {

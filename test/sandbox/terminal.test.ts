@@ -13,6 +13,7 @@ function replay(output: string): string[] {
     if (token === '\n') {
       row++;
       if (screen[row] === undefined) screen[row] = '';
+    // eslint-disable-next-line no-control-regex -- a terminal's cursor-up sequence starts with ESC
     } else if (/^\u001b\[\d+F$/.test(token)) {
       row = Math.max(0, row - Number(token.slice(2, -1)));
     } else if (token === '\u001b[0J') {

@@ -11,8 +11,9 @@ async function newKey(name: string): Promise<{ privateKey: string; publicKey: st
 }
 
 async function sign({ payload, secretKey }: { payload: string; secretKey: string }): Promise<{ signature: string }> {
-  const key = await openpgp.readPrivateKey({ armoredKey: secretKey });
-  const signature = await openpgp.sign({ message: await openpgp.createMessage({ text: payload }), signingKeys: key, detached: true, format: 'armored' });
+  const key: openpgp.PrivateKey = await openpgp.readPrivateKey({ armoredKey: secretKey });
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- the linter's project service resolves openpgp.sign's overloads to an error type; tsc types them
+  const signature: string = await openpgp.sign({ message: await openpgp.createMessage({ text: payload }), signingKeys: key, detached: true, format: 'armored' });
   return { signature };
 }
 

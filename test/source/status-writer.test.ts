@@ -113,7 +113,7 @@ describe('StatusWriter against git http-backend', function () {
     assert.match(out.join(''), /\| \[NodeImage\/worker\]\(status\/NodeImage\/worker\.yaml\) \| Progressing \| 3\/10 \| PDB default\/web allows 0 disruptions \| 1a2b3c4 \|/);
     out.length = 0;
     assert.equal(await runStatus({ ...opts, format: 'json' }, (s) => out.push(s), (s) => err.push(s), env), 0);
-    const { statusCommit, ...rest } = JSON.parse(out.join(''));
+    const { statusCommit, ...rest } = JSON.parse(out.join('')) as Record<string, unknown>;
     assert.match(String(statusCommit), /^[0-9a-f]{40}$/);
     assert.deepEqual(rest, {
       cluster: 'prod-eu',

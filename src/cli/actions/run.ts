@@ -60,7 +60,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     });
   } catch (err) {
     if (err instanceof OptionError || err instanceof KubeConfigError || err instanceof ListenError) return fail(err.message);
-    const code = err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+    const code = err && typeof err === 'object' && 'code' in err ? String((err).code) : undefined;
     return fail(`${err instanceof Error ? err.message : String(err)}${code ? ` (${code})` : ''}`);
   }
   process.stderr.write(`drydock listening on ${service.url ?? '(no http)'} as ${service.identity}\n`);

@@ -30,7 +30,7 @@ export async function runStatus(opts: StatusCommandOptions, out: (s: string) => 
         if (p.startsWith('status/') && p.endsWith('.yaml')) specs.push(parse(text));
       }
       const errorsText = files.get('errors.yaml');
-      out(`${JSON.stringify({ statusCommit: tip, cluster: record.cluster ?? null, sourceCommit: record.sourceCommit ?? null, specs, errors: errorsText ? parse(errorsText) : null }, null, 2)}\n`);
+      out(`${JSON.stringify({ statusCommit: tip, cluster: record.cluster ?? null, sourceCommit: record.sourceCommit ?? null, specs, errors: errorsText ? (parse(errorsText) as unknown) : null }, null, 2)}\n`);
       return EXIT_OK;
     }
     out(files.get('README.md') ?? `(the status branch ${opts.statusBranch} has no README.md)\n`);

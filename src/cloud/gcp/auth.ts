@@ -61,7 +61,7 @@ export async function defaultAuthClient(): Promise<GcpAuthClient> {
   const { GoogleAuth } = await import('google-auth-library');
   try {
     const client = await new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] }).getClient();
-    return client as unknown as GcpAuthClient;
+    return client;
   } catch (err) {
     throw new CloudError('Permanent', `gcp: no Google credentials (${err instanceof Error ? err.message : String(err)}); give drydock a workload identity or set GOOGLE_APPLICATION_CREDENTIALS`);
   }

@@ -154,7 +154,7 @@ export function parseSimConfig(
     for (const e of validateSchema.errors ?? []) add(e.instancePath, describeAjvError(e));
     throw new SimConfigError({ ...(file === undefined ? {} : { file }), problems });
   }
-  const raw = value as unknown as RawConfig;
+  const raw = value as RawConfig;
   const seen = new Set<string>();
   let total = 0;
   raw.groups.forEach((g, i) => {

@@ -31,7 +31,7 @@ async function main(): Promise<number> {
     return 3;
   }
 
-  let cp: ControlPlane | undefined;
+  let cp: ControlPlane | undefined; // eslint-disable-line prefer-const -- assigned after the signal handlers that read it are installed
   let stopping = false;
   const shutdown = (sig: string) => {
     if (stopping) return;

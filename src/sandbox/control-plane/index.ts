@@ -10,7 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { createCa, createServiceAccountKey, signCert, type Ca } from './certs.js';
 import { ControlPlaneError } from './errors.js';
 import { KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, kwokStagesYaml } from './kwok.js';
-import { exitError, freePorts, httpGet, spawnComponent, waitFor, type Component } from './processes.js';
+import { freePorts, httpGet, spawnComponent, waitFor, type Component } from './processes.js';
 
 export { ControlPlaneError } from './errors.js';
 export { fakeNode, KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, KWOK_TAINT, type FakeNodeOptions } from './kwok.js';
