@@ -2,6 +2,7 @@
  * `drydock sandbox`: the embedded default environment (src/sandbox/). Ctrl-C (SIGINT), SIGTERM
  * or SIGHUP stops every process it started before the command returns.
  */
+import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { parseDuration as parseDurationMs } from '../duration.js';
 import { DEFAULT_STATE_DIR, SCENARIOS, type Scenario } from '../sandbox/layout.js';
@@ -9,6 +10,8 @@ import type { ExitCode } from './exit.js';
 
 export interface SandboxFlags {
   stateDir: string;
+  /** Whether --state-dir (or its variable) was given, rather than left at its default. */
+  stateDirGiven?: boolean;
   reset: boolean;
   scenario?: Scenario;
   timeout: string;
@@ -23,13 +26,25 @@ export function parseDuration(text: string): number | undefined {
   return ms !== undefined && ms > 0 ? ms : undefined;
 }
 
+/**
+ * Where a run keeps its state. A scenario left at the default directory runs in one of its
+ * own, emptied first: it pushes commits, and must never push them into the fleet repository
+ * a person works with in the default sandbox. Given a --state-dir, it uses that as told.
+ */
+export function scenarioStateDir(flags: Pick<SandboxFlags, 'stateDir' | 'stateDirGiven' | 'reset' | 'scenario'>): { readonly stateDir: string; readonly reset: boolean } {
+  if (flags.scenario === undefined || flags.stateDirGiven === true) return { stateDir: flags.stateDir, reset: flags.reset };
+  return { stateDir: path.join(path.dirname(DEFAULT_STATE_DIR), `scenario-${flags.scenario}`), reset: true };
+}
+
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program
     .command('sandbox')
     .description('start a local control plane, a simulated cloud, a Git server and drydock, and show the rollout live')
     .addOption(new Option('--state-dir <dir>', 'directory for all sandbox state and logs (kept between runs)').env('DRYDOCK_SANDBOX_STATE_DIR').default(DEFAULT_STATE_DIR))
     .option('--reset', 'remove the state directory first and start from scratch', false)
-    .addOption(new Option('--scenario <name>', 'run a scenario to the end and exit: 0 when it passed').choices([...SCENARIOS]))
+    .addOption(
+      new Option('--scenario <name>', `run a scenario to the end and exit: 0 when it passed (in ${path.join(path.dirname(DEFAULT_STATE_DIR), 'scenario-<name>')}, emptied first, unless --state-dir is given)`).choices([...SCENARIOS]),
+    )
     .addOption(new Option('--timeout <duration>', 'scenario: give up after this long (e.g. 10m, 600s)').default('10m'))
     .addOption(new Option('--start-timeout <duration>', 'give up on a start-up step after this long').default('3m'))
     .addOption(new Option('--repo-from <dir>', 'seed a new fleet repository from this directory instead of examples-repo/'))
@@ -40,8 +55,8 @@ export function register(program: Command, done: (code: ExitCode) => void): void
         'The Kubernetes binaries are built on first use (scripts/k8s-binaries.sh) unless DRYDOCK_K8S_BIN or\n' +
         'KUBEBUILDER_ASSETS points at them.',
     )
-    .action(async (flags: SandboxFlags) => {
+    .action(async (flags: SandboxFlags, command: Command) => {
       const { runSandboxCommand } = await import('./actions/sandbox.js');
-      done(await runSandboxCommand(flags));
+      done(await runSandboxCommand({ ...flags, stateDirGiven: command.getOptionValueSource('stateDir') !== 'default' }));
     });
 }

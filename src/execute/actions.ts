@@ -5,7 +5,7 @@
  */
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Eviction } from '@kubernetes/client-node';
 import { CloudError, type CloudProvider } from '../cloud/provider.js';
-import { ANNOTATIONS } from '../protocol/keys.js';
+import { ANNOTATIONS, LABELS } from '../protocol/keys.js';
 import type { Action } from '../plan/types.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
@@ -113,7 +113,10 @@ async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps): Promise<Out
 }
 
 export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): Promise<Outcome> {
-  await d.kube.core.patchNode({ name: a.node, fieldManager: d.fieldManager, body: { metadata: { annotations: { ...a.annotations } } } }, MERGE);
+  // The phase label changes in the same patch as the annotation, so the two never disagree.
+  const phase = a.annotations[ANNOTATIONS.phase];
+  const labels = phase === undefined ? {} : { labels: { [LABELS.phase]: phase } };
+  await d.kube.core.patchNode({ name: a.node, fieldManager: d.fieldManager, body: { metadata: { annotations: { ...a.annotations }, ...labels } } }, MERGE);
   return DONE;
 }
 

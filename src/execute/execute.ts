@@ -134,7 +134,7 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
       return {
         involved: { kind: 'Deployment', name: a.name, namespace: a.namespace },
         reason: 'DrydockScaleAutoscaler',
-        message: `scaled to ${a.replicas} replicas for ${op}`,
+        message: `scaled to ${a.replicas} replica${a.replicas === 1 ? '' : 's'} for ${op}`,
       };
     case 'setGroupImage':
     case 'surge':

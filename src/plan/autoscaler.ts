@@ -66,7 +66,7 @@ export function planAutoscalers(desired: DesiredState, view: ClusterView, rollou
         blocking.push(text);
         statuses.push(status('Progressing', text));
       } else {
-        statuses.push(status('Waiting', `paused at 0 replicas while a rollout runs (restores ${remembered ?? '0'})`));
+        statuses.push(status('Waiting', `the rollouts to finish; paused at 0 replicas until then (restores ${remembered ?? '0'})`));
       }
       continue;
     }
@@ -86,9 +86,9 @@ export function planAutoscalers(desired: DesiredState, view: ClusterView, rollou
       namespace: dep.namespace,
       name: dep.name,
       replicas: Number(remembered),
-      reason: `no rollout is running; the cluster-autoscaler gets back the ${remembered} replicas it had`,
+      reason: `no rollout is running; the cluster-autoscaler gets back the ${remembered} replica${remembered === '1' ? '' : 's'} it had`,
     });
-    statuses.push(status('Progressing', `restoring ${remembered} replicas`));
+    statuses.push(status('Progressing', `restoring ${remembered} replica${remembered === '1' ? '' : 's'}`));
   }
   return { ...(blocking.length > 0 ? { blocking: blocking.join('; ') } : {}), statuses };
 }

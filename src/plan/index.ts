@@ -17,31 +17,15 @@ import { compareStrings } from './order.js';
 import { buildRollout } from './replace/context.js';
 import { isReplace, planReplace } from './replace/index.js';
 import type { Plan, SpecStatus, Wait, Wave } from './types.js';
+import { notActedOn, notActedOnReason, notSupportedStatus } from './unsupported.js';
 import { buildView } from './view.js';
 
 export type { PlanOptions } from './options.js';
 export { PlanError, type PlanErrorCode } from './errors.js';
 export { checkWindow, formatInZone, isWindowOpen, nextWindowOpening, windowClosing } from './window.js';
 export { isCopiedLabel, lockValue, parseLock } from './protocol.js';
+export { notActedOn, notActedOnReason, type NotActedOn } from './unsupported.js';
 export type * from './types.js';
-
-/** A NodeImage whose strategy this version does not plan: reported, never silently ignored. */
-function notPlanned(image: NodeImage, b: PlanBuilder): SpecStatus {
-  const spec = { kind: 'NodeImage', name: image.name } as const;
-  const text = `strategy inPlace is not planned by this version of drydock; NodeImage ${image.name} is left as it is`;
-  b.note(spec, text);
-  return {
-    spec,
-    revision: image.revision,
-    phase: 'Waiting',
-    progress: { done: 0, total: 0 },
-    failures: 0,
-    conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NotSupported', message: text }],
-    nodes: [],
-    pending: [],
-    waitingFor: text,
-  };
-}
 
 /** The earliest `until` of the waits still ahead of now: when the service should look again. */
 export function earliestWake(waits: readonly Wait[], nowMs: number): number | undefined {
@@ -80,16 +64,19 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const waves: Wave[] = [];
   let eta: number | undefined = nowMs;
   for (const image of images) {
+    // A NodeImage this build does not roll out is reported with the other specs it does not act on.
     const rollout = rollouts.get(image.name);
-    if (rollout === undefined) {
-      specs.push(notPlanned(image, b));
-      continue;
-    }
+    if (rollout === undefined) continue;
     const result = planReplace(rollout, gates);
     specs.push(result.status);
     const f = forecastWaves(result.forecast, opts.perNodeMs);
     waves.push(...f.waves);
     eta = eta === undefined || f.end === undefined ? undefined : Math.max(eta, f.end);
+  }
+
+  for (const n of notActedOn(desired)) {
+    b.note({ kind: n.kind, name: n.name }, notActedOnReason(n));
+    specs.push(notSupportedStatus(n));
   }
 
   const wakeAt = earliestWake(b.waits, nowMs);

@@ -122,7 +122,8 @@ export interface Condition {
   readonly message: string;
 }
 
-export type SpecPhase = 'Pending' | 'Waiting' | 'Progressing' | 'Halted' | 'Complete' | 'Failed';
+/** NotSupported: a spec this build reads but does not act on yet (src/plan/unsupported.ts). */
+export type SpecPhase = 'Pending' | 'Waiting' | 'Progressing' | 'Halted' | 'Complete' | 'Failed' | 'NotSupported';
 
 /** One node's row in a spec's status. */
 export interface NodeRow {

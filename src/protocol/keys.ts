@@ -36,6 +36,11 @@ export const LABELS = {
   /** On objects drydock creates: which operation (Kind.name) and node they belong to. */
   operation: 'drydock.dev/operation',
   node: 'drydock.dev/node',
+  /**
+   * On a node: the drydock.dev/phase annotation's value, kept in step with it, because
+   * `kubectl get nodes -L` and label selectors read labels, never annotations.
+   */
+  phase: 'drydock.dev/phase',
   managedBy: 'app.kubernetes.io/managed-by',
 } as const;
 

@@ -79,7 +79,9 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
   out.push('', 'Specs:');
   if (plan.specs.length === 0) out.push('  (none)');
   for (const s of plan.specs) {
-    out.push(`  ${specName(s.spec)}: ${s.phase}, ${s.progress.done}/${s.progress.total} nodes${s.waitingFor ? ` — waiting for ${s.waitingFor}` : ''}`);
+    // Progress counts nodes only for specs that act on nodes.
+    const progress = s.spec.kind === 'AutoscalingStrategy' || s.phase === 'NotSupported' ? '' : `, ${s.progress.done}/${s.progress.total} nodes`;
+    out.push(`  ${specName(s.spec)}: ${s.phase}${progress}${s.waitingFor ? ` — waiting: ${s.waitingFor}` : ''}`);
   }
   out.push('', `Next step: ${summariseActions(plan.actions)}`);
   for (const a of plan.actions) out.push(`  ${a.kind} ${target(a)}`);

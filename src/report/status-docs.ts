@@ -38,12 +38,14 @@ export function summarize(report: StatusReport): string {
   if (report.errors && report.errors.length > 0) {
     parts.push(`commit ${short(report.newestCommit)} refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'})`);
   }
-  const active = specs.filter((s) => s.phase !== 'Complete');
+  // A spec this build does not act on never changes: it is no news, and no headline.
+  const acted = specs.filter((s) => s.phase !== 'NotSupported');
+  const active = acted.filter((s) => s.phase !== 'Complete');
   const first = active[0];
   if (first) {
     parts.push(`${first.kind}/${first.name} ${first.progress.done}/${first.progress.total} ${first.phase.toLowerCase()}${active.length > 1 ? ` (+${active.length - 1} more)` : ''}`);
   } else if (parts.length === 0) {
-    parts.push(specs.length === 0 ? 'no specs' : `${specs.length} spec${specs.length === 1 ? '' : 's'} complete`);
+    parts.push(specs.length === 0 ? 'no specs' : acted.length === 0 ? 'no spec acted on' : `${acted.length} spec${acted.length === 1 ? '' : 's'} complete`);
   }
   return parts.join('; ');
 }

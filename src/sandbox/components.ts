@@ -121,6 +121,17 @@ export async function startSandboxGitServer(ctx: StartContext, settings: Sandbox
   return startGitServer(options);
 }
 
+/**
+ * `<state>/bin/drydock`: runs this checkout's drydock from any directory (npx finds it only
+ * inside the checkout), so the printed commands work in a clone of the fleet repository.
+ */
+export async function writeLauncher(layout: StateLayout): Promise<string> {
+  const file = path.join(layout.bin, 'drydock');
+  const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+  await writeFile(file, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(DRYDOCK_BIN)} "$@"\n`, { mode: 0o755 });
+  return layout.bin;
+}
+
 /** The clone URL a person uses, with the sandbox's credentials in it. */
 export function cloneUrl(server: GitServer, user: GitServerUser): string {
   const u = new URL(server.repoUrl(FLEET_REPO));

@@ -24,6 +24,7 @@ import {
   startSandboxGitServer,
   startSimCloud,
   type StartContext,
+  writeLauncher,
 } from './components.js';
 import type { ControlPlane } from './control-plane/index.js';
 import { describeSandboxError, SandboxError, stepError } from './errors.js';
@@ -80,11 +81,15 @@ function fileLogger(layout: StateLayout): Logger {
   return createLogger('info', createWriteStream(path.join(layout.logs, 'sandbox.log'), { flags: 'a' })).child({ component: 'sandbox' });
 }
 
-/** The lines a person needs to use the sandbox by hand. */
+/** The lines a person needs to use the sandbox by hand; a test runs them as printed. */
 export function instructions(o: {
   readonly kubeconfig: string;
+  /** kubectl's directory (the Kubernetes binaries). */
   readonly binDir: string;
+  /** The `drydock` launcher's directory. */
+  readonly drydockDir: string;
   readonly cloneUrl: string;
+  readonly cloudUrl: string;
   readonly statusBranch: string;
   readonly logs: string;
   readonly controlPlaneLogs: string;
@@ -94,12 +99,14 @@ export function instructions(o: {
     '',
     'The sandbox is up. In another terminal:',
     `  export KUBECONFIG=${o.kubeconfig}`,
-    `  export PATH=${o.binDir}:$PATH`,
+    `  export PATH=${o.binDir}:${o.drydockDir}:$PATH`,
     '  kubectl get nodes -L sim.drydock.dev/image -L drydock.dev/phase',
     `  git clone ${o.cloneUrl} && cd fleet`,
-    `  # change spec.image in ${o.nodeImageFile ?? 'a NodeImage'}, then:`,
+    `  # change spec.image in ${o.nodeImageFile ?? 'a NodeImage'}, then see what drydock would do:`,
+    `  drydock plan --repo . --cloud-endpoint ${o.cloudUrl}`,
     '  git commit -am "Upgrade worker image" && git push',
     `  git fetch && git log origin/${o.statusBranch}`,
+    `  drydock status --repo . --status-branch ${o.statusBranch}`,
     `Logs: ${o.logs} (control plane: ${o.controlPlaneLogs})`,
     'Stop: Ctrl-C (state is kept and a re-run resumes; --reset starts over)',
     '',
@@ -132,6 +139,12 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
   let controlPlane: ControlPlane | undefined;
   let gitServer: GitServer | undefined;
   monitor.start();
+  // Said on the screen, above the live view, so a redraw never leaves a stale view behind it.
+  const onAbort = (): void => {
+    const reason: unknown = options.signal.reason;
+    screen.print([`${typeof reason === 'string' ? reason : 'interrupted'}: stopping every process it started (Ctrl-C again to exit at once)…`]);
+  };
+  options.signal.addEventListener('abort', onAbort, { once: true });
   try {
     // 1. The state directory, and whatever a crashed run left running.
     let step = begin(STEPS.state, layout.root);
@@ -202,7 +215,9 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
         ...(exampleFile === undefined ? {} : { nodeImageFile: exampleFile }),
         kubeconfig: controlPlane.kubeconfigPath,
         binDir,
+        drydockDir: await writeLauncher(layout),
         cloneUrl: cloneUrl(gitServer, settings.gitUser),
+        cloudUrl: cloud.url,
         statusBranch: DEFAULT_STATUS_BRANCH,
         logs: layout.logs,
         controlPlaneLogs: path.join(controlPlane.dataDir, 'logs'),
@@ -210,6 +225,10 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
     );
 
     if (options.scenario === 'upgrade') {
+      if (!seeded.created) {
+        // A fleet repository someone may have worked in: say what will be pushed into it, first.
+        screen.print([`scenario upgrade: will push a new image for ${groups.map((g) => `NodeImage/${g.nodeImage}`).join(', ')} to ${TRACKED_BRANCH} of ${bare} (resumed, not new)`]);
+      }
       const summary = await runUpgradeScenario({
         bare,
         workDir: layout.work,
@@ -248,6 +267,7 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
     logger.error({ code: error.code, step: error.data.step, log: error.data.log }, 'sandbox failed');
     return { kind: 'failed', error };
   } finally {
+    options.signal.removeEventListener('abort', onAbort);
     monitor.stop();
     progress.headline = 'stopping';
     monitor.refresh();

@@ -31,6 +31,8 @@ export interface StateLayout {
   readonly drydock: string;
   /** Temporary clones the scenario commits from. */
   readonly work: string;
+  /** A `drydock` launcher for this checkout, for the commands the sandbox prints. */
+  readonly bin: string;
   /** Ports, credentials and ids that must survive a re-run (mode 0600). */
   readonly settingsFile: string;
   /** Pids of the processes started, so a re-run after a crash can stop leftovers. */
@@ -49,6 +51,7 @@ export function stateLayout(root: string): StateLayout {
     controlPlane: path.join(abs, 'control-plane'),
     drydock: path.join(abs, 'drydock'),
     work: path.join(abs, 'work'),
+    bin: path.join(abs, 'bin'),
     settingsFile: path.join(abs, 'sandbox.json'),
     pidFile: path.join(abs, 'pids.json'),
     lockFile: path.join(abs, 'sandbox.lock'),
@@ -121,7 +124,7 @@ export function prepareStateDir(layout: StateLayout, options: { readonly reset: 
       if (path.join(layout.root, entry) !== layout.lockFile) rmSync(path.join(layout.root, entry), { recursive: true, force: true });
     }
   }
-  for (const dir of [layout.logs, layout.gitRoot, layout.cloud, layout.controlPlane, layout.drydock, layout.work]) {
+  for (const dir of [layout.logs, layout.gitRoot, layout.cloud, layout.controlPlane, layout.drydock, layout.work, layout.bin]) {
     mkdirSync(dir, { recursive: true });
   }
   return () => {

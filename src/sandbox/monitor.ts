@@ -55,6 +55,7 @@ export class Monitor {
   private repo: RepoReader | undefined;
   private metricsUrl: string | undefined;
   private nodes: NodeView[] = [];
+  private nodesRead = false;
   private problem: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private latestSnapshot: SandboxSnapshot;
@@ -125,6 +126,7 @@ export class Monitor {
       steps: this.progress.view(),
       specs,
       nodes: this.nodes,
+      nodesRead: this.nodesRead,
       ...(git === undefined ? {} : { git }),
       ...(this.problem === undefined ? {} : { problem: this.problem }),
     };
@@ -139,6 +141,7 @@ export class Monitor {
       if (this.kc !== undefined) {
         try {
           this.nodes = nodeViews(await readNodes(this.kc));
+          this.nodesRead = true;
           this.problem = undefined;
         } catch (err) {
           this.problem = `cannot list nodes: ${err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err)}`;

@@ -83,3 +83,45 @@ class AppendScreen implements Screen {
 
   close(): void {}
 }
+
+/** A stream the sandbox writes to that may go away (a closed pipe, a closed terminal). */
+export interface GuardedOutput extends ScreenOutput {
+  /** True once a write failed: whoever read the output has gone (EPIPE). */
+  readonly gone: boolean;
+}
+
+/**
+ * Wraps stdout or stderr so that the reader going away — `drydock sandbox | tee log` and
+ * Ctrl-C, which ends tee too — never cuts the shutdown short: the failed write's EPIPE is
+ * caught (unhandled, it would end the process before the lock and pid file are removed)
+ * and later writes are dropped.
+ */
+export function guardOutput(stream: NodeJS.WriteStream): GuardedOutput {
+  let gone = false;
+  stream.on('error', () => {
+    gone = true;
+  });
+  return {
+    write(text: string): boolean {
+      if (gone || stream.destroyed) return false;
+      try {
+        return stream.write(text);
+      } catch {
+        gone = true;
+        return false;
+      }
+    },
+    get gone() {
+      return gone || stream.destroyed;
+    },
+    get isTTY() {
+      return stream.isTTY;
+    },
+    get columns() {
+      return stream.columns;
+    },
+    get rows() {
+      return stream.rows;
+    },
+  };
+}

@@ -72,6 +72,8 @@ export interface SandboxSnapshot {
   readonly steps: readonly StepView[];
   readonly specs: readonly SpecView[];
   readonly nodes: readonly NodeView[];
+  /** Whether `nodes` has been read from the cluster yet (before that it is empty for want of a look). */
+  readonly nodesRead?: boolean;
   readonly git?: GitView;
   /** Why the cluster view is empty or stale (the API server is not reachable yet). */
   readonly problem?: string;
@@ -229,7 +231,8 @@ export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSn
   for (const n of next.nodes) {
     const p = prevNodes.get(n.name);
     if (p === undefined) {
-      say(`node ${n.name} joined (${n.group ?? 'no group'}, ${n.image ?? 'image unknown'})`);
+      // Only a node that appears after a first look has joined; the first look finds the ones already there (a resumed sandbox).
+      say(`node ${n.name} ${prev?.nodesRead === true ? 'joined' : 'found'} (${n.group ?? 'no group'}, ${n.image ?? 'image unknown'})`);
     } else if (p.phase !== n.phase || p.unschedulable !== n.unschedulable || p.ready !== n.ready || p.reason !== n.reason) {
       const state = [n.ready ? 'Ready' : 'NotReady', ...(n.unschedulable ? ['cordoned'] : [])].join(',');
       say(`node ${n.name} ${n.phase ?? '-'} ${state}${n.reason === undefined ? '' : `: ${n.reason}`}`);

@@ -178,14 +178,40 @@ export class GitSource {
     return tip;
   }
 
-  /** drydock's own record of `branch` in the cache (or the branch itself, for a local repository). */
-  async resolveOwn(branch: string): Promise<string | undefined> {
+  /**
+   * The tip of `branch` to read (never to write): a remote's branch is fetched; in a local clone
+   * the branch is usually only a remote-tracking ref (origin/<branch>, which `git clone` and
+   * `git fetch` keep), and may be named that way too. Throws 'branch-missing' naming what exists.
+   */
+  async readBranchTip(branch: string): Promise<string> {
+    if (this.location.kind === 'remote') return this.fetchBranch(branch);
+    for (const ref of [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`, `refs/remotes/${branch}`]) {
+      const tip = await this.resolveRef(ref);
+      if (tip !== undefined) return tip;
+    }
+    const local = await git.listBranches({ fs, gitdir: this.gitdir });
+    const tracking = (await git.listBranches({ fs, gitdir: this.gitdir, remote: 'origin' })).filter((b) => b !== 'HEAD').map((b) => `origin/${b}`);
+    const existing = [...local, ...tracking].sort();
+    throw new GitSourceError(
+      'branch-missing',
+      `${this.display} has no branch ${branch}, nor origin/${branch}: run \`git fetch origin\` in it if drydock has written the branch since the clone` +
+        (existing.length > 0 ? ` (branches here: ${existing.join(', ')})` : ''),
+      { repo: this.display, branch, existing: existing.join(', ') },
+    );
+  }
+
+  private async resolveRef(ref: string): Promise<string | undefined> {
     try {
-      return await git.resolveRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${branch}` });
+      return await git.resolveRef({ fs, gitdir: this.gitdir, ref });
     } catch (err) {
       if (errorCode(err) === 'NotFoundError') return undefined;
       throw err;
     }
+  }
+
+  /** drydock's own record of `branch` in the cache (or the branch itself, for a local repository). */
+  resolveOwn(branch: string): Promise<string | undefined> {
+    return this.resolveRef(`refs/heads/${branch}`);
   }
 
   /** Records `commit` as drydock's own tip of `branch` in the cache (never in a local repository). */

@@ -9,6 +9,8 @@ export type ErrorFormat = 'text' | 'json' | 'github';
 export interface FormatOptions {
   /** Prefix for file paths, e.g. the directory validated, so paths resolve from the caller's cwd. */
   readonly root?: string;
+  /** 'warning' for findings that do not make a commit invalid (default 'error'). */
+  readonly severity?: 'error' | 'warning';
 }
 
 function filePath(e: SpecError, opts: FormatOptions): string {
@@ -18,7 +20,7 @@ function filePath(e: SpecError, opts: FormatOptions): string {
 
 /** `path:line:column: error: message` and an indented `hint: …` line. */
 export function formatErrorText(e: SpecError, opts: FormatOptions = {}): string {
-  const head = `${filePath(e, opts)}:${e.line}:${e.column}: error: ${e.message} [${e.code}]`;
+  const head = `${filePath(e, opts)}:${e.line}:${e.column}: ${opts.severity ?? 'error'}: ${e.message} [${e.code}]`;
   return e.hint ? `${head}\n  hint: ${e.hint}` : head;
 }
 
@@ -42,7 +44,7 @@ function escapeProperty(s: string): string {
 /** `::error file=…,line=…,col=…,title=…::message` (hint on a second line of the message). */
 export function formatErrorGithub(e: SpecError, opts: FormatOptions = {}): string {
   const props = `file=${escapeProperty(filePath(e, opts))},line=${e.line},col=${e.column},title=${escapeProperty(`drydock: ${e.code}`)}`;
-  return `::error ${props}::${escapeData(e.hint ? `${e.message}\nhint: ${e.hint}` : e.message)}`;
+  return `::${opts.severity ?? 'error'} ${props}::${escapeData(e.hint ? `${e.message}\nhint: ${e.hint}` : e.message)}`;
 }
 
 export function formatErrorsGithub(errors: readonly SpecError[], opts: FormatOptions = {}): string {

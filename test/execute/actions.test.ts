@@ -1,8 +1,11 @@
 /** The executor against a real API server: idempotence, eviction through PDBs, autoscaler memory. */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { AppsV1Api, CoreV1Api, PolicyV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
+import { resolveBinDir } from '../../src/sandbox/control-plane/index.js';
 import { executeActions, kubeApis, NO_EVENTS, kubeEventRecorder, type ActionResult } from '../../src/execute/index.js';
 import { ANNOTATIONS } from '../../src/observe/types.js';
 import type { Action, SpecRef } from '../../src/plan/types.js';
@@ -58,6 +61,30 @@ describe('execute against a real API server', function () {
     const ann = (await core.readNode({ name: 'n-cordon' })).metadata?.annotations ?? {};
     assert.equal(ann[ANNOTATIONS.phase], undefined);
     assert.equal(ann[ANNOTATIONS.operation], 'NodeImage/worker@r1');
+  });
+
+  it('keeps the drydock.dev/phase label in step with the annotation, so kubectl get nodes -L shows it', async () => {
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-delete', annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' } }]);
+    // The README's command, run as a person runs it.
+    const kubectl = (): string => {
+      const r = spawnSync(path.join(resolveBinDir(), 'kubectl'), ['get', 'nodes', 'n-delete', '-L', 'sim.drydock.dev/image', '-L', 'drydock.dev/phase'], {
+        encoding: 'utf8',
+        env: { ...process.env, KUBECONFIG: cp().kubeconfigPath },
+      });
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout;
+    };
+    const [header, row] = kubectl().trim().split('\n');
+    assert.match(header ?? '', /\bPHASE\s*$/);
+    assert.match(row ?? '', /^n-delete\s.*\sCordoned\s*$/);
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-delete', annotations: { [ANNOTATIONS.phase]: null, [ANNOTATIONS.operation]: null } }]);
+    const node = await core.readNode({ name: 'n-delete' });
+    assert.equal(node.metadata?.labels?.['drydock.dev/phase'], undefined);
+    assert.doesNotMatch(kubectl(), /Cordoned/);
+    // Annotations that leave the phase alone leave the label alone.
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: 'Done' } }]);
+    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.reason]: 'x' } }]);
+    assert.equal((await core.readNode({ name: 'n-cordon' })).metadata?.labels?.['drydock.dev/phase'], 'Done');
   });
 
   it('copies labels onto the replacement', async () => {

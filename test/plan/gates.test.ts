@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
 import { plan, type Plan } from '../../src/plan/index.js';
+import { renderPlan } from '../../src/report/plan-render.js';
 import type { RolloutPolicy } from '../../src/spec/model.js';
 import {
   approval,
@@ -42,6 +43,11 @@ describe('plan: limits', () => {
     ['concurrency 2 caps maxSurge 5', { maxSurge: 5, concurrency: 2 }, 10, ['worker-0', 'worker-1']],
     ['concurrency 0 means no limit of its own', { maxSurge: 4, concurrency: 0 }, 10, ['worker-0', 'worker-1', 'worker-2', 'worker-3']],
   ];
+  it('a concurrency of 1 is said in words that agree in number', () => {
+    const p = runOne(want({ maxSurge: 5, concurrency: 1 }), outdated(3));
+    const reason = p.waits.find((w) => w.code === 'concurrency')?.reason;
+    assert.equal(reason, '2 node(s) queued: concurrency limit reached: 1 node in flight at once');
+  });
   for (const [name, rollout, n, expected] of limitCases) {
     it(name, () => {
       const p = runOne(want(rollout), outdated(n));
@@ -340,7 +346,22 @@ describe('plan: autoscaler', () => {
       desired: withAutoscaler(),
       observed: { ...outdated(2), deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '3' })] },
       now: at(0),
-      check: (p) => assert.deepEqual(started(p), ['worker-0']),
+      check: (p) => {
+        assert.deepEqual(started(p), ['worker-0']);
+        // Read the way a person reads it: plan's text puts the wait after "waiting:".
+        const text = renderPlan(p, 'text', { commit: 'c0ffee0', cluster: 'c', at: iso(0) });
+        assert.match(text, /AutoscalingStrategy\/ca: Waiting — waiting: the rollouts to finish; paused at 0 replicas until then \(restores 3\)/);
+      },
+    },
+    {
+      name: 'one remembered replica is restored as "1 replica"',
+      desired: withAutoscaler(),
+      observed: (() => {
+        const w = workers(2, V2);
+        return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)], deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '1' })] });
+      })(),
+      now: at(0),
+      check: (p) => assert.equal(p.specs.find((s) => s.spec.kind === 'AutoscalingStrategy')?.waitingFor, 'restoring 1 replica'),
     },
     {
       name: 'when every rollout is complete the exact remembered count is restored',

@@ -1,7 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { parseDuration } from '../../src/cli/sandbox.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDuration, scenarioStateDir } from '../../src/cli/sandbox.js';
 import { SandboxError } from '../../src/sandbox/errors.js';
 import { instructions, outcomeReport, type SandboxOutcome } from '../../src/sandbox/index.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 describe('drydock sandbox outcome', () => {
   const failed = (e: SandboxError): SandboxOutcome => ({ kind: 'failed', error: e });
@@ -57,31 +62,32 @@ describe('drydock sandbox outcome', () => {
     for (const [text, ms] of durations) it(`${text} → ${String(ms)}`, () => assert.equal(parseDuration(text), ms));
   });
 
-  it('tells a person how to use the sandbox by hand', () => {
-    assert.deepEqual(
-      instructions({
-        kubeconfig: 'state/control-plane/admin.kubeconfig',
-        binDir: 'cache/bin',
-        cloneUrl: 'http://sandbox:pw@127.0.0.1:4000/fleet.git',
-        statusBranch: 'drydock/status',
-        logs: 'state/logs',
-        controlPlaneLogs: 'state/control-plane/logs',
-        nodeImageFile: 'images/worker.yaml',
-      }),
-      [
-        '',
-        'The sandbox is up. In another terminal:',
-        '  export KUBECONFIG=state/control-plane/admin.kubeconfig',
-        '  export PATH=cache/bin:$PATH',
-        '  kubectl get nodes -L sim.drydock.dev/image -L drydock.dev/phase',
-        '  git clone http://sandbox:pw@127.0.0.1:4000/fleet.git && cd fleet',
-        '  # change spec.image in images/worker.yaml, then:',
-        '  git commit -am "Upgrade worker image" && git push',
-        '  git fetch && git log origin/drydock/status',
-        'Logs: state/logs (control plane: state/control-plane/logs)',
-        'Stop: Ctrl-C (state is kept and a re-run resumes; --reset starts over)',
-        '',
-      ],
-    );
+  it('the README shows the commands the sandbox prints, line for line', () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    const block = /It prints how to use it by hand:\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(block !== undefined, 'README has no sandbox how-to block');
+    const printed = instructions({
+      kubeconfig: '.state/sandbox/control-plane/admin.kubeconfig',
+      binDir: '~/.cache/drydock/k8s-1.36.3/bin',
+      drydockDir: '.state/sandbox/bin',
+      cloneUrl: 'http://sandbox:<password>@127.0.0.1:<port>/fleet.git',
+      cloudUrl: 'http://127.0.0.1:<port>',
+      statusBranch: 'drydock/status',
+      logs: 'state/logs',
+      controlPlaneLogs: 'state/control-plane/logs',
+      nodeImageFile: 'images/worker.yaml',
+    })
+      .filter((l) => l.startsWith('  '))
+      .map((l) => l.slice(2));
+    assert.deepEqual(block.trimEnd().split('\n'), printed);
+  });
+
+  describe('a scenario runs in its own state directory unless told otherwise', () => {
+    const cases: [string, Parameters<typeof scenarioStateDir>[0], ReturnType<typeof scenarioStateDir>][] = [
+      ['no scenario: the directory given or the default, as it is', { stateDir: '.state/sandbox', reset: false }, { stateDir: '.state/sandbox', reset: false }],
+      ['scenario at the default: its own directory, emptied first', { stateDir: '.state/sandbox', reset: false, scenario: 'upgrade' }, { stateDir: path.join('.state', 'scenario-upgrade'), reset: true }],
+      ['scenario with --state-dir: that directory, as told', { stateDir: 'mine', stateDirGiven: true, reset: false, scenario: 'upgrade' }, { stateDir: 'mine', reset: false }],
+    ];
+    for (const [name, flags, expected] of cases) it(name, () => assert.deepEqual(scenarioStateDir(flags), expected));
   });
 });

@@ -9,7 +9,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveBinDir } from '../../src/sandbox/control-plane/index.js';
@@ -150,20 +150,82 @@ describe('drydock sandbox (end to end)', function () {
     }
   });
 
-  it('Ctrl-C stops every process it started', async function () {
-    this.timeout(5 * 60_000);
-    const run = (current = sandbox(['--state-dir', path.join(tmpDir(), 'state')]));
-    const deadline = Date.now() + 4 * 60_000;
-    while (!/✓ drydock/.test(run.output())) {
-      assert.ok(Date.now() < deadline, `the sandbox did not come up:\n${run.output()}`);
-      assert.equal(run.child.exitCode, null, `the sandbox exited early:\n${run.output()}`);
-      await delay(250);
+  it('every command it prints works as printed; Ctrl-C through a closed pipe still stops everything and cleans up', async function () {
+    this.timeout(10 * 60_000);
+    const stateDir = path.join(tmpDir(), 'state');
+    // Like `drydock sandbox | tee log`: stdout is a pipe whose reader goes away before Ctrl-C.
+    const child = spawn(process.execPath, [bin, 'sandbox', '--no-live', '--state-dir', stateDir], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const run: Run = (current = { child, output: () => out + err, exited });
+    const until = async (what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<void> => {
+      const deadline = Date.now() + ms;
+      while (!(await ok())) {
+        assert.ok(Date.now() < deadline, `timed out waiting for ${what}:\n${run.output()}`);
+        assert.equal(child.exitCode, null, `the sandbox exited early:\n${run.output()}`);
+        await delay(250);
+      }
+    };
+    await until('the how-to block', () => /^Stop: Ctrl-C/m.test(out), 4 * 60_000);
+    await until("drydock's first status commit", () => /git in sync: drydock\/status reports on main/.test(out), 2 * 60_000);
+
+    // The how-to block, run line by line in one shell as a person pastes it, in a fresh directory.
+    const block = /In another terminal:\n((?: {2}.*\n)+)/.exec(out)?.[1] ?? '';
+    const lines = block.split('\n').filter((l) => l !== '').map((l) => l.slice(2));
+    assert.ok(lines.some((l) => l.startsWith('drydock plan ')), block);
+    const edit = /^# change spec\.image in (\S+), then/;
+    const script = lines
+      .map((l) => {
+        const m = edit.exec(l);
+        // The one step left to the person: the edit itself.
+        const line = m === null ? l : `sed -i 's|^  image: .*|  image: registry.example/node-os:v1.0.1|' ${m[1] ?? ''}`;
+        return `${line}\necho "=== exit $? of: ${line.replace(/["$`\\]/g, '.')}"`;
+      })
+      .join('\n');
+    const person = tempDir('drydock-person-');
+    try {
+      const r = spawnSync('bash', ['-c', script], {
+        cwd: person.dir,
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, HOME: person.dir, GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.com', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.com', GIT_TERMINAL_PROMPT: '0' },
+      });
+      const said = `${r.stdout}\n${r.stderr}`;
+      const exits = [...r.stdout.matchAll(/^=== exit (\d+) of: (.*)$/gm)].map((m) => [m[2], m[1]]);
+      assert.deepEqual(exits.filter(([, code]) => code !== '0'), [], said);
+      assert.equal(exits.length, lines.length, said);
+      assert.match(r.stdout, /^NAME\s.*\sIMAGE\s+PHASE$/m, said);
+      assert.match(r.stdout, /^drydock plan for cluster sandbox at commit /m, said);
+      assert.match(r.stdout, /^ {2}\d+\. NodeImage\/worker canary: workers-i-000\d /m, said);
+      // drydock status on the clone: every example spec has a row; those not acted on say so.
+      for (const spec of ['NodeMaintenance/workers-i-0003-disk', 'NodeOp/vacuum-journal', 'NodeOpUpgrade/edge-os', 'UpgradeGate/storage-healthy']) {
+        assert.match(r.stdout, new RegExp(`\\| \\[${spec}\\]\\([^)]*\\) \\| NotSupported \\| 0/0 \\| a build of drydock that acts on`), said);
+      }
+      assert.match(r.stdout, /\| \[NodeImage\/worker\]\([^)]*\) \| (?!NotSupported)\w+ \|/, said);
+      // The push starts a rollout, and kubectl -L shows the phase drydock gives the first node.
+      const kubectl = lines.find((l) => l.startsWith('kubectl get nodes')) ?? '';
+      await until('a drydock.dev/phase in kubectl get nodes -L', () => {
+        const k = spawnSync('bash', ['-c', `${lines.filter((l) => l.startsWith('export ')).join('; ')}; ${kubectl} --no-headers`], { encoding: 'utf8' });
+        return /\s(Pending|Cordoned|Draining|Done)\s*$/m.test(k.stdout);
+      }, 3 * 60_000);
+    } finally {
+      person.remove();
     }
-    const started = descendants(run.child.pid ?? -1);
+
+    const started = descendants(child.pid ?? -1);
     // etcd, kube-apiserver, controller manager, scheduler, KWOK, the sim cloud, drydock.
     assert.ok(started.length >= 7, `only ${started.length} processes started`);
-    run.child.kill('SIGINT');
-    assert.equal(await run.exited, 0, run.output());
+    child.stdout.destroy();
+    await delay(200);
+    child.kill('SIGINT');
+    assert.equal(await exited, 0, run.output());
+    // The last words went to stderr, stdout being gone; nothing was left behind.
+    assert.match(err, /^sandbox stopped; run it again to resume/m, run.output());
+    assert.equal(existsSync(path.join(stateDir, 'sandbox.lock')), false, 'sandbox.lock left behind');
+    assert.equal(existsSync(path.join(stateDir, 'pids.json')), false, 'pids.json left behind');
     // The watchdogs that guard against a SIGKILLed sandbox notice within a second and end too.
     for (let i = 0; i < 30 && started.some(isAlive); i++) await delay(100);
     const left = started.filter(isAlive).map((pid) => `${pid} ${commandLine(pid)}`);

@@ -95,6 +95,7 @@ describe('sandbox view', () => {
     it('says everything the first time, then only what changed', () => {
       const first: SandboxSnapshot = {
         ...base,
+        nodesRead: true,
         specs: [{ kind: 'NodeImage', name: 'worker', phase: 'Progressing', done: 0, total: 6 }],
         nodes: [
           { name: 'worker-0', group: 'workers', image: 'v1', ready: true, unschedulable: false },
@@ -104,8 +105,8 @@ describe('sandbox view', () => {
       assert.deepEqual(renderChanges(undefined, first), [
         '[3m12s] running',
         '[3m12s] NodeImage/worker [░░░░░░░░░░░░░░░░░░░░] 0/6 Progressing',
-        '[3m12s] node worker-0 joined (workers, v1)',
-        '[3m12s] node worker-1 joined (workers, v1)',
+        '[3m12s] node worker-0 found (workers, v1)',
+        '[3m12s] node worker-1 found (workers, v1)',
       ]);
       const second: SandboxSnapshot = {
         ...first,
@@ -121,6 +122,15 @@ describe('sandbox view', () => {
         '[3m20s] node worker-0 removed',
       ]);
       assert.deepEqual(renderChanges(second, second), []);
+    });
+
+    it('a node has joined only when a look before it did not find it (a resumed sandbox finds its nodes)', () => {
+      const node = { name: 'worker-0', group: 'workers', image: 'v1', ready: true, unschedulable: false };
+      const notLooked: SandboxSnapshot = { ...base, headline: 'h' };
+      const lookedEmpty: SandboxSnapshot = { ...notLooked, nodesRead: true };
+      const withNode: SandboxSnapshot = { ...lookedEmpty, nodes: [node] };
+      assert.deepEqual(renderChanges(notLooked, withNode), ['[3m12s] node worker-0 found (workers, v1)']);
+      assert.deepEqual(renderChanges(lookedEmpty, withNode), ['[3m12s] node worker-0 joined (workers, v1)']);
     });
   });
 

@@ -90,6 +90,11 @@ describe('status documents', () => {
     ['refusal and the active spec', report, 'commit 0123456 refused (1 error); NodeMaintenance/node-7 0/1 progressing'],
     ['everything complete', { cluster: 'c', specs: [report.specs[1]!] }, '1 spec complete'],
     ['nothing', { cluster: 'c', specs: [] }, 'no specs'],
+    [
+      'a spec not acted on is no headline',
+      { cluster: 'c', specs: [{ kind: 'NodeOp', name: 'a', phase: 'NotSupported', progress: { done: 0, total: 0 }, conditions: [], nodes: [] }, report.specs[1]!] },
+      '1 spec complete',
+    ],
   ];
   for (const [name, r, want] of summaries) it(`summarises: ${name}`, () => assert.equal(summarize(r), want));
 

@@ -107,7 +107,7 @@ describe('StatusWriter against git http-backend', function () {
     const opts = { repo: fx.url, statusBranch: 'drydock/status', format: 'text', cacheDir: fx.cacheRoot } as const;
     const env = { DRYDOCK_GIT_USERNAME: TEST_USER.username, DRYDOCK_GIT_PASSWORD: TEST_USER.password };
     assert.equal(await runStatus(opts, (s) => out.push(s), (s) => err.push(s), env), 2);
-    assert.match(err.join(''), /has no branch drydock\/status yet/);
+    assert.match(err.join(''), /has no branch drydock\/status yet: drydock writes it once it has run against this repository; if its drydock.yaml names another statusBranch/);
     await writer().write(report(3));
     assert.equal(await runStatus(opts, (s) => out.push(s), (s) => err.push(s), env), 0);
     assert.match(out.join(''), /\| \[NodeImage\/worker\]\(status\/NodeImage\/worker\.yaml\) \| Progressing \| 3\/10 \| PDB default\/web allows 0 disruptions \| 1a2b3c4 \|/);
@@ -143,6 +143,32 @@ describe('StatusWriter against git http-backend', function () {
     const code = await runStatus({ repo: fx.work, statusBranch: 'drydock/status', format: 'text' }, (s) => out.push(s), () => undefined, {});
     assert.equal(code, 0);
     assert.match(out.join(''), /\| 5\/10 \|/);
+  });
+
+  it('drydock status reads a local clone, whose status branch is origin/drydock/status, and its hint works', async () => {
+    const work = `${clone.dir}/fleet`;
+    await git(clone.dir, ['clone', '-q', withUser(fx.url), 'fleet']);
+    const run = async (statusBranch: string): Promise<{ code: number; out: string; err: string }> => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runStatus({ repo: work, statusBranch, format: 'text' }, (s) => out.push(s), (s) => err.push(s), {});
+      return { code, out: out.join(''), err: err.join('') };
+    };
+    // Cloned before drydock wrote anything: the error says what to run and what exists.
+    const before = await run('drydock/status');
+    assert.equal(before.code, 2);
+    assert.match(before.err, /has no branch drydock\/status, nor origin\/drydock\/status: run `git fetch origin` in it/);
+    assert.match(before.err, /\(branches here: [^)]*origin\/main\)/);
+    await writer().write(report(7));
+    // The hint, followed: fetch, and the remote-tracking branch is read.
+    await git(work, ['fetch', '-q', 'origin']);
+    const after = await run('drydock/status');
+    assert.equal(after.code, 0, after.err);
+    assert.match(after.out, /\| 7\/10 \|/);
+    // Named the way `git log origin/drydock/status` names it, too.
+    const named = await run('origin/drydock/status');
+    assert.equal(named.code, 0, named.err);
+    assert.match(named.out, /\| 7\/10 \|/);
   });
 
   it('refuses to write over the status of another cluster on the same branch', async () => {

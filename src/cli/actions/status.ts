@@ -11,10 +11,13 @@ export async function runStatus(opts: StatusCommandOptions, out: (s: string) => 
     const source = new GitSource({ repo: opts.repo, ...(credentials ? { credentials } : {}), ...(opts.cacheDir ? { cacheRoot: opts.cacheDir } : {}), retries: 1 });
     let tip: string;
     try {
-      tip = await source.fetchBranch(opts.statusBranch);
+      tip = await source.readBranchTip(opts.statusBranch);
     } catch (e) {
-      if (isGitSourceError(e, 'branch-missing')) {
-        err(`drydock status: ${source.display} has no branch ${opts.statusBranch} yet: drydock writes it once it has run against this repository (or pass --status-branch)\n`);
+      if (isGitSourceError(e, 'branch-missing') && source.isRemote) {
+        err(
+          `drydock status: ${source.display} has no branch ${opts.statusBranch} yet: drydock writes it once it has run against this repository; ` +
+            `if its drydock.yaml names another statusBranch (or drydock runs with --status-branch), pass that name as --status-branch\n`,
+        );
         return EXIT_ERROR;
       }
       throw e;

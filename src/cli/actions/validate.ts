@@ -1,7 +1,8 @@
 /** What `drydock validate` does once its arguments are parsed (loaded only when it runs). */
 import { stat } from 'node:fs/promises';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
-import { errorsToJson, formatErrorsGithub, formatErrorsText, loadFromDirectory, SpecSourceError, type DesiredState, type ErrorFormat } from '../../spec/index.js';
+import { errorsToJson, formatErrorsGithub, formatErrorsText, loadFromDirectory, SpecSourceError, type DesiredState, type ErrorFormat, type SpecError } from '../../spec/index.js';
+import { notActedOn, notActedOnReason } from '../../plan/unsupported.js';
 
 function specCount(d: DesiredState): number {
   return (
@@ -15,6 +16,11 @@ function specCount(d: DesiredState): number {
     d.maintenanceWindows.length +
     d.approvals.length
   );
+}
+
+/** Valid specs this build does not act on, as findings that do not fail validation. */
+function warnings(d: DesiredState): SpecError[] {
+  return notActedOn(d).map((n) => ({ ...n.source, code: 'not-supported', message: `${n.kind}/${n.name}: ${notActedOnReason(n)}`, hint: n.hint }));
 }
 
 function plural(n: number, word: string): string {
@@ -43,9 +49,10 @@ export async function runValidate(dir: string, format: ErrorFormat, out: (s: str
     throw e;
   }
   const opts = { root: dir };
+  const warned = result.ok ? warnings(result.desired) : [];
   if (format === 'json') {
     const body = result.ok
-      ? { valid: true, files: result.files, specs: specCount(result.desired), errors: [] }
+      ? { valid: true, files: result.files, specs: specCount(result.desired), errors: [], warnings: errorsToJson(warned, opts) }
       : { valid: false, files: result.files, errors: errorsToJson(result.errors, opts) };
     out(`${JSON.stringify(body, null, 2)}\n`);
     return result.ok ? EXIT_OK : EXIT_FINDINGS;
@@ -56,6 +63,11 @@ export async function runValidate(dir: string, format: ErrorFormat, out: (s: str
     out(`${dir}: ${plural(result.errors.length, 'error')} in ${plural(files, 'file')}; nothing is applied until all are fixed\n`);
     return EXIT_FINDINGS;
   }
-  out(`${dir}: valid: ${plural(specCount(result.desired), 'spec')} in ${plural(result.files.length, 'file')} (cluster ${result.desired.config.cluster})\n`);
+  if (warned.length > 0) {
+    const w = { ...opts, severity: 'warning' } as const;
+    out(`${format === 'github' ? formatErrorsGithub(warned, w) : formatErrorsText(warned, w)}\n`);
+  }
+  const notActed = warned.length === 0 ? '' : `; ${plural(warned.length, 'spec')} not acted on by this build (warnings above)`;
+  out(`${dir}: valid: ${plural(specCount(result.desired), 'spec')} in ${plural(result.files.length, 'file')} (cluster ${result.desired.config.cluster})${notActed}\n`);
   return EXIT_OK;
 }

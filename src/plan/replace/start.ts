@@ -124,7 +124,7 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
       limitWait ??=
         gate.limit !== undefined && gate.limit < concurrencySlots
           ? { code: 'soak', reason: `the canary wave of ${image.rollout.canary?.nodes ?? 0} node(s) goes first` }
-          : { code: 'concurrency', reason: `concurrency ${image.rollout.concurrency} nodes in flight reached` };
+          : { code: 'concurrency', reason: `concurrency limit reached: ${image.rollout.concurrency} node${image.rollout.concurrency === 1 ? '' : 's'} in flight at once` };
       waiting++;
       continue;
     }
