@@ -5,6 +5,7 @@
  * a reboot pod once the outcome is recorded. Each call is safe to repeat.
  */
 import type { BatchV1Api, CoreV1Api, V1Job, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
+import { CodedError } from '../errors.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
 import { JOB_LABELS } from './jobs/names.js';
@@ -24,11 +25,10 @@ export interface JobDeps {
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 
 /** An object of the same name that drydock did not make for this operation, node and step. */
-export class ForeignObjectError extends Error {
+export class ForeignObjectError extends CodedError<'ForeignObject', { readonly kind: string; readonly namespace: string; readonly name: string }> {
   override readonly name = 'ForeignObjectError';
-  readonly code = 'ForeignObject';
-  constructor(readonly data: { readonly kind: string; readonly namespace: string; readonly name: string }) {
-    super(`${data.kind} ${data.namespace}/${data.name} exists but was not made by drydock for this operation and node; delete or rename it`);
+  constructor(data: { readonly kind: string; readonly namespace: string; readonly name: string }) {
+    super('ForeignObject', `${data.kind} ${data.namespace}/${data.name} exists but was not made by drydock for this operation and node; delete or rename it`, data);
   }
 }
 
