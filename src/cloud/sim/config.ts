@@ -49,12 +49,25 @@ export interface SimQuota {
   readonly maxInstancesTotal?: number;
 }
 
+/** How the simulated hosts behave when drydock runs Jobs and reboot pods on them (host.ts). */
+export interface SimHostConfig {
+  /** Seconds a rebooting node stays NotReady. */
+  readonly rebootSeconds: number;
+  /** Seconds a Job pod runs when its sim.drydock.dev/run-seconds annotation does not say. */
+  readonly jobRunSeconds: number;
+  /** Nodes on which every Job pod fails (the label sim.drydock.dev/fail-jobs=true does the same). */
+  readonly failJobsOnNodes: readonly string[];
+}
+
+export const DEFAULT_HOST: SimHostConfig = { rebootSeconds: 5, jobRunSeconds: 2, failJobsOnNodes: [] };
+
 export interface SimCloudConfig {
   readonly bootDelaySeconds: number;
   readonly terminateDelaySeconds: number;
   readonly groups: readonly SimGroupConfig[];
   readonly quota: SimQuota;
   readonly faults: SimFaultConfig;
+  readonly host: SimHostConfig;
 }
 
 export const DEFAULT_RESOURCES: SimResources = { cpu: '4', memory: '16Gi', pods: '110' };
@@ -108,6 +121,17 @@ export const simCloudConfigSchema = {
       properties: {
         maxInstancesPerGroup: { type: 'integer', minimum: 0 },
         maxInstancesTotal: { type: 'integer', minimum: 0 },
+      },
+    },
+    host: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'What the simulated hosts do with the Jobs and reboot pods drydock runs on them.',
+      properties: {
+        rebootSeconds: { ...seconds, description: 'Seconds a node stays NotReady after a drydock reboot pod started on it.' },
+        jobRunSeconds: { ...seconds, description: 'Seconds a Job pod runs unless its sim.drydock.dev/run-seconds annotation says otherwise.' },
+        failJobsOnNodes: { type: 'array', items: { type: 'string' }, description: 'Node names on which every Job pod fails.' },
       },
     },
     faults: {
@@ -241,6 +265,7 @@ export function parseSimConfig(
     terminateDelaySeconds: raw.terminateDelaySeconds,
     quota: raw.quota,
     faults,
+    host: { ...DEFAULT_HOST, ...raw.host },
     groups: raw.groups.map((g) => ({
       id: g.id,
       role: g.role,
@@ -259,6 +284,7 @@ interface RawConfig {
   groups: Array<Omit<SimGroupConfig, 'resources'> & { resources: Partial<SimResources> }>;
   quota: SimQuota;
   faults: Partial<Omit<SimFaultConfig, 'latencyMs'>> & { latencyMs?: Partial<SimFaultConfig['latencyMs']> };
+  host: Partial<SimHostConfig>;
 }
 
 /** Reads and checks a YAML configuration file; errors carry file:line:column. */

@@ -1,7 +1,24 @@
 // KWOK: fake nodes and pods, driven by Stage definitions.
 import type { V1Node } from '@kubernetes/client-node';
 
+import { KWOK_STAGES_YAML } from './kwok-stages.js';
+
 export { KWOK_STAGES_VERSION, KWOK_STAGES_YAML } from './kwok-stages.js';
+
+/**
+ * Who ends Job pods: 'kwok' (KWOK's pod-complete stage: they succeed at once), or 'host' (they
+ * stay Running for a host player, the sim cloud's simulated hosts, to end them with an exit
+ * code after a run time).
+ */
+export type JobPodPlayer = 'kwok' | 'host';
+
+/** The stages KWOK runs with; 'host' leaves out pod-complete. */
+export function kwokStages(jobPods: JobPodPlayer = 'kwok'): string {
+  if (jobPods === 'kwok') return KWOK_STAGES_YAML;
+  return KWOK_STAGES_YAML.split(/^---$/m)
+    .filter((doc) => !/^\s*name: pod-complete$/m.test(doc))
+    .join('---');
+}
 
 /** The annotation (and label) that makes KWOK manage a node. */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
