@@ -7,6 +7,7 @@ import {
   labelValue,
   nodeJob,
   nodeJobName,
+  nodeOpJobSpec,
   objectName,
   rebootPod,
   rebootPodName,
@@ -77,7 +78,7 @@ describe('the Job on a node', () => {
     assert.deepEqual(pod?.imagePullSecrets, [{ name: 'regcred' }]);
     assert.equal(job.spec?.backoffLimit, 2);
     assert.equal(container?.securityContext?.privileged, true);
-    assert.deepEqual(container?.env, [{ name: 'A', value: '1' }, { name: 'B', value: '2' }]);
+    assert.deepEqual(container?.env, [{ name: 'A', value: '1' }, { name: 'B', value: '2' }, { name: 'HOST_DIR', value: '/host' }]);
     assert.equal(pod?.restartPolicy, 'Never');
     assert.equal(job.spec?.ttlSecondsAfterFinished, undefined, 'the Job must outlive its outcome being recorded');
   });
@@ -86,6 +87,7 @@ describe('the Job on a node', () => {
     const j = nodeJob({ operation: op, node: worker, namespace: 'ns', job: { image: 'i', command: ['c'], imagePullSecrets: [], backoffLimit: 0, privileged: false, hostMountPath: '/rootfs' } });
     const c = j.spec?.template.spec?.containers[0];
     assert.deepEqual(c?.volumeMounts, [{ name: 'host-root', mountPath: '/rootfs' }]);
+    assert.deepEqual(c?.env, [{ name: 'HOST_DIR', value: '/rootfs' }]);
     assert.equal(c?.securityContext?.privileged, false);
     assert.equal(j.spec?.template.spec?.imagePullSecrets, undefined);
   });
@@ -106,6 +108,13 @@ describe('the Job on a node', () => {
   });
 });
 
+describe('a NodeOp\'s job fields', () => {
+  it('run privileged with the NodeOp\'s image, command, secrets, retries and host mount', () => {
+    const spec = nodeOpJobSpec({ image: 'busybox:latest', command: ['sh', '-c', 'x'], imagePullSecrets: ['r'], backoffLimit: 6, hostMountPath: '/h' });
+    assert.deepEqual(spec, { image: 'busybox:latest', command: ['sh', '-c', 'x'], imagePullSecrets: ['r'], backoffLimit: 6, privileged: true, hostMountPath: '/h' });
+  });
+});
+
 describe('the reboot pod', () => {
   const pod = rebootPod({ operation: op, node: worker, bootID: 'b00710aa-1111-2222-3333-444455556666', namespace: 'drydock-system', image: 'alpine:3' });
 
@@ -115,7 +124,12 @@ describe('the reboot pod', () => {
     assert.equal(pod.spec?.restartPolicy, 'Never');
     assert.equal(pod.spec?.containers[0]?.securityContext?.privileged, true);
     assert.equal(pod.spec?.containers[0]?.image, 'alpine:3');
-    assert.deepEqual(pod.spec?.tolerations?.[0], { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' });
+    assert.deepEqual(pod.spec?.tolerations, [
+      { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
+      // The reboot itself makes the node NotReady: the pod must not be evicted for it.
+      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+      { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+    ]);
   });
 
   it('is named by node and recorded bootID, so one boot gets one reboot', () => {

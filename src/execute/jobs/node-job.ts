@@ -5,6 +5,7 @@
  * so a retry after a crash finds the Job it made before.
  */
 import type { V1Job, V1Toleration } from '@kubernetes/client-node';
+import type { NodeOp } from '../../spec/model.js';
 import { JOB_ANNOTATIONS, jobAnnotations, jobLabels, objectName, type JobStep, type OperationRef } from './names.js';
 
 /** The taint a cordon puts on a node (the node lifecycle controller mirrors spec.unschedulable). */
@@ -44,6 +45,8 @@ export interface NodeJobInput {
 }
 
 export const DEFAULT_HOST_MOUNT_PATH = '/host';
+/** Kairos tells its node Jobs where the host is mounted in this variable; scripts written for it use it. */
+export const HOST_DIR_ENV = 'HOST_DIR';
 const HOST_ROOT_VOLUME = 'host-root';
 
 /** The Job's name: operation, node and revision; ≤ 63 characters. */
@@ -78,7 +81,8 @@ export function nodeJob(input: NodeJobInput, step: JobStep = 'operation'): V1Job
   const labels = jobLabels(op, node.name, step);
   const annotations = jobAnnotations(op, node.name);
   const podAnnotations = input.appliesImage === undefined ? annotations : { ...annotations, [JOB_ANNOTATIONS.image]: input.appliesImage };
-  const env = Object.entries(job.env ?? {})
+  const hostMountPath = job.hostMountPath ?? DEFAULT_HOST_MOUNT_PATH;
+  const env = Object.entries({ [HOST_DIR_ENV]: hostMountPath, ...job.env })
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, value]) => ({ name, value }));
   return {
@@ -102,9 +106,9 @@ export function nodeJob(input: NodeJobInput, step: JobStep = 'operation'): V1Job
               name: 'operation',
               image: job.image,
               command: [...job.command],
-              ...(env.length > 0 ? { env } : {}),
+              env,
               securityContext: { privileged: job.privileged },
-              volumeMounts: [{ name: HOST_ROOT_VOLUME, mountPath: job.hostMountPath ?? DEFAULT_HOST_MOUNT_PATH }],
+              volumeMounts: [{ name: HOST_ROOT_VOLUME, mountPath: hostMountPath }],
               // The message kept in status: what the container wrote, or its last log lines.
               terminationMessagePolicy: 'FallbackToLogsOnError',
             },
@@ -114,4 +118,12 @@ export function nodeJob(input: NodeJobInput, step: JobStep = 'operation'): V1Job
       },
     },
   };
+}
+
+/**
+ * A NodeOp's (and so a NodeOpUpgrade's) job fields as a NodeJobSpec. It runs privileged: its
+ * command works on the host through the mount (Kairos' upgrade binds the host's /dev and /run).
+ */
+export function nodeOpJobSpec(op: Pick<NodeOp, 'image' | 'command' | 'imagePullSecrets' | 'backoffLimit' | 'hostMountPath'>): NodeJobSpec {
+  return { image: op.image, command: op.command, imagePullSecrets: op.imagePullSecrets, backoffLimit: op.backoffLimit, privileged: true, hostMountPath: op.hostMountPath };
 }

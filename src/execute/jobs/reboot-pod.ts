@@ -9,8 +9,18 @@ import { JOB_ANNOTATIONS, jobAnnotations, jobLabels, objectName, type OperationR
 import { hostRootVolume, nodeTolerations, type JobNode } from './node-job.js';
 
 export const DEFAULT_REBOOT_IMAGE = 'busybox:1.36';
-/** Enter the host's namespaces through PID 1 and ask its init to reboot. */
-export const DEFAULT_REBOOT_COMMAND: readonly string[] = ['nsenter', '--target', '1', '--mount', '--uts', '--ipc', '--net', '--pid', '--', 'reboot'];
+/** Enter the host's mount and IPC namespaces through PID 1 and reboot, as Kairos' reboot pod does. */
+export const DEFAULT_REBOOT_COMMAND: readonly string[] = ['nsenter', '-i', '-m', '-t', '1', '--', 'reboot'];
+
+/**
+ * The reboot makes the node NotReady, then unreachable; the taint manager would evict the pod
+ * after the default 300 s and with it the record that the reboot was asked for. Tolerated
+ * without tolerationSeconds, the taints are tolerated for as long as they last.
+ */
+const REBOOT_TOLERATIONS = [
+  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+  { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+] as const;
 
 export interface RebootPodInput {
   readonly operation: OperationRef;
@@ -43,13 +53,13 @@ export function rebootPod(input: RebootPodInput): V1Pod {
       // Once the host rebooted the pod is finished; restarting it would reboot again.
       restartPolicy: 'Never',
       automountServiceAccountToken: false,
-      tolerations: nodeTolerations(node),
+      tolerations: [...nodeTolerations(node), ...REBOOT_TOLERATIONS.filter((t) => !node.taints.some((n) => n.key === t.key && n.effect === t.effect)).map((t) => ({ ...t }))],
       containers: [
         {
           name: 'reboot',
           image: input.image ?? DEFAULT_REBOOT_IMAGE,
           command: [...(input.command ?? DEFAULT_REBOOT_COMMAND)],
-          securityContext: { privileged: true },
+          securityContext: { privileged: true, runAsUser: 0 },
           volumeMounts: [{ name: hostRootVolume().name, mountPath: '/host' }],
         },
       ],
