@@ -10,6 +10,7 @@ import {
   deleteRebootPod,
   ForeignObjectError,
   gateJob,
+  jobSelector,
   kubeApis,
   nodeJob,
   readJobOutcome,
@@ -42,8 +43,9 @@ describe('node jobs against a real API server', function () {
     const job = nodeJob({ operation: op, node: { name: 'nj-1', taints: [{ key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' }] }, namespace: NS, job: spec });
     assert.equal((await createJob(job, d)).kind, 'done');
     assert.deepEqual(await createJob(job, d), { kind: 'skipped', reason: `Job ${job.metadata?.name} already exists` });
-    const list = await batch.listNamespacedJob({ namespace: NS, labelSelector: 'drydock.dev/node=nj-1' });
-    assert.equal(list.items.length, 1);
+    const list = await batch.listNamespacedJob({ namespace: NS, labelSelector: jobSelector(op, 'nj-1') });
+    assert.deepEqual(list.items.map((j) => j.metadata?.name), [job.metadata?.name]);
+    assert.equal((await batch.listNamespacedJob({ namespace: NS, labelSelector: jobSelector({ ...op, revision: 'other' }, 'nj-1') })).items.length, 0);
   });
 
   it('reads the outcome once the pod on the node ran, then deletes the finished Job with its pods', async () => {
