@@ -80,7 +80,7 @@ export function startSimHost(options: SimHostOptions): SimHost {
       if (stopped) return;
       if (applied.has(step.key)) continue;
       try {
-        await apply(step);
+        await applyStep(core, step, new Date(now()).toISOString());
         applied.add(step.key);
         log.info({ step: step.kind, node: step.node, ...('pod' in step ? { pod: `${step.namespace}/${step.pod}` } : {}) }, 'host step applied');
       } catch (err) {
@@ -89,37 +89,6 @@ export function startSimHost(options: SimHostOptions): SimHost {
       }
     }
     if (nextAt !== undefined) schedule(nextAt - now());
-  }
-
-  async function apply(step: HostStep): Promise<void> {
-    switch (step.kind) {
-      case 'endPod':
-        await core.patchNamespacedPodStatus({ name: step.pod, namespace: step.namespace, body: { status: step.status } }, MERGE);
-        return;
-      case 'setOsImage':
-        await core.patchNodeStatus({ name: step.node, body: { status: { nodeInfo: { osImage: step.image } } } }, MERGE);
-        return;
-      case 'goDown':
-        // Without KWOK's annotation nothing renews the node's lease or heartbeats: it is down.
-        await core.patchNode({ name: step.node, body: { metadata: { annotations: { [KWOK_ANNOTATION]: null, [HOST_KEYS.rebootingUntil]: new Date(step.until).toISOString() } } } }, MERGE);
-        await core.patchNodeStatus({ name: step.node, body: { status: { conditions: step.conditions } } }, MERGE);
-        return;
-      case 'comeBack':
-        await comeBack(step);
-        return;
-    }
-  }
-
-  async function comeBack(step: Extract<HostStep, { kind: 'comeBack' }>): Promise<void> {
-    const at = new Date(now()).toISOString();
-    const pods = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${step.node}` });
-    for (const pod of pods.items) {
-      const status = restartedStatus(pod, at);
-      if (status === undefined) continue;
-      await core.patchNamespacedPodStatus({ name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status } }, MERGE);
-    }
-    await core.patchNodeStatus({ name: step.node, body: { status: { conditions: step.conditions, nodeInfo: { bootID: randomUUID() } } } }, MERGE);
-    await core.patchNode({ name: step.node, body: { metadata: { annotations: { [KWOK_ANNOTATION]: 'fake', [HOST_KEYS.rebootingUntil]: null } } } }, MERGE);
   }
 
   return {
@@ -131,6 +100,38 @@ export function startSimHost(options: SimHostOptions): SimHost {
       await running.catch(() => undefined);
     },
   };
+}
+
+/** One host step against the API; each is safe to repeat. */
+async function applyStep(core: CoreV1Api, step: HostStep, at: string): Promise<void> {
+  switch (step.kind) {
+    case 'endPod':
+      await core.patchNamespacedPodStatus({ name: step.pod, namespace: step.namespace, body: { status: step.status } }, MERGE);
+      return;
+    case 'setOsImage':
+      await core.patchNodeStatus({ name: step.node, body: { status: { nodeInfo: { osImage: step.image } } } }, MERGE);
+      return;
+    case 'goDown':
+      // Without KWOK's annotation nothing renews the node's lease or heartbeats: it is down.
+      await core.patchNode({ name: step.node, body: { metadata: { annotations: { [KWOK_ANNOTATION]: null, [HOST_KEYS.rebootingUntil]: new Date(step.until).toISOString() } } } }, MERGE);
+      await core.patchNodeStatus({ name: step.node, body: { status: { conditions: step.conditions } } }, MERGE);
+      return;
+    case 'comeBack':
+      await comeBack(core, step, at);
+      return;
+  }
+}
+
+/** The host is up again: its pods restart (or end), then the node reports a new boot, then KWOK takes it back. */
+async function comeBack(core: CoreV1Api, step: Extract<HostStep, { kind: 'comeBack' }>, at: string): Promise<void> {
+  const pods = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${step.node}` });
+  for (const pod of pods.items) {
+    const status = restartedStatus(pod, at);
+    if (status === undefined) continue;
+    await core.patchNamespacedPodStatus({ name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status } }, MERGE);
+  }
+  await core.patchNodeStatus({ name: step.node, body: { status: { conditions: step.conditions, nodeInfo: { bootID: randomUUID() } } } }, MERGE);
+  await core.patchNode({ name: step.node, body: { metadata: { annotations: { [KWOK_ANNOTATION]: 'fake', [HOST_KEYS.rebootingUntil]: null } } } }, MERGE);
 }
 
 /**
