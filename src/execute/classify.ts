@@ -7,6 +7,7 @@
  */
 import { ApiException } from '@kubernetes/client-node';
 import { CloudError } from '../cloud/provider.js';
+import { ForeignObjectError } from './node-jobs.js';
 
 export type OutcomeKind = 'done' | 'skipped' | 'waiting' | 'transient' | 'stalled';
 
@@ -82,6 +83,8 @@ export function classifyError(err: unknown, context: string): Exclude<Outcome, {
         return { kind: 'stalled', code: 'CloudPermanent', reason };
     }
   }
+  // Someone else's object holds the name drydock needs: a person must move it.
+  if (err instanceof ForeignObjectError) return { kind: 'stalled', code: err.code, reason: `${context}: ${err.message}` };
   const status = httpStatus(err);
   if (status !== undefined) {
     const reason = `${context}: ${err instanceof ApiException ? apiReason(err) : `HTTP ${status}`}`;
