@@ -50,8 +50,36 @@ export function summarize(report: StatusReport): string {
   return parts.join('; ');
 }
 
+/** The approval stage a wait names, read off the planner's words for it. */
+function approvalStage(waitingFor: string): string {
+  return /after the canary/.test(waitingFor) ? 'afterCanary' : 'start';
+}
+
+/**
+ * What only a person can move, one line each, most urgent first: a refused commit, halted
+ * rollouts (the wait says how to resume), approvals waited for (with the command that writes
+ * the file), failed nodes.
+ */
+export function needsAPerson(report: StatusReport): string[] {
+  const specs = [...report.specs].sort(byKindName);
+  const out: string[] = [];
+  if (report.errors && report.errors.length > 0) out.push(`Commit \`${short(report.newestCommit)}\` was refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'}, below): fix them in a new commit; until then \`${short(report.sourceCommit)}\` stays in force.`);
+  for (const s of specs) {
+    const name = `**${cell(`${s.kind}/${s.name}`)}**`;
+    if (s.phase === 'Halted') out.push(`${name} is halted: ${cell(s.waitingFor ?? s.lastError ?? 'see its status file')}`);
+    else if (s.waitingFor?.startsWith('approval needed')) out.push(`${name} waits for an approval: ${cell(s.waitingFor)}; \`drydock approve ${s.kind}/${s.name} --stage ${approvalStage(s.waitingFor)}\` writes the file.`);
+  }
+  for (const s of specs) {
+    for (const n of s.nodes) if (n.phase === 'Failed') out.push(`Node \`${n.node}\` failed (${cell(`${s.kind}/${s.name}`)})${n.message ? `: ${cell(n.message)}` : ''}; look at it, then remove its drydock.dev/ annotations to retry.`);
+  }
+  return out;
+}
+
 export function renderReadme(report: StatusReport): string {
   const lines: string[] = [`# drydock status: ${report.cluster}`, ''];
+  const attention = needsAPerson(report);
+  lines.push(attention.length === 0 ? 'Nothing needs a person now.' : '## Needs a person', '');
+  if (attention.length > 0) lines.push(...attention.map((a) => `- ${a}`), '');
   lines.push(`Source commit in force: ${report.sourceCommit ? `\`${report.sourceCommit}\`` : 'none yet (no valid commit)'}`);
   if (report.newestCommit && report.newestCommit !== report.sourceCommit) {
     lines.push('', `Newest commit \`${report.newestCommit}\` is not applied${report.errors && report.errors.length > 0 ? ': see errors.yaml' : ''}.`);
