@@ -75,6 +75,50 @@ export function needsAPerson(report: StatusReport): string[] {
   return out;
 }
 
+/** A wait's gist for a one-line message: its words up to the first colon or semicolon. */
+function gist(waitingFor: string): string {
+  return (waitingFor.split(/[:;]/)[0] ?? waitingFor).trim();
+}
+
+/** What changed in one spec between two reports, in a few words; undefined when nothing did. */
+function specChange(s: SpecReport, was: SpecReport | undefined): string | undefined {
+  const name = `${s.kind}/${s.name}`;
+  if (was === undefined) return `${name} new (${s.phase.toLowerCase()})`;
+  const parts: string[] = [];
+  const moved = s.progress.done !== was.progress.done || s.progress.total !== was.progress.total;
+  if (moved) parts.push(`${s.progress.done}/${s.progress.total}${s.kind === 'NodeImage' ? ' replaced' : ''}`);
+  if (s.phase !== was.phase) parts.push(s.phase.toLowerCase());
+  if (s.waitingFor !== was.waitingFor) {
+    if (s.waitingFor !== undefined) parts.push(`waiting: ${gist(s.waitingFor)}`);
+    else if (was.waitingFor !== undefined) parts.push(`${gist(was.waitingFor)} ended`);
+  }
+  return parts.length === 0 ? undefined : `${name} ${parts.join(', ')}`;
+}
+
+/**
+ * The status commit's subject: what changed since the previous report ("NodeImage/worker 6/12
+ * replaced; ..."), or, with none to compare with (the first write after a start), summarize().
+ */
+export function summarizeChange(report: StatusReport, previous: StatusReport | undefined, maxLength = 150): string {
+  if (previous === undefined) return summarize(report);
+  const before = new Map(previous.specs.map((s) => [`${s.kind}/${s.name}`, s] as const));
+  const now = new Set(report.specs.map((s) => `${s.kind}/${s.name}`));
+  const parts: string[] = [];
+  if (report.newestCommit !== previous.newestCommit && report.errors && report.errors.length > 0) parts.push(summarize({ ...report, specs: [] }));
+  if (report.sourceCommit !== previous.sourceCommit) parts.push(`applied ${short(report.sourceCommit)}`);
+  for (const s of [...report.specs].sort(byKindName)) {
+    if (s.phase === 'NotSupported') continue;
+    const change = specChange(s, before.get(`${s.kind}/${s.name}`));
+    if (change !== undefined) parts.push(change);
+  }
+  for (const [k, s] of before) if (!now.has(k) && s.phase !== 'NotSupported') parts.push(`${k} removed`);
+  if (parts.length === 0) return summarize(report);
+  let line = parts[0] ?? '';
+  let shown = 1;
+  while (shown < parts.length && `${line}; ${parts[shown]}`.length <= maxLength) line = `${line}; ${parts[shown++]}`;
+  return shown < parts.length ? `${line} (+${parts.length - shown} more)` : line;
+}
+
 export function renderReadme(report: StatusReport): string {
   const lines: string[] = [`# drydock status: ${report.cluster}`, ''];
   const attention = needsAPerson(report);

@@ -80,6 +80,8 @@ describe('StatusWriter against git http-backend', function () {
     const second = await w.write(report(4));
     assert.equal(second.changed, true);
     assert.equal(await nativeShow('%P'), first.commit);
+    // The second commit says what changed since the first.
+    assert.equal(await nativeShow('%s'), 'status: NodeImage/worker 4/10 replaced (source 1a2b3c4)');
     // A writer started later (a restart) sees the same content and writes nothing either.
     assert.deepEqual(await writer().write(report(4)), { commit: second.commit, changed: false });
   });
