@@ -12,7 +12,8 @@ import { loadKubeConfig, KubeConfigError } from '../../observe/kube.js';
 import { listClusterSnapshot } from '../../observe/cluster-cache.js';
 import { observe } from '../../observe/index.js';
 import { OptionError, providersFrom } from '../../service/options.js';
-import { GitSource, isGitSourceError, resolveCredentials } from '../../source/index.js';
+import { gitSource } from '../../service/sources.js';
+import { GitSource, isGitSourceError } from '../../source/index.js';
 import { loadFromSource } from '../../spec/load.js';
 import type { DesiredState, LoadResult } from '../../spec/model.js';
 import { buildPrReport, planHead, type LivePlan } from '../../report/pr-report.js';
@@ -71,16 +72,8 @@ async function livePlan(flags: PlanFlags, desired: DesiredState, at: Date): Prom
 
 export async function runPlanPr(flags: PrFlags, write: (text: string) => void, logger: Logger): Promise<ExitCode> {
   const at = new Date();
-  const credentials = resolveCredentials({
-    env: {
-      ...process.env,
-      ...(flags.gitUsername ? { DRYDOCK_GIT_USERNAME: flags.gitUsername } : {}),
-      ...(flags.gitPassword ? { DRYDOCK_GIT_PASSWORD: flags.gitPassword } : {}),
-      ...(flags.gitToken ? { DRYDOCK_GIT_TOKEN: flags.gitToken } : {}),
-    },
-    url: flags.repo,
-  });
-  const source = new GitSource({ repo: flags.repo, path: flags.path, ...(credentials ? { credentials } : {}), logger, retries: 1 });
+  // Any ref is read from the one clone; the source's own branch plays no part.
+  const source = gitSource(flags, logger);
   const base = await loadAt(source, flags.base);
   const head = await loadAt(source, flags.head);
   const live = head.load.ok ? await livePlan(flags, head.load.desired, at) : { skipped: 'the head is invalid, so it was not planned' };
