@@ -44,7 +44,11 @@ export interface RunFlags extends RepoAndClusterFlags {
 }
 
 export interface PlanFlags extends RepoAndClusterFlags {
-  format: PlanFormat;
+  /** A plan format, or github: workflow annotations then the text (with --base/--head). */
+  format: PlanFormat | 'github';
+  /** A pull request's base and head refs: plan the head and compare it with the base. */
+  base?: string;
+  head?: string;
   cluster: string;
   gitUsername?: string;
   gitPassword?: string;
@@ -79,4 +83,15 @@ export interface StatusCommandOptions {
   readonly format: 'text' | 'json';
   readonly gitTokenFile?: string;
   readonly cacheDir?: string;
+  /** Follow the branch: print each new status commit as it lands. */
+  readonly watch?: boolean;
+  readonly interval?: string;
+}
+
+export interface ApproveFlags {
+  readonly dir: string;
+  readonly path: string;
+  readonly stage?: 'start' | 'afterCanary';
+  readonly statusRepo?: string;
+  readonly statusBranch: string;
 }

@@ -6,6 +6,7 @@ import { register as registerPlan } from './plan.js';
 import { register as registerSandbox } from './sandbox.js';
 import { register as registerValidate } from './validate.js';
 import { register as registerStatus } from './status.js';
+import { register as registerApprove } from './approve.js';
 
 /**
  * Every subcommand lives in its own file and exports `register(program)`; its action
@@ -16,7 +17,7 @@ import { register as registerStatus } from './status.js';
  */
 type Registrar = (program: Command, done: (code: ExitCode) => void) => void;
 
-const registrars: Registrar[] = [registerSimCloud, registerRun, registerPlan, registerSandbox, registerValidate, registerStatus];
+const registrars: Registrar[] = [registerSimCloud, registerRun, registerPlan, registerSandbox, registerValidate, registerStatus, registerApprove];
 
 export function buildProgram(done: (code: ExitCode) => void): Command {
   const program = new Command('drydock')

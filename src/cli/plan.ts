@@ -10,6 +10,8 @@ import { PLAN_FORMATS } from '../report/plan-render.js';
 import type { ExitCode } from './exit.js';
 
 
+const FORMATS = [...PLAN_FORMATS, 'github'] as const;
+
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program
     .command('plan')
@@ -20,12 +22,20 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--kubeconfig <file>', 'kubeconfig of the cluster (read access is enough)').env('DRYDOCK_KUBECONFIG'))
     .addOption(new Option('--provider <name>', 'cloud provider of the scaling groups').choices(['sim', 'aws', 'gcp', 'azure']).env('DRYDOCK_PROVIDER').default('sim'))
     .addOption(new Option('--cloud-endpoint <url>', 'URL of the simulated cloud (provider sim)').env('DRYDOCK_CLOUD_ENDPOINT'))
-    .addOption(new Option('--format <format>', 'output format; markdown is ready to post on a pull request').choices(PLAN_FORMATS).default('text'))
+    .addOption(new Option('--base <ref>', 'pull request: the branch (or, in a local clone, commit) merged into; needs --head'))
+    .addOption(new Option('--head <ref>', 'pull request: the branch (or, in a local clone, HEAD or a commit) to plan against the live cluster'))
+    .addOption(new Option('--format <format>', 'output format; markdown is one pull-request comment, github adds workflow annotations (with --base/--head)').choices(FORMATS).default('text'))
     .addOption(new Option('--cluster <name>', 'cluster name shown (default: drydock.yaml\'s)').env('DRYDOCK_CLUSTER').default(''))
     .addOption(new Option('--git-username <name>', 'Git basic-auth user').env('DRYDOCK_GIT_USERNAME'))
     .addOption(new Option('--git-password <password>', 'Git basic-auth password').env('DRYDOCK_GIT_PASSWORD').hideHelp())
     .addOption(new Option('--git-token <token>', 'Git token').env('DRYDOCK_GIT_TOKEN').hideHelp())
-    .addHelpText('after', '\nExit status: 0 the plan can proceed, 1 it is blocked (approval, PDB, halted) or the specs are invalid, 2 error.')
+    .addHelpText(
+      'after',
+      '\nA pull request: drydock plan --repo . --base main --head my-branch --format markdown\n' +
+        'shows what the head changes, the approvals to merge, what blocks it now and its validation errors;\n' +
+        'without cluster credentials the live part is skipped and said so.\n' +
+        '\nExit status: 0 the plan can proceed, 1 it is blocked (approval, PDB, halted) or the specs are invalid, 2 error.',
+    )
     .action(async (flags: PlanFlags) => {
       const { runPlan } = await import('./actions/plan.js');
       done(await runPlan(flags, (s) => process.stdout.write(s)));

@@ -1,7 +1,8 @@
 /**
  * `drydock status`: reads the status branch (of a URL or a local repository) and prints its
  * README table, or with --format json the parsed status documents. Exit 2 when the branch does
- * not exist yet or the repository cannot be read.
+ * not exist yet or the repository cannot be read. --watch then follows the branch: each new
+ * status commit's time and subject ("NodeImage/worker 6/12 replaced"), until Ctrl-C.
  */
 import type { StatusCommandOptions } from './flags.js';
 import { Option, type Command } from 'commander';
@@ -18,6 +19,8 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--git-token-file <file>', 'file holding a Git token (or set DRYDOCK_GIT_TOKEN)')
     .option('--cache-dir <dir>', 'root of the Git cache clones')
+    .option('--watch', 'after the README, follow the branch and print each status commit as it lands (Ctrl-C stops)')
+    .option('--interval <duration>', 'with --watch: how often to fetch the branch', '5s')
     .action(async (options: StatusCommandOptions) => {
       const { runStatus } = await import('./actions/status.js');
       done(await runStatus(options, (s) => process.stdout.write(s), (s) => process.stderr.write(s)));

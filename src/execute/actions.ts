@@ -3,7 +3,7 @@
  * change that reaches the action's intended state, and treats "already there" (404 on a
  * delete, an already-cordoned node) as success. Failures throw; `execute` classifies them.
  */
-import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Eviction } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Eviction } from '@kubernetes/client-node';
 import { CloudError, type CloudProvider } from '../cloud/provider.js';
 import { ANNOTATIONS, LABELS } from '../protocol/keys.js';
 import type { Action } from '../plan/types.js';
@@ -13,6 +13,8 @@ import { httpStatus } from './classify.js';
 export interface KubeApis {
   readonly core: CoreV1Api;
   readonly apps: AppsV1Api;
+  /** Jobs drydock runs on nodes (src/execute/node-jobs.ts). */
+  readonly batch: BatchV1Api;
 }
 
 export interface ActionDeps {

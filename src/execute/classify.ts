@@ -8,6 +8,7 @@
 import type { Retry } from '../errors.js';
 import { ApiException } from '@kubernetes/client-node';
 import { CloudError } from '../cloud/provider.js';
+import { ForeignObjectError } from './foreign-object.js';
 
 export type OutcomeKind = 'done' | 'skipped' | Retry;
 
@@ -83,6 +84,8 @@ export function classifyError(err: unknown, context: string): Exclude<Outcome, {
         return { kind: 'stalled', code: 'CloudPermanent', reason };
     }
   }
+  // Someone else's object holds the name drydock needs: a person must move it.
+  if (err instanceof ForeignObjectError) return { kind: 'stalled', code: err.code, reason: `${context}: ${err.message}` };
   const status = httpStatus(err);
   if (status !== undefined) {
     const reason = `${context}: ${err instanceof ApiException ? apiReason(err) : `HTTP ${status}`}`;

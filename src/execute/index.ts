@@ -3,9 +3,11 @@ export { executeActions, describeAction, eventFor, type ActionResult, type Execu
 export { classifyError, httpStatus, DEFAULT_RETRY_AFTER_SECONDS, QUOTA_RETRY_SECONDS, type Outcome, type OutcomeKind } from './classify.js';
 export { kubeEventRecorder, buildEvent, NO_EVENTS, type EventRecorder, type EventInput, type EventReason } from './events.js';
 export type { ActionDeps, KubeApis } from './actions.js';
-import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+export { createJob, createRebootPod, readJobOutcome, deleteFinishedJob, deleteRebootPod, ForeignObjectError, JOB_NAME_LABEL, type JobApis, type JobDeps } from './node-jobs.js';
+export * from './jobs/index.js';
+import { AppsV1Api, BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { KubeApis } from './actions.js';
 
 export function kubeApis(kc: KubeConfig): KubeApis {
-  return { core: kc.makeApiClient(CoreV1Api), apps: kc.makeApiClient(AppsV1Api) };
+  return { core: kc.makeApiClient(CoreV1Api), apps: kc.makeApiClient(AppsV1Api), batch: kc.makeApiClient(BatchV1Api) };
 }

@@ -50,8 +50,80 @@ export function summarize(report: StatusReport): string {
   return parts.join('; ');
 }
 
+/** The approval stage a wait names, read off the planner's words for it. */
+function approvalStage(waitingFor: string): string {
+  return /after the canary/.test(waitingFor) ? 'afterCanary' : 'start';
+}
+
+/**
+ * What only a person can move, one line each, most urgent first: a refused commit, halted
+ * rollouts (the wait says how to resume), approvals waited for (with the command that writes
+ * the file), failed nodes.
+ */
+export function needsAPerson(report: StatusReport): string[] {
+  const specs = [...report.specs].sort(byKindName);
+  const out: string[] = [];
+  if (report.errors && report.errors.length > 0) out.push(`Commit \`${short(report.newestCommit)}\` was refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'}, below): fix them in a new commit; until then \`${short(report.sourceCommit)}\` stays in force.`);
+  for (const s of specs) {
+    const name = `**${cell(`${s.kind}/${s.name}`)}**`;
+    if (s.phase === 'Halted') out.push(`${name} is halted: ${cell(s.waitingFor ?? s.lastError ?? 'see its status file')}`);
+    else if (s.waitingFor?.startsWith('approval needed')) out.push(`${name} waits for an approval: ${cell(s.waitingFor)}; \`drydock approve ${s.kind}/${s.name} --stage ${approvalStage(s.waitingFor)}\` writes the file.`);
+  }
+  for (const s of specs) {
+    for (const n of s.nodes) if (n.phase === 'Failed') out.push(`Node \`${n.node}\` failed (${cell(`${s.kind}/${s.name}`)})${n.message ? `: ${cell(n.message)}` : ''}; look at it, then remove its drydock.dev/ annotations to retry.`);
+  }
+  return out;
+}
+
+/** A wait's gist for a one-line message: its words up to the first colon or semicolon. */
+function gist(waitingFor: string): string {
+  return (waitingFor.split(/[:;]/)[0] ?? waitingFor).trim();
+}
+
+/** What changed in one spec between two reports, in a few words; undefined when nothing did. */
+function specChange(s: SpecReport, was: SpecReport | undefined): string | undefined {
+  const name = `${s.kind}/${s.name}`;
+  if (was === undefined) return `${name} new (${s.phase.toLowerCase()})`;
+  const parts: string[] = [];
+  const moved = s.progress.done !== was.progress.done || s.progress.total !== was.progress.total;
+  if (moved) parts.push(`${s.progress.done}/${s.progress.total}${s.kind === 'NodeImage' ? ' replaced' : ''}`);
+  if (s.phase !== was.phase) parts.push(s.phase.toLowerCase());
+  if (s.waitingFor !== was.waitingFor) {
+    if (s.waitingFor !== undefined) parts.push(`waiting: ${gist(s.waitingFor)}`);
+    else if (was.waitingFor !== undefined) parts.push(`${gist(was.waitingFor)} ended`);
+  }
+  return parts.length === 0 ? undefined : `${name} ${parts.join(', ')}`;
+}
+
+/**
+ * The status commit's subject: what changed since the previous report ("NodeImage/worker 6/12
+ * replaced; ..."), or, with none to compare with (the first write after a start), summarize().
+ */
+export function summarizeChange(report: StatusReport, previous: StatusReport | undefined, maxLength = 150): string {
+  if (previous === undefined) return summarize(report);
+  const before = new Map(previous.specs.map((s) => [`${s.kind}/${s.name}`, s] as const));
+  const now = new Set(report.specs.map((s) => `${s.kind}/${s.name}`));
+  const parts: string[] = [];
+  if (report.newestCommit !== previous.newestCommit && report.errors && report.errors.length > 0) parts.push(summarize({ ...report, specs: [] }));
+  if (report.sourceCommit !== previous.sourceCommit) parts.push(`applied ${short(report.sourceCommit)}`);
+  for (const s of [...report.specs].sort(byKindName)) {
+    if (s.phase === 'NotSupported') continue;
+    const change = specChange(s, before.get(`${s.kind}/${s.name}`));
+    if (change !== undefined) parts.push(change);
+  }
+  for (const [k, s] of before) if (!now.has(k) && s.phase !== 'NotSupported') parts.push(`${k} removed`);
+  if (parts.length === 0) return summarize(report);
+  let line = parts[0] ?? '';
+  let shown = 1;
+  while (shown < parts.length && `${line}; ${parts[shown]}`.length <= maxLength) line = `${line}; ${parts[shown++]}`;
+  return shown < parts.length ? `${line} (+${parts.length - shown} more)` : line;
+}
+
 export function renderReadme(report: StatusReport): string {
   const lines: string[] = [`# drydock status: ${report.cluster}`, ''];
+  const attention = needsAPerson(report);
+  lines.push(attention.length === 0 ? 'Nothing needs a person now.' : '## Needs a person', '');
+  if (attention.length > 0) lines.push(...attention.map((a) => `- ${a}`), '');
   lines.push(`Source commit in force: ${report.sourceCommit ? `\`${report.sourceCommit}\`` : 'none yet (no valid commit)'}`);
   if (report.newestCommit && report.newestCommit !== report.sourceCommit) {
     lines.push('', `Newest commit \`${report.newestCommit}\` is not applied${report.errors && report.errors.length > 0 ? ': see errors.yaml' : ''}.`);

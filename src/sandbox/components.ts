@@ -86,6 +86,8 @@ export async function startSandboxControlPlane(ctx: StartContext, binDir: string
     dataDir: ctx.layout.controlPlane,
     binDir,
     keepDataDir: true,
+    // The sandbox's sim cloud plays the hosts: Job pods end when and how it says.
+    jobPods: 'host',
     log: (msg, fields) => log.info(fields ?? {}, msg),
   });
 }

@@ -45,7 +45,8 @@ export function isRemote(repo: string): boolean {
   return /^(https?|git|ssh):\/\//.test(repo);
 }
 
-function gitSource(flags: SourceFlags, logger: Logger): GitSource {
+/** A GitSource for the flags, credentials resolved from flags, files and DRYDOCK_GIT_* alike. */
+export function gitSource(flags: SourceFlags, logger: Logger): GitSource {
   const base = flags.env ?? process.env;
   // Values given as flags (commander also fills them from DRYDOCK_*) count like the variables.
   const env: NodeJS.ProcessEnv = {

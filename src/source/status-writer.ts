@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import git from 'isomorphic-git';
 import pRetry, { AbortError } from 'p-retry';
 import { pino, type Logger } from 'pino';
-import { renderStatusDocs, summarize } from '../report/status-docs.js';
+import { renderStatusDocs, summarizeChange } from '../report/status-docs.js';
 import type { StatusReport } from '../report/types.js';
 import { GitSourceError, isGitSourceError } from './errors.js';
 import type { GitSource } from './git-source.js';
@@ -55,6 +55,8 @@ export class StatusWriter {
   private readonly retryDelayMs: number;
   private readonly now: () => Date;
   private synced = false;
+  /** The report the branch holds now, as this process wrote it: the next message says what changed since. */
+  private lastWritten: StatusReport | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(opts: StatusWriterOptions) {
@@ -97,9 +99,9 @@ export class StatusWriter {
   private async writeNow(report: StatusReport): Promise<WriteResult> {
     const gitdir = this.source.gitdir;
     const tree = await writeFilesTree(gitdir, renderStatusDocs(report));
-    const message = statusMessage(summarize(report), this.cluster, report.sourceCommit);
+    const message = statusMessage(summarizeChange(report, this.lastWritten), this.cluster, report.sourceCommit);
     let parent = this.synced ? await this.source.resolveOwn(this.branch) : await this.fetchTip();
-    return pRetry(
+    const result = await pRetry(
       async (): Promise<WriteResult> => {
         if (parent !== undefined) {
           const { commit: head } = await git.readCommit({ fs, gitdir, oid: parent, cache: this.source.cache });
@@ -137,6 +139,8 @@ export class StatusWriter {
       },
       { retries: this.retries, minTimeout: this.retryDelayMs, factor: 2, randomize: true },
     );
+    this.lastWritten = report;
+    return result;
   }
 
   /** The status branch's tip and its trailers, fetched; undefined when the branch does not exist. */

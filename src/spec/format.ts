@@ -9,8 +9,8 @@ export type ErrorFormat = 'text' | 'json' | 'github';
 export interface FormatOptions {
   /** Prefix for file paths, e.g. the directory validated, so paths resolve from the caller's cwd. */
   readonly root?: string;
-  /** 'warning' for findings that do not make a commit invalid (default 'error'). */
-  readonly severity?: 'error' | 'warning';
+  /** 'warning' for findings that do not make a commit invalid, 'notice' for news (default 'error'). */
+  readonly severity?: 'error' | 'warning' | 'notice';
 }
 
 function filePath(e: SpecError, opts: FormatOptions): string {

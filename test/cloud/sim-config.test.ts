@@ -23,12 +23,20 @@ describe('sim cloud configuration', () => {
       terminateDelaySeconds: 3,
       quota: {},
       faults: DEFAULT_FAULTS,
+      host: { rebootSeconds: 5, jobRunSeconds: 2, failJobsOnNodes: [] },
       groups: [{ id: 'workers', role: 'worker', size: 0, image: 'os-v1', labels: {}, resources: { cpu: '4', memory: '16Gi', pods: '110' } }],
     });
   });
 
+  it('takes the hosts\' reboot time, Job run time and failing nodes', () => {
+    const config = parseSimConfig({ groups: [], host: { rebootSeconds: 1.5, failJobsOnNodes: ['workers-i-0002'] } });
+    assert.deepEqual(config.host, { rebootSeconds: 1.5, jobRunSeconds: 2, failJobsOnNodes: ['workers-i-0002'] });
+  });
+
   const invalid: Array<[string, unknown, string, RegExp]> = [
     ['no groups', {}, '', /missing required field "groups"/],
+    ['unknown host field', { groups: [], host: { rebootSecs: 1 } }, '/host', /unknown field "rebootSecs"/],
+    ['negative reboot time', { groups: [], host: { rebootSeconds: -1 } }, '/host/rebootSeconds', />= 0/],
     ['unknown field', { groups: [], bootDelay: 3 }, '', /unknown field "bootDelay"/],
     ['empty image', { groups: [{ id: 'w', image: '' }] }, '/groups/0/image', /must NOT have fewer than 1 characters/],
     ['bad role', { groups: [{ id: 'w', image: 'a', role: 'master' }] }, '/groups/0/role', /"worker", "control-plane"/],

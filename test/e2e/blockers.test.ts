@@ -6,14 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { AppsV1Api, CoreV1Api, PolicyV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { AppsV1Api, CoreV1Api, PolicyV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
 import { useControlPlane, eventually, statusOf } from '../support/control-plane.js';
 import { TEST_USER } from '../support/git-server.js';
 import type { RunningSimCloud } from '../../src/cloud/index.js';
 import {
   converged,
   DRYDOCK_BIN,
+  ROOT,
   E2E_NAMESPACE,
   fleetFiles,
   IMAGE_V1,
@@ -75,19 +78,10 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
     this.timeout(120_000);
     ({ sim, repo, cacheDir } = await startWorld(cp(), dirs));
     const kc = cp().adminKubeConfig();
-    // A reader: get/list/watch on what drydock plan reads, nothing else.
+    // A reader: deploy/plan-reader.yaml's ClusterRole, the one the README gives CI.
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createClusterRole({
-      body: {
-        metadata: { name: 'drydock-plan-reader' },
-        rules: [
-          { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch'] },
-        ],
-      },
-    });
+    const reader = parseAllDocuments(readFileSync(path.join(ROOT, 'deploy/plan-reader.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: V1PolicyRule[] });
+    await rbac.createClusterRole({ body: { metadata: { name: 'drydock-plan-reader' }, rules: reader.find((d) => d.kind === 'ClusterRole')?.rules ?? [] } });
     await rbac.createClusterRoleBinding({
       body: {
         metadata: { name: 'drydock-plan-reader' },

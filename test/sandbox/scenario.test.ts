@@ -198,8 +198,10 @@ describe('drydock sandbox (end to end)', function () {
       assert.deepEqual(exits.filter(([, code]) => code !== '0'), [], said);
       assert.equal(exits.length, lines.length, said);
       assert.match(r.stdout, /^NAME\s.*\sIMAGE\s+PHASE$/m, said);
-      assert.match(r.stdout, /^drydock plan for cluster sandbox at commit /m, said);
-      assert.match(r.stdout, /^ {2}\d+\. NodeImage\/worker canary: workers-i-000\d /m, said);
+      // The pull request's plan, live: the change in words, with the nodes, waves and ETA.
+      assert.match(r.stdout, /^drydock plan for cluster sandbox: next-image \([0-9a-f]{7}\) against main \([0-9a-f]{7}\)/m, said);
+      assert.match(r.stdout, /^ {2}NodeImage worker: image \S+ → registry\.example\/node-os:v1\.0\.1; \d+ nodes in 1 group will be replaced in \d+ waves, canary first; ETA \d+ min$/m, said);
+      assert.doesNotMatch(r.stdout, /Live part skipped/, said);
       // drydock status on the clone: every example spec has a row; those not acted on say so.
       for (const spec of ['NodeMaintenance/workers-i-0003-disk', 'NodeOp/vacuum-journal', 'NodeOpUpgrade/edge-os', 'UpgradeGate/storage-healthy']) {
         assert.match(r.stdout, new RegExp(`\\| \\[${spec}\\]\\([^)]*\\) \\| NotSupported \\| 0/0 \\| a build of drydock that acts on`), said);

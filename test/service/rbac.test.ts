@@ -76,6 +76,17 @@ describe('deploy/ RBAC', () => {
   it('kustomization lists every manifest, and each exists', () => {
     const k = parse(readFileSync(path.join(DEPLOY, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
     for (const r of k.resources) assert.ok(existsSync(path.join(DEPLOY, r)), r);
-    assert.deepEqual([...k.resources].sort(), ['deployment.yaml', 'namespace.yaml', 'rbac.yaml', 'service.yaml', 'serviceaccount.yaml']);
+    assert.deepEqual([...k.resources].sort(), ['deployment.yaml', 'namespace.yaml', 'plan-reader.yaml', 'rbac.yaml', 'service.yaml', 'serviceaccount.yaml']);
+  });
+
+  it('plan-reader.yaml (CI running drydock plan) reads everything drydock lists and writes nothing', () => {
+    const reader = docs('plan-reader.yaml');
+    const rules = reader.find((d) => d.kind === 'ClusterRole')?.rules ?? [];
+    const readerGrants = grants(rules, 'cluster');
+    for (const g of readerGrants) assert.match(g, / (get|list|watch)$/, `a read-only role grants ${g}`);
+    const lists = REQUIRED_PERMISSIONS.filter((p) => p.scope === 'cluster' && (p.verbs as readonly string[]).includes('list'));
+    assert.ok(lists.length >= 4);
+    for (const p of lists) assert.ok(readerGrants.has(`cluster ${p.apiGroup}/${p.resource} list`), `${p.apiGroup}/${p.resource} list`);
+    assert.deepEqual(reader.find((d) => d.kind === 'ClusterRoleBinding')?.subjects, [{ kind: 'ServiceAccount', name: 'drydock-plan', namespace: 'drydock-system' }]);
   });
 });

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { renderStatusDocs, safeName, summarize } from '../../src/report/status-docs.js';
+import { needsAPerson, renderStatusDocs, safeName, summarize, summarizeChange } from '../../src/report/status-docs.js';
 import type { StatusReport } from '../../src/report/types.js';
 
 const SHA = 'abcdef0123456789abcdef0123456789abcdef01';
@@ -33,6 +33,10 @@ describe('status documents', () => {
       docs.get('README.md'),
       [
         '# drydock status: prod-eu',
+        '',
+        '## Needs a person',
+        '',
+        '- Commit `0123456` was refused (1 error, below): fix them in a new commit; until then `abcdef0` stays in force.',
         '',
         `Source commit in force: \`${SHA}\``,
         '',
@@ -101,4 +105,56 @@ describe('status documents', () => {
   it('keeps spec names inside status/<Kind>/', () => {
     assert.deepEqual(['../x', '..', 'a/b', 'ok'].map(safeName), ['.._x', '_..', 'a_b', 'ok']);
   });
+});
+
+describe('status README: what needs a person leads', () => {
+  const spec = (name: string, o: Partial<StatusReport['specs'][number]>) => ({ kind: 'NodeImage', name, phase: 'Progressing', progress: { done: 0, total: 3 }, conditions: [], nodes: [], ...o });
+  const cases: Array<[string, StatusReport, string[]]> = [
+    ['nothing: a calm line instead of a section', { cluster: 'c', sourceCommit: SHA, specs: [spec('a', { phase: 'Complete' })] }, []],
+    [
+      'an approval after the canary: the wait, and the command that writes the file',
+      { cluster: 'c', sourceCommit: SHA, specs: [spec('worker', { phase: 'Waiting', waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml' })] },
+      ['**NodeImage/worker** waits for an approval: approval needed (after the canary wave): merge approvals/worker-after-canary.yaml; `drydock approve NodeImage/worker --stage afterCanary` writes the file.'],
+    ],
+    [
+      'a halted rollout with what to do, then its failed node',
+      {
+        cluster: 'c',
+        sourceCommit: SHA,
+        specs: [spec('worker', { phase: 'Halted', waitingFor: 'rollout halted: w-1: join timeout; fix the cause, then remove the node\'s drydock.dev/ annotations', nodes: [{ node: 'w-1', phase: 'Failed', message: 'join timeout' }] })],
+      },
+      [
+        '**NodeImage/worker** is halted: rollout halted: w-1: join timeout; fix the cause, then remove the node\'s drydock.dev/ annotations',
+        'Node `w-1` failed (NodeImage/worker): join timeout; look at it, then remove its drydock.dev/ annotations to retry.',
+      ],
+    ],
+  ];
+  for (const [name, r, want] of cases) {
+    it(name, () => {
+      assert.deepEqual(needsAPerson(r), want);
+      const readme = renderStatusDocs(r).get('README.md') ?? '';
+      // Right under the title, before the commit line and the table.
+      const lead = readme.split('\n').slice(2, 4 + want.length);
+      assert.deepEqual(lead, want.length === 0 ? ['Nothing needs a person now.', ''] : ['## Needs a person', '', ...want.map((w) => `- ${w}`)]);
+    });
+  }
+});
+
+describe('status commit subject: what changed since the last report', () => {
+  const base: StatusReport = {
+    cluster: 'c',
+    sourceCommit: SHA,
+    specs: [{ kind: 'NodeImage', name: 'worker', phase: 'Waiting', progress: { done: 1, total: 12 }, waitingFor: '11 node(s) queued: the canary wave of 1 node(s) soaks until 10:12', conditions: [], nodes: [] }],
+  };
+  const next = (o: Partial<StatusReport['specs'][number]>, r: Partial<StatusReport> = {}): StatusReport => ({ ...base, ...r, specs: [{ ...base.specs[0]!, ...o }] });
+  const cases: Array<[string, StatusReport, StatusReport | undefined, string]> = [
+    ['no previous report (a start): the summary', base, undefined, 'NodeImage/worker 1/12 waiting'],
+    ['progress, phase, and the end of the soak', next({ progress: { done: 6, total: 12 }, phase: 'Progressing', waitingFor: undefined }), base, 'NodeImage/worker 6/12 replaced, progressing, 11 node(s) queued ended'],
+    ['a new wait, in its gist', next({ waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml' }), base, 'NodeImage/worker waiting: approval needed (after the canary wave)'],
+    ['a new commit applied and a new spec', { ...base, sourceCommit: NEW, specs: [...base.specs, { kind: 'NodeImage', name: 'edge', phase: 'Pending', progress: { done: 0, total: 2 }, conditions: [], nodes: [] }] }, base, 'applied 0123456; NodeImage/edge new (pending)'],
+    ['a spec removed', { ...base, specs: [] }, base, 'NodeImage/worker removed'],
+    ['a refused commit', next({}, { newestCommit: NEW, errors: [{ file: 'x.yaml', line: 1, column: 1, code: 'schema', message: 'm', hint: 'h' }] }), base, 'commit 0123456 refused (1 error)'],
+    ['too much for one line: the rest counted', { ...base, specs: Array.from({ length: 9 }, (_, i) => ({ kind: 'NodeImage', name: `image-number-${i}`, phase: 'Pending', progress: { done: 0, total: 1 }, conditions: [], nodes: [] })) }, { ...base, specs: [] }, 'NodeImage/image-number-0 new (pending); NodeImage/image-number-1 new (pending); NodeImage/image-number-2 new (pending) (+6 more)'],
+  ];
+  for (const [name, r, prev, want] of cases) it(name, () => assert.equal(summarizeChange(r, prev), want));
 });

@@ -23,6 +23,14 @@ const report = (done: number): StatusReport => ({
   ],
 });
 
+async function eventuallyTrue(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe('StatusWriter against git http-backend', function () {
   this.timeout(30_000);
   let fx: Fixture;
@@ -80,6 +88,8 @@ describe('StatusWriter against git http-backend', function () {
     const second = await w.write(report(4));
     assert.equal(second.changed, true);
     assert.equal(await nativeShow('%P'), first.commit);
+    // The second commit says what changed since the first.
+    assert.equal(await nativeShow('%s'), 'status: NodeImage/worker 4/10 replaced (source 1a2b3c4)');
     // A writer started later (a restart) sees the same content and writes nothing either.
     assert.deepEqual(await writer().write(report(4)), { commit: second.commit, changed: false });
   });
@@ -132,6 +142,26 @@ describe('StatusWriter against git http-backend', function () {
       ],
       errors: null,
     });
+  });
+
+  it('drydock status --watch prints each status commit as it lands, oldest first, until stopped', async () => {
+    const w = writer();
+    await w.write(report(3));
+    const out: string[] = [];
+    const stop = new AbortController();
+    const env = { DRYDOCK_GIT_USERNAME: TEST_USER.username, DRYDOCK_GIT_PASSWORD: TEST_USER.password };
+    const opts = { repo: fx.url, statusBranch: 'drydock/status', format: 'text', cacheDir: fx.cacheRoot, watch: true, interval: '100ms' } as const;
+    const running = runStatus(opts, (s) => out.push(s), () => undefined, env, stop.signal);
+    await eventuallyTrue(() => out.join('').includes('watching '));
+    await w.write(report(4));
+    await w.write(report(6));
+    const line = /^\d{4}-\d\d-\d\dT[\d:.]+Z [0-9a-f]{7} status: NodeImage\/worker (\d+)\/10 replaced \(source 1a2b3c4\)$/;
+    await eventuallyTrue(() => out.join('').split('\n').filter((l) => line.test(l)).length === 2);
+    stop.abort();
+    assert.equal(await running, 0);
+    const landed = out.join('').split('\n').flatMap((l) => line.exec(l)?.[1] ?? []);
+    assert.deepEqual(landed, ['4', '6'], 'each commit once, oldest first; the README of 3/10 came before');
+    assert.match(out[0] ?? '', /\| 3\/10 \|/);
   });
 
   it('writes and reads the status branch of a local repository in place', async () => {

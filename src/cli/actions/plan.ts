@@ -6,10 +6,12 @@ import { observe } from '../../observe/index.js';
 import { createLogger } from '../../service/logger.js';
 import { OptionError, providersFrom } from '../../service/options.js';
 import { createDesiredSource } from '../../service/sources.js';
-import { isBlocked, renderPlan } from '../../report/plan-render.js';
+import { isBlocked, renderPlan, type PlanFormat } from '../../report/plan-render.js';
+import { isGitSourceError } from '../../source/index.js';
 import type { Plan } from '../../plan/types.js';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
 import type { PlanFlags } from '../flags.js';
+import { describeClusterError } from './cluster-error.js';
 
 const EMPTY_PLAN: Plan = { actions: [], waits: [], notes: [], specs: [], forecast: { waves: [] } };
 
@@ -17,11 +19,17 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
   const logger = createLogger('silent');
   const at = new Date();
   try {
+    if (flags.base !== undefined || flags.head !== undefined) {
+      if (flags.base === undefined || flags.head === undefined) throw new OptionError('--base and --head go together: pass both refs of the pull request (e.g. --base main --head my-branch)', { flag: flags.base === undefined ? '--base' : '--head' });
+      const { runPlanPr } = await import('./plan-pr.js');
+      return await runPlanPr({ ...flags, base: flags.base, head: flags.head }, write, logger);
+    }
+    if (flags.format === 'github') throw new OptionError('--format github annotates a pull request: pass --base and --head too', { flag: '--format', value: 'github' });
     const source = await createDesiredSource(flags, logger);
     const rev = await source.sync();
     await source.close?.();
     if (!rev.load.ok) {
-      write(renderPlan(EMPTY_PLAN, flags.format, { commit: rev.commit, ...(flags.cluster ? { cluster: flags.cluster } : {}), at: at.toISOString(), errors: rev.load.errors }));
+      write(renderPlan(EMPTY_PLAN, flags.format as PlanFormat, { commit: rev.commit, ...(flags.cluster ? { cluster: flags.cluster } : {}), at: at.toISOString(), errors: rev.load.errors }));
       return EXIT_FINDINGS;
     }
     const desired = rev.load.desired;
@@ -30,25 +38,11 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
     const snapshot = await listClusterSnapshot(kc);
     const observed = await observe(desired, { snapshot: () => snapshot }, (p) => providers[p]);
     const result = plan(desired, observed, at);
-    write(renderPlan(result, flags.format, { commit: rev.commit, cluster: flags.cluster || desired.config.cluster, at: at.toISOString() }));
+    write(renderPlan(result, flags.format as PlanFormat, { commit: rev.commit, cluster: flags.cluster || desired.config.cluster, at: at.toISOString() }));
     return isBlocked(result) ? EXIT_FINDINGS : EXIT_OK;
   } catch (err) {
-    const msg = err instanceof OptionError || err instanceof KubeConfigError ? err.message : describe(err);
+    const msg = err instanceof OptionError || err instanceof KubeConfigError || isGitSourceError(err) ? err.message : describeClusterError(err);
     process.stderr.write(`drydock plan: ${msg}\n`);
     return EXIT_ERROR;
   }
-}
-
-function describe(err: unknown): string {
-  if (err && typeof err === 'object' && 'code' in err && typeof (err).code === 'number') {
-    // client-node ApiException: the status code says it all; its message embeds headers.
-    const code = (err as { code: number }).code;
-    return code === 403
-      ? 'the cluster refused a read (HTTP 403): the kubeconfig\'s user needs get/list on nodes, pods, poddisruptionbudgets, deployments and jobs'
-      : `the cluster answered HTTP ${code}`;
-  }
-  const sys = err && typeof err === 'object' && 'code' in err ? (err).code : undefined;
-  const first = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
-  if (typeof sys === 'string' && /^E[A-Z]+$/.test(sys)) return `cannot reach the cluster (${sys}): ${first}; check --kubeconfig and that the API server is up`;
-  return first;
 }

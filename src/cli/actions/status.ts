@@ -1,11 +1,52 @@
 /** What `drydock status` does once its flags are parsed (loaded only when it runs). */
+import fs from 'node:fs';
+import git from 'isomorphic-git';
 import { parse } from 'yaml';
+import { parseDuration } from '../../duration.js';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
 import { GitSource, isGitSourceError, readRecord, readStatusFiles, resolveCredentials } from '../../source/index.js';
 import type { StatusCommandOptions } from '../flags.js';
 
-export async function runStatus(opts: StatusCommandOptions, out: (s: string) => void, err: (s: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<ExitCode> {
+/** The commits after `since` up to `tip`, oldest first, as "time short subject" lines. */
+async function newCommits(source: GitSource, tip: string, since: string): Promise<string[]> {
+  const lines: string[] = [];
+  for (const entry of await git.log({ fs, gitdir: source.gitdir, ref: tip, depth: 200, cache: source.cache })) {
+    if (entry.oid === since) break;
+    const c = entry.commit;
+    lines.push(`${new Date(c.committer.timestamp * 1000).toISOString()} ${entry.oid.slice(0, 7)} ${c.message.split('\n')[0] ?? ''}`);
+  }
+  return lines.reverse();
+}
+
+/** Polls the status branch until `signal` aborts, printing each new commit as it lands. */
+export async function watchStatus(source: GitSource, branch: string, from: string, intervalMs: number, out: (s: string) => void, signal: AbortSignal): Promise<void> {
+  let seen = from;
+  while (!signal.aborted) {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, intervalMs);
+      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    });
+    if (signal.aborted) return;
+    const tip = await source.readBranchTip(branch);
+    if (tip === seen) continue;
+    for (const line of await newCommits(source, tip, seen)) out(`${line}\n`);
+    seen = tip;
+  }
+}
+
+export async function runStatus(
+  opts: StatusCommandOptions,
+  out: (s: string) => void,
+  err: (s: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+  signal?: AbortSignal,
+): Promise<ExitCode> {
   try {
+    const intervalMs = parseDuration(opts.interval ?? '5s', { unitRequired: true });
+    if (intervalMs === undefined || intervalMs < 100) {
+      err(`drydock status: --interval ${JSON.stringify(opts.interval)} is not a duration of at least 100ms; write e.g. 5s or 1m\n`);
+      return EXIT_ERROR;
+    }
     const credentials = resolveCredentials({ env, url: opts.repo, ...(opts.gitTokenFile ? { tokenFile: opts.gitTokenFile } : {}) });
     // The tracked branch plays no part here; the status branch is named explicitly.
     const source = new GitSource({ repo: opts.repo, ...(credentials ? { credentials } : {}), ...(opts.cacheDir ? { cacheRoot: opts.cacheDir } : {}), retries: 1 });
@@ -34,6 +75,10 @@ export async function runStatus(opts: StatusCommandOptions, out: (s: string) => 
       return EXIT_OK;
     }
     out(files.get('README.md') ?? `(the status branch ${opts.statusBranch} has no README.md)\n`);
+    if (opts.watch) {
+      out(`\nwatching ${source.display} ${opts.statusBranch} every ${opts.interval ?? '5s'}${source.isRemote ? '' : ' (a local clone: its refs move when you git fetch)'}; Ctrl-C stops\n`);
+      await watchStatus(source, opts.statusBranch, tip, intervalMs, out, signal ?? stopOnSigint());
+    }
     return EXIT_OK;
   } catch (e) {
     if (isGitSourceError(e)) {
@@ -42,4 +87,11 @@ export async function runStatus(opts: StatusCommandOptions, out: (s: string) => 
     }
     throw e;
   }
+}
+
+/** Ctrl-C ends a watch with exit 0 (only while a watch runs). */
+function stopOnSigint(): AbortSignal {
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort());
+  return ac.signal;
 }

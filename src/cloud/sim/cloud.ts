@@ -8,6 +8,7 @@
  * nothing), and boot/termination times are stored as instants, so a restarted simulator
  * picks up every instance exactly where it was.
  */
+import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { CloudError, type GroupDescription } from '../provider.js';
 import type { SimCloudConfig, SimFaultConfig } from './config.js';
@@ -285,7 +286,7 @@ export class SimCloud {
     const group = this.state.groups.find((g) => g.id === groupId);
     const inst = group?.instances.find((i) => i.id === id);
     if (!group || !inst || inst.state !== 'running' || !inst.joins || inst.registered) return;
-    const node = buildNode({ groupId, instanceId: id, role: group.role, image: inst.image, labels: group.labels, resources: group.resources });
+    const node = buildNode({ groupId, instanceId: id, role: group.role, image: inst.image, labels: group.labels, resources: group.resources, bootID: randomUUID() });
     try {
       await this.nodes.register(node);
     } catch (err) {

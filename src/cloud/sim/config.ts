@@ -51,12 +51,25 @@ export interface SimQuota {
   readonly maxInstancesTotal?: number;
 }
 
+/** How the simulated hosts behave when drydock runs Jobs and reboot pods on them (host.ts). */
+export interface SimHostConfig {
+  /** Seconds a rebooting node stays NotReady. */
+  readonly rebootSeconds: number;
+  /** Seconds a Job pod runs when its sim.drydock.dev/run-seconds annotation does not say. */
+  readonly jobRunSeconds: number;
+  /** Nodes on which every Job pod fails (the label sim.drydock.dev/fail-jobs=true does the same). */
+  readonly failJobsOnNodes: readonly string[];
+}
+
+export const DEFAULT_HOST: SimHostConfig = { rebootSeconds: 5, jobRunSeconds: 2, failJobsOnNodes: [] };
+
 export interface SimCloudConfig {
   readonly bootDelaySeconds: number;
   readonly terminateDelaySeconds: number;
   readonly groups: readonly SimGroupConfig[];
   readonly quota: SimQuota;
   readonly faults: SimFaultConfig;
+  readonly host: SimHostConfig;
 }
 
 export const DEFAULT_RESOURCES: SimResources = { cpu: '4', memory: '16Gi', pods: '110' };
@@ -188,6 +201,7 @@ export function parseSimConfig(
     terminateDelaySeconds: raw.terminateDelaySeconds,
     quota: raw.quota,
     faults,
+    host: { ...DEFAULT_HOST, ...raw.host },
     groups: raw.groups.map((g) => ({
       id: g.id,
       role: g.role,
@@ -206,6 +220,7 @@ interface RawConfig {
   groups: Array<Omit<SimGroupConfig, 'resources'> & { resources: Partial<SimResources> }>;
   quota: SimQuota;
   faults: Partial<Omit<SimFaultConfig, 'latencyMs'>> & { latencyMs?: Partial<SimFaultConfig['latencyMs']> };
+  host: Partial<SimHostConfig>;
 }
 
 /** Reads and checks a YAML configuration file; errors carry file:line:column. */

@@ -56,6 +56,8 @@ export interface SimNodeInput {
   readonly image: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly resources: SimResources;
+  /** status.nodeInfo.bootID: a new one every boot (a reboot changes it, see host.ts). */
+  readonly bootID?: string;
 }
 
 export function buildNode(input: SimNodeInput): V1Node {
@@ -101,7 +103,7 @@ export function buildNode(input: SimNodeInput): V1Node {
         kubeProxyVersion: '',
         machineID: '',
         systemUUID: '',
-        bootID: '',
+        bootID: input.bootID ?? '',
       },
     },
   };

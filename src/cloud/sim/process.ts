@@ -3,10 +3,12 @@
  * cluster the Nodes join, and the HTTP API. The sandbox calls it in-process; the command line
  * wraps it in a process.
  */
-import type { Logger } from 'pino';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
 import { SimCloud } from './cloud.js';
 import type { Clock } from './clock.js';
 import { loadSimConfig, type SimCloudConfig } from './config.js';
+import { startSimHost, type SimHost } from './host.js';
 import { KubeNodeRegistry, MemoryNodeRegistry, type NodeRegistry } from './nodes.js';
 import { startSimServer } from './server.js';
 import { FileStateStore } from './state.js';
@@ -18,7 +20,9 @@ export interface SimCloudRunOptions {
   readonly stateDir: string;
   /** The cluster the instances join; undefined keeps Nodes in memory only. */
   readonly kubeconfigPath?: string;
-  /** Overrides kubeconfigPath (tests). */
+  /** The same cluster as a KubeConfig (tests); kubeconfigPath wins. */
+  readonly kubeConfig?: KubeConfig;
+  /** Overrides the registry made from the cluster (tests). */
   readonly nodes?: NodeRegistry;
   readonly host?: string;
   /** Default 0: any free port. */
@@ -38,9 +42,8 @@ export interface RunningSimCloud {
 
 export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningSimCloud> {
   const config = typeof options.config === 'string' ? await loadSimConfig(options.config) : options.config;
-  const nodes =
-    options.nodes ??
-    (options.kubeconfigPath === undefined ? new MemoryNodeRegistry() : KubeNodeRegistry.fromFile(options.kubeconfigPath));
+  const kc = clusterConfig(options);
+  const nodes = options.nodes ?? (kc === undefined ? new MemoryNodeRegistry() : new KubeNodeRegistry(kc));
   const cloud = await SimCloud.open({
     config,
     store: new FileStateStore(options.stateDir),
@@ -49,7 +52,10 @@ export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningS
     ...(options.logger ? { logger: options.logger } : {}),
   });
   let server;
+  // With a cluster, the simulator also plays the hosts behind its nodes.
+  let host: SimHost | undefined;
   try {
+    if (kc !== undefined) host = startSimHost({ kubeConfig: kc, config: config.host, logger: options.logger ?? pino({ level: 'silent' }) });
     server = await startSimServer({
       cloud,
       ...(options.host === undefined ? {} : { host: options.host }),
@@ -57,6 +63,7 @@ export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningS
       ...(options.logger ? { logger: options.logger } : {}),
     });
   } catch (err) {
+    await host?.stop();
     await cloud.close();
     throw err;
   }
@@ -67,7 +74,17 @@ export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningS
     port: running.port,
     stop: async () => {
       await running.close();
+      await host?.stop();
       await cloud.close();
     },
   };
+}
+
+function clusterConfig(options: SimCloudRunOptions): KubeConfig | undefined {
+  if (options.kubeconfigPath !== undefined) {
+    const kc = new KubeConfig();
+    kc.loadFromFile(options.kubeconfigPath);
+    return kc;
+  }
+  return options.kubeConfig;
 }

@@ -9,11 +9,11 @@ import { KubeConfig } from '@kubernetes/client-node';
 
 import { createCa, createServiceAccountKey, signCert, type Ca } from './certs.js';
 import { ControlPlaneError } from './errors.js';
-import { KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, kwokStagesYaml } from './kwok.js';
+import { KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, kwokStages, type JobPodPlayer } from './kwok.js';
 import { freePorts, httpGet, spawnComponent, waitFor, type Component } from './processes.js';
 
 export { ControlPlaneError } from './errors.js';
-export { fakeNode, KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, KWOK_TAINT, type FakeNodeOptions } from './kwok.js';
+export { fakeNode, kwokStages, KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, KWOK_TAINT, type FakeNodeOptions, type JobPodPlayer } from './kwok.js';
 
 /** Kubernetes version the build script produces and the cache directory is keyed by. */
 export const K8S_VERSION = '1.36.3';
@@ -34,6 +34,8 @@ export interface ControlPlaneOptions {
   log?: LogFn;
   /** extra KWOK configuration (multi-document YAML, e.g. more Stage objects) */
   kwokConfig?: string;
+  /** who ends Job pods: KWOK at once (default), or a host player such as the sim cloud */
+  jobPods?: JobPodPlayer;
   /** keep dataDir after stop() (default: keep only if it was given, or DRYDOCK_KEEP_CONTROL_PLANE=1) */
   keepDataDir?: boolean;
   /** overall start-up timeout per wait, ms (default 90 000; DRYDOCK_CONTROL_PLANE_TIMEOUT_MS) */
@@ -326,7 +328,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       writeKubeconfig('kwok', 'system:kwok-controller'),
     ]);
     const kwokConfigFile = path.join(dataDir, 'kwok.yaml');
-    await fs.writeFile(kwokConfigFile, kwokStagesYaml() + (opts.kwokConfig ? `\n---\n${opts.kwokConfig}` : ''));
+    await fs.writeFile(kwokConfigFile, kwokStages(opts.jobPods) + (opts.kwokConfig ? `\n---\n${opts.kwokConfig}` : ''));
     const kwokHome = path.join(dataDir, 'kwok-home');
     await fs.mkdir(kwokHome, { recursive: true });
 

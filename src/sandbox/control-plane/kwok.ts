@@ -13,6 +13,22 @@ export function kwokStagesYaml(): string {
   return readFileSync(STAGES_FILE, 'utf8');
 }
 
+/**
+ * Who ends Job pods: 'kwok' (KWOK's pod-complete stage: they succeed at once), or 'host' (they
+ * stay Running for a host player, the sim cloud's simulated hosts, to end them with an exit
+ * code after a run time).
+ */
+export type JobPodPlayer = 'kwok' | 'host';
+
+/** The stages KWOK runs with; 'host' leaves out pod-complete. */
+export function kwokStages(jobPods: JobPodPlayer = 'kwok'): string {
+  const stages = kwokStagesYaml();
+  if (jobPods === 'kwok') return stages;
+  return stages.split(/^---$/m)
+    .filter((doc) => !/^\s*name: pod-complete$/m.test(doc))
+    .join('---');
+}
+
 /** The annotation (and label) that makes KWOK manage a node. */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 export const KWOK_NODE_VALUE = 'fake';

@@ -79,6 +79,23 @@ export interface SimCloudConfig {
     maxInstancesTotal?: number;
   };
   /**
+   * What the simulated hosts do with the Jobs and reboot pods drydock runs on them.
+   */
+  host?: {
+    /**
+     * Seconds a node stays NotReady after a drydock reboot pod started on it.
+     */
+    rebootSeconds?: number;
+    /**
+     * Seconds a Job pod runs unless its sim.drydock.dev/run-seconds annotation says otherwise.
+     */
+    jobRunSeconds?: number;
+    /**
+     * Node names on which every Job pod fails.
+     */
+    failJobsOnNodes?: string[];
+  };
+  /**
    * Injected faults, drawn from a seeded random sequence so runs repeat.
    */
   faults?: {

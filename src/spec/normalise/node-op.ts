@@ -89,20 +89,53 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The upgrade script the Kairos operator runs: skip when already at the target, then kairos-agent upgrade. */
+/**
+ * Paths the Kairos operator always keeps out of `kairos-agent upgrade --source dir:/`: the
+ * upgrade copies the pod's root onto the host, and Kubernetes writes a pod's own /etc/hostname
+ * and /etc/hosts, which would take the node's identity after the reboot.
+ */
+export const KAIROS_EXCLUDED_PATHS: readonly string[] = ['/etc/hostname', '/etc/hosts'];
+
+/**
+ * The termination message of an upgrade Job that found the node already at the target
+ * version (the words of Kairos' preflight): the Job succeeded without changing anything, so
+ * the node is done without a reboot.
+ */
+export const KAIROS_UP_TO_DATE = /^node is already at /;
+
+/**
+ * Kairos' version lookup: TARGET from the upgrade image, CURRENT from the host, each from
+ * kairos-release or else os-release, empty when unknown (two unknowns must not compare equal).
+ */
+function versionLookup(hostMountPath: string): string[] {
+  const host = (file: string): string => shellQuote(`${hostMountPath}/etc/${file}`);
+  return [
+    'get_version() { [ -f "$1" ] || { echo ""; return 0; }; . "$1"; [ -n "${KAIROS_VERSION}" ] || { echo ""; return 0; }; echo "${KAIROS_VERSION}-${KAIROS_SOFTWARE_VERSION_PREFIX}${KAIROS_SOFTWARE_VERSION}"; }',
+    'TARGET=$(get_version /etc/kairos-release)',
+    '[ -n "$TARGET" ] || TARGET=$(get_version /etc/os-release)',
+    `CURRENT=$(get_version ${host('kairos-release')})`,
+    `[ -n "$CURRENT" ] || CURRENT=$(get_version ${host('os-release')})`,
+  ];
+}
+
+/**
+ * The upgrade script the Kairos operator generates: unless forced (or upgrading recovery, which
+ * the host's version says nothing about), stop when the host already runs the target version;
+ * then kairos-agent upgrade of the recovery and/or active partition (active when neither is
+ * asked for), with the host's /dev and /run bound in.
+ */
 export function kairosUpgradeCommand(u: Pick<NodeOpUpgrade, 'force' | 'upgradeActive' | 'upgradeRecovery'>, hostMountPath: string): string[] {
   const lines = ['set -x -e'];
   if (!u.force && !u.upgradeRecovery) {
     lines.push(
-      'get_version() { [ -f "$1" ] || { echo ""; return 0; }; . "$1"; [ -n "${KAIROS_VERSION}" ] && echo "${KAIROS_VERSION}-${KAIROS_SOFTWARE_VERSION_PREFIX}${KAIROS_SOFTWARE_VERSION}" || echo ""; }',
-      'TARGET=$(get_version /etc/kairos-release)',
-      `CURRENT=$(get_version ${shellQuote(`${hostMountPath}/etc/kairos-release`)})`,
-      'if [ -n "$CURRENT" ] && [ -n "$TARGET" ] && [ "$CURRENT" = "$TARGET" ]; then echo "Up to date: $CURRENT"; exit 0; fi',
+      ...versionLookup(hostMountPath),
+      'if [ -n "$CURRENT" ] && [ -n "$TARGET" ] && [ "$CURRENT" = "$TARGET" ]; then echo "node is already at ${TARGET}" > /dev/termination-log; echo "Up to date: ${CURRENT}"; exit 0; fi',
     );
   }
   lines.push(`mount --rbind ${shellQuote(`${hostMountPath}/dev`)} /dev`, `mount --rbind ${shellQuote(`${hostMountPath}/run`)} /run`);
-  if (u.upgradeRecovery) lines.push('kairos-agent upgrade --recovery --source dir:/');
-  if (u.upgradeActive || !u.upgradeRecovery) lines.push('kairos-agent upgrade --source dir:/');
+  const excludes = KAIROS_EXCLUDED_PATHS.map((p) => ` --exclude-path ${shellQuote(p)}`).join('');
+  if (u.upgradeRecovery) lines.push(`kairos-agent upgrade --recovery --source dir:/${excludes}`);
+  if (u.upgradeActive || !u.upgradeRecovery) lines.push(`kairos-agent upgrade --source dir:/${excludes}`);
   lines.push('exit 0');
   return ['/bin/sh', '-c', lines.join('\n')];
 }

@@ -1,0 +1,116 @@
+/**
+ * The keys and names of the objects drydock runs on nodes (operation Jobs, gate Jobs, reboot
+ * pods): labels that name the operation, revision, node and step, and deterministic object
+ * names, so a restarted drydock finds the object it made before instead of making a second.
+ */
+import { createHash } from 'node:crypto';
+import { LABELS } from '../../observe/types.js';
+import type { SpecKind } from '../../spec/model.js';
+
+/** Labels on every Job and pod drydock runs for a node (LABELS holds operation, node, managedBy). */
+export const JOB_LABELS = {
+  ...LABELS,
+  /** The spec revision the object runs for. */
+  revision: 'drydock.dev/revision',
+  /** Which step of the node's sequence: operation, before, after or reboot. */
+  step: 'drydock.dev/step',
+} as const;
+
+/**
+ * Annotations carrying what a label value cannot hold exactly (names longer than 63
+ * characters, the slash of Kind/name@revision).
+ */
+export const JOB_ANNOTATIONS = {
+  /** Kind/name@revision, the same value as the node's lock. */
+  operation: 'drydock.dev/operation',
+  /** The node's full name. */
+  node: 'drydock.dev/node',
+  /** On an in-place update Job's pod: the image it applies to the node. */
+  image: 'drydock.dev/image',
+  /** On a reboot pod: the node's bootID before the reboot. */
+  bootID: 'drydock.dev/boot-id',
+} as const;
+
+export const MANAGED_BY = 'drydock';
+
+export type JobStep = 'operation' | 'before' | 'after' | 'reboot';
+
+/** The operation an object belongs to. */
+export interface OperationRef {
+  readonly kind: SpecKind;
+  readonly name: string;
+  readonly revision: string;
+}
+
+const MAX_NAME = 63;
+
+function hash(parts: readonly string[], length: number): string {
+  return createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, length);
+}
+
+/** Lower-case letters, digits and single dashes, no dash at either end. */
+function dnsLabelPart(s: string): string {
+  return s
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}
+
+/**
+ * A DNS label (≤ 63 characters) made of `parts` joined by dashes, the same for the same parts.
+ * When the readable form is too long, or had to be altered to be a valid name (so that two
+ * different inputs could collide), its head is kept and a hash of all parts ends it.
+ */
+export function objectName(parts: readonly string[]): string {
+  const clean = parts.map(dnsLabelPart).filter((p) => p !== '');
+  const readable = clean.join('-');
+  const exact = parts.join('-') === readable;
+  if (exact && readable.length <= MAX_NAME && readable !== '') return readable;
+  const suffix = hash(parts, 10);
+  const head = readable.slice(0, MAX_NAME - suffix.length - 1).replace(/-+$/, '');
+  return head === '' ? `x-${suffix}` : `${head}-${suffix}`;
+}
+
+const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/** `value` when it is a valid label value; otherwise a cut, cleaned form with a hash (the exact value goes in an annotation). */
+export function labelValue(value: string): string {
+  if (LABEL_VALUE.test(value)) return value;
+  const suffix = hash([value], 10);
+  const head = value.replace(/[^-A-Za-z0-9_.]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 63 - suffix.length - 1).replace(/[^A-Za-z0-9]+$/, '');
+  return head === '' ? suffix : `${head}-${suffix}`;
+}
+
+/** The operation label value: Kind.name (a slash is not allowed in label values). */
+export function operationLabel(op: OperationRef): string {
+  return labelValue(`${op.kind}.${op.name}`);
+}
+
+/** Kind/name@revision, as the node's lock annotation. */
+export function operationValue(op: OperationRef): string {
+  return `${op.kind}/${op.name}@${op.revision}`;
+}
+
+/** The labels of an object run for `op` on `node` at `step`. */
+export function jobLabels(op: OperationRef, node: string, step: JobStep): Record<string, string> {
+  return {
+    [JOB_LABELS.managedBy]: MANAGED_BY,
+    [JOB_LABELS.operation]: operationLabel(op),
+    [JOB_LABELS.revision]: labelValue(op.revision),
+    [JOB_LABELS.node]: labelValue(node),
+    [JOB_LABELS.step]: step,
+  };
+}
+
+/** A label selector (string form) for every object of `op` on `node`, any step. */
+export function jobSelector(op: OperationRef, node?: string): string {
+  const terms = [`${JOB_LABELS.managedBy}=${MANAGED_BY}`, `${JOB_LABELS.operation}=${operationLabel(op)}`, `${JOB_LABELS.revision}=${labelValue(op.revision)}`];
+  if (node !== undefined) terms.push(`${JOB_LABELS.node}=${labelValue(node)}`);
+  return terms.join(',');
+}
+
+/** The annotations that name operation and node exactly. */
+export function jobAnnotations(op: OperationRef, node: string): Record<string, string> {
+  return { [JOB_ANNOTATIONS.operation]: operationValue(op), [JOB_ANNOTATIONS.node]: node };
+}

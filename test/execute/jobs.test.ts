@@ -1,0 +1,212 @@
+/** The pure builders of what drydock runs on nodes: names, labels, Jobs, reboot pods, gate Jobs, outcomes. */
+import assert from 'node:assert/strict';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import {
+  gateJob,
+  jobOutcome,
+  labelValue,
+  nodeJob,
+  nodeJobName,
+  nodeOpJobSpec,
+  objectName,
+  rebootPod,
+  rebootPodName,
+  type OperationRef,
+} from '../../src/execute/jobs/index.js';
+
+const op: OperationRef = { kind: 'NodeOp', name: 'firmware', revision: '0123456789abcdef' };
+const worker = { name: 'workers-i-0001', taints: [] };
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+describe('names of node jobs', () => {
+  it('are readable when operation, node and revision fit in 63 characters', () => {
+    assert.equal(nodeJobName(op, 'workers-i-0001'), 'nodeop-firmware-workers-i-0001-0123456789abcdef');
+  });
+
+  it('are cut and hashed when too long, stay valid DNS labels, and differ per node and revision', () => {
+    const long = 'a-very-long-node-name-from-a-cloud-provider-that-goes-on.and.on.example.internal';
+    const a = nodeJobName(op, long);
+    const b = nodeJobName(op, `${long}x`);
+    const c = nodeJobName({ ...op, revision: 'fedcba9876543210' }, long);
+    for (const n of [a, b, c]) {
+      assert.ok(n.length <= 63, `${n} is ${n.length} long`);
+      assert.match(n, DNS_LABEL);
+    }
+    assert.equal(new Set([a, b, c]).size, 3);
+    assert.equal(nodeJobName(op, long), a, 'the same input gives the same name');
+  });
+
+  it('hash names that had to be altered, so two inputs cannot meet in one name', () => {
+    assert.notEqual(objectName(['a', 'B']), objectName(['a', 'b']));
+    assert.match(objectName(['a', 'B']), /^a-b-[0-9a-f]{10}$/);
+    assert.match(objectName(['---']), /^x-[0-9a-f]{10}$/);
+  });
+
+  it('make label values of anything, keeping valid ones as they are', () => {
+    assert.equal(labelValue('workers-i-0001'), 'workers-i-0001');
+    const v = labelValue(`NodeOp.${'x'.repeat(80)}`);
+    assert.ok(v.length <= 63);
+    assert.match(v, /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/);
+    assert.notEqual(labelValue('a/b'), labelValue('a_b'));
+  });
+});
+
+describe('the Job on a node', () => {
+  const job = nodeJob({
+    operation: op,
+    node: { name: 'cp-i-0001', taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }, { key: 'dedicated', value: 'db', effect: 'NoExecute' }] },
+    namespace: 'drydock-system',
+    job: { image: 'busybox:1.36', command: ['sh', '-c', 'echo hi'], imagePullSecrets: ['regcred'], backoffLimit: 2, privileged: true, env: { B: '2', A: '1' } },
+  });
+  const pod = job.spec?.template.spec;
+  const container = pod?.containers[0];
+
+  it('is pinned to its node and tolerates the cordon and the node\'s taints', () => {
+    assert.equal(pod?.nodeName, 'cp-i-0001');
+    assert.deepEqual(pod?.tolerations, [
+      { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
+      { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },
+      { key: 'dedicated', operator: 'Exists', effect: 'NoExecute' },
+    ]);
+  });
+
+  it('mounts the host root at /host by default and runs the spec\'s image, command, secrets, retries and privilege', () => {
+    assert.deepEqual(pod?.volumes, [{ name: 'host-root', hostPath: { path: '/' } }]);
+    assert.deepEqual(container?.volumeMounts, [{ name: 'host-root', mountPath: '/host' }]);
+    assert.equal(container?.image, 'busybox:1.36');
+    assert.deepEqual(container?.command, ['sh', '-c', 'echo hi']);
+    assert.deepEqual(pod?.imagePullSecrets, [{ name: 'regcred' }]);
+    assert.equal(job.spec?.backoffLimit, 2);
+    assert.equal(container?.securityContext?.privileged, true);
+    assert.deepEqual(container?.env, [{ name: 'A', value: '1' }, { name: 'B', value: '2' }, { name: 'HOST_DIR', value: '/host' }]);
+    assert.equal(pod?.restartPolicy, 'Never');
+    assert.equal(job.spec?.ttlSecondsAfterFinished, undefined, 'the Job must outlive its outcome being recorded');
+  });
+
+  it('mounts the host where hostMountPath says and runs unprivileged when asked', () => {
+    const j = nodeJob({ operation: op, node: worker, namespace: 'ns', job: { image: 'i', command: ['c'], imagePullSecrets: [], backoffLimit: 0, privileged: false, hostMountPath: '/rootfs' } });
+    const c = j.spec?.template.spec?.containers[0];
+    assert.deepEqual(c?.volumeMounts, [{ name: 'host-root', mountPath: '/rootfs' }]);
+    assert.deepEqual(c?.env, [{ name: 'HOST_DIR', value: '/rootfs' }]);
+    assert.equal(c?.securityContext?.privileged, false);
+    assert.equal(j.spec?.template.spec?.imagePullSecrets, undefined);
+  });
+
+  it('names operation, revision, node and step in labels on the Job and its pods, exactly in annotations', () => {
+    const labels = { 'app.kubernetes.io/managed-by': 'drydock', 'drydock.dev/operation': 'NodeOp.firmware', 'drydock.dev/revision': '0123456789abcdef', 'drydock.dev/node': 'cp-i-0001', 'drydock.dev/step': 'operation' };
+    assert.deepEqual(job.metadata?.labels, labels);
+    assert.deepEqual(job.spec?.template.metadata?.labels, labels);
+    assert.deepEqual(job.metadata?.annotations, { 'drydock.dev/operation': 'NodeOp/firmware@0123456789abcdef', 'drydock.dev/node': 'cp-i-0001' });
+    assert.equal(job.metadata?.name, 'nodeop-firmware-cp-i-0001-0123456789abcdef');
+    assert.equal(job.metadata?.namespace, 'drydock-system');
+  });
+
+  it('marks the image an in-place update applies on its pod', () => {
+    const j = nodeJob({ operation: { kind: 'NodeImage', name: 'edge', revision: 'r1' }, node: worker, namespace: 'ns', appliesImage: 'os:v2', job: { image: 'os:v2', command: ['upgrade'], imagePullSecrets: [], backoffLimit: 1, privileged: true } });
+    assert.equal(j.spec?.template.metadata?.annotations?.['drydock.dev/image'], 'os:v2');
+    assert.equal(j.metadata?.annotations?.['drydock.dev/image'], undefined);
+  });
+});
+
+describe('a NodeOp\'s job fields', () => {
+  it('run privileged with the NodeOp\'s image, command, secrets, retries and host mount', () => {
+    const spec = nodeOpJobSpec({ image: 'busybox:latest', command: ['sh', '-c', 'x'], imagePullSecrets: ['r'], backoffLimit: 6, hostMountPath: '/h' });
+    assert.deepEqual(spec, { image: 'busybox:latest', command: ['sh', '-c', 'x'], imagePullSecrets: ['r'], backoffLimit: 6, privileged: true, hostMountPath: '/h' });
+  });
+});
+
+describe('the reboot pod', () => {
+  const pod = rebootPod({ operation: op, node: worker, bootID: 'b00710aa-1111-2222-3333-444455556666', namespace: 'drydock-system', image: 'alpine:3' });
+
+  it('is privileged, in the host PID namespace, pinned, never restarted, with the configured image', () => {
+    assert.equal(pod.spec?.hostPID, true);
+    assert.equal(pod.spec?.nodeName, 'workers-i-0001');
+    assert.equal(pod.spec?.restartPolicy, 'Never');
+    assert.equal(pod.spec?.containers[0]?.securityContext?.privileged, true);
+    assert.equal(pod.spec?.containers[0]?.image, 'alpine:3');
+    assert.deepEqual(pod.spec?.tolerations, [
+      { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
+      // The reboot itself makes the node NotReady: the pod must not be evicted for it.
+      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+      { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+    ]);
+  });
+
+  it('is named by node and recorded bootID, so one boot gets one reboot', () => {
+    assert.equal(pod.metadata?.name, 'reboot-workers-i-0001-b00710aa');
+    assert.equal(pod.metadata?.labels?.['drydock.dev/step'], 'reboot');
+    assert.equal(pod.metadata?.annotations?.['drydock.dev/boot-id'], 'b00710aa-1111-2222-3333-444455556666');
+    assert.notEqual(rebootPodName('workers-i-0001', 'c0ffee00-0000'), pod.metadata?.name);
+  });
+});
+
+describe('the gate Job', () => {
+  const template = {
+    name: 'storage-precheck',
+    namespace: 'kube-system',
+    spec: {
+      backoffLimit: 0,
+      template: {
+        metadata: { labels: { app: 'precheck' } },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'check', image: 'busybox:1.36', command: ['sh', '-c', 'echo $NODE_NAME'], env: [{ name: 'NODE_NAME', value: 'stale' }, { name: 'KEEP', value: 'x' }] }] },
+      },
+    },
+  };
+  const input = { operation: { kind: 'NodeImage', name: 'worker', revision: 'r7' } as const, gate: 'storage-healthy', step: 'before' as const, index: 0, template, node: 'workers-i-0002', replacement: 'workers-i-0009', defaultNamespace: 'drydock-system' };
+  const job = gateJob(input);
+  const c = job.spec?.template.spec?.containers[0];
+
+  it('keeps the user\'s JobSpec and namespace, and puts node, replacement and operation in the environment', () => {
+    assert.equal(job.metadata?.namespace, 'kube-system');
+    assert.equal(job.spec?.backoffLimit, 0);
+    assert.equal(c?.image, 'busybox:1.36');
+    assert.deepEqual(c?.env, [
+      { name: 'KEEP', value: 'x' },
+      { name: 'NODE_NAME', value: 'workers-i-0002' },
+      { name: 'REPLACEMENT_NODE_NAME', value: 'workers-i-0009' },
+      { name: 'DRYDOCK_OPERATION', value: 'NodeImage/worker@r7' },
+    ]);
+    assert.equal(job.spec?.template.spec?.nodeName, undefined, 'a gate is not pinned to the node');
+    assert.equal(template.spec.template.spec.containers[0]?.env.length, 2, 'the template is not changed');
+  });
+
+  it('carries drydock\'s labels beside the user\'s, and a name per node, step and position', () => {
+    assert.equal(job.spec?.template.metadata?.labels?.['app'], 'precheck');
+    assert.equal(job.spec?.template.metadata?.labels?.['drydock.dev/step'], 'before');
+    assert.equal(job.metadata?.labels?.['drydock.dev/node'], 'workers-i-0002');
+    const names = new Set([job, gateJob({ ...input, index: 1 }), gateJob({ ...input, step: 'after' }), gateJob({ ...input, node: 'workers-i-0003' })].map((j) => j.metadata?.name));
+    assert.equal(names.size, 4);
+    for (const n of names) assert.ok(n !== undefined && n.length <= 63 && DNS_LABEL.test(n), String(n));
+    assert.equal(gateJob(input).metadata?.name, job.metadata?.name);
+  });
+
+  it('uses the default namespace when the template names none', () => {
+    assert.equal(gateJob({ ...input, template: { spec: template.spec } }).metadata?.namespace, 'drydock-system');
+  });
+});
+
+describe('a Job\'s outcome', () => {
+  const t = (s: string): Date => new Date(`2026-01-01T00:00:${s}Z`);
+  const pod = (name: string, at: string, exitCode: number, message?: string): V1Pod => ({
+    metadata: { name, creationTimestamp: t(at) },
+    status: { containerStatuses: [{ name: 'operation', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message !== undefined ? { message } : {}) } } }] },
+  });
+
+  it('is running while no condition is set', () => {
+    assert.deepEqual(jobOutcome({ status: { active: 1 } }, []), { state: 'running', attempts: 0 });
+  });
+
+  it('is failed after the retries, with the reason and the last pod\'s message', () => {
+    const job: V1Job = { status: { failed: 3, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', lastTransitionTime: t('30') }] } };
+    const out = jobOutcome(job, [pod('p-b', '20', 2, 'disk full\n'), pod('p-a', '10', 1, 'first try'), pod('p-c', '05', 1, 'old')]);
+    assert.deepEqual(out, { state: 'failed', attempts: 3, reason: 'BackoffLimitExceeded', lastPod: { name: 'p-b', exitCode: 2, reason: 'Error', message: 'disk full' }, finishedAt: '2026-01-01T00:00:30.000Z' });
+  });
+
+  it('is succeeded when Complete, and cuts a long message', () => {
+    const job: V1Job = { status: { succeeded: 1, conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: t('40') }] } };
+    const out = jobOutcome(job, [pod('p', '01', 0, 'x'.repeat(5000))]);
+    assert.equal(out.state, 'succeeded');
+    assert.equal(out.attempts, 1);
+    assert.equal(out.lastPod?.message?.length, 1025);
+  });
+});
