@@ -44,11 +44,6 @@ export function notActedOn(desired: DesiredState): NotActedOn[] {
   for (const m of desired.nodeMaintenances) {
     add(m, 'NodeMaintenance', `node ${m.nodeName} is not cordoned or drained`, `cordon and drain it by hand (kubectl drain ${m.nodeName}); ${KEEP}`);
   }
-  for (const op of desired.nodeOps) {
-    if (op.generatedBy !== undefined) continue; // reported once, as its NodeOpUpgrade
-    add(op, 'NodeOp', 'its Job runs on no node');
-  }
-  for (const up of desired.nodeOpUpgrades) add(up, 'NodeOpUpgrade', `no node is upgraded to ${up.image}`);
   for (const gate of desired.upgradeGates) {
     const one = gate.appliesTo.targets.length === 1 && gate.appliesTo.targets[0]?.name !== undefined;
     const targets = gate.appliesTo.targets.length > 0 ? targetsOf(gate.appliesTo.targets) : 'the operations it selects';
