@@ -79,7 +79,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const settings = { jobNamespace: opts.jobNamespace, rebootTimeoutMs: opts.rebootTimeoutMs, ...(opts.rebootImage !== undefined ? { rebootImage: opts.rebootImage } : {}) };
   planRemovedNodeOps(desired, { b, view, settings });
   for (const op of [...desired.nodeOps].sort((x, y) => compareStrings(x.name, y.name))) {
-    specs.push(planNodeOp(buildNodeOpContext({ op, now: nowMs, view, b, budget, settings })));
+    specs.push(planNodeOp(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings })));
   }
 
   for (const n of notActedOn(desired)) {

@@ -7,7 +7,7 @@ import { matchesSelector } from '../../observe/selector.js';
 import type { ObservedJob, ObservedNode, ObservedPod } from '../../observe/types.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../protocol/keys.js';
 import { nodeJobName, rebootPodName, type OperationRef } from '../../execute/jobs/index.js';
-import type { NodeOp } from '../../spec/model.js';
+import type { DesiredState, NodeOp } from '../../spec/model.js';
 import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
 import { compareNames } from '../order.js';
@@ -23,6 +23,7 @@ export interface NodeOpSettings {
 }
 
 export interface NodeOpContext {
+  readonly desired: DesiredState;
   readonly op: NodeOp;
   /** The spec status and actions are for: the NodeOpUpgrade a generated NodeOp stands for. */
   readonly spec: SpecRef;

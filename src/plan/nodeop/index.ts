@@ -10,6 +10,8 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { holdsLock, lockValue, parseLock } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
+import { findNodeOpApproval, nodeOpApprovalNeeded } from '../approval.js';
+import { windowGate } from '../window.js';
 import { isControlPlane, isFailed, jobsIn, standingOf, type NodeOpContext, type SettleContext } from './context.js';
 import { advance, cleanUpJob, settle } from './step.js';
 import { buildNodeOpStatus } from './status.js';
@@ -33,10 +35,23 @@ export function planNodeOp(ctx: NodeOpContext): SpecStatus {
   if (halted) {
     const failed = all.filter((n) => standing.get(n.name) === 'current' && isFailed(n)).map((n) => n.name);
     b.wait(ctx.spec, 'halted', `stopOnFailure: node ${failed.join(', ')} failed; no new node starts until the spec changes`);
-  } else {
-    startNodes(ctx, all, standing);
+  } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
+    const closed = startClosed(ctx);
+    if (closed === undefined) startNodes(ctx, all, standing);
+    else b.wait(ctx.spec, closed.code, closed.reason, closed.until !== undefined ? { until: closed.until } : {});
   }
   return buildNodeOpStatus(ctx, all, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
+}
+
+/** The window and the start approval: what must allow it before a new node starts. */
+function startClosed(ctx: NodeOpContext): { code: 'window' | 'approval'; reason: string; until?: number } | undefined {
+  const { op, desired } = ctx;
+  const closed = windowGate(desired.maintenanceWindows, op.rollout.window, ctx.now);
+  if (closed !== undefined) return closed;
+  if (op.rollout.approval.required !== 'none' && findNodeOpApproval(desired, op, ctx.spec) === undefined) {
+    return { code: 'approval', reason: nodeOpApprovalNeeded(op, ctx.spec) };
+  }
+  return undefined;
 }
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {

@@ -68,6 +68,27 @@ describe('NodeOp planner', () => {
     assert.deepEqual(started(run(nodeOp('patch', { revision: 'r2' }), [done])), ['worker-0']);
   });
 
+  it('starts nothing before its start approval (exact revision) is merged', () => {
+    const op = nodeOp('patch', { rollout: { ...nodeOp('patch').rollout, approval: { required: 'start' } } });
+    const waiting = run(op, [n('worker-0')]);
+    assert.deepEqual(waiting.actions, []);
+    assert.match(waiting.waits[0]?.reason ?? '', /target NodeOp\/patch, targetRevision r1, stage start/);
+    const approval = { kind: 'Approval' as const, name: 'go', apiVersion: 'drydock.dev/v1alpha1', source: op.source, revision: 'a', target: { kind: 'NodeOp' as const, name: 'patch' }, stage: 'start' as const };
+    const other = plan(desired({ nodeOps: [op], approvals: [{ ...approval, targetRevision: 'r0' }] }), observed({ nodes: [n('worker-0')] }), at(0));
+    assert.deepEqual(other.actions, [], 'an approval of another revision does not count');
+    const go = plan(desired({ nodeOps: [op], approvals: [{ ...approval, targetRevision: 'r1' }] }), observed({ nodes: [n('worker-0')] }), at(0));
+    assert.deepEqual(started(go), ['worker-0']);
+  });
+
+  it('starts nothing outside its maintenance window, and says when it opens', () => {
+    const op = nodeOp('patch', { rollout: { ...nodeOp('patch').rollout, window: 'nights' } });
+    const w = { kind: 'MaintenanceWindow' as const, name: 'nights', apiVersion: 'drydock.dev/v1alpha1', source: op.source, revision: 'w', timeZone: 'UTC', schedules: [{ cron: '0 22 * * *', durationSeconds: 3600 }], exclusions: [] };
+    const p = plan(desired({ nodeOps: [op], maintenanceWindows: [w] }), observed({ nodes: [n('worker-0')] }), at(0));
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.waits[0]?.code, 'window');
+    assert.equal(p.waits[0]?.until, '2026-03-02T22:00:00.000Z');
+  });
+
   it('leaves a node another operation holds, and says so', () => {
     const p = run(nodeOp('patch'), [n('worker-0', { annotations: { [ANNOTATIONS.operation]: 'NodeImage/worker@x', [ANNOTATIONS.phase]: 'Draining' } })]);
     assert.deepEqual(p.actions, []);
