@@ -9,7 +9,7 @@ import { nodeJob, rebootPod } from './jobs/index.js';
 import { createJob, createRebootPod, deleteFinishedJob, deleteRebootPod } from './node-jobs.js';
 
 export function createNodeJobAction(a: ActionOf<'createNodeJob'>, d: ActionDeps): Promise<Outcome> {
-  const job = nodeJob({ operation: a.operation, node: { name: a.node, taints: a.taints }, namespace: a.namespace, job: a.job });
+  const job = nodeJob({ operation: a.operation, node: { name: a.node, taints: a.taints }, namespace: a.namespace, job: a.job, ...(a.appliesImage !== undefined ? { appliesImage: a.appliesImage } : {}) });
   return createJob(job, d);
 }
 

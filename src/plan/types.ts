@@ -89,6 +89,8 @@ export type Action = ActionBase &
         readonly job: NodeJobSpec;
         /** The node's taints now: the Job tolerates them. */
         readonly taints: readonly NodeTaint[];
+        /** inPlace: the image the Job puts on the node. */
+        readonly appliesImage?: string;
       }
     | {
         /** Starts the reboot pod; `bootID` is the one recorded on the node before it. */

@@ -37,10 +37,6 @@ export function notActedOn(desired: DesiredState): NotActedOn[] {
   const add = (spec: Meta, what: string, consequence: string, hint = KEEP): void => {
     out.push({ kind: spec.kind, name: spec.name, revision: spec.revision, source: spec.source, what, consequence, hint });
   };
-  for (const image of desired.nodeImages) {
-    if (image.strategy !== 'inPlace') continue;
-    add(image, 'NodeImage strategy inPlace', `the nodes of NodeImage ${image.name} keep their image`, `use strategy replace with a ScalingGroup for nodes in a cloud group; ${KEEP}`);
-  }
   for (const m of desired.nodeMaintenances) {
     add(m, 'NodeMaintenance', `node ${m.nodeName} is not cordoned or drained`, `cordon and drain it by hand (kubectl drain ${m.nodeName}); ${KEEP}`);
   }

@@ -34,6 +34,10 @@ export interface NodeOpContext {
   readonly budget: ClusterBudget;
   readonly settings: NodeOpSettings;
   readonly jobsByName: ReadonlyMap<string, ObservedJob>;
+  /** What a done node carries: `nodeop.drydock.dev/<name>` = revision, or for inPlace drydock.dev/image = image. */
+  readonly record: { readonly key: string; readonly value: string };
+  /** inPlace: the image the Job puts on the node (marked on its pod). */
+  readonly appliesImage?: string;
   /** The selected nodes, control-plane nodes first, then by name. */
   readonly nodes: readonly ObservedNode[];
 }
@@ -50,13 +54,24 @@ export function specOf(op: NodeOp): SpecRef {
   return { kind: 'NodeOpUpgrade', name: op.generatedBy.slice(slash + 1) };
 }
 
-export function buildNodeOpContext(input: Omit<NodeOpContext, 'spec' | 'operation' | 'jobsByName' | 'nodes'>): NodeOpContext {
+/** How an inPlace NodeImage runs on this machinery: its lock kind, record and image. */
+export interface InPlaceAs {
+  readonly spec: SpecRef;
+  readonly image: string;
+}
+
+export function buildNodeOpContext(input: Omit<NodeOpContext, 'spec' | 'operation' | 'jobsByName' | 'nodes' | 'record' | 'appliesImage'>, inPlace?: InPlaceAs): NodeOpContext {
   const { op, view } = input;
   const nodes = view.observed.nodes
     .filter((n) => op.nodeSelector === undefined || matchesSelector(op.nodeSelector, n.labels))
     .sort((a, b) => Number(isControlPlane(b)) - Number(isControlPlane(a)) || compareNames(a.name, b.name));
   const jobsByName = jobsIn(view, input.settings.jobNamespace);
-  return { ...input, spec: specOf(op), operation: { kind: 'NodeOp', name: op.name, revision: op.revision }, jobsByName, nodes };
+  if (inPlace !== undefined) {
+    const record = { key: ANNOTATIONS.image, value: inPlace.image };
+    return { ...input, spec: inPlace.spec, operation: { kind: 'NodeImage', name: op.name, revision: op.revision }, jobsByName, nodes, record, appliesImage: inPlace.image };
+  }
+  const record = { key: nodeOpRecordKey(op.name), value: op.revision };
+  return { ...input, spec: specOf(op), operation: { kind: 'NodeOp', name: op.name, revision: op.revision }, jobsByName, nodes, record };
 }
 
 /** A node's standing towards this NodeOp. */
@@ -64,16 +79,11 @@ export type Standing = 'done' | 'current' | 'stale' | 'foreign' | 'free';
 
 export function standingOf(ctx: NodeOpContext, node: ObservedNode): Standing {
   const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
-  const ours = lock?.kind === 'NodeOp' && lock.name === ctx.op.name;
+  const ours = lock?.kind === ctx.operation.kind && lock.name === ctx.op.name;
   if (ours && holdsLock(node)) return lock.revision === ctx.op.revision ? 'current' : 'stale';
-  if (succeeded(ctx.op, node)) return 'done';
+  if (node.annotations[ctx.record.key] === ctx.record.value) return 'done';
   if (holdsLock(node)) return 'foreign';
   return 'free';
-}
-
-/** Whether this revision of `op` succeeded on the node (the record never goes back). */
-export function succeeded(op: NodeOp, node: ObservedNode): boolean {
-  return node.annotations[nodeOpRecordKey(op.name)] === op.revision;
 }
 
 /** What settling a node needs: no NodeOp spec, since it may be gone from Git. */

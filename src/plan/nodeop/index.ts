@@ -17,6 +17,7 @@ import { advance, cleanUpJob, settle } from './step.js';
 import { buildNodeOpStatus } from './status.js';
 
 export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
+export { inPlaceNodeOp } from './inplace.js';
 
 export function planNodeOp(ctx: NodeOpContext): SpecStatus {
   const { b } = ctx;
@@ -56,7 +57,7 @@ function startClosed(ctx: NodeOpContext): { code: 'window' | 'approval'; reason:
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
   const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
-  return lock?.kind === 'NodeOp' && lock.name === ctx.op.name && holdsLock(n);
+  return lock?.kind === ctx.operation.kind && lock.name === ctx.op.name && holdsLock(n);
 }
 
 function inFlight(ctx: NodeOpContext, all: readonly ObservedNode[], standing: ReadonlyMap<string, string>): number {
@@ -92,7 +93,7 @@ function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: 
     running++;
     standing.set(n.name, 'current');
     const annotations = {
-      [ANNOTATIONS.operation]: lockValue('NodeOp', op.name, op.revision),
+      [ANNOTATIONS.operation]: lockValue(ctx.operation.kind, op.name, op.revision),
       [ANNOTATIONS.phase]: 'Pending',
       [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
       [ANNOTATIONS.reason]: null,

@@ -6,7 +6,7 @@
  * named after the recorded bootID, so the same boot is never rebooted twice.
  */
 import type { ObservedNode } from '../../observe/types.js';
-import { ANNOTATIONS, nodeOpRecordKey } from '../../protocol/keys.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodeOpJobSpec, type OperationRef } from '../../execute/jobs/index.js';
 import { drainLeft, drainView, preflight } from '../drain.js';
 import { nodePhase, parseInstant, parseLock } from '../protocol.js';
@@ -41,7 +41,7 @@ export function failNode(ctx: NodeOpContext, node: ObservedNode, why: string, jo
 /** Done: uncordon, record the succeeded revision on the node, release the lock. */
 function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string): void {
   uncordonIfOurs(ctx, node, `node ${node.name} is done; it takes workloads again`);
-  const annotations = { ...HELD, [nodeOpRecordKey(ctx.op.name)]: ctx.op.revision };
+  const annotations = { ...HELD, [ctx.record.key]: ctx.record.value };
   ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations, reason: why });
 }
 
@@ -112,7 +112,7 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
   const jobRef = `${settings.jobNamespace}/${name}`;
   if (job === undefined) {
     const taints = node.taints.map((t) => ({ ...t }));
-    b.act({ kind: 'createNodeJob', spec, node: node.name, namespace: settings.jobNamespace, operation: ctx.operation, job: nodeOpJobSpec(op), taints, reason: `run ${spec.kind} ${spec.name}'s Job on node ${node.name}` });
+    b.act({ kind: 'createNodeJob', spec, node: node.name, namespace: settings.jobNamespace, operation: ctx.operation, job: nodeOpJobSpec(op), taints, ...(ctx.appliesImage !== undefined ? { appliesImage: ctx.appliesImage } : {}), reason: `run ${spec.kind} ${spec.name}'s Job on node ${node.name}` });
     b.wait(spec, 'job', `node ${node.name}: Job ${jobRef} starting`, { node: node.name });
     return;
   }
@@ -177,7 +177,7 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
   const { b, spec, settings } = ctx;
   const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
   if (lock === undefined) return;
-  const op: OperationRef = { kind: 'NodeOp', name: lock.name, revision: lock.revision };
+  const op: OperationRef = { kind: lock.kind === 'NodeImage' ? 'NodeImage' : 'NodeOp', name: lock.name, revision: lock.revision };
   const phase = nodePhase(node);
   const { job } = jobOf(ctx, op, node.name);
   if (phase === 'Updating' && job !== undefined && !job.succeeded && !job.failed) {

@@ -4,8 +4,8 @@ import { plan } from '../../../src/plan/index.js';
 import type { Action, Plan } from '../../../src/plan/types.js';
 import type { ObservedJob, ObservedNode } from '../../../src/observe/types.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
-import type { NodeOp } from '../../../src/spec/model.js';
-import { at, config, desired, iso, node, observed, pod } from '../fixtures.js';
+import type { NodeImage, NodeOp } from '../../../src/spec/model.js';
+import { at, config, desired, iso, node, nodeImage, observed, pod } from '../fixtures.js';
 import { nodeOp } from './fixtures.js';
 
 const NS = 'drydock-system';
@@ -174,5 +174,35 @@ describe('NodeOp planner', () => {
     const finished = run(undefined, [node0, n('worker-1')], { jobs: [job(JOB, 'succeeded')] });
     assert.deepEqual(kinds(finished), ['uncordon worker-0', 'annotateNode worker-0', 'deleteJob worker-0']);
     assert.equal((finished.actions[1] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.operation], null);
+  });
+});
+
+describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
+  const inPlace = (): NodeImage => ({ ...nodeImage('edge', 'os:v2', { concurrency: 1 }, 'e1'), strategy: 'inPlace' });
+
+  it('inPlace: locks as NodeImage, runs the image in a Job marked with it, and is done when the node carries the image', () => {
+    const d = desired({ nodeImages: [inPlace()] });
+    const start = plan(d, observed({ nodes: [n('worker-0'), n('worker-1')] }), at(0), { jobNamespace: NS });
+    assert.deepEqual(started(start), ['worker-0']);
+    assert.equal((start.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.operation], 'NodeImage/edge@e1');
+    const updating = n('worker-0', { annotations: { [ANNOTATIONS.operation]: 'NodeImage/edge@e1', [ANNOTATIONS.phase]: 'Updating' } });
+    const job = plan(d, observed({ nodes: [updating, n('worker-1')] }), at(0), { jobNamespace: NS }).actions[0] as Extract<Action, { kind: 'createNodeJob' }>;
+    assert.equal(job.kind, 'createNodeJob');
+    assert.equal(job.appliesImage, 'os:v2');
+    assert.equal(job.job.image, 'os:v2');
+    assert.deepEqual(job.operation, { kind: 'NodeImage', name: 'edge', revision: 'e1' });
+    const rebooted = n('worker-0', { annotations: { [ANNOTATIONS.operation]: 'NodeImage/edge@e1', [ANNOTATIONS.phase]: 'Rebooting', [ANNOTATIONS.bootID]: 'b-1' }, bootID: 'b-2' });
+    const done = plan(d, observed({ nodes: [rebooted, n('worker-1')] }), at(0), { jobNamespace: NS });
+    const release = done.actions.find((a): a is Extract<Action, { kind: 'annotateNode' }> => a.kind === 'annotateNode' && a.node === 'worker-0');
+    assert.equal(release?.annotations[ANNOTATIONS.image], 'os:v2');
+    const row = plan(d, observed({ nodes: [n('worker-0', { annotations: { [ANNOTATIONS.image]: 'os:v2' } }), n('worker-1')] }), at(0)).specs.find((s) => s.spec.kind === 'NodeImage');
+    assert.deepEqual(row?.progress, { done: 1, total: 2 });
+  });
+
+  it('a NodeOpUpgrade reports under its own name, and its generated NodeOp runs control-plane first, one at a time', () => {
+    const op = nodeOp('edge-os', { generatedBy: 'NodeOpUpgrade/edge-os', concurrency: 1, rebootOnSuccess: true, cordon: true });
+    const p = run(op, [n('cp-0', { cp: true }), n('cp-1', { cp: true }), n('worker-0')]);
+    assert.deepEqual(started(p), ['cp-0']);
+    assert.deepEqual(p.specs.map((s) => `${s.spec.kind}/${s.spec.name}`), ['NodeOpUpgrade/edge-os']);
   });
 });
