@@ -204,4 +204,31 @@ describe('e2e: NodeOp on the real control plane', function () {
     assert.equal(census.count('kernel', target, 'reboot'), 1);
     assert.equal((await hostNodes(kc)).get(target)?.bootID, after?.bootID, 'no second reboot');
   });
+
+  it('NodeImage inPlace: the update Job runs the image, the node reboots once, and reports the image', async () => {
+    const kc = cp().adminKubeConfig();
+    const targets = ['workers-i-0005', 'workers-i-0006'];
+    const spec = {
+      image: 'os-v2',
+      strategy: 'inPlace',
+      nodeSelector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: targets }] },
+      rollout: { concurrency: 1, drain: { enabled: false }, healthGate: { minReadySeconds: 1 } },
+    };
+    await repo.push({ 'ops/edge.yaml': doc('NodeImage', 'edge', spec) }, 'images: edge nodes to os-v2 in place');
+    const core = kc.makeApiClient(CoreV1Api);
+    await eventually(
+      'both nodes on os-v2',
+      async () => {
+        const list = await core.listNode({ labelSelector: 'sim.drydock.dev/group=workers' });
+        const on = list.items.filter((n) => targets.includes(n.metadata?.name ?? '') && n.status?.nodeInfo?.osImage === 'os-v2' && n.metadata?.annotations?.['drydock.dev/image'] === 'os-v2' && n.metadata.annotations['drydock.dev/operation'] === undefined);
+        return on.length === 2;
+      },
+      { timeoutMs: 120_000, intervalMs: 300 },
+    );
+    for (const t of targets) {
+      assert.equal(census.seen.get(`NodeImage.edge ${t} operation`)?.size, 1, `${t}: one update Job`);
+      assert.equal(census.seen.get(`NodeImage.edge ${t} reboot`)?.size, 1, `${t}: one reboot`);
+    }
+    await eventually('status says Complete', async () => /phase: Complete/.test((await repo.statusFile('status/NodeImage/edge.yaml')) ?? ''), { timeoutMs: 30_000 });
+  });
 });
