@@ -17,6 +17,7 @@ export interface PlanFlags {
   cloudEndpoint?: string;
   format: PlanFormat;
   cluster: string;
+  namespace: string;
   gitUsername?: string;
   gitPassword?: string;
   gitToken?: string;
@@ -34,6 +35,7 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--cloud-endpoint <url>', 'URL of the simulated cloud (provider sim)').env('DRYDOCK_CLOUD_ENDPOINT'))
     .addOption(new Option('--format <format>', 'output format; markdown is ready to post on a pull request').choices(PLAN_FORMATS).default('text'))
     .addOption(new Option('--cluster <name>', 'cluster name shown (default: drydock.yaml\'s)').env('DRYDOCK_CLUSTER').default(''))
+    .addOption(new Option('--namespace <ns>', 'namespace drydock run uses (its node Jobs and reboot pods run there)').env('DRYDOCK_NAMESPACE').default('kube-system'))
     .addOption(new Option('--git-username <name>', 'Git basic-auth user').env('DRYDOCK_GIT_USERNAME'))
     .addOption(new Option('--git-password <password>', 'Git basic-auth password').env('DRYDOCK_GIT_PASSWORD').hideHelp())
     .addOption(new Option('--git-token <token>', 'Git token').env('DRYDOCK_GIT_TOKEN').hideHelp())
