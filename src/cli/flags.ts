@@ -46,6 +46,8 @@ export interface RunFlags extends RepoAndClusterFlags {
 export interface PlanFlags extends RepoAndClusterFlags {
   /** A plan format, or github: workflow annotations then the text (with --base/--head). */
   format: PlanFormat | 'github';
+  /** The namespace drydock run uses: its node Jobs and reboot pods are planned there. */
+  namespace: string;
   /** A pull request's base and head refs: plan the head and compare it with the base. */
   base?: string;
   head?: string;

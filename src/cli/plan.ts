@@ -26,6 +26,7 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--head <ref>', 'pull request: the branch (or, in a local clone, HEAD or a commit) to plan against the live cluster'))
     .addOption(new Option('--format <format>', 'output format; markdown is one pull-request comment, github adds workflow annotations (with --base/--head)').choices(FORMATS).default('text'))
     .addOption(new Option('--cluster <name>', 'cluster name shown (default: drydock.yaml\'s)').env('DRYDOCK_CLUSTER').default(''))
+    .addOption(new Option('--namespace <ns>', 'namespace drydock run uses (its node Jobs and reboot pods run there)').env('DRYDOCK_NAMESPACE').default('kube-system'))
     .addOption(new Option('--git-username <name>', 'Git basic-auth user').env('DRYDOCK_GIT_USERNAME'))
     .addOption(new Option('--git-password <password>', 'Git basic-auth password').env('DRYDOCK_GIT_PASSWORD').hideHelp())
     .addOption(new Option('--git-token <token>', 'Git token').env('DRYDOCK_GIT_TOKEN').hideHelp())

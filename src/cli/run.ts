@@ -25,7 +25,7 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--status-branch <name>', 'branch the status reports are committed to').env('DRYDOCK_STATUS_BRANCH').default('drydock/status'))
     .addOption(new Option('--listen <addr>', 'address of /healthz, /readyz, /metrics and the webhook').env('DRYDOCK_LISTEN').default(':8080'))
     .addOption(new Option('--leader-elect <bool>', 'elect a leader through a Lease so only one replica acts').env('DRYDOCK_LEADER_ELECT').default(true))
-    .addOption(new Option('--namespace <ns>', 'namespace of the leader-election Lease').env('DRYDOCK_NAMESPACE').default('kube-system'))
+    .addOption(new Option('--namespace <ns>', 'namespace of the leader-election Lease, and of the Jobs and reboot pods drydock runs on nodes').env('DRYDOCK_NAMESPACE').default('kube-system'))
     .addOption(new Option('--cluster <name>', 'cluster name in status reports (default: drydock.yaml\'s)').env('DRYDOCK_CLUSTER').default(''))
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).env('DRYDOCK_LOG_LEVEL').default('info'))
     .addOption(new Option('--lease-duration <duration>', 'how long a leader may go unrenewed before another takes over').env('DRYDOCK_LEASE_DURATION').default('15s'))

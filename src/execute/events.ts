@@ -20,7 +20,9 @@ export type EventReason =
   | 'DrydockReplace'
   | 'DrydockDeleteNode'
   | 'DrydockScaleAutoscaler'
-  | 'DrydockBlocked';
+  | 'DrydockBlocked'
+  | 'DrydockJob'
+  | 'DrydockReboot';
 
 export interface EventInput {
   readonly involved: { readonly kind: 'Node' | 'Deployment' | 'Pod'; readonly name: string; readonly namespace?: string; readonly apiVersion?: string };

@@ -9,6 +9,7 @@ import type { Action } from '../plan/types.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
 import { classifyError, type Outcome } from './classify.js';
 import * as impl from './actions.js';
+import * as jobs from './job-actions.js';
 import type { ActionDeps } from './actions.js';
 import type { EventInput, EventRecorder } from './events.js';
 
@@ -49,6 +50,13 @@ export function describeAction(a: Action): string {
       return `removeInstance ${a.groupId}/${a.instanceId}`;
     case 'scaleDeployment':
       return `scaleDeployment ${a.namespace}/${a.name} to ${a.replicas}`;
+    case 'createNodeJob':
+      return `createNodeJob ${a.namespace} on ${a.node}`;
+    case 'createRebootPod':
+      return `createRebootPod ${a.namespace} on ${a.node} (bootID ${a.bootID})`;
+    case 'deleteJob':
+    case 'deleteRebootPod':
+      return `${a.kind} ${a.namespace}/${a.name}`;
   }
 }
 
@@ -65,6 +73,11 @@ export function nodeOf(a: Action): string | undefined {
     case 'copyLabels':
       return a.to;
     case 'removeInstance':
+      return a.node;
+    case 'createNodeJob':
+    case 'createRebootPod':
+    case 'deleteJob':
+    case 'deleteRebootPod':
       return a.node;
     case 'setGroupImage':
     case 'surge':
@@ -97,6 +110,14 @@ function run(a: Action, d: ActionDeps): Promise<Outcome> {
       return impl.deleteNode(a, d);
     case 'scaleDeployment':
       return impl.scaleDeployment(a, d);
+    case 'createNodeJob':
+      return jobs.createNodeJobAction(a, d);
+    case 'createRebootPod':
+      return jobs.createRebootPodAction(a, d);
+    case 'deleteJob':
+      return jobs.deleteJobAction(a, d);
+    case 'deleteRebootPod':
+      return jobs.deleteRebootPodAction(a, d);
   }
 }
 
@@ -136,8 +157,14 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
         reason: 'DrydockScaleAutoscaler',
         message: `scaled to ${a.replicas} replica${a.replicas === 1 ? '' : 's'} for ${op}`,
       };
+    case 'createNodeJob':
+      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockJob', message: `Job started for ${op}` };
+    case 'createRebootPod':
+      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockReboot', message: `reboot started for ${op} (bootID ${a.bootID})` };
     case 'setGroupImage':
     case 'surge':
+    case 'deleteJob':
+    case 'deleteRebootPod':
       return undefined;
   }
 }

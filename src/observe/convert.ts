@@ -41,6 +41,7 @@ export function toObservedNode(node: V1Node): ObservedNode {
   return Object.freeze({
     name: node.metadata?.name ?? '',
     ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
+    ...(node.status?.nodeInfo?.bootID ? { bootID: node.status.nodeInfo.bootID } : {}),
     labels: record(node.metadata?.labels),
     annotations: record(node.metadata?.annotations),
     unschedulable: node.spec?.unschedulable === true,
@@ -134,5 +135,7 @@ export function toObservedJob(job: V1Job): ObservedJob {
     succeeded: complete !== undefined,
     failed: failed !== undefined,
     ...(completedAt ? { completedAt } : {}),
+    attempts: (job.status?.succeeded ?? 0) + (job.status?.failed ?? 0),
+    ...(failed?.reason ? { failureReason: failed.reason } : {}),
   });
 }

@@ -19,6 +19,8 @@ export interface ObservedNode {
   /** ISO 8601: when the Ready condition last changed. */
   readonly readySince?: string;
   readonly createdAt: string;
+  /** status.nodeInfo.bootID: changes when the host rebooted. */
+  readonly bootID?: string;
   /** Node taints' keys, for control-plane detection and scheduling. */
   readonly taints: readonly { readonly key: string; readonly effect: string; readonly value?: string }[];
 }
@@ -71,6 +73,10 @@ export interface ObservedJob {
   readonly succeeded: boolean;
   readonly failed: boolean;
   readonly completedAt?: string;
+  /** Pods that ended (status.succeeded + status.failed): the attempts it made. */
+  readonly attempts: number;
+  /** The Failed condition's reason (BackoffLimitExceeded, DeadlineExceeded ...). */
+  readonly failureReason?: string;
 }
 
 export interface ObservedCloudGroup {

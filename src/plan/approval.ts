@@ -4,7 +4,7 @@
  * revision). An approval for another image does not carry over to a new one. This is the one
  * place that decides which approvals count; status shows the ones the plan reports.
  */
-import type { Approval, DesiredState, NodeImage } from '../spec/model.js';
+import type { Approval, DesiredState, NodeImage, NodeOp, SpecKind } from '../spec/model.js';
 import type { ApprovalInForce } from './types.js';
 
 export type ApprovalStage = Approval['stage'];
@@ -36,4 +36,23 @@ export function approvalNeeded(image: NodeImage, stage: ApprovalStage): string {
     `merge approvals/${image.name}-${stage === 'start' ? 'start' : 'after-canary'}.yaml ` +
     `(kind Approval, target NodeImage/${image.name}, image ${image.image}, stage ${stage})`
   );
+}
+
+/**
+ * The start approval of a NodeOp: an Approval naming it and its exact revision (or any revision
+ * when it names none); for a generated NodeOp, one naming its NodeOpUpgrade and image.
+ */
+export function findNodeOpApproval(desired: DesiredState, op: NodeOp, target: { kind: SpecKind; name: string }): Approval | undefined {
+  return desired.approvals.find(
+    (a) =>
+      a.stage === 'start' &&
+      a.target.kind === target.kind &&
+      a.target.name === target.name &&
+      (target.kind === 'NodeOpUpgrade' ? a.image === op.image : a.targetRevision === undefined || a.targetRevision === op.revision),
+  );
+}
+
+export function nodeOpApprovalNeeded(op: NodeOp, target: { kind: SpecKind; name: string }): string {
+  const what = target.kind === 'NodeOpUpgrade' ? `image ${op.image}` : `targetRevision ${op.revision}`;
+  return `approval needed before the first node: merge approvals/${target.name}-start.yaml (kind Approval, target ${target.kind}/${target.name}, ${what}, stage start)`;
 }

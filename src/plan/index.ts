@@ -19,6 +19,7 @@ import { isReplace, planReplace } from './replace/index.js';
 import type { Plan, SpecStatus, Wait, Wave } from './types.js';
 import { notActedOn, notActedOnReason, notSupportedStatus } from './unsupported.js';
 import { buildView } from './view.js';
+import { buildNodeOpContext, inPlaceNodeOp, planNodeOp, planRemovedNodeOps } from './nodeop/index.js';
 
 export type { PlanOptions } from './options.js';
 export { PlanError, type PlanErrorCode } from './errors.js';
@@ -72,6 +73,17 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     const f = forecastWaves(result.forecast, opts.perNodeMs);
     waves.push(...f.waves);
     eta = eta === undefined || f.end === undefined ? undefined : Math.max(eta, f.end);
+  }
+
+  // NodeOps (and the NodeOps NodeOpUpgrades generate) share the budget and the per-node lock.
+  const settings = { jobNamespace: opts.jobNamespace, rebootTimeoutMs: opts.rebootTimeoutMs, ...(opts.rebootImage !== undefined ? { rebootImage: opts.rebootImage } : {}) };
+  planRemovedNodeOps(desired, { b, view, settings });
+  for (const op of [...desired.nodeOps].sort((x, y) => compareStrings(x.name, y.name))) {
+    specs.push(planNodeOp(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings })));
+  }
+  for (const image of images.filter((i) => i.strategy === 'inPlace')) {
+    const op = inPlaceNodeOp(image);
+    specs.push(planNodeOp(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings }, { spec: { kind: 'NodeImage', name: image.name }, image: image.image })));
   }
 
   for (const n of notActedOn(desired)) {

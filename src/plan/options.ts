@@ -12,12 +12,21 @@ export interface PlanOptions {
    * replacement. Default 60.
    */
   readonly clockSkewSeconds?: number;
+  /** Namespace of the Jobs and reboot pods drydock runs on nodes (drydock's own, `--namespace`). Default kube-system, as the flag's. */
+  readonly jobNamespace?: string;
+  /** How long a node may take to come back from its reboot before it is marked Failed. Default 600. */
+  readonly rebootTimeoutSeconds?: number;
+  /** Image of the reboot pod; default busybox with nsenter (execute/jobs/reboot-pod.ts). */
+  readonly rebootImage?: string;
 }
 
 export interface ResolvedOptions {
   readonly perNodeMs: number;
   readonly maxAttempts: number;
   readonly skewMs: number;
+  readonly jobNamespace: string;
+  readonly rebootTimeoutMs: number;
+  readonly rebootImage?: string;
 }
 
 function check(name: keyof PlanOptions, value: number | undefined, fallback: number, min: number): number {
@@ -33,5 +42,8 @@ export function resolveOptions(options: PlanOptions = {}): ResolvedOptions {
     perNodeMs: check('perNodeSeconds', options.perNodeSeconds, 120, 1) * 1000,
     maxAttempts: Math.floor(check('maxAttempts', options.maxAttempts, 3, 1)),
     skewMs: check('clockSkewSeconds', options.clockSkewSeconds, 60, 0) * 1000,
+    jobNamespace: options.jobNamespace ?? 'kube-system',
+    rebootTimeoutMs: check('rebootTimeoutSeconds', options.rebootTimeoutSeconds, 600, 1) * 1000,
+    ...(options.rebootImage !== undefined ? { rebootImage: options.rebootImage } : {}),
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { SpecKind } from '../spec/model.js';
 import type { NodePhase } from '../protocol/keys.js';
+import type { NodeJobSpec, NodeTaint, OperationRef } from '../execute/jobs/index.js';
 
 /** Which spec an action, wait or note belongs to. */
 export interface SpecRef {
@@ -76,6 +77,35 @@ export type Action = ActionBase &
         /** Set when scaling down: the count to restore later, kept on the Deployment. */
         readonly rememberPrevious?: number;
       }
+    | {
+        /**
+         * Creates the operation Job of `operation` on `node` (execute/jobs nodeJob builds it;
+         * its name is deterministic, so a repeat finds the Job made before).
+         */
+        readonly kind: 'createNodeJob';
+        readonly node: string;
+        readonly namespace: string;
+        readonly operation: OperationRef;
+        readonly job: NodeJobSpec;
+        /** The node's taints now: the Job tolerates them. */
+        readonly taints: readonly NodeTaint[];
+        /** inPlace: the image the Job puts on the node. */
+        readonly appliesImage?: string;
+      }
+    | {
+        /** Starts the reboot pod; `bootID` is the one recorded on the node before it. */
+        readonly kind: 'createRebootPod';
+        readonly node: string;
+        readonly namespace: string;
+        readonly operation: OperationRef;
+        readonly bootID: string;
+        readonly taints: readonly NodeTaint[];
+        readonly image?: string;
+      }
+    /** Deletes a finished Job whose outcome is recorded on its node. */
+    | { readonly kind: 'deleteJob'; readonly node: string; readonly namespace: string; readonly name: string }
+    /** Deletes a reboot pod once the reboot is verified. */
+    | { readonly kind: 'deleteRebootPod'; readonly node: string; readonly namespace: string; readonly name: string }
   );
 
 export type ActionKind = Action['kind'];
@@ -96,7 +126,11 @@ export type WaitCode =
   | 'cloud'
   | 'autoscaler'
   /** A node failed and is left as it is (not halting the rollout) until a person looks. */
-  | 'failed';
+  | 'failed'
+  /** A node operation's Job is starting or running. */
+  | 'job'
+  /** A node is rebooting: its bootID has not changed yet, or it is not Ready yet. */
+  | 'reboot';
 
 /** Something that holds progress back, with a reason a person can act on. */
 export interface Wait {
@@ -134,6 +168,10 @@ export interface NodeRow {
   readonly image?: string;
   readonly replacedBy?: string;
   readonly message?: string;
+  /** Node operations: the Job run on the node (namespace/name), its attempts, its last error. */
+  readonly job?: string;
+  readonly attempts?: number;
+  readonly lastError?: string;
 }
 
 /** A cloud instance that should become a node, or is leaving (Constellation's PendingNode). */

@@ -37,18 +37,9 @@ export function notActedOn(desired: DesiredState): NotActedOn[] {
   const add = (spec: Meta, what: string, consequence: string, hint = KEEP): void => {
     out.push({ kind: spec.kind, name: spec.name, revision: spec.revision, source: spec.source, what, consequence, hint });
   };
-  for (const image of desired.nodeImages) {
-    if (image.strategy !== 'inPlace') continue;
-    add(image, 'NodeImage strategy inPlace', `the nodes of NodeImage ${image.name} keep their image`, `use strategy replace with a ScalingGroup for nodes in a cloud group; ${KEEP}`);
-  }
   for (const m of desired.nodeMaintenances) {
     add(m, 'NodeMaintenance', `node ${m.nodeName} is not cordoned or drained`, `cordon and drain it by hand (kubectl drain ${m.nodeName}); ${KEEP}`);
   }
-  for (const op of desired.nodeOps) {
-    if (op.generatedBy !== undefined) continue; // reported once, as its NodeOpUpgrade
-    add(op, 'NodeOp', 'its Job runs on no node');
-  }
-  for (const up of desired.nodeOpUpgrades) add(up, 'NodeOpUpgrade', `no node is upgraded to ${up.image}`);
   for (const gate of desired.upgradeGates) {
     const one = gate.appliesTo.targets.length === 1 && gate.appliesTo.targets[0]?.name !== undefined;
     const targets = gate.appliesTo.targets.length > 0 ? targetsOf(gate.appliesTo.targets) : 'the operations it selects';

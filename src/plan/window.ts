@@ -166,3 +166,25 @@ export function formatInZone(at: Date, timeZone: string): string {
   const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}`;
 }
+
+/**
+ * Why a spec whose rollout names window `name` may not start a node at `nowMs`, or undefined
+ * when it may (no window named, or the window is open). Shared by every operation kind.
+ */
+export function windowGate(
+  windows: readonly MaintenanceWindow[],
+  name: string | undefined,
+  nowMs: number,
+): { code: 'window'; reason: string; until?: number } | undefined {
+  if (name === undefined) return undefined;
+  const window = windows.find((w) => w.name === name);
+  if (window === undefined) return { code: 'window', reason: `MaintenanceWindow ${name} does not exist; add it or fix rollout.window` };
+  const check = checkWindow(window);
+  if (!check.ok) return { code: 'window', reason: check.problem };
+  const now = new Date(nowMs);
+  if (isWindowOpen(window, now)) return undefined;
+  const next = nextWindowOpening(window, now);
+  return next === undefined
+    ? { code: 'window', reason: `waiting for window ${window.name}: it does not open within a year (check schedules and exclusions)` }
+    : { code: 'window', reason: `waiting for window ${window.name}, opens ${formatInZone(next, window.timeZone)} ${window.timeZone}`, until: next.getTime() };
+}

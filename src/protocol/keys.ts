@@ -28,6 +28,10 @@ export const ANNOTATIONS = {
   failures: 'drydock.dev/failures',
   /** On the autoscaler Deployment: its replicas before drydock scaled it to zero. */
   previousReplicas: 'drydock.dev/previous-replicas',
+  /** Before a reboot: the node's status.nodeInfo.bootID, so the reboot is seen done when it changed. */
+  bootID: 'drydock.dev/boot-id',
+  /** The Job the node's operation runs (namespace/name); kept with a Failed phase to name it. */
+  job: 'drydock.dev/job',
   /** On the leader Lease: a standby asks the leader for a round ("<ISO time> <identity>"). */
   syncRequested: 'drydock.dev/sync-requested',
 } as const;
@@ -48,3 +52,19 @@ export const LABELS = {
 export const NODE_PHASES = ['Pending', 'Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying', 'Done', 'Failed'] as const;
 
 export type NodePhase = (typeof NODE_PHASES)[number];
+
+/** The domain of the per-NodeOp record a node keeps: `nodeop.drydock.dev/<name>` = succeeded revision. */
+export const NODEOP_RECORD_DOMAIN = 'nodeop.drydock.dev';
+
+/**
+ * The annotation that records on a node the revision of NodeOp `name` that succeeded there, so
+ * that revision never runs on it again whatever crashes happen. An annotation name is at most 63
+ * characters; a longer NodeOp name is cut and ends with a hash of the whole name.
+ */
+export function nodeOpRecordKey(name: string): string {
+  if (/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name)) return `${NODEOP_RECORD_DOMAIN}/${name}`;
+  let h = 0;
+  for (const c of name) h = (Math.imul(h, 31) + c.charCodeAt(0)) >>> 0;
+  const head = name.replace(/[^-A-Za-z0-9_.]+/g, '-').slice(0, 54).replace(/[^A-Za-z0-9]+$/, '');
+  return `${NODEOP_RECORD_DOMAIN}/${head === '' ? 'x' : head}-${h.toString(16).padStart(8, '0')}`;
+}

@@ -61,6 +61,14 @@ function target(a: Action): string {
       return `instance ${a.groupId}/${a.instanceId}${a.node ? ` (node ${a.node})` : ''}`;
     case 'scaleDeployment':
       return `deployment ${a.namespace}/${a.name} → ${a.replicas} replica(s)`;
+    case 'createNodeJob':
+      return `Job in ${a.namespace} on node ${a.node} (${a.job.image})`;
+    case 'createRebootPod':
+      return `reboot pod in ${a.namespace} on node ${a.node} (bootID ${a.bootID})`;
+    case 'deleteJob':
+      return `Job ${a.namespace}/${a.name} (node ${a.node})`;
+    case 'deleteRebootPod':
+      return `pod ${a.namespace}/${a.name} (node ${a.node})`;
   }
 }
 

@@ -148,7 +148,7 @@ export function observed(parts: Partial<ObservedState> = {}): ObservedState {
     pods: sortBy(parts.pods, (p) => `${p.namespace}/${p.name}`),
     pdbs: sortBy(parts.pdbs, (p) => `${p.namespace}/${p.name}`),
     deployments: sortBy(parts.deployments, (d) => `${d.namespace}/${d.name}`),
-    jobs: [],
+    jobs: sortBy(parts.jobs, (j) => `${j.namespace}/${j.name}`),
     cloudGroups: sortBy(parts.cloudGroups, (g) => g.scalingGroup),
     problems: parts.problems ?? [],
   };

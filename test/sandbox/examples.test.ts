@@ -67,7 +67,7 @@ describe('examples-repo against the sandbox', () => {
     const unsupported = new Set(notActedOn(desired).map((n) => `${n.kind}/${n.name}`));
     assert.deepEqual(
       [...unsupported].sort(),
-      ['NodeMaintenance/workers-i-0003-disk', 'NodeOp/vacuum-journal', 'NodeOpUpgrade/edge-os', 'UpgradeGate/storage-healthy'],
+      ['NodeMaintenance/workers-i-0003-disk', 'UpgradeGate/storage-healthy'],
     );
     // Specs with a row of their own: acted on (a phase of a rollout), or NotSupported with a reason.
     const own = [

@@ -37,7 +37,7 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || undefined);
     const snapshot = await listClusterSnapshot(kc);
     const observed = await observe(desired, { snapshot: () => snapshot }, (p) => providers[p]);
-    const result = plan(desired, observed, at);
+    const result = plan(desired, observed, at, { jobNamespace: flags.namespace });
     write(renderPlan(result, flags.format as PlanFormat, { commit: rev.commit, cluster: flags.cluster || desired.config.cluster, at: at.toISOString() }));
     return isBlocked(result) ? EXIT_FINDINGS : EXIT_OK;
   } catch (err) {

@@ -40,7 +40,8 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     service = await startService({
       kubeConfig,
       source,
-      planner: (d, o, now) => plan(d, o, now),
+      // Node Jobs and reboot pods run in drydock's own namespace, where its RBAC allows creating them.
+      planner: (d, o, now) => plan(d, o, now, { jobNamespace: flags.namespace }),
       providers,
       ...(status ? { status } : {}),
       cluster: flags.cluster,

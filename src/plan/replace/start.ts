@@ -9,7 +9,7 @@ import type { MaintenanceWindow } from '../../spec/model.js';
 import { approvalNeeded, findApproval } from '../approval.js';
 import { canaryState } from './canary.js';
 import { addInFlight, inFlightTotal, ownership, type Entry, type RolloutContext } from './context.js';
-import { checkWindow, formatInZone, isWindowOpen, nextWindowOpening } from '../window.js';
+import { windowGate } from '../window.js';
 
 export interface StartGates {
   /** Set when the cluster-autoscaler is not paused yet. */
@@ -36,26 +36,8 @@ export function startGate(ctx: RolloutContext, gates: StartGates): GateResult {
     };
   }
   if (gates.autoscaler !== undefined) return { open: false, code: 'autoscaler', reason: gates.autoscaler };
-  if (image.rollout.window !== undefined) {
-    const window = windowOf(ctx);
-    if (window === undefined) {
-      return { open: false, code: 'window', reason: `MaintenanceWindow ${image.rollout.window} does not exist; add it or fix rollout.window` };
-    }
-    const check = checkWindow(window);
-    if (!check.ok) return { open: false, code: 'window', reason: check.problem };
-    const now = new Date(ctx.now);
-    if (!isWindowOpen(window, now)) {
-      const next = nextWindowOpening(window, now);
-      return next === undefined
-        ? { open: false, code: 'window', reason: `waiting for window ${window.name}: it does not open within a year (check schedules and exclusions)` }
-        : {
-            open: false,
-            code: 'window',
-            reason: `waiting for window ${window.name}, opens ${formatInZone(next, window.timeZone)} ${window.timeZone}`,
-            until: next.getTime(),
-          };
-    }
-  }
+  const closed = windowGate(ctx.desired.maintenanceWindows, image.rollout.window, ctx.now);
+  if (closed !== undefined) return { open: false, ...closed };
   const required = image.rollout.approval.required;
   if (required === 'start' && findApproval(ctx.desired, image, 'start') === undefined) {
     return { open: false, code: 'approval', reason: approvalNeeded(image, 'start') };

@@ -292,6 +292,12 @@ export class World {
         if (before !== a.replicas) this.log(`scale cluster-autoscaler ${before} -> ${a.replicas}`);
         return true;
       }
+      case 'createNodeJob':
+      case 'createRebootPod':
+      case 'deleteJob':
+      case 'deleteRebootPod':
+        // This world plays replace rollouts; node operations have their own (test/plan/nodeop/).
+        throw new Error(`the replace world does not run ${a.kind}`);
     }
   }
 

@@ -1,0 +1,27 @@
+/**
+ * The Action functions for the objects drydock runs on nodes: they build the Job or reboot pod
+ * from the action (execute/jobs) and hand it to the create-once and delete helpers
+ * (execute/node-jobs.ts), so a repeat after a crash finds what was made before.
+ */
+import type { ActionDeps, ActionOf } from './actions.js';
+import type { Outcome } from './classify.js';
+import { nodeJob, rebootPod } from './jobs/index.js';
+import { createJob, createRebootPod, deleteFinishedJob, deleteRebootPod } from './node-jobs.js';
+
+export function createNodeJobAction(a: ActionOf<'createNodeJob'>, d: ActionDeps): Promise<Outcome> {
+  const job = nodeJob({ operation: a.operation, node: { name: a.node, taints: a.taints }, namespace: a.namespace, job: a.job, ...(a.appliesImage !== undefined ? { appliesImage: a.appliesImage } : {}) });
+  return createJob(job, d);
+}
+
+export function createRebootPodAction(a: ActionOf<'createRebootPod'>, d: ActionDeps): Promise<Outcome> {
+  const pod = rebootPod({ operation: a.operation, node: { name: a.node, taints: a.taints }, bootID: a.bootID, namespace: a.namespace, ...(a.image !== undefined ? { image: a.image } : {}) });
+  return createRebootPod(pod, d);
+}
+
+export function deleteJobAction(a: ActionOf<'deleteJob'>, d: ActionDeps): Promise<Outcome> {
+  return deleteFinishedJob(a.namespace, a.name, d);
+}
+
+export function deleteRebootPodAction(a: ActionOf<'deleteRebootPod'>, d: ActionDeps): Promise<Outcome> {
+  return deleteRebootPod(a.namespace, a.name, d);
+}

@@ -1,0 +1,114 @@
+/**
+ * The round of one NodeOp (and of the NodeOp a NodeOpUpgrade generates): settle nodes held by
+ * older revisions, move every node it holds one step, then start new nodes, control-plane
+ * nodes first, within `concurrency` (0 = all) and the cluster budget, unless a failure halts
+ * it (stopOnFailure). Each node runs once per revision: a node whose Job succeeded carries
+ * the revision on `nodeop.drydock.dev/<name>` and is never started for it again.
+ */
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import type { DesiredState } from '../../spec/model.js';
+import { holdsLock, lockValue, parseLock } from '../protocol.js';
+import type { SpecStatus } from '../types.js';
+import { findNodeOpApproval, nodeOpApprovalNeeded } from '../approval.js';
+import { windowGate } from '../window.js';
+import { isControlPlane, isFailed, jobsIn, standingOf, type NodeOpContext, type SettleContext } from './context.js';
+import { advance, cleanUpJob, settle } from './step.js';
+import { buildNodeOpStatus } from './status.js';
+
+export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
+export { inPlaceNodeOp } from './inplace.js';
+
+export function planNodeOp(ctx: NodeOpContext): SpecStatus {
+  const { b } = ctx;
+  const actionsBefore = b.actions.length;
+  const waitsBefore = b.waits.length;
+  const standing = new Map(ctx.nodes.map((n) => [n.name, standingOf(ctx, n)] as const));
+  // Nodes this NodeOp holds that its selector no longer picks still finish (or settle).
+  const held = ctx.view.observed.nodes.filter((n) => !standing.has(n.name) && ownLock(ctx, n));
+  for (const n of held) standing.set(n.name, standingOf(ctx, n));
+  const all = [...ctx.nodes, ...held];
+
+  for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
+  for (const n of all) if (standing.get(n.name) === 'current' && !isFailed(n)) advance(ctx, n);
+  for (const n of all) if (standing.get(n.name) === 'current' || standing.get(n.name) === 'done') cleanUpJob(ctx, n);
+  const halted = ctx.op.stopOnFailure && all.some((n) => standing.get(n.name) === 'current' && isFailed(n));
+  if (halted) {
+    const failed = all.filter((n) => standing.get(n.name) === 'current' && isFailed(n)).map((n) => n.name);
+    b.wait(ctx.spec, 'halted', `stopOnFailure: node ${failed.join(', ')} failed; no new node starts until the spec changes`);
+  } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
+    const closed = startClosed(ctx);
+    if (closed === undefined) startNodes(ctx, all, standing);
+    else b.wait(ctx.spec, closed.code, closed.reason, closed.until !== undefined ? { until: closed.until } : {});
+  }
+  return buildNodeOpStatus(ctx, all, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
+}
+
+/** The window and the start approval: what must allow it before a new node starts. */
+function startClosed(ctx: NodeOpContext): { code: 'window' | 'approval'; reason: string; until?: number } | undefined {
+  const { op, desired } = ctx;
+  const closed = windowGate(desired.maintenanceWindows, op.rollout.window, ctx.now);
+  if (closed !== undefined) return closed;
+  if (op.rollout.approval.required !== 'none' && findNodeOpApproval(desired, op, ctx.spec) === undefined) {
+    return { code: 'approval', reason: nodeOpApprovalNeeded(op, ctx.spec) };
+  }
+  return undefined;
+}
+
+function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
+  const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
+  return lock?.kind === ctx.operation.kind && lock.name === ctx.op.name && holdsLock(n);
+}
+
+function inFlight(ctx: NodeOpContext, all: readonly ObservedNode[], standing: ReadonlyMap<string, string>): number {
+  return all.filter((n) => standing.get(n.name) === 'current' && !isFailed(n)).length;
+}
+
+/** Starts free nodes in order; workers wait until every selected control-plane node is done. */
+function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: Map<string, string>): void {
+  const { b, op, spec } = ctx;
+  const limit = op.concurrency > 0 ? op.concurrency : Number.POSITIVE_INFINITY;
+  let running = inFlight(ctx, all, standing);
+  const controlPlaneLeft = ctx.nodes.some((n) => isControlPlane(n) && standing.get(n.name) !== 'done' && !(standing.get(n.name) === 'current' && isFailed(n)));
+  for (const n of ctx.nodes) {
+    const s = standing.get(n.name);
+    if (s === 'foreign') {
+      b.wait(spec, 'lock', `node ${n.name} is held by ${n.annotations[ANNOTATIONS.operation] ?? '?'}`, { node: n.name });
+      continue;
+    }
+    if (s !== 'free') continue;
+    if (controlPlaneLeft && !isControlPlane(n)) {
+      b.wait(spec, 'concurrency', `workers start once every control-plane node is done`, { node: n.name });
+      return;
+    }
+    if (running >= limit) {
+      b.wait(spec, 'concurrency', `${running} node(s) in flight (concurrency ${op.concurrency})`);
+      return;
+    }
+    if (ctx.budget.free <= 0) {
+      b.wait(spec, 'budget', ctx.budget.describe());
+      return;
+    }
+    ctx.budget.reserve();
+    running++;
+    standing.set(n.name, 'current');
+    const annotations = {
+      [ANNOTATIONS.operation]: lockValue(ctx.operation.kind, op.name, op.revision),
+      [ANNOTATIONS.phase]: 'Pending',
+      [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
+      [ANNOTATIONS.reason]: null,
+    };
+    b.act({ kind: 'annotateNode', spec, node: n.name, annotations, reason: `${spec.kind} ${spec.name} starts on node ${n.name}` });
+  }
+}
+
+/** Nodes held by a NodeOp that is no longer in Git: their step in flight finishes, then they are released. */
+export function planRemovedNodeOps(desired: DesiredState, base: Omit<SettleContext, 'spec' | 'jobsByName'>): void {
+  const names = new Set(desired.nodeOps.map((o) => o.name));
+  const jobsByName = jobsIn(base.view, base.settings.jobNamespace);
+  for (const node of base.view.observed.nodes) {
+    const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
+    if (lock?.kind !== 'NodeOp' || names.has(lock.name) || !holdsLock(node)) continue;
+    settle({ ...base, jobsByName, spec: { kind: 'NodeOp', name: lock.name } }, node);
+  }
+}

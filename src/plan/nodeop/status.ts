@@ -1,0 +1,65 @@
+/**
+ * A NodeOp's status: one row per node it selects or holds (phase, Job, attempts, last error),
+ * progress as done/total nodes, and the spec's phase read from this round's decisions.
+ */
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import { nodePhase } from '../protocol.js';
+import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
+import { isFailed, jobOf, type NodeOpContext, type Standing } from './context.js';
+
+function rowOf(ctx: NodeOpContext, n: ObservedNode, standing: Standing | undefined, message: string | undefined): NodeRow {
+  const { name, job } = jobOf(ctx, ctx.operation, n.name);
+  const jobRef = n.annotations[ANNOTATIONS.job] ?? (job !== undefined ? `${ctx.settings.jobNamespace}/${name}` : undefined);
+  const held = standing === 'current';
+  const phase: NodeRow['phase'] = standing === 'done' ? 'Done' : held ? (nodePhase(n) ?? 'Pending') : 'Pending';
+  const since = held ? n.annotations[ANNOTATIONS.phaseSince] : undefined;
+  const lastError = held && isFailed(n) ? n.annotations[ANNOTATIONS.reason] : undefined;
+  return {
+    node: n.name,
+    phase,
+    ...(since !== undefined ? { since } : {}),
+    ...(held && jobRef !== undefined ? { job: jobRef } : {}),
+    ...(job !== undefined ? { attempts: job.attempts } : {}),
+    ...(lastError !== undefined ? { lastError } : {}),
+    ...(message !== undefined ? { message } : {}),
+  };
+}
+
+export function buildNodeOpStatus(
+  ctx: NodeOpContext,
+  nodes: readonly ObservedNode[],
+  standing: ReadonlyMap<string, Standing>,
+  halted: boolean,
+  waits: readonly Wait[],
+  actions: number,
+): SpecStatus {
+  const waitByNode = new Map<string, string>();
+  for (const w of waits) if (w.node !== undefined && !waitByNode.has(w.node)) waitByNode.set(w.node, w.reason);
+  const rows = nodes.map((n) => rowOf(ctx, n, standing.get(n.name), waitByNode.get(n.name)));
+  const done = rows.filter((r) => r.phase === 'Done').length;
+  const failures = rows.filter((r) => r.phase === 'Failed').length;
+  const busy = rows.some((r) => r.phase !== 'Done' && r.phase !== 'Failed' && standing.get(r.node) === 'current');
+  const phase: SpecPhase =
+    halted ? 'Halted' : done === rows.length ? 'Complete' : busy || actions > 0 ? 'Progressing' : failures > 0 && done + failures === rows.length ? 'Failed' : 'Waiting';
+  const first = waits[0];
+  const message = first?.reason ?? (phase === 'Complete' ? `every selected node ran revision ${ctx.op.revision}` : `${done}/${rows.length} nodes done`);
+  const conditions: Condition[] = [
+    { type: 'Ready', status: phase === 'Complete' ? 'True' : 'False', reason: phase, message },
+    { type: 'Progressing', status: phase === 'Progressing' ? 'True' : 'False', reason: phase, message },
+    { type: 'Stalled', status: halted ? 'True' : 'False', reason: halted ? 'Halted' : 'NotStalled', message: halted ? message : '' },
+  ];
+  const lastError = rows.find((r) => r.lastError !== undefined)?.lastError;
+  return {
+    spec: ctx.spec,
+    revision: ctx.op.revision,
+    phase,
+    progress: { done, total: rows.length },
+    failures,
+    conditions,
+    nodes: rows,
+    pending: [],
+    ...(first !== undefined ? { waitingFor: first.reason } : {}),
+    ...(lastError !== undefined ? { lastError } : {}),
+  };
+}

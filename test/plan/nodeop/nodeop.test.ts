@@ -1,0 +1,208 @@
+/** The NodeOp round as tables: one observed state in, the actions and waits it must give. */
+import assert from 'node:assert/strict';
+import { plan } from '../../../src/plan/index.js';
+import type { Action, Plan } from '../../../src/plan/types.js';
+import type { ObservedJob, ObservedNode } from '../../../src/observe/types.js';
+import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
+import type { NodeImage, NodeOp } from '../../../src/spec/model.js';
+import { at, config, desired, iso, node, nodeImage, observed, pod } from '../fixtures.js';
+import { nodeOp } from './fixtures.js';
+
+const NS = 'drydock-system';
+const LOCK = 'NodeOp/patch@r1';
+const JOB = 'nodeop-patch-worker-0-r1';
+
+function n(name: string, o: { cp?: boolean; annotations?: Record<string, string>; unschedulable?: boolean; bootID?: string; ready?: boolean; readySince?: number } = {}): ObservedNode {
+  const base = node(name, `sim://g/${name}`, {
+    annotations: o.annotations ?? {},
+    unschedulable: o.unschedulable ?? false,
+    ready: o.ready ?? true,
+    readySince: o.readySince ?? -3600,
+    ...(o.cp ? { labels: { 'node-role.kubernetes.io/control-plane': '' } } : {}),
+  });
+  return { ...base, bootID: o.bootID ?? `boot-${name}` };
+}
+
+const held = (phase: string, extra: Record<string, string> = {}): Record<string, string> => ({ [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: phase, [ANNOTATIONS.phaseSince]: iso(-10), ...extra });
+const job = (name: string, state: 'running' | 'succeeded' | 'failed', attempts = 1): ObservedJob => ({
+  namespace: NS,
+  name,
+  labels: {},
+  succeeded: state === 'succeeded',
+  failed: state === 'failed',
+  attempts,
+  ...(state === 'failed' ? { failureReason: 'BackoffLimitExceeded' } : {}),
+});
+
+function run(op: NodeOp | undefined, nodes: ObservedNode[], o: { jobs?: ObservedJob[]; budget?: number; pods?: ReturnType<typeof pod>[] } = {}): Plan {
+  const d = desired({ config: config(o.budget ?? 10), nodeOps: op === undefined ? [] : [op] });
+  return plan(d, observed({ nodes, jobs: o.jobs ?? [], pods: o.pods ?? [] }), at(0), { jobNamespace: NS, rebootTimeoutSeconds: 600 });
+}
+
+const kinds = (p: Plan): string[] => p.actions.map((a) => `${a.kind} ${'node' in a ? a.node : ''}`.trim());
+const started = (p: Plan): string[] => p.actions.filter((a): a is Extract<Action, { kind: 'annotateNode' }> => a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending').map((a) => a.node);
+
+describe('NodeOp planner', () => {
+  it('starts control-plane nodes first; workers wait until every one is done', () => {
+    const p = run(nodeOp('patch', { concurrency: 2 }), [n('cp-0', { cp: true }), n('worker-0'), n('worker-1')]);
+    assert.deepEqual(started(p), ['cp-0']);
+    assert.ok(p.waits.some((w) => w.code === 'concurrency' && /control-plane/.test(w.reason)));
+  });
+
+  it('concurrency 0 starts every selected node at once, within the cluster budget', () => {
+    assert.deepEqual(started(run(nodeOp('patch', { concurrency: 0 }), [n('worker-0'), n('worker-1'), n('worker-2')])), ['worker-0', 'worker-1', 'worker-2']);
+    const p = run(nodeOp('patch', { concurrency: 0 }), [n('worker-0'), n('worker-1'), n('worker-2')], { budget: 2 });
+    assert.deepEqual(started(p), ['worker-0', 'worker-1']);
+    assert.ok(p.waits.some((w) => w.code === 'budget'));
+  });
+
+  it('counts nodes in flight against concurrency, Failed ones not', () => {
+    const nodes = [n('worker-0', { annotations: held('Updating') }), n('worker-1', { annotations: held('Failed') }), n('worker-2'), n('worker-3')];
+    assert.deepEqual(started(run(nodeOp('patch', { concurrency: 2 }), nodes, { jobs: [job(JOB, 'running')] })), ['worker-2']);
+  });
+
+  it('never starts a node whose Job succeeded for this revision; a new revision runs there again', () => {
+    const done = n('worker-0', { annotations: { [nodeOpRecordKey('patch')]: 'r1' } });
+    assert.deepEqual(started(run(nodeOp('patch'), [done])), []);
+    assert.equal(run(nodeOp('patch'), [done]).specs[0]?.phase, 'Complete');
+    assert.deepEqual(started(run(nodeOp('patch', { revision: 'r2' }), [done])), ['worker-0']);
+  });
+
+  it('starts nothing before its start approval (exact revision) is merged', () => {
+    const op = nodeOp('patch', { rollout: { ...nodeOp('patch').rollout, approval: { required: 'start' } } });
+    const waiting = run(op, [n('worker-0')]);
+    assert.deepEqual(waiting.actions, []);
+    assert.match(waiting.waits[0]?.reason ?? '', /target NodeOp\/patch, targetRevision r1, stage start/);
+    const approval = { kind: 'Approval' as const, name: 'go', apiVersion: 'drydock.dev/v1alpha1', source: op.source, revision: 'a', target: { kind: 'NodeOp' as const, name: 'patch' }, stage: 'start' as const };
+    const other = plan(desired({ nodeOps: [op], approvals: [{ ...approval, targetRevision: 'r0' }] }), observed({ nodes: [n('worker-0')] }), at(0));
+    assert.deepEqual(other.actions, [], 'an approval of another revision does not count');
+    const go = plan(desired({ nodeOps: [op], approvals: [{ ...approval, targetRevision: 'r1' }] }), observed({ nodes: [n('worker-0')] }), at(0));
+    assert.deepEqual(started(go), ['worker-0']);
+  });
+
+  it('starts nothing outside its maintenance window, and says when it opens', () => {
+    const op = nodeOp('patch', { rollout: { ...nodeOp('patch').rollout, window: 'nights' } });
+    const w = { kind: 'MaintenanceWindow' as const, name: 'nights', apiVersion: 'drydock.dev/v1alpha1', source: op.source, revision: 'w', timeZone: 'UTC', schedules: [{ cron: '0 22 * * *', durationSeconds: 3600 }], exclusions: [] };
+    const p = plan(desired({ nodeOps: [op], maintenanceWindows: [w] }), observed({ nodes: [n('worker-0')] }), at(0));
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.waits[0]?.code, 'window');
+    assert.equal(p.waits[0]?.until, '2026-03-02T22:00:00.000Z');
+  });
+
+  it('leaves a node another operation holds, and says so', () => {
+    const p = run(nodeOp('patch'), [n('worker-0', { annotations: { [ANNOTATIONS.operation]: 'NodeImage/worker@x', [ANNOTATIONS.phase]: 'Draining' } })]);
+    assert.deepEqual(p.actions, []);
+    assert.ok(p.waits.some((w) => w.code === 'lock' && w.node === 'worker-0'));
+  });
+
+  it('Pending: cordons when asked, names the Job, and moves to Updating', () => {
+    const p = run(nodeOp('patch', { cordon: true }), [n('worker-0', { annotations: held('Pending') })]);
+    assert.deepEqual(kinds(p), ['cordon worker-0', 'annotateNode worker-0']);
+    const a = p.actions[1] as Extract<Action, { kind: 'annotateNode' }>;
+    assert.equal(a.annotations[ANNOTATIONS.phase], 'Updating');
+    assert.equal(a.annotations[ANNOTATIONS.job], `${NS}/${JOB}`);
+  });
+
+  it('Updating: creates the Job while none is observed, waits while it runs', () => {
+    const op = nodeOp('patch', { backoffLimit: 2 });
+    const p = run(op, [n('worker-0', { annotations: held('Updating') })]);
+    assert.deepEqual(kinds(p), ['createNodeJob worker-0']);
+    const a = p.actions[0] as Extract<Action, { kind: 'createNodeJob' }>;
+    assert.deepEqual(a.operation, { kind: 'NodeOp', name: 'patch', revision: 'r1' });
+    assert.equal(a.namespace, NS);
+    assert.equal(a.job.backoffLimit, 2);
+    assert.deepEqual(kinds(run(op, [n('worker-0', { annotations: held('Updating') })], { jobs: [job(JOB, 'running')] })), []);
+  });
+
+  it('Job succeeded with reboot: records the bootID first; the reboot pod comes in the next round', () => {
+    const p = run(nodeOp('patch', { rebootOnSuccess: true }), [n('worker-0', { annotations: held('Updating'), bootID: 'b-1' })], { jobs: [job(JOB, 'succeeded')] });
+    assert.deepEqual(kinds(p), ['annotateNode worker-0']);
+    const a = p.actions[0] as Extract<Action, { kind: 'annotateNode' }>;
+    assert.equal(a.annotations[ANNOTATIONS.phase], 'Rebooting');
+    assert.equal(a.annotations[ANNOTATIONS.bootID], 'b-1');
+  });
+
+  it('Rebooting: starts the reboot pod for the recorded boot only once it is not observed', () => {
+    const rebooting = n('worker-0', { annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), bootID: 'b-1' });
+    const op = nodeOp('patch', { rebootOnSuccess: true });
+    const p = run(op, [rebooting], { jobs: [job(JOB, 'succeeded')] });
+    assert.deepEqual(kinds(p), ['createRebootPod worker-0', 'deleteJob worker-0']);
+    assert.equal((p.actions[0] as Extract<Action, { kind: 'createRebootPod' }>).bootID, 'b-1');
+    const withPod = run(op, [rebooting], { pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')] });
+    assert.deepEqual(kinds(withPod), []);
+    assert.ok(withPod.waits.some((w) => w.code === 'reboot'));
+  });
+
+  it('Rebooting: a new bootID and Ready finishes the node: pod deleted, uncordoned, revision recorded, lock released', () => {
+    const node0 = n('worker-0', { annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1', [ANNOTATIONS.cordoned]: 'true' }), unschedulable: true, bootID: 'b-2' });
+    const p = run(nodeOp('patch', { rebootOnSuccess: true }), [node0], { pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')] });
+    assert.deepEqual(kinds(p), ['deleteRebootPod worker-0', 'uncordon worker-0', 'annotateNode worker-0']);
+    const a = p.actions[2] as Extract<Action, { kind: 'annotateNode' }>;
+    assert.equal(a.annotations[nodeOpRecordKey('patch')], 'r1');
+    assert.equal(a.annotations[ANNOTATIONS.operation], null);
+  });
+
+  it('Rebooting past the deadline fails the node; not Ready yet within it waits', () => {
+    const op = nodeOp('patch', { rebootOnSuccess: true });
+    const late = n('worker-0', { annotations: { ...held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), [ANNOTATIONS.phaseSince]: iso(-601) }, bootID: 'b-1', ready: false });
+    const p = run(op, [late], { pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')] });
+    assert.equal((p.actions.at(-1) as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase], 'Failed');
+    const early = n('worker-0', { annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), bootID: 'b-2', ready: false });
+    assert.deepEqual(kinds(run(op, [early])), []);
+  });
+
+  it('a failed Job fails the node (uncordoned, reason with the Job); stopOnFailure starts no new node', () => {
+    const node0 = n('worker-0', { annotations: held('Updating', { [ANNOTATIONS.cordoned]: 'true' }), unschedulable: true });
+    const p = run(nodeOp('patch', { stopOnFailure: true }), [node0, n('worker-1')], { jobs: [job(JOB, 'failed', 4)] });
+    assert.deepEqual(kinds(p), ['uncordon worker-0', 'annotateNode worker-0']);
+    const a = p.actions[1] as Extract<Action, { kind: 'annotateNode' }>;
+    assert.equal(a.annotations[ANNOTATIONS.phase], 'Failed');
+    assert.equal(a.annotations[ANNOTATIONS.reason], `Job ${NS}/${JOB} failed after 4 attempt(s) (BackoffLimitExceeded)`);
+    // The next round sees the Failed node: halted, the Job cleaned up, no start.
+    const failed = n('worker-0', { annotations: held('Failed', { [ANNOTATIONS.reason]: 'x', [ANNOTATIONS.job]: `${NS}/${JOB}` }) });
+    const next = run(nodeOp('patch', { stopOnFailure: true }), [failed, n('worker-1')], { jobs: [job(JOB, 'failed', 4)] });
+    assert.deepEqual(kinds(next), ['deleteJob worker-0']);
+    assert.equal(next.specs[0]?.phase, 'Halted');
+    assert.deepEqual(next.specs[0]?.nodes.find((r) => r.node === 'worker-0'), { node: 'worker-0', phase: 'Failed', since: iso(-10), job: `${NS}/${JOB}`, attempts: 4, lastError: 'x' });
+  });
+
+  it('a NodeOp removed from Git starts nothing; its node in flight finishes the Job, then is uncordoned and released', () => {
+    const node0 = n('worker-0', { annotations: held('Updating', { [ANNOTATIONS.cordoned]: 'true' }), unschedulable: true });
+    const running = run(undefined, [node0, n('worker-1')], { jobs: [job(JOB, 'running')] });
+    assert.deepEqual(kinds(running), []);
+    assert.ok(running.waits.some((w) => w.code === 'job'));
+    const finished = run(undefined, [node0, n('worker-1')], { jobs: [job(JOB, 'succeeded')] });
+    assert.deepEqual(kinds(finished), ['uncordon worker-0', 'annotateNode worker-0', 'deleteJob worker-0']);
+    assert.equal((finished.actions[1] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.operation], null);
+  });
+});
+
+describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
+  const inPlace = (): NodeImage => ({ ...nodeImage('edge', 'os:v2', { concurrency: 1 }, 'e1'), strategy: 'inPlace' });
+
+  it('inPlace: locks as NodeImage, runs the image in a Job marked with it, and is done when the node carries the image', () => {
+    const d = desired({ nodeImages: [inPlace()] });
+    const start = plan(d, observed({ nodes: [n('worker-0'), n('worker-1')] }), at(0), { jobNamespace: NS });
+    assert.deepEqual(started(start), ['worker-0']);
+    assert.equal((start.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.operation], 'NodeImage/edge@e1');
+    const updating = n('worker-0', { annotations: { [ANNOTATIONS.operation]: 'NodeImage/edge@e1', [ANNOTATIONS.phase]: 'Updating' } });
+    const job = plan(d, observed({ nodes: [updating, n('worker-1')] }), at(0), { jobNamespace: NS }).actions[0] as Extract<Action, { kind: 'createNodeJob' }>;
+    assert.equal(job.kind, 'createNodeJob');
+    assert.equal(job.appliesImage, 'os:v2');
+    assert.equal(job.job.image, 'os:v2');
+    assert.deepEqual(job.operation, { kind: 'NodeImage', name: 'edge', revision: 'e1' });
+    const rebooted = n('worker-0', { annotations: { [ANNOTATIONS.operation]: 'NodeImage/edge@e1', [ANNOTATIONS.phase]: 'Rebooting', [ANNOTATIONS.bootID]: 'b-1' }, bootID: 'b-2' });
+    const done = plan(d, observed({ nodes: [rebooted, n('worker-1')] }), at(0), { jobNamespace: NS });
+    const release = done.actions.find((a): a is Extract<Action, { kind: 'annotateNode' }> => a.kind === 'annotateNode' && a.node === 'worker-0');
+    assert.equal(release?.annotations[ANNOTATIONS.image], 'os:v2');
+    const row = plan(d, observed({ nodes: [n('worker-0', { annotations: { [ANNOTATIONS.image]: 'os:v2' } }), n('worker-1')] }), at(0)).specs.find((s) => s.spec.kind === 'NodeImage');
+    assert.deepEqual(row?.progress, { done: 1, total: 2 });
+  });
+
+  it('a NodeOpUpgrade reports under its own name, and its generated NodeOp runs control-plane first, one at a time', () => {
+    const op = nodeOp('edge-os', { generatedBy: 'NodeOpUpgrade/edge-os', concurrency: 1, rebootOnSuccess: true, cordon: true });
+    const p = run(op, [n('cp-0', { cp: true }), n('cp-1', { cp: true }), n('worker-0')]);
+    assert.deepEqual(started(p), ['cp-0']);
+    assert.deepEqual(p.specs.map((s) => `${s.spec.kind}/${s.spec.name}`), ['NodeOpUpgrade/edge-os']);
+  });
+});

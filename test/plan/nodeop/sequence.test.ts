@@ -1,0 +1,99 @@
+/**
+ * Seeded sequences of plan → execute (sometimes cut short, as a crash would) → time passes,
+ * over a NodeOp with reboots, with the invariants checked after every round: a Job is never
+ * created twice for a node and revision, at most one reboot per Job success, never more than
+ * `concurrency` nodes in flight, control-plane nodes before workers, the cluster budget held.
+ */
+import assert from 'node:assert/strict';
+import { SeededRandom } from '../../../src/cloud/sim/random.js';
+import { plan } from '../../../src/plan/index.js';
+import type { SpecStatus } from '../../../src/plan/types.js';
+import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
+import type { NodeOp } from '../../../src/spec/model.js';
+import { config, desired } from '../fixtures.js';
+import { nodeOp } from './fixtures.js';
+import { NS, NodeOpWorld } from './world.js';
+
+interface Scenario {
+  readonly seed: number;
+  readonly op: NodeOp;
+  readonly budget: number;
+  readonly failing?: string;
+}
+
+function inFlight(w: NodeOpWorld, op: NodeOp): number {
+  return [...w.nodes.values()].filter((n) => n.annotations[ANNOTATIONS.operation] === `NodeOp/${op.name}@${op.revision}` && n.annotations[ANNOTATIONS.phase] !== 'Failed').length;
+}
+
+function checkInvariants(w: NodeOpWorld, op: NodeOp, budget: number): void {
+  const limit = op.concurrency > 0 ? op.concurrency : Number.POSITIVE_INFINITY;
+  const flying = inFlight(w, op);
+  if (flying > limit) w.violations.push(`t=${w.now}: ${flying} nodes in flight, concurrency ${op.concurrency}`);
+  const down = [...w.nodes.values()].filter((n) => n.unschedulable).length;
+  if (down > budget) w.violations.push(`t=${w.now}: ${down} nodes cordoned, budget ${budget}`);
+  const cpOpen = [...w.nodes.values()].some((n) => n.controlPlane && n.annotations[nodeOpRecordKey(op.name)] !== op.revision && n.annotations[ANNOTATIONS.phase] !== 'Failed');
+  const workerStarted = [...w.nodes.values()].some((n) => !n.controlPlane && (n.annotations[ANNOTATIONS.operation] !== undefined || n.annotations[nodeOpRecordKey(op.name)] !== undefined));
+  if (cpOpen && workerStarted) w.violations.push(`t=${w.now}: a worker started before every control-plane node was done`);
+  for (const [node, r] of w.reboots) if (r > (w.successes.get(node) ?? 0)) w.violations.push(`t=${w.now}: node ${node} rebooted ${r} times for ${w.successes.get(node) ?? 0} Job successes`);
+}
+
+/** Runs until the spec is Complete or Halted with nothing left to do; returns the last status. */
+function run(s: Scenario): { world: NodeOpWorld; status: SpecStatus } {
+  const random = new SeededRandom(s.seed);
+  const w = new NodeOpWorld(random);
+  w.addNode('cp-0', { controlPlane: true });
+  w.addNode('cp-1', { controlPlane: true });
+  for (let i = 0; i < 6; i++) w.addNode(`worker-${i}`, { failsJobs: s.failing === `worker-${i}` });
+  const d = desired({ config: config(s.budget), nodeOps: [s.op] });
+  let status: SpecStatus | undefined;
+  for (let round = 0; round < 2000; round++) {
+    const p = plan(d, w.observe(), new Date(w.now), { jobNamespace: NS, rebootTimeoutSeconds: 900 });
+    status = p.specs.find((x) => x.spec.name === s.op.name);
+    if (p.actions.length === 0 && (status?.phase === 'Complete' || status?.phase === 'Halted') && inFlight(w, s.op) === 0) break;
+    // A crash: only a prefix of the round's actions happens.
+    const cut = random.chance(0.15) ? random.int(0, p.actions.length) : p.actions.length;
+    for (const a of p.actions.slice(0, cut)) w.apply(a);
+    checkInvariants(w, s.op, s.budget);
+    w.advance(random.int(1, 20) * 1000);
+  }
+  assert.ok(status !== undefined);
+  return { world: w, status };
+}
+
+describe('NodeOp sequences (seeded, with crashes between actions)', () => {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+    it(`seed ${seed}: every node runs its Job once and reboots once; invariants hold throughout`, () => {
+      const op = nodeOp('patch', { concurrency: 2, rebootOnSuccess: true, cordon: true });
+      const { world, status } = run({ seed, op, budget: 2 });
+      assert.deepEqual(world.violations, []);
+      assert.equal(status.phase, 'Complete');
+      assert.deepEqual(status.progress, { done: 8, total: 8 });
+      for (const n of world.nodes.values()) {
+        assert.equal(world.reboots.get(n.name), 1, `${n.name} rebooted once`);
+        assert.equal(n.annotations[nodeOpRecordKey('patch')], op.revision);
+        assert.equal(n.unschedulable, false, `${n.name} uncordoned`);
+        assert.equal(n.annotations[ANNOTATIONS.operation], undefined, `${n.name} released`);
+      }
+      assert.equal(world.jobs.size, 0, 'finished Jobs are cleaned up');
+      assert.equal([...world.jobCreates.values()].reduce((x, y) => x + y, 0), 8);
+    });
+  }
+
+  for (const seed of [11, 12, 13, 14]) {
+    it(`seed ${seed}: stopOnFailure halts on worker-2's failed Job; the failed node is uncordoned and names its Job`, () => {
+      const op = nodeOp('patch', { concurrency: 2, rebootOnSuccess: true, cordon: true, stopOnFailure: true });
+      const { world, status } = run({ seed, op, budget: 3, failing: 'worker-2' });
+      assert.deepEqual(world.violations, []);
+      assert.equal(status.phase, 'Halted');
+      const failed = world.nodes.get('worker-2');
+      assert.equal(failed?.annotations[ANNOTATIONS.phase], 'Failed');
+      assert.equal(failed?.unschedulable, false);
+      assert.match(failed?.annotations[ANNOTATIONS.reason] ?? '', /Job drydock-system\/nodeop-patch-worker-2-r1 failed after 4 attempt/);
+      const row = status.nodes.find((r) => r.node === 'worker-2');
+      assert.equal(row?.phase, 'Failed');
+      assert.equal(row?.job, 'drydock-system/nodeop-patch-worker-2-r1');
+      assert.equal(world.reboots.get('worker-2'), undefined, 'a failed Job is never followed by a reboot');
+      for (const n of world.nodes.values()) assert.equal(n.unschedulable, false, `${n.name} not left cordoned`);
+    });
+  }
+});
