@@ -78,8 +78,8 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
   };
 }
 
-/** Whether this replica leads: acquired, and renewed within the renew deadline. */
-class Leadership {
+/** Whether this replica leads: acquired, and renewed within the renew deadline. Exported for its tests. */
+export class Leadership {
   leading = false;
   stopped = false;
   private lastRenew = 0;
