@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { httpStatus } from '../execute/classify.js';
 import { describeError } from '../observe/informer.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
+import { LeaseObserver } from './lease-observer.js';
 
 export interface LeaderElectionOptions {
   readonly kubeConfig: KubeConfig;
@@ -28,8 +29,6 @@ export interface LeaderElectionOptions {
   readonly onSyncRequested?: () => void;
   readonly now?: () => number;
 }
-
-/** A standby that receives a webhook bumps this annotation on the Lease; the leader sees it at its next renewal. */
 
 export interface LeaderElector {
   /** True only while the lease is held and was renewed within renewDeadline. */
@@ -50,77 +49,125 @@ function secondsOf(ms: number): number {
 export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector {
   const api = opts.kubeConfig.makeApiClient(CoordinationV1Api);
   const now = opts.now ?? Date.now;
-  let leading = false;
-  let lastRenew = 0;
-  let stopped = false;
+  const lease = new LeaseClient(api, opts, now);
+  const state = new Leadership(opts, now);
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
-  // What we last saw of the lease, and when (our clock).
-  let observed: { holder: string; renewTime: string; at: number } | undefined;
-  let seenSyncRequest: string | undefined;
-  let leaseRead = false;
 
-  const leaseBody = (base: V1Lease | undefined, acquire: boolean, transitions: number): V1Lease => {
-    const t = new V1MicroTime(now());
-    return {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { ...(base?.metadata ?? {}), name: opts.name, namespace: opts.namespace },
-      spec: {
-        holderIdentity: opts.identity,
-        leaseDurationSeconds: secondsOf(opts.leaseDurationMs),
-        acquireTime: acquire ? t : (base?.spec?.acquireTime ?? t),
-        renewTime: t,
-        leaseTransitions: transitions,
-      },
-    };
+  function schedule(): void {
+    if (state.stopped) return;
+    timer = setTimeout(() => {
+      inFlight = state.round(() => lease.acquireOrRenew(() => state.leading)).finally(schedule);
+    }, opts.retryPeriodMs);
+  }
+  inFlight = state.round(() => lease.acquireOrRenew(() => state.leading)).finally(schedule);
+
+  return {
+    identity: opts.identity,
+    requestSync: () => lease.requestSync(),
+    isLeader: () => state.isLeader(),
+    stop: async () => {
+      state.stopped = true;
+      if (timer) clearTimeout(timer);
+      await inFlight.catch(() => undefined);
+      if (!state.leading) return;
+      state.leading = false;
+      opts.onStoppedLeading();
+      await lease.release();
+    },
   };
+}
+
+/** Whether this replica leads: acquired, and renewed within the renew deadline. Exported for its tests. */
+export class Leadership {
+  leading = false;
+  stopped = false;
+  private lastRenew = 0;
+
+  constructor(
+    private readonly opts: LeaderElectionOptions,
+    private readonly now: () => number,
+  ) {}
+
+  isLeader(): boolean {
+    return this.leading && !this.stopped && this.now() - this.lastRenew < this.opts.renewDeadlineMs;
+  }
+
+  /** One campaign round: `attempt` resolves to whether the Lease is ours now. */
+  async round(attempt: () => Promise<boolean>): Promise<void> {
+    const { opts } = this;
+    try {
+      const ok = await attempt();
+      if (this.stopped) return;
+      if (ok) {
+        this.lastRenew = this.now();
+        if (!this.leading) {
+          this.leading = true;
+          opts.logger.info({ lease: `${opts.namespace}/${opts.name}`, identity: opts.identity }, 'leadership acquired');
+          opts.onStartedLeading();
+        }
+      } else if (this.leading) {
+        this.lose('another replica holds the lease');
+      }
+    } catch (err) {
+      opts.logger.warn({ lease: `${opts.namespace}/${opts.name}`, err: describeError(err) }, 'lease renewal failed');
+    }
+    if (this.leading && this.now() - this.lastRenew >= opts.renewDeadlineMs) this.lose('could not renew within the renew deadline');
+  }
+
+  private lose(why: string): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.opts.logger.warn({ lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity, why }, 'leadership lost');
+    this.opts.onStoppedLeading();
+  }
+}
+
+/** The Lease object's reads and writes; every write carries the resourceVersion it read. */
+class LeaseClient {
+  private readonly observer: LeaseObserver;
+  private readonly ref: { name: string; namespace: string };
+
+  constructor(
+    private readonly api: CoordinationV1Api,
+    private readonly opts: LeaderElectionOptions,
+    private readonly now: () => number,
+  ) {
+    this.observer = new LeaseObserver(opts.identity, secondsOf(opts.leaseDurationMs), now);
+    this.ref = { name: opts.name, namespace: opts.namespace };
+  }
 
   /**
    * A 409 on our write means the Lease changed since we read it — a standby's sync request,
    * or a rival's acquisition. Read again and decide on what is there now, so an annotation
    * never costs the leader its leadership.
    */
-  async function tryAcquireOrRenew(): Promise<boolean> {
+  async acquireOrRenew(leading: () => boolean): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
-      const result = await tryOnce();
+      const result = await this.tryOnce(leading);
       if (result !== 'conflict') return result;
       if (attempt >= 3) return false;
     }
   }
 
-  async function tryOnce(): Promise<boolean | 'conflict'> {
+  private async tryOnce(leading: () => boolean): Promise<boolean | 'conflict'> {
     let lease: V1Lease;
     try {
-      lease = await api.readNamespacedLease({ name: opts.name, namespace: opts.namespace });
+      lease = await this.api.readNamespacedLease(this.ref);
     } catch (err) {
       if (httpStatus(err) !== 404) throw err;
-      try {
-        await api.createNamespacedLease({ namespace: opts.namespace, body: leaseBody(undefined, true, 0) });
-        return true;
-      } catch (createErr) {
-        if (httpStatus(createErr) === 409) return 'conflict';
-        throw createErr;
-      }
+      return this.write(() => this.api.createNamespacedLease({ namespace: this.opts.namespace, body: this.body(undefined, true, 0) }));
     }
-    const request = lease.metadata?.annotations?.[ANNOTATIONS.syncRequested];
-    if (request !== seenSyncRequest) {
-      seenSyncRequest = request;
-      // What the first read shows is history (from before this replica started), not a new request.
-      if (leaseRead && leading && request !== undefined) opts.onSyncRequested?.();
-    }
-    leaseRead = true;
-    const holder = lease.spec?.holderIdentity ?? '';
-    const renewTime = lease.spec?.renewTime ? new Date(lease.spec.renewTime).toISOString() : '';
-    if (!observed || observed.holder !== holder || observed.renewTime !== renewTime) {
-      observed = { holder, renewTime, at: now() };
-    }
-    const durationMs = (lease.spec?.leaseDurationSeconds ?? secondsOf(opts.leaseDurationMs)) * 1000;
-    const ours = holder === opts.identity;
-    if (holder !== '' && !ours && observed.at + durationMs > now()) return false;
-    const transitions = (lease.spec?.leaseTransitions ?? 0) + (ours ? 0 : 1);
+    const seen = this.observer.see(lease);
+    if (seen.syncRequested && leading()) this.opts.onSyncRequested?.();
+    if (!seen.mayTake) return false;
+    const transitions = (lease.spec?.leaseTransitions ?? 0) + (seen.ours ? 0 : 1);
+    return this.write(() => this.api.replaceNamespacedLease({ ...this.ref, body: this.body(lease, !seen.ours, transitions) }));
+  }
+
+  private async write(call: () => Promise<V1Lease>): Promise<boolean | 'conflict'> {
     try {
-      await api.replaceNamespacedLease({ name: opts.name, namespace: opts.namespace, body: leaseBody(lease, !ours, transitions) });
+      await call();
       return true;
     } catch (err) {
       if (httpStatus(err) === 409) return 'conflict';
@@ -128,79 +175,49 @@ export function startLeaderElection(opts: LeaderElectionOptions): LeaderElector 
     }
   }
 
-  function lose(why: string): void {
-    if (!leading) return;
-    leading = false;
-    opts.logger.warn({ lease: `${opts.namespace}/${opts.name}`, identity: opts.identity, why }, 'leadership lost');
-    opts.onStoppedLeading();
+  private body(base: V1Lease | undefined, acquire: boolean, transitions: number): V1Lease {
+    const t = new V1MicroTime(this.now());
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { ...(base?.metadata ?? {}), ...this.ref },
+      spec: {
+        holderIdentity: this.opts.identity,
+        leaseDurationSeconds: secondsOf(this.opts.leaseDurationMs),
+        acquireTime: acquire ? t : (base?.spec?.acquireTime ?? t),
+        renewTime: t,
+        leaseTransitions: transitions,
+      },
+    };
   }
 
-  async function round(): Promise<void> {
+  /** A standby that receives a webhook bumps an annotation on the Lease; the leader sees it at its next renewal. */
+  async requestSync(): Promise<void> {
     try {
-      const ok = await tryAcquireOrRenew();
-      if (stopped) return;
-      if (ok) {
-        lastRenew = now();
-        if (!leading) {
-          leading = true;
-          opts.logger.info({ lease: `${opts.namespace}/${opts.name}`, identity: opts.identity }, 'leadership acquired');
-          opts.onStartedLeading();
-        }
-      } else if (leading) {
-        lose('another replica holds the lease');
-      }
+      await this.api.patchNamespacedLease(
+        { ...this.ref, body: { metadata: { annotations: { [ANNOTATIONS.syncRequested]: `${new Date(this.now()).toISOString()} ${this.opts.identity}` } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     } catch (err) {
-      opts.logger.warn({ lease: `${opts.namespace}/${opts.name}`, err: describeError(err) }, 'lease renewal failed');
+      this.opts.logger.warn({ lease: `${this.opts.namespace}/${this.opts.name}`, err: describeError(err) }, 'sync request not relayed to the leader');
     }
-    if (leading && now() - lastRenew >= opts.renewDeadlineMs) lose('could not renew within the renew deadline');
   }
 
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      inFlight = round().finally(schedule);
-    }, opts.retryPeriodMs);
+  /** Hands the Lease back (expiring at once) so another replica takes over without waiting. */
+  async release(): Promise<void> {
+    const where = `${this.opts.namespace}/${this.opts.name}`;
+    try {
+      const lease = await this.api.readNamespacedLease(this.ref);
+      if (lease.spec?.holderIdentity !== this.opts.identity) return;
+      await this.api.replaceNamespacedLease({
+        ...this.ref,
+        body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(this.now()) } },
+      });
+      this.opts.logger.info({ lease: where }, 'lease released');
+    } catch (err) {
+      this.opts.logger.warn({ lease: where, err: describeError(err) }, 'lease not released; it expires by itself');
+    }
   }
-  inFlight = round().finally(schedule);
-
-  return {
-    identity: opts.identity,
-    requestSync: async () => {
-      try {
-        await api.patchNamespacedLease(
-          {
-            name: opts.name,
-            namespace: opts.namespace,
-            body: { metadata: { annotations: { [ANNOTATIONS.syncRequested]: `${new Date(now()).toISOString()} ${opts.identity}` } } },
-          },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
-      } catch (err) {
-        opts.logger.warn({ lease: `${opts.namespace}/${opts.name}`, err: describeError(err) }, 'sync request not relayed to the leader');
-      }
-    },
-    isLeader: () => leading && !stopped && now() - lastRenew < opts.renewDeadlineMs,
-    stop: async () => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await inFlight.catch(() => undefined);
-      if (!leading) return;
-      leading = false;
-      opts.onStoppedLeading();
-      try {
-        const lease = await api.readNamespacedLease({ name: opts.name, namespace: opts.namespace });
-        if (lease.spec?.holderIdentity !== opts.identity) return;
-        await api.replaceNamespacedLease({
-          name: opts.name,
-          namespace: opts.namespace,
-          body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(now()) } },
-        });
-        opts.logger.info({ lease: `${opts.namespace}/${opts.name}` }, 'lease released');
-      } catch (err) {
-        opts.logger.warn({ lease: `${opts.namespace}/${opts.name}`, err: describeError(err) }, 'lease not released; it expires by itself');
-      }
-    },
-  };
 }
 
 /** Leadership without election (--leader-elect=false): always leading. */

@@ -1,0 +1,93 @@
+/**
+ * The service's round: reconcile the commit in force against the cluster, report what came
+ * of it, and ask the scheduler for the next round — at the plan's wakeAt, after a retry delay,
+ * or later while transient failures repeat (exponential backoff). It counts the rounds and
+ * keeps the last outcome for state().
+ */
+import type { Logger } from 'pino';
+import type { ClusterCache } from '../observe/cluster-cache.js';
+import { describeError } from '../observe/informer.js';
+import type { DesiredState } from '../spec/model.js';
+import type { DesiredTracker } from './desired.js';
+import type { RoundWatch } from './health.js';
+import type { ServiceMetrics } from './metrics.js';
+import { roundError, type ReconcileOutcome } from './reconciler.js';
+import type { StatusInput } from './status.js';
+
+/** What a round reports; the service adds the cluster and commits. */
+export type RoundReport = Omit<StatusInput, 'cluster' | 'sourceCommit' | 'newestCommit' | 'loadErrors'>;
+
+export interface RoundLoopOptions {
+  readonly cluster: ClusterCache;
+  readonly desired: DesiredTracker;
+  readonly reconcile: (desired: DesiredState) => Promise<ReconcileOutcome>;
+  readonly report: (input: RoundReport) => Promise<void>;
+  /** Asks the scheduler for a round in `ms`. */
+  readonly request: (ms: number) => void;
+  readonly watch: RoundWatch;
+  readonly stopping: () => boolean;
+  readonly metrics: ServiceMetrics;
+  readonly logger: Logger;
+  readonly resyncMs: number;
+}
+
+/** Delay after `streak` consecutive rounds with transient failures: 1s, 2s, 4s ... capped at 30s. */
+export function transientBackoffMs(streak: number): number {
+  return streak > 0 ? Math.min(30_000, 500 * 2 ** Math.min(streak, 6)) : 0;
+}
+
+export class RoundLoop {
+  private roundCount = 0;
+  private last: ReconcileOutcome | undefined;
+  private transientStreak = 0;
+
+  constructor(private readonly opts: RoundLoopOptions) {}
+
+  get rounds(): number {
+    return this.roundCount;
+  }
+
+  get lastOutcome(): ReconcileOutcome | undefined {
+    return this.last;
+  }
+
+  /** One round; never throws (a failed round is reported and retried). */
+  async run(): Promise<void> {
+    const o = this.opts;
+    if (o.stopping()) return;
+    if (!o.cluster.isSynced()) return; // the synced() hook requests a round
+    this.roundCount += 1;
+    o.watch.roundStarted();
+    const started = process.hrtime.bigint();
+    let result = 'ok';
+    try {
+      result = await this.reconcile();
+    } catch (err) {
+      result = 'error';
+      const e = roundError(err);
+      o.metrics.errors.inc({ kind: 'round', code: e.code });
+      o.logger.error({ code: e.code, err: describeError(err) }, 'reconcile failed');
+      await o.report({ error: { code: e.code, message: e.message } }).catch(() => undefined);
+      o.request(e.retryInMs);
+    } finally {
+      o.watch.roundEnded();
+      o.metrics.reconcileDuration.observe({ result }, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  }
+
+  private async reconcile(): Promise<string> {
+    const o = this.opts;
+    const inForce = o.desired.inForce;
+    if (!inForce) {
+      await o.report({});
+      o.request(o.resyncMs);
+      return 'no-valid-commit';
+    }
+    const outcome = await o.reconcile(inForce.desired);
+    this.last = outcome;
+    this.transientStreak = outcome.transientFailures > 0 ? this.transientStreak + 1 : 0;
+    await o.report({ plan: outcome.plan, results: outcome.results, problems: outcome.observed.problems });
+    o.request(Math.max(outcome.nextInMs, transientBackoffMs(this.transientStreak)));
+    return 'ok';
+  }
+}
