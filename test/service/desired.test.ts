@@ -11,7 +11,7 @@ const valid = (commit: string, groups: { groupId: string; provider: string }[] =
 });
 const refused = (commit: string): DesiredRevision => ({
   commit,
-  load: { ok: false, errors: [{ file: 'a.yaml', line: 1, column: 1, message: 'bad', hint: 'fix', code: 'schema' }], files: ['a.yaml'] } as DesiredRevision['load'],
+  load: { ok: false, errors: [{ file: 'a.yaml', line: 1, column: 1, message: 'bad', hint: 'fix', code: 'schema' }], files: ['a.yaml'] },
 });
 
 function world() {

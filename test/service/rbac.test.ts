@@ -84,7 +84,7 @@ describe('deploy/ RBAC', () => {
     const rules = reader.find((d) => d.kind === 'ClusterRole')?.rules ?? [];
     const readerGrants = grants(rules, 'cluster');
     for (const g of readerGrants) assert.match(g, / (get|list|watch)$/, `a read-only role grants ${g}`);
-    const lists = REQUIRED_PERMISSIONS.filter((p) => p.scope === 'cluster' && (p.verbs as readonly string[]).includes('list'));
+    const lists = REQUIRED_PERMISSIONS.filter((p) => p.scope === 'cluster' && (p.verbs).includes('list'));
     assert.ok(lists.length >= 4);
     for (const p of lists) assert.ok(readerGrants.has(`cluster ${p.apiGroup}/${p.resource} list`), `${p.apiGroup}/${p.resource} list`);
     assert.deepEqual(reader.find((d) => d.kind === 'ClusterRoleBinding')?.subjects, [{ kind: 'ServiceAccount', name: 'drydock-plan', namespace: 'drydock-system' }]);

@@ -78,6 +78,6 @@ export async function runPlanPr(flags: PrFlags, write: (text: string) => void, l
   const head = await loadAt(source, flags.head);
   const live = head.load.ok ? await livePlan(flags, head.load.desired, at) : { skipped: 'the head is invalid, so it was not planned' };
   const report = buildPrReport({ base, head, at, ...(flags.cluster ? { cluster: flags.cluster } : {}), live });
-  write(renderPr(report, flags.format as PrFormat, flags.path));
+  write(renderPr(report, flags.format, flags.path));
   return prHasFindings(report) ? EXIT_FINDINGS : EXIT_OK;
 }

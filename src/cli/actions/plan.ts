@@ -29,7 +29,7 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
     const rev = await source.sync();
     await source.close?.();
     if (!rev.load.ok) {
-      write(renderPlan(EMPTY_PLAN, flags.format as PlanFormat, { commit: rev.commit, ...(flags.cluster ? { cluster: flags.cluster } : {}), at: at.toISOString(), errors: rev.load.errors }));
+      write(renderPlan(EMPTY_PLAN, flags.format, { commit: rev.commit, ...(flags.cluster ? { cluster: flags.cluster } : {}), at: at.toISOString(), errors: rev.load.errors }));
       return EXIT_FINDINGS;
     }
     const desired = rev.load.desired;
@@ -38,7 +38,7 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
     const snapshot = await listClusterSnapshot(kc);
     const observed = await observe(desired, { snapshot: () => snapshot }, (p) => providers[p]);
     const result = plan(desired, observed, at, { jobNamespace: flags.namespace });
-    write(renderPlan(result, flags.format as PlanFormat, { commit: rev.commit, cluster: flags.cluster || desired.config.cluster, at: at.toISOString() }));
+    write(renderPlan(result, flags.format, { commit: rev.commit, cluster: flags.cluster || desired.config.cluster, at: at.toISOString() }));
     return isBlocked(result) ? EXIT_FINDINGS : EXIT_OK;
   } catch (err) {
     const msg = err instanceof OptionError || err instanceof KubeConfigError || isGitSourceError(err) ? err.message : describeClusterError(err);
