@@ -17,7 +17,7 @@ import { GitSource, isGitSourceError } from '../../source/index.js';
 import { loadFromSource } from '../../spec/load.js';
 import type { DesiredState, LoadResult } from '../../spec/model.js';
 import { buildPrReport, planHead, type LivePlan } from '../../report/pr-report.js';
-import { prHasFindings, renderPr, type PrFormat } from '../../report/pr-render.js';
+import { prHasFindings, renderPr } from '../../report/pr-render.js';
 import { EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
 import type { PlanFlags } from '../flags.js';
 import { describeClusterError } from './cluster-error.js';

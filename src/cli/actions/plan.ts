@@ -6,7 +6,7 @@ import { observe } from '../../observe/index.js';
 import { createLogger } from '../../service/logger.js';
 import { OptionError, providersFrom } from '../../service/options.js';
 import { createDesiredSource } from '../../service/sources.js';
-import { isBlocked, renderPlan, type PlanFormat } from '../../report/plan-render.js';
+import { isBlocked, renderPlan } from '../../report/plan-render.js';
 import { isGitSourceError } from '../../source/index.js';
 import type { Plan } from '../../plan/types.js';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
