@@ -12,6 +12,7 @@ import { ClusterBudget } from './budget.js';
 import { PlanBuilder } from './builder.js';
 import { PlanError } from './errors.js';
 import { forecastWaves } from './forecast.js';
+import { planMaintenances } from './maintenance/index.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import { compareStrings } from './order.js';
 import { buildRollout } from './replace/context.js';
@@ -60,7 +61,11 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const autoscalers = planAutoscalers(desired, view, active, b);
   const gates = autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {};
 
-  const specs: SpecStatus[] = [...autoscalers.statuses];
+  // Maintenances go before any rollout moves a node: a person's order takes its budget share
+  // first, and a rollout never starts a node under maintenance (replace/start.ts).
+  const maintenances = planMaintenances({ desired, view, b, budget, now: nowMs, nowIso: now.toISOString() });
+
+  const specs: SpecStatus[] = [...autoscalers.statuses, ...maintenances];
   const waves: Wave[] = [];
   let eta: number | undefined = nowMs;
   for (const image of images) {

@@ -11,7 +11,7 @@ export interface NotActedOn {
   readonly name: string;
   readonly revision: string;
   readonly source: SourcePosition;
-  /** What this build does not act on: "NodeMaintenance", "NodeImage strategy inPlace". */
+  /** What this build does not act on: "NodeOp", "NodeImage strategy inPlace". */
   readonly what: string;
   /** What that leaves undone on the cluster, in words. */
   readonly consequence: string;
@@ -25,7 +25,7 @@ function targetsOf(targets: readonly { readonly kind: string; readonly name?: st
   return targets.map((t) => (t.name === undefined ? `every ${t.kind}` : `${t.kind}/${t.name}`)).join(', ');
 }
 
-/** "NodeMaintenance is not acted on by this build: node x is not cordoned or drained". */
+/** "NodeOp is not acted on by this build: its Job runs on no node". */
 export function notActedOnReason(n: NotActedOn): string {
   return `${n.what} is not acted on by this build: ${n.consequence}`;
 }
@@ -40,9 +40,6 @@ export function notActedOn(desired: DesiredState): NotActedOn[] {
   for (const image of desired.nodeImages) {
     if (image.strategy !== 'inPlace') continue;
     add(image, 'NodeImage strategy inPlace', `the nodes of NodeImage ${image.name} keep their image`, `use strategy replace with a ScalingGroup for nodes in a cloud group; ${KEEP}`);
-  }
-  for (const m of desired.nodeMaintenances) {
-    add(m, 'NodeMaintenance', `node ${m.nodeName} is not cordoned or drained`, `cordon and drain it by hand (kubectl drain ${m.nodeName}); ${KEEP}`);
   }
   for (const op of desired.nodeOps) {
     if (op.generatedBy !== undefined) continue; // reported once, as its NodeOpUpgrade

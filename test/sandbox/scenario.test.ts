@@ -201,7 +201,7 @@ describe('drydock sandbox (end to end)', function () {
       assert.match(r.stdout, /^drydock plan for cluster sandbox at commit /m, said);
       assert.match(r.stdout, /^ {2}\d+\. NodeImage\/worker canary: workers-i-000\d /m, said);
       // drydock status on the clone: every example spec has a row; those not acted on say so.
-      for (const spec of ['NodeMaintenance/workers-i-0003-disk', 'NodeOp/vacuum-journal', 'NodeOpUpgrade/edge-os', 'UpgradeGate/storage-healthy']) {
+      for (const spec of ['NodeOp/vacuum-journal', 'NodeOpUpgrade/edge-os', 'UpgradeGate/storage-healthy']) {
         assert.match(r.stdout, new RegExp(`\\| \\[${spec}\\]\\([^)]*\\) \\| NotSupported \\| 0/0 \\| a build of drydock that acts on`), said);
       }
       assert.match(r.stdout, /\| \[NodeImage\/worker\]\([^)]*\) \| (?!NotSupported)\w+ \|/, said);

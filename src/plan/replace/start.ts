@@ -8,6 +8,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { MaintenanceWindow } from '../../spec/model.js';
 import { approvalNeeded, findApproval } from '../approval.js';
 import { canaryState } from './canary.js';
+import { maintenanceOn } from '../maintenance/index.js';
 import { addInFlight, inFlightTotal, ownership, type Entry, type RolloutContext } from './context.js';
 import { checkWindow, formatInZone, isWindowOpen, nextWindowOpening } from '../window.js';
 
@@ -116,6 +117,11 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
       b.wait(spec, 'lock', `${node.name} is held by ${node.annotations[ANNOTATIONS.operation] ?? '?'} (phase ${node.annotations[ANNOTATIONS.phase] ?? 'unknown'}); it is replaced once that operation is done`, {
         node: node.name,
       });
+      continue;
+    }
+    const maintenance = maintenanceOn(ctx.desired, node.name);
+    if (maintenance !== undefined) {
+      b.wait(spec, 'lock', `${node.name} is in NodeMaintenance ${maintenance.name}; it is replaced once the maintenance ends`, { node: node.name });
       continue;
     }
     const groupId = e.group.group.groupId;
