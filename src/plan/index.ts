@@ -15,8 +15,8 @@ import { forecastWaves } from './forecast.js';
 import { planMaintenances } from './maintenance/index.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import { compareStrings } from './order.js';
-import { buildRollout } from './replace/context.js';
-import { isReplace, planReplace } from './replace/index.js';
+import { buildRollout, type RolloutContext } from './replace/context.js';
+import { isReplace, outdatedControlPlane, planReplace } from './replace/index.js';
 import type { Plan, SpecStatus, Wait, Wave } from './types.js';
 import { notActedOn, notActedOnReason, notSupportedStatus } from './unsupported.js';
 import { buildView } from './view.js';
@@ -37,6 +37,19 @@ export function earliestWake(waits: readonly Wait[], nowMs: number): number | un
     if (t > nowMs && (wakeAt === undefined || t < wakeAt)) wakeAt = t;
   }
   return wakeAt;
+}
+
+/**
+ * controlPlaneFirst across specs: while another NodeImage still has a control-plane node on
+ * an old image, this one's workers wait (its own control plane goes first by its tiers).
+ */
+function controlPlaneGate(rollouts: ReadonlyMap<string, RolloutContext>, self: string): { controlPlane?: string } {
+  for (const [name, r] of rollouts) {
+    if (name === self) continue;
+    const node = outdatedControlPlane(r);
+    if (node !== undefined) return { controlPlane: `workers wait for the control plane first: ${node} of NodeImage ${name} is not on ${r.image.image} yet (order controlPlaneFirst)` };
+  }
+  return {};
 }
 
 /**
@@ -72,7 +85,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     // A NodeImage this build does not roll out is reported with the other specs it does not act on.
     const rollout = rollouts.get(image.name);
     if (rollout === undefined) continue;
-    const result = planReplace(rollout, gates);
+    const result = planReplace(rollout, { ...gates, ...controlPlaneGate(rollouts, image.name) });
     specs.push(result.status);
     const f = forecastWaves(result.forecast, opts.perNodeMs);
     waves.push(...f.waves);

@@ -98,7 +98,9 @@ export type WaitCode =
   /** A node failed and is left as it is (not halting the rollout) until a person looks. */
   | 'failed'
   /** The node a spec names does not exist (yet). */
-  | 'node';
+  | 'node'
+  /** controlPlaneFirst across specs: workers wait for every spec's control plane. */
+  | 'order';
 
 /** Something that holds progress back, with a reason a person can act on. */
 export interface Wait {
