@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { AppsV1Api, CoreV1Api, PolicyV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { useControlPlane, eventually, statusOf } from '../support/control-plane.js';
 import { TEST_USER } from '../support/git-server.js';
@@ -22,6 +21,7 @@ import {
   nodes,
   startDrydockChild,
   startWorld,
+  stopWorld,
   drydockArgs,
   type DrydockChild,
   type FleetRepo,
@@ -103,13 +103,7 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
 
   after(async function () {
     this.timeout(30_000);
-    if (drydock) {
-      drydock.kill('SIGTERM');
-      await drydock.exited;
-    }
-    await sim?.stop();
-    await repo?.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await stopWorld({ drydock, sim, repo, dirs });
   });
 
   const planArgs = (): string[] => ['--repo', repo.url, '--kubeconfig', viewer, '--provider', 'sim', '--cloud-endpoint', sim.url];

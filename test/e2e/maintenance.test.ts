@@ -6,7 +6,6 @@
  * ends, and the cluster budget holds with both running.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { useControlPlane, eventually } from '../support/control-plane.js';
@@ -22,6 +21,7 @@ import {
   notifyWebhook,
   startDrydockChild,
   startWorld,
+  stopWorld,
   type DrydockChild,
   type FleetRepo,
 } from './world.js';
@@ -94,13 +94,7 @@ describe('e2e: NodeMaintenance driven by Git', function () {
   after(async function () {
     this.timeout(30_000);
     if (sampler) clearInterval(sampler);
-    if (drydock) {
-      drydock.kill('SIGTERM');
-      await drydock.exited;
-    }
-    await sim?.stop();
-    await repo?.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await stopWorld({ drydock, sim, repo, dirs });
   });
 
   it('merged: pods evicted, counters in status, a PDB-held pod named; deleted: node uncordoned, status Ended', async () => {
