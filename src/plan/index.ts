@@ -12,10 +12,11 @@ import { ClusterBudget } from './budget.js';
 import { PlanBuilder } from './builder.js';
 import { PlanError } from './errors.js';
 import { forecastWaves } from './forecast.js';
+import { planMaintenances } from './maintenance/index.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import { compareStrings } from './order.js';
-import { buildRollout } from './replace/context.js';
-import { isReplace, planReplace } from './replace/index.js';
+import { buildRollout, type RolloutContext } from './replace/context.js';
+import { isReplace, outdatedControlPlane, planReplace } from './replace/index.js';
 import type { Plan, SpecStatus, Wait, Wave } from './types.js';
 import { notActedOn, notActedOnReason, notSupportedStatus } from './unsupported.js';
 import { buildView } from './view.js';
@@ -40,6 +41,19 @@ export function earliestWake(waits: readonly Wait[], nowMs: number): number | un
 }
 
 /**
+ * controlPlaneFirst across specs: while another NodeImage still has a control-plane node on
+ * an old image, this one's workers wait (its own control plane goes first by its tiers).
+ */
+function controlPlaneGate(rollouts: ReadonlyMap<string, RolloutContext>, self: string): { controlPlane?: string } {
+  for (const [name, r] of rollouts) {
+    if (name === self) continue;
+    const node = outdatedControlPlane(r);
+    if (node !== undefined) return { controlPlane: `workers wait for the control plane first: ${node} of NodeImage ${name} is not on ${r.image.image} yet (order controlPlaneFirst)` };
+  }
+  return {};
+}
+
+/**
  * One reconcile, in rounds: the rollouts are read from the observed state first (whether any
  * runs decides the autoscaler), then the autoscaler is planned, then each NodeImage's round.
  * A new operation kind adds its own folder beside replace/ and its round here.
@@ -61,14 +75,18 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const autoscalers = planAutoscalers(desired, view, active, b);
   const gates = autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {};
 
-  const specs: SpecStatus[] = [...autoscalers.statuses];
+  // Maintenances go before any rollout moves a node: a person's order takes its budget share
+  // first, and a rollout never starts a node under maintenance (replace/start.ts).
+  const maintenances = planMaintenances({ desired, view, b, budget, now: nowMs, nowIso: now.toISOString() });
+
+  const specs: SpecStatus[] = [...autoscalers.statuses, ...maintenances];
   const waves: Wave[] = [];
   let eta: number | undefined = nowMs;
   for (const image of images) {
     // A NodeImage this build does not roll out is reported with the other specs it does not act on.
     const rollout = rollouts.get(image.name);
     if (rollout === undefined) continue;
-    const result = planReplace(rollout, gates);
+    const result = planReplace(rollout, { ...gates, ...controlPlaneGate(rollouts, image.name) });
     specs.push(result.status);
     const f = forecastWaves(result.forecast, opts.perNodeMs);
     waves.push(...f.waves);

@@ -130,7 +130,11 @@ export type WaitCode =
   /** A node operation's Job is starting or running. */
   | 'job'
   /** A node is rebooting: its bootID has not changed yet, or it is not Ready yet. */
-  | 'reboot';
+  | 'reboot'
+  /** The node a spec names does not exist (yet). */
+  | 'node'
+  /** controlPlaneFirst across specs: workers wait for every spec's control plane. */
+  | 'order';
 
 /** Something that holds progress back, with a reason a person can act on. */
 export interface Wait {
@@ -157,7 +161,37 @@ export interface Condition {
 }
 
 /** NotSupported: a spec this build reads but does not act on yet (src/plan/unsupported.ts). */
-export type SpecPhase = 'Pending' | 'Waiting' | 'Progressing' | 'Halted' | 'Complete' | 'Failed' | 'NotSupported';
+export type SpecPhase = 'Pending' | 'Waiting' | 'Progressing' | 'Halted' | 'Complete' | 'Failed' | 'NotSupported' | MaintenancePhase;
+
+/** A NodeMaintenance's phase, as medik8s names them, plus Ended once its file left Git. */
+export type MaintenancePhase = 'Running' | 'Succeeded' | 'Failed' | 'Ended';
+
+/** A pod a NodeMaintenance still has to move, and what holds it there. */
+export interface PendingPod {
+  /** namespace/name. */
+  readonly pod: string;
+  /** namespace/name of the PDB that allows no disruption of it now. */
+  readonly pdb?: string;
+  /** Why the drain options do not move it (a pod without controller, emptyDir data, ...). */
+  readonly blockedBy?: string;
+}
+
+/** NodeMaintenance's own status, named as in medik8s' NodeMaintenance status. */
+export interface MaintenanceReport {
+  readonly nodeName: string;
+  readonly reason: string;
+  /** Pods on the node when the maintenance took it. */
+  readonly totalPods: number;
+  /** Of those, the pods to be moved (DaemonSet and mirror pods stay). */
+  readonly evictionPods: number;
+  readonly pendingPods: readonly PendingPod[];
+  /** Percent of evictionPods gone from the node. */
+  readonly drainProgress: number;
+  /** ISO 8601: when this status last changed. */
+  readonly lastUpdate?: string;
+  /** ISO 8601: when the file left Git and the node was released. */
+  readonly endedAt?: string;
+}
 
 /** One node's row in a spec's status. */
 export interface NodeRow {
@@ -208,6 +242,8 @@ export interface SpecStatus {
   readonly lastError?: string;
   /** The approvals in force for the spec as it is now; absent when there are none. */
   readonly approvals?: readonly ApprovalInForce[];
+  /** NodeMaintenance only. */
+  readonly maintenance?: MaintenanceReport;
 }
 
 export interface Wave {

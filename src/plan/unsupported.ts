@@ -11,7 +11,7 @@ export interface NotActedOn {
   readonly name: string;
   readonly revision: string;
   readonly source: SourcePosition;
-  /** What this build does not act on: "NodeMaintenance", "NodeImage strategy inPlace". */
+  /** What this build does not act on: "NodeOp", "NodeImage strategy inPlace". */
   readonly what: string;
   /** What that leaves undone on the cluster, in words. */
   readonly consequence: string;
@@ -25,7 +25,7 @@ function targetsOf(targets: readonly { readonly kind: string; readonly name?: st
   return targets.map((t) => (t.name === undefined ? `every ${t.kind}` : `${t.kind}/${t.name}`)).join(', ');
 }
 
-/** "NodeMaintenance is not acted on by this build: node x is not cordoned or drained". */
+/** "NodeOp is not acted on by this build: its Job runs on no node". */
 export function notActedOnReason(n: NotActedOn): string {
   return `${n.what} is not acted on by this build: ${n.consequence}`;
 }
@@ -37,9 +37,6 @@ export function notActedOn(desired: DesiredState): NotActedOn[] {
   const add = (spec: Meta, what: string, consequence: string, hint = KEEP): void => {
     out.push({ kind: spec.kind, name: spec.name, revision: spec.revision, source: spec.source, what, consequence, hint });
   };
-  for (const m of desired.nodeMaintenances) {
-    add(m, 'NodeMaintenance', `node ${m.nodeName} is not cordoned or drained`, `cordon and drain it by hand (kubectl drain ${m.nodeName}); ${KEEP}`);
-  }
   for (const gate of desired.upgradeGates) {
     const one = gate.appliesTo.targets.length === 1 && gate.appliesTo.targets[0]?.name !== undefined;
     const targets = gate.appliesTo.targets.length > 0 ? targetsOf(gate.appliesTo.targets) : 'the operations it selects';

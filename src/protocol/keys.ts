@@ -26,6 +26,12 @@ export const ANNOTATIONS = {
    * time, drains skipped). Rebuildable: it lives on the node, and goes with it.
    */
   failures: 'drydock.dev/failures',
+  /**
+   * On a node in (or after) a NodeMaintenance: its status as JSON (phase, pod counters,
+   * pending pods, lastError, lastUpdate, endedAt), medik8s' NodeMaintenance status readable
+   * with kubectl. It stays after the maintenance ended, as the record the status branch shows.
+   */
+  maintenance: 'drydock.dev/maintenance',
   /** On the autoscaler Deployment: its replicas before drydock scaled it to zero. */
   previousReplicas: 'drydock.dev/previous-replicas',
   /** Before a reboot: the node's status.nodeInfo.bootID, so the reboot is seen done when it changed. */

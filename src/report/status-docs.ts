@@ -11,6 +11,8 @@ import { shortCommit } from '../commit.js';
 import { cell } from './markdown.js';
 import type { SpecReport, StatusDocs, StatusReport } from './types.js';
 
+const SETTLED: ReadonlySet<string> = new Set(['Complete', 'Succeeded', 'Ended']);
+
 const short = (sha: string | undefined): string => shortCommit(sha, 'none');
 
 function byKindName(a: SpecReport, b: SpecReport): number {
@@ -40,7 +42,8 @@ export function summarize(report: StatusReport): string {
   }
   // A spec this build does not act on never changes: it is no news, and no headline.
   const acted = specs.filter((s) => s.phase !== 'NotSupported');
-  const active = acted.filter((s) => s.phase !== 'Complete');
+  // A drained maintenance holds its node until its file leaves Git: settled, like an ended one.
+  const active = acted.filter((s) => !SETTLED.has(s.phase));
   const first = active[0];
   if (first) {
     parts.push(`${first.kind}/${first.name} ${first.progress.done}/${first.progress.total} ${first.phase.toLowerCase()}${active.length > 1 ? ` (+${active.length - 1} more)` : ''}`);

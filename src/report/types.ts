@@ -3,6 +3,7 @@
  * the plan's per-spec status (src/plan/types.ts SpecStatus) and the loader's errors. Plain
  * data, already decided; rendering (status-docs.ts) only lays it out.
  */
+import type { MaintenanceReport } from '../plan/types.js';
 import type { SpecError } from '../spec/model.js';
 
 export interface StatusCondition {
@@ -32,14 +33,6 @@ export interface StatusApproval {
   readonly approvedBy?: { readonly name: string; readonly email: string; readonly commit: string; readonly at: string };
 }
 
-/** NodeMaintenance's own counters, named as in medik8s' NodeMaintenance status. */
-export interface MaintenancePods {
-  readonly totalPods: number;
-  readonly evictionPods: number;
-  /** Names (namespace/name) of the pods still to be evicted. */
-  readonly pendingPods: readonly string[];
-}
-
 export interface SpecReport {
   readonly kind: string;
   readonly name: string;
@@ -55,8 +48,8 @@ export interface SpecReport {
   readonly approvals?: readonly StatusApproval[];
   /** e.g. { failures: 1, outdated: 4 }. */
   readonly counts?: Readonly<Record<string, number>>;
-  /** NodeMaintenance only. */
-  readonly maintenance?: MaintenancePods;
+  /** NodeMaintenance only: medik8s' status fields (totalPods, evictionPods, pendingPods, ...). */
+  readonly maintenance?: MaintenanceReport;
   /** Anything else the stage wants recorded (pending instances, waves, ...). */
   readonly extra?: Readonly<Record<string, unknown>>;
 }

@@ -72,6 +72,7 @@ export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
       counts: { failures: x.failures },
       ...(approvals.length > 0 ? { approvals } : {}),
       ...(x.pending.length > 0 ? { extra: { pending: x.pending } } : {}),
+      ...(x.maintenance !== undefined ? { maintenance: x.maintenance } : {}),
     };
   });
   const notes = [

@@ -65,7 +65,8 @@ export interface RolloutPolicy {
   /** replace: a new instance that has not joined within this is removed and counted as failed. */
   readonly joinTimeoutSeconds: number;
   readonly drain: DrainOptions;
-  readonly healthGate: { readonly minReadySeconds: number };
+  /** timeoutSeconds: a node not healthy this long after it joined fails; absent: no limit. */
+  readonly healthGate: { readonly minReadySeconds: number; readonly timeoutSeconds?: number };
   /** Name of a MaintenanceWindow; undefined means any time. */
   readonly window?: string;
   readonly approval: { readonly required: ApprovalRequirement };

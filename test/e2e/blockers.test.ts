@@ -25,6 +25,7 @@ import {
   nodes,
   startDrydockChild,
   startWorld,
+  stopWorld,
   drydockArgs,
   type DrydockChild,
   type FleetRepo,
@@ -97,13 +98,7 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
 
   after(async function () {
     this.timeout(30_000);
-    if (drydock) {
-      drydock.kill('SIGTERM');
-      await drydock.exited;
-    }
-    await sim?.stop();
-    await repo?.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await stopWorld({ drydock, sim, repo, dirs });
   });
 
   const planArgs = (): string[] => ['--repo', repo.url, '--kubeconfig', viewer, '--provider', 'sim', '--cloud-endpoint', sim.url];

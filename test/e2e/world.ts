@@ -4,7 +4,7 @@
  * a fleet repository on a real Git server, and `drydock run` as a child process (so SIGKILL
  * is real). Tests change the world only by pushing commits.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AppsV1Api, CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
@@ -12,7 +12,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { runSimCloud, parseSimConfigText, type RunningSimCloud } from '../../src/cloud/index.js';
 import { eventually, type ControlPlane } from '../support/control-plane.js';
 import { IMAGE_V1, fleetFiles, startFleetRepo, type FleetRepo } from './fleet.js';
-import { ROOT } from './drydock-child.js';
+import { ROOT, type DrydockChild } from './drydock-child.js';
 import { applyObjects, type DemoApp } from '../../src/sandbox/workloads.js';
 
 export * from './fleet.js';
@@ -178,6 +178,17 @@ export async function converged(kc: KubeConfig, image: string, count = 9): Promi
     throw new Error(`${ns.length} nodes; not done: ${what.join('; ')}`);
   }
   return true;
+}
+
+/** Stops what startWorld and startDrydockChild started, and removes the world's directories. */
+export async function stopWorld(w: { drydock?: DrydockChild | undefined; sim?: RunningSimCloud | undefined; repo?: FleetRepo | undefined; dirs: readonly string[] }): Promise<void> {
+  if (w.drydock) {
+    w.drydock.kill('SIGTERM');
+    await w.drydock.exited;
+  }
+  await w.sim?.stop();
+  await w.repo?.close();
+  for (const d of w.dirs) rmSync(d, { recursive: true, force: true });
 }
 
 export function tempDir(prefix: string): string {

@@ -10,6 +10,7 @@ import type {
   DesiredState,
   MaintenanceWindow,
   NodeImage,
+  NodeMaintenance,
   NodeRole,
   RepoConfig,
   RolloutPolicy,
@@ -54,6 +55,19 @@ export function approval(name: string, target: string, image: string, stage: App
 
 export function autoscaling(name: string, deploymentName = 'cluster-autoscaler', enabled = true): AutoscalingStrategy {
   return { kind: 'AutoscalingStrategy', name, apiVersion: 'drydock.dev/v1alpha1', source, revision: `as-${name}`, enabled, deploymentName, deploymentNamespace: 'kube-system' };
+}
+
+export function nodeMaintenance(name: string, nodeName: string, reason = 'disk swap', drain: Partial<NodeMaintenance['drain']> = {}, revision = `m-${name}`): NodeMaintenance {
+  return {
+    kind: 'NodeMaintenance',
+    name,
+    apiVersion: 'drydock.dev/v1alpha1',
+    source,
+    revision,
+    nodeName,
+    reason,
+    drain: { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt', ...drain },
+  };
 }
 
 export function maintenanceWindow(name: string, timeZone: string, schedules: MaintenanceWindow['schedules'], exclusions: MaintenanceWindow['exclusions'] = []): MaintenanceWindow {

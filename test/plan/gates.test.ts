@@ -14,6 +14,7 @@ import {
   instance,
   iso,
   maintenanceWindow,
+  nodeMaintenance,
   node,
   nodeImage,
   observed,
@@ -58,7 +59,7 @@ describe('plan: limits', () => {
   runCases([
     {
       name: 'cluster budget: nodes down for another operation count against it',
-      desired: want({ maxSurge: 3 }, { config: config(2) }),
+      desired: want({ maxSurge: 3 }, { config: config(2), nodeMaintenances: [nodeMaintenance('disk', 'worker-3', 'disk swap', {}, 'r1')] }),
       observed: (() => {
         const w = workers(4, V1, (i) =>
           i === 3 ? { unschedulable: true, annotations: { [ANNOTATIONS.operation]: 'NodeMaintenance/disk@r1', [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.cordoned]: 'true' } } : {},

@@ -4,7 +4,8 @@
  * The running sandbox's status branch is checked for the same in scenario.test.ts.
  */
 import { strict as assert } from 'node:assert';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildNode } from '../../src/cloud/sim/nodes.js';
@@ -50,13 +51,28 @@ describe('examples-repo against the sandbox', () => {
   const selects = (selector: LabelSelector | undefined): string[] => nodes.filter((n) => matchesSelector(selector, n.labels)).map((n) => n.name);
 
   it('every node, label selector and deployment it names exists in the sandbox', () => {
-    assert.ok(nodes.some((n) => n.name === 'workers-i-0003'), nodes.map((n) => n.name).join(', '));
     for (const m of desired.nodeMaintenances) assert.ok(nodes.some((n) => n.name === m.nodeName), `NodeMaintenance/${m.name}: no sandbox node ${m.nodeName}`);
     for (const op of desired.nodeOps) assert.ok(selects(op.nodeSelector).length > 0, `NodeOp/${op.name} selects no sandbox node`);
     for (const up of desired.nodeOpUpgrades) assert.ok(selects(up.nodeSelector).length > 0, `NodeOpUpgrade/${up.name} selects no sandbox node`);
     for (const gate of desired.upgradeGates) assert.ok(selects(gate.appliesTo.nodeSelector).length > 0, `UpgradeGate/${gate.name} selects no sandbox node`);
     for (const a of desired.autoscalingStrategies) {
       assert.deepEqual([a.deploymentNamespace, a.deploymentName], [AUTOSCALER.namespace, AUTOSCALER.name], `AutoscalingStrategy/${a.name}`);
+    }
+  });
+
+  it('the NodeMaintenance template, copied into maintenance/, names a sandbox node and is acted on', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'drydock-examples-'));
+    try {
+      cpSync(examples, dir, { recursive: true });
+      copyFileSync(path.join(dir, 'templates/workers-i-0003-disk.yaml'), path.join(dir, 'maintenance/workers-i-0003-disk.yaml'));
+      const loaded = await loadFromDirectory(dir);
+      assert.ok(loaded.ok, 'examples-repo with the maintenance copied in is valid');
+      const [m] = loaded.desired.nodeMaintenances;
+      assert.equal(m?.name, 'workers-i-0003-disk');
+      assert.ok(nodes.some((n) => n.name === m.nodeName), `NodeMaintenance/${m.name}: no sandbox node ${m.nodeName}`);
+      assert.deepEqual(notActedOn(loaded.desired).filter((n) => n.kind === 'NodeMaintenance'), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -67,7 +83,7 @@ describe('examples-repo against the sandbox', () => {
     const unsupported = new Set(notActedOn(desired).map((n) => `${n.kind}/${n.name}`));
     assert.deepEqual(
       [...unsupported].sort(),
-      ['NodeMaintenance/workers-i-0003-disk', 'UpgradeGate/storage-healthy'],
+      ['UpgradeGate/storage-healthy'],
     );
     // Specs with a row of their own: acted on (a phase of a rollout), or NotSupported with a reason.
     const own = [

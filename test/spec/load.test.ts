@@ -47,8 +47,8 @@ describe('spec loader: examples-repo and the happy path', () => {
   });
 
   it("fills defaults from drydock.yaml's defaults.rollout, then the spec's own", async () => {
-    const config = 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ndefaults:\n  rollout:\n    maxSurge: 25%\n    joinTimeout: 1h30m\n    drain:\n      timeoutSeconds: 60\n';
-    const image = IMAGE + '  rollout:\n    maxUnavailable: 2\n    canary: {nodes: 2, soak: 90s}\n    drain: {force: true}\n';
+    const config = 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ndefaults:\n  rollout:\n    maxSurge: 25%\n    joinTimeout: 1h30m\n    healthGate: {timeout: 10m}\n    drain:\n      timeoutSeconds: 60\n';
+    const image = IMAGE + '  rollout:\n    maxUnavailable: 2\n    canary: {nodes: 2, soak: 90s}\n    drain: {force: true}\n    healthGate: {minReadySeconds: 5}\n';
     const r = await loadFromSource(memorySource({ 'drydock.yaml': config, 'image.yaml': image }));
     assert.ok(r.ok, r.ok ? '' : JSON.stringify(r.errors));
     const ro = r.desired.nodeImages[0]!.rollout;
@@ -56,6 +56,8 @@ describe('spec loader: examples-repo and the happy path', () => {
       [ro.maxSurge, ro.maxUnavailable, ro.joinTimeoutSeconds, ro.canary, ro.drain.timeoutSeconds, ro.drain.force, ro.drain.enabled],
       ['25%', 2, 5400, { nodes: 2, soakSeconds: 90 }, 60, true, true],
     );
+    // healthGate.timeout from the defaults stays when the spec sets only minReadySeconds.
+    assert.deepEqual(ro.healthGate, { minReadySeconds: 5, timeoutSeconds: 600 });
   });
 
   it('reads only the configured paths, skipping dot-entries and .drydockignore matches', async () => {

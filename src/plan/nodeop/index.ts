@@ -8,6 +8,7 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
+import { maintenanceOn } from '../maintenance/index.js';
 import { holdsLock, lockValue, parseLock } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
 import { findNodeOpApproval, nodeOpApprovalNeeded } from '../approval.js';
@@ -77,6 +78,11 @@ function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: 
       continue;
     }
     if (s !== 'free') continue;
+    const maintenance = maintenanceOn(ctx.desired, n.name);
+    if (maintenance !== undefined) {
+      b.wait(spec, 'lock', `${n.name} is in NodeMaintenance ${maintenance.name}; it runs there once the maintenance ends`, { node: n.name });
+      continue;
+    }
     if (controlPlaneLeft && !isControlPlane(n)) {
       b.wait(spec, 'concurrency', `workers start once every control-plane node is done`, { node: n.name });
       return;

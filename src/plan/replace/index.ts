@@ -114,7 +114,7 @@ function forecastInput(ctx: RolloutContext, gate: GateResult, inFlight: number):
   const state = canaryState(ctx, inFlight);
   const canaryNodes =
     canary === undefined || state.stage === 'none' || state.stage === 'passed' ? 0 : Math.max(0, canary.nodes - doneReplacements(ctx).length);
-  const blocked = !gate.open && gate.until === undefined && gate.code !== 'autoscaler' && gate.code !== 'soak';
+  const blocked = !gate.open && gate.until === undefined && gate.code !== 'autoscaler' && gate.code !== 'order' && gate.code !== 'soak';
   const startAt = !gate.open && gate.until !== undefined ? gate.until : ctx.now;
   const window = windowOf(ctx);
   return {
@@ -127,6 +127,17 @@ function forecastInput(ctx: RolloutContext, gate: GateResult, inFlight: number):
     startAt: inFlightNodes.length > 0 ? ctx.now : startAt,
     blocked: blocked || ctx.round.haltReason !== undefined,
   };
+}
+
+/**
+ * The first control-plane node of this rollout still on an old image (in flight or not yet
+ * started, groups whose image is being set included), for controlPlaneFirst across specs.
+ */
+export function outdatedControlPlane(ctx: RolloutContext): string | undefined {
+  for (const e of [...ctx.entries, ...ctx.upcoming]) {
+    if (e.group.sg.role === 'control-plane' && e.outdated) return e.node?.name ?? e.instance.id;
+  }
+  return undefined;
 }
 
 export function isReplace(image: NodeImage): boolean {

@@ -215,6 +215,7 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   const marked = rn.annotations[ANNOTATIONS.replaces] === e.instance.id && rn.annotations[ANNOTATIONS.phase] === 'Done';
   if (!marked) {
     const health = healthyFrom(ctx, rn);
+    if (healthTimedOut(ctx, e, node, rn, health)) return;
     if (health.notReady !== undefined) {
       b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: pod ${health.notReady} is not Ready yet`, { node: node.name });
       return;
@@ -243,6 +244,24 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
     });
   }
   cordonStep(ctx, node);
+}
+
+/**
+ * healthGate.timeout: a replacement that has not passed the gate this long after it joined
+ * (its Node was created) is removed and counted as a failure of the old node, which stays in
+ * service; stopOnFailure then halts the rollout.
+ */
+function healthTimedOut(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: ObservedNode, health: { at: number; notReady?: string }): boolean {
+  const limit = ctx.image.rollout.healthGate.timeoutSeconds;
+  if (limit === undefined) return false;
+  const deadline = (parseInstant(rn.createdAt) ?? ctx.now) + limit * 1000;
+  if (ctx.now < deadline || (health.notReady === undefined && health.at <= ctx.now)) return false;
+  const what = health.notReady !== undefined ? `pod ${health.notReady} is not Ready` : `it has not stayed Ready for ${ctx.image.rollout.healthGate.minReadySeconds}s`;
+  const why = `replacement ${rn.name} did not pass the health gate within ${limit}s (${what})`;
+  const id = replacementOf(e) ?? ctx.round.reclaimed.get(node.name);
+  fail(ctx, node, why, { [ANNOTATIONS.replacedBy]: null });
+  if (id !== undefined) ctx.b.removeInstance(ctx.spec, e.group.group.groupId, id, rn.name, `${node.name}: ${why}`);
+  return true;
 }
 
 /** When the replacement has been Ready, and every pod on it Ready, for minReadySeconds; or which pod is not Ready. */

@@ -8,17 +8,23 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { MaintenanceWindow } from '../../spec/model.js';
 import { approvalNeeded, findApproval } from '../approval.js';
 import { canaryState } from './canary.js';
+import { maintenanceOn } from '../maintenance/index.js';
 import { addInFlight, inFlightTotal, ownership, type Entry, type RolloutContext } from './context.js';
 import { windowGate } from '../window.js';
 
 export interface StartGates {
   /** Set when the cluster-autoscaler is not paused yet. */
   readonly autoscaler?: string;
+  /**
+   * Set when another spec still has a control-plane node on an old image: under
+   * controlPlaneFirst no worker of any spec starts before the whole control plane is done.
+   */
+  readonly controlPlane?: string;
 }
 
 export type GateResult =
   | { readonly open: true; readonly limit?: number }
-  | { readonly open: false; readonly code: 'halted' | 'autoscaler' | 'window' | 'approval' | 'soak'; readonly reason: string; readonly until?: number };
+  | { readonly open: false; readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak'; readonly reason: string; readonly until?: number };
 
 export function windowOf(ctx: RolloutContext): MaintenanceWindow | undefined {
   const name = ctx.image.rollout.window;
@@ -79,7 +85,10 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
   const { b, spec, image } = ctx;
   const list = candidates(ctx);
   if (list.length === 0) return { open: true };
-  const gate = startGate(ctx, gates);
+  const gate: GateResult =
+    gates.controlPlane !== undefined && ctx.image.rollout.order === 'controlPlaneFirst' && list.every((e) => e.group.sg.role !== 'control-plane')
+      ? { open: false, code: 'order', reason: gates.controlPlane }
+      : startGate(ctx, gates);
   if (!gate.open) {
     b.wait(spec, gate.code, gate.reason, gate.until !== undefined ? { until: gate.until } : {});
     return gate;
@@ -98,6 +107,11 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
       b.wait(spec, 'lock', `${node.name} is held by ${node.annotations[ANNOTATIONS.operation] ?? '?'} (phase ${node.annotations[ANNOTATIONS.phase] ?? 'unknown'}); it is replaced once that operation is done`, {
         node: node.name,
       });
+      continue;
+    }
+    const maintenance = maintenanceOn(ctx.desired, node.name);
+    if (maintenance !== undefined) {
+      b.wait(spec, 'lock', `${node.name} is in NodeMaintenance ${maintenance.name}; it is replaced once the maintenance ends`, { node: node.name });
       continue;
     }
     const groupId = e.group.group.groupId;

@@ -229,6 +229,10 @@ export interface HealthGateSpec {
    * Seconds the node and its pods must stay Ready.
    */
   minReadySeconds?: number;
+  /**
+   * How long a node may take to pass the gate (from when it joined); one that does not pass in time fails, and stopOnFailure halts. Left out: no limit.
+   */
+  timeout?: Duration;
 }
 /**
  * Which approvals the rollout needs besides the merge of the change.

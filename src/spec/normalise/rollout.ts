@@ -80,6 +80,11 @@ function checkCanProgress(ctx: NormaliseContext, path: readonly PathSegment[], r
   ctx.report('invalid-value', [...path, field], 'maxSurge and maxUnavailable are both 0: the rollout could never replace or take down a node', 'allow at least one: maxSurge: 1 (a new node first) or maxUnavailable: 1');
 }
 
+function mergeHealthGate(ctx: NormaliseContext, path: readonly PathSegment[], base: RolloutPolicy['healthGate'], raw: RolloutSpec['healthGate']): RolloutPolicy['healthGate'] {
+  const timeout = raw?.timeout !== undefined ? durationSeconds(ctx, [...path, 'timeout'], raw.timeout) : base.timeoutSeconds;
+  return { minReadySeconds: raw?.minReadySeconds ?? base.minReadySeconds, ...(timeout !== undefined ? { timeoutSeconds: timeout } : {}) };
+}
+
 /** `raw` (a spec's rollout, or drydock.yaml's defaults.rollout) over `base`. */
 export function mergeRollout(ctx: NormaliseContext, path: readonly PathSegment[], base: RolloutPolicy, raw: RolloutSpec | undefined): RolloutPolicy {
   if (raw === undefined) return base;
@@ -102,7 +107,7 @@ export function mergeRollout(ctx: NormaliseContext, path: readonly PathSegment[]
     stopOnFailure: raw.stopOnFailure ?? base.stopOnFailure,
     joinTimeoutSeconds: joinTimeout ?? base.joinTimeoutSeconds,
     drain: mergeDrain(ctx, at('drain'), base.drain, raw.drain),
-    healthGate: { minReadySeconds: raw.healthGate?.minReadySeconds ?? base.healthGate.minReadySeconds },
+    healthGate: mergeHealthGate(ctx, at('healthGate'), base.healthGate, raw.healthGate),
     approval: { required: raw.approval?.required ?? base.approval.required },
     ...(canary !== undefined ? { canary } : {}),
     ...(window !== undefined ? { window } : {}),

@@ -8,7 +8,7 @@
 import { ANNOTATIONS } from '../../../src/observe/types.js';
 import { isWindowOpen, plan, type Action, type Plan, type PlanOptions } from '../../../src/plan/index.js';
 import type { MaintenanceWindow, RolloutPolicy } from '../../../src/spec/model.js';
-import { autoscaling, config, desired, nodeImage, scalingGroup } from '../fixtures.js';
+import { autoscaling, config, desired, nodeImage, nodeMaintenance, scalingGroup } from '../fixtures.js';
 import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
 import { World, type Faults, type Timing } from './world.js';
 
@@ -26,8 +26,11 @@ export interface Scenario {
   readonly crash: number;
   /** drydock stops right after applying a surge: the rest of that round's actions are lost. */
   readonly stopAfterSurge?: boolean;
-  /** Another operation holds this node for a while at the start. */
-  readonly foreignHold?: { readonly node: string; readonly seconds: number };
+  /**
+   * A NodeMaintenance for this node is in Git from `from` seconds on, for `seconds`: the
+   * planner takes, drains and releases the node while the rollout runs.
+   */
+  readonly maintenance?: { readonly node: string; readonly from: number; readonly seconds: number };
   /** Workloads (ReplicaSets with a PDB each); default: web over half the nodes, and db. */
   readonly workloads?: readonly { readonly app: string; readonly replicas: number; readonly minAvailable: number }[];
   /** The desired image over time: [seconds, image]; the first entry is at 0. */
@@ -50,6 +53,10 @@ export interface RunResult {
   readonly rounds: number;
   readonly world: World;
   readonly lastPlan: Plan;
+  /** Every phase the NodeMaintenance's status went through, in order of first sight. */
+  readonly maintenancePhases: readonly string[];
+  /** Rounds in which the maintenance held its node while a rollout node was unavailable. */
+  readonly overlapRounds: number;
 }
 
 const START = Date.parse('2026-03-02T10:00:00.000Z');
@@ -80,9 +87,12 @@ export function runScenario(s: Scenario): RunResult {
     say,
   );
   const violations: string[] = [];
-  if (s.foreignHold) world.holdForOtherOperation(s.foreignHold.node, s.foreignHold.seconds * 1000);
-  const wanted = (image: string) =>
+  const maintenance = s.maintenance;
+  const maintained = (t: number): boolean => maintenance !== undefined && t >= START + maintenance.from * 1000 && t < START + (maintenance.from + maintenance.seconds) * 1000;
+  const maintenanceEdges = maintenance === undefined ? [] : [START + maintenance.from * 1000, START + (maintenance.from + maintenance.seconds) * 1000];
+  const wanted = (image: string, t: number) =>
     desired({
+      ...(maintenance !== undefined && maintained(t) ? { nodeMaintenances: [nodeMaintenance('disk', maintenance.node)] } : {}),
       config: config(s.budget),
       scalingGroups: [...(s.controlPlane ? [scalingGroup('cp', 'workers', 'control-plane')] : []), scalingGroup('worker', 'workers')],
       nodeImages: [nodeImage('workers', image, { ...s.rollout, ...(s.window ? { window: s.window.name } : {}) })],
@@ -95,6 +105,8 @@ export function runScenario(s: Scenario): RunResult {
   let lastPlan: Plan | undefined;
   let outcome: Outcome = 'timeout';
   let rounds = 0;
+  const maintenancePhases: string[] = [];
+  let overlapRounds = 0;
   let failed = false;
   let lastChange = START;
   const limit = START + (s.maxSeconds ?? 6 * 3600) * 1000;
@@ -109,15 +121,27 @@ export function runScenario(s: Scenario): RunResult {
       say(`desired image is now ${image}`);
     }
     const observed = world.observe();
-    const p = plan(wanted(image), observed, new Date(now), s.options);
+    const p = plan(wanted(image, now), observed, new Date(now), s.options);
     lastPlan = p;
     checkWorld(world, s, violations, replacesSeen, say);
+    const mPhase = p.specs.find((x) => x.spec.kind === 'NodeMaintenance')?.phase;
+    if (mPhase !== undefined && !maintenancePhases.includes(mPhase)) {
+      maintenancePhases.push(mPhase);
+      say(`NodeMaintenance/disk is ${mPhase}`);
+    }
+    if (bothActive(world)) overlapRounds++;
+    const mNode = maintenance !== undefined && maintained(now) ? world.nodes.get(maintenance.node) : undefined;
+    // A restart between the lock and the cordon leaves it schedulable: this round must cordon it.
+    const recordsMaintenance = mNode?.annotations[ANNOTATIONS.operation]?.startsWith('NodeMaintenance/') === true;
+    if (mNode !== undefined && recordsMaintenance && !mNode.unschedulable && !p.actions.some((a) => a.kind === 'cordon' && a.node === mNode.name)) {
+      violations.push(`${mNode.name} is held by its maintenance, schedulable, and not cordoned again`);
+    }
     const first = p.waits[0]?.reason;
     if (first !== lastWait && first !== undefined) say(`wait: ${first}`);
     lastWait = first;
     const status = p.specs.find((x) => x.spec.kind === 'NodeImage');
     const autoscaler = p.specs.find((x) => x.spec.kind === 'AutoscalingStrategy');
-    const imageChangePending = s.images.some(([t]) => START + t * 1000 > now);
+    const imageChangePending = s.images.some(([t]) => START + t * 1000 > now) || maintenanceEdges.some((t) => t > now);
     const quiet = p.actions.length === 0 && world.nextEventAt() === undefined && p.wakeAt === undefined && !imageChangePending;
     if (quiet) {
       outcome = status?.phase === 'Complete' && autoscaler?.phase === 'Complete' ? 'complete' : status?.phase === 'Halted' ? 'halted' : 'stuck';
@@ -146,6 +170,7 @@ export function runScenario(s: Scenario): RunResult {
     }
     const candidates = [world.nextEventAt(), p.wakeAt !== undefined ? Date.parse(p.wakeAt) : undefined, now + 60_000];
     for (const [t] of s.images) if (START + t * 1000 > now) candidates.push(START + t * 1000);
+    for (const t of maintenanceEdges) if (t > now) candidates.push(t);
     if (changed) lastChange = now;
     const next = changed ? now + 1000 : Math.min(...candidates.filter((x): x is number => x !== undefined));
     now = Math.max(now + 1000, next);
@@ -153,16 +178,17 @@ export function runScenario(s: Scenario): RunResult {
   finalChecks(world, s, outcome, everLocked, image, violations);
   if (s.rollout.stopOnFailure === true && failed && outcome === 'complete') violations.push('a failure was recorded under stopOnFailure, yet the rollout completed');
   say(`settled: ${outcome}`);
-  return { outcome, log, violations: [...violations, ...world.violations], seconds: (now - START) / 1000, lastChangeAt: (lastChange - START) / 1000, rounds, world, lastPlan: lastPlan as Plan };
+  return { outcome, log, violations: [...violations, ...world.violations], seconds: (now - START) / 1000, lastChangeAt: (lastChange - START) / 1000, rounds, world, lastPlan: lastPlan as Plan, maintenancePhases, overlapRounds };
 }
 
+/** A node is never in two operations: no spec acts on a node another operation holds. */
 function checkAction(a: Action, world: World, violations: string[]): void {
   const nodeName = 'node' in a ? a.node : undefined;
   if (nodeName === undefined) return;
   const n = world.nodes.get(nodeName);
   const op = n?.annotations[ANNOTATIONS.operation];
-  if (op === undefined || OURS.test(op)) return;
-  violations.push(`${a.kind} on ${nodeName} while ${op} holds it`);
+  if (op === undefined || n?.annotations[ANNOTATIONS.phase] === 'Done' || op.startsWith(`${a.spec.kind}/${a.spec.name}@`)) return;
+  violations.push(`${a.kind} by ${a.spec.kind}/${a.spec.name} on ${nodeName} while ${op} holds it`);
 }
 
 /** controlPlaneFirst: no worker starts while a control-plane node is outdated or in flight. */
@@ -175,6 +201,12 @@ function checkOrder(a: Action, world: World, image: string, violations: string[]
     const phase = n.annotations[ANNOTATIONS.phase];
     if (n.name.startsWith('cp-') && OURS.test(n.annotations[ANNOTATIONS.operation] ?? '') && phase !== 'Done') violations.push(`${a.node} started while ${n.name} is in flight`);
   }
+}
+
+function bothActive(world: World): boolean {
+  const held = (n: { annotations: Record<string, string> }, re: RegExp): boolean => re.test(n.annotations[ANNOTATIONS.operation] ?? '') && UNAVAILABLE.has(n.annotations[ANNOTATIONS.phase] ?? '');
+  const nodes = [...world.nodes.values()];
+  return nodes.some((n) => held(n, /^NodeMaintenance\//)) && nodes.some((n) => held(n, OURS));
 }
 
 function checkWorld(world: World, s: Scenario, violations: string[], replacesSeen: Map<string, string>, say: (l: string) => void): void {

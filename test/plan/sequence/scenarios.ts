@@ -25,7 +25,8 @@ export function chaos(seed: number): Scenario {
     timing: { boot: [20, 200], terminate: r.int(1, 30), reschedule: r.int(1, 10), podReady: r.int(1, 30) },
     faults: { neverJoins: 0.15, evict429: 0.2 },
     crash: 0.15,
-    ...(r.chance(0.5) ? { foreignHold: { node: `worker-${r.int(0, nodes - 1)}`, seconds: r.int(60, 900) } } : {}),
+    // A person's NodeMaintenance, merged at the start or mid-rollout, deleted a while later.
+    ...(r.chance(0.5) ? { maintenance: { node: `worker-${r.int(0, nodes - 1)}`, from: (seed % 3) * 90, seconds: r.int(60, 900) } } : {}),
     images: r.chance(0.3) ? [[0, 'img:v2'], [r.int(30, 400), r.chance(0.5) ? 'img:v1' : 'img:v3']] : [[0, 'img:v2']],
     options: { maxAttempts: 5 },
     // Open five minutes in every fifteen: starts must wait, nodes in flight go on.

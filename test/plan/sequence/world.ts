@@ -365,19 +365,6 @@ export class World {
     };
   }
 
-  /** Another operation (a NodeMaintenance, say) holds `node` until `untilMs` from now. */
-  holdForOtherOperation(node: string, untilMs: number): void {
-    const n = this.nodes.get(node);
-    if (n === undefined) return;
-    n.annotations[ANNOTATIONS.operation] = 'NodeMaintenance/disk@r1';
-    n.annotations[ANNOTATIONS.phase] = 'Cordoned';
-    this.at(untilMs, () => {
-      delete n.annotations[ANNOTATIONS.operation];
-      delete n.annotations[ANNOTATIONS.phase];
-      this.log(`NodeMaintenance/disk releases ${node}`);
-    });
-  }
-
   podCount(): number {
     let n = 0;
     for (const p of this.pods.values()) if (!p.daemon) n++;

@@ -1,0 +1,120 @@
+/**
+ * NodeMaintenance, the node-maintenance operator's behaviour driven by Git, one round:
+ * release the nodes whose maintenance left Git, then move every maintenance in Git one step
+ * (take the node's lock, cordon, evict), and report the ended ones still recorded on nodes.
+ * A maintenance is a person's order: no window or approval holds it, but it takes the node's
+ * lock like every operation (one in flight there finishes first) and its share of the budget.
+ */
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import type { DesiredState, NodeMaintenance } from '../../spec/model.js';
+import type { ClusterBudget } from '../budget.js';
+import type { PlanBuilder } from '../builder.js';
+import { compareStrings } from '../order.js';
+import { holdsLock, isUnavailable, lockValue, nodePhase, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
+import type { SpecRef, SpecStatus } from '../types.js';
+import type { ClusterView } from '../view.js';
+import { drainStep } from './drain.js';
+import type { MaintenanceRound } from './round.js';
+
+export type { MaintenanceRound } from './round.js';
+import { readRecord, writeRecord, type MaintenanceRecord } from './record.js';
+import { endedStatus, missingNodeStatus, waitingStatus } from './status.js';
+
+/** The NodeMaintenance in Git for this node, if any (validation allows one per node). */
+export function maintenanceOn(desired: DesiredState, node: string): NodeMaintenance | undefined {
+  return desired.nodeMaintenances.find((m) => m.nodeName === node);
+}
+
+const specOf = (name: string): SpecRef => ({ kind: 'NodeMaintenance', name });
+
+/** Every NodeMaintenance's round; returns one status per maintenance in Git or recorded as ended. */
+export function planMaintenances(round: MaintenanceRound): SpecStatus[] {
+  const statuses = new Map<string, SpecStatus>();
+  for (const node of round.view.observed.nodes) {
+    const ended = endIfGone(round, node);
+    if (ended !== undefined) statuses.set(ended.spec.name, ended);
+  }
+  const list = [...round.desired.nodeMaintenances].sort((x, y) => compareStrings(x.name, y.name));
+  for (const m of list) statuses.set(m.name, planOne(round, m));
+  for (const node of round.view.observed.nodes) {
+    const r = readRecord(node);
+    if (r === undefined || r.phase !== 'Ended' || holdsLock(node)) continue;
+    const before = statuses.get(r.name);
+    // The newest ending of a name is its record; a maintenance in Git always wins.
+    if (before === undefined || (before.phase === 'Ended' && (before.maintenance?.endedAt ?? '') < (r.endedAt ?? ''))) statuses.set(r.name, endedStatus(r));
+  }
+  return [...statuses.values()].sort((x, y) => compareStrings(x.spec.name, y.spec.name));
+}
+
+function planOne(round: MaintenanceRound, m: NodeMaintenance): SpecStatus {
+  const { b, view } = round;
+  const spec = specOf(m.name);
+  const node = view.nodeByName.get(m.nodeName);
+  if (node === undefined) {
+    const why = `node ${m.nodeName} does not exist; the maintenance starts when a node of that name appears (check spec.nodeName at ${m.source.file}:${m.source.line})`;
+    b.wait(spec, 'node', why);
+    return missingNodeStatus(m, why);
+  }
+  const lock = holdsLock(node) ? parseLock(node.annotations[ANNOTATIONS.operation]) : undefined;
+  const ours = lock?.kind === 'NodeMaintenance' && lock.name === m.name;
+  // A lock of another NodeMaintenance is one whose file left Git in the commit that added
+  // this one (one maintenance per node): it is taken over, and the node stays cordoned.
+  if (holdsLock(node) && lock?.kind !== 'NodeMaintenance') {
+    const op = node.annotations[ANNOTATIONS.operation] ?? '?';
+    const phase = nodePhase(node) ?? 'unknown';
+    const why =
+      phase === 'Failed'
+        ? `waits for ${op}, which failed on ${node.name} and holds it until a person looks (${node.annotations[ANNOTATIONS.reason] ?? 'no reason recorded'})`
+        : `waits for ${op} (phase ${phase}) to finish ${node.name}: an operation in flight finishes its node first`;
+    b.wait(spec, 'lock', why, { node: node.name });
+    return waitingStatus(m, why);
+  }
+  if (!ours) {
+    const counted = isUnavailable(node) || (holdsLock(node) && nodePhase(node) !== 'Failed');
+    if (!counted) {
+      if (!round.budget.canTakeDown()) {
+        const why = `${node.name} not cordoned yet: ${round.budget.describe()}`;
+        b.wait(spec, 'budget', why, { node: node.name });
+        return waitingStatus(m, why);
+      }
+      round.budget.reserve();
+      round.budget.takeDown();
+    }
+  }
+  return drainStep(round, m, node, { taking: !ours, lock: lockValue('NodeMaintenance', m.name, m.revision) });
+}
+
+/**
+ * A node held or recorded by a NodeMaintenance that is no longer in Git: uncordoned (the
+ * executor does it only if drydock cordoned it), its lock released, and the record kept as
+ * Ended with the time, so the status branch still says what happened. A node that another
+ * NodeMaintenance in Git names is left to that one, which takes it over still cordoned.
+ */
+function endIfGone(round: MaintenanceRound, node: ObservedNode): SpecStatus | undefined {
+  const { b, desired } = round;
+  const lock = holdsLock(node) ? parseLock(node.annotations[ANNOTATIONS.operation]) : undefined;
+  const record = readRecord(node);
+  const name = lock?.kind === 'NodeMaintenance' ? lock.name : record !== undefined && record.phase !== 'Ended' && !holdsLock(node) ? record.name : undefined;
+  if (name === undefined || maintenanceOn(desired, node.name) !== undefined) return undefined;
+  const spec = specOf(name);
+  const reason = `NodeMaintenance ${name} left Git: ${node.name} is released`;
+  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable) b.act({ kind: 'uncordon', spec, node: node.name, reason });
+  const ended: MaintenanceRecord = {
+    name,
+    revision: lock?.revision ?? record?.revision ?? '',
+    phase: 'Ended',
+    nodeName: node.name,
+    reason: record?.name === name ? record.reason : (node.annotations[ANNOTATIONS.reason] ?? ''),
+    totalPods: record?.name === name ? record.totalPods : 0,
+    evictionPods: record?.name === name ? record.evictionPods : 0,
+    pendingPods: [],
+    drainProgress: record?.name === name ? record.drainProgress : 0,
+    lastUpdate: round.nowIso,
+    endedAt: round.nowIso,
+  };
+  const annotations = lock?.kind === 'NodeMaintenance' ? { ...RELEASE_ANNOTATIONS } : {};
+  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { ...annotations, [ANNOTATIONS.maintenance]: writeRecord(ended) }, reason });
+  b.note(spec, reason, node.name);
+  return endedStatus(ended);
+}
