@@ -54,6 +54,30 @@ export const LABELS = {
   managedBy: 'app.kubernetes.io/managed-by',
 } as const;
 
+/** Labels on every Job and pod drydock runs for a node (LABELS holds operation, node, managedBy). */
+export const JOB_LABELS = {
+  ...LABELS,
+  /** The spec revision the object runs for. */
+  revision: 'drydock.dev/revision',
+  /** Which step of the node's sequence: operation, before, after or reboot. */
+  step: 'drydock.dev/step',
+} as const;
+
+/**
+ * Annotations carrying what a label value cannot hold exactly (names longer than 63
+ * characters, the slash of Kind/name@revision).
+ */
+export const JOB_ANNOTATIONS = {
+  /** Kind/name@revision, the same value as the node's lock. */
+  operation: ANNOTATIONS.operation,
+  /** The node's full name. */
+  node: LABELS.node,
+  /** On an in-place update Job's pod: the image it applies to the node. */
+  image: ANNOTATIONS.image,
+  /** On a reboot pod: the node's bootID before the reboot. */
+  bootID: ANNOTATIONS.bootID,
+} as const;
+
 /** The value of drydock.dev/phase, in the order a node goes through them. */
 export const NODE_PHASES = ['Pending', 'Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying', 'Done', 'Failed'] as const;
 

@@ -4,7 +4,7 @@
  * - a Job pod ends after `sim.drydock.dev/run-seconds` (default host.jobRunSeconds) with the
  *   exit code in `sim.drydock.dev/exit-code` (default 0); on a node listed in
  *   host.failJobsOnNodes or labelled `sim.drydock.dev/fail-jobs=true` it fails;
- * - a Job pod that succeeded with `drydock.dev/image` set (an in-place update) leaves that
+ * - a Job pod that succeeded with drydock's image annotation set (an in-place update) leaves that
  *   image as the node's osImage;
  * - a drydock reboot pod makes its node NotReady for host.rebootSeconds; the node then comes
  *   back Ready with a new bootID, the reboot pod finished and its other pods restarted.

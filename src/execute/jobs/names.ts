@@ -4,32 +4,10 @@
  * names, so a restarted drydock finds the object it made before instead of making a second.
  */
 import { createHash } from 'node:crypto';
-import { LABELS } from '../../observe/types.js';
+import { JOB_ANNOTATIONS, JOB_LABELS } from '../../protocol/keys.js';
+
+export { JOB_ANNOTATIONS, JOB_LABELS } from '../../protocol/keys.js';
 import type { SpecKind } from '../../spec/model.js';
-
-/** Labels on every Job and pod drydock runs for a node (LABELS holds operation, node, managedBy). */
-export const JOB_LABELS = {
-  ...LABELS,
-  /** The spec revision the object runs for. */
-  revision: 'drydock.dev/revision',
-  /** Which step of the node's sequence: operation, before, after or reboot. */
-  step: 'drydock.dev/step',
-} as const;
-
-/**
- * Annotations carrying what a label value cannot hold exactly (names longer than 63
- * characters, the slash of Kind/name@revision).
- */
-export const JOB_ANNOTATIONS = {
-  /** Kind/name@revision, the same value as the node's lock. */
-  operation: 'drydock.dev/operation',
-  /** The node's full name. */
-  node: 'drydock.dev/node',
-  /** On an in-place update Job's pod: the image it applies to the node. */
-  image: 'drydock.dev/image',
-  /** On a reboot pod: the node's bootID before the reboot. */
-  bootID: 'drydock.dev/boot-id',
-} as const;
 
 export const MANAGED_BY = 'drydock';
 
