@@ -115,9 +115,9 @@ describe('drydock sandbox (end to end)', function () {
   };
 
   it('--scenario upgrade rolls every node onto the new image and exits 0', async function () {
-    this.timeout(15 * 60_000);
+    this.timeout(20 * 60_000);
     const stateDir = path.join(tmpDir(), 'state');
-    const run = (current = sandbox(['--scenario', 'upgrade', '--state-dir', stateDir, '--timeout', '10m']));
+    const run = (current = sandbox(['--scenario', 'upgrade', '--state-dir', stateDir, '--timeout', '15m']));
     const code = await run.exited;
     assert.equal(code, 0, run.output());
     assert.match(run.output(), /upgrade complete in \S+: \d+ nodes replaced in \d+ waves/);
