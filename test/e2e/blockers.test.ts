@@ -6,10 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { AppsV1Api, CoreV1Api, PolicyV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  PolicyV1Api,
+  RbacAuthorizationV1Api,
+  type KubeConfig,
+  type V1PolicyRule,
+} from '@kubernetes/client-node';
 import { useControlPlane, eventually, statusOf } from '../support/control-plane.js';
 import { TEST_USER } from '../support/git-server.js';
 import type { RunningSimCloud } from '../../src/cloud/index.js';
@@ -56,7 +63,10 @@ async function fingerprint(kc: KubeConfig): Promise<string[]> {
   const ds = await kc.makeApiClient(AppsV1Api).listDeploymentForAllNamespaces();
   return [
     ...ns.items.map((n) => `node/${n.metadata?.name}@${n.metadata?.resourceVersion}/${n.spec?.unschedulable === true}`),
-    ...ds.items.map((d) => `deploy/${d.metadata?.namespace}/${d.metadata?.name}@${d.spec?.replicas}/${JSON.stringify(d.metadata?.annotations ?? {})}`),
+    ...ds.items.map(
+      (d) =>
+        `deploy/${d.metadata?.namespace}/${d.metadata?.name}@${d.spec?.replicas}/${JSON.stringify(d.metadata?.annotations ?? {})}`,
+    ),
   ].sort();
 }
 
@@ -70,10 +80,13 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
   let cacheDir = '';
   const dirs: string[] = [];
   const workerOnly = (image: string, rollout: Record<string, unknown> = {}): Record<string, string> => ({
-    'images/worker.yaml': fleetFiles({ worker: image, controlPlane: IMAGE_V1, workerRollout: rollout })['images/worker.yaml'] ?? '',
+    'images/worker.yaml':
+      fleetFiles({ worker: image, controlPlane: IMAGE_V1, workerRollout: rollout })['images/worker.yaml'] ?? '',
   });
-  const statusRecords = (): Record<string, unknown>[] => drydock?.records().filter((r) => r.msg === 'status changed') ?? [];
-  const waitsOf = (r: Record<string, unknown>): { code: string; reason: string }[] => (r.waits as { code: string; reason: string }[] | undefined) ?? [];
+  const statusRecords = (): Record<string, unknown>[] =>
+    drydock?.records().filter((r) => r.msg === 'status changed') ?? [];
+  const waitsOf = (r: Record<string, unknown>): { code: string; reason: string }[] =>
+    (r.waits as { code: string; reason: string }[] | undefined) ?? [];
 
   before(async function () {
     this.timeout(120_000);
@@ -81,8 +94,15 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
     const kc = cp().adminKubeConfig();
     // A reader: deploy/plan-reader.yaml's ClusterRole, the one the README gives CI.
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-    const reader = parseAllDocuments(readFileSync(path.join(ROOT, 'deploy/plan-reader.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: V1PolicyRule[] });
-    await rbac.createClusterRole({ body: { metadata: { name: 'drydock-plan-reader' }, rules: reader.find((d) => d.kind === 'ClusterRole')?.rules ?? [] } });
+    const reader = parseAllDocuments(readFileSync(path.join(ROOT, 'deploy/plan-reader.yaml'), 'utf8')).map(
+      (d) => d.toJS() as { kind: string; rules?: V1PolicyRule[] },
+    );
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: 'drydock-plan-reader' },
+        rules: reader.find((d) => d.kind === 'ClusterRole')?.rules ?? [],
+      },
+    });
     await rbac.createClusterRoleBinding({
       body: {
         metadata: { name: 'drydock-plan-reader' },
@@ -101,14 +121,26 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
     await stopWorld({ drydock, sim, repo, dirs });
   });
 
-  const planArgs = (): string[] => ['--repo', repo.url, '--kubeconfig', viewer, '--provider', 'sim', '--cloud-endpoint', sim.url];
+  const planArgs = (): string[] => [
+    '--repo',
+    repo.url,
+    '--kubeconfig',
+    viewer,
+    '--provider',
+    'sim',
+    '--cloud-endpoint',
+    sim.url,
+  ];
 
   it('the reader really cannot write', async () => {
     const kc = (await cp().kubeconfigFor('plan-reader')).kubeConfig();
     const err = await kc
       .makeApiClient(CoreV1Api)
       .deleteNode({ name: 'workers-i-0001' })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     assert.equal(statusOf(err), 403);
   });
 
@@ -122,9 +154,17 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
     const groupBefore = await sim.cloud.describeGroup('workers');
     const run = await runPlan([...planArgs(), '--format', 'json']);
     assert.equal(run.code, 0, run.stderr);
-    const out = JSON.parse(run.stdout) as { blocked: boolean; actions: { kind: string }[]; waves: { nodes: string[] }[]; eta: string | null };
+    const out = JSON.parse(run.stdout) as {
+      blocked: boolean;
+      actions: { kind: string }[];
+      waves: { nodes: string[] }[];
+      eta: string | null;
+    };
     assert.equal(out.blocked, false);
-    assert.ok(out.actions.some((a) => a.kind === 'setGroupImage'), 'the first step sets the group image');
+    assert.ok(
+      out.actions.some((a) => a.kind === 'setGroupImage'),
+      'the first step sets the group image',
+    );
     // Which nodes go in which wave is the planner's forecast (tested with the planner); here it
     // only has to reach the output.
     assert.ok(Array.isArray(out.waves));
@@ -138,12 +178,24 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
   it('a drain blocked by a PDB is reported by name, and resumes when the PDB allows it', async () => {
     const kc = cp().adminKubeConfig();
     const policy = kc.makeApiClient(PolicyV1Api);
-    await policy.patchNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE, body: [{ op: 'replace', path: '/spec/minAvailable', value: 2 }] });
-    await eventually('PDB api allows 0', async () => (await policy.readNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE })).status?.disruptionsAllowed === 0);
+    await policy.patchNamespacedPodDisruptionBudget({
+      name: 'api',
+      namespace: E2E_NAMESPACE,
+      body: [{ op: 'replace', path: '/spec/minAvailable', value: 2 }],
+    });
+    await eventually(
+      'PDB api allows 0',
+      async () =>
+        (await policy.readNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE })).status
+          ?.disruptionsAllowed === 0,
+    );
     drydock = startDrydockChild(drydockArgs(repo, cp().kubeconfigPath, sim.url, cacheDir));
     await eventually(
       'a pdb wait naming apps/api',
-      async () => statusRecords().some((r) => waitsOf(r).some((w) => w.code === 'pdb' && w.reason.includes(`PDB ${E2E_NAMESPACE}/api`))),
+      async () =>
+        statusRecords().some((r) =>
+          waitsOf(r).some((w) => w.code === 'pdb' && w.reason.includes(`PDB ${E2E_NAMESPACE}/api`)),
+        ),
       { timeoutMs: 60_000 },
     );
     await eventually('the status branch names the PDB', async () => {
@@ -155,12 +207,21 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
     assert.equal(run.code, 1, `blocked plan exits 1: ${run.stderr}`);
     assert.ok(run.stdout.includes(`[pdb] NodeImage/worker`), run.stdout);
     assert.ok(run.stdout.includes(`PDB ${E2E_NAMESPACE}/api allows 0 disruptions`), run.stdout);
-    await policy.patchNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE, body: [{ op: 'replace', path: '/spec/minAvailable', value: 1 }] });
-    await eventually('every worker on v2', () => converged(kc, IMAGE_V2, 9).catch(async () => {
-      const ws = (await nodes(kc)).filter((n) => n.group === 'workers');
-      if (ws.length === 6 && ws.every((n) => n.image === IMAGE_V2 && n.ready && !n.unschedulable)) return true;
-      throw new Error(ws.map((n) => `${n.name}:${n.image}`).join(' '));
-    }), { timeoutMs: 150_000, intervalMs: 1_000 });
+    await policy.patchNamespacedPodDisruptionBudget({
+      name: 'api',
+      namespace: E2E_NAMESPACE,
+      body: [{ op: 'replace', path: '/spec/minAvailable', value: 1 }],
+    });
+    await eventually(
+      'every worker on v2',
+      () =>
+        converged(kc, IMAGE_V2, 9).catch(async () => {
+          const ws = (await nodes(kc)).filter((n) => n.group === 'workers');
+          if (ws.length === 6 && ws.every((n) => n.image === IMAGE_V2 && n.ready && !n.unschedulable)) return true;
+          throw new Error(ws.map((n) => `${n.name}:${n.image}`).join(' '));
+        }),
+      { timeoutMs: 150_000, intervalMs: 1_000 },
+    );
   });
 
   it('a replacement that never joins is removed, counted as a failure, and the rollout halts cleanly', async () => {
@@ -168,7 +229,11 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
     await sim.cloud.failNextBoots(1);
     const before = sim.cloud.inspectGroup('workers').nextInstance;
     await repo.push(workerOnly(IMAGE_V3, { joinTimeout: '4s', stopOnFailure: true }), 'images: worker v3');
-    await eventually('a halted wait', async () => statusRecords().some((r) => waitsOf(r).some((w) => w.code === 'halted')), { timeoutMs: 60_000 });
+    await eventually(
+      'a halted wait',
+      async () => statusRecords().some((r) => waitsOf(r).some((w) => w.code === 'halted')),
+      { timeoutMs: 60_000 },
+    );
     // The instance that never joined is gone from the cloud.
     const failedId = `i-${String(before).padStart(4, '0')}`;
     await eventually('the failed instance removed', async () => {

@@ -8,12 +8,9 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState, NodeMaintenance } from '../../spec/model.js';
-import type { ClusterBudget } from '../budget.js';
-import type { PlanBuilder } from '../builder.js';
 import { compareStrings } from '../order.js';
 import { holdsLock, isUnavailable, lockValue, nodePhase, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
 import type { SpecRef, SpecStatus } from '../types.js';
-import type { ClusterView } from '../view.js';
 import { drainStep } from './drain.js';
 import type { MaintenanceRound } from './round.js';
 
@@ -42,7 +39,8 @@ export function planMaintenances(round: MaintenanceRound): SpecStatus[] {
     if (r === undefined || r.phase !== 'Ended' || holdsLock(node)) continue;
     const before = statuses.get(r.name);
     // The newest ending of a name is its record; a maintenance in Git always wins.
-    if (before === undefined || (before.phase === 'Ended' && (before.maintenance?.endedAt ?? '') < (r.endedAt ?? ''))) statuses.set(r.name, endedStatus(r));
+    if (before === undefined || (before.phase === 'Ended' && (before.maintenance?.endedAt ?? '') < (r.endedAt ?? '')))
+      statuses.set(r.name, endedStatus(r));
   }
   return [...statuses.values()].sort((x, y) => compareStrings(x.spec.name, y.spec.name));
 }
@@ -95,11 +93,17 @@ function endIfGone(round: MaintenanceRound, node: ObservedNode): SpecStatus | un
   const { b, desired } = round;
   const lock = holdsLock(node) ? parseLock(node.annotations[ANNOTATIONS.operation]) : undefined;
   const record = readRecord(node);
-  const name = lock?.kind === 'NodeMaintenance' ? lock.name : record !== undefined && record.phase !== 'Ended' && !holdsLock(node) ? record.name : undefined;
+  const name =
+    lock?.kind === 'NodeMaintenance'
+      ? lock.name
+      : record !== undefined && record.phase !== 'Ended' && !holdsLock(node)
+        ? record.name
+        : undefined;
   if (name === undefined || maintenanceOn(desired, node.name) !== undefined) return undefined;
   const spec = specOf(name);
   const reason = `NodeMaintenance ${name} left Git: ${node.name} is released`;
-  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable) b.act({ kind: 'uncordon', spec, node: node.name, reason });
+  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
+    b.act({ kind: 'uncordon', spec, node: node.name, reason });
   const ended: MaintenanceRecord = {
     name,
     revision: lock?.revision ?? record?.revision ?? '',
@@ -114,7 +118,13 @@ function endIfGone(round: MaintenanceRound, node: ObservedNode): SpecStatus | un
     endedAt: round.nowIso,
   };
   const annotations = lock?.kind === 'NodeMaintenance' ? { ...RELEASE_ANNOTATIONS } : {};
-  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { ...annotations, [ANNOTATIONS.maintenance]: writeRecord(ended) }, reason });
+  b.act({
+    kind: 'annotateNode',
+    spec,
+    node: node.name,
+    annotations: { ...annotations, [ANNOTATIONS.maintenance]: writeRecord(ended) },
+    reason,
+  });
   b.note(spec, reason, node.name);
   return endedStatus(ended);
 }
