@@ -19,7 +19,12 @@ export default tseslint.config(
       // from a copy, a parameter an interface requires).
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
       ],
       // Off: an async method without await is how this code implements a Promise-returning
       // interface (a provider, a source, a test double); wrapping returns in Promise.resolve

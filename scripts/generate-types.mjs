@@ -35,7 +35,13 @@ function outDir(argv) {
 
 function schemaFiles(dir) {
   return readdirSync(dir, { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? schemaFiles(path.join(dir, e.name)) : e.name.endsWith('.schema.json') ? [path.join(dir, e.name)] : []))
+    .flatMap((e) =>
+      e.isDirectory()
+        ? schemaFiles(path.join(dir, e.name))
+        : e.name.endsWith('.schema.json')
+          ? [path.join(dir, e.name)]
+          : [],
+    )
     .sort();
 }
 
@@ -43,7 +49,8 @@ const common = JSON.parse(readFileSync(path.join(SCHEMAS, COMMON), 'utf8'));
 /** Definition key → the name of its type. */
 const typeNames = new Map(
   Object.entries(common.definitions).map(([key, def]) => {
-    if (typeof def.title !== 'string') throw new Error(`${COMMON}: definition ${key} needs a title (it names the type)`);
+    if (typeof def.title !== 'string')
+      throw new Error(`${COMMON}: definition ${key} needs a title (it names the type)`);
     return [key, def.title];
   }),
 );
@@ -54,7 +61,8 @@ function commonKey(file, ref) {
   const resolved = target === '' ? file : path.resolve(path.dirname(file), target);
   if (resolved !== path.join(SCHEMAS, COMMON)) return undefined;
   const m = /^\/definitions\/([^/]+)$/.exec(pointer);
-  if (m === null || !typeNames.has(m[1])) throw new Error(`${path.relative(ROOT, file)}: $ref ${ref} names no definition of ${COMMON}`);
+  if (m === null || !typeNames.has(m[1]))
+    throw new Error(`${path.relative(ROOT, file)}: $ref ${ref} names no definition of ${COMMON}`);
   return m[1];
 }
 
@@ -78,8 +86,14 @@ for (const file of schemaFiles(SCHEMAS)) {
   const isCommon = file === path.join(SCHEMAS, COMMON);
   const used = new Set();
   const schema = linkShared(file, JSON.parse(readFileSync(file, 'utf8')), used);
-  const imports = isCommon || used.size === 0 ? '' : `\nimport type { ${[...used].sort().join(', ')} } from './common.schema.js';\n`;
+  const imports =
+    isCommon || used.size === 0 ? '' : `\nimport type { ${[...used].sort().join(', ')} } from './common.schema.js';\n`;
   const name = path.basename(file, '.json');
-  const ts = await compile(schema, name, { bannerComment: BANNER + imports, cwd: path.dirname(file), unknownAny: true, unreachableDefinitions: true });
+  const ts = await compile(schema, name, {
+    bannerComment: BANNER + imports,
+    cwd: path.dirname(file),
+    unknownAny: true,
+    unreachableDefinitions: true,
+  });
   writeFileSync(path.join(dest, `${name}.d.ts`), ts);
 }

@@ -5,7 +5,8 @@
  * they say so; the grammar is the same everywhere.
  */
 
-const COMPONENTS = /^(?:(\d+(?:\.\d+)?)\s*h)?\s*(?:(\d+(?:\.\d+)?)\s*m(?!s))?\s*(?:(\d+(?:\.\d+)?)\s*s)?\s*(?:(\d+(?:\.\d+)?)\s*ms)?$/;
+const COMPONENTS =
+  /^(?:(\d+(?:\.\d+)?)\s*h)?\s*(?:(\d+(?:\.\d+)?)\s*m(?!s))?\s*(?:(\d+(?:\.\d+)?)\s*s)?\s*(?:(\d+(?:\.\d+)?)\s*ms)?$/;
 const BARE_SECONDS = /^\d+(?:\.\d+)?$/;
 
 export interface DurationOptions {

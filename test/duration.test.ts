@@ -21,7 +21,8 @@ describe('the duration grammar (flags and specs)', () => {
     ['-5m', undefined],
     ['ten minutes', undefined],
   ];
-  for (const [text, ms] of table) it(`${JSON.stringify(text)} → ${String(ms)}`, () => assert.equal(parseDuration(text), ms));
+  for (const [text, ms] of table)
+    it(`${JSON.stringify(text)} → ${String(ms)}`, () => assert.equal(parseDuration(text), ms));
 
   it('specs always name the unit', () => {
     assert.equal(parseDuration('90', { unitRequired: true }), undefined);

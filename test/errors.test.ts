@@ -14,7 +14,11 @@ describe('errors: one base, one JSON shape, one retry vocabulary', () => {
     [new GitSourceError('auth', 'bad credentials', { url: 'https://example.com/r.git' }), 'GitSourceError', 'auth'],
     [new OptionError('--resync "x" is not a duration', { flag: '--resync', value: 'x' }), 'OptionError', 'option'],
     [new KubeConfigError('no kubeconfig', { file: 'kc' }), 'KubeConfigError', 'kubeconfig'],
-    [new SimConfigError({ file: 'sim.yaml', problems: [{ path: '/groups', message: 'required' }] }), 'SimConfigError', 'InvalidSimConfig'],
+    [
+      new SimConfigError({ file: 'sim.yaml', problems: [{ path: '/groups', message: 'required' }] }),
+      'SimConfigError',
+      'InvalidSimConfig',
+    ],
     [new SimStateError('state unreadable', { file: 'state.json' }), 'SimStateError', 'InvalidSimState'],
     [new ControlPlaneError('etcd', 'exited'), 'ControlPlaneError', 'control-plane'],
     [new GitServerError('no git', {}), 'GitServerError', 'git-server'],

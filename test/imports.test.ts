@@ -19,11 +19,15 @@ function cycles(): string[] {
   const graph = new Map<string, string[]>();
   for (const f of files) {
     const text = readFileSync(f, 'utf8');
-    const specifiers = [...text.matchAll(/^(?:import|export)[^'"]*?from '(\.[^']+)'/gm), ...text.matchAll(/\bimport\(\s*'(\.[^']+)'\s*\)/g)];
-    const deps = specifiers.map((m) =>
-      path.resolve(path.dirname(f), (m[1] ?? '').replace(/\.js$/, '.ts')),
+    const specifiers = [
+      ...text.matchAll(/^(?:import|export)[^'"]*?from '(\.[^']+)'/gm),
+      ...text.matchAll(/\bimport\(\s*'(\.[^']+)'\s*\)/g),
+    ];
+    const deps = specifiers.map((m) => path.resolve(path.dirname(f), (m[1] ?? '').replace(/\.js$/, '.ts')));
+    graph.set(
+      f,
+      deps.filter((d) => known.has(d)),
     );
-    graph.set(f, deps.filter((d) => known.has(d)));
   }
   const found = new Set<string>();
   const state = new Map<string, 'open' | 'done'>();
@@ -32,7 +36,13 @@ function cycles(): string[] {
     state.set(n, 'open');
     stack.push(n);
     for (const d of graph.get(n) ?? []) {
-      if (state.get(d) === 'open') found.add(stack.slice(stack.indexOf(d)).map((x) => path.relative(SRC, x)).join(' -> '));
+      if (state.get(d) === 'open')
+        found.add(
+          stack
+            .slice(stack.indexOf(d))
+            .map((x) => path.relative(SRC, x))
+            .join(' -> '),
+        );
       else if (!state.has(d)) visit(d);
     }
     stack.pop();

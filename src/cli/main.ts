@@ -17,7 +17,15 @@ import { register as registerApprove } from './approve.js';
  */
 type Registrar = (program: Command, done: (code: ExitCode) => void) => void;
 
-const registrars: Registrar[] = [registerSimCloud, registerRun, registerPlan, registerSandbox, registerValidate, registerStatus, registerApprove];
+const registrars: Registrar[] = [
+  registerSimCloud,
+  registerRun,
+  registerPlan,
+  registerSandbox,
+  registerValidate,
+  registerStatus,
+  registerApprove,
+];
 
 export function buildProgram(done: (code: ExitCode) => void): Command {
   const program = new Command('drydock')

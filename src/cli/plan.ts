@@ -9,26 +9,64 @@ import { Option, type Command } from 'commander';
 import { PLAN_FORMATS } from '../report/plan-render.js';
 import type { ExitCode } from './exit.js';
 
-
 const FORMATS = [...PLAN_FORMATS, 'github'] as const;
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program
     .command('plan')
     .description('show what drydock would change now: nodes, waves, ETA and blockers (read-only)')
-    .addOption(new Option('--repo <url|dir>', 'Git repository URL or local directory holding the specs').env('DRYDOCK_REPO').default('.'))
+    .addOption(
+      new Option('--repo <url|dir>', 'Git repository URL or local directory holding the specs')
+        .env('DRYDOCK_REPO')
+        .default('.'),
+    )
     .addOption(new Option('--branch <name>', 'branch (for a URL)').env('DRYDOCK_BRANCH').default('main'))
-    .addOption(new Option('--path <dir>', 'directory inside the repository where drydock.yaml lives').env('DRYDOCK_PATH').default('.'))
-    .addOption(new Option('--kubeconfig <file>', 'kubeconfig of the cluster (read access is enough)').env('DRYDOCK_KUBECONFIG'))
-    .addOption(new Option('--provider <name>', 'cloud provider of the scaling groups').choices(['sim', 'aws', 'gcp', 'azure']).env('DRYDOCK_PROVIDER').default('sim'))
-    .addOption(new Option('--cloud-endpoint <url>', 'URL of the simulated cloud (provider sim)').env('DRYDOCK_CLOUD_ENDPOINT'))
-    .addOption(new Option('--base <ref>', 'pull request: the branch (or, in a local clone, commit) merged into; needs --head'))
-    .addOption(new Option('--head <ref>', 'pull request: the branch (or, in a local clone, HEAD or a commit) to plan against the live cluster'))
-    .addOption(new Option('--format <format>', 'output format; markdown is one pull-request comment, github adds workflow annotations (with --base/--head)').choices(FORMATS).default('text'))
-    .addOption(new Option('--cluster <name>', 'cluster name shown (default: drydock.yaml\'s)').env('DRYDOCK_CLUSTER').default(''))
-    .addOption(new Option('--namespace <ns>', 'namespace drydock run uses (its node Jobs and reboot pods run there)').env('DRYDOCK_NAMESPACE').default('kube-system'))
+    .addOption(
+      new Option('--path <dir>', 'directory inside the repository where drydock.yaml lives')
+        .env('DRYDOCK_PATH')
+        .default('.'),
+    )
+    .addOption(
+      new Option('--kubeconfig <file>', 'kubeconfig of the cluster (read access is enough)').env('DRYDOCK_KUBECONFIG'),
+    )
+    .addOption(
+      new Option('--provider <name>', 'cloud provider of the scaling groups')
+        .choices(['sim', 'aws', 'gcp', 'azure'])
+        .env('DRYDOCK_PROVIDER')
+        .default('sim'),
+    )
+    .addOption(
+      new Option('--cloud-endpoint <url>', 'URL of the simulated cloud (provider sim)').env('DRYDOCK_CLOUD_ENDPOINT'),
+    )
+    .addOption(
+      new Option('--base <ref>', 'pull request: the branch (or, in a local clone, commit) merged into; needs --head'),
+    )
+    .addOption(
+      new Option(
+        '--head <ref>',
+        'pull request: the branch (or, in a local clone, HEAD or a commit) to plan against the live cluster',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--format <format>',
+        'output format; markdown is one pull-request comment, github adds workflow annotations (with --base/--head)',
+      )
+        .choices(FORMATS)
+        .default('text'),
+    )
+    .addOption(
+      new Option('--cluster <name>', "cluster name shown (default: drydock.yaml's)").env('DRYDOCK_CLUSTER').default(''),
+    )
+    .addOption(
+      new Option('--namespace <ns>', 'namespace drydock run uses (its node Jobs and reboot pods run there)')
+        .env('DRYDOCK_NAMESPACE')
+        .default('kube-system'),
+    )
     .addOption(new Option('--git-username <name>', 'Git basic-auth user').env('DRYDOCK_GIT_USERNAME'))
-    .addOption(new Option('--git-password <password>', 'Git basic-auth password').env('DRYDOCK_GIT_PASSWORD').hideHelp())
+    .addOption(
+      new Option('--git-password <password>', 'Git basic-auth password').env('DRYDOCK_GIT_PASSWORD').hideHelp(),
+    )
     .addOption(new Option('--git-token <token>', 'Git token').env('DRYDOCK_GIT_TOKEN').hideHelp())
     .addHelpText(
       'after',

@@ -15,15 +15,26 @@ export function register(program: Command, done: (code: ExitCode) => void): void
   program
     .command('sandbox')
     .description('start a local control plane, a simulated cloud, a Git server and drydock, and show the rollout live')
-    .addOption(new Option('--state-dir <dir>', 'directory for all sandbox state and logs (kept between runs)').env('DRYDOCK_SANDBOX_STATE_DIR').default(DEFAULT_STATE_DIR))
+    .addOption(
+      new Option('--state-dir <dir>', 'directory for all sandbox state and logs (kept between runs)')
+        .env('DRYDOCK_SANDBOX_STATE_DIR')
+        .default(DEFAULT_STATE_DIR),
+    )
     .option('--reset', 'remove the state directory first and start from scratch', false)
     .addOption(
-      new Option('--scenario <name>', `run a scenario to the end and exit: 0 when it passed (in ${path.join(path.dirname(DEFAULT_STATE_DIR), 'scenario-<name>')}, emptied first, unless --state-dir is given)`).choices([...SCENARIOS]),
+      new Option(
+        '--scenario <name>',
+        `run a scenario to the end and exit: 0 when it passed (in ${path.join(path.dirname(DEFAULT_STATE_DIR), 'scenario-<name>')}, emptied first, unless --state-dir is given)`,
+      ).choices([...SCENARIOS]),
     )
     .addOption(new Option('--timeout <duration>', 'scenario: give up after this long (e.g. 10m, 600s)').default('10m'))
     .addOption(new Option('--start-timeout <duration>', 'give up on a start-up step after this long').default('3m'))
-    .addOption(new Option('--repo-from <dir>', 'seed a new fleet repository from this directory instead of examples-repo/'))
-    .addOption(new Option('--no-live', 'append plain progress lines instead of redrawing (the default when not a terminal)'))
+    .addOption(
+      new Option('--repo-from <dir>', 'seed a new fleet repository from this directory instead of examples-repo/'),
+    )
+    .addOption(
+      new Option('--no-live', 'append plain progress lines instead of redrawing (the default when not a terminal)'),
+    )
     .addHelpText(
       'after',
       '\nState (fleet.git, the cloud, etcd, logs of every process) stays in --state-dir, so running it again resumes.\n' +
@@ -32,6 +43,8 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     )
     .action(async (flags: SandboxFlags, command: Command) => {
       const { runSandboxCommand } = await import('./actions/sandbox.js');
-      done(await runSandboxCommand({ ...flags, stateDirGiven: command.getOptionValueSource('stateDir') !== 'default' }));
+      done(
+        await runSandboxCommand({ ...flags, stateDirGiven: command.getOptionValueSource('stateDir') !== 'default' }),
+      );
     });
 }

@@ -7,16 +7,29 @@ import type { SimCloudFlags } from './flags.js';
 import { Option, type Command } from 'commander';
 import type { ExitCode } from './exit.js';
 
-
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program
     .command('sim-cloud')
-    .description('run the simulated cloud: scaling groups whose instances join a cluster as KWOK nodes, behind an HTTP API')
-    .addOption(new Option('--state-dir <dir>', 'directory holding the cloud state (created if missing)').env('DRYDOCK_SIM_STATE_DIR').makeOptionMandatory())
-    .addOption(new Option('--config <file>', 'groups file (YAML): groups, boot delays, quotas, faults').env('DRYDOCK_SIM_CONFIG').makeOptionMandatory())
-    .addOption(new Option('--kubeconfig <file>', 'kubeconfig of the cluster the instances join').env('DRYDOCK_KUBECONFIG'))
+    .description(
+      'run the simulated cloud: scaling groups whose instances join a cluster as KWOK nodes, behind an HTTP API',
+    )
+    .addOption(
+      new Option('--state-dir <dir>', 'directory holding the cloud state (created if missing)')
+        .env('DRYDOCK_SIM_STATE_DIR')
+        .makeOptionMandatory(),
+    )
+    .addOption(
+      new Option('--config <file>', 'groups file (YAML): groups, boot delays, quotas, faults')
+        .env('DRYDOCK_SIM_CONFIG')
+        .makeOptionMandatory(),
+    )
+    .addOption(
+      new Option('--kubeconfig <file>', 'kubeconfig of the cluster the instances join').env('DRYDOCK_KUBECONFIG'),
+    )
     .option('--no-cluster', 'keep Nodes in memory instead of creating them in a cluster')
-    .addOption(new Option('--port <port>', 'port of the HTTP API (0: any free port)').env('DRYDOCK_SIM_PORT').default('7070'))
+    .addOption(
+      new Option('--port <port>', 'port of the HTTP API (0: any free port)').env('DRYDOCK_SIM_PORT').default('7070'),
+    )
     .addOption(new Option('--host <host>', 'address to listen on').env('DRYDOCK_SIM_HOST').default('127.0.0.1'))
     .addOption(
       new Option('--log-level <level>', 'log level')

@@ -9,12 +9,15 @@ import { Option, type Command } from 'commander';
 import { DEFAULT_STATUS_BRANCH } from '../source/trailers.js';
 import type { ExitCode } from './exit.js';
 
-
 export function register(program: Command, done: (code: ExitCode) => void): void {
   program
     .command('status')
     .description('print the status branch: every spec, its phase, progress and what it waits for')
-    .requiredOption('--repo <url|path>', 'repository holding the status branch (http(s) URL or local path)', process.env.DRYDOCK_REPO)
+    .requiredOption(
+      '--repo <url|path>',
+      'repository holding the status branch (http(s) URL or local path)',
+      process.env.DRYDOCK_REPO,
+    )
     .option('--status-branch <name>', 'the status branch', process.env.DRYDOCK_STATUS_BRANCH ?? DEFAULT_STATUS_BRANCH)
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--git-token-file <file>', 'file holding a Git token (or set DRYDOCK_GIT_TOKEN)')
@@ -23,6 +26,12 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .option('--interval <duration>', 'with --watch: how often to fetch the branch', '5s')
     .action(async (options: StatusCommandOptions) => {
       const { runStatus } = await import('./actions/status.js');
-      done(await runStatus(options, (s) => process.stdout.write(s), (s) => process.stderr.write(s)));
+      done(
+        await runStatus(
+          options,
+          (s) => process.stdout.write(s),
+          (s) => process.stderr.write(s),
+        ),
+      );
     });
 }

@@ -15,6 +15,13 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text'))
     .action(async (dir: string, options: { format: ErrorFormat }) => {
       const { runValidate } = await import('./actions/validate.js');
-      done(await runValidate(dir, options.format, (s) => process.stdout.write(s), (s) => process.stderr.write(s)));
+      done(
+        await runValidate(
+          dir,
+          options.format,
+          (s) => process.stdout.write(s),
+          (s) => process.stderr.write(s),
+        ),
+      );
     });
 }

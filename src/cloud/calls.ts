@@ -29,7 +29,11 @@ export function deadline(ms: number): AbortSignal {
 /** Whether `err` is the abort of a call's deadline (or any abort: drydock only aborts on deadlines). */
 export function isTimeout(err: unknown): boolean {
   const e = err as { name?: unknown; code?: unknown } | null;
-  return e !== null && typeof e === 'object' && (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'ABORT_ERR');
+  return (
+    e !== null &&
+    typeof e === 'object' &&
+    (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'ABORT_ERR')
+  );
 }
 
 export function timeoutError(context: string, ms: number, data: CloudErrorData): CloudError {
@@ -37,7 +41,12 @@ export function timeoutError(context: string, ms: number, data: CloudErrorData):
 }
 
 /** Runs `fn` with a deadline of `ms`; a call still running then is abandoned as Transient. */
-export async function withDeadline<T>(context: string, ms: number, data: CloudErrorData, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(
+  context: string,
+  ms: number,
+  data: CloudErrorData,
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const signal = deadline(ms);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
@@ -56,7 +65,10 @@ export function byId<T extends { readonly id: string }>(a: T, b: T): number {
 }
 
 /** What a person (or the planner) does next, the last words of every cloud error: `quotaOf` names whose quota, `access` what grants drydock its permissions. */
-export function nextStep(code: CloudErrorCode, words: { readonly quotaOf: string; readonly access: string; readonly notFound?: string }): string {
+export function nextStep(
+  code: CloudErrorCode,
+  words: { readonly quotaOf: string; readonly access: string; readonly notFound?: string },
+): string {
   switch (code) {
     case 'Throttled':
       return 'retry later';

@@ -121,7 +121,11 @@ export function parseGroupId(provider: Provider, groupId: string): GroupIdParts 
   }
   const inferred = inferProvider(groupId);
   if (inferred !== undefined && inferred !== provider) {
-    return fail('format', `is written in ${inferred}'s format; set provider: ${inferred} or use a ${provider} id`, GROUP_ID_FORMATS[provider]);
+    return fail(
+      'format',
+      `is written in ${inferred}'s format; set provider: ${inferred} or use a ${provider} id`,
+      GROUP_ID_FORMATS[provider],
+    );
   }
 
   switch (provider) {
@@ -131,14 +135,22 @@ export function parseGroupId(provider: Provider, groupId: string): GroupIdParts 
       const [, project = '', kind, location = '', name = ''] = m;
       const scope = kind === 'zones' ? 'zone' : 'region';
       if (!GCP_PROJECT.test(project)) {
-        fail('project', `project ${JSON.stringify(project)} is not a project id (6-30 lowercase letters, digits, "-")`, GCP_FORMAT);
+        fail(
+          'project',
+          `project ${JSON.stringify(project)} is not a project id (6-30 lowercase letters, digits, "-")`,
+          GCP_FORMAT,
+        );
       }
       if (!(scope === 'zone' ? GCP_ZONE : GCP_REGION).test(location)) {
         const example = scope === 'zone' ? 'europe-west3-a' : 'europe-west3';
         fail(scope, `${scope} ${JSON.stringify(location)} is not a ${scope} name like ${example}`, GCP_FORMAT);
       }
       if (!RFC1035.test(name)) {
-        fail('name', `name ${JSON.stringify(name)} is not a lowercase RFC 1035 name (letters, digits, "-", at most 63)`, GCP_FORMAT);
+        fail(
+          'name',
+          `name ${JSON.stringify(name)} is not a lowercase RFC 1035 name (letters, digits, "-", at most 63)`,
+          GCP_FORMAT,
+        );
       }
       return { provider, project, scope, location, name };
     }
@@ -150,10 +162,18 @@ export function parseGroupId(provider: Provider, groupId: string): GroupIdParts 
         fail('subscription', `subscription ${JSON.stringify(subscriptionId)} is not a GUID`, AZURE_FORMAT);
       }
       if (!AZURE_RESOURCE_GROUP.test(resourceGroup)) {
-        fail('resourceGroup', `resource group ${JSON.stringify(resourceGroup)} must be 1-90 letters, digits, "_", "-", ".", "(", ")" and not end in "."`, AZURE_FORMAT);
+        fail(
+          'resourceGroup',
+          `resource group ${JSON.stringify(resourceGroup)} must be 1-90 letters, digits, "_", "-", ".", "(", ")" and not end in "."`,
+          AZURE_FORMAT,
+        );
       }
       if (!AZURE_VMSS.test(name)) {
-        fail('name', `scale set name ${JSON.stringify(name)} must be 1-64 letters, digits, "_", "-", "." starting with a letter or digit`, AZURE_FORMAT);
+        fail(
+          'name',
+          `scale set name ${JSON.stringify(name)} must be 1-64 letters, digits, "_", "-", "." starting with a letter or digit`,
+          AZURE_FORMAT,
+        );
       }
       return { provider, subscriptionId, resourceGroup, name };
     }
@@ -162,11 +182,15 @@ export function parseGroupId(provider: Provider, groupId: string): GroupIdParts 
         const m = AWS_ARN_SHAPE.exec(groupId);
         if (!m) return fail('format', 'is not an Auto Scaling group ARN', AWS_FORMAT);
         const [, partition = '', region = '', accountId = '', uuid = '', name = ''] = m;
-        if (!AWS_PARTITION.test(partition)) fail('partition', `partition ${JSON.stringify(partition)} is not aws, aws-cn, aws-us-gov, …`, AWS_FORMAT);
-        if (!AWS_REGION.test(region)) fail('region', `region ${JSON.stringify(region)} is not a region like eu-central-1`, AWS_FORMAT);
-        if (!AWS_ACCOUNT.test(accountId)) fail('account', `account ${JSON.stringify(accountId)} is not 12 digits`, AWS_FORMAT);
+        if (!AWS_PARTITION.test(partition))
+          fail('partition', `partition ${JSON.stringify(partition)} is not aws, aws-cn, aws-us-gov, …`, AWS_FORMAT);
+        if (!AWS_REGION.test(region))
+          fail('region', `region ${JSON.stringify(region)} is not a region like eu-central-1`, AWS_FORMAT);
+        if (!AWS_ACCOUNT.test(accountId))
+          fail('account', `account ${JSON.stringify(accountId)} is not 12 digits`, AWS_FORMAT);
         if (!UUID.test(uuid)) fail('uuid', `group uuid ${JSON.stringify(uuid)} is not a UUID`, AWS_FORMAT);
-        if (!AWS_NAME.test(name)) fail('name', `name ${JSON.stringify(name)} must be 1-255 printable characters without ":"`, AWS_FORMAT);
+        if (!AWS_NAME.test(name))
+          fail('name', `name ${JSON.stringify(name)} must be 1-255 printable characters without ":"`, AWS_FORMAT);
         return { provider, name, arn: { partition, region, accountId, uuid } };
       }
       if (groupId.includes('/') && (groupId.startsWith('projects/') || groupId.startsWith('/subscriptions/'))) {

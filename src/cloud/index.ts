@@ -14,7 +14,14 @@ import { AzureProvider, type AzureProviderOptions } from './azure/provider.js';
 import { CodedError } from '../errors.js';
 
 export * from './provider.js';
-export { GROUP_ID_FORMATS, GroupIdError, inferProvider, parseGroupId, type GroupIdErrorData, type GroupIdParts } from './group-id.js';
+export {
+  GROUP_ID_FORMATS,
+  GroupIdError,
+  inferProvider,
+  parseGroupId,
+  type GroupIdErrorData,
+  type GroupIdParts,
+} from './group-id.js';
 export { ManualClock, realClock, type Clock, type TimerCallback, type TimerHandle } from './sim/clock.js';
 export { SimCloud, type SimCloudOptions } from './sim/cloud.js';
 export {
@@ -62,7 +69,14 @@ export { azureProviderID, parseAzureProviderID } from './azure/provider-id.js';
 export { imageReference as azureImageReference, imageString as azureImageString } from './azure/image.js';
 export { SeededRandom } from './sim/random.js';
 export { startSimServer, type SimServer, type SimServerOptions } from './sim/server.js';
-export { FileStateStore, MemoryStateStore, SimStateError, STATE_FILE, type SimState, type StateStore } from './sim/state.js';
+export {
+  FileStateStore,
+  MemoryStateStore,
+  SimStateError,
+  STATE_FILE,
+  type SimState,
+  type StateStore,
+} from './sim/state.js';
 
 /** How drydock reaches a provider. */
 export type ProviderConfig =
@@ -93,9 +107,13 @@ export function createProvider(config: ProviderConfig): CloudProvider {
       if ('url' in config && typeof config.url === 'string') {
         return new SimHttpProvider(config.url, config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs });
       }
-      throw new ProviderConfigError('InvalidProviderConfig', 'provider sim needs the simulated cloud: its URL (e.g. http://127.0.0.1:7070) or an in-process SimCloud', {
-        provider: 'sim',
-      });
+      throw new ProviderConfigError(
+        'InvalidProviderConfig',
+        'provider sim needs the simulated cloud: its URL (e.g. http://127.0.0.1:7070) or an in-process SimCloud',
+        {
+          provider: 'sim',
+        },
+      );
     case 'aws': {
       const { provider: _, ...options } = config;
       return new AwsProvider(options);
@@ -110,9 +128,13 @@ export function createProvider(config: ProviderConfig): CloudProvider {
     }
     default: {
       const unknown: unknown = (config as { provider?: unknown }).provider;
-      throw new ProviderConfigError('InvalidProviderConfig', `unknown provider ${JSON.stringify(unknown)}; use one of sim, aws, gcp, azure`, {
-        provider: String(unknown),
-      });
+      throw new ProviderConfigError(
+        'InvalidProviderConfig',
+        `unknown provider ${JSON.stringify(unknown)}; use one of sim, aws, gcp, azure`,
+        {
+          provider: String(unknown),
+        },
+      );
     }
   }
 }

@@ -3,7 +3,14 @@
  * change that reaches the action's intended state, and treats "already there" (404 on a
  * delete, an already-cordoned node) as success. Failures throw; `execute` classifies them.
  */
-import { AppsV1Api, BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Eviction } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Eviction,
+} from '@kubernetes/client-node';
 import { CloudError, type CloudProvider } from '../cloud/provider.js';
 import { ANNOTATIONS, LABELS } from '../protocol/keys.js';
 import type { Action } from '../plan/types.js';
@@ -56,7 +63,11 @@ async function withFreshRead<T>(fn: () => Promise<T>, attempts = 5): Promise<T> 
 }
 
 function noCloud(groupId: string): never {
-  throw new CloudError('Permanent', `no cloud provider is configured for group ${groupId}; start drydock with --provider`, { groupId });
+  throw new CloudError(
+    'Permanent',
+    `no cloud provider is configured for group ${groupId}; start drydock with --provider`,
+    { groupId },
+  );
 }
 
 export function cordon(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome> {
@@ -68,7 +79,9 @@ async function cordonOnce(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome
   const ours = node.metadata?.annotations?.[ANNOTATIONS.cordoned] === 'true';
   if (node.spec?.unschedulable === true) {
     // Cordoned by someone else: leave it and do not claim it, so drydock never uncordons it.
-    return ours ? { kind: 'skipped', reason: 'already cordoned by drydock' } : { kind: 'skipped', reason: 'already cordoned by someone else; drydock will not uncordon it' };
+    return ours
+      ? { kind: 'skipped', reason: 'already cordoned by drydock' }
+      : { kind: 'skipped', reason: 'already cordoned by someone else; drydock will not uncordon it' };
   }
   // resourceVersion makes the read-then-write atomic: a concurrent change yields 409 and a retry.
   await d.kube.core.patchNode(
@@ -118,12 +131,22 @@ export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): 
   // The phase label changes in the same patch as the annotation, so the two never disagree.
   const phase = a.annotations[ANNOTATIONS.phase];
   const labels = phase === undefined ? {} : { labels: { [LABELS.phase]: phase } };
-  await d.kube.core.patchNode({ name: a.node, fieldManager: d.fieldManager, body: { metadata: { annotations: { ...a.annotations }, ...labels } } }, MERGE);
+  await d.kube.core.patchNode(
+    {
+      name: a.node,
+      fieldManager: d.fieldManager,
+      body: { metadata: { annotations: { ...a.annotations }, ...labels } },
+    },
+    MERGE,
+  );
   return DONE;
 }
 
 export async function copyLabels(a: ActionOf<'copyLabels'>, d: ActionDeps): Promise<Outcome> {
-  await d.kube.core.patchNode({ name: a.to, fieldManager: d.fieldManager, body: { metadata: { labels: { ...a.labels } } } }, MERGE);
+  await d.kube.core.patchNode(
+    { name: a.to, fieldManager: d.fieldManager, body: { metadata: { labels: { ...a.labels } } } },
+    MERGE,
+  );
   return DONE;
 }
 
@@ -167,7 +190,8 @@ async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise
   } else {
     previous = null;
   }
-  if (current === a.replicas && (remembered ?? null) === previous) return { kind: 'skipped', reason: `already at ${a.replicas} replicas` };
+  if (current === a.replicas && (remembered ?? null) === previous)
+    return { kind: 'skipped', reason: `already at ${a.replicas} replicas` };
   // Replicas and the remembered count change in one patch, so a crash can never separate them.
   await d.kube.apps.patchNamespacedDeployment(
     {
@@ -175,7 +199,10 @@ async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise
       namespace: a.namespace,
       fieldManager: d.fieldManager,
       body: {
-        metadata: { resourceVersion: dep.metadata?.resourceVersion, annotations: { [ANNOTATIONS.previousReplicas]: previous } },
+        metadata: {
+          resourceVersion: dep.metadata?.resourceVersion,
+          annotations: { [ANNOTATIONS.previousReplicas]: previous },
+        },
         spec: { replicas: a.replicas },
       },
     },

@@ -62,7 +62,16 @@ function apiReason(err: ApiException<unknown>): string {
 }
 
 /** Node's system error codes that mean the network, not the request, failed. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+]);
 
 /**
  * Maps any error thrown by an action to what happens next. `context` names the action
@@ -73,7 +82,12 @@ export function classifyError(err: unknown, context: string): Exclude<Outcome, {
     const reason = `${context}: ${err.message}`;
     switch (err.code) {
       case 'Throttled':
-        return { kind: 'waiting', code: 'CloudThrottled', reason, retryAfterSeconds: err.data.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS };
+        return {
+          kind: 'waiting',
+          code: 'CloudThrottled',
+          reason,
+          retryAfterSeconds: err.data.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS,
+        };
       case 'QuotaExceeded':
         return { kind: 'waiting', code: 'CloudQuotaExceeded', reason, retryAfterSeconds: QUOTA_RETRY_SECONDS };
       case 'Transient':
@@ -85,12 +99,14 @@ export function classifyError(err: unknown, context: string): Exclude<Outcome, {
     }
   }
   // Someone else's object holds the name drydock needs: a person must move it.
-  if (err instanceof ForeignObjectError) return { kind: 'stalled', code: err.code, reason: `${context}: ${err.message}` };
+  if (err instanceof ForeignObjectError)
+    return { kind: 'stalled', code: err.code, reason: `${context}: ${err.message}` };
   const status = httpStatus(err);
   if (status !== undefined) {
     const reason = `${context}: ${err instanceof ApiException ? apiReason(err) : `HTTP ${status}`}`;
     if (status === 429) return { kind: 'waiting', code: 'TooManyRequests', reason, retryAfterSeconds: retryAfter(err) };
-    if (status === 401 || status === 403) return { kind: 'stalled', code: status === 401 ? 'Unauthorized' : 'Forbidden', reason };
+    if (status === 401 || status === 403)
+      return { kind: 'stalled', code: status === 401 ? 'Unauthorized' : 'Forbidden', reason };
     if (status === 400 || status === 422) return { kind: 'stalled', code: 'Invalid', reason };
     if (status === 404) return { kind: 'transient', code: 'NotFound', reason };
     if (status === 409) return { kind: 'transient', code: 'Conflict', reason };

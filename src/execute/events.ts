@@ -25,7 +25,12 @@ export type EventReason =
   | 'DrydockReboot';
 
 export interface EventInput {
-  readonly involved: { readonly kind: 'Node' | 'Deployment' | 'Pod'; readonly name: string; readonly namespace?: string; readonly apiVersion?: string };
+  readonly involved: {
+    readonly kind: 'Node' | 'Deployment' | 'Pod';
+    readonly name: string;
+    readonly namespace?: string;
+    readonly apiVersion?: string;
+  };
   readonly reason: EventReason;
   readonly message: string;
   readonly type?: 'Normal' | 'Warning';
@@ -77,7 +82,10 @@ export function kubeEventRecorder(kc: KubeConfig, logger: Logger, instance: stri
       try {
         await core.createNamespacedEvent({ namespace: body.metadata?.namespace ?? NODE_EVENT_NAMESPACE, body });
       } catch (err) {
-        logger.warn({ reason: event.reason, object: event.involved.name, err: describeError(err) }, 'event not recorded');
+        logger.warn(
+          { reason: event.reason, object: event.involved.name, err: describeError(err) },
+          'event not recorded',
+        );
       }
     },
   };

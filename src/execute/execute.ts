@@ -130,7 +130,11 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
     case 'uncordon':
       return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockUncordon', message: `uncordoned after ${op}` };
     case 'evict':
-      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockDrain', message: `evicted pod ${a.namespace}/${a.pod} for ${op}` };
+      return {
+        involved: { kind: 'Node', name: a.node },
+        reason: 'DrydockDrain',
+        message: `evicted pod ${a.namespace}/${a.pod} for ${op}`,
+      };
     case 'deletePod':
       return {
         involved: { kind: 'Node', name: a.node },
@@ -141,16 +145,32 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
     case 'annotateNode': {
       const phase = a.annotations[ANNOTATIONS.phase];
       if (phase === undefined) return undefined;
-      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockPhase', message: phase === null ? `released by ${op}` : `phase ${phase} for ${op}` };
+      return {
+        involved: { kind: 'Node', name: a.node },
+        reason: 'DrydockPhase',
+        message: phase === null ? `released by ${op}` : `phase ${phase} for ${op}`,
+      };
     }
     case 'copyLabels':
-      return { involved: { kind: 'Node', name: a.to }, reason: 'DrydockCopyLabels', message: `labels copied from ${a.from} for ${op}` };
+      return {
+        involved: { kind: 'Node', name: a.to },
+        reason: 'DrydockCopyLabels',
+        message: `labels copied from ${a.from} for ${op}`,
+      };
     case 'removeInstance':
       return a.node
-        ? { involved: { kind: 'Node', name: a.node }, reason: 'DrydockReplace', message: `instance ${a.instanceId} of ${a.groupId} removed for ${op}` }
+        ? {
+            involved: { kind: 'Node', name: a.node },
+            reason: 'DrydockReplace',
+            message: `instance ${a.instanceId} of ${a.groupId} removed for ${op}`,
+          }
         : undefined;
     case 'deleteNode':
-      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockDeleteNode', message: `node object deleted for ${op}` };
+      return {
+        involved: { kind: 'Node', name: a.node },
+        reason: 'DrydockDeleteNode',
+        message: `node object deleted for ${op}`,
+      };
     case 'scaleDeployment':
       return {
         involved: { kind: 'Deployment', name: a.name, namespace: a.namespace },
@@ -160,7 +180,11 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
     case 'createNodeJob':
       return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockJob', message: `Job started for ${op}` };
     case 'createRebootPod':
-      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockReboot', message: `reboot started for ${op} (bootID ${a.bootID})` };
+      return {
+        involved: { kind: 'Node', name: a.node },
+        reason: 'DrydockReboot',
+        message: `reboot started for ${op} (bootID ${a.bootID})`,
+      };
     case 'setGroupImage':
     case 'surge':
     case 'deleteJob':
@@ -184,21 +208,35 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     const node = nodeOf(action);
     let outcome: Outcome;
     if (node !== undefined && held.has(node)) {
-      outcome = { kind: 'transient', code: 'Deferred', reason: `${what}: deferred, an earlier step on node ${node} did not succeed` };
+      outcome = {
+        kind: 'transient',
+        code: 'Deferred',
+        reason: `${what}: deferred, an earlier step on node ${node} did not succeed`,
+      };
     } else {
       try {
         outcome = await run(action, opts);
       } catch (err) {
         outcome = classifyError(err, what);
       }
-      if (node !== undefined && (action.kind === 'cordon' || action.kind === 'annotateNode') && (outcome.kind === 'transient' || outcome.kind === 'stalled' || outcome.kind === 'waiting')) {
+      if (
+        node !== undefined &&
+        (action.kind === 'cordon' || action.kind === 'annotateNode') &&
+        (outcome.kind === 'transient' || outcome.kind === 'stalled' || outcome.kind === 'waiting')
+      ) {
         held.add(node);
       }
     }
     const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
     results.push(result);
     opts.onResult?.(result);
-    const fields = { action: action.kind, target: what, spec: `${action.spec.kind}/${action.spec.name}`, why: action.reason, outcome: outcome.kind };
+    const fields = {
+      action: action.kind,
+      target: what,
+      spec: `${action.spec.kind}/${action.spec.name}`,
+      why: action.reason,
+      outcome: outcome.kind,
+    };
     if (outcome.kind === 'done') {
       opts.logger.info(fields, 'action applied');
       const event = eventFor(action);
@@ -206,7 +244,10 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     } else if (outcome.kind === 'skipped') {
       opts.logger.debug({ ...fields, reason: outcome.reason }, 'action already in effect');
     } else if (outcome.kind === 'waiting') {
-      opts.logger.info({ ...fields, code: outcome.code, reason: outcome.reason, retryAfterSeconds: outcome.retryAfterSeconds }, 'action must wait');
+      opts.logger.info(
+        { ...fields, code: outcome.code, reason: outcome.reason, retryAfterSeconds: outcome.retryAfterSeconds },
+        'action must wait',
+      );
     } else {
       opts.logger.warn({ ...fields, code: outcome.code, reason: outcome.reason }, 'action failed');
     }

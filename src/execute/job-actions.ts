@@ -9,12 +9,24 @@ import { nodeJob, rebootPod } from './jobs/index.js';
 import { createJob, createRebootPod, deleteFinishedJob, deleteRebootPod } from './node-jobs.js';
 
 export function createNodeJobAction(a: ActionOf<'createNodeJob'>, d: ActionDeps): Promise<Outcome> {
-  const job = nodeJob({ operation: a.operation, node: { name: a.node, taints: a.taints }, namespace: a.namespace, job: a.job, ...(a.appliesImage !== undefined ? { appliesImage: a.appliesImage } : {}) });
+  const job = nodeJob({
+    operation: a.operation,
+    node: { name: a.node, taints: a.taints },
+    namespace: a.namespace,
+    job: a.job,
+    ...(a.appliesImage !== undefined ? { appliesImage: a.appliesImage } : {}),
+  });
   return createJob(job, d);
 }
 
 export function createRebootPodAction(a: ActionOf<'createRebootPod'>, d: ActionDeps): Promise<Outcome> {
-  const pod = rebootPod({ operation: a.operation, node: { name: a.node, taints: a.taints }, bootID: a.bootID, namespace: a.namespace, ...(a.image !== undefined ? { image: a.image } : {}) });
+  const pod = rebootPod({
+    operation: a.operation,
+    node: { name: a.node, taints: a.taints },
+    bootID: a.bootID,
+    namespace: a.namespace,
+    ...(a.image !== undefined ? { image: a.image } : {}),
+  });
   return createRebootPod(pod, d);
 }
 

@@ -26,7 +26,13 @@ export { ForeignObjectError } from './foreign-object.js';
 
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 
-const IDENTITY = [JOB_LABELS.managedBy, JOB_LABELS.operation, JOB_LABELS.revision, JOB_LABELS.node, JOB_LABELS.step] as const;
+const IDENTITY = [
+  JOB_LABELS.managedBy,
+  JOB_LABELS.operation,
+  JOB_LABELS.revision,
+  JOB_LABELS.node,
+  JOB_LABELS.step,
+] as const;
 
 function sameIdentity(want: V1ObjectMeta | undefined, found: V1ObjectMeta | undefined): boolean {
   return IDENTITY.every((k) => want?.labels?.[k] === found?.labels?.[k]);
@@ -40,7 +46,12 @@ function where(meta: V1ObjectMeta | undefined): { namespace: string; name: strin
  * Creates `object` unless it exists. An existing one with drydock's labels for the same
  * operation, revision, node and step is the one made before (skipped); any other is refused.
  */
-async function createOnce<T extends { metadata?: V1ObjectMeta }>(kind: string, object: T, create: () => Promise<unknown>, read: () => Promise<T>): Promise<Outcome> {
+async function createOnce<T extends { metadata?: V1ObjectMeta }>(
+  kind: string,
+  object: T,
+  create: () => Promise<unknown>,
+  read: () => Promise<T>,
+): Promise<Outcome> {
   try {
     await create();
     return { kind: 'done' };
@@ -94,7 +105,8 @@ export async function readJobOutcome(kube: JobApis, namespace: string, name: str
 export async function deleteFinishedJob(namespace: string, name: string, d: JobDeps): Promise<Outcome> {
   const outcome = await readJobOutcome(d.kube, namespace, name);
   if (outcome === undefined) return { kind: 'skipped', reason: `Job ${namespace}/${name} already gone` };
-  if (outcome.state === 'running') return { kind: 'skipped', reason: `Job ${namespace}/${name} is still running; not deleted` };
+  if (outcome.state === 'running')
+    return { kind: 'skipped', reason: `Job ${namespace}/${name} is still running; not deleted` };
   try {
     await d.kube.batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' });
   } catch (err) {

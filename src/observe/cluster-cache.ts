@@ -54,7 +54,15 @@ export interface ClusterCache {
 export const DRYDOCK_JOB_SELECTOR = `${LABELS.managedBy}=drydock`;
 
 function byNamespacedName(a: { namespace: string; name: string }, b: { namespace: string; name: string }): number {
-  return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  return a.namespace < b.namespace
+    ? -1
+    : a.namespace > b.namespace
+      ? 1
+      : a.name < b.name
+        ? -1
+        : a.name > b.name
+          ? 1
+          : 0;
 }
 
 function byName(a: { name: string }, b: { name: string }): number {
@@ -116,8 +124,16 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
   });
 
-  const nodes: WatchedCollection<V1Node> = watchCollection({ ...common('nodes'), path: '/api/v1/nodes', list: () => core.listNode() });
-  const pods: WatchedCollection<V1Pod> = watchCollection({ ...common('pods'), path: '/api/v1/pods', list: () => core.listPodForAllNamespaces() });
+  const nodes: WatchedCollection<V1Node> = watchCollection({
+    ...common('nodes'),
+    path: '/api/v1/nodes',
+    list: () => core.listNode(),
+  });
+  const pods: WatchedCollection<V1Pod> = watchCollection({
+    ...common('pods'),
+    path: '/api/v1/pods',
+    list: () => core.listPodForAllNamespaces(),
+  });
   const pdbs: WatchedCollection<V1PodDisruptionBudget> = watchCollection({
     ...common('poddisruptionbudgets'),
     path: '/apis/policy/v1/poddisruptionbudgets',
@@ -170,5 +186,11 @@ export async function listClusterSnapshot(kc: CountingKubeConfig): Promise<Clust
     kc.makeApiClient(AppsV1Api).listDeploymentForAllNamespaces(),
     kc.makeApiClient(BatchV1Api).listJobForAllNamespaces({ labelSelector: DRYDOCK_JOB_SELECTOR }),
   ]);
-  return buildClusterSnapshot({ nodes: nodes.items, pods: pods.items, pdbs: pdbs.items, deployments: deployments.items, jobs: jobs.items });
+  return buildClusterSnapshot({
+    nodes: nodes.items,
+    pods: pods.items,
+    pdbs: pdbs.items,
+    deployments: deployments.items,
+    jobs: jobs.items,
+  });
 }

@@ -12,14 +12,7 @@ import type {
   V1LabelSelector,
 } from '@kubernetes/client-node';
 import type { LabelSelector, LabelSelectorRequirement } from '../spec/model.js';
-import type {
-  ObservedDeployment,
-  ObservedJob,
-  ObservedNode,
-  ObservedPDB,
-  ObservedPod,
-  PodOwnerKind,
-} from './types.js';
+import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod, PodOwnerKind } from './types.js';
 
 /** ISO 8601 text of a timestamp that may be a Date or a string; undefined stays undefined. */
 export function isoTime(value: Date | string | undefined | null): string | undefined {
@@ -49,7 +42,9 @@ export function toObservedNode(node: V1Node): ObservedNode {
     ...(readySince ? { readySince } : {}),
     createdAt: isoTime(node.metadata?.creationTimestamp as Date | string | undefined) ?? '',
     taints: Object.freeze(
-      (node.spec?.taints ?? []).map((t) => Object.freeze({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })),
+      (node.spec?.taints ?? []).map((t) =>
+        Object.freeze({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) }),
+      ),
     ),
   });
 }
@@ -127,7 +122,7 @@ export function toObservedJob(job: V1Job): ObservedJob {
   const conditions = job.status?.conditions ?? [];
   const complete = conditions.find((c) => c.type === 'Complete' && c.status === 'True');
   const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
-  const completedAt = isoTime((job.status?.completionTime ?? complete?.lastTransitionTime));
+  const completedAt = isoTime(job.status?.completionTime ?? complete?.lastTransitionTime);
   return Object.freeze({
     namespace: job.metadata?.namespace ?? '',
     name: job.metadata?.name ?? '',

@@ -7,9 +7,24 @@ import type { ClusterCache } from './cluster-cache.js';
 import { observeCloud, type ProviderLookup } from './cloud.js';
 
 export * from './types.js';
-export { startClusterCache, buildClusterSnapshot, listClusterSnapshot, DRYDOCK_JOB_SELECTOR, type ClusterCache, type ClusterSnapshot, type ClusterCacheOptions } from './cluster-cache.js';
+export {
+  startClusterCache,
+  buildClusterSnapshot,
+  listClusterSnapshot,
+  DRYDOCK_JOB_SELECTOR,
+  type ClusterCache,
+  type ClusterSnapshot,
+  type ClusterCacheOptions,
+} from './cluster-cache.js';
 export { observeCloud, type ProviderLookup } from './cloud.js';
-export { loadKubeConfig, cloneKubeConfig, CountingKubeConfig, KubeConfigError, type ApiRequest, type RequestListener } from './kube.js';
+export {
+  loadKubeConfig,
+  cloneKubeConfig,
+  CountingKubeConfig,
+  KubeConfigError,
+  type ApiRequest,
+  type RequestListener,
+} from './kube.js';
 export { matchesSelector, selectorString } from './selector.js';
 export { describeError } from './informer.js';
 

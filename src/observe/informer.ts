@@ -4,7 +4,12 @@
  * exponential backoff (from the last resource version, or a fresh list after 410 Gone) and
  * exposes `synced`, resolved once the first list has landed in the cache.
  */
-import { makeInformer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  makeInformer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
 export interface CollectionOptions<T extends KubernetesObject> {
@@ -108,7 +113,12 @@ export function watchCollection<T extends KubernetesObject>(opts: CollectionOpti
 export function describeError(err: unknown): { readonly message: string; readonly code?: number | string } {
   if (err && typeof err === 'object') {
     const e = err as { message?: unknown; code?: unknown; statusCode?: unknown };
-    const code = typeof e.code === 'number' || typeof e.code === 'string' ? e.code : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+    const code =
+      typeof e.code === 'number' || typeof e.code === 'string'
+        ? e.code
+        : typeof e.statusCode === 'number'
+          ? e.statusCode
+          : undefined;
     // ApiException messages embed response headers and bodies: keep only the first line.
     const message = typeof e.message === 'string' ? (e.message.split('\n')[0] ?? '') : JSON.stringify(err);
     return code !== undefined ? { message, code } : { message };

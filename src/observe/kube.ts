@@ -53,7 +53,9 @@ export class CountingKubeConfig extends KubeConfig {
     return super.applySecurityAuthentication(context);
   }
 
-  override async applyToFetchOptions(opts: Parameters<KubeConfig['applyToFetchOptions']>[0]): ReturnType<KubeConfig['applyToFetchOptions']> {
+  override async applyToFetchOptions(
+    opts: Parameters<KubeConfig['applyToFetchOptions']>[0],
+  ): ReturnType<KubeConfig['applyToFetchOptions']> {
     this.emit({ method: 'GET', path: '(watch)', watch: true });
     return super.applyToFetchOptions(opts);
   }

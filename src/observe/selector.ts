@@ -4,7 +4,10 @@
  */
 import type { LabelSelector } from '../spec/model.js';
 
-export function matchesSelector(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
+export function matchesSelector(
+  selector: LabelSelector | undefined,
+  labels: Readonly<Record<string, string>>,
+): boolean {
   if (!selector) return false;
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
     if (labels[key] !== value) return false;

@@ -26,7 +26,12 @@ export function findApproval(desired: DesiredState, image: NodeImage, stage: App
 
 /** How the plan reports an approval: what status shows, with its approver when known. */
 export function approvalRef(a: Approval): ApprovalInForce {
-  return { stage: a.stage, name: a.name, file: a.source.file, ...(a.approvedBy !== undefined ? { approvedBy: a.approvedBy } : {}) };
+  return {
+    stage: a.stage,
+    name: a.name,
+    file: a.source.file,
+    ...(a.approvedBy !== undefined ? { approvedBy: a.approvedBy } : {}),
+  };
 }
 
 /** The file a person merges to approve, with what it must say. */
@@ -42,13 +47,19 @@ export function approvalNeeded(image: NodeImage, stage: ApprovalStage): string {
  * The start approval of a NodeOp: an Approval naming it and its exact revision (or any revision
  * when it names none); for a generated NodeOp, one naming its NodeOpUpgrade and image.
  */
-export function findNodeOpApproval(desired: DesiredState, op: NodeOp, target: { kind: SpecKind; name: string }): Approval | undefined {
+export function findNodeOpApproval(
+  desired: DesiredState,
+  op: NodeOp,
+  target: { kind: SpecKind; name: string },
+): Approval | undefined {
   return desired.approvals.find(
     (a) =>
       a.stage === 'start' &&
       a.target.kind === target.kind &&
       a.target.name === target.name &&
-      (target.kind === 'NodeOpUpgrade' ? a.image === op.image : a.targetRevision === undefined || a.targetRevision === op.revision),
+      (target.kind === 'NodeOpUpgrade'
+        ? a.image === op.image
+        : a.targetRevision === undefined || a.targetRevision === op.revision),
   );
 }
 

@@ -17,7 +17,12 @@ export interface AutoscalerResult {
   readonly statuses: readonly SpecStatus[];
 }
 
-export function planAutoscalers(desired: DesiredState, view: ClusterView, rolloutActive: boolean, b: PlanBuilder): AutoscalerResult {
+export function planAutoscalers(
+  desired: DesiredState,
+  view: ClusterView,
+  rolloutActive: boolean,
+  b: PlanBuilder,
+): AutoscalerResult {
   const blocking: string[] = [];
   const statuses: SpecStatus[] = [];
   for (const strategy of desired.autoscalingStrategies) {
@@ -29,9 +34,7 @@ export function planAutoscalers(desired: DesiredState, view: ClusterView, rollou
       phase,
       progress: { done: phase === 'Complete' ? 1 : 0, total: 1 },
       failures: 0,
-      conditions: [
-        { type: 'Ready', status: phase === 'Complete' ? 'True' : 'False', reason: phase, message },
-      ],
+      conditions: [{ type: 'Ready', status: phase === 'Complete' ? 'True' : 'False', reason: phase, message }],
       nodes: [],
       pending: [],
       ...(phase === 'Complete' ? {} : { waitingFor: message }),
@@ -41,7 +44,9 @@ export function planAutoscalers(desired: DesiredState, view: ClusterView, rollou
       statuses.push(status('Complete', 'disabled'));
       continue;
     }
-    const dep = view.observed.deployments.find((d) => d.namespace === strategy.deploymentNamespace && d.name === strategy.deploymentName);
+    const dep = view.observed.deployments.find(
+      (d) => d.namespace === strategy.deploymentNamespace && d.name === strategy.deploymentName,
+    );
     if (dep === undefined) {
       const text = `deployment ${key} not found; nothing to pause (check deploymentNamespace/deploymentName)`;
       b.note(spec, text);
@@ -59,14 +64,17 @@ export function planAutoscalers(desired: DesiredState, view: ClusterView, rollou
           replicas: 0,
           // A count already remembered is the original one; a repeat must not replace it.
           ...(remembered === undefined ? { rememberPrevious: dep.replicas } : {}),
-          reason: 'a node image rollout is running; the cluster-autoscaler is paused so it does not fight the replacements',
+          reason:
+            'a node image rollout is running; the cluster-autoscaler is paused so it does not fight the replacements',
         });
         const text = `cluster-autoscaler ${key} still has ${dep.replicas} replica${dep.replicas === 1 ? '' : 's'}; waiting for it to scale to 0 before nodes are replaced`;
         b.wait(spec, 'autoscaler', text);
         blocking.push(text);
         statuses.push(status('Progressing', text));
       } else {
-        statuses.push(status('Waiting', `the rollouts to finish; paused at 0 replicas until then (restores ${remembered ?? '0'})`));
+        statuses.push(
+          status('Waiting', `the rollouts to finish; paused at 0 replicas until then (restores ${remembered ?? '0'})`),
+        );
       }
       continue;
     }

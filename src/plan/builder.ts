@@ -29,7 +29,9 @@ export class PlanBuilder {
       code,
       reason,
       ...(extra.node !== undefined ? { node: extra.node } : {}),
-      ...(extra.until !== undefined && Number.isFinite(extra.until) ? { until: new Date(extra.until).toISOString() } : {}),
+      ...(extra.until !== undefined && Number.isFinite(extra.until)
+        ? { until: new Date(extra.until).toISOString() }
+        : {}),
     });
   }
 

@@ -61,7 +61,14 @@ export function forecastWaves(input: ForecastInput, perNodeMs: number): { waves:
       return;
     }
     const end = start + perNodeMs;
-    waves.push({ index: waves.length, spec: input.spec, label, nodes, start: new Date(start).toISOString(), end: new Date(end).toISOString() });
+    waves.push({
+      index: waves.length,
+      spec: input.spec,
+      label,
+      nodes,
+      start: new Date(start).toISOString(),
+      end: new Date(end).toISOString(),
+    });
     t = end;
   };
   if (input.canaryNodes > 0 && input.remaining.length > 0) {

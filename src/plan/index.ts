@@ -48,7 +48,10 @@ function controlPlaneGate(rollouts: ReadonlyMap<string, RolloutContext>, self: s
   for (const [name, r] of rollouts) {
     if (name === self) continue;
     const node = outdatedControlPlane(r);
-    if (node !== undefined) return { controlPlane: `workers wait for the control plane first: ${node} of NodeImage ${name} is not on ${r.image.image} yet (order controlPlaneFirst)` };
+    if (node !== undefined)
+      return {
+        controlPlane: `workers wait for the control plane first: ${node} of NodeImage ${name} is not on ${r.image.image} yet (order controlPlaneFirst)`,
+      };
   }
   return {};
 }
@@ -69,7 +72,11 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const budget = new ClusterBudget(desired.config, observed.nodes);
   const images = [...desired.nodeImages].sort((x, y) => compareStrings(x.name, y.name));
   const rollouts = new Map(
-    images.filter(isReplace).map((image) => [image.name, buildRollout({ desired, image, now: nowMs, options: opts, view, b, budget })] as const),
+    images
+      .filter(isReplace)
+      .map(
+        (image) => [image.name, buildRollout({ desired, image, now: nowMs, options: opts, view, b, budget })] as const,
+      ),
   );
   const active = [...rollouts.values()].some((r) => r.running);
   const autoscalers = planAutoscalers(desired, view, active, b);
@@ -94,14 +101,25 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   }
 
   // NodeOps (and the NodeOps NodeOpUpgrades generate) share the budget and the per-node lock.
-  const settings = { jobNamespace: opts.jobNamespace, rebootTimeoutMs: opts.rebootTimeoutMs, ...(opts.rebootImage !== undefined ? { rebootImage: opts.rebootImage } : {}) };
+  const settings = {
+    jobNamespace: opts.jobNamespace,
+    rebootTimeoutMs: opts.rebootTimeoutMs,
+    ...(opts.rebootImage !== undefined ? { rebootImage: opts.rebootImage } : {}),
+  };
   planRemovedNodeOps(desired, { b, view, settings });
   for (const op of [...desired.nodeOps].sort((x, y) => compareStrings(x.name, y.name))) {
     specs.push(planNodeOp(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings })));
   }
   for (const image of images.filter((i) => i.strategy === 'inPlace')) {
     const op = inPlaceNodeOp(image);
-    specs.push(planNodeOp(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings }, { spec: { kind: 'NodeImage', name: image.name }, image: image.image })));
+    specs.push(
+      planNodeOp(
+        buildNodeOpContext(
+          { desired, op, now: nowMs, view, b, budget, settings },
+          { spec: { kind: 'NodeImage', name: image.name }, image: image.image },
+        ),
+      ),
+    );
   }
 
   for (const n of notActedOn(desired)) {

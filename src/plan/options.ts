@@ -32,7 +32,10 @@ export interface ResolvedOptions {
 function check(name: keyof PlanOptions, value: number | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-    throw new PlanError('invalid-option', `plan option ${name} must be a number >= ${min}, got ${String(value)}`, { option: name, value });
+    throw new PlanError('invalid-option', `plan option ${name} must be a number >= ${min}, got ${String(value)}`, {
+      option: name,
+      value,
+    });
   }
   return value;
 }

@@ -8,7 +8,13 @@ import { ANNOTATIONS, NODE_PHASES, type NodePhase } from '../protocol/keys.js';
 import type { SpecKind } from '../spec/model.js';
 
 /** Phases in which a node is unavailable to workloads. */
-export const UNAVAILABLE_PHASES: ReadonlySet<NodePhase> = new Set(['Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying']);
+export const UNAVAILABLE_PHASES: ReadonlySet<NodePhase> = new Set([
+  'Cordoned',
+  'Draining',
+  'Updating',
+  'Rebooting',
+  'Verifying',
+]);
 
 export interface OperationRef {
   readonly kind: string;

@@ -161,7 +161,8 @@ export interface Condition {
 }
 
 /** NotSupported: a spec this build reads but does not act on yet (src/plan/unsupported.ts). */
-export type SpecPhase = 'Pending' | 'Waiting' | 'Progressing' | 'Halted' | 'Complete' | 'Failed' | 'NotSupported' | MaintenancePhase;
+export type SpecPhase =
+  'Pending' | 'Waiting' | 'Progressing' | 'Halted' | 'Complete' | 'Failed' | 'NotSupported' | MaintenancePhase;
 
 /** A NodeMaintenance's phase, as medik8s names them, plus Ended once its file left Git. */
 export type MaintenancePhase = 'Running' | 'Succeeded' | 'Failed' | 'Ended';

@@ -35,12 +35,25 @@ export function notActedOn(desired: DesiredState): NotActedOn[] {
   const out: NotActedOn[] = [];
   type Meta = { kind: SpecKind; name: string; revision: string; source: SourcePosition };
   const add = (spec: Meta, what: string, consequence: string, hint = KEEP): void => {
-    out.push({ kind: spec.kind, name: spec.name, revision: spec.revision, source: spec.source, what, consequence, hint });
+    out.push({
+      kind: spec.kind,
+      name: spec.name,
+      revision: spec.revision,
+      source: spec.source,
+      what,
+      consequence,
+      hint,
+    });
   };
   for (const gate of desired.upgradeGates) {
     const one = gate.appliesTo.targets.length === 1 && gate.appliesTo.targets[0]?.name !== undefined;
     const targets = gate.appliesTo.targets.length > 0 ? targetsOf(gate.appliesTo.targets) : 'the operations it selects';
-    add(gate, 'UpgradeGate', `its before and after Jobs do not run, and ${targets} ${one ? 'rolls' : 'roll'} out without them`, `do not rely on it to hold a node back; ${KEEP}`);
+    add(
+      gate,
+      'UpgradeGate',
+      `its before and after Jobs do not run, and ${targets} ${one ? 'rolls' : 'roll'} out without them`,
+      `do not rely on it to hold a node back; ${KEEP}`,
+    );
   }
   const key = (n: NotActedOn): string => `${n.kind}/${n.name}`;
   return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));

@@ -11,9 +11,7 @@ import type { MaintenanceWindow, WindowSchedule } from '../spec/model.js';
 const HORIZON_MS = 400 * 24 * 3600 * 1000;
 const MAX_STEPS = 2000;
 
-export type WindowCheck =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly problem: string };
+export type WindowCheck = { readonly ok: true } | { readonly ok: false; readonly problem: string };
 
 /**
  * Parsed expressions and formatters, memoised: parsing and building time-zone formatters
@@ -34,22 +32,27 @@ function memo<V>(cache: Map<string, V>, key: string, make: () => V): V {
 }
 
 function parse(schedule: WindowSchedule, zone: string, at: number): CronExpression {
-  const expr = memo(expressions, `${zone}\n${schedule.cron}`, () => CronExpressionParser.parse(schedule.cron, { tz: zone }));
+  const expr = memo(expressions, `${zone}\n${schedule.cron}`, () =>
+    CronExpressionParser.parse(schedule.cron, { tz: zone }),
+  );
   expr.reset(new Date(at));
   return expr;
 }
 
 function formatter(timeZone: string): Intl.DateTimeFormat {
-  return memo(formatters, timeZone, () =>
-    new Intl.DateTimeFormat('en-GB', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    }),
+  return memo(
+    formatters,
+    timeZone,
+    () =>
+      new Intl.DateTimeFormat('en-GB', {
+        timeZone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      }),
   );
 }
 
@@ -178,13 +181,21 @@ export function windowGate(
 ): { code: 'window'; reason: string; until?: number } | undefined {
   if (name === undefined) return undefined;
   const window = windows.find((w) => w.name === name);
-  if (window === undefined) return { code: 'window', reason: `MaintenanceWindow ${name} does not exist; add it or fix rollout.window` };
+  if (window === undefined)
+    return { code: 'window', reason: `MaintenanceWindow ${name} does not exist; add it or fix rollout.window` };
   const check = checkWindow(window);
   if (!check.ok) return { code: 'window', reason: check.problem };
   const now = new Date(nowMs);
   if (isWindowOpen(window, now)) return undefined;
   const next = nextWindowOpening(window, now);
   return next === undefined
-    ? { code: 'window', reason: `waiting for window ${window.name}: it does not open within a year (check schedules and exclusions)` }
-    : { code: 'window', reason: `waiting for window ${window.name}, opens ${formatInZone(next, window.timeZone)} ${window.timeZone}`, until: next.getTime() };
+    ? {
+        code: 'window',
+        reason: `waiting for window ${window.name}: it does not open within a year (check schedules and exclusions)`,
+      }
+    : {
+        code: 'window',
+        reason: `waiting for window ${window.name}, opens ${formatInZone(next, window.timeZone)} ${window.timeZone}`,
+        until: next.getTime(),
+      };
 }

@@ -79,7 +79,16 @@ export const JOB_ANNOTATIONS = {
 } as const;
 
 /** The value of drydock.dev/phase, in the order a node goes through them. */
-export const NODE_PHASES = ['Pending', 'Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying', 'Done', 'Failed'] as const;
+export const NODE_PHASES = [
+  'Pending',
+  'Cordoned',
+  'Draining',
+  'Updating',
+  'Rebooting',
+  'Verifying',
+  'Done',
+  'Failed',
+] as const;
 
 export type NodePhase = (typeof NODE_PHASES)[number];
 
@@ -95,6 +104,9 @@ export function nodeOpRecordKey(name: string): string {
   if (/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name)) return `${NODEOP_RECORD_DOMAIN}/${name}`;
   let h = 0;
   for (const c of name) h = (Math.imul(h, 31) + c.charCodeAt(0)) >>> 0;
-  const head = name.replace(/[^-A-Za-z0-9_.]+/g, '-').slice(0, 54).replace(/[^A-Za-z0-9]+$/, '');
+  const head = name
+    .replace(/[^-A-Za-z0-9_.]+/g, '-')
+    .slice(0, 54)
+    .replace(/[^A-Za-z0-9]+$/, '');
   return `${NODEOP_RECORD_DOMAIN}/${head === '' ? 'x' : head}-${h.toString(16).padStart(8, '0')}`;
 }

@@ -34,12 +34,18 @@ export function approvalName(target: Pick<ApprovalTarget, 'name'>, stage: Approv
  * first path it reads (a file outside every path would never count).
  */
 export function approvalsDir(config: Pick<RepoConfig, 'paths'>): string {
-  const covered = config.paths.some((p) => p === '.' || p === '' || p === 'approvals' || 'approvals'.startsWith(`${p.replace(/\/$/, '')}/`));
+  const covered = config.paths.some(
+    (p) => p === '.' || p === '' || p === 'approvals' || 'approvals'.startsWith(`${p.replace(/\/$/, '')}/`),
+  );
   const first = config.paths[0];
   return covered || first === undefined ? 'approvals' : `${first.replace(/\/$/, '')}/approvals`;
 }
 
-export function approvalFile(target: ApprovalTarget, stage: ApprovalStage, config: Pick<RepoConfig, 'paths'>): ApprovalFile {
+export function approvalFile(
+  target: ApprovalTarget,
+  stage: ApprovalStage,
+  config: Pick<RepoConfig, 'paths'>,
+): ApprovalFile {
   const name = approvalName(target, stage);
   // The loader's rule: NodeImage and NodeOpUpgrade approvals name the image, a NodeOp's its revision.
   const byImage = target.image !== undefined;

@@ -20,7 +20,13 @@ export interface PlanContext {
   /** ISO 8601 time the plan was made. */
   readonly at: string;
   /** Validation errors of the newest commit (the plan is then made from nothing). */
-  readonly errors?: readonly { readonly file: string; readonly line: number; readonly column: number; readonly message: string; readonly hint: string }[];
+  readonly errors?: readonly {
+    readonly file: string;
+    readonly line: number;
+    readonly column: number;
+    readonly message: string;
+    readonly hint: string;
+  }[];
 }
 
 export function blockers(plan: Plan): Wait[] {
@@ -46,7 +52,9 @@ function target(a: Action): string {
     case 'surge':
       return `group ${a.groupId} +${a.count} instance(s)`;
     case 'annotateNode':
-      return `node ${a.node}: ${Object.entries(a.annotations).map(([k, v]) => (v === null ? `-${k}` : `${k}=${v}`)).join(' ')}`;
+      return `node ${a.node}: ${Object.entries(a.annotations)
+        .map(([k, v]) => (v === null ? `-${k}` : `${k}=${v}`))
+        .join(' ')}`;
     case 'cordon':
     case 'uncordon':
     case 'deleteNode':
@@ -88,7 +96,10 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
   if (plan.specs.length === 0) out.push('  (none)');
   for (const s of plan.specs) {
     // Progress counts nodes only for specs that act on nodes.
-    const progress = s.spec.kind === 'AutoscalingStrategy' || s.phase === 'NotSupported' ? '' : `, ${s.progress.done}/${s.progress.total} nodes`;
+    const progress =
+      s.spec.kind === 'AutoscalingStrategy' || s.phase === 'NotSupported'
+        ? ''
+        : `, ${s.progress.done}/${s.progress.total} nodes`;
     out.push(`  ${specName(s.spec)}: ${s.phase}${progress}${s.waitingFor ? ` — waiting: ${s.waitingFor}` : ''}`);
   }
   out.push('', `Next step: ${summariseActions(plan.actions)}`);
@@ -105,26 +116,35 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
   const other = plan.waits.filter((w) => !blocked.includes(w));
   if (other.length > 0) {
     out.push('', 'Waiting (ends by itself):');
-    for (const w of other) out.push(`  [${w.code}] ${specName(w.spec)}${w.node ? ` ${w.node}` : ''}: ${w.reason}${w.until ? ` (until ${w.until})` : ''}`);
+    for (const w of other)
+      out.push(
+        `  [${w.code}] ${specName(w.spec)}${w.node ? ` ${w.node}` : ''}: ${w.reason}${w.until ? ` (until ${w.until})` : ''}`,
+      );
   }
   return `${out.join('\n')}\n`;
 }
 
 /** Escapes text for a Markdown table cell. */
 
-
 export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
   const out: string[] = [];
   const blocked = blockers(plan);
-  out.push(`### drydock plan — ${blocked.length > 0 ? '⛔ blocked' : plan.actions.length > 0 || plan.forecast.waves.length > 0 ? '🔄 will change nodes' : '✅ no changes'}`);
-  out.push('', `Cluster \`${ctx.cluster ?? 'unknown'}\`, commit \`${short(ctx.commit)}\`, planned at ${ctx.at}. ETA: ${plan.forecast.eta ?? 'none while blocked'}.`);
+  out.push(
+    `### drydock plan — ${blocked.length > 0 ? '⛔ blocked' : plan.actions.length > 0 || plan.forecast.waves.length > 0 ? '🔄 will change nodes' : '✅ no changes'}`,
+  );
+  out.push(
+    '',
+    `Cluster \`${ctx.cluster ?? 'unknown'}\`, commit \`${short(ctx.commit)}\`, planned at ${ctx.at}. ETA: ${plan.forecast.eta ?? 'none while blocked'}.`,
+  );
   if ((ctx.errors ?? []).length > 0) {
     out.push('', '#### Errors', '');
     for (const e of ctx.errors ?? []) out.push(`- \`${e.file}:${e.line}:${e.column}\`: ${e.message} — ${e.hint}`);
   }
   out.push('', '| Spec | Phase | Progress | Waiting for |', '| --- | --- | --- | --- |');
   for (const s of plan.specs) {
-    out.push(`| ${cell(specName(s.spec))} | ${s.phase} | ${s.progress.done}/${s.progress.total} | ${cell(s.waitingFor ?? '')} |`);
+    out.push(
+      `| ${cell(specName(s.spec))} | ${s.phase} | ${s.progress.done}/${s.progress.total} | ${cell(s.waitingFor ?? '')} |`,
+    );
   }
   if (plan.specs.length === 0) out.push('| (none) | | | |');
   out.push('', '#### Waves', '');
@@ -132,12 +152,15 @@ export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
   else {
     out.push('| # | Spec | Wave | Nodes | Start | End |', '| --- | --- | --- | --- | --- | --- |');
     for (const w of plan.forecast.waves) {
-      out.push(`| ${w.index} | ${cell(specName(w.spec))} | ${cell(w.label)} | ${cell(w.nodes.join(', '))} | ${w.start} | ${w.end} |`);
+      out.push(
+        `| ${w.index} | ${cell(specName(w.spec))} | ${cell(w.label)} | ${cell(w.nodes.join(', '))} | ${w.start} | ${w.end} |`,
+      );
     }
   }
   out.push('', '#### Blockers', '');
   if (blocked.length === 0) out.push('None.');
-  for (const w of blocked) out.push(`- **${w.code}** ${cell(specName(w.spec))}${w.node ? ` (\`${w.node}\`)` : ''}: ${w.reason}`);
+  for (const w of blocked)
+    out.push(`- **${w.code}** ${cell(specName(w.spec))}${w.node ? ` (\`${w.node}\`)` : ''}: ${w.reason}`);
   if (plan.actions.length > 0) {
     out.push('', `<details><summary>Next step: ${summariseActions(plan.actions)}</summary>`, '');
     for (const a of plan.actions) out.push(`- \`${a.kind}\` ${target(a)}`);

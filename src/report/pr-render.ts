@@ -23,14 +23,28 @@ function plural(n: number, word: string): string {
 function impactWords(i: Impact): string {
   if (i.nodes === 0) return 'no node needs replacing';
   const waves = i.waves > 0 ? ` in ${plural(i.waves, 'wave')}${i.canaryFirst ? ', canary first' : ''}` : '';
-  const eta = i.etaMinutes === undefined ? '; no ETA while blocked' : `; ETA ${i.etaMinutes} min${i.etaAfterApproval ? ' once approved' : ''}`;
+  const eta =
+    i.etaMinutes === undefined
+      ? '; no ETA while blocked'
+      : `; ETA ${i.etaMinutes} min${i.etaAfterApproval ? ' once approved' : ''}`;
   return `${plural(i.nodes, 'node')} in ${plural(i.groups, 'group')} will be replaced${waves}${eta}`;
 }
 
 /** "image v1 → v2; 12 nodes in 2 groups will be replaced in 5 waves, canary first; ETA 41 min". */
 function changeWords(c: ChangeReport, liveSkipped: boolean): string {
-  const what = c.change === 'added' ? 'new' : c.change === 'removed' ? 'removed' : c.details.length > 0 ? c.details.join('; ') : 'changed';
-  const live = c.impact ? `; ${impactWords(c.impact)}` : c.kind === 'NodeImage' && c.change !== 'removed' && liveSkipped ? ' (nodes affected: live part skipped)' : '';
+  const what =
+    c.change === 'added'
+      ? 'new'
+      : c.change === 'removed'
+        ? 'removed'
+        : c.details.length > 0
+          ? c.details.join('; ')
+          : 'changed';
+  const live = c.impact
+    ? `; ${impactWords(c.impact)}`
+    : c.kind === 'NodeImage' && c.change !== 'removed' && liveSkipped
+      ? ' (nodes affected: live part skipped)'
+      : '';
   return `${what}${live}`;
 }
 
@@ -65,11 +79,19 @@ export function renderPrText(r: PrReport): string {
   }
   if (r.baseInvalid) out.push('', `The base ${r.base.ref} does not load: every spec of the head shows as new.`);
   out.push('', 'Changes:');
-  if (r.changes.length === 0) out.push(r.errors.length > 0 ? '  (not compared: the head is invalid)' : '  none: the specs are the same');
+  if (r.changes.length === 0)
+    out.push(r.errors.length > 0 ? '  (not compared: the head is invalid)' : '  none: the specs are the same');
   for (const c of r.changes) out.push(`  ${changeSentence(c, r.liveSkipped !== undefined)}`);
   if (r.approvals.length > 0) {
     out.push('', 'Approvals needed (merge each file to let the rollout go on):');
-    for (const a of r.approvals) out.push(`  ${a.path} (${a.kind}/${a.name}, stage ${a.stage}):`, ...a.content.trimEnd().split('\n').map((l) => `    ${l}`));
+    for (const a of r.approvals)
+      out.push(
+        `  ${a.path} (${a.kind}/${a.name}, stage ${a.stage}):`,
+        ...a.content
+          .trimEnd()
+          .split('\n')
+          .map((l) => `    ${l}`),
+      );
   }
   const waits = waitsOf(r);
   if (waits.length > 0) {
@@ -88,21 +110,37 @@ function state(r: PrReport): string {
 }
 
 function markdownErrors(errors: readonly SpecError[]): string[] {
-  return ['', '#### Errors in the head', '', ...errors.map((e) => `- \`${e.file}:${e.line}:${e.column}\`: ${e.message} [${e.code}] — ${e.hint}`)];
+  return [
+    '',
+    '#### Errors in the head',
+    '',
+    ...errors.map((e) => `- \`${e.file}:${e.line}:${e.column}\`: ${e.message} [${e.code}] — ${e.hint}`),
+  ];
 }
 
 export function renderPrMarkdown(r: PrReport): string {
   const out: string[] = [PR_COMMENT_MARKER, `### drydock plan — ${state(r)}`, ''];
-  out.push(`Cluster \`${r.cluster}\`: \`${r.head.ref}\` (\`${shortCommit(r.head.commit, 'unknown')}\`) against \`${r.base.ref}\` (\`${shortCommit(r.base.commit, 'unknown')}\`), planned at ${r.at}.`);
-  if (r.errors.length > 0) out.push(...markdownErrors(r.errors), '', 'Nothing of this head would be applied until every error is fixed.');
+  out.push(
+    `Cluster \`${r.cluster}\`: \`${r.head.ref}\` (\`${shortCommit(r.head.commit, 'unknown')}\`) against \`${r.base.ref}\` (\`${shortCommit(r.base.commit, 'unknown')}\`), planned at ${r.at}.`,
+  );
+  if (r.errors.length > 0)
+    out.push(...markdownErrors(r.errors), '', 'Nothing of this head would be applied until every error is fixed.');
   if (r.baseInvalid) out.push('', `The base \`${r.base.ref}\` does not load: every spec of the head shows as new.`);
   out.push('', '#### What changes', '');
   if (r.changes.length === 0) out.push(r.errors.length > 0 ? 'Not compared: the head is invalid.' : 'No spec changes.');
-  for (const c of r.changes) out.push(`- **${c.kind}/${c.name}** (\`${c.file}:${c.line}\`): ${changeWords(c, r.liveSkipped !== undefined)}`);
+  for (const c of r.changes)
+    out.push(`- **${c.kind}/${c.name}** (\`${c.file}:${c.line}\`): ${changeWords(c, r.liveSkipped !== undefined)}`);
   if (r.approvals.length > 0) {
     out.push('', '#### Approvals needed', '');
     for (const a of r.approvals) {
-      out.push(`To let **${a.kind}/${a.name}** go on (stage \`${a.stage}\`), merge \`${a.path}\` (\`drydock approve ${a.kind}/${a.name} --stage ${a.stage}\` writes it):`, '', '```yaml', a.content.trimEnd(), '```', '');
+      out.push(
+        `To let **${a.kind}/${a.name}** go on (stage \`${a.stage}\`), merge \`${a.path}\` (\`drydock approve ${a.kind}/${a.name} --stage ${a.stage}\` writes it):`,
+        '',
+        '```yaml',
+        a.content.trimEnd(),
+        '```',
+        '',
+      );
     }
     out.pop();
   }
@@ -119,9 +157,31 @@ export function renderPrMarkdown(r: PrReport): string {
 export function renderPrGithub(r: PrReport, root?: string): string {
   const opts = (severity: 'error' | 'warning' | 'notice') => ({ severity, ...(root !== undefined ? { root } : {}) });
   const lines: string[] = r.errors.map((e) => formatErrorGithub(e, opts('error')));
-  const at = (file: string, line: number, code: string, message: string, hint = ''): SpecError => ({ file, line, column: 1, code, message, hint });
-  for (const c of r.changes) lines.push(formatErrorGithub(at(c.file, c.line, 'plan', changeSentence(c, r.liveSkipped !== undefined)), opts('notice')));
-  for (const a of r.approvals) lines.push(formatErrorGithub(at(a.path, 1, 'approval', `${a.kind}/${a.name} needs approval (stage ${a.stage}): merge ${a.path}`, `drydock approve ${a.kind}/${a.name} --stage ${a.stage}`), opts('warning')));
+  const at = (file: string, line: number, code: string, message: string, hint = ''): SpecError => ({
+    file,
+    line,
+    column: 1,
+    code,
+    message,
+    hint,
+  });
+  for (const c of r.changes)
+    lines.push(
+      formatErrorGithub(at(c.file, c.line, 'plan', changeSentence(c, r.liveSkipped !== undefined)), opts('notice')),
+    );
+  for (const a of r.approvals)
+    lines.push(
+      formatErrorGithub(
+        at(
+          a.path,
+          1,
+          'approval',
+          `${a.kind}/${a.name} needs approval (stage ${a.stage}): merge ${a.path}`,
+          `drydock approve ${a.kind}/${a.name} --stage ${a.stage}`,
+        ),
+        opts('warning'),
+      ),
+    );
   for (const w of waitsOf(r).filter(isBlocking)) {
     const c = r.changes.find((x) => x.kind === w.spec.kind && x.name === w.spec.name);
     if (c) lines.push(formatErrorGithub(at(c.file, c.line, w.code, waitLine(w)), opts('warning')));

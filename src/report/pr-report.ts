@@ -103,7 +103,9 @@ function missingApproval(desired: DesiredState, image: NodeImage): ApprovalStage
  * planner meets them only when it drains each node; a reviewer wants them before merging.
  */
 function pdbPreflight(observed: ObservedState, image: NodeImage, nodes: readonly string[]): Wait[] {
-  const pdbs = new Map<string, (typeof observed.pdbs)[number]>(observed.pdbs.map((p) => [`${p.namespace}/${p.name}`, p]));
+  const pdbs = new Map<string, (typeof observed.pdbs)[number]>(
+    observed.pdbs.map((p) => [`${p.namespace}/${p.name}`, p]),
+  );
   const wanted = new Set(nodes);
   const seen = new Set<string>();
   const waits: Wait[] = [];
@@ -125,7 +127,11 @@ function impactOf(live: LivePlan, desired: DesiredState, image: NodeImage, at: n
   const status = plan.specs.find((s) => s.spec.kind === 'NodeImage' && s.spec.name === image.name);
   const waves = plan.forecast.waves.filter((w) => w.spec.kind === 'NodeImage' && w.spec.name === image.name);
   const planned = plan.waits.filter((w) => w.spec.kind === 'NodeImage' && w.spec.name === image.name);
-  const pdbs = pdbPreflight(observed, image, waves.flatMap((w) => w.nodes)).filter((p) => !planned.some((w) => w.code === 'pdb' && w.node === p.node));
+  const pdbs = pdbPreflight(
+    observed,
+    image,
+    waves.flatMap((w) => w.nodes),
+  ).filter((p) => !planned.some((w) => w.code === 'pdb' && w.node === p.node));
   const waits = [...planned, ...pdbs];
   const last = waves.reduce<number | undefined>((m, w) => Math.max(m ?? 0, Date.parse(w.end)), undefined);
   const blocked = waits.some((w) => w.code === 'pdb' || w.code === 'halted');
@@ -160,7 +166,10 @@ export function buildPrReport(input: PrInputs): PrReport {
   const changes: ChangeReport[] = [];
   const approvals: ApprovalToMerge[] = [];
   for (const change of diffSpecs(base.load.ok ? base.load.desired : undefined, desired)) {
-    const image = change.kind === 'NodeImage' && change.change !== 'removed' ? desired.nodeImages.find((i) => i.name === change.name) : undefined;
+    const image =
+      change.kind === 'NodeImage' && change.change !== 'removed'
+        ? desired.nodeImages.find((i) => i.name === change.name)
+        : undefined;
     if (image === undefined) {
       changes.push(change);
       continue;
@@ -168,7 +177,11 @@ export function buildPrReport(input: PrInputs): PrReport {
     changes.push(live ? { ...change, impact: impactOf(live, desired, image, input.at.getTime()) } : change);
     const stage = missingApproval(desired, image);
     if (stage !== undefined) {
-      const file = approvalFile({ kind: 'NodeImage', name: image.name, image: image.image, revision: image.revision }, stage, desired.config);
+      const file = approvalFile(
+        { kind: 'NodeImage', name: image.name, image: image.image, revision: image.revision },
+        stage,
+        desired.config,
+      );
       approvals.push({ kind: 'NodeImage', name: image.name, stage, ...file });
     }
   }

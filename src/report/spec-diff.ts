@@ -82,7 +82,16 @@ export function diffSpecs(base: DesiredState | undefined, head: DesiredState): S
     }
   }
   for (const [k, b] of before) {
-    if (!after.has(k)) changes.push({ kind: b.kind, name: b.name, change: 'removed', details: [], file: b.source.file, line: b.source.line, baseRevision: b.revision });
+    if (!after.has(k))
+      changes.push({
+        kind: b.kind,
+        name: b.name,
+        change: 'removed',
+        details: [],
+        file: b.source.file,
+        line: b.source.line,
+        baseRevision: b.revision,
+      });
   }
   return changes.sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0));
 }

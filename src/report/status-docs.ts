@@ -22,7 +22,6 @@ function byKindName(a: SpecReport, b: SpecReport): number {
 
 /** A Markdown table cell: one line, pipes escaped. */
 
-
 /** A file name for a spec name: path separators and dot-segments cannot escape status/<Kind>/. */
 export function safeName(name: string): string {
   const s = name.replace(/[/\\\0]/g, '_');
@@ -38,7 +37,9 @@ export function summarize(report: StatusReport): string {
   const specs = [...report.specs].sort(byKindName);
   const parts: string[] = [];
   if (report.errors && report.errors.length > 0) {
-    parts.push(`commit ${short(report.newestCommit)} refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'})`);
+    parts.push(
+      `commit ${short(report.newestCommit)} refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'})`,
+    );
   }
   // A spec this build does not act on never changes: it is no news, and no headline.
   const acted = specs.filter((s) => s.phase !== 'NotSupported');
@@ -46,9 +47,17 @@ export function summarize(report: StatusReport): string {
   const active = acted.filter((s) => !SETTLED.has(s.phase));
   const first = active[0];
   if (first) {
-    parts.push(`${first.kind}/${first.name} ${first.progress.done}/${first.progress.total} ${first.phase.toLowerCase()}${active.length > 1 ? ` (+${active.length - 1} more)` : ''}`);
+    parts.push(
+      `${first.kind}/${first.name} ${first.progress.done}/${first.progress.total} ${first.phase.toLowerCase()}${active.length > 1 ? ` (+${active.length - 1} more)` : ''}`,
+    );
   } else if (parts.length === 0) {
-    parts.push(specs.length === 0 ? 'no specs' : acted.length === 0 ? 'no spec acted on' : `${acted.length} spec${acted.length === 1 ? '' : 's'} complete`);
+    parts.push(
+      specs.length === 0
+        ? 'no specs'
+        : acted.length === 0
+          ? 'no spec acted on'
+          : `${acted.length} spec${acted.length === 1 ? '' : 's'} complete`,
+    );
   }
   return parts.join('; ');
 }
@@ -66,14 +75,25 @@ function approvalStage(waitingFor: string): string {
 export function needsAPerson(report: StatusReport): string[] {
   const specs = [...report.specs].sort(byKindName);
   const out: string[] = [];
-  if (report.errors && report.errors.length > 0) out.push(`Commit \`${short(report.newestCommit)}\` was refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'}, below): fix them in a new commit; until then \`${short(report.sourceCommit)}\` stays in force.`);
+  if (report.errors && report.errors.length > 0)
+    out.push(
+      `Commit \`${short(report.newestCommit)}\` was refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'}, below): fix them in a new commit; until then \`${short(report.sourceCommit)}\` stays in force.`,
+    );
   for (const s of specs) {
     const name = `**${cell(`${s.kind}/${s.name}`)}**`;
-    if (s.phase === 'Halted') out.push(`${name} is halted: ${cell(s.waitingFor ?? s.lastError ?? 'see its status file')}`);
-    else if (s.waitingFor?.startsWith('approval needed')) out.push(`${name} waits for an approval: ${cell(s.waitingFor)}; \`drydock approve ${s.kind}/${s.name} --stage ${approvalStage(s.waitingFor)}\` writes the file.`);
+    if (s.phase === 'Halted')
+      out.push(`${name} is halted: ${cell(s.waitingFor ?? s.lastError ?? 'see its status file')}`);
+    else if (s.waitingFor?.startsWith('approval needed'))
+      out.push(
+        `${name} waits for an approval: ${cell(s.waitingFor)}; \`drydock approve ${s.kind}/${s.name} --stage ${approvalStage(s.waitingFor)}\` writes the file.`,
+      );
   }
   for (const s of specs) {
-    for (const n of s.nodes) if (n.phase === 'Failed') out.push(`Node \`${n.node}\` failed (${cell(`${s.kind}/${s.name}`)})${n.message ? `: ${cell(n.message)}` : ''}; look at it, then remove its drydock.dev/ annotations to retry.`);
+    for (const n of s.nodes)
+      if (n.phase === 'Failed')
+        out.push(
+          `Node \`${n.node}\` failed (${cell(`${s.kind}/${s.name}`)})${n.message ? `: ${cell(n.message)}` : ''}; look at it, then remove its drydock.dev/ annotations to retry.`,
+        );
   }
   return out;
 }
@@ -107,7 +127,8 @@ export function summarizeChange(report: StatusReport, previous: StatusReport | u
   const before = new Map(previous.specs.map((s) => [`${s.kind}/${s.name}`, s] as const));
   const now = new Set(report.specs.map((s) => `${s.kind}/${s.name}`));
   const parts: string[] = [];
-  if (report.newestCommit !== previous.newestCommit && report.errors && report.errors.length > 0) parts.push(summarize({ ...report, specs: [] }));
+  if (report.newestCommit !== previous.newestCommit && report.errors && report.errors.length > 0)
+    parts.push(summarize({ ...report, specs: [] }));
   if (report.sourceCommit !== previous.sourceCommit) parts.push(`applied ${short(report.sourceCommit)}`);
   for (const s of [...report.specs].sort(byKindName)) {
     if (s.phase === 'NotSupported') continue;
@@ -127,20 +148,28 @@ export function renderReadme(report: StatusReport): string {
   const attention = needsAPerson(report);
   lines.push(attention.length === 0 ? 'Nothing needs a person now.' : '## Needs a person', '');
   if (attention.length > 0) lines.push(...attention.map((a) => `- ${a}`), '');
-  lines.push(`Source commit in force: ${report.sourceCommit ? `\`${report.sourceCommit}\`` : 'none yet (no valid commit)'}`);
+  lines.push(
+    `Source commit in force: ${report.sourceCommit ? `\`${report.sourceCommit}\`` : 'none yet (no valid commit)'}`,
+  );
   if (report.newestCommit && report.newestCommit !== report.sourceCommit) {
-    lines.push('', `Newest commit \`${report.newestCommit}\` is not applied${report.errors && report.errors.length > 0 ? ': see errors.yaml' : ''}.`);
+    lines.push(
+      '',
+      `Newest commit \`${report.newestCommit}\` is not applied${report.errors && report.errors.length > 0 ? ': see errors.yaml' : ''}.`,
+    );
   }
   lines.push('', '| Spec | Phase | Progress | Waiting for | Source |', '| --- | --- | --- | --- | --- |');
   for (const s of [...report.specs].sort(byKindName)) {
     const link = `[${cell(`${s.kind}/${s.name}`)}](${encodeURI(specDocPath(s))})`;
     const waiting = s.waitingFor ?? (s.lastError ? `error: ${s.lastError}` : '');
-    lines.push(`| ${link} | ${cell(s.phase)} | ${s.progress.done}/${s.progress.total} | ${cell(waiting)} | ${short(report.sourceCommit)} |`);
+    lines.push(
+      `| ${link} | ${cell(s.phase)} | ${s.progress.done}/${s.progress.total} | ${cell(waiting)} | ${short(report.sourceCommit)} |`,
+    );
   }
   if (report.specs.length === 0) lines.push('| (no specs) | | | | |');
   if (report.errors && report.errors.length > 0) {
     lines.push('', `## Errors in ${short(report.newestCommit)}`, '');
-    for (const e of report.errors) lines.push(`- \`${e.file}:${e.line}:${e.column}\`: ${cell(e.message)} (${cell(e.hint)})`);
+    for (const e of report.errors)
+      lines.push(`- \`${e.file}:${e.line}:${e.column}\`: ${cell(e.message)} (${cell(e.hint)})`);
   }
   if (report.notes && report.notes.length > 0) {
     lines.push('', '## Notes', '');
@@ -175,7 +204,14 @@ export function renderErrors(report: StatusReport): string | undefined {
     {
       commit: report.newestCommit ?? null,
       inForce: report.sourceCommit ?? null,
-      errors: report.errors.map((e) => ({ file: e.file, line: e.line, column: e.column, code: e.code, message: e.message, hint: e.hint })),
+      errors: report.errors.map((e) => ({
+        file: e.file,
+        line: e.line,
+        column: e.column,
+        code: e.code,
+        message: e.message,
+        hint: e.hint,
+      })),
     },
     { lineWidth: 0 },
   );

@@ -90,7 +90,10 @@ export async function stopLeftovers(pidFile: string, logger: Logger): Promise<st
   let records: PidRecord[] = [];
   try {
     const raw: unknown = JSON.parse(readFileSync(pidFile, 'utf8'));
-    if (Array.isArray(raw)) records = (raw as { pid?: unknown; name?: unknown }[]).filter((r): r is PidRecord => typeof r?.pid === 'number' && typeof r?.name === 'string');
+    if (Array.isArray(raw))
+      records = (raw as { pid?: unknown; name?: unknown }[]).filter(
+        (r): r is PidRecord => typeof r?.pid === 'number' && typeof r?.name === 'string',
+      );
   } catch {
     records = [];
   }
@@ -137,9 +140,15 @@ export class Supervisor {
   }
 
   start(spec: ChildSpec): SupervisedChild {
-    if (this.stopping) throw new SandboxError('Interrupted', `not starting ${spec.name}: the sandbox is stopping`, { process: spec.name });
+    if (this.stopping)
+      throw new SandboxError('Interrupted', `not starting ${spec.name}: the sandbox is stopping`, {
+        process: spec.name,
+      });
     const logFile = this.logFile(spec.name);
-    appendFileSync(logFile, `\n=== ${new Date().toISOString()} starting ${spec.name}: ${[spec.command, ...spec.args].join(' ')}\n`);
+    appendFileSync(
+      logFile,
+      `\n=== ${new Date().toISOString()} starting ${spec.name}: ${[spec.command, ...spec.args].join(' ')}\n`,
+    );
     // The control plane's spawner: own process group, log file, and a watchdog that kills the
     // group within a second should the sandbox itself be killed with SIGKILL.
     const component = spawnComponent(spec.name, spec.command, [...spec.args], {
@@ -149,7 +158,10 @@ export class Supervisor {
     });
     const pid = component.pid;
     if (pid === undefined) {
-      throw new SandboxError('StepFailed', `could not start ${spec.name} (${spec.command})`, { step: `start ${spec.name}`, log: logFile });
+      throw new SandboxError('StepFailed', `could not start ${spec.name} (${spec.command})`, {
+        step: `start ${spec.name}`,
+        log: logFile,
+      });
     }
     let exit: ChildExit | undefined;
     const exited = component.exited.then((info) => {

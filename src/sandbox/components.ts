@@ -56,7 +56,11 @@ export async function ensureBinaries(ctx: StartContext, step: StepHandle, timeou
   }
   const script = path.join(PACKAGE_ROOT, 'scripts', 'k8s-binaries.sh');
   if (!existsSync(script)) {
-    throw new SandboxError('MissingPiece', `the Kubernetes binaries are missing and ${script} is not there to build them`, { step: 'Kubernetes binaries' });
+    throw new SandboxError(
+      'MissingPiece',
+      `the Kubernetes binaries are missing and ${script} is not there to build them`,
+      { step: 'Kubernetes binaries' },
+    );
   }
   step.detail('building from source (tens of minutes the first time)');
   const build = ctx.supervisor.start({ name: 'k8s-binaries', command: 'bash', args: [script], oneShot: true });
@@ -65,7 +69,9 @@ export async function ensureBinaries(ctx: StartContext, step: StepHandle, timeou
     async () => {
       if (build.exit !== undefined) return build.exit;
       // The build script reports progress line by line; the newest line is the step's detail.
-      const line = logTail(build.logFile, 1).replace(/^k8s-binaries: /, '').slice(0, 100);
+      const line = logTail(build.logFile, 1)
+        .replace(/^k8s-binaries: /, '')
+        .slice(0, 100);
       if (line !== '') step.detail(line);
       return notYet(line === '' ? 'building' : line);
     },
@@ -151,7 +157,13 @@ function logSize(file: string): number {
 }
 
 /** Reads the URL a process prints once it listens ("… listening on http://…", "… serving on http://…") from its log. */
-async function listeningUrl(ctx: StartContext, child: SupervisedChild, from: number, what: string, timeoutMs: number): Promise<string> {
+async function listeningUrl(
+  ctx: StartContext,
+  child: SupervisedChild,
+  from: number,
+  what: string,
+  timeoutMs: number,
+): Promise<string> {
   return waitFor(
     `${what} to listen`,
     async () => {
@@ -185,7 +197,18 @@ export async function startSimCloud(
   const child = ctx.supervisor.start({
     name: 'sim-cloud',
     command: process.execPath,
-    args: [DRYDOCK_BIN, 'sim-cloud', '--state-dir', ctx.layout.cloud, '--config', config, '--kubeconfig', kubeconfigPath, '--port', '0'],
+    args: [
+      DRYDOCK_BIN,
+      'sim-cloud',
+      '--state-dir',
+      ctx.layout.cloud,
+      '--config',
+      config,
+      '--kubeconfig',
+      kubeconfigPath,
+      '--port',
+      '0',
+    ],
   });
   const url = await listeningUrl(ctx, child, from, 'the sim cloud', timeoutMs);
   const expected = groups.reduce((n, g) => n + g.size, 0);
@@ -196,7 +219,9 @@ export async function startSimCloud(
       const short = groups.filter((g) => nodes.filter((n) => n.group === g.groupId && n.ready).length < g.size);
       const ready = nodes.filter((n) => n.ready && groups.some((g) => g.groupId === n.group)).length;
       step.detail(`${Math.min(ready, expected)}/${expected} nodes Ready`);
-      return short.length === 0 ? true : notYet(`${ready}/${expected} nodes Ready (short: ${short.map((g) => g.groupId).join(', ')})`);
+      return short.length === 0
+        ? true
+        : notYet(`${ready}/${expected} nodes Ready (short: ${short.map((g) => g.groupId).join(', ')})`);
     },
     waitOptions(ctx, 'start the sim cloud', timeoutMs, child.logFile),
   );
@@ -214,7 +239,12 @@ export interface DrydockProcess {
  */
 export async function startDrydock(
   ctx: StartContext,
-  options: { readonly repoUrl: string; readonly user: GitServerUser; readonly kubeconfigPath: string; readonly simCloudUrl: string },
+  options: {
+    readonly repoUrl: string;
+    readonly user: GitServerUser;
+    readonly kubeconfigPath: string;
+    readonly simCloudUrl: string;
+  },
   timeoutMs: number,
 ): Promise<DrydockProcess> {
   const log = ctx.supervisor.logFile('drydock');

@@ -14,14 +14,7 @@
  */
 import { CodedError } from '../errors.js';
 export type SandboxErrorCode =
-  | 'StepFailed'
-  | 'ProcessExited'
-  | 'Timeout'
-  | 'StateLocked'
-  | 'MissingPiece'
-  | 'CheckFailed'
-  | 'Interrupted'
-  | 'Usage';
+  'StepFailed' | 'ProcessExited' | 'Timeout' | 'StateLocked' | 'MissingPiece' | 'CheckFailed' | 'Interrupted' | 'Usage';
 
 export interface SandboxErrorData {
   /** The start-up step or scenario stage, e.g. "start the sim cloud". */

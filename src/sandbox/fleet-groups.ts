@@ -54,16 +54,24 @@ export function fleetGroups(files: ReadonlyMap<string, string>): FleetGroup[] {
   for (const g of groups) {
     const image = images.get(g.nodeImage);
     if (image === undefined) {
-      throw new SandboxError('StepFailed', `ScalingGroup ${g.scalingGroup} names NodeImage ${g.nodeImage}, which the fleet repository does not define`, {
-        step: 'configure the sim cloud',
-      });
+      throw new SandboxError(
+        'StepFailed',
+        `ScalingGroup ${g.scalingGroup} names NodeImage ${g.nodeImage}, which the fleet repository does not define`,
+        {
+          step: 'configure the sim cloud',
+        },
+      );
     }
     out.push({ ...g, image });
   }
   if (out.length === 0) {
-    throw new SandboxError('StepFailed', 'the fleet repository has no ScalingGroup with provider sim; the sandbox has nothing to simulate', {
-      step: 'configure the sim cloud',
-    });
+    throw new SandboxError(
+      'StepFailed',
+      'the fleet repository has no ScalingGroup with provider sim; the sandbox has nothing to simulate',
+      {
+        step: 'configure the sim cloud',
+      },
+    );
   }
   return out.sort((a, b) => a.groupId.localeCompare(b.groupId));
 }

@@ -35,10 +35,14 @@ export function git(args: readonly string[], options: { readonly cwd?: string; r
     encoding: 'utf8',
   });
   if (r.error !== undefined) {
-    throw new SandboxError('MissingPiece', `${options.step}: git could not be run (${r.error.message}); install git`, { step: options.step });
+    throw new SandboxError('MissingPiece', `${options.step}: git could not be run (${r.error.message}); install git`, {
+      step: options.step,
+    });
   }
   if (r.status !== 0) {
-    throw new SandboxError('StepFailed', `${options.step}: git ${args[0] ?? ''} failed: ${r.stderr.trim()}`, { step: options.step });
+    throw new SandboxError('StepFailed', `${options.step}: git ${args[0] ?? ''} failed: ${r.stderr.trim()}`, {
+      step: options.step,
+    });
   }
   return r.stdout.trim();
 }
@@ -61,11 +65,18 @@ export function fleetRepoPath(gitRoot: string): string {
 export function seedFleetRepo(gitRoot: string, examplesDir: string, workDir: string): { readonly created: boolean } {
   const step = 'create the fleet repository';
   const bare = fleetRepoPath(gitRoot);
-  if (existsSync(bare) && gitMaybe(['--git-dir', bare, 'rev-parse', '--verify', '--quiet', `refs/heads/${TRACKED_BRANCH}`]) !== undefined) {
+  if (
+    existsSync(bare) &&
+    gitMaybe(['--git-dir', bare, 'rev-parse', '--verify', '--quiet', `refs/heads/${TRACKED_BRANCH}`]) !== undefined
+  ) {
     return { created: false };
   }
   if (!existsSync(examplesDir) || readdirSync(examplesDir).length === 0) {
-    throw new SandboxError('MissingPiece', `${step}: ${examplesDir} is missing or empty; it holds the specs the sandbox starts from`, { step });
+    throw new SandboxError(
+      'MissingPiece',
+      `${step}: ${examplesDir} is missing or empty; it holds the specs the sandbox starts from`,
+      { step },
+    );
   }
   rmSync(bare, { recursive: true, force: true });
   git(['init', '--quiet', '--bare', `--initial-branch=${TRACKED_BRANCH}`, bare], { step });
@@ -92,7 +103,15 @@ export interface BranchHead {
 
 /** The head of a branch of the bare repository, or undefined when the branch does not exist. */
 export function readBranch(bare: string, branch: string): BranchHead | undefined {
-  const out = gitMaybe(['--git-dir', bare, 'log', '-1', '--format=%H%n%h%n%s%n%(trailers:only,unfold)', `refs/heads/${branch}`, '--']);
+  const out = gitMaybe([
+    '--git-dir',
+    bare,
+    'log',
+    '-1',
+    '--format=%H%n%h%n%s%n%(trailers:only,unfold)',
+    `refs/heads/${branch}`,
+    '--',
+  ]);
   if (out === undefined || out === '') return undefined;
   const [commit = '', short = '', subject = '', ...rest] = out.split('\n');
   const trailers: Record<string, string> = {};
@@ -176,9 +195,13 @@ export function setNodeImages(worktree: string, images: ReadonlyMap<string, stri
   }
   const missing = [...images.keys()].filter((n) => !changes.some((c) => c.nodeImage === n));
   if (missing.length > 0) {
-    throw new SandboxError('StepFailed', `no NodeImage named ${missing.join(', ')} with a spec.image in the fleet repository`, {
-      step: 'commit the image change',
-    });
+    throw new SandboxError(
+      'StepFailed',
+      `no NodeImage named ${missing.join(', ')} with a spec.image in the fleet repository`,
+      {
+        step: 'commit the image change',
+      },
+    );
   }
   for (const [file, text] of writes) writeFileSync(file, text);
   return changes;

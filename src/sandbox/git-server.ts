@@ -82,7 +82,13 @@ function authenticate(req: IncomingMessage, users: readonly GitServerUser[]): st
   return found;
 }
 
-function serveCgi(backend: string, root: string, req: IncomingMessage, res: ServerResponse, user: string | undefined): void {
+function serveCgi(
+  backend: string,
+  root: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  user: string | undefined,
+): void {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -186,7 +192,8 @@ export async function startGitServer(options: GitServerOptions): Promise<GitServ
     });
   });
   const address: AddressInfo | string | null = server.address();
-  if (address === null || typeof address === 'string') throw new GitServerError('the Git server did not bind a TCP port', {});
+  if (address === null || typeof address === 'string')
+    throw new GitServerError('the Git server did not bind a TCP port', {});
   const port = address.port;
   const baseUrl = `http://127.0.0.1:${port}`;
   return {
@@ -199,7 +206,9 @@ export async function startGitServer(options: GitServerOptions): Promise<GitServ
     repoUrl: (name) => `${baseUrl}/${name}`,
     createBareRepo: (name, defaultBranch = 'main') => {
       const dir = path.join(root, name);
-      const r = spawnSync('git', ['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir], { encoding: 'utf8' });
+      const r = spawnSync('git', ['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir], {
+        encoding: 'utf8',
+      });
       if (r.status !== 0) throw new GitServerError('git init --bare failed', { name, stderr: r.stderr });
       return dir;
     },

@@ -31,7 +31,14 @@ import { describeSandboxError, SandboxError, stepError } from './errors.js';
 import { fleetGroups, nodeImageFile, type FleetGroup } from './fleet-groups.js';
 import { DEFAULT_STATUS_BRANCH, fleetRepoPath, readTree, seedFleetRepo, TRACKED_BRANCH } from './fleet-repo.js';
 import type { GitServer } from './git-server.js';
-import { prepareStateDir, readSettings, stateLayout, writeSettings, type Scenario, type StateLayout } from './layout.js';
+import {
+  prepareStateDir,
+  readSettings,
+  stateLayout,
+  writeSettings,
+  type Scenario,
+  type StateLayout,
+} from './layout.js';
 import { Monitor, Progress, type StepHandle } from './monitor.js';
 import { runUpgradeScenario, summaryLines, type ScenarioSummary } from './scenario.js';
 import { RepoReader } from './snapshot.js';
@@ -41,7 +48,6 @@ import { waitFor } from './wait.js';
 
 export { DEFAULT_STATE_DIR, SCENARIOS, type Scenario } from './layout.js';
 export { SandboxError, describeSandboxError } from './errors.js';
-
 
 export interface SandboxOptions {
   readonly stateDir: string;
@@ -78,7 +84,9 @@ const STEPS = {
 const BINARIES_TIMEOUT_MS = 2 * 60 * 60 * 1000;
 
 function fileLogger(layout: StateLayout): Logger {
-  return createLogger('info', createWriteStream(path.join(layout.logs, 'sandbox.log'), { flags: 'a' })).child({ component: 'sandbox' });
+  return createLogger('info', createWriteStream(path.join(layout.logs, 'sandbox.log'), { flags: 'a' })).child({
+    component: 'sandbox',
+  });
 }
 
 /** The lines a person needs to use the sandbox by hand; a test runs them as printed. */
@@ -121,7 +129,10 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
   const startedAt = new Date();
   const layout = stateLayout(options.stateDir);
   const screen = createScreen(options.out, options.live === undefined ? {} : { live: options.live });
-  const progress = new Progress(Object.values(STEPS), options.scenario === undefined ? 'starting' : `scenario ${options.scenario}: starting`);
+  const progress = new Progress(
+    Object.values(STEPS),
+    options.scenario === undefined ? 'starting' : `scenario ${options.scenario}: starting`,
+  );
   const monitor = new Monitor(progress, startedAt, (s) => screen.show(s));
   let current: { title: string; handle: StepHandle } | undefined;
   const begin = (title: string, detail?: string): StepHandle => {
@@ -145,7 +156,9 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
   // Said on the screen, above the live view, so a redraw never leaves a stale view behind it.
   const onAbort = (): void => {
     const reason: unknown = options.signal.reason;
-    screen.print([`${typeof reason === 'string' ? reason : 'interrupted'}: stopping every process it started (Ctrl-C again to exit at once)…`]);
+    screen.print([
+      `${typeof reason === 'string' ? reason : 'interrupted'}: stopping every process it started (Ctrl-C again to exit at once)…`,
+    ]);
   };
   options.signal.addEventListener('abort', onAbort, { once: true });
   try {
@@ -154,7 +167,10 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
     mkdirSync(layout.root, { recursive: true });
     release = prepareStateDir(layout, { reset: options.reset });
     logger = fileLogger(layout);
-    logger.info({ stateDir: layout.root, reset: options.reset, scenario: options.scenario ?? 'none' }, 'sandbox starting');
+    logger.info(
+      { stateDir: layout.root, reset: options.reset, scenario: options.scenario ?? 'none' },
+      'sandbox starting',
+    );
     const leftovers = await stopLeftovers(layout.pidFile, logger);
     supervisor = new Supervisor(layout.logs, layout.pidFile, logger);
     const ctx: StartContext = { layout, supervisor, logger, signal: options.signal };
@@ -179,7 +195,10 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
     writeSettings(layout, { ...settings, gitPort: gitServer.port });
     const bare = fleetRepoPath(layout.gitRoot);
     monitor.watchRepo(new RepoReader(bare, TRACKED_BRANCH, DEFAULT_STATUS_BRANCH));
-    finish(step, `${gitServer.repoUrl('fleet.git')}${seeded.created ? ` (new, from ${path.relative(process.cwd(), examplesDir) || '.'})` : ' (resumed)'}`);
+    finish(
+      step,
+      `${gitServer.repoUrl('fleet.git')}${seeded.created ? ` (new, from ${path.relative(process.cwd(), examplesDir) || '.'})` : ' (resumed)'}`,
+    );
 
     // 4. The sim cloud, shaped by the repository's ScalingGroups.
     step = begin(STEPS.cloud);
@@ -204,7 +223,12 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
     step = begin(STEPS.drydock);
     const drydock = await startDrydock(
       ctx,
-      { repoUrl: gitServer.repoUrl('fleet.git'), user: settings.gitUser, kubeconfigPath: controlPlane.kubeconfigPath, simCloudUrl: cloud.url },
+      {
+        repoUrl: gitServer.repoUrl('fleet.git'),
+        user: settings.gitUser,
+        kubeconfigPath: controlPlane.kubeconfigPath,
+        simCloudUrl: cloud.url,
+      },
       options.startTimeoutMs,
     );
     monitor.watchMetrics(`${drydock.url}/metrics`);
@@ -230,7 +254,9 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
     if (options.scenario === 'upgrade') {
       if (!seeded.created) {
         // A fleet repository someone may have worked in: say what will be pushed into it, first.
-        screen.print([`scenario upgrade: will push a new image for ${groups.map((g) => `NodeImage/${g.nodeImage}`).join(', ')} to ${TRACKED_BRANCH} of ${bare} (resumed, not new)`]);
+        screen.print([
+          `scenario upgrade: will push a new image for ${groups.map((g) => `NodeImage/${g.nodeImage}`).join(', ')} to ${TRACKED_BRANCH} of ${bare} (resumed, not new)`,
+        ]);
       }
       const summary = await runUpgradeScenario({
         bare,
@@ -250,7 +276,15 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
       progress.headline = 'scenario upgrade: complete';
       monitor.refresh();
       screen.print(summaryLines(summary));
-      logger.info({ commit: summary.commit, durationMs: summary.durationMs, nodesReplaced: summary.nodesReplaced, waves: summary.waves }, 'scenario complete');
+      logger.info(
+        {
+          commit: summary.commit,
+          durationMs: summary.durationMs,
+          nodesReplaced: summary.nodesReplaced,
+          waves: summary.waves,
+        },
+        'scenario complete',
+      );
       return { kind: 'scenario', summary };
     }
 
@@ -275,16 +309,23 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
     progress.headline = 'stopping';
     monitor.refresh();
     screen.close();
-    await supervisor?.stopAll().catch((err: unknown) => logger.error({ err: String(err) }, 'stopping processes failed'));
+    await supervisor
+      ?.stopAll()
+      .catch((err: unknown) => logger.error({ err: String(err) }, 'stopping processes failed'));
     await gitServer?.stop().catch(() => undefined);
-    await controlPlane?.stop().catch((err: unknown) => logger.error({ err: String(err) }, 'stopping the control plane failed'));
+    await controlPlane
+      ?.stop()
+      .catch((err: unknown) => logger.error({ err: String(err) }, 'stopping the control plane failed'));
     logger.info({}, 'sandbox stopped');
     release?.();
   }
 }
 
 /** Exit code and final words for an outcome. */
-export function outcomeReport(outcome: SandboxOutcome, scenario: boolean): { readonly code: 0 | 1 | 2; readonly lines: readonly string[] } {
+export function outcomeReport(
+  outcome: SandboxOutcome,
+  scenario: boolean,
+): { readonly code: 0 | 1 | 2; readonly lines: readonly string[] } {
   switch (outcome.kind) {
     case 'stopped':
       return { code: 0, lines: ['sandbox stopped; run it again to resume, or with --reset to start over'] };

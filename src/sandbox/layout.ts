@@ -8,7 +8,17 @@
  * short, is ignored by Git there, and goes away with the checkout. Short paths also keep
  * unix socket paths of the control plane under their length limit.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { SandboxError } from './errors.js';
 
@@ -121,10 +131,19 @@ export function prepareStateDir(layout: StateLayout, options: { readonly reset: 
   }
   if (options.reset) {
     for (const entry of readdirSync(layout.root)) {
-      if (path.join(layout.root, entry) !== layout.lockFile) rmSync(path.join(layout.root, entry), { recursive: true, force: true });
+      if (path.join(layout.root, entry) !== layout.lockFile)
+        rmSync(path.join(layout.root, entry), { recursive: true, force: true });
     }
   }
-  for (const dir of [layout.logs, layout.gitRoot, layout.cloud, layout.controlPlane, layout.drydock, layout.work, layout.bin]) {
+  for (const dir of [
+    layout.logs,
+    layout.gitRoot,
+    layout.cloud,
+    layout.controlPlane,
+    layout.drydock,
+    layout.work,
+    layout.bin,
+  ]) {
     mkdirSync(dir, { recursive: true });
   }
   return () => {
@@ -153,7 +172,13 @@ export function writeSettings(layout: StateLayout, settings: unknown): void {
  * own, emptied first: it pushes commits, and must never push them into the fleet repository
  * a person works with in the default sandbox. Given a --state-dir, it uses that as told.
  */
-export function scenarioStateDir(flags: { readonly stateDir: string; readonly stateDirGiven?: boolean; readonly reset: boolean; readonly scenario?: Scenario }): { readonly stateDir: string; readonly reset: boolean } {
-  if (flags.scenario === undefined || flags.stateDirGiven === true) return { stateDir: flags.stateDir, reset: flags.reset };
+export function scenarioStateDir(flags: {
+  readonly stateDir: string;
+  readonly stateDirGiven?: boolean;
+  readonly reset: boolean;
+  readonly scenario?: Scenario;
+}): { readonly stateDir: string; readonly reset: boolean } {
+  if (flags.scenario === undefined || flags.stateDirGiven === true)
+    return { stateDir: flags.stateDir, reset: flags.reset };
   return { stateDir: path.join(path.dirname(DEFAULT_STATE_DIR), `scenario-${flags.scenario}`), reset: true };
 }

@@ -36,7 +36,11 @@ export class Progress {
   }
 
   start(title: string, detail?: string): StepHandle {
-    this.set(title, { status: 'running', startedAt: this.now().toISOString(), ...(detail === undefined ? {} : { detail }) });
+    this.set(title, {
+      status: 'running',
+      startedAt: this.now().toISOString(),
+      ...(detail === undefined ? {} : { detail }),
+    });
     return {
       detail: (text) => this.set(title, { detail: text }),
       done: (text) => this.set(title, { status: 'done', endedAt: this.now().toISOString(), detail: text }),
@@ -144,7 +148,7 @@ export class Monitor {
           this.nodesRead = true;
           this.problem = undefined;
         } catch (err) {
-          this.problem = `cannot list nodes: ${err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err)}`;
+          this.problem = `cannot list nodes: ${err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err)}`;
         }
       }
       let git = this.latestSnapshot.git;

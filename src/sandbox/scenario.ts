@@ -47,7 +47,9 @@ export function finalProblems(
 ): string[] {
   const problems: string[] = [];
   if (!sameCommit(observed.statusSource, commit)) {
-    problems.push(`the status branch reports on ${observed.statusSource ?? 'no commit'}, not on the upgrade commit ${shortCommit(commit)}`);
+    problems.push(
+      `the status branch reports on ${observed.statusSource ?? 'no commit'}, not on the upgrade commit ${shortCommit(commit)}`,
+    );
   }
   for (const g of groups) {
     const image = images.get(g.nodeImage);
@@ -56,7 +58,8 @@ export function finalProblems(
       continue;
     }
     const instances = observed.instances.get(g.groupId) ?? [];
-    if (instances.length !== g.size) problems.push(`cloud group ${g.groupId} has ${instances.length} instances, expected ${g.size}`);
+    if (instances.length !== g.size)
+      problems.push(`cloud group ${g.groupId} has ${instances.length} instances, expected ${g.size}`);
     for (const i of instances) {
       if (i.image !== image) problems.push(`cloud instance ${g.groupId}/${i.id} runs ${i.image}, expected ${image}`);
       if (i.state !== 'running') problems.push(`cloud instance ${g.groupId}/${i.id} is ${i.state}`);
@@ -67,7 +70,8 @@ export function finalProblems(
       if (n.image !== image) problems.push(`node ${n.name} runs ${n.image ?? 'an unknown image'}, expected ${image}`);
       if (n.unschedulable) problems.push(`node ${n.name} is still cordoned`);
       if (!n.ready) problems.push(`node ${n.name} is not Ready`);
-      if (n.phase !== undefined && n.phase !== 'Done') problems.push(`node ${n.name} is in phase ${n.phase}${n.reason === undefined ? '' : `: ${n.reason}`}`);
+      if (n.phase !== undefined && n.phase !== 'Done')
+        problems.push(`node ${n.name} is in phase ${n.phase}${n.reason === undefined ? '' : `: ${n.reason}`}`);
     }
     const spec = observed.specs.find((s) => s.kind === 'NodeImage' && s.name === g.nodeImage);
     if (spec === undefined) problems.push(`the status branch has no status for NodeImage/${g.nodeImage}`);
@@ -80,20 +84,30 @@ export function finalProblems(
 
 /** A spec that cannot finish by itself: the scenario stops at once rather than wait out the timeout. */
 export function stuckSpec(specs: readonly SpecView[], nodeImages: ReadonlySet<string>): SpecView | undefined {
-  return specs.find((s) => s.kind === 'NodeImage' && nodeImages.has(s.name) && (s.phase === 'Failed' || s.phase === 'Halted'));
+  return specs.find(
+    (s) => s.kind === 'NodeImage' && nodeImages.has(s.name) && (s.phase === 'Failed' || s.phase === 'Halted'),
+  );
 }
 
 /** What the rollout is waiting for now, in words, for progress lines and the timeout error. */
-export function describeWaiting(snapshot: SandboxSnapshot, commit: string | undefined, nodeImages: ReadonlySet<string>): string {
+export function describeWaiting(
+  snapshot: SandboxSnapshot,
+  commit: string | undefined,
+  nodeImages: ReadonlySet<string>,
+): string {
   const parts: string[] = [];
   const git = snapshot.git;
   if (commit !== undefined && git !== undefined && !sameCommit(git.statusSource, commit)) parts.push(gitSyncState(git));
   for (const s of snapshot.specs) {
     if (s.kind !== 'NodeImage' || !nodeImages.has(s.name)) continue;
     if (s.phase === 'Complete' && s.done === s.total) continue;
-    parts.push(`NodeImage/${s.name} ${s.phase} ${s.done}/${s.total}${s.waitingFor === undefined ? '' : ` (waiting: ${s.waitingFor})`}`);
+    parts.push(
+      `NodeImage/${s.name} ${s.phase} ${s.done}/${s.total}${s.waitingFor === undefined ? '' : ` (waiting: ${s.waitingFor})`}`,
+    );
   }
-  const flying = snapshot.nodes.filter((n) => n.phase !== undefined && IN_FLIGHT.has(n.phase)).map((n) => `${n.name} ${n.phase ?? ''}`);
+  const flying = snapshot.nodes
+    .filter((n) => n.phase !== undefined && IN_FLIGHT.has(n.phase))
+    .map((n) => `${n.name} ${n.phase ?? ''}`);
   if (flying.length > 0) parts.push(`nodes in flight: ${flying.join(', ')}`);
   return parts.length > 0 ? parts.join('; ') : 'the final checks';
 }
@@ -113,7 +127,12 @@ export class RolloutTracker {
   }
 
   observe(nodes: readonly NodeView[]): void {
-    const entering = nodes.filter((n) => this.original.has(n.name) && (n.unschedulable || (n.phase !== undefined && IN_FLIGHT.has(n.phase))) && !this.seenInFlight.has(n.name));
+    const entering = nodes.filter(
+      (n) =>
+        this.original.has(n.name) &&
+        (n.unschedulable || (n.phase !== undefined && IN_FLIGHT.has(n.phase))) &&
+        !this.seenInFlight.has(n.name),
+    );
     for (const n of entering) this.seenInFlight.add(n.name);
     this.waveCount += new Set(entering.map((n) => n.group ?? '')).size;
   }
@@ -161,7 +180,10 @@ export interface ScenarioDeps {
   readonly now?: () => number;
 }
 
-async function describeAll(cloud: CloudProvider, groups: readonly GroupExpectation[]): Promise<Map<string, readonly Instance[]>> {
+async function describeAll(
+  cloud: CloudProvider,
+  groups: readonly GroupExpectation[],
+): Promise<Map<string, readonly Instance[]>> {
   const out = new Map<string, readonly Instance[]>();
   for (const g of groups) out.set(g.groupId, (await cloud.describeGroup(g.groupId)).instances);
   return out;
@@ -189,15 +211,21 @@ export async function runUpgradeScenario(deps: ScenarioDeps): Promise<ScenarioSu
     const settled =
       head !== undefined &&
       sameCommit(snapshot.git?.statusSource, head) &&
-      deps.groups.every((g) => snapshot.specs.some((s) => s.kind === 'NodeImage' && s.name === g.nodeImage && s.phase === 'Complete'));
+      deps.groups.every((g) =>
+        snapshot.specs.some((s) => s.kind === 'NodeImage' && s.name === g.nodeImage && s.phase === 'Complete'),
+      );
     if (settled) break;
     if (now() > deadline) {
-      throw new SandboxError('Timeout', `timed out before the upgrade started, waiting for ${describeWaiting(snapshot, head, nodeImages)}`, {
-        step: 'wait for a settled start',
-        waitingFor: describeWaiting(snapshot, head, nodeImages),
-        timeoutSeconds: Math.round(deps.timeoutMs / 1000),
-        log: deps.log,
-      });
+      throw new SandboxError(
+        'Timeout',
+        `timed out before the upgrade started, waiting for ${describeWaiting(snapshot, head, nodeImages)}`,
+        {
+          step: 'wait for a settled start',
+          waitingFor: describeWaiting(snapshot, head, nodeImages),
+          timeoutSeconds: Math.round(deps.timeoutMs / 1000),
+          log: deps.log,
+        },
+      );
     }
     snapshot = await deps.nextSnapshot();
   }
@@ -205,8 +233,10 @@ export async function runUpgradeScenario(deps: ScenarioDeps): Promise<ScenarioSu
   // 2. The change, pushed as a person would.
   const tracker = new RolloutTracker(snapshot.nodes.filter((n) => deps.groups.some((g) => g.groupId === n.group)));
   // A NodeImage missing from the repository makes commitImageChange refuse, naming it.
-  const { commit, changes } = commitImageChange(deps.bare, deps.workDir, (current) =>
-    new Map([...nodeImages].map((name) => [name, nextImage(current.get(name) ?? name)])),
+  const { commit, changes } = commitImageChange(
+    deps.bare,
+    deps.workDir,
+    (current) => new Map([...nodeImages].map((name) => [name, nextImage(current.get(name) ?? name)])),
   );
   const images = new Map(changes.map((c) => [c.nodeImage, c.to]));
   const pushedAt = now();
@@ -228,14 +258,22 @@ export async function runUpgradeScenario(deps: ScenarioDeps): Promise<ScenarioSu
     }
     const stuck = stuckSpec(snapshot.specs, nodeImages);
     if (stuck !== undefined && sameCommit(snapshot.git?.statusSource, commit)) {
-      throw new SandboxError('CheckFailed', `NodeImage/${stuck.name} is ${stuck.phase}: ${stuck.lastError ?? stuck.waitingFor ?? 'no reason given'}`, {
-        step: 'the rollout',
-        problems: [`NodeImage/${stuck.name} ${stuck.phase} ${stuck.done}/${stuck.total}`],
-        log: deps.log,
-      });
+      throw new SandboxError(
+        'CheckFailed',
+        `NodeImage/${stuck.name} is ${stuck.phase}: ${stuck.lastError ?? stuck.waitingFor ?? 'no reason given'}`,
+        {
+          step: 'the rollout',
+          problems: [`NodeImage/${stuck.name} ${stuck.phase} ${stuck.done}/${stuck.total}`],
+          log: deps.log,
+        },
+      );
     }
     const reported = sameCommit(snapshot.git?.statusSource, commit);
-    const complete = deps.groups.every((g) => snapshot.specs.some((s) => s.kind === 'NodeImage' && s.name === g.nodeImage && s.phase === 'Complete' && s.done === s.total));
+    const complete = deps.groups.every((g) =>
+      snapshot.specs.some(
+        (s) => s.kind === 'NodeImage' && s.name === g.nodeImage && s.phase === 'Complete' && s.done === s.total,
+      ),
+    );
     if (reported && complete) {
       const source = snapshot.git?.statusSource;
       problems = finalProblems(deps.groups, images, commit, {
@@ -247,15 +285,26 @@ export async function runUpgradeScenario(deps: ScenarioDeps): Promise<ScenarioSu
       if (problems.length === 0) break;
     }
     if (now() > deadline) {
-      const waitingFor = problems.length > 0 ? 'the final checks to pass' : describeWaiting(snapshot, commit, nodeImages);
-      throw new SandboxError('Timeout', `the upgrade did not finish within ${formatDuration(deps.timeoutMs)}; waiting for ${waitingFor}`, {
-        step: 'the rollout',
-        waitingFor,
-        timeoutSeconds: Math.round(deps.timeoutMs / 1000),
-        ...(problems.length > 0 ? { problems } : {}),
-        log: deps.log,
-      });
+      const waitingFor =
+        problems.length > 0 ? 'the final checks to pass' : describeWaiting(snapshot, commit, nodeImages);
+      throw new SandboxError(
+        'Timeout',
+        `the upgrade did not finish within ${formatDuration(deps.timeoutMs)}; waiting for ${waitingFor}`,
+        {
+          step: 'the rollout',
+          waitingFor,
+          timeoutSeconds: Math.round(deps.timeoutMs / 1000),
+          ...(problems.length > 0 ? { problems } : {}),
+          log: deps.log,
+        },
+      );
     }
   }
-  return { commit, changes, durationMs: now() - pushedAt, nodesReplaced: tracker.replaced(snapshot.nodes), waves: tracker.waves };
+  return {
+    commit,
+    changes,
+    durationMs: now() - pushedAt,
+    nodesReplaced: tracker.replaced(snapshot.nodes),
+    waves: tracker.waves,
+  };
 }

@@ -36,7 +36,9 @@ export function nodeView(node: V1Node): NodeView {
 
 /** Sorted by group, then name, so the screen does not jump around. */
 export function nodeViews(nodes: readonly V1Node[]): NodeView[] {
-  return nodes.map(nodeView).sort((a, b) => (a.group ?? '').localeCompare(b.group ?? '') || a.name.localeCompare(b.name));
+  return nodes
+    .map(nodeView)
+    .sort((a, b) => (a.group ?? '').localeCompare(b.group ?? '') || a.name.localeCompare(b.name));
 }
 
 export async function readNodes(kc: KubeConfig): Promise<V1Node[]> {
@@ -158,7 +160,10 @@ export class RepoReader {
     if (status?.commit !== this.cachedHead) {
       this.cachedHead = status?.commit;
       this.cachedSpecs = status === undefined ? [] : specViews(readTree(this.bare, this.statusBranch, 'status'));
-      this.cachedRefusal = status === undefined ? undefined : refusal(readTree(this.bare, this.statusBranch, 'errors.yaml').get('errors.yaml'));
+      this.cachedRefusal =
+        status === undefined
+          ? undefined
+          : refusal(readTree(this.bare, this.statusBranch, 'errors.yaml').get('errors.yaml'));
     }
     const source = status?.trailers['Drydock-Source'];
     const git: GitView = {

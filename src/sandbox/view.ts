@@ -114,7 +114,9 @@ function pad(text: string, width: number): string {
 function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => (indent + row.map((cell, i) => (i === row.length - 1 ? cell : pad(cell, widths[i] ?? 0))).join('  ')).trimEnd());
+  return rows.map((row) =>
+    (indent + row.map((cell, i) => (i === row.length - 1 ? cell : pad(cell, widths[i] ?? 0))).join('  ')).trimEnd(),
+  );
 }
 
 /** Whether drydock has reported on the newest commit of the tracked branch. */
@@ -129,7 +131,13 @@ export function gitSyncState(git: GitView): string {
 
 function specLine(spec: SpecView): string[] {
   const detail = spec.lastError ?? (spec.waitingFor === undefined ? '' : `waiting: ${spec.waitingFor}`);
-  return [`${spec.kind}/${spec.name}`, progressBar(spec.done, spec.total), `${spec.done}/${spec.total}`, spec.phase, detail];
+  return [
+    `${spec.kind}/${spec.name}`,
+    progressBar(spec.done, spec.total),
+    `${spec.done}/${spec.total}`,
+    spec.phase,
+    detail,
+  ];
 }
 
 function nodeLine(node: NodeView, now: string): string[] {
@@ -149,7 +157,9 @@ function nodeLine(node: NodeView, now: string): string[] {
 export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
   const lines: string[] = [];
   // Uptime before the headline: a long headline is what gets cut on a narrow terminal.
-  lines.push(`drydock sandbox · up ${formatDuration(Date.parse(snapshot.now) - Date.parse(snapshot.startedAt))} · ${snapshot.headline}`);
+  lines.push(
+    `drydock sandbox · up ${formatDuration(Date.parse(snapshot.now) - Date.parse(snapshot.startedAt))} · ${snapshot.headline}`,
+  );
   const unfinished = snapshot.steps.some((s) => s.status !== 'done');
   if (unfinished) {
     lines.push('');
@@ -165,11 +175,15 @@ export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
   if (snapshot.git !== undefined) {
     lines.push('');
     const fetched = snapshot.git.lastFetchSeconds;
-    lines.push(`  git   ${gitSyncState(snapshot.git)}${fetched === undefined ? '' : ` · drydock fetched ${formatDuration(fetched * 1000)} ago`}`);
+    lines.push(
+      `  git   ${gitSyncState(snapshot.git)}${fetched === undefined ? '' : ` · drydock fetched ${formatDuration(fetched * 1000)} ago`}`,
+    );
     if (snapshot.git.statusSubject !== undefined) lines.push(`        last status: ${snapshot.git.statusSubject}`);
     const refused = snapshot.git.refused;
     if (refused !== undefined) {
-      lines.push(`  ! commit ${shortCommit(refused.commit)} refused (${refused.errors.length} errors; errors.yaml on ${snapshot.git.statusBranch}):`);
+      lines.push(
+        `  ! commit ${shortCommit(refused.commit)} refused (${refused.errors.length} errors; errors.yaml on ${snapshot.git.statusBranch}):`,
+      );
       for (const e of refused.errors.slice(0, 3)) lines.push(`      ${e}`);
     }
   }
@@ -179,7 +193,12 @@ export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
   }
   if (snapshot.nodes.length > 0) {
     lines.push('');
-    lines.push(...table([['NODE', 'GROUP', 'IMAGE', 'STATE', 'PHASE', 'SINCE', 'REASON'], ...snapshot.nodes.map((n) => nodeLine(n, snapshot.now))]));
+    lines.push(
+      ...table([
+        ['NODE', 'GROUP', 'IMAGE', 'STATE', 'PHASE', 'SINCE', 'REASON'],
+        ...snapshot.nodes.map((n) => nodeLine(n, snapshot.now)),
+      ]),
+    );
   }
   if (snapshot.problem !== undefined) {
     lines.push('');
@@ -208,7 +227,8 @@ export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSn
     const p = prevSteps.get(s.title);
     if (p?.status === s.status && p.detail === s.detail) continue;
     if (s.status === 'pending') continue;
-    const took = s.status === 'done' && s.startedAt !== undefined ? ` (${since(s.endedAt ?? next.now, s.startedAt)})` : '';
+    const took =
+      s.status === 'done' && s.startedAt !== undefined ? ` (${since(s.endedAt ?? next.now, s.startedAt)})` : '';
     say(`${STEP_MARK[s.status]} ${s.title}${took}${s.detail === undefined ? '' : `: ${s.detail}`}`);
   }
   if (next.git !== undefined) {
@@ -222,18 +242,36 @@ export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSn
   const prevSpecs = byKey(prev?.specs ?? [], (s) => `${s.kind}/${s.name}`);
   for (const s of next.specs) {
     const p = prevSpecs.get(`${s.kind}/${s.name}`);
-    if (p !== undefined && p.phase === s.phase && p.done === s.done && p.total === s.total && p.waitingFor === s.waitingFor && p.lastError === s.lastError) {
+    if (
+      p !== undefined &&
+      p.phase === s.phase &&
+      p.done === s.done &&
+      p.total === s.total &&
+      p.waitingFor === s.waitingFor &&
+      p.lastError === s.lastError
+    ) {
       continue;
     }
-    say(specLine(s).filter((c) => c !== '').join(' '));
+    say(
+      specLine(s)
+        .filter((c) => c !== '')
+        .join(' '),
+    );
   }
   const prevNodes = byKey(prev?.nodes ?? [], (n) => n.name);
   for (const n of next.nodes) {
     const p = prevNodes.get(n.name);
     if (p === undefined) {
       // Only a node that appears after a first look has joined; the first look finds the ones already there (a resumed sandbox).
-      say(`node ${n.name} ${prev?.nodesRead === true ? 'joined' : 'found'} (${n.group ?? 'no group'}, ${n.image ?? 'image unknown'})`);
-    } else if (p.phase !== n.phase || p.unschedulable !== n.unschedulable || p.ready !== n.ready || p.reason !== n.reason) {
+      say(
+        `node ${n.name} ${prev?.nodesRead === true ? 'joined' : 'found'} (${n.group ?? 'no group'}, ${n.image ?? 'image unknown'})`,
+      );
+    } else if (
+      p.phase !== n.phase ||
+      p.unschedulable !== n.unschedulable ||
+      p.ready !== n.ready ||
+      p.reason !== n.reason
+    ) {
       const state = [n.ready ? 'Ready' : 'NotReady', ...(n.unschedulable ? ['cordoned'] : [])].join(',');
       say(`node ${n.name} ${n.phase ?? '-'} ${state}${n.reason === undefined ? '' : `: ${n.reason}`}`);
     }

@@ -26,7 +26,9 @@ export function notYet(reason: string): NotYet {
 }
 
 function isNotYet(value: unknown): value is NotYet {
-  return typeof value === 'object' && value !== null && 'notYet' in value && typeof (value as NotYet).notYet === 'string';
+  return (
+    typeof value === 'object' && value !== null && 'notYet' in value && typeof (value as NotYet).notYet === 'string'
+  );
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. The timer never keeps the process alive past it. */
@@ -73,7 +75,10 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | NotYet>,
     const failed = options.failure?.();
     if (failed !== undefined) throw failed;
     if (options.signal?.aborted) {
-      throw new SandboxError('Interrupted', `interrupted while waiting for ${what}`, { waitingFor: what, ...(options.step === undefined ? {} : { step: options.step }) });
+      throw new SandboxError('Interrupted', `interrupted while waiting for ${what}`, {
+        waitingFor: what,
+        ...(options.step === undefined ? {} : { step: options.step }),
+      });
     }
     try {
       const value = await probe();

@@ -4,7 +4,13 @@
  * rollout must drain nodes one at a time and its waits ("PDB demo/web allows 0 disruptions")
  * show up in the view. Applied with server-side apply, so a re-run changes nothing.
  */
-import { AppsV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { notYet, type NotYet } from './wait.js';
 
 export const DEMO_NAMESPACE = 'demo';
@@ -49,12 +55,19 @@ function deployment(namespace: string, name: string, replicas: number): Manifest
           affinity: {
             nodeAffinity: {
               requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [{ matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'DoesNotExist' }] }],
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'DoesNotExist' }] },
+                ],
               },
             },
           },
           topologySpreadConstraints: [
-            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } },
+            {
+              maxSkew: 1,
+              topologyKey: 'kubernetes.io/hostname',
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: labels },
+            },
           ],
           terminationGracePeriodSeconds: 1,
           containers: [{ name, image: `demo/${name}:1`, resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
@@ -76,7 +89,11 @@ export const AUTOSCALER = { namespace: 'kube-system', name: 'cluster-autoscaler'
  */
 export function demoManifests(apps: readonly DemoApp[] = DEMO_APPS): Manifest[] {
   const objects: Manifest[] = [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO_NAMESPACE, labels: { 'app.kubernetes.io/part-of': 'drydock-sandbox' } } },
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: DEMO_NAMESPACE, labels: { 'app.kubernetes.io/part-of': 'drydock-sandbox' } },
+    },
   ];
   for (const app of apps) {
     const labels = labelsOf(app);
@@ -93,7 +110,11 @@ export function demoManifests(apps: readonly DemoApp[] = DEMO_APPS): Manifest[] 
 }
 
 /** Server-side apply of every object, in order (the namespace first), as `fieldManager`. */
-export async function applyObjects(kc: KubeConfig, objects: readonly KubernetesObject[], fieldManager = FIELD_MANAGER): Promise<void> {
+export async function applyObjects(
+  kc: KubeConfig,
+  objects: readonly KubernetesObject[],
+  fieldManager = FIELD_MANAGER,
+): Promise<void> {
   const client = KubernetesObjectApi.makeApiClient(kc);
   for (const object of objects) {
     await client.patch(object, undefined, undefined, fieldManager, true, PatchStrategy.ServerSideApply);

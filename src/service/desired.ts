@@ -67,7 +67,10 @@ export class DesiredTracker {
         log.info({ commit: rev.commit, files: rev.load.files.length }, 'commit loaded');
       } else {
         metrics.errors.inc({ kind: 'stalled', code: 'InvalidCommit' });
-        log.warn({ commit: rev.commit, errors: rev.load.errors.length, inForce: this.inForceRev?.commit }, 'commit refused; the last valid commit stays in force');
+        log.warn(
+          { commit: rev.commit, errors: rev.load.errors.length, inForce: this.inForceRev?.commit },
+          'commit refused; the last valid commit stays in force',
+        );
       }
       this.opts.onNewCommit();
     } catch (err) {

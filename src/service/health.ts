@@ -39,7 +39,8 @@ export class RoundWatch {
     if (this.stopping) return { ok: false, reason: 'shutting down' };
     if (this.startedAt === undefined) return { ok: true };
     const runningMs = this.clock() - this.startedAt;
-    if (runningMs > this.stuckAfterMs) return { ok: false, reason: `a reconcile has been running for ${Math.round(runningMs / 1000)}s` };
+    if (runningMs > this.stuckAfterMs)
+      return { ok: false, reason: `a reconcile has been running for ${Math.round(runningMs / 1000)}s` };
     return { ok: true };
   }
 }
@@ -56,7 +57,11 @@ export function readiness(input: ReadinessInput): Readiness {
   const reasons: string[] = [];
   if (!input.synced) reasons.push('cluster caches not synced');
   if (input.inForce === undefined) {
-    reasons.push(input.newest !== undefined ? `no valid commit yet (newest ${shortRevision(input.newest)} was refused)` : 'no commit fetched yet');
+    reasons.push(
+      input.newest !== undefined
+        ? `no valid commit yet (newest ${shortRevision(input.newest)} was refused)`
+        : 'no commit fetched yet',
+    );
   }
   return { ready: reasons.length === 0, reasons };
 }

@@ -11,7 +11,10 @@ import type { Registry } from 'prom-client';
 export interface WebhookHandler {
   /** e.g. /webhook */
   readonly path: string;
-  handle(headers: Readonly<Record<string, string | string[] | undefined>>, body: Buffer): Promise<{ status: number; body: unknown }>;
+  handle(
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+    body: Buffer,
+  ): Promise<{ status: number; body: unknown }>;
 }
 
 export interface Readiness {
@@ -48,7 +51,9 @@ export function parseListen(listen: string): { host: string; port: number } {
   const m = /^(?:(.*):)?(\d{1,5})$/.exec(listen.trim());
   const port = m ? Number(m[2]) : NaN;
   if (!m || !Number.isInteger(port) || port > 65535) {
-    throw new ListenError(`--listen ${JSON.stringify(listen)} is not host:port; use e.g. :8080 or 127.0.0.1:8080`, { listen });
+    throw new ListenError(`--listen ${JSON.stringify(listen)} is not host:port; use e.g. :8080 or 127.0.0.1:8080`, {
+      listen,
+    });
   }
   const host = m[1] === undefined || m[1] === '' ? '0.0.0.0' : m[1].replace(/^\[(.*)\]$/, '$1');
   return { host, port };
@@ -86,8 +91,11 @@ export async function startHttp(opts: HttpOptions): Promise<HttpServer> {
     return { url, app, close: () => app.close() };
   } catch (err) {
     await app.close().catch(() => undefined);
-    throw new ListenError(`cannot listen on ${opts.listen}: ${err instanceof Error ? err.message : String(err)}; pick a free port with --listen`, {
-      listen: opts.listen,
-    });
+    throw new ListenError(
+      `cannot listen on ${opts.listen}: ${err instanceof Error ? err.message : String(err)}; pick a free port with --listen`,
+      {
+        listen: opts.listen,
+      },
+    );
   }
 }

@@ -6,7 +6,14 @@
  * it has not managed to renew for renewDeadline. Writes use the Lease's resourceVersion, so
  * two candidates can never both win a round.
  */
-import { CoordinationV1Api, PatchStrategy, setHeaderOptions, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  V1MicroTime,
+  type KubeConfig,
+  type V1Lease,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { httpStatus } from '../execute/classify.js';
 import { describeError } from '../observe/informer.js';
@@ -112,13 +119,17 @@ export class Leadership {
     } catch (err) {
       opts.logger.warn({ lease: `${opts.namespace}/${opts.name}`, err: describeError(err) }, 'lease renewal failed');
     }
-    if (this.leading && this.now() - this.lastRenew >= opts.renewDeadlineMs) this.lose('could not renew within the renew deadline');
+    if (this.leading && this.now() - this.lastRenew >= opts.renewDeadlineMs)
+      this.lose('could not renew within the renew deadline');
   }
 
   private lose(why: string): void {
     if (!this.leading) return;
     this.leading = false;
-    this.opts.logger.warn({ lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity, why }, 'leadership lost');
+    this.opts.logger.warn(
+      { lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity, why },
+      'leadership lost',
+    );
     this.opts.onStoppedLeading();
   }
 }
@@ -156,13 +167,17 @@ class LeaseClient {
       lease = await this.api.readNamespacedLease(this.ref);
     } catch (err) {
       if (httpStatus(err) !== 404) throw err;
-      return this.write(() => this.api.createNamespacedLease({ namespace: this.opts.namespace, body: this.body(undefined, true, 0) }));
+      return this.write(() =>
+        this.api.createNamespacedLease({ namespace: this.opts.namespace, body: this.body(undefined, true, 0) }),
+      );
     }
     const seen = this.observer.see(lease);
     if (seen.syncRequested && leading()) this.opts.onSyncRequested?.();
     if (!seen.mayTake) return false;
     const transitions = (lease.spec?.leaseTransitions ?? 0) + (seen.ours ? 0 : 1);
-    return this.write(() => this.api.replaceNamespacedLease({ ...this.ref, body: this.body(lease, !seen.ours, transitions) }));
+    return this.write(() =>
+      this.api.replaceNamespacedLease({ ...this.ref, body: this.body(lease, !seen.ours, transitions) }),
+    );
   }
 
   private async write(call: () => Promise<V1Lease>): Promise<boolean | 'conflict'> {
@@ -195,11 +210,23 @@ class LeaseClient {
   async requestSync(): Promise<void> {
     try {
       await this.api.patchNamespacedLease(
-        { ...this.ref, body: { metadata: { annotations: { [ANNOTATIONS.syncRequested]: `${new Date(this.now()).toISOString()} ${this.opts.identity}` } } } },
+        {
+          ...this.ref,
+          body: {
+            metadata: {
+              annotations: {
+                [ANNOTATIONS.syncRequested]: `${new Date(this.now()).toISOString()} ${this.opts.identity}`,
+              },
+            },
+          },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
     } catch (err) {
-      this.opts.logger.warn({ lease: `${this.opts.namespace}/${this.opts.name}`, err: describeError(err) }, 'sync request not relayed to the leader');
+      this.opts.logger.warn(
+        { lease: `${this.opts.namespace}/${this.opts.name}`, err: describeError(err) },
+        'sync request not relayed to the leader',
+      );
     }
   }
 
@@ -211,7 +238,10 @@ class LeaseClient {
       if (lease.spec?.holderIdentity !== this.opts.identity) return;
       await this.api.replaceNamespacedLease({
         ...this.ref,
-        body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(this.now()) } },
+        body: {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(this.now()) },
+        },
       });
       this.opts.logger.info({ lease: where }, 'lease released');
     } catch (err) {

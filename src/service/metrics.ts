@@ -46,7 +46,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean; now?: () => numb
   });
   const specProgress = new Gauge({
     name: 'drydock_spec_progress_ratio',
-    help: 'Fraction of a spec\'s nodes done (1 when complete).',
+    help: "Fraction of a spec's nodes done (1 when complete).",
     labelNames: ['kind', 'name'] as const,
     registers: [registry],
   });

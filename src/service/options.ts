@@ -18,7 +18,11 @@ export class OptionError extends CodedError<'option', { readonly flag: string; r
 /** "30s", "2m", "1h", "500ms" or a bare number of seconds → milliseconds. */
 export function parseDuration(flag: string, value: string): number {
   const ms = parseDurationMs(value);
-  if (ms === undefined) throw new OptionError(`${flag} ${JSON.stringify(value)} is not a duration; write e.g. 30s, 2m or 1h`, { flag, value });
+  if (ms === undefined)
+    throw new OptionError(`${flag} ${JSON.stringify(value)} is not a duration; write e.g. 30s, 2m or 1h`, {
+      flag,
+      value,
+    });
   if (!Number.isFinite(ms) || ms <= 0) throw new OptionError(`${flag} must be longer than zero`, { flag, value });
   return Math.round(ms);
 }
@@ -33,18 +37,31 @@ export function parseBool(flag: string, value: string | boolean): boolean {
 }
 
 /** The providers the service can reach, from --provider and --cloud-endpoint. */
-export function providersFrom(provider: string, endpoint: string | undefined): Partial<Record<Provider, CloudProvider>> {
+export function providersFrom(
+  provider: string,
+  endpoint: string | undefined,
+): Partial<Record<Provider, CloudProvider>> {
   if (provider !== 'sim' && provider !== 'aws' && provider !== 'gcp' && provider !== 'azure') {
-    throw new OptionError(`--provider ${JSON.stringify(provider)} is not one of sim, aws, gcp, azure`, { flag: '--provider', value: provider });
+    throw new OptionError(`--provider ${JSON.stringify(provider)} is not one of sim, aws, gcp, azure`, {
+      flag: '--provider',
+      value: provider,
+    });
   }
   try {
     if (provider === 'sim') {
-      if (!endpoint) throw new OptionError('--provider sim needs --cloud-endpoint URL of the simulated cloud (e.g. http://127.0.0.1:7070)', { flag: '--cloud-endpoint' });
+      if (!endpoint)
+        throw new OptionError(
+          '--provider sim needs --cloud-endpoint URL of the simulated cloud (e.g. http://127.0.0.1:7070)',
+          { flag: '--cloud-endpoint' },
+        );
       let url: URL;
       try {
         url = new URL(endpoint);
       } catch {
-        throw new OptionError(`--cloud-endpoint ${JSON.stringify(endpoint)} is not a URL; write e.g. http://127.0.0.1:7070`, { flag: '--cloud-endpoint', value: endpoint });
+        throw new OptionError(
+          `--cloud-endpoint ${JSON.stringify(endpoint)} is not a URL; write e.g. http://127.0.0.1:7070`,
+          { flag: '--cloud-endpoint', value: endpoint },
+        );
       }
       return { sim: createProvider({ provider: 'sim', url: url.toString().replace(/\/$/, '') }) };
     }

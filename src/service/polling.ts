@@ -35,7 +35,8 @@ export function startPolling(opts: PollingOptions): Polling {
     const poller = createPoller({ schedule: cron, tick: opts.tick });
     return { stop: () => poller.stop() };
   }
-  const intervalMs = (opts.interval !== undefined ? parsePositiveDuration(opts.interval) : undefined) ?? opts.intervalMs ?? 60_000;
+  const intervalMs =
+    (opts.interval !== undefined ? parsePositiveDuration(opts.interval) : undefined) ?? opts.intervalMs ?? 60_000;
   return pollOnTimer(intervalMs, opts.tick);
 }
 

@@ -66,7 +66,13 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
     });
   }
   deps.metrics.observePlan(plan, observed);
-  return { plan, observed, results, nextInMs: nextDelay(plan, observed, results, now, deps), transientFailures: results.filter((r) => r.outcome.kind === 'transient').length };
+  return {
+    plan,
+    observed,
+    results,
+    nextInMs: nextDelay(plan, observed, results, now, deps),
+    transientFailures: results.filter((r) => r.outcome.kind === 'transient').length,
+  };
 }
 
 /** When to look again, in ms: the earliest of every reason to. */

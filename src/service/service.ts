@@ -91,24 +91,33 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-
 export async function startService(opts: ServiceOptions): Promise<Service> {
   const log = opts.logger;
   const now = opts.now ?? (() => new Date());
   const clock = (): number => now().getTime();
   const metrics = opts.metrics ?? createMetrics();
-  const identity = opts.leaderElection && opts.leaderElection.identity ? opts.leaderElection.identity : `${os.hostname()}-${randomBytes(4).toString('hex')}`;
+  const identity =
+    opts.leaderElection && opts.leaderElection.identity
+      ? opts.leaderElection.identity
+      : `${os.hostname()}-${randomBytes(4).toString('hex')}`;
   opts.kubeConfig.onRequest((r) => metrics.apiRequests.inc({ client: 'cluster', verb: r.watch ? 'WATCH' : r.method }));
 
   let stopping = false;
   const watch = new RoundWatch(clock, opts.stuckAfterMs ?? 5 * 60_000);
   const scheduler: Scheduler = new Scheduler(() => loop.run());
-  const desired = new DesiredTracker({ source: opts.source, logger: log, metrics, clock, onNewCommit: () => scheduler.request(0) });
+  const desired = new DesiredTracker({
+    source: opts.source,
+    logger: log,
+    metrics,
+    clock,
+    onNewCommit: () => scheduler.request(0),
+  });
   const cluster: ClusterCache = startClusterCache({
     kubeConfig: opts.kubeConfig,
     logger: log,
     onChange: () => scheduler.request(opts.debounceMs ?? 250),
-    onError: (collection, err) => metrics.errors.inc({ kind: 'watch', code: String(describeError(err).code ?? collection) }),
+    onError: (collection, err) =>
+      metrics.errors.inc({ kind: 'watch', code: String(describeError(err).code ?? collection) }),
   });
   const leader = electLeader(opts, identity, metrics, {
     startedLeading: () => {
@@ -127,7 +136,17 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     mayWrite: mayAct,
     requestRound: (ms) => scheduler.request(ms),
   });
-  const loop = roundLoop(opts, { identity, metrics, cluster, desired, watch, publisher, scheduler, mayAct, stopping: () => stopping });
+  const loop = roundLoop(opts, {
+    identity,
+    metrics,
+    cluster,
+    desired,
+    watch,
+    publisher,
+    scheduler,
+    mayAct,
+    stopping: () => stopping,
+  });
 
   let http: HttpServer | undefined;
   try {
@@ -144,7 +163,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   await desired.sync();
   const polling: Polling = startPolling({
     ...(opts.pollSchedule !== undefined ? { schedule: opts.pollSchedule } : {}),
-    ...(opts.pollInterval !== undefined ? { interval: opts.pollInterval } : { intervalMs: opts.pollIntervalMs ?? 60_000 }),
+    ...(opts.pollInterval !== undefined
+      ? { interval: opts.pollInterval }
+      : { intervalMs: opts.pollIntervalMs ?? 60_000 }),
     tick: () => desired.sync(),
   });
 
@@ -227,7 +248,12 @@ async function serveHttp(
     logger: opts.logger,
     registry: metrics.registry,
     healthy: () => watch.liveness(),
-    readiness: () => readiness({ synced: cluster.isSynced(), ...(desired.inForce ? { inForce: desired.inForce.commit } : {}), ...(desired.newest ? { newest: desired.newest.commit } : {}) }),
+    readiness: () =>
+      readiness({
+        synced: cluster.isSynced(),
+        ...(desired.inForce ? { inForce: desired.inForce.commit } : {}),
+        ...(desired.newest ? { newest: desired.newest.commit } : {}),
+      }),
     ...(webhook ? { webhook } : {}),
   });
 }
@@ -262,7 +288,11 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
   const { desired, metrics } = p;
   const log = opts.logger;
   const now = opts.now ?? (() => new Date());
-  const actionDeps = { kube: kubeApis(opts.kubeConfig), cloud: (groupId: string) => desired.providerOf(groupId, opts.providers), fieldManager: 'drydock' };
+  const actionDeps = {
+    kube: kubeApis(opts.kubeConfig),
+    cloud: (groupId: string) => desired.providerOf(groupId, opts.providers),
+    fieldManager: 'drydock',
+  };
   const events = kubeEventRecorder(opts.kubeConfig, log, p.identity);
   const resyncMs = opts.resyncMs ?? 60_000;
   const settleMs = opts.settleMs ?? 250;
@@ -270,7 +300,20 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
   return new RoundLoop({
     cluster: p.cluster,
     desired,
-    reconcile: (d) => reconcileOnce(d, { cluster: p.cluster, providers, planner: opts.planner, actionDeps, events, logger: log, metrics, now, mayAct: p.mayAct, settleMs, resyncMs }),
+    reconcile: (d) =>
+      reconcileOnce(d, {
+        cluster: p.cluster,
+        providers,
+        planner: opts.planner,
+        actionDeps,
+        events,
+        logger: log,
+        metrics,
+        now,
+        mayAct: p.mayAct,
+        settleMs,
+        resyncMs,
+      }),
     report: (input: RoundReport) =>
       p.publisher.publish(
         buildStatus({
@@ -292,7 +335,14 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
 /** Stops polling, lets the action in flight finish (up to the shutdown timeout), hands back the Lease, closes the rest. */
 async function shutdown(
   opts: ServiceOptions,
-  p: { watch: RoundWatch; polling: Polling; scheduler: Scheduler; leader: LeaderElector; cluster: ClusterCache; http: HttpServer | undefined },
+  p: {
+    watch: RoundWatch;
+    polling: Polling;
+    scheduler: Scheduler;
+    leader: LeaderElector;
+    cluster: ClusterCache;
+    http: HttpServer | undefined;
+  },
 ): Promise<void> {
   const log = opts.logger;
   p.watch.shuttingDown();

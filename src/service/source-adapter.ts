@@ -20,7 +20,11 @@ import { webhookHandler } from '../source/webhook.js';
  * branch; that revision is handed over first, and the refused tip at the next sync, so the
  * service learns both without a second interface.
  */
-export function desiredSourceFromSync(opts: { sync: Sync; webhookSecret?: string; webhookPath?: string }): DesiredSource {
+export function desiredSourceFromSync(opts: {
+  sync: Sync;
+  webhookSecret?: string;
+  webhookPath?: string;
+}): DesiredSource {
   let failure: GitSourceError | undefined;
   let handedRestored = false;
   const runner = coalesce(async () => {
@@ -33,7 +37,9 @@ export function desiredSourceFromSync(opts: { sync: Sync; webhookSecret?: string
       if (failure !== undefined) throw failure;
       const newest = opts.sync.newest;
       const valid = opts.sync.lastValid;
-      const inForce: DesiredRevision | undefined = valid ? { commit: valid.commit, load: { ok: true, desired: valid.desired, files: valid.files } } : undefined;
+      const inForce: DesiredRevision | undefined = valid
+        ? { commit: valid.commit, load: { ok: true, desired: valid.desired, files: valid.files } }
+        : undefined;
       if (newest && !newest.load.ok && inForce && !handedRestored) {
         handedRestored = true;
         return inForce;
@@ -46,7 +52,8 @@ export function desiredSourceFromSync(opts: { sync: Sync; webhookSecret?: string
   };
   const secret = opts.webhookSecret;
   if (secret !== undefined) {
-    source.webhook = (notify) => webhookHandler({ secret, trigger: notify, ...(opts.webhookPath ? { path: opts.webhookPath } : {}) });
+    source.webhook = (notify) =>
+      webhookHandler({ secret, trigger: notify, ...(opts.webhookPath ? { path: opts.webhookPath } : {}) });
   }
   return source;
 }
@@ -58,7 +65,10 @@ export function desiredSourceFromSync(opts: { sync: Sync; webhookSecret?: string
  */
 export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
   const specs = s.specs.map((x): SpecReport => {
-    const approvals = (x.approvals ?? []).map((a): StatusApproval => ({ ...a, file: root ? path.posix.join(root, a.file) : a.file }));
+    const approvals = (x.approvals ?? []).map((a): StatusApproval => ({
+      ...a,
+      file: root ? path.posix.join(root, a.file) : a.file,
+    }));
     return {
       kind: x.spec.kind,
       name: x.spec.name,

@@ -85,10 +85,18 @@ export function gitTipSource(flags: SourceFlags, logger: Logger): DesiredSource 
 /** The keyring of --verify-commits, or undefined when commits are not verified. */
 async function keyringOf(flags: SourceFlags): Promise<Keyring | undefined> {
   if (!flags.verifyCommits) {
-    if (flags.keyring) throw new OptionError('--keyring is given but --verify-commits is not; add --verify-commits to enforce signatures', { flag: '--keyring', value: flags.keyring });
+    if (flags.keyring)
+      throw new OptionError(
+        '--keyring is given but --verify-commits is not; add --verify-commits to enforce signatures',
+        { flag: '--keyring', value: flags.keyring },
+      );
     return undefined;
   }
-  if (!flags.keyring) throw new OptionError('--verify-commits needs --keyring FILE, a file of armored OpenPGP public keys (gpg --armor --export <id> > keys.asc)', { flag: '--keyring' });
+  if (!flags.keyring)
+    throw new OptionError(
+      '--verify-commits needs --keyring FILE, a file of armored OpenPGP public keys (gpg --armor --export <id> > keys.asc)',
+      { flag: '--keyring' },
+    );
   return loadKeyring(flags.keyring);
 }
 
@@ -106,7 +114,11 @@ export interface ServiceSources {
 export async function createServiceSources(flags: SourceFlags, logger: Logger): Promise<ServiceSources> {
   const keys = await keyringOf(flags);
   if (!isRemote(flags.repo)) {
-    if (keys) throw new OptionError('--verify-commits needs a Git repository URL for --repo; a directory has no commits to verify', { flag: '--verify-commits' });
+    if (keys)
+      throw new OptionError(
+        '--verify-commits needs a Git repository URL for --repo; a directory has no commits to verify',
+        { flag: '--verify-commits' },
+      );
     return { source: directoryDesiredSource(path.resolve(flags.repo, flags.path)) };
   }
   const git = gitSource(flags, logger);
@@ -127,7 +139,9 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
     ...(keys ? { keys } : {}),
     restore: async () => (await writerFor(flags.cluster || 'default').readApplied())?.sourceCommit,
   });
-  const secret = flags.webhookSecretFile ? webhookSecret({ file: flags.webhookSecretFile }) : flags.webhookSecret || webhookSecret({ env: flags.env ?? process.env });
+  const secret = flags.webhookSecretFile
+    ? webhookSecret({ file: flags.webhookSecretFile })
+    : flags.webhookSecret || webhookSecret({ env: flags.env ?? process.env });
   const source = desiredSourceFromSync({ sync, ...(secret ? { webhookSecret: secret } : {}) });
   const status: StatusSink = {
     write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default'), git.root).write(snapshot),

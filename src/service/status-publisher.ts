@@ -73,8 +73,19 @@ export class StatusPublisher {
     this.opts.logger.info(
       {
         sourceCommit: snapshot.sourceCommit,
-        specs: snapshot.specs.map((s) => ({ spec: `${s.spec.kind}/${s.spec.name}`, phase: s.phase, done: s.progress.done, total: s.progress.total, waitingFor: s.waitingFor })),
-        waits: snapshot.waits.map((w) => ({ code: w.code, spec: `${w.spec.kind}/${w.spec.name}`, node: w.node, reason: w.reason })),
+        specs: snapshot.specs.map((s) => ({
+          spec: `${s.spec.kind}/${s.spec.name}`,
+          phase: s.phase,
+          done: s.progress.done,
+          total: s.progress.total,
+          waitingFor: s.waitingFor,
+        })),
+        waits: snapshot.waits.map((w) => ({
+          code: w.code,
+          spec: `${w.spec.kind}/${w.spec.name}`,
+          node: w.node,
+          reason: w.reason,
+        })),
         loadErrors: snapshot.loadErrors.length,
       },
       'status changed',

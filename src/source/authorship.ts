@@ -29,7 +29,13 @@ async function blobAt(opts: AuthorshipOptions, commit: string, filepath: string)
   const dir = path.posix.dirname(filepath);
   const name = path.posix.basename(filepath);
   try {
-    const { tree } = await git.readTree({ fs, gitdir: opts.gitdir, oid: commit, ...(dir !== '.' ? { filepath: dir } : {}), cache: opts.cache ?? {} });
+    const { tree } = await git.readTree({
+      fs,
+      gitdir: opts.gitdir,
+      oid: commit,
+      ...(dir !== '.' ? { filepath: dir } : {}),
+      cache: opts.cache ?? {},
+    });
     return tree.find((e) => e.path === name && e.type === 'blob')?.oid;
   } catch (err) {
     const code = errorCode(err);
@@ -39,7 +45,11 @@ async function blobAt(opts: AuthorshipOptions, commit: string, filepath: string)
 }
 
 /** The commit that gave `filepath` (repo-relative) its content as of `commit`; undefined when absent or past the bound. */
-export async function authorOf(opts: AuthorshipOptions, filepath: string, commit: string): Promise<Authorship | undefined> {
+export async function authorOf(
+  opts: AuthorshipOptions,
+  filepath: string,
+  commit: string,
+): Promise<Authorship | undefined> {
   const max = opts.maxCommits ?? 1000;
   const blob = await blobAt(opts, commit, filepath);
   if (blob === undefined) return undefined;

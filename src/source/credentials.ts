@@ -31,13 +31,18 @@ function readSecretFile(file: string, what: string): string {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : 'error';
-    throw new GitSourceError('credentials', `cannot read the ${what} file ${file} (${code}); check the path and that drydock may read it`, {
-      file,
-      reason: code,
-    });
+    throw new GitSourceError(
+      'credentials',
+      `cannot read the ${what} file ${file} (${code}); check the path and that drydock may read it`,
+      {
+        file,
+        reason: code,
+      },
+    );
   }
   const value = text.trim();
-  if (value === '') throw new GitSourceError('credentials', `the ${what} file ${file} is empty; put the ${what} in it`, { file });
+  if (value === '')
+    throw new GitSourceError('credentials', `the ${what} file ${file} is empty; put the ${what} in it`, { file });
   return value;
 }
 
@@ -63,9 +68,13 @@ export function splitUrlCredentials(url: string): { url: string; credentials?: G
 export function resolveCredentials(inputs: CredentialInputs): GitCredentials | undefined {
   const env = inputs.env ?? process.env;
   const username = env.DRYDOCK_GIT_USERNAME?.trim() || undefined;
-  const token = inputs.tokenFile ? readSecretFile(inputs.tokenFile, 'token') : env.DRYDOCK_GIT_TOKEN?.trim() || undefined;
+  const token = inputs.tokenFile
+    ? readSecretFile(inputs.tokenFile, 'token')
+    : env.DRYDOCK_GIT_TOKEN?.trim() || undefined;
   if (token !== undefined) return { username: username ?? 'x-access-token', password: token };
-  const password = inputs.passwordFile ? readSecretFile(inputs.passwordFile, 'password') : env.DRYDOCK_GIT_PASSWORD || undefined;
+  const password = inputs.passwordFile
+    ? readSecretFile(inputs.passwordFile, 'password')
+    : env.DRYDOCK_GIT_PASSWORD || undefined;
   if (password !== undefined) {
     if (username === undefined) {
       throw new GitSourceError('credentials', 'a Git password is set but no user name; set DRYDOCK_GIT_USERNAME', {});
@@ -73,14 +82,20 @@ export function resolveCredentials(inputs: CredentialInputs): GitCredentials | u
     return { username, password };
   }
   if (username !== undefined) {
-    throw new GitSourceError('credentials', 'DRYDOCK_GIT_USERNAME is set but no password or token; set DRYDOCK_GIT_PASSWORD or DRYDOCK_GIT_TOKEN', {});
+    throw new GitSourceError(
+      'credentials',
+      'DRYDOCK_GIT_USERNAME is set but no password or token; set DRYDOCK_GIT_PASSWORD or DRYDOCK_GIT_TOKEN',
+      {},
+    );
   }
   return inputs.url ? splitUrlCredentials(inputs.url).credentials : undefined;
 }
 
 /** The secret values to scrub from any text that leaves the process. */
 export function secretsOf(credentials: GitCredentials | undefined): string[] {
-  return credentials ? [credentials.password, Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')] : [];
+  return credentials
+    ? [credentials.password, Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')]
+    : [];
 }
 
 /** The Authorization header value, sent with the first request (saves the 401 round trip). */

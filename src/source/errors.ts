@@ -34,11 +34,26 @@ export type GitSourceErrorCode =
 /** A Git failure either needs a person or is retried soon; nothing names a delay. */
 export type RetryClass = Extract<Retry, 'stalled' | 'transient'>;
 
-const STALLED: ReadonlySet<GitSourceErrorCode> = new Set(['auth', 'invalid-repo', 'invalid-option', 'credentials', 'keyring', 'signature', 'path-missing']);
+const STALLED: ReadonlySet<GitSourceErrorCode> = new Set([
+  'auth',
+  'invalid-repo',
+  'invalid-option',
+  'credentials',
+  'keyring',
+  'signature',
+  'path-missing',
+]);
 
-export class GitSourceError extends CodedError<GitSourceErrorCode, Readonly<Record<string, string | number | boolean | undefined>>> {
+export class GitSourceError extends CodedError<
+  GitSourceErrorCode,
+  Readonly<Record<string, string | number | boolean | undefined>>
+> {
   override readonly name = 'GitSourceError';
-  constructor(code: GitSourceErrorCode, message: string, data: Readonly<Record<string, string | number | boolean | undefined>> = {}) {
+  constructor(
+    code: GitSourceErrorCode,
+    message: string,
+    data: Readonly<Record<string, string | number | boolean | undefined>> = {},
+  ) {
     super(code, message, data);
   }
 
@@ -54,5 +69,7 @@ export function isGitSourceError(err: unknown, code?: GitSourceErrorCode): err i
 
 /** The `code` property of any thrown value (isomorphic-git's and Node's errors carry one). */
 export function errorCode(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
+    ? err.code
+    : undefined;
 }

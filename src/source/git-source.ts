@@ -75,16 +75,24 @@ export class GitSource {
   constructor(opts: GitSourceOptions) {
     this.location = parseLocation(opts.repo);
     this.branch = opts.branch ?? 'main';
-    this.root = (opts.path ?? '').split('/').filter((s) => s !== '' && s !== '.').join('/');
+    this.root = (opts.path ?? '')
+      .split('/')
+      .filter((s) => s !== '' && s !== '.')
+      .join('/');
     this.display = this.location.display;
     this.credentials = opts.credentials ?? (this.location.kind === 'remote' ? this.location.urlCredentials : undefined);
-    this.gitdir = this.location.kind === 'local' ? this.location.gitdir : cacheDirFor(this.location.url, opts.cacheRoot ?? defaultCacheRoot());
+    this.gitdir =
+      this.location.kind === 'local'
+        ? this.location.gitdir
+        : cacheDirFor(this.location.url, opts.cacheRoot ?? defaultCacheRoot());
     this.log = (opts.logger ?? pino({ level: 'silent' })).child({ repo: this.display, branch: this.branch });
     this.retries = opts.retries ?? 2;
     this.retryDelayMs = opts.retryDelayMs ?? 250;
     this.http = createHttpClient(opts.idleTimeoutMs);
     if (this.branch === '' || /\s|\.\.|^-/.test(this.branch)) {
-      throw new GitSourceError('invalid-option', `--branch ${JSON.stringify(this.branch)} is not a valid branch name`, { branch: this.branch });
+      throw new GitSourceError('invalid-option', `--branch ${JSON.stringify(this.branch)} is not a valid branch name`, {
+        branch: this.branch,
+      });
     }
   }
 
@@ -109,7 +117,12 @@ export class GitSource {
     await mkdir(this.gitdir, { recursive: true });
     await git.init({ fs, gitdir: this.gitdir, bare: true, defaultBranch: this.branch });
     await git.setConfig({ fs, gitdir: this.gitdir, path: 'remote.origin.url', value: url });
-    await git.setConfig({ fs, gitdir: this.gitdir, path: 'remote.origin.fetch', value: '+refs/heads/*:refs/remotes/origin/*' });
+    await git.setConfig({
+      fs,
+      gitdir: this.gitdir,
+      path: 'remote.origin.fetch',
+      value: '+refs/heads/*:refs/remotes/origin/*',
+    });
     this.initialised = true;
   }
 
@@ -117,9 +130,19 @@ export class GitSource {
     return { repo: this.display, branch, operation, authenticated: this.credentials !== undefined };
   }
 
-  private authOptions(): { headers?: Record<string, string>; onAuth?: () => GitCredentials; onAuthFailure?: () => { cancel: true } } {
+  private authOptions(): {
+    headers?: Record<string, string>;
+    onAuth?: () => GitCredentials;
+    onAuthFailure?: () => { cancel: true };
+  } {
     const creds = this.credentials;
-    return creds ? { headers: { Authorization: basicAuthHeader(creds) }, onAuth: () => creds, onAuthFailure: () => ({ cancel: true }) } : {};
+    return creds
+      ? {
+          headers: { Authorization: basicAuthHeader(creds) },
+          onAuth: () => creds,
+          onAuthFailure: () => ({ cancel: true }),
+        }
+      : {};
   }
 
   /**
@@ -130,7 +153,11 @@ export class GitSource {
     if (this.location.kind === 'local') {
       const found = await this.resolveOwn(branch);
       if (found === undefined) {
-        throw new GitSourceError('branch-missing', `branch ${branch} does not exist in ${this.display}; create it or fix the branch name`, { repo: this.display, branch });
+        throw new GitSourceError(
+          'branch-missing',
+          `branch ${branch} does not exist in ${this.display}; create it or fix the branch name`,
+          { repo: this.display, branch },
+        );
       }
       return found;
     }
@@ -152,7 +179,12 @@ export class GitSource {
           cache: this.cache,
           ...this.authOptions(),
         });
-        if (!res.fetchHead) throw new GitSourceError('branch-missing', `branch ${branch} does not exist in ${this.display} (the repository is empty); push it or fix the branch name`, { ...ctx });
+        if (!res.fetchHead)
+          throw new GitSourceError(
+            'branch-missing',
+            `branch ${branch} does not exist in ${this.display} (the repository is empty); push it or fix the branch name`,
+            { ...ctx },
+          );
         return res.fetchHead;
       } catch (err) {
         const e = classifyGitError(err, ctx);
@@ -190,7 +222,9 @@ export class GitSource {
       if (tip !== undefined) return tip;
     }
     const local = await git.listBranches({ fs, gitdir: this.gitdir });
-    const tracking = (await git.listBranches({ fs, gitdir: this.gitdir, remote: 'origin' })).filter((b) => b !== 'HEAD').map((b) => `origin/${b}`);
+    const tracking = (await git.listBranches({ fs, gitdir: this.gitdir, remote: 'origin' }))
+      .filter((b) => b !== 'HEAD')
+      .map((b) => `origin/${b}`);
     const existing = [...local, ...tracking].sort();
     throw new GitSourceError(
       'branch-missing',
@@ -230,7 +264,11 @@ export class GitSource {
     if (this.location.kind === 'local') {
       const now = await this.resolveOwn(branch);
       if (now !== expected) {
-        throw new GitSourceError('push-rejected', `${branch} moved in ${this.display} while drydock wrote it`, { repo: this.display, branch, conflict: true });
+        throw new GitSourceError('push-rejected', `${branch} moved in ${this.display} while drydock wrote it`, {
+          repo: this.display,
+          branch,
+          conflict: true,
+        });
       }
       await git.writeRef({ fs, gitdir: this.gitdir, ref, value: commit, force: true });
       return;
@@ -239,10 +277,24 @@ export class GitSource {
     await this.recordOwn(branch, commit);
     let result;
     try {
-      result = await git.push({ fs, http: this.http, gitdir: this.gitdir, url: this.location.url, remote: 'origin', ref, remoteRef: ref, cache: this.cache, ...this.authOptions() });
+      result = await git.push({
+        fs,
+        http: this.http,
+        gitdir: this.gitdir,
+        url: this.location.url,
+        remote: 'origin',
+        ref,
+        remoteRef: ref,
+        cache: this.cache,
+        ...this.authOptions(),
+      });
     } catch (err) {
       if (errorCode(err) === 'PushRejectedError') {
-        throw new GitSourceError('push-rejected', `push to ${branch} of ${this.display} rejected: the branch moved (another writer)`, { repo: this.display, branch, conflict: true });
+        throw new GitSourceError(
+          'push-rejected',
+          `push to ${branch} of ${this.display} rejected: the branch moved (another writer)`,
+          { repo: this.display, branch, conflict: true },
+        );
       }
       throw classifyGitError(err, ctx);
     }
@@ -251,7 +303,12 @@ export class GitSource {
       const reason = status?.error ?? result.error ?? 'rejected';
       // The server's own fast-forward check (the remote moved after we looked) reads as a conflict too.
       const conflict = /non-fast-forward|fetch first|stale info|failed to lock/i.test(reason);
-      throw new GitSourceError('push-rejected', `push to ${branch} of ${this.display} rejected by the server`, { repo: this.display, branch, conflict, reason: this.redact(reason) });
+      throw new GitSourceError('push-rejected', `push to ${branch} of ${this.display} rejected by the server`, {
+        repo: this.display,
+        branch,
+        conflict,
+        reason: this.redact(reason),
+      });
     }
   }
 
@@ -296,7 +353,11 @@ export class GitSource {
   /** Who gave `file` (relative to --path) its content as of `commit`. */
   authorOf(file: string, commit: string, maxCommits?: number): Promise<Authorship | undefined> {
     const repoPath = this.root ? path.posix.join(this.root, file) : file;
-    return authorOf({ gitdir: this.gitdir, cache: this.cache, ...(maxCommits !== undefined ? { maxCommits } : {}) }, repoPath, commit);
+    return authorOf(
+      { gitdir: this.gitdir, cache: this.cache, ...(maxCommits !== undefined ? { maxCommits } : {}) },
+      repoPath,
+      commit,
+    );
   }
 
   verifyCommit(commit: string, keys: Keyring): Promise<SignatureVerdict> {

@@ -82,10 +82,14 @@ export function createHttpClient(idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS): HttpC
       const started = Date.now();
       let res: GitHttpResponse;
       try {
-        res = await nodeHttp.request({ ...req, fetchOptions: { timeout: idleTimeoutMs, ...(req.fetchOptions as Record<string, unknown> | undefined) } });
+        res = await nodeHttp.request({
+          ...req,
+          fetchOptions: { timeout: idleTimeoutMs, ...(req.fetchOptions as Record<string, unknown> | undefined) },
+        });
       } catch (err) {
         // simple-get reports its own timeout without a code; give it one (decided by time, not text).
-        if (errorCode(err) === undefined && Date.now() - started >= idleTimeoutMs) throw new RequestTimeoutError(`no answer within ${idleTimeoutMs} ms`);
+        if (errorCode(err) === undefined && Date.now() - started >= idleTimeoutMs)
+          throw new RequestTimeoutError(`no answer within ${idleTimeoutMs} ms`);
         throw err;
       }
       const isAdvert = (req.method ?? 'GET') === 'GET' && req.url.includes('/info/refs?service=git-upload-pack');

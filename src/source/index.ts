@@ -6,9 +6,25 @@ export { GitSource, type FetchResult, type GitSourceOptions } from './git-source
 export { createTreeReader, type TreeEntry, type TreeReader, type TreeReaderOptions } from './tree-reader.js';
 export { authorOf, type Authorship, type AuthorshipOptions } from './authorship.js';
 export { Sync, type AppliedCommit, type Loader, type SyncOptions, type SyncOutcome } from './sync.js';
-export { StatusWriter, DEFAULT_STATUS_BRANCH, readRecord, readStatusFiles, type AppliedRecord, type StatusWriterOptions, type WriteResult } from './status-writer.js';
+export {
+  StatusWriter,
+  DEFAULT_STATUS_BRANCH,
+  readRecord,
+  readStatusFiles,
+  type AppliedRecord,
+  type StatusWriterOptions,
+  type WriteResult,
+} from './status-writer.js';
 export { statusMessage, parseTrailers, SOURCE_TRAILER, CLUSTER_TRAILER } from './trailers.js';
-export { verifyWebhook, webhookHandler, webhookPlugin, webhookSecret, type WebhookHeaders, type WebhookProvider, type WebhookVerdict } from './webhook.js';
+export {
+  verifyWebhook,
+  webhookHandler,
+  webhookPlugin,
+  webhookSecret,
+  type WebhookHeaders,
+  type WebhookProvider,
+  type WebhookVerdict,
+} from './webhook.js';
 export { createPoller, durationToCron, parseDuration, type Poller } from './poller.js';
 export { coalesce, type Coalescer } from './coalesce.js';
 export { loadKeyring, parseKeyring, verifyCommitSignature, type Keyring, type SignatureVerdict } from './signatures.js';

@@ -12,7 +12,12 @@ import { GitSourceError } from './errors.js';
 import { redactUrl } from './redact.js';
 
 export type RepoLocation =
-  | { readonly kind: 'remote'; readonly url: string; readonly display: string; readonly urlCredentials?: GitCredentials }
+  | {
+      readonly kind: 'remote';
+      readonly url: string;
+      readonly display: string;
+      readonly urlCredentials?: GitCredentials;
+    }
   | { readonly kind: 'local'; readonly gitdir: string; readonly display: string };
 
 function isDir(p: string): boolean {
@@ -27,7 +32,8 @@ function isDir(p: string): boolean {
 export function localGitdir(dir: string): string | undefined {
   const abs = path.resolve(dir);
   if (isDir(path.join(abs, '.git'))) return path.join(abs, '.git');
-  if (existsSync(path.join(abs, 'HEAD')) && isDir(path.join(abs, 'objects')) && isDir(path.join(abs, 'refs'))) return abs;
+  if (existsSync(path.join(abs, 'HEAD')) && isDir(path.join(abs, 'objects')) && isDir(path.join(abs, 'refs')))
+    return abs;
   return undefined;
 }
 
@@ -37,15 +43,23 @@ export function parseLocation(repo: string): RepoLocation {
     return { kind: 'remote', url, display: redactUrl(url), ...(credentials ? { urlCredentials: credentials } : {}) };
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[^/\\]+@[^:]+:/.test(repo)) {
-    throw new GitSourceError('invalid-repo', `unsupported repository address ${redactUrl(repo)}: drydock speaks Git over http(s); use an https:// URL or a local path`, {
-      repo: redactUrl(repo),
-    });
+    throw new GitSourceError(
+      'invalid-repo',
+      `unsupported repository address ${redactUrl(repo)}: drydock speaks Git over http(s); use an https:// URL or a local path`,
+      {
+        repo: redactUrl(repo),
+      },
+    );
   }
   const gitdir = localGitdir(repo);
   if (gitdir === undefined) {
-    throw new GitSourceError('invalid-repo', `${repo} is not a Git repository (no .git directory, not a bare repository); pass an http(s) URL or the path of a repository`, {
-      repo,
-    });
+    throw new GitSourceError(
+      'invalid-repo',
+      `${repo} is not a Git repository (no .git directory, not a bare repository); pass an http(s) URL or the path of a repository`,
+      {
+        repo,
+      },
+    );
   }
   return { kind: 'local', gitdir, display: path.resolve(repo) };
 }

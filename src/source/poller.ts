@@ -14,7 +14,11 @@ export function parseDuration(text: string): number {
   const ms = parseDurationMs(text);
   const n = ms === undefined || ms % 1000 !== 0 ? Number.NaN : ms / 1000;
   if (!Number.isFinite(n) || n <= 0) {
-    throw new GitSourceError('invalid-option', `--interval ${JSON.stringify(text)} is not a duration; write it like 30s, 1m or 5m`, { interval: text });
+    throw new GitSourceError(
+      'invalid-option',
+      `--interval ${JSON.stringify(text)} is not a duration; write it like 30s, 1m or 5m`,
+      { interval: text },
+    );
   }
   return n;
 }
@@ -27,16 +31,51 @@ function divisors(n: number): number[] {
 export function durationToCron(text: string): string {
   const seconds = parseDuration(text);
   const refuse = (unit: string, ok: string[]): never => {
-    throw new GitSourceError('invalid-option', `--interval ${text} does not divide ${unit} evenly; use one of ${ok.join(', ')}`, { interval: text });
+    throw new GitSourceError(
+      'invalid-option',
+      `--interval ${text} does not divide ${unit} evenly; use one of ${ok.join(', ')}`,
+      { interval: text },
+    );
   };
-  if (seconds < 60) return seconds === 1 ? '* * * * * *' : 60 % seconds === 0 ? `*/${seconds} * * * * *` : refuse('a minute', divisors(60).map((d) => `${d}s`));
-  if (seconds % 60 !== 0) return refuse('a minute', divisors(60).map((d) => `${d}m`));
+  if (seconds < 60)
+    return seconds === 1
+      ? '* * * * * *'
+      : 60 % seconds === 0
+        ? `*/${seconds} * * * * *`
+        : refuse(
+            'a minute',
+            divisors(60).map((d) => `${d}s`),
+          );
+  if (seconds % 60 !== 0)
+    return refuse(
+      'a minute',
+      divisors(60).map((d) => `${d}m`),
+    );
   const minutes = seconds / 60;
-  if (minutes < 60) return minutes === 1 ? '0 * * * * *' : 60 % minutes === 0 ? `0 */${minutes} * * * *` : refuse('an hour', divisors(60).map((d) => `${d}m`));
-  if (minutes % 60 !== 0) return refuse('an hour', divisors(24).map((d) => `${d}h`));
+  if (minutes < 60)
+    return minutes === 1
+      ? '0 * * * * *'
+      : 60 % minutes === 0
+        ? `0 */${minutes} * * * *`
+        : refuse(
+            'an hour',
+            divisors(60).map((d) => `${d}m`),
+          );
+  if (minutes % 60 !== 0)
+    return refuse(
+      'an hour',
+      divisors(24).map((d) => `${d}h`),
+    );
   const hours = minutes / 60;
   if (hours === 24) return '0 0 0 * * *';
-  return hours === 1 ? '0 0 * * * *' : 24 % hours === 0 ? `0 0 */${hours} * * *` : refuse('a day', divisors(24).map((d) => `${d}h`));
+  return hours === 1
+    ? '0 0 * * * *'
+    : 24 % hours === 0
+      ? `0 0 */${hours} * * *`
+      : refuse(
+          'a day',
+          divisors(24).map((d) => `${d}h`),
+        );
 }
 
 export interface Poller {
@@ -53,12 +92,23 @@ export function isCronSchedule(expression: string): boolean {
  * Calls `tick` on the cron `schedule`, or every `interval` a cron step expresses; a tick still
  * running when the next is due is skipped (noOverlap).
  */
-export function createPoller(opts: { interval: string; tick: () => Promise<void> | void } | { schedule: string; tick: () => Promise<void> | void }): Poller {
+export function createPoller(
+  opts: { interval: string; tick: () => Promise<void> | void } | { schedule: string; tick: () => Promise<void> | void },
+): Poller {
   const expression = 'schedule' in opts ? opts.schedule : durationToCron(opts.interval);
-  if (!isCronSchedule(expression)) throw new GitSourceError('invalid-option', `--poll-schedule ${JSON.stringify(expression)} is not a cron expression; write e.g. '*/5 * * * *'`, { schedule: expression });
-  const task = cron.schedule(expression, async () => {
-    await opts.tick();
-  }, { noOverlap: true, name: 'drydock-git-poll' });
+  if (!isCronSchedule(expression))
+    throw new GitSourceError(
+      'invalid-option',
+      `--poll-schedule ${JSON.stringify(expression)} is not a cron expression; write e.g. '*/5 * * * *'`,
+      { schedule: expression },
+    );
+  const task = cron.schedule(
+    expression,
+    async () => {
+      await opts.tick();
+    },
+    { noOverlap: true, name: 'drydock-git-poll' },
+  );
   return {
     expression,
     async stop() {

@@ -12,7 +12,13 @@ import { shortCommit } from '../commit.js';
 
 export type SignatureVerdict =
   | { readonly ok: true; readonly commit: string; readonly keyId: string; readonly signer?: string }
-  | { readonly ok: false; readonly commit: string; readonly reason: 'unsigned' | 'unknown-key' | 'bad-signature'; readonly message: string; readonly keyId?: string };
+  | {
+      readonly ok: false;
+      readonly commit: string;
+      readonly reason: 'unsigned' | 'unknown-key' | 'bad-signature';
+      readonly message: string;
+      readonly keyId?: string;
+    };
 
 export type Keyring = readonly openpgp.PublicKey[];
 
@@ -23,7 +29,11 @@ export async function loadKeyring(file: string): Promise<Keyring> {
     text = await readFile(file, 'utf8');
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : 'error';
-    throw new GitSourceError('keyring', `cannot read the keyring ${file} (${code}); pass a file of armored OpenPGP public keys to --verify-commits`, { file, reason: code });
+    throw new GitSourceError(
+      'keyring',
+      `cannot read the keyring ${file} (${code}); pass a file of armored OpenPGP public keys to --verify-commits`,
+      { file, reason: code },
+    );
   }
   return parseKeyring(text, file);
 }
@@ -33,7 +43,11 @@ export async function parseKeyring(armored: string, file = '(keyring)'): Promise
   try {
     keys = await openpgp.readKeys({ armoredKeys: armored });
   } catch {
-    throw new GitSourceError('keyring', `${file} holds no readable armored OpenPGP public key; export one with \`gpg --armor --export <id>\``, { file });
+    throw new GitSourceError(
+      'keyring',
+      `${file} holds no readable armored OpenPGP public key; export one with \`gpg --armor --export <id>\``,
+      { file },
+    );
   }
   const pub = keys.map((k) => k.toPublic());
   if (pub.length === 0) throw new GitSourceError('keyring', `${file} holds no public key`, { file });
@@ -46,17 +60,37 @@ function keyIdsOf(keys: Keyring): Set<string> {
   return ids;
 }
 
-export async function verifyCommitSignature(opts: { gitdir: string; cache?: object; commit: string; keys: Keyring }): Promise<SignatureVerdict> {
-  const { commit: c, payload } = await git.readCommit({ fs, gitdir: opts.gitdir, oid: opts.commit, cache: opts.cache ?? {} });
+export async function verifyCommitSignature(opts: {
+  gitdir: string;
+  cache?: object;
+  commit: string;
+  keys: Keyring;
+}): Promise<SignatureVerdict> {
+  const { commit: c, payload } = await git.readCommit({
+    fs,
+    gitdir: opts.gitdir,
+    oid: opts.commit,
+    cache: opts.cache ?? {},
+  });
   const short = shortCommit(opts.commit);
   if (!c.gpgsig) {
-    return { ok: false, commit: opts.commit, reason: 'unsigned', message: `commit ${short} is not signed; sign it with a key of the keyring (git commit -S)` };
+    return {
+      ok: false,
+      commit: opts.commit,
+      reason: 'unsigned',
+      message: `commit ${short} is not signed; sign it with a key of the keyring (git commit -S)`,
+    };
   }
   let signature: openpgp.Signature;
   try {
     signature = await openpgp.readSignature({ armoredSignature: c.gpgsig });
   } catch {
-    return { ok: false, commit: opts.commit, reason: 'bad-signature', message: `commit ${short} has a signature that is not OpenPGP (SSH and X.509 signatures are not supported)` };
+    return {
+      ok: false,
+      commit: opts.commit,
+      reason: 'bad-signature',
+      message: `commit ${short} has a signature that is not OpenPGP (SSH and X.509 signatures are not supported)`,
+    };
   }
   const signers = signature.getSigningKeyIDs().map((id) => id.toHex());
   const known = keyIdsOf(opts.keys);
@@ -75,7 +109,13 @@ export async function verifyCommitSignature(opts: { gitdir: string; cache?: obje
     const result = await openpgp.verify({ message, signature, verificationKeys: [...opts.keys] });
     for (const s of result.signatures) await s.verified;
   } catch {
-    return { ok: false, commit: opts.commit, reason: 'bad-signature', message: `commit ${short}: the signature by key ${keyId} does not match the commit (tampered or corrupt)`, keyId };
+    return {
+      ok: false,
+      commit: opts.commit,
+      reason: 'bad-signature',
+      message: `commit ${short}: the signature by key ${keyId} does not match the commit (tampered or corrupt)`,
+      keyId,
+    };
   }
   const signerKey = opts.keys.find((k) => k.getKeyIDs().some((id) => id.toHex() === keyId));
   const user = signerKey?.users[0]?.userID?.userID;

@@ -69,7 +69,11 @@ export class StatusWriter {
     this.retryDelayMs = opts.retryDelayMs ?? 100;
     this.now = opts.now ?? (() => new Date());
     if (this.branch === opts.source.branch) {
-      throw new GitSourceError('invalid-option', `the status branch ${this.branch} is the tracked branch; drydock never writes a user branch: pick another --status-branch`, { branch: this.branch });
+      throw new GitSourceError(
+        'invalid-option',
+        `the status branch ${this.branch} is the tracked branch; drydock never writes a user branch: pick another --status-branch`,
+        { branch: this.branch },
+      );
     }
   }
 
@@ -109,11 +113,15 @@ export class StatusWriter {
           if (owner !== undefined && owner !== this.cluster) {
             // Two clusters on one branch would overwrite each other's report on every write.
             throw new AbortError(
-              new GitSourceError('invalid-option', `the status branch ${this.branch} holds the status of cluster ${owner}, not ${this.cluster}; give each cluster its own --status-branch (e.g. drydock/status-${this.cluster})`, {
-                branch: this.branch,
-                owner,
-                cluster: this.cluster,
-              }),
+              new GitSourceError(
+                'invalid-option',
+                `the status branch ${this.branch} holds the status of cluster ${owner}, not ${this.cluster}; give each cluster its own --status-branch (e.g. drydock/status-${this.cluster})`,
+                {
+                  branch: this.branch,
+                  owner,
+                  cluster: this.cluster,
+                },
+              ),
             );
           }
           if (head.tree === tree) return { commit: parent, changed: false };

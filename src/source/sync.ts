@@ -44,9 +44,19 @@ export type SyncOutcome =
   | { readonly kind: 'applied'; readonly commit: string; readonly fetch: FetchResult; readonly desired: DesiredState }
   | { readonly kind: 'unchanged'; readonly commit: string; readonly fetch: FetchResult }
   /** The commit's specs are invalid: nothing changes; errors go to errors.yaml. */
-  | { readonly kind: 'refused'; readonly commit: string; readonly fetch: FetchResult; readonly errors: readonly SpecError[] }
+  | {
+      readonly kind: 'refused';
+      readonly commit: string;
+      readonly fetch: FetchResult;
+      readonly errors: readonly SpecError[];
+    }
   /** --verify-commits: unsigned or signed by an unknown key. */
-  | { readonly kind: 'unverified'; readonly commit: string; readonly fetch: FetchResult; readonly verdict: Exclude<SignatureVerdict, { ok: true }> }
+  | {
+      readonly kind: 'unverified';
+      readonly commit: string;
+      readonly fetch: FetchResult;
+      readonly verdict: Exclude<SignatureVerdict, { ok: true }>;
+    }
   | { readonly kind: 'fetch-failed'; readonly error: GitSourceError };
 
 /** Loader errors name files relative to --path; the status branch shows repository paths. */
@@ -80,7 +90,9 @@ export class Sync {
 
   /** The newest commit fetched and what the loader made of it (a refused commit's errors). */
   get newest(): { readonly commit: string; readonly load: LoadResult } | undefined {
-    return this.newestCommit !== undefined && this.newestLoad !== undefined ? { commit: this.newestCommit, load: this.newestLoad } : undefined;
+    return this.newestCommit !== undefined && this.newestLoad !== undefined
+      ? { commit: this.newestCommit, load: this.newestLoad }
+      : undefined;
   }
 
   private async loadCommit(commit: string): Promise<LoadResult> {
@@ -94,7 +106,16 @@ export class Sync {
       return {
         ok: false,
         files: [],
-        errors: [{ file: where, line: 1, column: 1, code: 'path-missing', message: `${where} cannot be read in commit ${shortCommit(commit)}: ${err.message}`, hint: 'fix --path, or add the directory holding drydock.yaml and the specs' }],
+        errors: [
+          {
+            file: where,
+            line: 1,
+            column: 1,
+            code: 'path-missing',
+            message: `${where} cannot be read in commit ${shortCommit(commit)}: ${err.message}`,
+            hint: 'fix --path, or add the directory holding drydock.yaml and the specs',
+          },
+        ],
       };
     }
     if (!result.ok) return { ...result, errors: repoRelative(result.errors, this.source.root) };
@@ -114,7 +135,10 @@ export class Sync {
       try {
         by = await this.source.authorOf(a.source.file, commit);
       } catch (err) {
-        this.log.warn({ commit, file: a.source.file, code: err instanceof GitSourceError ? err.code : 'history' }, 'cannot tell who approved; the approval is kept without an approver');
+        this.log.warn(
+          { commit, file: a.source.file, code: err instanceof GitSourceError ? err.code : 'history' },
+          'cannot tell who approved; the approval is kept without an approver',
+        );
       }
       approvals.push(by ? { ...a, approvedBy: { name: by.name, email: by.email, commit: by.commit, at: by.at } } : a);
     }
@@ -136,7 +160,10 @@ export class Sync {
         this.log.info({ commit }, 'restored the commit in force from the status branch');
       }
     } catch (err) {
-      this.log.warn({ commit, code: err instanceof GitSourceError ? err.code : 'load' }, 'could not restore the commit in force from the status branch');
+      this.log.warn(
+        { commit, code: err instanceof GitSourceError ? err.code : 'load' },
+        'could not restore the commit in force from the status branch',
+      );
     }
   }
 
@@ -146,13 +173,20 @@ export class Sync {
     try {
       fetch = await this.source.fetch();
     } catch (err) {
-      const error = err instanceof GitSourceError ? err : new GitSourceError('git', `fetch ${this.source.display} failed`, { repo: this.source.display });
-      this.log.warn({ code: error.code, inForce: this.valid?.commit }, 'fetch failed; the last valid commit stays in force');
+      const error =
+        err instanceof GitSourceError
+          ? err
+          : new GitSourceError('git', `fetch ${this.source.display} failed`, { repo: this.source.display });
+      this.log.warn(
+        { code: error.code, inForce: this.valid?.commit },
+        'fetch failed; the last valid commit stays in force',
+      );
       return { kind: 'fetch-failed', error };
     }
     const commit = fetch.commit;
     if (commit === this.valid?.commit || commit === this.newestCommit) return { kind: 'unchanged', commit, fetch };
-    if (fetch.rewritten) this.log.warn({ commit, previous: fetch.previous }, 'history rewritten; following the new tip');
+    if (fetch.rewritten)
+      this.log.warn({ commit, previous: fetch.previous }, 'history rewritten; following the new tip');
     if (this.keys) {
       const verdict = await this.source.verifyCommit(commit, this.keys);
       if (!verdict.ok) {
@@ -161,7 +195,16 @@ export class Sync {
         this.newestLoad = {
           ok: false,
           files: [],
-          errors: [{ file: '', line: 1, column: 1, code: `signature-${verdict.reason}`, message: verdict.message, hint: 'sign the commit with a key of the --verify-commits keyring' }],
+          errors: [
+            {
+              file: '',
+              line: 1,
+              column: 1,
+              code: `signature-${verdict.reason}`,
+              message: verdict.message,
+              hint: 'sign the commit with a key of the --verify-commits keyring',
+            },
+          ],
         };
         this.log.warn({ commit, reason: verdict.reason }, 'commit not applied: signature not verified');
         return { kind: 'unverified', commit, fetch, verdict };
@@ -172,7 +215,10 @@ export class Sync {
     this.newestLoad = result;
     if (!result.ok) {
       await this.restore();
-      this.log.warn({ commit, errors: result.errors.length, inForce: this.valid?.commit }, 'commit refused; the last valid commit stays in force');
+      this.log.warn(
+        { commit, errors: result.errors.length, inForce: this.valid?.commit },
+        'commit refused; the last valid commit stays in force',
+      );
       return { kind: 'refused', commit, fetch, errors: result.errors };
     }
     this.valid = { commit, desired: result.desired, files: result.files };

@@ -13,7 +13,10 @@ export const CLUSTER_TRAILER = 'Drydock-Cluster';
 
 export function statusMessage(summary: string, cluster: string, sourceCommit: string | undefined): string {
   const subject = `status: ${summary.replace(/\s+/g, ' ').trim()} (source ${shortCommit(sourceCommit, 'none')})`;
-  const trailers = [...(sourceCommit ? [`${SOURCE_TRAILER}: ${sourceCommit}`] : []), `${CLUSTER_TRAILER}: ${cluster.replace(/\s+/g, ' ')}`];
+  const trailers = [
+    ...(sourceCommit ? [`${SOURCE_TRAILER}: ${sourceCommit}`] : []),
+    `${CLUSTER_TRAILER}: ${cluster.replace(/\s+/g, ' ')}`,
+  ];
   return `${subject}\n\n${trailers.join('\n')}\n`;
 }
 

@@ -49,7 +49,10 @@ function kindOfMode(mode: string): SpecEntryKind {
 }
 
 function clean(p: string): string {
-  return p.split('/').filter((s) => s !== '' && s !== '.').join('/');
+  return p
+    .split('/')
+    .filter((s) => s !== '' && s !== '.')
+    .join('/');
 }
 
 export function createTreeReader(opts: TreeReaderOptions): TreeReader {
@@ -66,13 +69,29 @@ export function createTreeReader(opts: TreeReaderOptions): TreeReader {
       pending = (async () => {
         const filepath = repoPath(key);
         try {
-          const { tree } = await git.readTree({ fs, gitdir: opts.gitdir, oid: opts.commit, ...(filepath ? { filepath } : {}), cache });
+          const { tree } = await git.readTree({
+            fs,
+            gitdir: opts.gitdir,
+            oid: opts.commit,
+            ...(filepath ? { filepath } : {}),
+            cache,
+          });
           return tree.map((e): RawEntry => ({ name: e.path, kind: kindOfMode(e.mode), oid: e.oid }));
         } catch (err) {
           const code = errorCode(err);
-          if (code === 'NotFoundError') throw new SpecSourceError('NotFound', `${key || '.'} does not exist in commit ${shortCommit(opts.commit)}`, { path: key });
-          if (code === 'ObjectTypeError') throw new SpecSourceError('NotADirectory', `${key || '.'} is not a directory`, { path: key });
-          throw new SpecSourceError('ReadFailed', `cannot read ${key || '.'} from commit ${shortCommit(opts.commit)} (${code ?? 'error'})`, { path: key });
+          if (code === 'NotFoundError')
+            throw new SpecSourceError(
+              'NotFound',
+              `${key || '.'} does not exist in commit ${shortCommit(opts.commit)}`,
+              { path: key },
+            );
+          if (code === 'ObjectTypeError')
+            throw new SpecSourceError('NotADirectory', `${key || '.'} is not a directory`, { path: key });
+          throw new SpecSourceError(
+            'ReadFailed',
+            `cannot read ${key || '.'} from commit ${shortCommit(opts.commit)} (${code ?? 'error'})`,
+            { path: key },
+          );
         }
       })();
       dirs.set(key, pending);
@@ -99,12 +118,17 @@ export function createTreeReader(opts: TreeReaderOptions): TreeReader {
 
   async function readBytes(file: string): Promise<Uint8Array> {
     const entry = await entryOf(file);
-    if (entry.kind !== 'file') throw new SpecSourceError('ReadFailed', `${clean(file)} is not a regular file (${entry.kind})`, { path: clean(file) });
+    if (entry.kind !== 'file')
+      throw new SpecSourceError('ReadFailed', `${clean(file)} is not a regular file (${entry.kind})`, {
+        path: clean(file),
+      });
     try {
       const { blob } = await git.readBlob({ fs, gitdir: opts.gitdir, oid: entry.oid, cache });
       return blob;
     } catch (err) {
-      throw new SpecSourceError('ReadFailed', `cannot read ${clean(file)} (${errorCode(err) ?? 'error'})`, { path: clean(file) });
+      throw new SpecSourceError('ReadFailed', `cannot read ${clean(file)} (${errorCode(err) ?? 'error'})`, {
+        path: clean(file),
+      });
     }
   }
 

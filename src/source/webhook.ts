@@ -41,7 +41,9 @@ export function verifyWebhook(headers: WebhookHeaders, body: Buffer, secret: str
   const github = header(headers, 'x-hub-signature-256');
   if (github !== undefined) {
     const event = header(headers, 'x-github-event');
-    return hmacMatches(secret, body, github) ? { ok: true, provider: 'github', ...(event ? { event } : {}) } : { ok: false, status: 401, reason: 'bad-signature' };
+    return hmacMatches(secret, body, github)
+      ? { ok: true, provider: 'github', ...(event ? { event } : {}) }
+      : { ok: false, status: 401, reason: 'bad-signature' };
   }
   const gitlab = header(headers, 'x-gitlab-token');
   if (gitlab !== undefined) {
@@ -49,11 +51,15 @@ export function verifyWebhook(headers: WebhookHeaders, body: Buffer, secret: str
     // Hash both sides first: equal-length buffers, so the comparison leaks nothing about length either.
     const a = createHmac('sha256', 'drydock').update(gitlab).digest();
     const b = createHmac('sha256', 'drydock').update(secret).digest();
-    return sameBytes(a, b) ? { ok: true, provider: 'gitlab', ...(event ? { event } : {}) } : { ok: false, status: 401, reason: 'bad-signature' };
+    return sameBytes(a, b)
+      ? { ok: true, provider: 'gitlab', ...(event ? { event } : {}) }
+      : { ok: false, status: 401, reason: 'bad-signature' };
   }
   const generic = header(headers, 'x-drydock-signature');
   if (generic !== undefined) {
-    return hmacMatches(secret, body, generic) ? { ok: true, provider: 'generic' } : { ok: false, status: 401, reason: 'bad-signature' };
+    return hmacMatches(secret, body, generic)
+      ? { ok: true, provider: 'generic' }
+      : { ok: false, status: 401, reason: 'bad-signature' };
   }
   return { ok: false, status: 401, reason: 'missing-signature' };
 }
@@ -66,9 +72,14 @@ export function webhookSecret(opts: { env?: NodeJS.ProcessEnv; file?: string }):
       text = readFileSync(opts.file, 'utf8').trim();
     } catch (err) {
       const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : 'error';
-      throw new GitSourceError('credentials', `cannot read the webhook secret file ${opts.file} (${code}); check the path`, { file: opts.file, reason: code });
+      throw new GitSourceError(
+        'credentials',
+        `cannot read the webhook secret file ${opts.file} (${code}); check the path`,
+        { file: opts.file, reason: code },
+      );
     }
-    if (text === '') throw new GitSourceError('credentials', `the webhook secret file ${opts.file} is empty`, { file: opts.file });
+    if (text === '')
+      throw new GitSourceError('credentials', `the webhook secret file ${opts.file} is empty`, { file: opts.file });
     return text;
   }
   const v = (opts.env ?? process.env).DRYDOCK_WEBHOOK_SECRET?.trim();
@@ -87,7 +98,12 @@ const PING_EVENTS = new Set(['ping']);
  * The route's logic as a plain function (the service's HTTP server mounts it, see
  * src/service/http.ts WebhookHandler): verify, then trigger a fetch without waiting for it.
  */
-export function webhookHandler(opts: { secret: string; trigger: () => void; path?: string; onRejected?: (reason: string) => void }): {
+export function webhookHandler(opts: {
+  secret: string;
+  trigger: () => void;
+  path?: string;
+  onRejected?: (reason: string) => void;
+}): {
   readonly path: string;
   handle(headers: WebhookHeaders, body: Buffer): Promise<WebhookResponse>;
 } {
@@ -97,9 +113,16 @@ export function webhookHandler(opts: { secret: string; trigger: () => void; path
       const verdict = verifyWebhook(headers, body, opts.secret);
       if (!verdict.ok) {
         opts.onRejected?.(verdict.reason);
-        return { status: 401, body: { error: verdict.reason === 'missing-signature' ? 'missing webhook signature' : 'webhook signature does not match' } };
+        return {
+          status: 401,
+          body: {
+            error:
+              verdict.reason === 'missing-signature' ? 'missing webhook signature' : 'webhook signature does not match',
+          },
+        };
       }
-      if (verdict.event !== undefined && PING_EVENTS.has(verdict.event)) return { status: 200, body: { accepted: false, reason: 'ping' } };
+      if (verdict.event !== undefined && PING_EVENTS.has(verdict.event))
+        return { status: 200, body: { accepted: false, reason: 'ping' } };
       opts.trigger();
       return { status: 202, body: { accepted: true, provider: verdict.provider } };
     },
@@ -107,7 +130,10 @@ export function webhookHandler(opts: { secret: string; trigger: () => void; path
 }
 
 /** The same as a fastify plugin, keeping the body raw so signatures are checked over its bytes. */
-export const webhookPlugin: FastifyPluginAsync<{ secret: string; trigger: () => void; path?: string }> = async (app, opts) => {
+export const webhookPlugin: FastifyPluginAsync<{ secret: string; trigger: () => void; path?: string }> = async (
+  app,
+  opts,
+) => {
   const handler = webhookHandler(opts);
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.removeContentTypeParser('application/json');

@@ -21,7 +21,12 @@ function plural(n: number): string {
  * `errors` sorted and capped. `omitted` counts findings per file that were never built (see
  * validateDocument); `complete` is false when loading stopped early, so the total is unknown.
  */
-export function capErrors(errors: readonly CodedSpecError[], omitted: ReadonlyMap<string, number>, caps: ErrorCaps, complete: boolean): CodedSpecError[] {
+export function capErrors(
+  errors: readonly CodedSpecError[],
+  omitted: ReadonlyMap<string, number>,
+  caps: ErrorCaps,
+  complete: boolean,
+): CodedSpecError[] {
   const sorted = [...errors].sort(compareErrors);
   const out: CodedSpecError[] = [];
   let i = 0;
@@ -37,12 +42,29 @@ export function capErrors(errors: readonly CodedSpecError[], omitted: ReadonlyMa
     }
     if (left > 0) {
       const last = out[out.length - 1]!;
-      out.push({ ...specError('too-many-errors', last, `${plural(left)} in ${file} not shown`, `fix these ${kept} and validate again`), notShown: left });
+      out.push({
+        ...specError(
+          'too-many-errors',
+          last,
+          `${plural(left)} in ${file} not shown`,
+          `fix these ${kept} and validate again`,
+        ),
+        notShown: left,
+      });
     }
   }
   const files = new Set(out.map((e) => e.file));
   for (const [file, n] of omitted) {
-    if (!files.has(file) && n > 0) out.push({ ...specError('too-many-errors', fileStart(file), `${plural(n)} in ${file} not shown`, 'fix the file and validate again'), notShown: n });
+    if (!files.has(file) && n > 0)
+      out.push({
+        ...specError(
+          'too-many-errors',
+          fileStart(file),
+          `${plural(n)} in ${file} not shown`,
+          'fix the file and validate again',
+        ),
+        notShown: n,
+      });
   }
   if (out.length <= caps.maxErrors) return out;
   const shown = out.slice(0, caps.maxErrors);

@@ -4,7 +4,8 @@
  */
 import { specError, type CodedSpecError } from './errors.js';
 
-export type Decoded = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly error: CodedSpecError };
+export type Decoded =
+  { readonly ok: true; readonly text: string } | { readonly ok: false; readonly error: CodedSpecError };
 
 function mib(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MiB`;

@@ -54,12 +54,7 @@ export interface CodedSpecError extends SpecError {
   readonly code: SpecErrorCode;
 }
 
-export function specError(
-  code: SpecErrorCode,
-  at: SourcePosition,
-  message: string,
-  hint: string,
-): CodedSpecError {
+export function specError(code: SpecErrorCode, at: SourcePosition, message: string, hint: string): CodedSpecError {
   return { file: at.file, line: at.line, column: at.column, message, hint, code };
 }
 

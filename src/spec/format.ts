@@ -30,7 +30,14 @@ export function formatErrorsText(errors: readonly SpecError[], opts: FormatOptio
 
 /** One object per error, paths prefixed like the text format. */
 export function errorsToJson(errors: readonly SpecError[], opts: FormatOptions = {}): SpecError[] {
-  return errors.map((e) => ({ file: filePath(e, opts), line: e.line, column: e.column, code: e.code, message: e.message, hint: e.hint }));
+  return errors.map((e) => ({
+    file: filePath(e, opts),
+    line: e.line,
+    column: e.column,
+    code: e.code,
+    message: e.message,
+    hint: e.hint,
+  }));
 }
 
 // GitHub's workflow-command escaping: data escapes % CR LF; property values also : and ,.

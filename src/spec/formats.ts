@@ -17,13 +17,15 @@ export type Problem = string | undefined;
 
 export function dns1123Label(s: string): Problem {
   if (s.length > 63) return `is ${s.length} characters long; at most 63 are allowed`;
-  if (!DNS1123_LABEL.test(s)) return 'must be a DNS label: lowercase letters, digits and "-", starting and ending with a letter or digit';
+  if (!DNS1123_LABEL.test(s))
+    return 'must be a DNS label: lowercase letters, digits and "-", starting and ending with a letter or digit';
   return undefined;
 }
 
 export function dns1123Subdomain(s: string): Problem {
   if (s.length > 253) return `is ${s.length} characters long; at most 253 are allowed`;
-  if (!DNS1123_SUBDOMAIN.test(s)) return 'must be a DNS subdomain: lowercase letters, digits, "-" and ".", each part starting and ending with a letter or digit';
+  if (!DNS1123_SUBDOMAIN.test(s))
+    return 'must be a DNS subdomain: lowercase letters, digits, "-" and ".", each part starting and ending with a letter or digit';
   return undefined;
 }
 
@@ -38,13 +40,15 @@ export function labelKey(s: string): Problem {
   }
   if (name === '') return 'has an empty name';
   if (name.length > 63) return `name part is ${name.length} characters long; at most 63 are allowed`;
-  if (!QUALIFIED_NAME.test(name)) return 'name part must be letters, digits, "-", "_" and ".", starting and ending with a letter or digit';
+  if (!QUALIFIED_NAME.test(name))
+    return 'name part must be letters, digits, "-", "_" and ".", starting and ending with a letter or digit';
   return undefined;
 }
 
 export function labelValue(s: string): Problem {
   if (s.length > 63) return `is ${s.length} characters long; at most 63 are allowed`;
-  if (s !== '' && !QUALIFIED_NAME.test(s)) return 'must be empty, or letters, digits, "-", "_" and ".", starting and ending with a letter or digit';
+  if (s !== '' && !QUALIFIED_NAME.test(s))
+    return 'must be empty, or letters, digits, "-", "_" and ".", starting and ending with a letter or digit';
   return undefined;
 }
 
@@ -71,7 +75,8 @@ export function containerImage(s: string): Problem {
   if (ws !== undefined) return ws;
   if (s.length > 4096) return 'is longer than 4096 characters';
   if (!REFERENCE.test(s)) {
-    if (/[A-Z]/.test(s.split(/[:@]/)[0]!.split('/').slice(1).join('/'))) return 'has uppercase letters in the repository path; image repositories are lowercase';
+    if (/[A-Z]/.test(s.split(/[:@]/)[0]!.split('/').slice(1).join('/')))
+      return 'has uppercase letters in the repository path; image repositories are lowercase';
     return 'is not an image reference like registry.example/team/image:tag or image@sha256:<digest>';
   }
   return undefined;
@@ -89,7 +94,8 @@ export function gitBranch(s: string): Problem {
   if (s.includes('//')) return 'holds "//"';
   // eslint-disable-next-line no-control-regex -- git refuses control characters in ref names: this finds them
   const bad = /[\x00-\x20\x7f~^:?*[\\]/.exec(s);
-  if (bad) return `holds ${bad[0] === ' ' ? 'a space' : JSON.stringify(bad[0])}, which git does not allow in a branch name`;
+  if (bad)
+    return `holds ${bad[0] === ' ' ? 'a space' : JSON.stringify(bad[0])}, which git does not allow in a branch name`;
   for (const part of s.split('/')) {
     if (part.startsWith('.')) return `has a part ${JSON.stringify(part)} starting with "."`;
     if (part.endsWith('.lock')) return `has a part ${JSON.stringify(part)} ending in ".lock"`;
@@ -110,10 +116,14 @@ export const FORMATS: Readonly<Record<string, (s: string) => Problem>> = {
 
 /** What each format expects, for hints where the schema has no description of its own (a label key or value). */
 export const FORMAT_HINTS: Readonly<Record<string, string>> = {
-  'dns1123-label': 'a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit, e.g. kube-system',
-  'dns1123-subdomain': 'a DNS subdomain: at most 253 lowercase letters, digits, "-" and ".", e.g. worker-1.example.internal',
-  'label-key': 'a label key is [prefix/]name: the prefix a DNS subdomain (example.com), the name at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit, e.g. app.kubernetes.io/name',
-  'label-value': 'a label value is empty or at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit, e.g. v1.2',
+  'dns1123-label':
+    'a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit, e.g. kube-system',
+  'dns1123-subdomain':
+    'a DNS subdomain: at most 253 lowercase letters, digits, "-" and ".", e.g. worker-1.example.internal',
+  'label-key':
+    'a label key is [prefix/]name: the prefix a DNS subdomain (example.com), the name at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit, e.g. app.kubernetes.io/name',
+  'label-value':
+    'a label value is empty or at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit, e.g. v1.2',
   'image-text': 'write the image without spaces or line breaks',
   'container-image': 'write an image reference like registry.example/team/tool:v1 or tool@sha256:<digest>',
   'git-branch': 'write a branch name git accepts, e.g. drydock/status',

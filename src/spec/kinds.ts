@@ -37,7 +37,10 @@ export const KINDS: Readonly<Record<string, Readonly<Record<string, KindHandler>
   [EDGELESS]: {
     NodeImage: { schema: 'seeds/edgeless-node-image.schema.json', normalise: e.eNodeImage },
     ScalingGroup: { schema: 'seeds/edgeless-scaling-group.schema.json', normalise: e.eScalingGroup },
-    AutoscalingStrategy: { schema: 'seeds/edgeless-autoscaling-strategy.schema.json', normalise: e.eAutoscalingStrategy },
+    AutoscalingStrategy: {
+      schema: 'seeds/edgeless-autoscaling-strategy.schema.json',
+      normalise: e.eAutoscalingStrategy,
+    },
   },
   [KAIROS]: {
     NodeOp: { schema: 'seeds/kairos-node-op.schema.json', normalise: k.kNodeOp },
@@ -69,7 +72,7 @@ export const REFUSED: Readonly<Record<string, Readonly<Record<string, { message:
     },
     MutexRunConfig: {
       message: 'MutexRunConfig is not needed: drydock applies every MutexRule to each node it upgrades',
-      hint: 'delete the file; canary waves are set in a NodeImage\'s spec.rollout.canary',
+      hint: "delete the file; canary waves are set in a NodeImage's spec.rollout.canary",
     },
   },
   [DRYDOCK_API]: {

@@ -69,7 +69,14 @@ async function readText(source: SpecFileSource, file: string, limits: LoadLimits
     bytes = await source.readFile(file, limits.maxFileBytes);
   } catch (err) {
     if (!(err instanceof SpecSourceError)) throw err;
-    return { error: specError('read-failed', fileStart(file), `cannot read file: ${err.message}`, "check the file's permissions") };
+    return {
+      error: specError(
+        'read-failed',
+        fileStart(file),
+        `cannot read file: ${err.message}`,
+        "check the file's permissions",
+      ),
+    };
   }
   const decoded = decodeSpecFile(file, bytes, limits.maxFileBytes);
   return decoded.ok ? { text: decoded.text } : { error: decoded.error };
@@ -81,16 +88,38 @@ function kindOf(doc: ParsedDocument): { apiVersion?: unknown; kind?: unknown } {
 
 /** Finding for a document whose apiVersion/kind drydock does not read. */
 function unknownKind(doc: ParsedDocument, apiVersion: unknown, kind: unknown): CodedSpecError {
-  for (const [field, value] of [['apiVersion', apiVersion], ['kind', kind]] as const) {
+  for (const [field, value] of [
+    ['apiVersion', apiVersion],
+    ['kind', kind],
+  ] as const) {
     if (value !== undefined && value !== null && typeof value !== 'string') {
-      const what = Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a mapping' : typeof value === 'number' || typeof value === 'boolean' ? `the ${typeof value} ${value}` : `a ${typeof value}`;
-      const example = field === 'kind' ? `kind: ${Array.isArray(value) && typeof value[0] === 'string' ? value[0] : 'NodeImage'}` : `apiVersion: ${DRYDOCK_API}`;
-      return specError('missing-kind', doc.locate([field]), `${field} must be a string, not ${what}`, `write it as one plain value, e.g. ${example}`);
+      const what = Array.isArray(value)
+        ? 'a list'
+        : typeof value === 'object'
+          ? 'a mapping'
+          : typeof value === 'number' || typeof value === 'boolean'
+            ? `the ${typeof value} ${value}`
+            : `a ${typeof value}`;
+      const example =
+        field === 'kind'
+          ? `kind: ${Array.isArray(value) && typeof value[0] === 'string' ? value[0] : 'NodeImage'}`
+          : `apiVersion: ${DRYDOCK_API}`;
+      return specError(
+        'missing-kind',
+        doc.locate([field]),
+        `${field} must be a string, not ${what}`,
+        `write it as one plain value, e.g. ${example}`,
+      );
     }
   }
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || apiVersion === '' || kind === '') {
     const missing = typeof apiVersion !== 'string' || apiVersion === '' ? 'apiVersion' : 'kind';
-    return specError('missing-kind', doc.locate([missing === 'apiVersion' ? 'apiVersion' : 'kind']), `document has no ${missing}`, `every document needs apiVersion and kind; drydock reads ${acceptedKinds()}`);
+    return specError(
+      'missing-kind',
+      doc.locate([missing === 'apiVersion' ? 'apiVersion' : 'kind']),
+      `document has no ${missing}`,
+      `every document needs apiVersion and kind; drydock reads ${acceptedKinds()}`,
+    );
   }
   const refused = REFUSED[apiVersion]?.[kind];
   if (refused) return specError('refused-kind', doc.locate(['kind']), refused.message, refused.hint);
@@ -98,11 +127,23 @@ function unknownKind(doc: ParsedDocument, apiVersion: unknown, kind: unknown): C
   if (group) {
     const odd = lookalike(kind, Object.keys(group));
     const guess = odd === undefined ? closest(kind, Object.keys(group)) : undefined;
-    return specError('unknown-kind', doc.locate(['kind']), `unknown kind ${JSON.stringify(kind)} for ${apiVersion}${odd ? `: ${odd.holds}` : ''}`, `${odd ? `${odd.fix}; ` : guess ? `did you mean ${guess}? ` : ''}${apiVersion} kinds: ${Object.keys(group).join(', ')}`);
+    return specError(
+      'unknown-kind',
+      doc.locate(['kind']),
+      `unknown kind ${JSON.stringify(kind)} for ${apiVersion}${odd ? `: ${odd.holds}` : ''}`,
+      `${odd ? `${odd.fix}; ` : guess ? `did you mean ${guess}? ` : ''}${apiVersion} kinds: ${Object.keys(group).join(', ')}`,
+    );
   }
-  const withKind = Object.entries(KINDS).filter(([, kinds]) => kind in kinds).map(([api]) => api);
+  const withKind = Object.entries(KINDS)
+    .filter(([, kinds]) => kind in kinds)
+    .map(([api]) => api);
   if (withKind.length > 0) {
-    return specError('unknown-kind', doc.locate(['apiVersion']), `unknown apiVersion ${JSON.stringify(apiVersion)} for kind ${kind}`, `use apiVersion ${withKind.includes(DRYDOCK_API) ? DRYDOCK_API : withKind.join(' or ')}`);
+    return specError(
+      'unknown-kind',
+      doc.locate(['apiVersion']),
+      `unknown apiVersion ${JSON.stringify(apiVersion)} for kind ${kind}`,
+      `use apiVersion ${withKind.includes(DRYDOCK_API) ? DRYDOCK_API : withKind.join(' or ')}`,
+    );
   }
   return specError(
     'unknown-kind',
@@ -117,7 +158,8 @@ function sortByName<T extends Spec>(list: T[]): T[] {
 }
 
 function desiredState(config: RepoConfig, specs: readonly Spec[]): DesiredState {
-  const of = <K extends Spec['kind']>(kind: K): Extract<Spec, { kind: K }>[] => sortByName(specs.filter((s): s is Extract<Spec, { kind: K }> => s.kind === kind));
+  const of = <K extends Spec['kind']>(kind: K): Extract<Spec, { kind: K }>[] =>
+    sortByName(specs.filter((s): s is Extract<Spec, { kind: K }> => s.kind === kind));
   return {
     config,
     scalingGroups: of('ScalingGroup'),
@@ -143,10 +185,24 @@ async function loadConfig(
   if (present.length === 0) return { config: DEFAULT_CONFIG };
   const file = present[0]!;
   if (present.length > 1) {
-    errors.push(specError('config', fileStart(CONFIG_FILES[1]), 'both drydock.yaml and drydock.yml exist', 'keep only drydock.yaml'));
+    errors.push(
+      specError(
+        'config',
+        fileStart(CONFIG_FILES[1]),
+        'both drydock.yaml and drydock.yml exist',
+        'keep only drydock.yaml',
+      ),
+    );
   }
   if (rootNames.get(file) !== 'file') {
-    errors.push(specError(rootNames.get(file) === 'symlink' ? 'symlink' : 'config', fileStart(file), `${file} is not a regular file`, `make ${file} a plain file; drydock never follows symlinks`));
+    errors.push(
+      specError(
+        rootNames.get(file) === 'symlink' ? 'symlink' : 'config',
+        fileStart(file),
+        `${file} is not a regular file`,
+        `make ${file} a plain file; drydock never follows symlinks`,
+      ),
+    );
     return { config: DEFAULT_CONFIG };
   }
   files.push(file);
@@ -159,7 +215,10 @@ async function loadConfig(
   errors.push(...parsed.errors);
   if (parsed.errors.length > 0) return { config: DEFAULT_CONFIG };
   const [doc, extra] = parsed.documents;
-  if (extra) errors.push(specError('config', extra.start, `${file} holds more than one document`, 'keep one document in drydock.yaml'));
+  if (extra)
+    errors.push(
+      specError('config', extra.start, `${file} holds more than one document`, 'keep one document in drydock.yaml'),
+    );
   if (!doc) return { config: DEFAULT_CONFIG };
   const schemaErrors = validateDocument(doc, 'repo-config.schema.json').errors;
   errors.push(...schemaErrors);
@@ -185,7 +244,10 @@ export async function loadFromSource(source: SpecFileSource, opts: LoadOptions =
     ignoreText = read.text;
   }
 
-  const roots = config.paths.map((p, i) => ({ path: p, declaredAt: configDoc?.locate(['paths', i]) ?? fileStart(CONFIG_FILES[0]) }));
+  const roots = config.paths.map((p, i) => ({
+    path: p,
+    declaredAt: configDoc?.locate(['paths', i]) ?? fileStart(CONFIG_FILES[0]),
+  }));
   const walked = await collectSpecFiles(source, roots, drydockIgnore(ignoreText), limits);
   errors.push(...walked.errors);
 
@@ -203,7 +265,14 @@ export async function loadFromSource(source: SpecFileSource, opts: LoadOptions =
     const text = read.text ?? '';
     totalBytes += Buffer.byteLength(text);
     if (totalBytes > limits.maxTotalBytes) {
-      errors.push(specError('source-limit', fileStart(file), `spec files together exceed ${limits.maxTotalBytes / (1024 * 1024)} MiB`, "narrow drydock.yaml's paths, or exclude large files in .drydockignore"));
+      errors.push(
+        specError(
+          'source-limit',
+          fileStart(file),
+          `spec files together exceed ${limits.maxTotalBytes / (1024 * 1024)} MiB`,
+          "narrow drydock.yaml's paths, or exclude large files in .drydockignore",
+        ),
+      );
       complete = false;
       break;
     }
@@ -224,8 +293,16 @@ export async function loadFromSource(source: SpecFileSource, opts: LoadOptions =
 
   errors.push(...checkReferences(loaded, config, configDoc, invalid));
   files.sort();
-  if (errors.length > 0 || omitted.size > 0) return { ok: false, errors: capErrors(errors, omitted, limits, complete), files };
-  return { ok: true, desired: desiredState(config, loaded.map((l) => l.spec)), files };
+  if (errors.length > 0 || omitted.size > 0)
+    return { ok: false, errors: capErrors(errors, omitted, limits, complete), files };
+  return {
+    ok: true,
+    desired: desiredState(
+      config,
+      loaded.map((l) => l.spec),
+    ),
+    files,
+  };
 }
 
 interface DocumentResult {
@@ -235,7 +312,12 @@ interface DocumentResult {
   readonly omitted: number;
 }
 
-function loadDocument(doc: ParsedDocument, config: RepoConfig, errors: CodedSpecError[], maxFindings: number): DocumentResult {
+function loadDocument(
+  doc: ParsedDocument,
+  config: RepoConfig,
+  errors: CodedSpecError[],
+  maxFindings: number,
+): DocumentResult {
   const { apiVersion, kind } = kindOf(doc);
   const handler = typeof apiVersion === 'string' && typeof kind === 'string' ? KINDS[apiVersion]?.[kind] : undefined;
   if (!handler) {
@@ -246,7 +328,11 @@ function loadDocument(doc: ParsedDocument, config: RepoConfig, errors: CodedSpec
   if (schema.errors.length > 0) {
     errors.push(...schema.errors);
     const name = (doc.value['metadata'] as { name?: unknown } | undefined)?.name;
-    return { loaded: [], omitted: schema.omitted, ...(typeof name === 'string' ? { invalid: `${String(kind)}/${name}` } : {}) };
+    return {
+      loaded: [],
+      omitted: schema.omitted,
+      ...(typeof name === 'string' ? { invalid: `${String(kind)}/${name}` } : {}),
+    };
   }
   const ctx = normaliseContext(doc, config.defaults.rollout, errors);
   const before = errors.length;

@@ -3,7 +3,20 @@
  * split, each document is converted to plain data under bounds (nesting depth, alias
  * expansion, number of documents), and any instance path can be mapped back to line:column.
  */
-import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, Parser, type Alias, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
+import {
+  Composer,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  Parser,
+  type Alias,
+  type Document,
+  type Node,
+  type Pair,
+  type YAMLMap,
+} from 'yaml';
 import { specError, type CodedSpecError } from './errors.js';
 import type { SourcePosition } from './model.js';
 import { checkDocument, codePoint } from './yaml-checks.js';
@@ -56,7 +69,17 @@ function flowDepthExceeds(text: string, max: number): number | undefined {
     }
     if (lineStart) {
       lineStart = false;
-      if (quote === undefined && c !== ' ' && c !== '\t' && c !== '[' && c !== '{' && c !== ']' && c !== '}' && c !== ',' && c !== '#') {
+      if (
+        quote === undefined &&
+        c !== ' ' &&
+        c !== '\t' &&
+        c !== '[' &&
+        c !== '{' &&
+        c !== ']' &&
+        c !== '}' &&
+        c !== ',' &&
+        c !== '#'
+      ) {
         depth = 0;
       }
     }
@@ -107,7 +130,12 @@ function dataDepthExceeds(value: unknown, max: number): boolean {
  * the first time a path goes through it, and aliases resolve through the walk's table. (Searching
  * a mapping per lookup made a file of many errors quadratic: one error per key of a large mapping.)
  */
-function locator(doc: Document, file: string, lc: LineCounter, aliases: ReadonlyMap<Alias, Node>): ParsedDocument['locate'] {
+function locator(
+  doc: Document,
+  file: string,
+  lc: LineCounter,
+  aliases: ReadonlyMap<Alias, Node>,
+): ParsedDocument['locate'] {
   const indexes = new WeakMap<YAMLMap, Map<string, Pair>>();
   const pairOf = (map: YAMLMap, key: string): Pair | undefined => {
     let index = indexes.get(map);
@@ -164,7 +192,12 @@ function nonPrintable(file: string, text: string): CodedSpecError | undefined {
     line++;
     lineStart = i + 1;
   }
-  return specError('control-character', { file, line, column: m.index - lineStart + 1 }, `file holds the control character ${codePoint(m[0])}, which YAML does not allow`, 'remove it; if the value needs it, drydock does not accept it either');
+  return specError(
+    'control-character',
+    { file, line, column: m.index - lineStart + 1 },
+    `file holds the control character ${codePoint(m[0])}, which YAML does not allow`,
+    'remove it; if the value needs it, drydock does not accept it either',
+  );
 }
 
 function syntaxErrors(doc: Document, file: string, lc: LineCounter): CodedSpecError[] {
@@ -175,8 +208,12 @@ function syntaxErrors(doc: Document, file: string, lc: LineCounter): CodedSpecEr
       specError(
         exhausted ? 'too-deep' : 'yaml-syntax',
         position(file, lc, e.pos[0]),
-        exhausted ? 'document is nested too deeply to parse' : `YAML syntax: ${e.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`,
-        exhausted ? 'flatten the document' : 'fix the YAML syntax; indentation must use spaces, and every flow collection must be closed',
+        exhausted
+          ? 'document is nested too deeply to parse'
+          : `YAML syntax: ${e.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`,
+        exhausted
+          ? 'flatten the document'
+          : 'fix the YAML syntax; indentation must use spaces, and every flow collection must be closed',
       ),
     );
     if (exhausted) break;
@@ -184,13 +221,27 @@ function syntaxErrors(doc: Document, file: string, lc: LineCounter): CodedSpecEr
   const version = doc.directives?.yaml;
   if (errors.length === 0 && version?.explicit === true && version.version !== '1.2') {
     // A %YAML 1.1 directive switches to 1.1's schema, where yes/no/on/off are booleans and 0777 is octal.
-    errors.push(specError('yaml-syntax', position(file, lc, 0), `%YAML ${version.version} is not supported`, 'remove the %YAML directive; drydock reads YAML 1.2'));
+    errors.push(
+      specError(
+        'yaml-syntax',
+        position(file, lc, 0),
+        `%YAML ${version.version} is not supported`,
+        'remove the %YAML directive; drydock reads YAML 1.2',
+      ),
+    );
   }
   return errors;
 }
 
 /** One composed document → plain data and a locator, or the findings that refuse it. */
-function toParsed(doc: Document, text: string, index: number, file: string, lc: LineCounter, limits: ParseLimits): ParsedDocument | CodedSpecError[] | undefined {
+function toParsed(
+  doc: Document,
+  text: string,
+  index: number,
+  file: string,
+  lc: LineCounter,
+  limits: ParseLimits,
+): ParsedDocument | CodedSpecError[] | undefined {
   const syntax = syntaxErrors(doc, file, lc);
   if (syntax.length > 0) return syntax;
   if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return undefined; // empty document
@@ -205,18 +256,45 @@ function toParsed(doc: Document, text: string, index: number, file: string, lc: 
       // Undefined aliases were refused above, so this is the expansion limit.
       let first: number | undefined;
       for (const a of checked.aliases.keys()) first = Math.min(first ?? Infinity, nodeStart(a) ?? Infinity);
-      return [specError('alias-limit', position(file, lc, first), `aliases expand to more than ${limits.maxAliasCount} nodes`, 'write the values out instead of nesting aliases')];
+      return [
+        specError(
+          'alias-limit',
+          position(file, lc, first),
+          `aliases expand to more than ${limits.maxAliasCount} nodes`,
+          'write the values out instead of nesting aliases',
+        ),
+      ];
     }
     return [specError('yaml-syntax', start, 'document cannot be converted to data', 'simplify the document')];
   }
   // Without aliases the data is exactly as deep as the source, which the walk has bounded.
   if (checked.aliases.size > 0 && dataDepthExceeds(value, limits.maxDepth)) {
-    return [specError('too-deep', start, `nesting (after expanding aliases) is deeper than ${limits.maxDepth} levels`, 'write the values out instead of nesting aliases')];
+    return [
+      specError(
+        'too-deep',
+        start,
+        `nesting (after expanding aliases) is deeper than ${limits.maxDepth} levels`,
+        'write the values out instead of nesting aliases',
+      ),
+    ];
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return [specError('not-an-object', start, `document is a ${Array.isArray(value) ? 'list' : 'scalar'}, not a mapping`, 'each YAML document must be one object with apiVersion, kind, metadata and spec; separate documents with ---')];
+    return [
+      specError(
+        'not-an-object',
+        start,
+        `document is a ${Array.isArray(value) ? 'list' : 'scalar'}, not a mapping`,
+        'each YAML document must be one object with apiVersion, kind, metadata and spec; separate documents with ---',
+      ),
+    ];
   }
-  return { file, index, value: value as Record<string, unknown>, start, locate: locator(doc, file, lc, checked.aliases) };
+  return {
+    file,
+    index,
+    value: value as Record<string, unknown>,
+    start,
+    locate: locator(doc, file, lc, checked.aliases),
+  };
 }
 
 export function parseSpecText(file: string, raw: string, limits: ParseLimits): ParsedFile {
@@ -232,20 +310,38 @@ export function parseSpecText(file: string, raw: string, limits: ParseLimits): P
     for (let i = 0; i < deep; i++) if (text[i] === '\n') lc.addNewLine(i + 1);
     return {
       documents: [],
-      errors: [specError('too-deep', position(file, lc, deep), `nesting is deeper than ${limits.maxDepth} levels`, 'flatten the document; no drydock spec needs this depth')],
+      errors: [
+        specError(
+          'too-deep',
+          position(file, lc, deep),
+          `nesting is deeper than ${limits.maxDepth} levels`,
+          'flatten the document; no drydock spec needs this depth',
+        ),
+      ],
     };
   }
   const documents: ParsedDocument[] = [];
   const errors: CodedSpecError[] = [];
   const parser = new Parser(lc.addNewLine);
   // resolveKnownTags off: !!binary, !!set, !!timestamp, ... stay unresolved, and are refused as unknown tags.
-  const composer = new Composer({ uniqueKeys: false, strict: true, prettyErrors: false, version: '1.2', resolveKnownTags: false });
+  const composer = new Composer({
+    uniqueKeys: false,
+    strict: true,
+    prettyErrors: false,
+    version: '1.2',
+    resolveKnownTags: false,
+  });
   let index = -1;
   for (const doc of composer.compose(parser.parse(text))) {
     index++;
     if (index >= limits.maxDocuments) {
       errors.push(
-        specError('too-many-documents', position(file, lc, nodeStart(doc.contents)), `file has more than ${limits.maxDocuments} YAML documents`, 'split it into several files'),
+        specError(
+          'too-many-documents',
+          position(file, lc, nodeStart(doc.contents)),
+          `file has more than ${limits.maxDocuments} YAML documents`,
+          'split it into several files',
+        ),
       );
       break;
     }

@@ -32,7 +32,8 @@ function instance(): Ajv {
   if (ajv) return ajv;
   const a = new Ajv({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true });
   addFormats(a, ['date-time']);
-  for (const [name, problem] of Object.entries(FORMATS)) a.addFormat(name, { type: 'string', validate: (s: string) => problem(s) === undefined });
+  for (const [name, problem] of Object.entries(FORMATS))
+    a.addFormat(name, { type: 'string', validate: (s: string) => problem(s) === undefined });
   for (const rel of schemaFiles(SCHEMA_DIR)) {
     a.addSchema(JSON.parse(readFileSync(path.join(SCHEMA_DIR, rel), 'utf8')) as object);
   }

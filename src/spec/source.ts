@@ -37,7 +37,9 @@ export interface SpecFileSource {
 }
 
 function code(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
+    ? err.code
+    : undefined;
 }
 
 /** A SpecFileSource over a directory of the local file system. */
@@ -63,9 +65,13 @@ export function directorySource(root: string): SpecFileSource {
         entries = await readdir(target, { withFileTypes: true });
       } catch (err) {
         if (err instanceof SpecSourceError) throw err;
-        if (code(err) === 'ENOENT') throw new SpecSourceError('NotFound', `${dir || '.'} does not exist`, { path: dir });
-        if (code(err) === 'ENOTDIR') throw new SpecSourceError('NotADirectory', `${dir || '.'} is not a directory`, { path: dir });
-        throw new SpecSourceError('ReadFailed', `cannot read directory ${dir || '.'}: ${code(err) ?? 'error'}`, { path: dir });
+        if (code(err) === 'ENOENT')
+          throw new SpecSourceError('NotFound', `${dir || '.'} does not exist`, { path: dir });
+        if (code(err) === 'ENOTDIR')
+          throw new SpecSourceError('NotADirectory', `${dir || '.'} is not a directory`, { path: dir });
+        throw new SpecSourceError('ReadFailed', `cannot read directory ${dir || '.'}: ${code(err) ?? 'error'}`, {
+          path: dir,
+        });
       }
       return entries.map((e): SpecDirEntry => ({
         name: e.name,

@@ -32,9 +32,62 @@ export function closest(word: string, candidates: readonly string[]): string | u
 
 /** Letters of other scripts drawn like ASCII ones (Cyrillic, Greek), as Unicode's confusables list pairs them. */
 const CONFUSABLE: Readonly<Record<string, string>> = {
-  'а': 'a', 'в': 'B', 'е': 'e', 'к': 'k', 'м': 'M', 'н': 'H', 'о': 'o', 'р': 'p', 'с': 'c', 'т': 'T', 'у': 'y', 'х': 'x', 'ѕ': 's', 'і': 'i', 'ј': 'j', 'ԁ': 'd', 'һ': 'h', 'ԛ': 'q', 'ԝ': 'w', 'ӏ': 'l',
-  'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'Х': 'X', 'Ѕ': 'S', 'І': 'I', 'Ј': 'J',
-  'α': 'a', 'ο': 'o', 'ν': 'v', 'ι': 'i', 'κ': 'k', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O', 'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X',
+  а: 'a',
+  в: 'B',
+  е: 'e',
+  к: 'k',
+  м: 'M',
+  н: 'H',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 'T',
+  у: 'y',
+  х: 'x',
+  ѕ: 's',
+  і: 'i',
+  ј: 'j',
+  ԁ: 'd',
+  һ: 'h',
+  ԛ: 'q',
+  ԝ: 'w',
+  ӏ: 'l',
+  А: 'A',
+  В: 'B',
+  Е: 'E',
+  К: 'K',
+  М: 'M',
+  Н: 'H',
+  О: 'O',
+  Р: 'P',
+  С: 'C',
+  Т: 'T',
+  Х: 'X',
+  Ѕ: 'S',
+  І: 'I',
+  Ј: 'J',
+  α: 'a',
+  ο: 'o',
+  ν: 'v',
+  ι: 'i',
+  κ: 'k',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  Α: 'A',
+  Β: 'B',
+  Ε: 'E',
+  Ζ: 'Z',
+  Η: 'H',
+  Ι: 'I',
+  Κ: 'K',
+  Μ: 'M',
+  Ν: 'N',
+  Ο: 'O',
+  Ρ: 'P',
+  Τ: 'T',
+  Υ: 'Y',
+  Χ: 'X',
 };
 
 /** Characters that print as nothing: zero-width spaces and joiners, bidi controls, the soft hyphen, BOM. */
@@ -49,11 +102,25 @@ function hex(c: string): string {
  * When `word` holds characters outside printable ASCII, what they are (by code point) and the
  * name it looks like: "did you mean" would otherwise show a name identical to the eye.
  */
-export function lookalike(word: string, candidates: readonly string[]): { readonly holds: string; readonly fix: string } | undefined {
+export function lookalike(
+  word: string,
+  candidates: readonly string[],
+): { readonly holds: string; readonly fix: string } | undefined {
   const odd = [...word].filter((c) => c < ' ' || c > '~');
   if (odd.length === 0) return undefined;
-  const skeleton = [...word.normalize('NFKC')].filter((c) => !INVISIBLE.test(c)).map((c) => CONFUSABLE[c] ?? c).join('');
-  const named = [...new Set(odd)].map((c) => `${hex(c)}${INVISIBLE.test(c) ? ' (invisible)' : CONFUSABLE[c] !== undefined ? ` (looks like "${CONFUSABLE[c]}")` : ''}`).join(', ');
+  const skeleton = [...word.normalize('NFKC')]
+    .filter((c) => !INVISIBLE.test(c))
+    .map((c) => CONFUSABLE[c] ?? c)
+    .join('');
+  const named = [...new Set(odd)]
+    .map(
+      (c) =>
+        `${hex(c)}${INVISIBLE.test(c) ? ' (invisible)' : CONFUSABLE[c] !== undefined ? ` (looks like "${CONFUSABLE[c]}")` : ''}`,
+    )
+    .join(', ');
   const meant = candidates.includes(skeleton) ? skeleton : undefined;
-  return { holds: `the name holds ${named}`, fix: meant !== undefined ? `retype it as ${JSON.stringify(meant)} in plain ASCII` : 'retype it in plain ASCII' };
+  return {
+    holds: `the name holds ${named}`,
+    fix: meant !== undefined ? `retype it as ${JSON.stringify(meant)} in plain ASCII` : 'retype it in plain ASCII',
+  };
 }

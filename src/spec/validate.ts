@@ -30,8 +30,10 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value)}`;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${value}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return `${typeof value} ${value}`;
   return typeof value;
 }
 
@@ -64,7 +66,8 @@ function one(doc: ParsedDocument, e: ErrorObject): CodedSpecError {
         'schema',
         doc.locate([...path, extra], true),
         `unknown field ${JSON.stringify(extra)} in ${where}${odd !== undefined ? `: ${odd.holds}` : ''}`,
-        (odd !== undefined ? `${odd.fix}; ` : guess ? `did you mean ${JSON.stringify(guess)}? ` : '') + `fields allowed here: ${known.join(', ')}`,
+        (odd !== undefined ? `${odd.fix}; ` : guess ? `did you mean ${JSON.stringify(guess)}? ` : '') +
+          `fields allowed here: ${known.join(', ')}`,
       );
     }
     case 'required': {
@@ -79,11 +82,19 @@ function one(doc: ParsedDocument, e: ErrorObject): CodedSpecError {
     }
     case 'type': {
       const want = String((e.params as { type: string }).type);
-      return specError('schema', doc.locate(path), `${where} must be ${/^[aeiou]/.test(want) ? 'an' : 'a'} ${want}, not ${describe(e.data)}`, `${TYPE_HINT[want] ?? ''}${about ? `${TYPE_HINT[want] ? '; ' : ''}${where}: ${about}` : ''}`);
+      return specError(
+        'schema',
+        doc.locate(path),
+        `${where} must be ${/^[aeiou]/.test(want) ? 'an' : 'a'} ${want}, not ${describe(e.data)}`,
+        `${TYPE_HINT[want] ?? ''}${about ? `${TYPE_HINT[want] ? '; ' : ''}${where}: ${about}` : ''}`,
+      );
     }
     case 'enum':
     case 'const': {
-      const allowed = e.keyword === 'enum' ? ((e.params as { allowedValues: unknown[] }).allowedValues ?? []) : [(e.params as { allowedValue: unknown }).allowedValue];
+      const allowed =
+        e.keyword === 'enum'
+          ? ((e.params as { allowedValues: unknown[] }).allowedValues ?? [])
+          : [(e.params as { allowedValue: unknown }).allowedValue];
       const guess = typeof e.data === 'string' ? closest(e.data, allowed.map(String)) : undefined;
       return specError(
         'schema',
@@ -96,15 +107,33 @@ function one(doc: ParsedDocument, e: ErrorObject): CodedSpecError {
       const format = String((e.params as { format: string }).format);
       const value = e.propertyName ?? e.data;
       const problem = typeof value === 'string' ? FORMATS[format]?.(value) : undefined;
-      const subject = e.propertyName !== undefined ? `key ${JSON.stringify(e.propertyName)} in ${where}` : `${where} ${JSON.stringify(e.data)}`;
+      const subject =
+        e.propertyName !== undefined
+          ? `key ${JSON.stringify(e.propertyName)} in ${where}`
+          : `${where} ${JSON.stringify(e.data)}`;
       const at = e.propertyName !== undefined ? doc.locate([...path, e.propertyName], true) : doc.locate(path);
-      return specError('schema', at, `${subject}: ${problem ?? 'is not valid'}`, about || FORMAT_HINTS[format] || 'see the schema in schemas/');
+      return specError(
+        'schema',
+        at,
+        `${subject}: ${problem ?? 'is not valid'}`,
+        about || FORMAT_HINTS[format] || 'see the schema in schemas/',
+      );
     }
     case 'maximum':
       if ((e.params as { limit: number }).limit === INT32_MAX) {
-        return specError('schema', doc.locate(path), `${where} is ${String(e.data)}, above ${INT32_MAX}`, `Kubernetes stores it as a 32-bit integer; use a smaller number${about ? `; ${where}: ${about}` : ''}`);
+        return specError(
+          'schema',
+          doc.locate(path),
+          `${where} is ${String(e.data)}, above ${INT32_MAX}`,
+          `Kubernetes stores it as a 32-bit integer; use a smaller number${about ? `; ${where}: ${about}` : ''}`,
+        );
       }
-      return specError('schema', doc.locate(path), `${where} ${e.message ?? 'is not valid'}`, about || 'see the schema in schemas/');
+      return specError(
+        'schema',
+        doc.locate(path),
+        `${where} ${e.message ?? 'is not valid'}`,
+        about || 'see the schema in schemas/',
+      );
     case 'pattern':
     case 'minLength':
     case 'maxLength':
@@ -138,7 +167,9 @@ export function validateDocument(doc: ParsedDocument, schemaPath: string, max = 
   const errors = validate.errors ?? [];
   // A oneOf failure reports each branch too; keep the oneOf's own finding only.
   const oneOfAt = new Set(errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath));
-  const kept = errors.filter((e) => e.keyword !== 'propertyNames' && (e.keyword === 'oneOf' || !oneOfAt.has(e.instancePath)));
+  const kept = errors.filter(
+    (e) => e.keyword !== 'propertyNames' && (e.keyword === 'oneOf' || !oneOfAt.has(e.instancePath)),
+  );
   const seen = new Set<string>();
   const out: CodedSpecError[] = [];
   let i = 0;

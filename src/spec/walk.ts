@@ -66,9 +66,23 @@ export async function collectSpecFiles(
       } catch (err) {
         if (!(err instanceof SpecSourceError)) throw err;
         if (first && (err.code === 'NotFound' || err.code === 'NotADirectory')) {
-          errors.push(specError('config', root.declaredAt, `path ${JSON.stringify(root.path)} ${err.code === 'NotFound' ? 'does not exist' : 'is not a directory'}`, 'fix or remove it in drydock.yaml\'s paths'));
+          errors.push(
+            specError(
+              'config',
+              root.declaredAt,
+              `path ${JSON.stringify(root.path)} ${err.code === 'NotFound' ? 'does not exist' : 'is not a directory'}`,
+              "fix or remove it in drydock.yaml's paths",
+            ),
+          );
         } else {
-          errors.push(specError('read-failed', fileStart(dir || '.'), `cannot read directory: ${err.message}`, 'check the directory\'s permissions'));
+          errors.push(
+            specError(
+              'read-failed',
+              fileStart(dir || '.'),
+              `cannot read directory: ${err.message}`,
+              "check the directory's permissions",
+            ),
+          );
         }
         first = false;
         continue;
@@ -77,7 +91,14 @@ export async function collectSpecFiles(
       const sorted = [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const entry of sorted) {
         if (++entries > limits.maxEntries) {
-          errors.push(specError('source-limit', fileStart(dir || '.'), `more than ${limits.maxEntries} files and directories under the spec paths`, "narrow drydock.yaml's paths to the directories that hold specs, or exclude the rest in .drydockignore"));
+          errors.push(
+            specError(
+              'source-limit',
+              fileStart(dir || '.'),
+              `more than ${limits.maxEntries} files and directories under the spec paths`,
+              "narrow drydock.yaml's paths to the directories that hold specs, or exclude the rest in .drydockignore",
+            ),
+          );
           return { files: [...files].sort(), errors };
         }
         if (entry.name.startsWith('.') || entry.name.includes('/')) continue;
@@ -86,7 +107,14 @@ export async function collectSpecFiles(
         if (ig.ignores(isDir ? `${rel}/` : rel)) continue;
         if (isDir) {
           if (depth + 1 > limits.maxDirDepth) {
-            errors.push(specError('source-limit', fileStart(rel), `directory is nested more than ${limits.maxDirDepth} levels deep`, 'flatten the layout, or exclude it in .drydockignore'));
+            errors.push(
+              specError(
+                'source-limit',
+                fileStart(rel),
+                `directory is nested more than ${limits.maxDirDepth} levels deep`,
+                'flatten the layout, or exclude it in .drydockignore',
+              ),
+            );
             continue;
           }
           queue.push({ dir: rel, depth: depth + 1 });
@@ -94,13 +122,27 @@ export async function collectSpecFiles(
         }
         if (!isSpecFileName(entry.name) || (dir === '' && ROOT_CONFIG.has(entry.name))) continue;
         if (entry.kind === 'symlink') {
-          errors.push(specError('symlink', fileStart(rel), 'spec file is a symlink; drydock never follows symlinks', 'replace the link with the file itself, or list it in .drydockignore'));
+          errors.push(
+            specError(
+              'symlink',
+              fileStart(rel),
+              'spec file is a symlink; drydock never follows symlinks',
+              'replace the link with the file itself, or list it in .drydockignore',
+            ),
+          );
           continue;
         }
         if (entry.kind !== 'file') continue;
         if (files.has(rel)) continue;
         if (files.size >= limits.maxFiles) {
-          errors.push(specError('source-limit', fileStart(rel), `more than ${limits.maxFiles} spec files`, "narrow drydock.yaml's paths, or exclude files in .drydockignore"));
+          errors.push(
+            specError(
+              'source-limit',
+              fileStart(rel),
+              `more than ${limits.maxFiles} spec files`,
+              "narrow drydock.yaml's paths, or exclude files in .drydockignore",
+            ),
+          );
           return { files: [...files].sort(), errors };
         }
         files.add(rel);

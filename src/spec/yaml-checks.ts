@@ -12,7 +12,15 @@ import { specError, type CodedSpecError } from './errors.js';
 import type { SourcePosition } from './model.js';
 
 /** Tags of YAML 1.2's core schema: the only ones a spec may name explicitly. */
-const CORE_TAGS = new Set(['tag:yaml.org,2002:str', 'tag:yaml.org,2002:int', 'tag:yaml.org,2002:float', 'tag:yaml.org,2002:bool', 'tag:yaml.org,2002:null', 'tag:yaml.org,2002:map', 'tag:yaml.org,2002:seq']);
+const CORE_TAGS = new Set([
+  'tag:yaml.org,2002:str',
+  'tag:yaml.org,2002:int',
+  'tag:yaml.org,2002:float',
+  'tag:yaml.org,2002:bool',
+  'tag:yaml.org,2002:null',
+  'tag:yaml.org,2002:map',
+  'tag:yaml.org,2002:seq',
+]);
 
 /** C0 and C1 controls and DEL; tab and line feed are text. */
 // eslint-disable-next-line no-control-regex -- control characters written through escapes are refused: this finds them
@@ -54,7 +62,12 @@ function checkScalar(node: Node, at: Locate, errors: CodedSpecError[]): void {
   const bad = CONTROL_IN_VALUE.exec(node.value);
   if (bad) {
     errors.push(
-      specError('control-character', at(nodeStart(node)), `value holds the control character ${codePoint(bad[0])}`, 'remove it (an escape such as "\\e" or "\\x1b" writes one); drydock refuses control characters so that nothing it prints can carry a terminal escape'),
+      specError(
+        'control-character',
+        at(nodeStart(node)),
+        `value holds the control character ${codePoint(bad[0])}`,
+        'remove it (an escape such as "\\e" or "\\x1b" writes one); drydock refuses control characters so that nothing it prints can carry a terminal escape',
+      ),
     );
   }
 }
@@ -65,13 +78,27 @@ function checkMapKeys(node: Node, at: Locate, errors: CodedSpecError[]): void {
   for (const pair of node.items) {
     const key = pair.key;
     if (!isScalar(key)) {
-      errors.push(specError('yaml-syntax', at(nodeStart(key)), 'mapping keys must be plain scalars', 'write the key as a plain string'));
+      errors.push(
+        specError(
+          'yaml-syntax',
+          at(nodeStart(key)),
+          'mapping keys must be plain scalars',
+          'write the key as a plain string',
+        ),
+      );
       continue;
     }
     const name = String(key.value);
     if (seen.has(name)) {
       const first = at(seen.get(name));
-      errors.push(specError('duplicate-key', at(nodeStart(key)), `duplicate key ${JSON.stringify(name)}`, `remove one of the two; the first is at line ${first.line}, column ${first.column}`));
+      errors.push(
+        specError(
+          'duplicate-key',
+          at(nodeStart(key)),
+          `duplicate key ${JSON.stringify(name)}`,
+          `remove one of the two; the first is at line ${first.line}, column ${first.column}`,
+        ),
+      );
     } else {
       seen.set(name, nodeStart(key));
     }
@@ -93,19 +120,40 @@ export function checkDocument(doc: Document, text: string, at: Locate, maxDepth:
     if (isAlias(node)) {
       const target = anchors.get(node.source);
       if (target === undefined) {
-        errors.push(specError('undefined-alias', at(nodeStart(node)), `alias *${node.source} has no anchor &${node.source} before it`, `define &${node.source} on an earlier value, or write the value out`));
+        errors.push(
+          specError(
+            'undefined-alias',
+            at(nodeStart(node)),
+            `alias *${node.source} has no anchor &${node.source} before it`,
+            `define &${node.source} on an earlier value, or write the value out`,
+          ),
+        );
       } else aliases.set(node, target);
       continue;
     }
     const n = node as Node;
     if (n.anchor) anchors.set(n.anchor, n);
     if (n.tag !== undefined && !CORE_TAGS.has(n.tag)) {
-      errors.push(specError('unknown-tag', at(tagStart(text, nodeStart(n))), `unknown tag ${shortTag(n.tag)}`, 'drydock reads plain YAML 1.2 data: remove the tag (tags such as !Ref or !!python/... belong to other tools and would load as something else)'));
+      errors.push(
+        specError(
+          'unknown-tag',
+          at(tagStart(text, nodeStart(n))),
+          `unknown tag ${shortTag(n.tag)}`,
+          'drydock reads plain YAML 1.2 data: remove the tag (tags such as !Ref or !!python/... belong to other tools and would load as something else)',
+        ),
+      );
     }
     checkScalar(n, at, errors);
     if (!isMap(n) && !isSeq(n)) continue;
     if (depth > maxDepth) {
-      errors.push(specError('too-deep', at(nodeStart(n)), `nesting is deeper than ${maxDepth} levels`, 'flatten the document; no drydock spec needs this depth'));
+      errors.push(
+        specError(
+          'too-deep',
+          at(nodeStart(n)),
+          `nesting is deeper than ${maxDepth} levels`,
+          'flatten the document; no drydock spec needs this depth',
+        ),
+      );
       return { errors, aliases };
     }
     checkMapKeys(n, at, errors);

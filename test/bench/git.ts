@@ -35,13 +35,18 @@ export interface BenchResult {
 /** Runs a command; resolves to stdout. Asynchronous: the Git server answers from this process. */
 function sh(cmd: string, args: readonly string[], opts: { cwd?: string; input?: string } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' } });
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`${cmd} ${args.join(' ')}: ${err}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(out.trim()) : reject(new Error(`${cmd} ${args.join(' ')}: ${err}`)),
+    );
     if (opts.input !== undefined) child.stdin.end(opts.input);
     else child.stdin.end();
   });
@@ -71,11 +76,18 @@ function history(start: number, count: number, from?: string): string {
   const parts: string[] = [];
   for (let n = start; n < start + count; n++) {
     const when = `${1704067200 + n * 60} +0000`;
-    parts.push('commit refs/heads/main\n', `author Bench <bench@example.com> ${when}\n`, `committer Bench <bench@example.com> ${when}\n`, data(`change ${n}`));
+    parts.push(
+      'commit refs/heads/main\n',
+      `author Bench <bench@example.com> ${when}\n`,
+      `committer Bench <bench@example.com> ${when}\n`,
+      data(`change ${n}`),
+    );
     if (n === start && from) parts.push(`from ${from}\n`);
     if (n === 0) {
-      for (const [rel, text] of listFiles(path.join(root, 'examples-repo'))) parts.push(`M 100644 inline specs/${rel}\n`, data(text));
-      for (let i = 0; i < FILES; i++) parts.push(`M 100644 inline data/${String(i).padStart(4, '0')}.yaml\n`, data(filler(i, 0)));
+      for (const [rel, text] of listFiles(path.join(root, 'examples-repo')))
+        parts.push(`M 100644 inline specs/${rel}\n`, data(text));
+      for (let i = 0; i < FILES; i++)
+        parts.push(`M 100644 inline data/${String(i).padStart(4, '0')}.yaml\n`, data(filler(i, 0)));
     } else {
       const i = n % FILES;
       parts.push(`M 100644 inline data/${String(i).padStart(4, '0')}.yaml\n`, data(filler(i, n)));
@@ -132,7 +144,8 @@ export async function run(): Promise<BenchResult[]> {
     const ours: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const want = await addCommit();
-      const nativeFetch = (): Promise<number> => timed(() => sh('git', ['fetch', '-q', 'origin', 'main'], { cwd: nativeDir }));
+      const nativeFetch = (): Promise<number> =>
+        timed(() => sh('git', ['fetch', '-q', 'origin', 'main'], { cwd: nativeDir }));
       const ourFetch = async (): Promise<number> => {
         let got = '';
         const ms = await timed(async () => {
@@ -150,30 +163,49 @@ export async function run(): Promise<BenchResult[]> {
       }
     }
     const ratio = median(ours) / median(native);
-    console.log(`incremental fetch, one new commit: drydock median ${median(ours).toFixed(1)} ms, native git fetch median ${median(native).toFixed(1)} ms`);
-    console.log(`  drydock runs: ${ours.map((x) => x.toFixed(0)).join(', ')} ms; native runs: ${native.map((x) => x.toFixed(0)).join(', ')} ms`);
-    results.push({ name: 'incremental fetch ÷ native git fetch', value: ratio, unit: '×', target: 1.5, ratio: ratio / 1.5 });
+    console.log(
+      `incremental fetch, one new commit: drydock median ${median(ours).toFixed(1)} ms, native git fetch median ${median(native).toFixed(1)} ms`,
+    );
+    console.log(
+      `  drydock runs: ${ours.map((x) => x.toFixed(0)).join(', ')} ms; native runs: ${native.map((x) => x.toFixed(0)).join(', ')} ms`,
+    );
+    results.push({
+      name: 'incremental fetch ÷ native git fetch',
+      value: ratio,
+      unit: '×',
+      target: 1.5,
+      ratio: ratio / 1.5,
+    });
 
     // Webhook receipt → the new commit loaded by the real loader (specs/ = examples-repo).
     const secret = 'bench-secret';
     const sync = new Sync({ source });
     const first = await sync.run();
-    if (first.kind !== 'applied' && first.kind !== 'unchanged') throw new Error(`examples-repo did not load: ${first.kind}`);
+    if (first.kind !== 'applied' && first.kind !== 'unchanged')
+      throw new Error(`examples-repo did not load: ${first.kind}`);
     const runner = coalesce(async () => {
       await sync.run();
     });
     let pending: Promise<void> = Promise.resolve();
     const app = Fastify();
-    await app.register(webhookPlugin, { secret, trigger: () => {
+    await app.register(webhookPlugin, {
+      secret,
+      trigger: () => {
         pending = runner.trigger();
-      } });
+      },
+    });
     const body = Buffer.from(JSON.stringify({ ref: 'refs/heads/main' }));
     const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
     const latencies: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const want = await addCommit();
       const ms = await timed(async () => {
-        const res = await app.inject({ method: 'POST', url: '/webhook', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, payload: body });
+        const res = await app.inject({
+          method: 'POST',
+          url: '/webhook',
+          headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+          payload: body,
+        });
         if (res.statusCode !== 202) throw new Error(`webhook answered ${res.statusCode}`);
         await pending;
       });
@@ -182,13 +214,16 @@ export async function run(): Promise<BenchResult[]> {
     }
     await app.close();
     const latency = median(latencies);
-    console.log(`webhook → new commit loaded: median ${latency.toFixed(1)} ms (runs: ${latencies.map((x) => x.toFixed(0)).join(', ')} ms)`);
+    console.log(
+      `webhook → new commit loaded: median ${latency.toFixed(1)} ms (runs: ${latencies.map((x) => x.toFixed(0)).join(', ')} ms)`,
+    );
     results.push({ name: 'webhook → commit loaded', value: latency, unit: 'ms', target: 1000, ratio: latency / 1000 });
   } finally {
     await server.stop();
     work.remove();
   }
-  for (const r of results) console.log(`${r.name}: ${r.value.toFixed(2)} ${r.unit} (target ≤ ${r.target}; ratio ${r.ratio.toFixed(2)})`);
+  for (const r of results)
+    console.log(`${r.name}: ${r.value.toFixed(2)} ${r.unit} (target ≤ ${r.target}; ratio ${r.ratio.toFixed(2)})`);
   return results;
 }
 

@@ -10,7 +10,12 @@ const NODES = 1_000;
 const ROUNDS = 200;
 const QUIET_MS = 15_000;
 
-export async function run(): Promise<{ requestsPerReconcile: number; msPerReconcile: number; quietRounds: number; quietRequests: number }> {
+export async function run(): Promise<{
+  requestsPerReconcile: number;
+  msPerReconcile: number;
+  quietRounds: number;
+  quietRequests: number;
+}> {
   const cp = await startControlPlane({ log: () => undefined });
   try {
     const t0 = Date.now();
@@ -19,7 +24,14 @@ export async function run(): Promise<{ requestsPerReconcile: number; msPerReconc
       const deadline = Date.now() + 120_000;
       for (;;) {
         const s = world.service.state();
-        if (s.synced && s.leading && s.lastOutcome && s.lastOutcome.plan.actions.length === 0 && s.lastOutcome.observed.nodes.length >= NODES) break;
+        if (
+          s.synced &&
+          s.leading &&
+          s.lastOutcome &&
+          s.lastOutcome.plan.actions.length === 0 &&
+          s.lastOutcome.observed.nodes.length >= NODES
+        )
+          break;
         if (Date.now() > deadline) throw new Error('the service did not settle within 120 s');
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -42,9 +54,15 @@ export async function run(): Promise<{ requestsPerReconcile: number; msPerReconc
       };
       console.log(`| what | figure | target | ratio |`);
       console.log(`|---|---|---|---|`);
-      console.log(`| API requests per idle reconcile, ${NODES} KWOK nodes, ${forced.rounds} forced rounds | ${forced.requests} / ${forced.rounds} = ${result.requestsPerReconcile} | 0 | ${result.requestsPerReconcile === 0 ? 'met' : 'MISSED'} |`);
-      console.log(`| API requests over ${QUIET_MS / 1000} s left alone (${quietRounds} watch-woken rounds) | ${quietRequests} | 0 | ${quietRequests === 0 ? 'met' : 'MISSED'} |`);
-      console.log(`| time per idle reconcile (observe + plan, ${NODES} nodes) | ${result.msPerReconcile.toFixed(2)} ms | – | – |`);
+      console.log(
+        `| API requests per idle reconcile, ${NODES} KWOK nodes, ${forced.rounds} forced rounds | ${forced.requests} / ${forced.rounds} = ${result.requestsPerReconcile} | 0 | ${result.requestsPerReconcile === 0 ? 'met' : 'MISSED'} |`,
+      );
+      console.log(
+        `| API requests over ${QUIET_MS / 1000} s left alone (${quietRounds} watch-woken rounds) | ${quietRequests} | 0 | ${quietRequests === 0 ? 'met' : 'MISSED'} |`,
+      );
+      console.log(
+        `| time per idle reconcile (observe + plan, ${NODES} nodes) | ${result.msPerReconcile.toFixed(2)} ms | – | – |`,
+      );
       console.log(`(setup ${setupMs} ms; lease requests over the whole run, counted apart: ${leaseRequests})`);
       return result;
     } finally {

@@ -7,7 +7,20 @@
 import { performance } from 'node:perf_hooks';
 import { ANNOTATIONS, type ObservedNode, type ObservedPod } from '../../src/observe/types.js';
 import { plan } from '../../src/plan/index.js';
-import { cloudGroup, config, desired, instance, iso, node, nodeImage, observed, pdb, pod, scalingGroup, T0 } from '../plan/fixtures.js';
+import {
+  cloudGroup,
+  config,
+  desired,
+  instance,
+  iso,
+  node,
+  nodeImage,
+  observed,
+  pdb,
+  pod,
+  scalingGroup,
+  T0,
+} from '../plan/fixtures.js';
 import { runScenario, type Scenario } from '../plan/sequence/driver.js';
 import { STEADY } from '../plan/sequence/scenarios.js';
 
@@ -42,9 +55,17 @@ function bigCluster() {
       const k = i - perGroup / 5;
       const phase = k >= 0 && k < 10 ? (['Pending', 'Pending', 'Cordoned', 'Draining'] as const)[k % 4] : undefined;
       const annotations: Record<string, string> =
-        phase !== undefined ? { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: phase, [ANNOTATIONS.phaseSince]: iso(-60) } : {};
+        phase !== undefined
+          ? { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: phase, [ANNOTATIONS.phaseSince]: iso(-60) }
+          : {};
       const nodeName = `${name}-${i}`;
-      nodes.push(node(nodeName, inst.providerID, { annotations, unschedulable: phase === 'Cordoned' || phase === 'Draining', labels: { pool: name } }));
+      nodes.push(
+        node(nodeName, inst.providerID, {
+          annotations,
+          unschedulable: phase === 'Cordoned' || phase === 'Draining',
+          labels: { pool: name },
+        }),
+      );
       for (let p = 0; p < PODS_PER_NODE; p++) {
         const app = `app-${(i * PODS_PER_NODE + p) % 100}`;
         pods.push(pod(`ns-${g}`, `${nodeName}-${p}`, nodeName, { labels: { app }, pdbs: [`ns-${g}/${app}`] }));
@@ -53,7 +74,8 @@ function bigCluster() {
     groups.push(cloudGroup(name, 'img:v2', instances));
   }
   const pdbs = [];
-  for (let g = 0; g < GROUPS; g++) for (let a = 0; a < 100; a++) pdbs.push(pdb(`ns-${g}`, `app-${a}`, a % 10 === 0 ? 0 : 2));
+  for (let g = 0; g < GROUPS; g++)
+    for (let a = 0; a < 100; a++) pdbs.push(pdb(`ns-${g}`, `app-${a}`, a % 10 === 0 ? 0 : 2));
   return {
     desired: desired({
       config: config(60),
@@ -80,10 +102,19 @@ export function benchPlan(): BenchResult {
     times.push(performance.now() - t);
   }
   const ms = median(times);
-  return { name: `plan: ${NODES} nodes, ${NODES * PODS_PER_NODE} pods`, value: Math.round(ms * 10) / 10, unit: 'ms', target: 200, ratio: ms / 200 };
+  return {
+    name: `plan: ${NODES} nodes, ${NODES * PODS_PER_NODE} pods`,
+    value: Math.round(ms * 10) / 10,
+    unit: 'ms',
+    target: 200,
+    ratio: ms / 200,
+  };
 }
 
-export function benchMakespan(nodes = 100, parallelism = 5): BenchResult & { readonly perNodeSeconds: number; readonly makespanSeconds: number } {
+export function benchMakespan(
+  nodes = 100,
+  parallelism = 5,
+): BenchResult & { readonly perNodeSeconds: number; readonly makespanSeconds: number } {
   const scenario = (n: number, p: number): Scenario => ({
     seed: 1,
     nodes: n,
@@ -99,7 +130,9 @@ export function benchMakespan(nodes = 100, parallelism = 5): BenchResult & { rea
   const one = runScenario(scenario(1, 1));
   const all = runScenario(scenario(nodes, parallelism));
   if (one.outcome !== 'complete' || all.outcome !== 'complete' || all.violations.length > 0) {
-    throw new Error(`makespan bench did not complete cleanly: ${one.outcome}, ${all.outcome}, ${all.violations.join('; ')}`);
+    throw new Error(
+      `makespan bench did not complete cleanly: ${one.outcome}, ${all.outcome}, ${all.violations.join('; ')}`,
+    );
   }
   const ideal = Math.ceil(nodes / parallelism) * one.lastChangeAt;
   const ratio = all.lastChangeAt / ideal;

@@ -99,11 +99,19 @@ export async function run(): Promise<BenchResult[]> {
     if (r.ok) throw new Error('the file of errors loaded');
   });
   const out = [
-    result(`validate the largest allowed repository: ${Object.keys(tree).length} files, ${(bytes / 2 ** 20).toFixed(1)} MiB, ${specs} specs`, repo.ms, 60_000),
+    result(
+      `validate the largest allowed repository: ${Object.keys(tree).length} files, ${(bytes / 2 ** 20).toFixed(1)} MiB, ${specs} specs`,
+      repo.ms,
+      60_000,
+    ),
     result(`validate one 1 MiB file of ${fields} errors`, errors.ms, 1_000),
   ];
   const cpu = [repo.cpuMs, errors.cpuMs];
-  out.forEach((r, i) => console.log(`${r.name}: ${r.value} ${r.unit} (CPU ${Math.round(cpu[i]!)} ms; target ≤ ${r.target} ${r.unit}, ratio ${r.ratio.toFixed(2)})`));
+  out.forEach((r, i) =>
+    console.log(
+      `${r.name}: ${r.value} ${r.unit} (CPU ${Math.round(cpu[i]!)} ms; target ≤ ${r.target} ${r.unit}, ratio ${r.ratio.toFixed(2)})`,
+    ),
+  );
   return out;
 }
 

@@ -23,8 +23,16 @@ async function load(dir: string): Promise<DesiredState> {
 
 describe('drydock approve', () => {
   let repo: string;
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.org', ...args], { cwd: repo, encoding: 'utf8' }).trim();
-  const approve = (...args: string[]) => spawnSync(process.execPath, [path.join(root, 'bin/drydock.js'), 'approve', ...args, '--dir', repo], { encoding: 'utf8', cwd: repo });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.org', ...args], {
+      cwd: repo,
+      encoding: 'utf8',
+    }).trim();
+  const approve = (...args: string[]) =>
+    spawnSync(process.execPath, [path.join(root, 'bin/drydock.js'), 'approve', ...args, '--dir', repo], {
+      encoding: 'utf8',
+      cwd: repo,
+    });
   const worker = () => path.join(repo, 'images/worker.yaml');
   const written = () => path.join(repo, 'approvals/worker-after-canary.yaml');
 
@@ -33,7 +41,10 @@ describe('drydock approve', () => {
     git('checkout', '-q', '--orphan', 'drydock/status');
     git('rm', '-rqf', '.');
     mkdirSync(path.join(repo, 'status/NodeImage'), { recursive: true });
-    writeFileSync(path.join(repo, 'status/NodeImage/worker.yaml'), `kind: NodeImage\nname: worker\nrevision: ${revision}\nphase: Waiting\nwaitingFor: "approval needed (after the canary wave)"\n`);
+    writeFileSync(
+      path.join(repo, 'status/NodeImage/worker.yaml'),
+      `kind: NodeImage\nname: worker\nrevision: ${revision}\nphase: Waiting\nwaitingFor: "approval needed (after the canary wave)"\n`,
+    );
     git('add', '-A');
     git('commit', '-qm', 'status');
     git('checkout', '-q', '-f', 'main');
@@ -42,7 +53,12 @@ describe('drydock approve', () => {
   beforeEach(() => {
     repo = mkdtempSync(path.join(tmpdir(), 'drydock-approve-'));
     cpSync(path.join(root, 'examples-repo'), repo, { recursive: true });
-    writeFileSync(worker(), readFileSync(worker(), 'utf8').replace('node-os:v1.0.0', 'node-os:v2.0.0').replace('required: none', 'required: afterCanary'));
+    writeFileSync(
+      worker(),
+      readFileSync(worker(), 'utf8')
+        .replace('node-os:v1.0.0', 'node-os:v2.0.0')
+        .replace('required: none', 'required: afterCanary'),
+    );
     git('init', '-q', '-b', 'main');
     git('add', '-A');
     git('commit', '-qm', 'worker v2, approval after canary');
@@ -54,16 +70,38 @@ describe('drydock approve', () => {
     statusAt(image.revision);
     const r = approve('NodeImage/worker');
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^wrote approvals\/worker-after-canary\.yaml: NodeImage\/worker image registry\.example\/node-os:v2\.0\.0, stage afterCanary; approving the revision on the status branch/m);
+    assert.match(
+      r.stdout,
+      /^wrote approvals\/worker-after-canary\.yaml: NodeImage\/worker image registry\.example\/node-os:v2\.0\.0, stage afterCanary; approving the revision on the status branch/m,
+    );
     const after = await load(repo);
-    const counted = findApproval(after, after.nodeImages.find((i) => i.name === 'worker')!, 'afterCanary');
+    const counted = findApproval(
+      after,
+      after.nodeImages.find((i) => i.name === 'worker')!,
+      'afterCanary',
+    );
     assert.equal(counted?.name, 'worker-after-canary');
     assert.equal(counted?.image, V2);
-    assert.equal(findApproval(after, after.nodeImages.find((i) => i.name === 'worker')!, 'start'), undefined, 'the stage asked, not another');
+    assert.equal(
+      findApproval(
+        after,
+        after.nodeImages.find((i) => i.name === 'worker')!,
+        'start',
+      ),
+      undefined,
+      'the stage asked, not another',
+    );
     // The next image is not approved by this file.
     writeFileSync(worker(), readFileSync(worker(), 'utf8').replace('node-os:v2.0.0', 'node-os:v3.0.0'));
     const v3 = await load(repo);
-    assert.equal(findApproval(v3, v3.nodeImages.find((i) => i.name === 'worker')!, 'afterCanary'), undefined);
+    assert.equal(
+      findApproval(
+        v3,
+        v3.nodeImages.find((i) => i.name === 'worker')!,
+        'afterCanary',
+      ),
+      undefined,
+    );
     assert.equal(approve('NodeImage/worker').status, 1, 'v3 is not what the cluster runs');
   });
 
@@ -71,11 +109,14 @@ describe('drydock approve', () => {
     statusAt('0123456789abcdef');
     const r = approve('NodeImage/worker');
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /the cluster runs revision 0123456789abcdef of NodeImage\/worker .* but this working tree has revision [0-9a-f]{16}/);
+    assert.match(
+      r.stderr,
+      /the cluster runs revision 0123456789abcdef of NodeImage\/worker .* but this working tree has revision [0-9a-f]{16}/,
+    );
     assert.throws(() => readFileSync(written()));
   });
 
-  it('without a status branch approves the working tree\'s revision and says so; a second run changes nothing', () => {
+  it("without a status branch approves the working tree's revision and says so; a second run changes nothing", () => {
     const first = approve('NodeImage/worker', '--stage', 'afterCanary');
     assert.equal(first.status, 0, first.stderr);
     assert.match(first.stdout, /approving the working tree's revision \(no status read: .*drydock\/status/);

@@ -14,7 +14,10 @@ const read = (f: string) => readFileSync(path.join(examples, f), 'utf8');
 
 /** Every `$DRYDOCK <command> …` a CI file runs, as [command, flags]. */
 function invocations(text: string): Array<[string, string[]]> {
-  return [...text.matchAll(/\$DRYDOCK (\w+)([^\n|>]*)/g)].map((m) => [m[1]!, [...(m[2] ?? '').matchAll(/(--[\w-]+)/g)].map((f) => f[1]!)]);
+  return [...text.matchAll(/\$DRYDOCK (\w+)([^\n|>]*)/g)].map((m) => [
+    m[1]!,
+    [...(m[2] ?? '').matchAll(/(--[\w-]+)/g)].map((f) => f[1]!),
+  ]);
 }
 
 describe('examples-repo CI: the drydock commands it runs', () => {
@@ -28,7 +31,8 @@ describe('examples-repo CI: the drydock commands it runs', () => {
         assert.ok(command, name);
         const known = new Set(command.options.map((o) => o.long));
         for (const f of flags) assert.ok(known.has(f), `drydock ${name} has no ${f}`);
-        if (name === 'plan') for (const f of ['--base', '--head', '--format']) assert.ok(flags.includes(f), `${file}: plan without ${f}`);
+        if (name === 'plan')
+          for (const f of ['--base', '--head', '--format']) assert.ok(flags.includes(f), `${file}: plan without ${f}`);
       }
     });
   }

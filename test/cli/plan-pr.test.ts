@@ -13,10 +13,17 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 
 describe('drydock plan --base --head (a pull request, no cluster access)', () => {
   let repo: string;
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.org', ...args], { cwd: repo, encoding: 'utf8' }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.org', ...args], {
+      cwd: repo,
+      encoding: 'utf8',
+    }).trim();
   // KUBECONFIG points at nothing: the live part must be skipped, not fail.
   const drydock = (...args: string[]) =>
-    spawnSync(process.execPath, [path.join(root, 'bin/drydock.js'), 'plan', '--repo', repo, ...args], { encoding: 'utf8', env: { ...process.env, KUBECONFIG: path.join(repo, 'absent') } });
+    spawnSync(process.execPath, [path.join(root, 'bin/drydock.js'), 'plan', '--repo', repo, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, KUBECONFIG: path.join(repo, 'absent') },
+    });
 
   before(() => {
     repo = mkdtempSync(path.join(tmpdir(), 'drydock-plan-pr-'));
@@ -26,7 +33,12 @@ describe('drydock plan --base --head (a pull request, no cluster access)', () =>
     git('commit', '-qm', 'base');
     git('checkout', '-qb', 'worker-v2');
     const file = path.join(repo, 'images/worker.yaml');
-    writeFileSync(file, readFileSync(file, 'utf8').replace('node-os:v1.0.0', 'node-os:v2.0.0').replace('required: none', 'required: start'));
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8')
+        .replace('node-os:v1.0.0', 'node-os:v2.0.0')
+        .replace('required: none', 'required: start'),
+    );
     git('commit', '-qam', 'worker v2');
     git('checkout', '-qb', 'broken');
     writeFileSync(file, readFileSync(file, 'utf8').replace('maxSurge: 1', 'maxSurge: lots'));
@@ -37,7 +49,10 @@ describe('drydock plan --base --head (a pull request, no cluster access)', () =>
   it('text: the change in words, the approval file, and the live part said skipped', () => {
     const r = drydock('--base', 'main', '--head', 'worker-v2');
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^ {2}NodeImage worker: image registry\.example\/node-os:v1\.0\.0 → registry\.example\/node-os:v2\.0\.0; rollout\.approval\.required none → start \(nodes affected: live part skipped\)$/m);
+    assert.match(
+      r.stdout,
+      /^ {2}NodeImage worker: image registry\.example\/node-os:v1\.0\.0 → registry\.example\/node-os:v2\.0\.0; rollout\.approval\.required none → start \(nodes affected: live part skipped\)$/m,
+    );
     assert.match(r.stdout, /^ {2}approvals\/worker-start\.yaml \(NodeImage\/worker, stage start\):$/m);
     assert.match(r.stdout, /^ {6}image: registry\.example\/node-os:v2\.0\.0$/m);
     assert.match(r.stdout, /^Live part skipped: no cluster or cloud access \(cannot read kubeconfig/m);
@@ -48,9 +63,15 @@ describe('drydock plan --base --head (a pull request, no cluster access)', () =>
     git('checkout', '-q', 'worker-v2');
     const r = drydock('--base', base.slice(0, 10), '--head', 'HEAD', '--format', 'json');
     assert.equal(r.status, 0, r.stderr);
-    const report = JSON.parse(r.stdout) as { base: { commit: string }; changes: { kind: string; name: string; change: string }[] };
+    const report = JSON.parse(r.stdout) as {
+      base: { commit: string };
+      changes: { kind: string; name: string; change: string }[];
+    };
     assert.equal(report.base.commit, base);
-    assert.deepEqual(report.changes.map((c) => `${c.change} ${c.kind}/${c.name}`), ['changed NodeImage/worker']);
+    assert.deepEqual(
+      report.changes.map((c) => `${c.change} ${c.kind}/${c.name}`),
+      ['changed NodeImage/worker'],
+    );
   });
 
   it('github: workflow annotations on the changed file and on the approval to add', () => {

@@ -16,7 +16,10 @@ describe('drydock validate', () => {
   before(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'drydock-validate-'));
     mkdirSync(path.join(dir, 'bad'));
-    writeFileSync(path.join(dir, 'bad', 'syntax.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {name: w}\nspec:\n  image: [x\n');
+    writeFileSync(
+      path.join(dir, 'bad', 'syntax.yaml'),
+      'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {name: w}\nspec:\n  image: [x\n',
+    );
     writeFileSync(path.join(dir, 'bad', 'binary.yaml'), Buffer.from([0x61, 0x00]));
     symlinkSync('/etc/hostname', path.join(dir, 'bad', 'link.yaml'));
   });
@@ -25,7 +28,10 @@ describe('drydock validate', () => {
   it('exits 0 on examples-repo and says it is valid', () => {
     const r = drydock('validate', 'examples-repo');
     assert.equal(r.status, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /^examples-repo: valid: \d+ specs in \d+ files \(cluster sandbox\); 1 spec not acted on by this build \(warnings above\)$/m);
+    assert.match(
+      r.stdout,
+      /^examples-repo: valid: \d+ specs in \d+ files \(cluster sandbox\); 1 spec not acted on by this build \(warnings above\)$/m,
+    );
   });
 
   it('warns, file:line first, about every valid spec this build does not act on', () => {
@@ -34,16 +40,26 @@ describe('drydock validate', () => {
     const warnings = r.stdout.split('\n').filter((l) => l.includes(': warning: '));
     assert.deepEqual(
       warnings.map((l) => /^(examples-repo\/\S+):\d+:\d+: warning: (\S+): /.exec(l)?.slice(1)),
-      [
-        ['examples-repo/policies/drain-check.yaml', 'UpgradeGate/storage-healthy'],
-      ],
+      [['examples-repo/policies/drain-check.yaml', 'UpgradeGate/storage-healthy']],
     );
-    assert.match(r.stdout, /UpgradeGate\/storage-healthy: UpgradeGate is not acted on by this build: its before and after Jobs do not run, and NodeImage\/worker rolls out without them \[not-supported\]\n {2}hint: do not rely on it/);
+    assert.match(
+      r.stdout,
+      /UpgradeGate\/storage-healthy: UpgradeGate is not acted on by this build: its before and after Jobs do not run, and NodeImage\/worker rolls out without them \[not-supported\]\n {2}hint: do not rely on it/,
+    );
     const gh = drydock('validate', 'examples-repo', '--format', 'github');
-    assert.match(gh.stdout, /^::warning file=examples-repo\/policies\/drain-check\.yaml,line=\d+,col=\d+,title=drydock%3A not-supported::/m);
-    const json = JSON.parse(drydock('validate', 'examples-repo', '--format', 'json').stdout) as { valid: boolean; warnings: { code: string }[] };
+    assert.match(
+      gh.stdout,
+      /^::warning file=examples-repo\/policies\/drain-check\.yaml,line=\d+,col=\d+,title=drydock%3A not-supported::/m,
+    );
+    const json = JSON.parse(drydock('validate', 'examples-repo', '--format', 'json').stdout) as {
+      valid: boolean;
+      warnings: { code: string }[];
+    };
     assert.equal(json.valid, true);
-    assert.deepEqual(json.warnings.map((w) => w.code), ['not-supported']);
+    assert.deepEqual(
+      json.warnings.map((w) => w.code),
+      ['not-supported'],
+    );
   });
 
   it('exits 1 and names file and line of every hostile file, with a hint and a summary', () => {
@@ -52,7 +68,10 @@ describe('drydock validate', () => {
     assert.equal(r.status, 1, r.stderr);
     assert.ok(r.stdout.includes(`${bad}/binary.yaml:1:2: error: `), r.stdout);
     assert.ok(r.stdout.includes(`${bad}/link.yaml:1:1: error: `), r.stdout);
-    assert.ok(r.stdout.includes(`${bad}/syntax.yaml:6:1: error: `) || r.stdout.includes(`${bad}/syntax.yaml:5:`), r.stdout);
+    assert.ok(
+      r.stdout.includes(`${bad}/syntax.yaml:6:1: error: `) || r.stdout.includes(`${bad}/syntax.yaml:5:`),
+      r.stdout,
+    );
     assert.match(r.stdout, /\n {2}hint: \S/);
     assert.match(r.stdout, /: 3 errors in 3 files; nothing is applied until all are fixed\n$/);
   });
@@ -62,7 +81,14 @@ describe('drydock validate', () => {
     assert.equal(r.status, 1);
     const body = JSON.parse(r.stdout) as { valid: boolean; errors: { file: string; line: number; code: string }[] };
     assert.equal(body.valid, false);
-    assert.deepEqual(body.errors.map((e) => [path.basename(e.file), e.code]), [['binary.yaml', 'binary-file'], ['link.yaml', 'symlink'], ['syntax.yaml', 'yaml-syntax']]);
+    assert.deepEqual(
+      body.errors.map((e) => [path.basename(e.file), e.code]),
+      [
+        ['binary.yaml', 'binary-file'],
+        ['link.yaml', 'symlink'],
+        ['syntax.yaml', 'yaml-syntax'],
+      ],
+    );
   });
 
   it('--format github prints workflow annotations', () => {
@@ -78,7 +104,10 @@ describe('drydock validate', () => {
   });
 
   it('defaults DIR to the current directory', () => {
-    const r = spawnSync(process.execPath, [path.join(root, 'bin/drydock.js'), 'validate'], { encoding: 'utf8', cwd: path.join(root, 'examples-repo') });
+    const r = spawnSync(process.execPath, [path.join(root, 'bin/drydock.js'), 'validate'], {
+      encoding: 'utf8',
+      cwd: path.join(root, 'examples-repo'),
+    });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^\.: valid:/m);
   });
@@ -87,7 +116,10 @@ describe('drydock validate', () => {
     const many = path.join(dir, 'many');
     mkdirSync(many);
     const fields = Array.from({ length: 250 }, (_, i) => `  f${i}: 1\n`).join('');
-    writeFileSync(path.join(many, 'image.yaml'), `apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {name: w}\nspec:\n  image: registry.example/os:v1\n${fields}`);
+    writeFileSync(
+      path.join(many, 'image.yaml'),
+      `apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {name: w}\nspec:\n  image: registry.example/os:v1\n${fields}`,
+    );
     const r = drydock('validate', many);
     assert.equal(r.status, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /150 more errors in image\.yaml not shown/);

@@ -3,7 +3,11 @@ import { strict as assert } from 'node:assert';
 import { awsCloudError } from '../../src/cloud/index.js';
 
 function sdkError(name: string, status?: number, headers: Record<string, string> = {}): Error {
-  return Object.assign(new Error(`${name} happened`), { name, $metadata: status === undefined ? {} : { httpStatusCode: status }, $response: { headers } });
+  return Object.assign(new Error(`${name} happened`), {
+    name,
+    $metadata: status === undefined ? {} : { httpStatusCode: status },
+    $response: { headers },
+  });
 }
 
 describe('aws error mapping', () => {
@@ -19,7 +23,12 @@ describe('aws error mapping', () => {
     ['scaling activity in progress', sdkError('ScalingActivityInProgress', 400), 'Transient', undefined],
     ['resource contention', sdkError('ResourceContention', 500), 'Transient', undefined],
     ['a 5xx', sdkError('InternalFailure', 500), 'Transient', undefined],
-    ['no answer (connection reset)', Object.assign(new Error('socket hang up'), { name: 'Error', code: 'ECONNRESET' }), 'Transient', undefined],
+    [
+      'no answer (connection reset)',
+      Object.assign(new Error('socket hang up'), { name: 'Error', code: 'ECONNRESET' }),
+      'Transient',
+      undefined,
+    ],
     ['no credentials', sdkError('CredentialsProviderError'), 'Permanent', undefined],
     ['access denied', sdkError('AccessDenied', 403), 'Permanent', undefined],
     ['a wrong request', sdkError('ValidationError', 400), 'Permanent', undefined],
@@ -35,6 +44,9 @@ describe('aws error mapping', () => {
   }
 
   it('tells a person how to give drydock credentials', () => {
-    assert.match(awsCloudError(sdkError('CredentialsProviderError'), 'list groups', {}).message, /IAM role for its service account/);
+    assert.match(
+      awsCloudError(sdkError('CredentialsProviderError'), 'list groups', {}).message,
+      /IAM role for its service account/,
+    );
   });
 });

@@ -20,7 +20,12 @@ describe('aws provider (moto)', function () {
     await moto().reset();
     const base = awsFixture(moto().endpoint);
     f = { ...base, amis: await twoAmis(base.ec2) };
-    provider = new AwsProvider({ endpoint: moto().endpoint, region: MOTO_REGION, credentials: MOTO_CREDENTIALS, pageSize: 2 });
+    provider = new AwsProvider({
+      endpoint: moto().endpoint,
+      region: MOTO_REGION,
+      credentials: MOTO_CREDENTIALS,
+      pageSize: 2,
+    });
   });
 
   it('lists every group over several pages, sorted', async () => {
@@ -37,7 +42,11 @@ describe('aws provider (moto)', function () {
     assert.equal(d.instances.length, 2);
     const ec2 = await f.ec2.send(new DescribeInstancesCommand({ InstanceIds: d.instances.map((i) => i.id) }));
     const launched = new Map((ec2.Reservations ?? []).flatMap((r) => r.Instances ?? []).map((i) => [i.InstanceId, i]));
-    assert.deepEqual([...d.instances].map((i) => i.id), [...d.instances].map((i) => i.id).sort(), 'sorted by id');
+    assert.deepEqual(
+      [...d.instances].map((i) => i.id),
+      [...d.instances].map((i) => i.id).sort(),
+      'sorted by id',
+    );
     for (const inst of d.instances) {
       const e = launched.get(inst.id);
       assert.ok(e, `${inst.id} is an EC2 instance`);
@@ -48,11 +57,15 @@ describe('aws provider (moto)', function () {
       assert.equal(inst.createdAt, e.LaunchTime?.toISOString());
       assert.deepEqual(provider.instanceForProviderID(inst.providerID), { groupId: 'workers', instanceId: inst.id });
     }
-    assert.equal(provider.instanceForProviderID('aws:///eu-central-1a/i-0123456789abcdef0'), undefined, 'an instance of no described group');
+    assert.equal(
+      provider.instanceForProviderID('aws:///eu-central-1a/i-0123456789abcdef0'),
+      undefined,
+      'an instance of no described group',
+    );
     assert.equal(provider.instanceForProviderID('gce://p/z/n'), undefined);
   });
 
-  it('setGroupImage makes a new launch-template version with the AMI the group\'s version, once', async () => {
+  it("setGroupImage makes a new launch-template version with the AMI the group's version, once", async () => {
     const ltId = await createGroup(f, 'workers', f.amis[0], 1);
     await provider.setGroupImage('workers', f.amis[1]);
     await provider.setGroupImage('workers', f.amis[1]);
@@ -65,7 +78,11 @@ describe('aws provider (moto)', function () {
     assert.equal(g.AutoScalingGroups?.[0]?.LaunchTemplate?.Version, '2');
     const d = await provider.describeGroup('workers');
     assert.equal(d.image, f.amis[1]);
-    assert.deepEqual(d.instances.map((i) => i.image), [f.amis[0]], 'existing instances keep theirs');
+    assert.deepEqual(
+      d.instances.map((i) => i.image),
+      [f.amis[0]],
+      'existing instances keep theirs',
+    );
   });
 
   it('addCapacity raises the desired capacity; new instances come from the new image', async () => {
@@ -98,7 +115,10 @@ describe('aws provider (moto)', function () {
     const after = await provider.describeGroup('workers');
     assert.equal(after.targetSize, 2);
     const left = after.instances.filter((i) => i.state !== 'terminating').map((i) => i.id);
-    assert.deepEqual(left, before.instances.filter((i) => i.id !== victim).map((i) => i.id));
+    assert.deepEqual(
+      left,
+      before.instances.filter((i) => i.id !== victim).map((i) => i.id),
+    );
   });
 
   it('removeInstance leaves an instance of another group alone', async () => {
@@ -111,16 +131,30 @@ describe('aws provider (moto)', function () {
   });
 
   it('a missing group is NotFound; a wrong image is Permanent; both name the group', async () => {
-    await assert.rejects(provider.describeGroup('nope'), (err: unknown) => err instanceof CloudError && err.code === 'NotFound' && err.data.groupId === 'nope' && /check the ScalingGroup's groupId/.test(err.message));
+    await assert.rejects(
+      provider.describeGroup('nope'),
+      (err: unknown) =>
+        err instanceof CloudError &&
+        err.code === 'NotFound' &&
+        err.data.groupId === 'nope' &&
+        /check the ScalingGroup's groupId/.test(err.message),
+    );
     await createGroup(f, 'workers', f.amis[0], 0);
-    await assert.rejects(provider.setGroupImage('workers', 'ubuntu:24.04'), (err: unknown) => err instanceof CloudError && err.code === 'Permanent' && /not an AMI id/.test(err.message));
+    await assert.rejects(
+      provider.setGroupImage('workers', 'ubuntu:24.04'),
+      (err: unknown) => err instanceof CloudError && err.code === 'Permanent' && /not an AMI id/.test(err.message),
+    );
   });
 
   it('the group ARN is read too, and names the region', async () => {
     await createGroup(f, 'workers', f.amis[0], 1);
     const g = await f.asg.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: ['workers'] }));
     const arn = g.AutoScalingGroups?.[0]?.AutoScalingGroupARN ?? '';
-    const elsewhere = new AwsProvider({ endpoint: moto().endpoint, region: 'us-east-1', credentials: MOTO_CREDENTIALS });
+    const elsewhere = new AwsProvider({
+      endpoint: moto().endpoint,
+      region: 'us-east-1',
+      credentials: MOTO_CREDENTIALS,
+    });
     const d = await elsewhere.describeGroup(arn);
     assert.equal(d.instances.length, 1);
     assert.equal(d.groupId, arn);
@@ -148,14 +182,30 @@ describe('aws provider: unreachable and silent endpoints', function () {
   });
 
   it('a call that gets no answer within its timeout is Transient', async () => {
-    const provider = new AwsProvider({ endpoint: `http://127.0.0.1:${port}`, region: MOTO_REGION, credentials: MOTO_CREDENTIALS, timeoutMs: 300 });
+    const provider = new AwsProvider({
+      endpoint: `http://127.0.0.1:${port}`,
+      region: MOTO_REGION,
+      credentials: MOTO_CREDENTIALS,
+      timeoutMs: 300,
+    });
     const started = Date.now();
-    await assert.rejects(provider.describeGroup('workers'), (err: unknown) => err instanceof CloudError && err.code === 'Transient' && /no answer/.test(err.message));
+    await assert.rejects(
+      provider.describeGroup('workers'),
+      (err: unknown) => err instanceof CloudError && err.code === 'Transient' && /no answer/.test(err.message),
+    );
     assert.ok(Date.now() - started < 5_000, 'gave up at the deadline');
   });
 
   it('a refused connection is Transient', async () => {
-    const provider = new AwsProvider({ endpoint: 'http://127.0.0.1:1', region: MOTO_REGION, credentials: MOTO_CREDENTIALS, timeoutMs: 5_000 });
-    await assert.rejects(provider.listGroups(), (err: unknown) => err instanceof CloudError && err.code === 'Transient');
+    const provider = new AwsProvider({
+      endpoint: 'http://127.0.0.1:1',
+      region: MOTO_REGION,
+      credentials: MOTO_CREDENTIALS,
+      timeoutMs: 5_000,
+    });
+    await assert.rejects(
+      provider.listGroups(),
+      (err: unknown) => err instanceof CloudError && err.code === 'Transient',
+    );
   });
 });

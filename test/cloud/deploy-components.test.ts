@@ -18,14 +18,22 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 interface Obj {
   kind: string;
   metadata: { name: string; annotations?: Record<string, string> };
-  spec?: { template: { metadata: { labels: Record<string, string> }; spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+  spec?: {
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: { containers: { env: { name: string; value?: string }[] }[] };
+    };
+  };
 }
 
 function build(component: string): Obj[] {
   const dir = mkdtempSync(path.join(tmpdir(), 'drydock-kustomize-'));
   try {
     cpSync(path.join(ROOT, 'deploy'), dir, { recursive: true });
-    writeFileSync(path.join(dir, 'kustomization.yaml'), `${readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8')}components:\n  - components/${component}\n`);
+    writeFileSync(
+      path.join(dir, 'kustomization.yaml'),
+      `${readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8')}components:\n  - components/${component}\n`,
+    );
     const out = execFileSync(path.join(resolveBinDir(), 'kubectl'), ['kustomize', dir], { encoding: 'utf8' });
     return parseAllDocuments(out).map((d) => d.toJS() as Obj);
   } finally {
@@ -44,9 +52,24 @@ describe('deploy/ components per cloud', function () {
     }
   });
   const table: Array<[string, Record<string, string>, Record<string, string>, Record<string, string>]> = [
-    ['aws', { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::111122223333:role/drydock' }, { DRYDOCK_PROVIDER: 'aws', AWS_REGION: 'eu-central-1' }, {}],
-    ['gcp', { 'iam.gke.io/gcp-service-account': 'drydock@my-project.iam.gserviceaccount.com' }, { DRYDOCK_PROVIDER: 'gcp' }, {}],
-    ['azure', { 'azure.workload.identity/client-id': '00000000-0000-0000-0000-000000000000' }, { DRYDOCK_PROVIDER: 'azure' }, { 'azure.workload.identity/use': 'true' }],
+    [
+      'aws',
+      { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::111122223333:role/drydock' },
+      { DRYDOCK_PROVIDER: 'aws', AWS_REGION: 'eu-central-1' },
+      {},
+    ],
+    [
+      'gcp',
+      { 'iam.gke.io/gcp-service-account': 'drydock@my-project.iam.gserviceaccount.com' },
+      { DRYDOCK_PROVIDER: 'gcp' },
+      {},
+    ],
+    [
+      'azure',
+      { 'azure.workload.identity/client-id': '00000000-0000-0000-0000-000000000000' },
+      { DRYDOCK_PROVIDER: 'azure' },
+      { 'azure.workload.identity/use': 'true' },
+    ],
   ];
   for (const [cloud, annotations, env, podLabels] of table) {
     it(`${cloud}: workload identity on the ServiceAccount, provider ${cloud}, no sim endpoint`, () => {
@@ -63,13 +86,31 @@ describe('deploy/ components per cloud', function () {
   }
 
   it('the AWS policy and the Azure role are valid JSON naming the calls the providers make', () => {
-    const policy = JSON.parse(readFileSync(path.join(ROOT, 'deploy/components/aws/iam-policy.json'), 'utf8')) as { Statement: { Action: string[] }[] };
+    const policy = JSON.parse(readFileSync(path.join(ROOT, 'deploy/components/aws/iam-policy.json'), 'utf8')) as {
+      Statement: { Action: string[] }[];
+    };
     const actions = policy.Statement.flatMap((s) => s.Action);
-    for (const a of ['autoscaling:DescribeAutoScalingGroups', 'autoscaling:SetDesiredCapacity', 'autoscaling:TerminateInstanceInAutoScalingGroup', 'autoscaling:UpdateAutoScalingGroup', 'ec2:DescribeInstances', 'ec2:DescribeLaunchTemplateVersions', 'ec2:CreateLaunchTemplateVersion']) {
+    for (const a of [
+      'autoscaling:DescribeAutoScalingGroups',
+      'autoscaling:SetDesiredCapacity',
+      'autoscaling:TerminateInstanceInAutoScalingGroup',
+      'autoscaling:UpdateAutoScalingGroup',
+      'ec2:DescribeInstances',
+      'ec2:DescribeLaunchTemplateVersions',
+      'ec2:CreateLaunchTemplateVersion',
+    ]) {
       assert.ok(actions.includes(a), a);
     }
-    const role = JSON.parse(readFileSync(path.join(ROOT, 'deploy/components/azure/role.json'), 'utf8')) as { Actions: string[] };
-    for (const a of ['Microsoft.Compute/virtualMachineScaleSets/read', 'Microsoft.Compute/virtualMachineScaleSets/write', 'Microsoft.Compute/virtualMachineScaleSets/delete/action', 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read', 'Microsoft.Compute/locations/operations/read']) {
+    const role = JSON.parse(readFileSync(path.join(ROOT, 'deploy/components/azure/role.json'), 'utf8')) as {
+      Actions: string[];
+    };
+    for (const a of [
+      'Microsoft.Compute/virtualMachineScaleSets/read',
+      'Microsoft.Compute/virtualMachineScaleSets/write',
+      'Microsoft.Compute/virtualMachineScaleSets/delete/action',
+      'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read',
+      'Microsoft.Compute/locations/operations/read',
+    ]) {
       assert.ok(role.Actions.includes(a), a);
     }
   });

@@ -17,7 +17,9 @@ const noisy: SimFaultConfig = {
 function trace(injector: FaultInjector, n: number): string[] {
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
-    out.push(`api:${injector.apiFault('describeGroup', 'workers')?.code ?? 'ok'} latency:${injector.latencyMs()} boot:${injector.bootJoins()}`);
+    out.push(
+      `api:${injector.apiFault('describeGroup', 'workers')?.code ?? 'ok'} latency:${injector.latencyMs()} boot:${injector.bootJoins()}`,
+    );
   }
   return out;
 }
@@ -50,7 +52,10 @@ describe('sim cloud fault injection', () => {
     assert.deepEqual(trace(new FaultInjector(noisy), 200), first);
     // With these rates all three API outcomes and both boot outcomes occur.
     for (const expected of ['api:ok', 'api:Throttled', 'api:Transient', 'boot:true', 'boot:false']) {
-      assert.ok(first.some((t) => t.includes(expected)), `no ${expected} in 200 draws`);
+      assert.ok(
+        first.some((t) => t.includes(expected)),
+        `no ${expected} in 200 draws`,
+      );
     }
     assert.notDeepEqual(trace(new FaultInjector({ ...noisy, seed: 43 }), 200), first);
   });
@@ -79,7 +84,10 @@ describe('sim cloud fault injection', () => {
     injector.queueBootFailures(2);
     const codes = Array.from({ length: 4 }, () => injector.apiFault('addCapacity', 'workers')?.code);
     assert.deepEqual(codes, ['Throttled', 'Throttled', 'Transient', undefined]);
-    assert.deepEqual(Array.from({ length: 3 }, () => injector.bootJoins()), [false, false, true]);
+    assert.deepEqual(
+      Array.from({ length: 3 }, () => injector.bootJoins()),
+      [false, false, true],
+    );
   });
 
   it('a throttle carries retryAfterSeconds and names the group', () => {

@@ -23,7 +23,12 @@ const testAuth = {
   fetch: (url: string | URL, init: RequestInit) => {
     const headers = new Headers(init.headers ?? {});
     headers.set('authorization', 'Bearer test-token');
-    return fetch(url, { method: init.method ?? 'GET', headers, ...(init.body ? { body: init.body } : {}), ...(init.signal ? { signal: init.signal } : {}) });
+    return fetch(url, {
+      method: init.method ?? 'GET',
+      headers,
+      ...(init.body ? { body: init.body } : {}),
+      ...(init.signal ? { signal: init.signal } : {}),
+    });
   },
 };
 
@@ -33,23 +38,54 @@ function template(name: string, image: string): Record<string, unknown> {
     id: '123',
     name,
     selfLink: `${API}/projects/${PROJECT}/global/instanceTemplates/${name}`,
-    properties: { machineType: 'e2-standard-4', disks: [{ boot: true, autoDelete: true, initializeParams: { sourceImage: `${API}/${image}`, diskSizeGb: '50' } }], labels: { pool: 'general' } },
+    properties: {
+      machineType: 'e2-standard-4',
+      disks: [{ boot: true, autoDelete: true, initializeParams: { sourceImage: `${API}/${image}`, diskSizeGb: '50' } }],
+      labels: { pool: 'general' },
+    },
   };
 }
 
-function managed(name: string, tmpl: string, currentAction = 'NONE', instanceStatus = 'RUNNING'): Record<string, unknown> {
-  return { instance: `${API}/projects/${PROJECT}/zones/${ZONE}/instances/${name}`, id: '9', currentAction, instanceStatus, version: { instanceTemplate: `${API}/projects/${PROJECT}/global/instanceTemplates/${tmpl}` } };
+function managed(
+  name: string,
+  tmpl: string,
+  currentAction = 'NONE',
+  instanceStatus = 'RUNNING',
+): Record<string, unknown> {
+  return {
+    instance: `${API}/projects/${PROJECT}/zones/${ZONE}/instances/${name}`,
+    id: '9',
+    currentAction,
+    instanceStatus,
+    version: { instanceTemplate: `${API}/projects/${PROJECT}/global/instanceTemplates/${tmpl}` },
+  };
 }
 
 function mig(tmpl: string, targetSize: number, updatePolicy = 'OPPORTUNISTIC'): Record<string, unknown> {
   const url = `${API}/projects/${PROJECT}/global/instanceTemplates/${tmpl}`;
-  return { name: 'workers', instanceTemplate: url, versions: [{ instanceTemplate: url }], targetSize, updatePolicy: { type: updatePolicy } };
+  return {
+    name: 'workers',
+    instanceTemplate: url,
+    versions: [{ instanceTemplate: url }],
+    targetSize,
+    updatePolicy: { type: updatePolicy },
+  };
 }
 
 /** A running operation that is DONE at its first wait. */
-function operation(s: HttpRecorder, name: string, scope: string, result: Record<string, unknown> = {}): Record<string, unknown> {
+function operation(
+  s: HttpRecorder,
+  name: string,
+  scope: string,
+  result: Record<string, unknown> = {},
+): Record<string, unknown> {
   s.route('POST', `${BASE}/${scope}/operations/${name}/wait`, { body: { name, status: 'DONE', ...result } });
-  const where = scope === 'global' ? {} : scope.startsWith('zones/') ? { zone: `${API}/projects/${PROJECT}/${scope}` } : { region: `${API}/projects/${PROJECT}/${scope}` };
+  const where =
+    scope === 'global'
+      ? {}
+      : scope.startsWith('zones/')
+        ? { zone: `${API}/projects/${PROJECT}/${scope}` }
+        : { region: `${API}/projects/${PROJECT}/${scope}` };
   return { kind: 'compute#operation', name, status: 'RUNNING', ...where };
 }
 
@@ -70,18 +106,38 @@ describe('gcp provider (local Compute API)', () => {
   it('describeGroup reads group, template, every page of instances and each instance once', async () => {
     s.route('GET', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers`, { body: mig('workers-v1', 2) });
     s.route('GET', `${BASE}/global/instanceTemplates/workers-v1`, { body: template('workers-v1', V1) });
-    s.route('POST', /listManagedInstances\?maxResults=1&pageToken=p2$/, { body: { managedInstances: [managed('workers-bbbb', 'workers-v1', 'CREATING', 'PROVISIONING')] } });
-    s.route('POST', /listManagedInstances\?maxResults=1$/, { body: { managedInstances: [managed('workers-aaaa', 'workers-v1')], nextPageToken: 'p2' } });
-    s.route('GET', `${BASE}/zones/${ZONE}/instances/workers-aaaa`, { body: { name: 'workers-aaaa', creationTimestamp: '2026-01-01T10:00:00.000-08:00' } });
-    s.route('GET', `${BASE}/zones/${ZONE}/instances/workers-bbbb`, { body: { name: 'workers-bbbb', creationTimestamp: '2026-01-02T10:00:00.000-08:00' } });
+    s.route('POST', /listManagedInstances\?maxResults=1&pageToken=p2$/, {
+      body: { managedInstances: [managed('workers-bbbb', 'workers-v1', 'CREATING', 'PROVISIONING')] },
+    });
+    s.route('POST', /listManagedInstances\?maxResults=1$/, {
+      body: { managedInstances: [managed('workers-aaaa', 'workers-v1')], nextPageToken: 'p2' },
+    });
+    s.route('GET', `${BASE}/zones/${ZONE}/instances/workers-aaaa`, {
+      body: { name: 'workers-aaaa', creationTimestamp: '2026-01-01T10:00:00.000-08:00' },
+    });
+    s.route('GET', `${BASE}/zones/${ZONE}/instances/workers-bbbb`, {
+      body: { name: 'workers-bbbb', creationTimestamp: '2026-01-02T10:00:00.000-08:00' },
+    });
     const d = await provider.describeGroup(ZONAL);
     assert.deepEqual(d, {
       groupId: ZONAL,
       image: V1,
       targetSize: 2,
       instances: [
-        { id: 'workers-aaaa', providerID: `gce://${PROJECT}/${ZONE}/workers-aaaa`, image: V1, state: 'running', createdAt: '2026-01-01T18:00:00.000Z' },
-        { id: 'workers-bbbb', providerID: `gce://${PROJECT}/${ZONE}/workers-bbbb`, image: V1, state: 'pending', createdAt: '2026-01-02T18:00:00.000Z' },
+        {
+          id: 'workers-aaaa',
+          providerID: `gce://${PROJECT}/${ZONE}/workers-aaaa`,
+          image: V1,
+          state: 'running',
+          createdAt: '2026-01-01T18:00:00.000Z',
+        },
+        {
+          id: 'workers-bbbb',
+          providerID: `gce://${PROJECT}/${ZONE}/workers-bbbb`,
+          image: V1,
+          state: 'pending',
+          createdAt: '2026-01-02T18:00:00.000Z',
+        },
       ],
     });
     assert.deepEqual(calls(s), [
@@ -95,8 +151,15 @@ describe('gcp provider (local Compute API)', () => {
     assert.equal(s.requests[0]?.headers.authorization, 'Bearer test-token');
     s.requests.length = 0;
     await provider.describeGroup(ZONAL);
-    assert.equal(calls(s).filter((c) => /instanceTemplates|\/instances\//.test(c)).length, 0, 'templates and creation times are read once');
-    assert.deepEqual(provider.instanceForProviderID(`gce://${PROJECT}/${ZONE}/workers-aaaa`), { groupId: ZONAL, instanceId: 'workers-aaaa' });
+    assert.equal(
+      calls(s).filter((c) => /instanceTemplates|\/instances\//.test(c)).length,
+      0,
+      'templates and creation times are read once',
+    );
+    assert.deepEqual(provider.instanceForProviderID(`gce://${PROJECT}/${ZONE}/workers-aaaa`), {
+      groupId: ZONAL,
+      instanceId: 'workers-aaaa',
+    });
     assert.equal(provider.instanceForProviderID(`gce://${PROJECT}/${ZONE}/other-1`), undefined);
   });
 
@@ -104,9 +167,12 @@ describe('gcp provider (local Compute API)', () => {
     s.route('GET', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers`, { body: mig('workers-v1', 2) });
     s.route('GET', `${BASE}/global/instanceTemplates/workers-v1`, { body: template('workers-v1', V1) });
     s.route('POST', `${BASE}/global/instanceTemplates`, { body: operation(s, 'op-insert', 'global') });
-    s.route('POST', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers/setInstanceTemplate`, { body: operation(s, 'op-set', `zones/${ZONE}`) });
+    s.route('POST', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers/setInstanceTemplate`, {
+      body: operation(s, 'op-set', `zones/${ZONE}`),
+    });
     await provider.setGroupImage(ZONAL, V2);
-    const name = 'workers-v1-d' + (await import('node:crypto')).createHash('sha256').update(V2).digest('hex').slice(0, 8);
+    const name =
+      'workers-v1-d' + (await import('node:crypto')).createHash('sha256').update(V2).digest('hex').slice(0, 8);
     assert.deepEqual(calls(s), [
       `GET ${BASE}/zones/${ZONE}/instanceGroupManagers/workers`,
       `GET ${BASE}/global/instanceTemplates/workers-v1`,
@@ -115,7 +181,15 @@ describe('gcp provider (local Compute API)', () => {
       `POST ${BASE}/zones/${ZONE}/instanceGroupManagers/workers/setInstanceTemplate`,
       `POST ${BASE}/zones/${ZONE}/operations/op-set/wait`,
     ]);
-    const inserted = s.requests[2]?.body as { name: string; description: string; properties: { machineType: string; disks: { initializeParams: { sourceImage: string; diskSizeGb: string } }[]; labels: unknown } };
+    const inserted = s.requests[2]?.body as {
+      name: string;
+      description: string;
+      properties: {
+        machineType: string;
+        disks: { initializeParams: { sourceImage: string; diskSizeGb: string } }[];
+        labels: unknown;
+      };
+    };
     assert.equal(inserted.name, name);
     assert.equal(inserted.properties.disks[0]?.initializeParams.sourceImage, V2);
     assert.equal(inserted.properties.disks[0]?.initializeParams.diskSizeGb, '50', 'the rest is copied');
@@ -125,18 +199,35 @@ describe('gcp provider (local Compute API)', () => {
   });
 
   it('setGroupImage to the image the group has changes nothing; a PROACTIVE group or an image that is no path is refused', async () => {
-    s.route('GET', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers`, { body: mig('workers-v1', 2) }, { once: true });
+    s.route(
+      'GET',
+      `${BASE}/zones/${ZONE}/instanceGroupManagers/workers`,
+      { body: mig('workers-v1', 2) },
+      { once: true },
+    );
     s.route('GET', `${BASE}/global/instanceTemplates/workers-v1`, { body: template('workers-v1', V1) });
     await provider.setGroupImage(ZONAL, V1);
-    assert.deepEqual(calls(s).map((c) => c.split(' ')[0]), ['GET', 'GET']);
+    assert.deepEqual(
+      calls(s).map((c) => c.split(' ')[0]),
+      ['GET', 'GET'],
+    );
     s.route('GET', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers`, { body: mig('workers-v1', 2, 'PROACTIVE') });
-    await assert.rejects(provider.setGroupImage(ZONAL, V2), (e: unknown) => e instanceof CloudError && e.code === 'Permanent' && /OPPORTUNISTIC/.test(e.message));
-    await assert.rejects(provider.setGroupImage(ZONAL, 'ubuntu-2404'), (e: unknown) => e instanceof CloudError && e.code === 'Permanent' && /projects\/<project>\/global\/images/.test(e.message));
+    await assert.rejects(
+      provider.setGroupImage(ZONAL, V2),
+      (e: unknown) => e instanceof CloudError && e.code === 'Permanent' && /OPPORTUNISTIC/.test(e.message),
+    );
+    await assert.rejects(
+      provider.setGroupImage(ZONAL, 'ubuntu-2404'),
+      (e: unknown) =>
+        e instanceof CloudError && e.code === 'Permanent' && /projects\/<project>\/global\/images/.test(e.message),
+    );
   });
 
   it('addCapacity resizes the group by count and waits for the operation', async () => {
     s.route('GET', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers`, { body: mig('workers-v1', 3) });
-    s.route('POST', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers/resize`, { body: operation(s, 'op-resize', `zones/${ZONE}`) });
+    s.route('POST', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers/resize`, {
+      body: operation(s, 'op-resize', `zones/${ZONE}`),
+    });
     assert.deepEqual(await provider.addCapacity(ZONAL, 2), []);
     assert.deepEqual(calls(s), [
       `GET ${BASE}/zones/${ZONE}/instanceGroupManagers/workers`,
@@ -146,20 +237,40 @@ describe('gcp provider (local Compute API)', () => {
   });
 
   it('removeInstance deletes exactly that instance (the target size drops with it); a second time only looks', async () => {
-    s.route('POST', /listManagedInstances/, { body: { managedInstances: [managed('workers-aaaa', 'workers-v1'), managed('workers-bbbb', 'workers-v1')] } }, { once: true });
-    s.route('POST', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers/deleteInstances`, { body: operation(s, 'op-del', `zones/${ZONE}`) });
+    s.route(
+      'POST',
+      /listManagedInstances/,
+      { body: { managedInstances: [managed('workers-aaaa', 'workers-v1'), managed('workers-bbbb', 'workers-v1')] } },
+      { once: true },
+    );
+    s.route('POST', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers/deleteInstances`, {
+      body: operation(s, 'op-del', `zones/${ZONE}`),
+    });
     await provider.removeInstance(ZONAL, 'workers-bbbb');
     assert.deepEqual(calls(s), [
       `POST ${BASE}/zones/${ZONE}/instanceGroupManagers/workers/listManagedInstances?maxResults=1`,
       `POST ${BASE}/zones/${ZONE}/instanceGroupManagers/workers/deleteInstances`,
       `POST ${BASE}/zones/${ZONE}/operations/op-del/wait`,
     ]);
-    assert.deepEqual(s.requests[1]?.body, { instances: [`projects/${PROJECT}/zones/${ZONE}/instances/workers-bbbb`], skipInstancesOnValidationError: true });
+    assert.deepEqual(s.requests[1]?.body, {
+      instances: [`projects/${PROJECT}/zones/${ZONE}/instances/workers-bbbb`],
+      skipInstancesOnValidationError: true,
+    });
     s.reset();
-    s.route('POST', /listManagedInstances/, { body: { managedInstances: [managed('workers-aaaa', 'workers-v1'), managed('workers-bbbb', 'workers-v1', 'DELETING')] } });
+    s.route('POST', /listManagedInstances/, {
+      body: {
+        managedInstances: [managed('workers-aaaa', 'workers-v1'), managed('workers-bbbb', 'workers-v1', 'DELETING')],
+      },
+    });
     await provider.removeInstance(ZONAL, 'workers-bbbb');
     await provider.removeInstance(ZONAL, 'workers-zzzz');
-    assert.deepEqual(calls(s).map((c) => c.split('?')[0]), [`POST ${BASE}/zones/${ZONE}/instanceGroupManagers/workers/listManagedInstances`, `POST ${BASE}/zones/${ZONE}/instanceGroupManagers/workers/listManagedInstances`]);
+    assert.deepEqual(
+      calls(s).map((c) => c.split('?')[0]),
+      [
+        `POST ${BASE}/zones/${ZONE}/instanceGroupManagers/workers/listManagedInstances`,
+        `POST ${BASE}/zones/${ZONE}/instanceGroupManagers/workers/listManagedInstances`,
+      ],
+    );
   });
 
   it('a regional group goes through the regional API and waits on region operations', async () => {
@@ -181,12 +292,60 @@ describe('gcp provider (local Compute API)', () => {
   });
 
   const failures: Array<[string, number, Record<string, string>, unknown, string, number | undefined]> = [
-    ['429 with Retry-After', 429, { 'retry-after': '7' }, { error: { code: 429, message: 'Rate Limit Exceeded', errors: [{ reason: 'rateLimitExceeded' }] } }, 'Throttled', 7],
-    ['403 rate limit without Retry-After', 403, {}, { error: { code: 403, message: 'Rate Limit Exceeded', errors: [{ reason: 'rateLimitExceeded' }] } }, 'Throttled', 5],
-    ['503 with Retry-After', 503, { 'retry-after': '3' }, { error: { code: 503, message: 'backend unavailable' } }, 'Transient', undefined],
-    ['403 quota', 403, {}, { error: { code: 403, message: "Quota 'CPUS' exceeded", errors: [{ reason: 'quotaExceeded' }] } }, 'QuotaExceeded', undefined],
-    ['404', 404, {}, { error: { code: 404, message: 'not found', errors: [{ reason: 'notFound' }] } }, 'NotFound', undefined],
-    ['403 permission', 403, {}, { error: { code: 403, message: 'Required permission compute.instanceGroupManagers.get', errors: [{ reason: 'forbidden' }] } }, 'Permanent', undefined],
+    [
+      '429 with Retry-After',
+      429,
+      { 'retry-after': '7' },
+      { error: { code: 429, message: 'Rate Limit Exceeded', errors: [{ reason: 'rateLimitExceeded' }] } },
+      'Throttled',
+      7,
+    ],
+    [
+      '403 rate limit without Retry-After',
+      403,
+      {},
+      { error: { code: 403, message: 'Rate Limit Exceeded', errors: [{ reason: 'rateLimitExceeded' }] } },
+      'Throttled',
+      5,
+    ],
+    [
+      '503 with Retry-After',
+      503,
+      { 'retry-after': '3' },
+      { error: { code: 503, message: 'backend unavailable' } },
+      'Transient',
+      undefined,
+    ],
+    [
+      '403 quota',
+      403,
+      {},
+      { error: { code: 403, message: "Quota 'CPUS' exceeded", errors: [{ reason: 'quotaExceeded' }] } },
+      'QuotaExceeded',
+      undefined,
+    ],
+    [
+      '404',
+      404,
+      {},
+      { error: { code: 404, message: 'not found', errors: [{ reason: 'notFound' }] } },
+      'NotFound',
+      undefined,
+    ],
+    [
+      '403 permission',
+      403,
+      {},
+      {
+        error: {
+          code: 403,
+          message: 'Required permission compute.instanceGroupManagers.get',
+          errors: [{ reason: 'forbidden' }],
+        },
+      },
+      'Permanent',
+      undefined,
+    ],
   ];
   for (const [what, status, headers, body, code, retryAfter] of failures) {
     it(`maps ${what} to ${code}`, async () => {
@@ -205,38 +364,77 @@ describe('gcp provider (local Compute API)', () => {
 
   it('a failed operation maps by its error code', async () => {
     s.route('GET', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers`, { body: mig('workers-v1', 3) });
-    const op = operation(s, 'op-q', `zones/${ZONE}`, { error: { errors: [{ code: 'QUOTA_EXCEEDED', message: "Quota 'CPUS' exceeded. Limit: 24.0" }] }, httpErrorStatusCode: 403 });
+    const op = operation(s, 'op-q', `zones/${ZONE}`, {
+      error: { errors: [{ code: 'QUOTA_EXCEEDED', message: "Quota 'CPUS' exceeded. Limit: 24.0" }] },
+      httpErrorStatusCode: 403,
+    });
     s.route('POST', /resize/, { body: op });
-    await assert.rejects(provider.addCapacity(ZONAL, 1), (e: unknown) => e instanceof CloudError && e.code === 'QuotaExceeded' && /CPUS/.test(e.message));
+    await assert.rejects(
+      provider.addCapacity(ZONAL, 1),
+      (e: unknown) => e instanceof CloudError && e.code === 'QuotaExceeded' && /CPUS/.test(e.message),
+    );
   });
 
   it('a call with no answer within the timeout is Transient', async () => {
     s.route('GET', `${BASE}/zones/${ZONE}/instanceGroupManagers/workers`, () => undefined);
     const never = await startHttpRecorder();
-    const slow = new GcpProvider({ endpoint: never.url, authClient: { ...testAuth, fetch: () => new Promise<Response>(() => undefined) }, timeoutMs: 200 });
+    const slow = new GcpProvider({
+      endpoint: never.url,
+      authClient: { ...testAuth, fetch: () => new Promise<Response>(() => undefined) },
+      timeoutMs: 200,
+    });
     try {
-      await assert.rejects(slow.describeGroup(ZONAL), (e: unknown) => e instanceof CloudError && e.code === 'Transient');
+      await assert.rejects(
+        slow.describeGroup(ZONAL),
+        (e: unknown) => e instanceof CloudError && e.code === 'Transient',
+      );
     } finally {
       await never.close();
     }
   });
 
-  it('listGroups lists the project\'s zonal and regional groups over every page', async () => {
+  it("listGroups lists the project's zonal and regional groups over every page", async () => {
     const lister = new GcpProvider({ endpoint: s.url, authClient: testAuth, pageSize: 1, project: PROJECT });
     s.route('GET', `${BASE}/aggregated/instanceGroupManagers`, (r) =>
       r.path.includes('pageToken=p2')
         ? { body: { items: { 'regions/europe-west3': { instanceGroupManagers: [{ name: 'workers' }] } } } }
-        : { body: { items: { [`zones/${ZONE}`]: { instanceGroupManagers: [{ name: 'workers' }] }, 'zones/europe-west3-b': { warning: { code: 'NO_RESULTS_ON_PAGE' } } }, nextPageToken: 'p2' } },
+        : {
+            body: {
+              items: {
+                [`zones/${ZONE}`]: { instanceGroupManagers: [{ name: 'workers' }] },
+                'zones/europe-west3-b': { warning: { code: 'NO_RESULTS_ON_PAGE' } },
+              },
+              nextPageToken: 'p2',
+            },
+          },
     );
     assert.deepEqual(await lister.listGroups(), [REGIONAL, ZONAL]);
-    assert.deepEqual(calls(s).map((c) => c.replace(/[?&]returnPartialSuccess=\w+/, '')), [`GET ${BASE}/aggregated/instanceGroupManagers?maxResults=1`, `GET ${BASE}/aggregated/instanceGroupManagers?maxResults=1&pageToken=p2`]);
-    await assert.rejects(provider.listGroups(), (e: unknown) => e instanceof CloudError && e.code === 'Permanent' && /no project configured/.test(e.message));
+    assert.deepEqual(
+      calls(s).map((c) => c.replace(/[?&]returnPartialSuccess=\w+/, '')),
+      [
+        `GET ${BASE}/aggregated/instanceGroupManagers?maxResults=1`,
+        `GET ${BASE}/aggregated/instanceGroupManagers?maxResults=1&pageToken=p2`,
+      ],
+    );
+    await assert.rejects(
+      provider.listGroups(),
+      (e: unknown) => e instanceof CloudError && e.code === 'Permanent' && /no project configured/.test(e.message),
+    );
   });
 
   it('maps providerIDs both ways', () => {
     assert.equal(gceProviderID(PROJECT, ZONE, 'workers-aaaa'), `gce://${PROJECT}/${ZONE}/workers-aaaa`);
-    assert.deepEqual(parseGceProviderID(`gce://${PROJECT}/${ZONE}/workers-aaaa`), { project: PROJECT, zone: ZONE, name: 'workers-aaaa' });
-    for (const foreign of ['aws:///eu-central-1a/i-0123456789abcdef0', 'sim://workers/i-0001', `gce://${PROJECT}/workers-aaaa`]) assert.equal(parseGceProviderID(foreign), undefined, foreign);
+    assert.deepEqual(parseGceProviderID(`gce://${PROJECT}/${ZONE}/workers-aaaa`), {
+      project: PROJECT,
+      zone: ZONE,
+      name: 'workers-aaaa',
+    });
+    for (const foreign of [
+      'aws:///eu-central-1a/i-0123456789abcdef0',
+      'sim://workers/i-0001',
+      `gce://${PROJECT}/workers-aaaa`,
+    ])
+      assert.equal(parseGceProviderID(foreign), undefined, foreign);
   });
 
   it('createProvider builds it without configuration (Application Default Credentials on first call)', () => {

@@ -1,5 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { createProvider, ProviderConfigError, SimCloud, SimHttpProvider, SimProvider, type ProviderConfig } from '../../src/cloud/index.js';
+import {
+  createProvider,
+  ProviderConfigError,
+  SimCloud,
+  SimHttpProvider,
+  SimProvider,
+  type ProviderConfig,
+} from '../../src/cloud/index.js';
 import { smallConfig } from './sim-fixtures.js';
 
 describe('cloud provider registry', () => {
@@ -18,7 +25,7 @@ describe('cloud provider registry', () => {
   it('sim over HTTP', () => {
     const provider = createProvider({ provider: 'sim', url: 'http://127.0.0.1:7070/' });
     assert.ok(provider instanceof SimHttpProvider);
-    assert.equal((provider).baseUrl, 'http://127.0.0.1:7070');
+    assert.equal(provider.baseUrl, 'http://127.0.0.1:7070');
   });
 
   for (const name of ['aws', 'gcp', 'azure'] as const) {

@@ -38,7 +38,10 @@ describe('drydock sim-cloud (a process)', function () {
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'drydock-simcli-'));
-    await writeFile(path.join(dir, 'groups.yaml'), 'bootDelaySeconds: 0.1\nterminateDelaySeconds: 60\ngroups:\n  - id: workers\n    size: 2\n    image: os-v1\n');
+    await writeFile(
+      path.join(dir, 'groups.yaml'),
+      'bootDelaySeconds: 0.1\nterminateDelaySeconds: 60\ngroups:\n  - id: workers\n    size: 2\n    image: os-v1\n',
+    );
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -46,22 +49,40 @@ describe('drydock sim-cloud (a process)', function () {
 
   it('refuses an invalid groups file with file:line:column, exit 2', async () => {
     await writeFile(path.join(dir, 'bad.yaml'), 'groups:\n  - id: workers\n    image: os-v1\n    size: many\n');
-    const r = spawnSync(process.execPath, [drydock, 'sim-cloud', '--state-dir', dir, '--config', path.join(dir, 'bad.yaml'), '--no-cluster'], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [drydock, 'sim-cloud', '--state-dir', dir, '--config', path.join(dir, 'bad.yaml'), '--no-cluster'],
+      { encoding: 'utf8' },
+    );
     assert.equal(r.status, 2);
     assert.ok(r.stderr.includes(`${path.join(dir, 'bad.yaml')}:4:11: /groups/0/size: must be integer`), r.stderr);
   });
 
   it('refuses to start without a cluster unless told, exit 2', () => {
-    const r = spawnSync(process.execPath, [drydock, 'sim-cloud', '--state-dir', dir, '--config', path.join(dir, 'groups.yaml')], {
-      encoding: 'utf8',
-      env: { ...process.env, DRYDOCK_KUBECONFIG: '' },
-    });
+    const r = spawnSync(
+      process.execPath,
+      [drydock, 'sim-cloud', '--state-dir', dir, '--config', path.join(dir, 'groups.yaml')],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, DRYDOCK_KUBECONFIG: '' },
+      },
+    );
     assert.equal(r.status, 2);
     assert.match(r.stderr, /pass --kubeconfig FILE .* or --no-cluster/);
   });
 
   it('serves the API until SIGTERM, exits 0, and a restart keeps every instance', async () => {
-    const args = ['--state-dir', path.join(dir, 'state'), '--config', path.join(dir, 'groups.yaml'), '--no-cluster', '--port', '0', '--log-level', 'silent'];
+    const args = [
+      '--state-dir',
+      path.join(dir, 'state'),
+      '--config',
+      path.join(dir, 'groups.yaml'),
+      '--no-cluster',
+      '--port',
+      '0',
+      '--log-level',
+      'silent',
+    ];
     const first = await start(args);
     const client = new SimHttpProvider(first.url);
     await client.setGroupImage('workers', 'os-v2');

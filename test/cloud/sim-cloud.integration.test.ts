@@ -30,13 +30,24 @@ describe('sim cloud against a real control plane', function () {
     quota: { maxInstancesPerGroup: 5 },
     faults: { retryAfterSeconds: 2 },
     groups: [
-      { id: 'workers', role: 'worker', size: 3, image: 'os-v1', labels: { pool: 'general' }, resources: { cpu: '8', memory: '32Gi', pods: '110' } },
+      {
+        id: 'workers',
+        role: 'worker',
+        size: 3,
+        image: 'os-v1',
+        labels: { pool: 'general' },
+        resources: { cpu: '8', memory: '32Gi', pods: '110' },
+      },
       { id: 'cp', role: 'control-plane', size: 1, image: 'os-v1' },
     ],
   });
 
   async function startSim(): Promise<void> {
-    sim = await runSimCloud({ config, stateDir: path.join(dir, 'state'), nodes: new KubeNodeRegistry(cp().adminKubeConfig()) });
+    sim = await runSimCloud({
+      config,
+      stateDir: path.join(dir, 'state'),
+      nodes: new KubeNodeRegistry(cp().adminKubeConfig()),
+    });
     client = new SimHttpProvider(sim.url);
   }
 
@@ -78,10 +89,16 @@ describe('sim cloud against a real control plane', function () {
     const cps = await readyNodes('cp', ['cp-i-0001']);
     const c = cps.get('cp-i-0001');
     assert.equal(c?.metadata?.labels?.['node-role.kubernetes.io/control-plane'], '');
-    assert.deepEqual(c?.spec?.taints?.map((t) => `${t.key}:${t.effect}`), ['node-role.kubernetes.io/control-plane:NoSchedule']);
+    assert.deepEqual(
+      c?.spec?.taints?.map((t) => `${t.key}:${t.effect}`),
+      ['node-role.kubernetes.io/control-plane:NoSchedule'],
+    );
 
     const described = await client.describeGroup('workers');
-    assert.deepEqual(described.instances.map((i) => i.providerID).sort(), [...nodes.values()].map((n) => n.spec?.providerID).sort());
+    assert.deepEqual(
+      described.instances.map((i) => i.providerID).sort(),
+      [...nodes.values()].map((n) => n.spec?.providerID).sort(),
+    );
   });
 
   it('pods schedule onto the joined workers and run', async () => {
@@ -115,7 +132,10 @@ describe('sim cloud against a real control plane', function () {
     // Old instances keep their image.
     assert.equal(nodes.get('workers-i-0001')?.metadata?.labels?.['sim.drydock.dev/image'], 'os-v1');
     const group = await client.describeGroup('workers');
-    assert.deepEqual(group.instances.map((i) => `${i.id}:${i.image}`), ['i-0001:os-v1', 'i-0002:os-v1', 'i-0003:os-v1', 'i-0004:os-v2', 'i-0005:os-v2']);
+    assert.deepEqual(
+      group.instances.map((i) => `${i.id}:${i.image}`),
+      ['i-0001:os-v1', 'i-0002:os-v1', 'i-0003:os-v1', 'i-0004:os-v2', 'i-0005:os-v2'],
+    );
   });
 
   it('removing an instance removes its Node; the instance terminates, then is gone', async () => {
@@ -129,23 +149,44 @@ describe('sim cloud against a real control plane', function () {
         throw err;
       }
     });
-    await eventually('instance i-0001 gone', async () => !(await client.describeGroup('workers')).instances.some((i) => i.id === 'i-0001'));
+    await eventually(
+      'instance i-0001 gone',
+      async () => !(await client.describeGroup('workers')).instances.some((i) => i.id === 'i-0001'),
+    );
     assert.equal((await client.describeGroup('workers')).targetSize, 4);
   });
 
   it('each injected fault surfaces through the HTTP client as its typed error', async () => {
     await client.injectFaults('Throttled', 1);
-    await assert.rejects(client.addCapacity('workers', 1), (err: unknown) => err instanceof CloudError && err.code === 'Throttled' && err.data.retryAfterSeconds === 2);
+    await assert.rejects(
+      client.addCapacity('workers', 1),
+      (err: unknown) => err instanceof CloudError && err.code === 'Throttled' && err.data.retryAfterSeconds === 2,
+    );
     await client.injectFaults('Transient', 1);
-    await assert.rejects(client.describeGroup('workers'), (err: unknown) => err instanceof CloudError && err.code === 'Transient');
-    await assert.rejects(client.addCapacity('workers', 2), (err: unknown) => err instanceof CloudError && err.code === 'QuotaExceeded' && err.data.quota?.limit === 5);
-    await assert.rejects(client.setGroupImage('nope', 'os-v3'), (err: unknown) => err instanceof CloudError && err.code === 'NotFound' && err.data.groupId === 'nope');
-    await assert.rejects(client.setGroupImage('workers', ''), (err: unknown) => err instanceof CloudError && err.code === 'Permanent');
+    await assert.rejects(
+      client.describeGroup('workers'),
+      (err: unknown) => err instanceof CloudError && err.code === 'Transient',
+    );
+    await assert.rejects(
+      client.addCapacity('workers', 2),
+      (err: unknown) => err instanceof CloudError && err.code === 'QuotaExceeded' && err.data.quota?.limit === 5,
+    );
+    await assert.rejects(
+      client.setGroupImage('nope', 'os-v3'),
+      (err: unknown) => err instanceof CloudError && err.code === 'NotFound' && err.data.groupId === 'nope',
+    );
+    await assert.rejects(
+      client.setGroupImage('workers', ''),
+      (err: unknown) => err instanceof CloudError && err.code === 'Permanent',
+    );
 
     // A boot that never joins: the instance runs, no Node appears, the others still join.
     await client.injectFaults('BootFailure', 1);
     const [lost] = await client.addCapacity('cp', 1);
-    await eventually('the lost instance running', async () => (await client.describeGroup('cp')).instances.find((i) => i.id === lost)?.state === 'running');
+    await eventually(
+      'the lost instance running',
+      async () => (await client.describeGroup('cp')).instances.find((i) => i.id === lost)?.state === 'running',
+    );
     await new Promise((r) => setTimeout(r, 1_000));
     assert.equal((await groupNodes('cp')).has(`cp-${lost}`), false);
     const [joined] = await client.addCapacity('cp', 1);

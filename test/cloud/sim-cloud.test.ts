@@ -41,17 +41,25 @@ describe('sim cloud (in-process, manual clock)', () => {
     assert.deepEqual(await cloud.listGroups(), ['cp', 'workers']);
     const before = await cloud.describeGroup('workers');
     assert.equal(before.targetSize, 3);
-    assert.deepEqual(before.instances.map((i) => [i.id, i.state, i.image, i.providerID]), [
-      ['i-0001', 'pending', 'os-v1', 'sim://workers/i-0001'],
-      ['i-0002', 'pending', 'os-v1', 'sim://workers/i-0002'],
-      ['i-0003', 'pending', 'os-v1', 'sim://workers/i-0003'],
-    ]);
+    assert.deepEqual(
+      before.instances.map((i) => [i.id, i.state, i.image, i.providerID]),
+      [
+        ['i-0001', 'pending', 'os-v1', 'sim://workers/i-0001'],
+        ['i-0002', 'pending', 'os-v1', 'sim://workers/i-0002'],
+        ['i-0003', 'pending', 'os-v1', 'sim://workers/i-0003'],
+      ],
+    );
     assert.equal(nodes.nodes.size, 0);
 
     await clock.advance(9_999);
     assert.equal(nodes.nodes.size, 0);
     await clock.advance(1);
-    assert.deepEqual([...nodes.nodes.keys()].sort(), ['cp-i-0001', 'workers-i-0001', 'workers-i-0002', 'workers-i-0003']);
+    assert.deepEqual([...nodes.nodes.keys()].sort(), [
+      'cp-i-0001',
+      'workers-i-0001',
+      'workers-i-0002',
+      'workers-i-0003',
+    ]);
     assert.ok((await cloud.describeGroup('workers')).instances.every((i) => i.state === 'running'));
   });
 
@@ -91,13 +99,16 @@ describe('sim cloud (in-process, manual clock)', () => {
     const group = await cloud.describeGroup('workers');
     assert.equal(group.image, 'os-v2');
     assert.equal(group.targetSize, 5);
-    assert.deepEqual(group.instances.map((i) => `${i.id}:${i.image}:${i.state}`), [
-      'i-0001:os-v1:running',
-      'i-0002:os-v1:running',
-      'i-0003:os-v1:running',
-      'i-0004:os-v2:pending',
-      'i-0005:os-v2:pending',
-    ]);
+    assert.deepEqual(
+      group.instances.map((i) => `${i.id}:${i.image}:${i.state}`),
+      [
+        'i-0001:os-v1:running',
+        'i-0002:os-v1:running',
+        'i-0003:os-v1:running',
+        'i-0004:os-v2:pending',
+        'i-0005:os-v2:pending',
+      ],
+    );
     await clock.advance(10_000);
     assert.equal(nodes.nodes.get('workers-i-0005')?.metadata?.labels?.['sim.drydock.dev/image'], 'os-v2');
   });
@@ -114,7 +125,10 @@ describe('sim cloud (in-process, manual clock)', () => {
     await cloud.removeInstance('workers', 'i-0002');
     await clock.advance(4_000);
     group = await cloud.describeGroup('workers');
-    assert.deepEqual(group.instances.map((i) => i.id), ['i-0001', 'i-0003']);
+    assert.deepEqual(
+      group.instances.map((i) => i.id),
+      ['i-0001', 'i-0003'],
+    );
     await cloud.removeInstance('workers', 'i-0002');
   });
 
@@ -128,13 +142,28 @@ describe('sim cloud (in-process, manual clock)', () => {
 
   it('bad input: unknown group, empty image, bad count — typed errors naming group and cause', async () => {
     const cloud = await open();
-    await assert.rejects(cloud.describeGroup('nope'), isCloudError('NotFound', /group "nope" does not exist \(known groups: cp, workers\)/));
+    await assert.rejects(
+      cloud.describeGroup('nope'),
+      isCloudError('NotFound', /group "nope" does not exist \(known groups: cp, workers\)/),
+    );
     await assert.rejects(cloud.setGroupImage('nope', 'x'), isCloudError('NotFound', /"nope"/));
-    await assert.rejects(cloud.setGroupImage('workers', ''), isCloudError('Permanent', /image for group "workers" is empty/));
-    await assert.rejects(cloud.setGroupImage('workers', ' os-v2'), isCloudError('Permanent', /"workers".*not a valid image/));
-    await assert.rejects(cloud.removeInstance('workers', 'workers-i-0001'), isCloudError('Permanent', /"workers-i-0001" is not an instance id of group "workers"/));
+    await assert.rejects(
+      cloud.setGroupImage('workers', ''),
+      isCloudError('Permanent', /image for group "workers" is empty/),
+    );
+    await assert.rejects(
+      cloud.setGroupImage('workers', ' os-v2'),
+      isCloudError('Permanent', /"workers".*not a valid image/),
+    );
+    await assert.rejects(
+      cloud.removeInstance('workers', 'workers-i-0001'),
+      isCloudError('Permanent', /"workers-i-0001" is not an instance id of group "workers"/),
+    );
     for (const count of [0, -1, 1.5, Number.NaN]) {
-      await assert.rejects(cloud.addCapacity('workers', count), isCloudError('Permanent', /group "workers".*whole number/));
+      await assert.rejects(
+        cloud.addCapacity('workers', count),
+        isCloudError('Permanent', /group "workers".*whole number/),
+      );
     }
     // Nothing changed.
     const group = await cloud.describeGroup('workers');
@@ -152,7 +181,10 @@ describe('sim cloud (in-process, manual clock)', () => {
       return true;
     });
     await cloud.addCapacity('workers', 1);
-    await assert.rejects(cloud.addCapacity('cp', 2), isCloudError('QuotaExceeded', /"cp".*6 instances in total, 5 in use/));
+    await assert.rejects(
+      cloud.addCapacity('cp', 2),
+      isCloudError('QuotaExceeded', /"cp".*6 instances in total, 5 in use/),
+    );
     // Terminating instances hold quota until they are gone.
     await cloud.removeInstance('workers', 'i-0001');
     await assert.rejects(cloud.addCapacity('workers', 1), isCloudError('QuotaExceeded', /per group/));
@@ -164,7 +196,10 @@ describe('sim cloud (in-process, manual clock)', () => {
     const cloud = await open(smallConfig({ faults: { retryAfterSeconds: 3 } }));
     await cloud.injectApiFaults('Throttled', 1);
     await cloud.injectApiFaults('Transient', 1);
-    await assert.rejects(cloud.addCapacity('workers', 1), (err: unknown) => err instanceof CloudError && err.code === 'Throttled' && err.data.retryAfterSeconds === 3);
+    await assert.rejects(
+      cloud.addCapacity('workers', 1),
+      (err: unknown) => err instanceof CloudError && err.code === 'Throttled' && err.data.retryAfterSeconds === 3,
+    );
     await assert.rejects(cloud.setGroupImage('workers', 'os-v2'), isCloudError('Transient', /"workers"/));
     const group = await cloud.describeGroup('workers');
     assert.equal(group.instances.length, 3);
@@ -207,7 +242,10 @@ describe('sim cloud (in-process, manual clock)', () => {
     // The surge instance still boots, the removed one still goes, ids are not reused.
     await clock.advance(10_000);
     const after = await second.describeGroup('workers');
-    assert.deepEqual(after.instances.map((i) => `${i.id}:${i.state}`), ['i-0002:running', 'i-0003:running', 'i-0004:running']);
+    assert.deepEqual(
+      after.instances.map((i) => `${i.id}:${i.state}`),
+      ['i-0002:running', 'i-0003:running', 'i-0004:running'],
+    );
     assert.equal(nodes.nodes.get('workers-i-0004')?.metadata?.labels?.['sim.drydock.dev/image'], 'os-v2');
     assert.deepEqual(await second.addCapacity('workers', 1), ['i-0005']);
   });
@@ -216,14 +254,30 @@ describe('sim cloud (in-process, manual clock)', () => {
     const cloud = await open();
     await cloud.addCapacity('workers', 2);
     assert.deepEqual(await readdir(dir), [STATE_FILE]);
-    const saved = JSON.parse(await readFile(path.join(dir, STATE_FILE), 'utf8')) as { version: number; groups: Array<{ id: string; instances: unknown[] }> };
+    const saved = JSON.parse(await readFile(path.join(dir, STATE_FILE), 'utf8')) as {
+      version: number;
+      groups: Array<{ id: string; instances: unknown[] }>;
+    };
     assert.equal(saved.version, 1);
-    assert.deepEqual(saved.groups.map((g) => [g.id, g.instances.length]), [['cp', 1], ['workers', 5]]);
+    assert.deepEqual(
+      saved.groups.map((g) => [g.id, g.instances.length]),
+      [
+        ['cp', 1],
+        ['workers', 5],
+      ],
+    );
   });
 
   it('a corrupt state file is refused with the file named, not overwritten', async () => {
     await writeFile(path.join(dir, STATE_FILE), '{"version": 1, "groups": [');
-    await assert.rejects(open(), (err: unknown) => err instanceof SimStateError && err.code === 'InvalidSimState' && err.message.includes(STATE_FILE) && /remove it/.test(err.message));
+    await assert.rejects(
+      open(),
+      (err: unknown) =>
+        err instanceof SimStateError &&
+        err.code === 'InvalidSimState' &&
+        err.message.includes(STATE_FILE) &&
+        /remove it/.test(err.message),
+    );
     assert.equal(await readFile(path.join(dir, STATE_FILE), 'utf8'), '{"version": 1, "groups": [');
   });
 
@@ -235,7 +289,12 @@ describe('sim cloud (in-process, manual clock)', () => {
       if (refusals-- > 0) throw Object.assign(new Error('unavailable'), { code: 503 });
       return register(node);
     };
-    const cloud = await SimCloud.open({ config: smallConfig({ groups: [{ id: 'w', size: 1, image: 'a' }] }), nodes: flaky, clock, retryDelayMs: 1000 });
+    const cloud = await SimCloud.open({
+      config: smallConfig({ groups: [{ id: 'w', size: 1, image: 'a' }] }),
+      nodes: flaky,
+      clock,
+      retryDelayMs: 1000,
+    });
     opened.push(cloud);
     await clock.advance(10_000);
     assert.equal(flaky.nodes.size, 0);
@@ -245,7 +304,10 @@ describe('sim cloud (in-process, manual clock)', () => {
 
   it('SimProvider maps providerIDs back to instances', async () => {
     const provider = new SimProvider(await open());
-    assert.deepEqual(provider.instanceForProviderID('sim://workers/i-0003'), { groupId: 'workers', instanceId: 'i-0003' });
+    assert.deepEqual(provider.instanceForProviderID('sim://workers/i-0003'), {
+      groupId: 'workers',
+      instanceId: 'i-0003',
+    });
     for (const foreign of ['aws:///eu-central-1a/i-0abc', 'sim://workers', 'sim://Workers/i-1', 'kwok://x']) {
       assert.equal(provider.instanceForProviderID(foreign), undefined, foreign);
     }

@@ -2,7 +2,13 @@ import { strict as assert } from 'node:assert';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DEFAULT_FAULTS, loadSimConfig, parseSimConfig, parseSimConfigText, SimConfigError } from '../../src/cloud/sim/config.js';
+import {
+  DEFAULT_FAULTS,
+  loadSimConfig,
+  parseSimConfig,
+  parseSimConfigText,
+  SimConfigError,
+} from '../../src/cloud/sim/config.js';
 import { imageLabelValue } from '../../src/cloud/sim/nodes.js';
 
 function problemsOf(fn: () => unknown): SimConfigError['data']['problems'] {
@@ -24,11 +30,20 @@ describe('sim cloud configuration', () => {
       quota: {},
       faults: DEFAULT_FAULTS,
       host: { rebootSeconds: 5, jobRunSeconds: 2, failJobsOnNodes: [] },
-      groups: [{ id: 'workers', role: 'worker', size: 0, image: 'os-v1', labels: {}, resources: { cpu: '4', memory: '16Gi', pods: '110' } }],
+      groups: [
+        {
+          id: 'workers',
+          role: 'worker',
+          size: 0,
+          image: 'os-v1',
+          labels: {},
+          resources: { cpu: '4', memory: '16Gi', pods: '110' },
+        },
+      ],
     });
   });
 
-  it('takes the hosts\' reboot time, Job run time and failing nodes', () => {
+  it("takes the hosts' reboot time, Job run time and failing nodes", () => {
     const config = parseSimConfig({ groups: [], host: { rebootSeconds: 1.5, failJobsOnNodes: ['workers-i-0002'] } });
     assert.deepEqual(config.host, { rebootSeconds: 1.5, jobRunSeconds: 2, failJobsOnNodes: ['workers-i-0002'] });
   });
@@ -42,14 +57,60 @@ describe('sim cloud configuration', () => {
     ['bad role', { groups: [{ id: 'w', image: 'a', role: 'master' }] }, '/groups/0/role', /"worker", "control-plane"/],
     ['negative size', { groups: [{ id: 'w', image: 'a', size: -1 }] }, '/groups/0/size', />= 0/],
     ['bad group id', { groups: [{ id: 'Workers', image: 'a' }] }, '/groups/0/id', /sim groupId "Workers"/],
-    ['duplicate id', { groups: [{ id: 'w', image: 'a' }, { id: 'w', image: 'b' }] }, '/groups/1/id', /defined twice/],
-    ['bad label value', { groups: [{ id: 'w', image: 'a', labels: { pool: 'a b' } }] }, '/groups/0/labels', /not a valid Kubernetes label value/],
-    ['bad label key', { groups: [{ id: 'w', image: 'a', labels: { '-x': 'y' } }] }, '/groups/0/labels', /label key "-x"/],
-    ['size over quota', { groups: [{ id: 'w', image: 'a', size: 3 }], quota: { maxInstancesPerGroup: 2 } }, '/groups/0/size', /exceeds quota/],
-    ['sizes over total quota', { groups: [{ id: 'a', image: 'a', size: 2 }, { id: 'b', image: 'a', size: 2 }], quota: { maxInstancesTotal: 3 } }, '/quota/maxInstancesTotal', /add up to 4/],
+    [
+      'duplicate id',
+      {
+        groups: [
+          { id: 'w', image: 'a' },
+          { id: 'w', image: 'b' },
+        ],
+      },
+      '/groups/1/id',
+      /defined twice/,
+    ],
+    [
+      'bad label value',
+      { groups: [{ id: 'w', image: 'a', labels: { pool: 'a b' } }] },
+      '/groups/0/labels',
+      /not a valid Kubernetes label value/,
+    ],
+    [
+      'bad label key',
+      { groups: [{ id: 'w', image: 'a', labels: { '-x': 'y' } }] },
+      '/groups/0/labels',
+      /label key "-x"/,
+    ],
+    [
+      'size over quota',
+      { groups: [{ id: 'w', image: 'a', size: 3 }], quota: { maxInstancesPerGroup: 2 } },
+      '/groups/0/size',
+      /exceeds quota/,
+    ],
+    [
+      'sizes over total quota',
+      {
+        groups: [
+          { id: 'a', image: 'a', size: 2 },
+          { id: 'b', image: 'a', size: 2 },
+        ],
+        quota: { maxInstancesTotal: 3 },
+      },
+      '/quota/maxInstancesTotal',
+      /add up to 4/,
+    ],
     ['rate above 1', { groups: [], faults: { throttleRate: 1.5 } }, '/faults/throttleRate', /<= 1/],
-    ['latency min > max', { groups: [], faults: { latencyMs: { min: 5, max: 1 } } }, '/faults/latencyMs', /min must not be larger/],
-    ['bad quantity', { groups: [{ id: 'w', image: 'a', resources: { memory: 'lots' } }] }, '/groups/0/resources/memory', /quantity/],
+    [
+      'latency min > max',
+      { groups: [], faults: { latencyMs: { min: 5, max: 1 } } },
+      '/faults/latencyMs',
+      /min must not be larger/,
+    ],
+    [
+      'bad quantity',
+      { groups: [{ id: 'w', image: 'a', resources: { memory: 'lots' } }] },
+      '/groups/0/resources/memory',
+      /quantity/,
+    ],
   ];
   for (const [name, input, pathExpected, message] of invalid) {
     it(`refuses ${name}`, () => {
@@ -68,7 +129,9 @@ describe('sim cloud configuration', () => {
       (err: unknown) => {
         assert.ok(err instanceof SimConfigError);
         assert.equal(err.code, 'InvalidSimConfig');
-        assert.deepEqual(err.data.problems, [{ path: '/groups/0/size', message: 'must be integer', line: 4, column: 11 }]);
+        assert.deepEqual(err.data.problems, [
+          { path: '/groups/0/size', message: 'must be integer', line: 4, column: 11 },
+        ]);
         assert.equal(err.message, 'groups.yaml:4:11: /groups/0/size: must be integer');
         return true;
       },
@@ -77,13 +140,19 @@ describe('sim cloud configuration', () => {
 
   it('reports YAML syntax errors with a position', () => {
     const problems = problemsOf(() => parseSimConfigText('groups: [\n', 'groups.yaml'));
-    assert.ok(problems.length > 0 && problems.every((p) => p.line !== undefined && p.message.startsWith('YAML: ')), JSON.stringify(problems));
+    assert.ok(
+      problems.length > 0 && problems.every((p) => p.line !== undefined && p.message.startsWith('YAML: ')),
+      JSON.stringify(problems),
+    );
   });
 
   it('a missing file names the file and the flag to fix', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'drydock-simcfg-'));
     try {
-      await assert.rejects(loadSimConfig(path.join(dir, 'nope.yaml')), (err: unknown) => err instanceof SimConfigError && /nope\.yaml: file not found; .*--config/.test(err.message));
+      await assert.rejects(
+        loadSimConfig(path.join(dir, 'nope.yaml')),
+        (err: unknown) => err instanceof SimConfigError && /nope\.yaml: file not found; .*--config/.test(err.message),
+      );
       await writeFile(path.join(dir, 'ok.yaml'), 'groups:\n  - {id: w, image: a, size: 2}\n');
       assert.equal((await loadSimConfig(path.join(dir, 'ok.yaml'))).groups[0]?.size, 2);
     } finally {

@@ -8,14 +8,25 @@ import path from 'node:path';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { parseSimConfig } from '../../src/cloud/sim/config.js';
 import { runSimCloud, type RunningSimCloud } from '../../src/cloud/sim/process.js';
-import { createJob, createRebootPod, gateJob, kubeApis, nodeJob, readJobOutcome, rebootPod, type JobDeps, type OperationRef } from '../../src/execute/index.js';
+import {
+  createJob,
+  createRebootPod,
+  gateJob,
+  kubeApis,
+  nodeJob,
+  readJobOutcome,
+  rebootPod,
+  type JobDeps,
+  type OperationRef,
+} from '../../src/execute/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 
 const NS = 'default';
 const op: OperationRef = { kind: 'NodeOp', name: 'firmware', revision: 'r1' };
 const spec = { image: 'busybox:1.36', command: ['true'], imagePullSecrets: [], backoffLimit: 0, privileged: true };
 
-const ready = (n: V1Node): boolean => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const ready = (n: V1Node): boolean =>
+  n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 describe('sim hosts against a real control plane', function () {
   this.timeout(120_000);
@@ -36,7 +47,11 @@ describe('sim hosts against a real control plane', function () {
       host: { rebootSeconds: 3, jobRunSeconds: 1, failJobsOnNodes: ['workers-i-0003'] },
     });
     sim = await runSimCloud({ config, stateDir: path.join(dir, 'state'), kubeConfig: kc });
-    await eventually('3 Ready sim nodes', async () => (await core.listNode({ labelSelector: 'sim.drydock.dev/group=workers' })).items.filter(ready).length === 3);
+    await eventually(
+      '3 Ready sim nodes',
+      async () =>
+        (await core.listNode({ labelSelector: 'sim.drydock.dev/group=workers' })).items.filter(ready).length === 3,
+    );
   });
   after(async () => {
     await sim?.stop();
@@ -83,14 +98,31 @@ describe('sim hosts against a real control plane', function () {
 
   it('a Job ends with the exit code of its pod annotation, and a labelled node fails every Job', async () => {
     const template = (annotations: Record<string, string>) => ({
-      spec: { backoffLimit: 0, template: { metadata: { annotations }, spec: { restartPolicy: 'Never', nodeName: 'workers-i-0002', containers: [{ name: 'c', image: 'busybox:1.36' }] } } },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          metadata: { annotations },
+          spec: {
+            restartPolicy: 'Never',
+            nodeName: 'workers-i-0002',
+            containers: [{ name: 'c', image: 'busybox:1.36' }],
+          },
+        },
+      },
     });
     const gate = { operation: op, gate: 'g', step: 'before' as const, node: 'workers-i-0002', defaultNamespace: NS };
-    const coded = gateJob({ ...gate, index: 0, template: template({ 'sim.drydock.dev/exit-code': '3', 'sim.drydock.dev/run-seconds': '0' }) });
+    const coded = gateJob({
+      ...gate,
+      index: 0,
+      template: template({ 'sim.drydock.dev/exit-code': '3', 'sim.drydock.dev/run-seconds': '0' }),
+    });
     await createJob(coded, d);
     assert.equal((await finished(coded.metadata?.name ?? '')).lastPod?.exitCode, 3);
 
-    await core.patchNode({ name: 'workers-i-0002', body: { metadata: { labels: { 'sim.drydock.dev/fail-jobs': 'true' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNode(
+      { name: 'workers-i-0002', body: { metadata: { labels: { 'sim.drydock.dev/fail-jobs': 'true' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     const plain = gateJob({ ...gate, index: 1, template: template({}) });
     await createJob(plain, d);
     const o = await finished(plain.metadata?.name ?? '');
@@ -98,18 +130,33 @@ describe('sim hosts against a real control plane', function () {
     assert.equal(o.lastPod?.exitCode, 1);
   });
 
-  it('an in-place update Job leaves its image as the node\'s osImage', async () => {
-    const job = nodeJob({ operation: { kind: 'NodeImage', name: 'edge', revision: 'r2' }, node: node('workers-i-0001'), namespace: NS, job: { ...spec, image: 'os-v2' }, appliesImage: 'os-v2' });
+  it("an in-place update Job leaves its image as the node's osImage", async () => {
+    const job = nodeJob({
+      operation: { kind: 'NodeImage', name: 'edge', revision: 'r2' },
+      node: node('workers-i-0001'),
+      namespace: NS,
+      job: { ...spec, image: 'os-v2' },
+      appliesImage: 'os-v2',
+    });
     await createJob(job, d);
     assert.equal((await finished(job.metadata?.name ?? '')).state, 'succeeded');
-    await eventually('osImage os-v2', async () => (await core.readNode({ name: 'workers-i-0001' })).status?.nodeInfo?.osImage === 'os-v2');
+    await eventually(
+      'osImage os-v2',
+      async () => (await core.readNode({ name: 'workers-i-0001' })).status?.nodeInfo?.osImage === 'os-v2',
+    );
   });
 
   it('a reboot pod takes its node NotReady, and it comes back Ready once, with a new bootID and its pods restarted', async () => {
     const name = 'workers-i-0001';
     const before = (await core.readNode({ name })).status?.nodeInfo?.bootID ?? '';
-    await core.createNamespacedPod({ namespace: NS, body: { metadata: { name: 'app' }, spec: { nodeName: name, containers: [{ name: 'app', image: 'nginx' }] } } });
-    await eventually('the app pod Running', async () => (await core.readNamespacedPod({ namespace: NS, name: 'app' })).status?.phase === 'Running');
+    await core.createNamespacedPod({
+      namespace: NS,
+      body: { metadata: { name: 'app' }, spec: { nodeName: name, containers: [{ name: 'app', image: 'nginx' }] } },
+    });
+    await eventually(
+      'the app pod Running',
+      async () => (await core.readNamespacedPod({ namespace: NS, name: 'app' })).status?.phase === 'Running',
+    );
     const reboot = rebootPod({ operation: op, node: node(name), bootID: before, namespace: NS });
     await createRebootPod(reboot, d);
     await eventually('the node NotReady', async () => !ready(await core.readNode({ name })), { intervalMs: 100 });
@@ -122,7 +169,10 @@ describe('sim hosts against a real control plane', function () {
     assert.equal(back.metadata?.annotations?.['kwok.x-k8s.io/node'], 'fake', 'KWOK manages the node again');
     const app = await core.readNamespacedPod({ namespace: NS, name: 'app' });
     assert.equal(app.status?.containerStatuses?.[0]?.restartCount, 1);
-    assert.equal((await core.readNamespacedPod({ namespace: NS, name: reboot.metadata?.name ?? '' })).status?.phase, 'Succeeded');
+    assert.equal(
+      (await core.readNamespacedPod({ namespace: NS, name: reboot.metadata?.name ?? '' })).status?.phase,
+      'Succeeded',
+    );
     // Rebooted exactly once: the finished reboot pod does not start another.
     await new Promise((r) => setTimeout(r, 4000));
     assert.equal((await core.readNode({ name })).status?.nodeInfo?.bootID, after);

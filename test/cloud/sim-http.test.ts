@@ -18,7 +18,11 @@ describe('sim cloud over HTTP', () => {
   beforeEach(async () => {
     clock = new ManualClock();
     nodes = new MemoryNodeRegistry();
-    cloud = await SimCloud.open({ config: smallConfig({ quota: { maxInstancesPerGroup: 4 }, faults: { retryAfterSeconds: 5 } }), nodes, clock });
+    cloud = await SimCloud.open({
+      config: smallConfig({ quota: { maxInstancesPerGroup: 4 }, faults: { retryAfterSeconds: 5 } }),
+      nodes,
+      clock,
+    });
     server = await startSimServer({ cloud });
     client = new SimHttpProvider(server.url);
   });
@@ -38,13 +42,14 @@ describe('sim cloud over HTTP', () => {
     // What the client returns is what the in-process cloud says.
     assert.deepEqual(await client.describeGroup('workers'), await cloud.describeGroup('workers'));
     const group = await client.describeGroup('workers');
-    assert.deepEqual(group.instances.map((i) => `${i.id}:${i.image}:${i.state}`), [
-      'i-0001:os-v1:terminating',
-      'i-0002:os-v1:running',
-      'i-0003:os-v1:running',
-      'i-0004:os-v2:pending',
-    ]);
-    assert.deepEqual(client.instanceForProviderID('sim://workers/i-0004'), { groupId: 'workers', instanceId: 'i-0004' });
+    assert.deepEqual(
+      group.instances.map((i) => `${i.id}:${i.image}:${i.state}`),
+      ['i-0001:os-v1:terminating', 'i-0002:os-v1:running', 'i-0003:os-v1:running', 'i-0004:os-v2:pending'],
+    );
+    assert.deepEqual(client.instanceForProviderID('sim://workers/i-0004'), {
+      groupId: 'workers',
+      instanceId: 'i-0004',
+    });
   });
 
   it('encodes groupIds with slashes and the server decodes them whole', async () => {
@@ -59,10 +64,30 @@ describe('sim cloud over HTTP', () => {
   });
 
   describe('every error arrives as its typed CloudError', () => {
-    const cases: Array<[string, (c: SimHttpProvider) => Promise<unknown>, CloudError['code'], RegExp, Record<string, unknown>]> = [
-      ['unknown group', (c) => c.addCapacity('nope', 1), 'NotFound', /group "nope" does not exist/, { groupId: 'nope' }],
-      ['empty image', (c) => c.setGroupImage('workers', ''), 'Permanent', /image for group "workers" is empty/, { groupId: 'workers' }],
-      ['bad count', (c) => c.addCapacity('workers', 0), 'Permanent', /group "workers".*whole number/, { groupId: 'workers' }],
+    const cases: Array<
+      [string, (c: SimHttpProvider) => Promise<unknown>, CloudError['code'], RegExp, Record<string, unknown>]
+    > = [
+      [
+        'unknown group',
+        (c) => c.addCapacity('nope', 1),
+        'NotFound',
+        /group "nope" does not exist/,
+        { groupId: 'nope' },
+      ],
+      [
+        'empty image',
+        (c) => c.setGroupImage('workers', ''),
+        'Permanent',
+        /image for group "workers" is empty/,
+        { groupId: 'workers' },
+      ],
+      [
+        'bad count',
+        (c) => c.addCapacity('workers', 0),
+        'Permanent',
+        /group "workers".*whole number/,
+        { groupId: 'workers' },
+      ],
       [
         'exhausted quota',
         (c) => c.addCapacity('workers', 2),
@@ -86,8 +111,18 @@ describe('sim cloud over HTTP', () => {
     it('injected throttling carries retry-after; injected 5xx is Transient; neither changes anything', async () => {
       await client.injectFaults('Throttled', 1);
       await client.injectFaults('Transient', 1);
-      await assert.rejects(client.addCapacity('workers', 1), (err: unknown) => err instanceof CloudError && err.code === 'Throttled' && err.data.retryAfterSeconds === 5 && err.data.groupId === 'workers');
-      await assert.rejects(client.removeInstance('workers', 'i-0001'), (err: unknown) => err instanceof CloudError && err.code === 'Transient' && err.data.instanceId === 'i-0001');
+      await assert.rejects(
+        client.addCapacity('workers', 1),
+        (err: unknown) =>
+          err instanceof CloudError &&
+          err.code === 'Throttled' &&
+          err.data.retryAfterSeconds === 5 &&
+          err.data.groupId === 'workers',
+      );
+      await assert.rejects(
+        client.removeInstance('workers', 'i-0001'),
+        (err: unknown) => err instanceof CloudError && err.code === 'Transient' && err.data.instanceId === 'i-0001',
+      );
       assert.equal((await client.describeGroup('workers')).instances.length, 3);
     });
 
@@ -108,12 +143,19 @@ describe('sim cloud over HTTP', () => {
     it('an unreachable server is Transient', async () => {
       const gone = new SimHttpProvider(server.url);
       await server.close();
-      await assert.rejects(gone.listGroups(), (err: unknown) => err instanceof CloudError && err.code === 'Transient' && /unreachable/.test(err.message));
+      await assert.rejects(
+        gone.listGroups(),
+        (err: unknown) => err instanceof CloudError && err.code === 'Transient' && /unreachable/.test(err.message),
+      );
       server = await startSimServer({ cloud });
     });
 
     it('malformed requests are Permanent and say what to send', async () => {
-      const res = await fetch(`${server.url}/groups/workers/capacity`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"count":"two"}' });
+      const res = await fetch(`${server.url}/groups/workers/capacity`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"count":"two"}',
+      });
       assert.equal(res.status, 400);
       const body = (await res.json()) as { error: { code: string; message: string } };
       assert.equal(body.error.code, 'Permanent');
@@ -126,13 +168,28 @@ describe('sim cloud over HTTP', () => {
     const settings = await client.getFaults();
     assert.equal(settings.throttleRate, 0.5);
     assert.deepEqual(settings.latencyMs, { min: 0, max: 3 });
-    await assert.rejects(client.setFaults({ transientRate: 2 }), (err: unknown) => err instanceof CloudError && err.code === 'Permanent' && /transientRate must be a number from 0 to 1/.test(err.message));
-    await assert.rejects(client.injectFaults('Nope' as 'Throttled'), (err: unknown) => err instanceof CloudError && err.code === 'Permanent' && /"kind" must be/.test(err.message));
+    await assert.rejects(
+      client.setFaults({ transientRate: 2 }),
+      (err: unknown) =>
+        err instanceof CloudError &&
+        err.code === 'Permanent' &&
+        /transientRate must be a number from 0 to 1/.test(err.message),
+    );
+    await assert.rejects(
+      client.injectFaults('Nope' as 'Throttled'),
+      (err: unknown) => err instanceof CloudError && err.code === 'Permanent' && /"kind" must be/.test(err.message),
+    );
   });
 
   it('refuses a base URL that is not http(s)', () => {
-    assert.throws(() => new SimHttpProvider('ftp://x'), (err: unknown) => err instanceof CloudError && err.code === 'Permanent');
-    assert.throws(() => new SimHttpProvider('not a url'), (err: unknown) => err instanceof CloudError && /not a URL/.test(err.message));
+    assert.throws(
+      () => new SimHttpProvider('ftp://x'),
+      (err: unknown) => err instanceof CloudError && err.code === 'Permanent',
+    );
+    assert.throws(
+      () => new SimHttpProvider('not a url'),
+      (err: unknown) => err instanceof CloudError && /not a URL/.test(err.message),
+    );
   });
 });
 

@@ -22,19 +22,36 @@ describe('sim cloud records', () => {
           nextInstance: 9,
           instances: [{ id: 'i-0008', image: 'os-v7', state: 'running', createdAt: 0, joins: true, registered: true }],
         },
-        { id: 'retired', role: 'worker', image: 'a', labels: {}, resources: { cpu: '1', memory: '1Gi', pods: '10' }, nextInstance: 1, instances: [] },
+        {
+          id: 'retired',
+          role: 'worker',
+          image: 'a',
+          labels: {},
+          resources: { cpu: '1', memory: '1Gi', pods: '10' },
+          nextInstance: 1,
+          instances: [],
+        },
       ],
     };
     const { state, orphans } = mergeConfig(saved, smallConfig(), 1000);
     assert.deepEqual(orphans, ['retired']);
-    assert.deepEqual(state.groups.map((g) => g.id), ['cp', 'retired', 'workers']);
+    assert.deepEqual(
+      state.groups.map((g) => g.id),
+      ['cp', 'retired', 'workers'],
+    );
     const workers = state.groups.find((g) => g.id === 'workers');
     assert.equal(workers?.image, 'os-v7');
     assert.deepEqual(workers?.labels, { pool: 'general' });
-    assert.deepEqual(workers?.instances.map((i) => i.id), ['i-0008']);
+    assert.deepEqual(
+      workers?.instances.map((i) => i.id),
+      ['i-0008'],
+    );
     assert.equal(workers?.nextInstance, 9);
     // A group new in the configuration gets its initial instances, booting after the delay.
     const cp = state.groups.find((g) => g.id === 'cp');
-    assert.deepEqual(cp?.instances.map((i) => [i.id, i.state, i.bootAt]), [['i-0001', 'pending', 11_000]]);
+    assert.deepEqual(
+      cp?.instances.map((i) => [i.id, i.state, i.bootAt]),
+      [['i-0001', 'pending', 11_000]],
+    );
   });
 });

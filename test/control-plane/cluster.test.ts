@@ -3,14 +3,7 @@
 // collection after a node is deleted.
 import { strict as assert } from 'node:assert';
 
-import {
-  AppsV1Api,
-  BatchV1Api,
-  CoreV1Api,
-  PolicyV1Api,
-  type V1Deployment,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoreV1Api, PolicyV1Api, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 
 import { eventually, fakeNode, statusOf, useControlPlane, waitNodeReady } from '../support/control-plane.js';
 
@@ -43,8 +36,12 @@ describe('test control plane (etcd, kube-apiserver, controllers, scheduler, KWOK
 
   const runningPods = async (app: string): Promise<V1Pod[]> => {
     const pods = await core.listNamespacedPod({ namespace: NS, labelSelector: `app=${app}` });
-    return pods.items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp &&
-      p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    return pods.items.filter(
+      (p) =>
+        p.status?.phase === 'Running' &&
+        !p.metadata?.deletionTimestamp &&
+        p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
   };
 
   before(async () => {
@@ -78,9 +75,12 @@ describe('test control plane (etcd, kube-apiserver, controllers, scheduler, KWOK
       const p = await runningPods('web');
       return p.length === 3 ? p : undefined;
     });
-    for (const p of pods) assert.ok(['kwok-a', 'kwok-b'].includes(p.spec?.nodeName ?? ''), `pod on ${p.spec?.nodeName}`);
-    await eventually('deployment web available', async () =>
-      (await apps.readNamespacedDeployment({ name: 'web', namespace: NS })).status?.availableReplicas === 3);
+    for (const p of pods)
+      assert.ok(['kwok-a', 'kwok-b'].includes(p.spec?.nodeName ?? ''), `pod on ${p.spec?.nodeName}`);
+    await eventually(
+      'deployment web available',
+      async () => (await apps.readNamespacedDeployment({ name: 'web', namespace: NS })).status?.availableReplicas === 3,
+    );
     process.stderr.write(`      (3 pods Running and Ready after ${Date.now() - t0} ms)\n`);
   });
 
@@ -120,15 +120,25 @@ describe('test control plane (etcd, kube-apiserver, controllers, scheduler, KWOK
     });
     await policy.createNamespacedPodDisruptionBudget({
       namespace: NS,
-      body: { metadata: { name: 'lenient' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'lenient' } } } },
+      body: {
+        metadata: { name: 'lenient' },
+        spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'lenient' } } },
+      },
     });
     // the disruption controller must have counted the healthy pods first
-    for (const [name, allowed] of [['strict', 0], ['lenient', 1]] as const) {
+    for (const [name, allowed] of [
+      ['strict', 0],
+      ['lenient', 1],
+    ] as const) {
       await eventually(`PDB ${name} allows ${allowed} disruption(s) with 2 healthy pods`, async () => {
         const pdb = await policy.readNamespacedPodDisruptionBudget({ name, namespace: NS });
         const s = pdb.status;
-        return s !== undefined && s.observedGeneration === pdb.metadata?.generation && s.currentHealthy === 2 &&
-          s.disruptionsAllowed === allowed;
+        return (
+          s !== undefined &&
+          s.observedGeneration === pdb.metadata?.generation &&
+          s.currentHealthy === 2 &&
+          s.disruptionsAllowed === allowed
+        );
       });
     }
     const evict = async (app: string) => {
@@ -164,15 +174,19 @@ describe('test control plane (etcd, kube-apiserver, controllers, scheduler, KWOK
     await eventually('pod orphan Running', async () => (await runningPods('orphan')).length === 1);
     const t0 = Date.now();
     await core.deleteNode({ name: 'kwok-gone' });
-    await eventually('pod orphan deleted', async () => {
-      try {
-        await core.readNamespacedPod({ name: 'orphan', namespace: NS });
-        return false;
-      } catch (err) {
-        if (statusOf(err) === 404) return true;
-        throw err;
-      }
-    }, { timeoutMs: 120_000, intervalMs: 1000 });
+    await eventually(
+      'pod orphan deleted',
+      async () => {
+        try {
+          await core.readNamespacedPod({ name: 'orphan', namespace: NS });
+          return false;
+        } catch (err) {
+          if (statusOf(err) === 404) return true;
+          throw err;
+        }
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
     process.stderr.write(`      (pod collected ${Date.now() - t0} ms after its node was deleted)\n`);
   });
 });

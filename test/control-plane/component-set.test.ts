@@ -21,10 +21,15 @@ describe('control plane component set', () => {
   });
   afterEach(() => fs.rm(dir, { recursive: true, force: true }));
 
-  it('stops the API server\'s clients first, then the API server, then etcd, and keeps the data directory unless asked', async () => {
+  it("stops the API server's clients first, then the API server, then etcd, and keeps the data directory unless asked", async () => {
     const logged: string[] = [];
     const dataDir = path.join(dir, 'data');
-    const set = new ComponentSet(path.join(dir, 'bin'), dataDir, path.join(dataDir, 'logs'), (msg) => void logged.push(msg));
+    const set = new ComponentSet(
+      path.join(dir, 'bin'),
+      dataDir,
+      path.join(dataDir, 'logs'),
+      (msg) => void logged.push(msg),
+    );
     // started in start-up order: a set that stopped them in that order would fail here
     for (const name of NAMES) set.start(name, []);
     await new Promise((r) => setTimeout(r, 300)); // let the shells install their traps

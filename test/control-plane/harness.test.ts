@@ -75,11 +75,14 @@ describe('control-plane harness (fake binaries)', function () {
       },
     );
     const empty = path.join(os.tmpdir(), 'drydock-no-cache');
-    assert.throws(() => resolveBinDir({ XDG_CACHE_HOME: empty }), (err: unknown) => {
-      assert.match(String(err), new RegExp(`${empty}/drydock/k8s-[0-9.]+/bin`));
-      assert.match(String(err), /bash scripts\/k8s-binaries\.sh/);
-      return true;
-    });
+    assert.throws(
+      () => resolveBinDir({ XDG_CACHE_HOME: empty }),
+      (err: unknown) => {
+        assert.match(String(err), new RegExp(`${empty}/drydock/k8s-[0-9.]+/bin`));
+        assert.match(String(err), /bash scripts\/k8s-binaries\.sh/);
+        return true;
+      },
+    );
   });
 
   it('uses a complete KUBEBUILDER_ASSETS and ignores an incomplete one (envtest ships only etcd, kube-apiserver, kubectl)', async () => {
@@ -112,7 +115,8 @@ describe('control-plane harness (fake binaries)', function () {
   it('stops what it started when a later component fails, and says when a port is taken', async () => {
     const binDir = await fakeBinDir({
       etcd: FAKE_ETCD,
-      'kube-apiserver': 'echo "failed to listen on 127.0.0.1:6443: listen tcp 127.0.0.1:6443: bind: address already in use" >&2; exit 1',
+      'kube-apiserver':
+        'echo "failed to listen on 127.0.0.1:6443: listen tcp 127.0.0.1:6443: bind: address already in use" >&2; exit 1',
     });
     dirs.push(binDir);
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'drydock-cp-test-'));
@@ -125,7 +129,10 @@ describe('control-plane harness (fake binaries)', function () {
         const pid = (f as { pid?: number } | undefined)?.pid;
         if (msg === 'component started' && pid) pids.push(pid);
       },
-    }).then(() => assert.fail('start-up should fail'), (e: unknown) => e);
+    }).then(
+      () => assert.fail('start-up should fail'),
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof ControlPlaneError, String(err));
     assert.equal(err.step, 'kube-apiserver');
     assert.equal(err.logFile, path.join(dataDir, 'logs', 'kube-apiserver.log'));

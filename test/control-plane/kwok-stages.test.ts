@@ -13,12 +13,20 @@ describe('KWOK stages: a YAML asset shipped in the package', () => {
     const stages = docs.map((d) => d.toJS() as { kind: string; metadata: { name: string } });
     assert.deepEqual(
       stages.map((s) => `${s.kind}/${s.metadata.name}`),
-      ['Stage/node-initialize', 'Stage/node-heartbeat-with-lease', 'Stage/pod-ready', 'Stage/pod-complete', 'Stage/pod-delete'],
+      [
+        'Stage/node-initialize',
+        'Stage/node-heartbeat-with-lease',
+        'Stage/pod-ready',
+        'Stage/pod-complete',
+        'Stage/pod-delete',
+      ],
     );
   });
 
   it('package.json ships assets/', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { files: string[] };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      files: string[];
+    };
     assert.ok(pkg.files.includes('assets'), `files is ${JSON.stringify(pkg.files)}`);
   });
 });

@@ -15,26 +15,56 @@ import { eventually, useControlPlane } from '../support/control-plane.js';
 import { MOTO_CREDENTIALS, MOTO_REGION, useMoto } from '../support/moto.js';
 import { JOINER_IMAGE_ANNOTATION, startAwsJoiner, type AwsJoiner } from '../support/aws-joiner.js';
 import { awsFixture, createGroup, twoAmis } from '../support/aws-fixture.js';
-import { notifyWebhook, rolloutYaml, startDrydockChild, startFleetRepo, tempDir, type DrydockChild, type FleetRepo } from './world.js';
+import {
+  notifyWebhook,
+  rolloutYaml,
+  startDrydockChild,
+  startFleetRepo,
+  tempDir,
+  type DrydockChild,
+  type FleetRepo,
+} from './world.js';
 
 const GROUP = 'e2e-workers';
 
 function fleet(image: string): Record<string, string> {
-  const doc = (kind: string, name: string, spec: Record<string, unknown>): string => stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
+  const doc = (kind: string, name: string, spec: Record<string, unknown>): string =>
+    stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
   return {
-    'drydock.yaml': stringify({ apiVersion: 'drydock.dev/v1alpha1', kind: 'RepoConfig', cluster: 'e2e-aws', budget: { maxUnavailable: 1 }, paths: ['clusters', 'images'], statusBranch: 'drydock/status' }),
-    'clusters/workers.yaml': doc('ScalingGroup', 'workers', { provider: 'aws', groupId: GROUP, nodeImage: 'worker', role: 'worker', autoscaling: false }),
-    'images/worker.yaml': doc('NodeImage', 'worker', { image, strategy: 'replace', rollout: rolloutYaml({ joinTimeout: '60s' }) }),
+    'drydock.yaml': stringify({
+      apiVersion: 'drydock.dev/v1alpha1',
+      kind: 'RepoConfig',
+      cluster: 'e2e-aws',
+      budget: { maxUnavailable: 1 },
+      paths: ['clusters', 'images'],
+      statusBranch: 'drydock/status',
+    }),
+    'clusters/workers.yaml': doc('ScalingGroup', 'workers', {
+      provider: 'aws',
+      groupId: GROUP,
+      nodeImage: 'worker',
+      role: 'worker',
+      autoscaling: false,
+    }),
+    'images/worker.yaml': doc('NodeImage', 'worker', {
+      image,
+      strategy: 'replace',
+      rollout: rolloutYaml({ joinTimeout: '60s' }),
+    }),
   };
 }
 
-async function groupNodes(kc: KubeConfig): Promise<{ name: string; image: string; unschedulable: boolean; phase?: string }[]> {
+async function groupNodes(
+  kc: KubeConfig,
+): Promise<{ name: string; image: string; unschedulable: boolean; phase?: string }[]> {
   const list = await kc.makeApiClient(CoreV1Api).listNode({ labelSelector: 'test.drydock.dev/aws-group' });
   return list.items.map((n) => ({
     name: n.metadata?.name ?? '',
     image: n.metadata?.annotations?.[JOINER_IMAGE_ANNOTATION] ?? '',
     unschedulable: n.spec?.unschedulable === true,
-    ...(n.metadata?.annotations?.['drydock.dev/phase'] !== undefined ? { phase: n.metadata.annotations['drydock.dev/phase'] } : {}),
+    ...(n.metadata?.annotations?.['drydock.dev/phase'] !== undefined
+      ? { phase: n.metadata.annotations['drydock.dev/phase'] }
+      : {}),
   }));
 }
 
@@ -64,7 +94,28 @@ describe('e2e: image rollout on AWS (moto) driven by Git', function () {
     const cacheDir = tempDir('drydock-e2e-aws-cache-');
     dirs.push(cacheDir);
     drydock = startDrydockChild(
-      ['--namespace', 'kube-system', '--repo', repo.url, '--branch', 'main', '--kubeconfig', cp().kubeconfigPath, '--provider', 'aws', '--listen', '127.0.0.1:0', '--interval', '1h', '--resync', '2s', '--cache-dir', cacheDir, '--leader-elect', 'false'],
+      [
+        '--namespace',
+        'kube-system',
+        '--repo',
+        repo.url,
+        '--branch',
+        'main',
+        '--kubeconfig',
+        cp().kubeconfigPath,
+        '--provider',
+        'aws',
+        '--listen',
+        '127.0.0.1:0',
+        '--interval',
+        '1h',
+        '--resync',
+        '2s',
+        '--cache-dir',
+        cacheDir,
+        '--leader-elect',
+        'false',
+      ],
       {
         AWS_ENDPOINT_URL: moto().endpoint,
         AWS_REGION: MOTO_REGION,
@@ -93,9 +144,12 @@ describe('e2e: image rollout on AWS (moto) driven by Git', function () {
     const kc = cp().adminKubeConfig();
     let maxCordoned = 0;
     const sampler = setInterval(() => {
-      void groupNodes(kc).then((ns) => {
-        maxCordoned = Math.max(maxCordoned, ns.filter((n) => n.unschedulable).length);
-      }, () => undefined);
+      void groupNodes(kc).then(
+        (ns) => {
+          maxCordoned = Math.max(maxCordoned, ns.filter((n) => n.unschedulable).length);
+        },
+        () => undefined,
+      );
     }, 200);
     try {
       await repo.push(fleet(amis[1]), 'images: worker AMI v2');
@@ -105,7 +159,10 @@ describe('e2e: image rollout on AWS (moto) driven by Git', function () {
         async () => {
           const ns = await groupNodes(kc);
           const off = ns.filter((n) => n.image !== amis[1] || n.unschedulable);
-          if (ns.length !== 3 || off.length > 0) throw new Error(`${ns.length} nodes; not done: ${off.map((n) => `${n.name} ${n.image} phase=${n.phase ?? '-'}`).join('; ')}`);
+          if (ns.length !== 3 || off.length > 0)
+            throw new Error(
+              `${ns.length} nodes; not done: ${off.map((n) => `${n.name} ${n.image} phase=${n.phase ?? '-'}`).join('; ')}`,
+            );
           return true;
         },
         { timeoutMs: 240_000, intervalMs: 1_000 },
@@ -120,8 +177,13 @@ describe('e2e: image rollout on AWS (moto) driven by Git', function () {
     const group = g.AutoScalingGroups?.[0];
     assert.equal(group?.DesiredCapacity, 3, 'the group is back at its size');
     assert.equal(group?.LaunchTemplate?.Version, '2', 'the group runs the new launch-template version');
-    const inService = (group?.Instances ?? []).filter((i) => i.LifecycleState === 'InService').map((i) => i.InstanceId ?? '');
+    const inService = (group?.Instances ?? [])
+      .filter((i) => i.LifecycleState === 'InService')
+      .map((i) => i.InstanceId ?? '');
     const ec2 = await cloud.ec2.send(new DescribeInstancesCommand({ InstanceIds: inService }));
-    assert.deepEqual([...new Set((ec2.Reservations ?? []).flatMap((r) => r.Instances ?? []).map((i) => i.ImageId))], [amis[1]]);
+    assert.deepEqual(
+      [...new Set((ec2.Reservations ?? []).flatMap((r) => r.Instances ?? []).map((i) => i.ImageId))],
+      [amis[1]],
+    );
   });
 });

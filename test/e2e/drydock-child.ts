@@ -12,21 +12,40 @@ import type { FleetRepo } from './fleet.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const DRYDOCK_BIN = path.join(ROOT, 'bin', 'drydock.js');
 
-export function drydockArgs(repo: FleetRepo, kubeconfig: string, cloudUrl: string, cacheDir: string, namespace = 'kube-system'): string[] {
+export function drydockArgs(
+  repo: FleetRepo,
+  kubeconfig: string,
+  cloudUrl: string,
+  cacheDir: string,
+  namespace = 'kube-system',
+): string[] {
   return [
-    '--namespace', namespace,
-    '--repo', repo.url,
-    '--branch', 'main',
-    '--kubeconfig', kubeconfig,
-    '--provider', 'sim',
-    '--cloud-endpoint', cloudUrl,
-    '--listen', '127.0.0.1:0',
-    '--interval', '1s',
-    '--resync', '3s',
-    '--cache-dir', cacheDir,
-    '--lease-duration', '3s',
-    '--renew-deadline', '2s',
-    '--retry-period', '500ms',
+    '--namespace',
+    namespace,
+    '--repo',
+    repo.url,
+    '--branch',
+    'main',
+    '--kubeconfig',
+    kubeconfig,
+    '--provider',
+    'sim',
+    '--cloud-endpoint',
+    cloudUrl,
+    '--listen',
+    '127.0.0.1:0',
+    '--interval',
+    '1s',
+    '--resync',
+    '3s',
+    '--cache-dir',
+    cacheDir,
+    '--lease-duration',
+    '3s',
+    '--renew-deadline',
+    '2s',
+    '--retry-period',
+    '500ms',
   ];
 }
 

@@ -31,7 +31,12 @@ function doc(kind: string, name: string, spec: Record<string, unknown>): string 
 }
 
 /** The fleet repository's files, for a worker and a control-plane image. */
-export function fleetFiles(opts: { worker: string; controlPlane: string; workerRollout?: Record<string, unknown>; autoscaler?: boolean }): Record<string, string> {
+export function fleetFiles(opts: {
+  worker: string;
+  controlPlane: string;
+  workerRollout?: Record<string, unknown>;
+  autoscaler?: boolean;
+}): Record<string, string> {
   const files: Record<string, string> = {
     'drydock.yaml': stringify({
       apiVersion: 'drydock.dev/v1alpha1',
@@ -42,7 +47,13 @@ export function fleetFiles(opts: { worker: string; controlPlane: string; workerR
       paths: ['clusters', 'images'],
       statusBranch: 'drydock/status',
     }),
-    'clusters/workers.yaml': doc('ScalingGroup', 'workers', { provider: 'sim', groupId: 'workers', nodeImage: 'worker', role: 'worker', autoscaling: true }),
+    'clusters/workers.yaml': doc('ScalingGroup', 'workers', {
+      provider: 'sim',
+      groupId: 'workers',
+      nodeImage: 'worker',
+      role: 'worker',
+      autoscaling: true,
+    }),
     'clusters/control-plane.yaml': doc('ScalingGroup', 'control-plane', {
       provider: 'sim',
       groupId: 'control-plane',
@@ -50,8 +61,16 @@ export function fleetFiles(opts: { worker: string; controlPlane: string; workerR
       role: 'control-plane',
       autoscaling: false,
     }),
-    'images/worker.yaml': doc('NodeImage', 'worker', { image: opts.worker, strategy: 'replace', rollout: rolloutYaml(opts.workerRollout) }),
-    'images/control-plane.yaml': doc('NodeImage', 'control-plane', { image: opts.controlPlane, strategy: 'replace', rollout: rolloutYaml() }),
+    'images/worker.yaml': doc('NodeImage', 'worker', {
+      image: opts.worker,
+      strategy: 'replace',
+      rollout: rolloutYaml(opts.workerRollout),
+    }),
+    'images/control-plane.yaml': doc('NodeImage', 'control-plane', {
+      image: opts.controlPlane,
+      strategy: 'replace',
+      rollout: rolloutYaml(),
+    }),
   };
   if (opts.autoscaler !== false) {
     files['clusters/autoscaler.yaml'] = doc('AutoscalingStrategy', 'cluster-autoscaler', {

@@ -39,7 +39,12 @@ interface MaintenanceDoc {
 }
 
 const maintenanceFile = (name: string, nodeName: string, reason: string): string =>
-  stringify({ apiVersion: 'drydock.dev/v1alpha1', kind: 'NodeMaintenance', metadata: { name }, spec: { nodeName, reason } });
+  stringify({
+    apiVersion: 'drydock.dev/v1alpha1',
+    kind: 'NodeMaintenance',
+    metadata: { name },
+    spec: { nodeName, reason },
+  });
 
 describe('e2e: NodeMaintenance driven by Git', function () {
   this.timeout(300_000);
@@ -65,7 +70,10 @@ describe('e2e: NodeMaintenance driven by Git', function () {
 
   /** Every pod on the node, in any namespace (the autoscaler's may land there too), not terminating. */
   async function podsOn(node: string): Promise<{ name: string; app: string }[]> {
-    const list = await cp().adminKubeConfig().makeApiClient(CoreV1Api).listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
+    const list = await cp()
+      .adminKubeConfig()
+      .makeApiClient(CoreV1Api)
+      .listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
     return list.items
       .filter((p) => p.metadata?.deletionTimestamp === undefined)
       .map((p) => ({ name: p.metadata?.name ?? '', app: p.metadata?.labels?.['app'] ?? '' }));
@@ -83,7 +91,9 @@ describe('e2e: NodeMaintenance driven by Git', function () {
     sampler = setInterval(() => {
       void nodes(kc).then(
         (ns) => {
-          const down = ns.filter((n) => n.unschedulable || ['Cordoned', 'Draining'].includes(n.annotations['drydock.dev/phase'] ?? '')).length;
+          const down = ns.filter(
+            (n) => n.unschedulable || ['Cordoned', 'Draining'].includes(n.annotations['drydock.dev/phase'] ?? ''),
+          ).length;
           maxUnavailable = Math.max(maxUnavailable, down);
         },
         () => undefined,
@@ -100,76 +110,164 @@ describe('e2e: NodeMaintenance driven by Git', function () {
   it('merged: pods evicted, counters in status, a PDB-held pod named; deleted: node uncordoned, status Ended', async () => {
     const kc = cp().adminKubeConfig();
     const policy = kc.makeApiClient(PolicyV1Api);
-    const api = (await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: E2E_NAMESPACE, labelSelector: 'app=api' })).items;
+    const api = (
+      await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: E2E_NAMESPACE, labelSelector: 'app=api' })
+    ).items;
     const node = api[0]?.spec?.nodeName;
     assert.ok(node, 'an api pod is scheduled');
     const before = await podsOn(node);
     const apiPod = before.find((p) => p.app === 'api')?.name ?? '';
     // The api PDB allows no disruption: its pod must stay, named with the PDB.
-    await policy.patchNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE, body: [{ op: 'replace', path: '/spec/minAvailable', value: 2 }] });
-    await eventually('PDB api allows 0', async () => (await policy.readNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE })).status?.disruptionsAllowed === 0);
+    await policy.patchNamespacedPodDisruptionBudget({
+      name: 'api',
+      namespace: E2E_NAMESPACE,
+      body: [{ op: 'replace', path: '/spec/minAvailable', value: 2 }],
+    });
+    await eventually(
+      'PDB api allows 0',
+      async () =>
+        (await policy.readNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE })).status
+          ?.disruptionsAllowed === 0,
+    );
 
-    await push({ 'clusters/maintenance-disk.yaml': maintenanceFile('disk', node, 'replace data disk (OPS-1)') }, `maintenance: ${node}`);
-    await eventually('the node cordoned under the maintenance, everything but the api pod gone', async () => {
-      const n = (await nodes(kc)).find((x) => x.name === node);
-      const left = await podsOn(node);
-      return n?.unschedulable === true && n.annotations['drydock.dev/operation']?.startsWith('NodeMaintenance/disk@') === true && left.length === 1 && left[0]?.name === apiPod;
-    }, { timeoutMs: 60_000 });
-    await eventually('status Running, naming the api pod and its PDB', async () => {
-      const s = await statusDoc('disk');
-      return s?.phase === 'Running' && s.pendingPods.some((p) => p.pod === `${E2E_NAMESPACE}/${apiPod}` && p.pdb === `${E2E_NAMESPACE}/api`);
-    }, { timeoutMs: 60_000 });
+    await push(
+      { 'clusters/maintenance-disk.yaml': maintenanceFile('disk', node, 'replace data disk (OPS-1)') },
+      `maintenance: ${node}`,
+    );
+    await eventually(
+      'the node cordoned under the maintenance, everything but the api pod gone',
+      async () => {
+        const n = (await nodes(kc)).find((x) => x.name === node);
+        const left = await podsOn(node);
+        return (
+          n?.unschedulable === true &&
+          n.annotations['drydock.dev/operation']?.startsWith('NodeMaintenance/disk@') === true &&
+          left.length === 1 &&
+          left[0]?.name === apiPod
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
+    await eventually(
+      'status Running, naming the api pod and its PDB',
+      async () => {
+        const s = await statusDoc('disk');
+        return (
+          s?.phase === 'Running' &&
+          s.pendingPods.some((p) => p.pod === `${E2E_NAMESPACE}/${apiPod}` && p.pdb === `${E2E_NAMESPACE}/api`)
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
     const running = await statusDoc('disk');
     assert.equal(running?.nodeName, node);
     assert.equal(running?.reason, 'replace data disk (OPS-1)');
     assert.equal(running?.totalPods, before.length, 'every pod on the node when it was taken');
     assert.equal(running?.evictionPods, before.length);
     assert.ok(running?.lastUpdate, 'lastUpdate');
-    assert.match(await repo.statusFile('README.md') ?? '', /\| \[NodeMaintenance\/disk\]\([^)]*\) \| Running \|/);
+    assert.match((await repo.statusFile('README.md')) ?? '', /\| \[NodeMaintenance\/disk\]\([^)]*\) \| Running \|/);
 
-    await policy.patchNamespacedPodDisruptionBudget({ name: 'api', namespace: E2E_NAMESPACE, body: [{ op: 'replace', path: '/spec/minAvailable', value: 1 }] });
-    await eventually('drained: Succeeded, progress 100, on the status branch and on the node', async () => {
-      const s = await statusDoc('disk');
-      const n = (await nodes(kc)).find((x) => x.name === node);
-      const onNode = JSON.parse(n?.annotations['drydock.dev/maintenance'] ?? '{}') as { phase?: string };
-      return s?.phase === 'Succeeded' && s.drainProgress === 100 && s.pendingPods.length === 0 && onNode.phase === 'Succeeded' && (await podsOn(node)).length === 0;
-    }, { timeoutMs: 60_000 });
+    await policy.patchNamespacedPodDisruptionBudget({
+      name: 'api',
+      namespace: E2E_NAMESPACE,
+      body: [{ op: 'replace', path: '/spec/minAvailable', value: 1 }],
+    });
+    await eventually(
+      'drained: Succeeded, progress 100, on the status branch and on the node',
+      async () => {
+        const s = await statusDoc('disk');
+        const n = (await nodes(kc)).find((x) => x.name === node);
+        const onNode = JSON.parse(n?.annotations['drydock.dev/maintenance'] ?? '{}') as { phase?: string };
+        return (
+          s?.phase === 'Succeeded' &&
+          s.drainProgress === 100 &&
+          s.pendingPods.length === 0 &&
+          onNode.phase === 'Succeeded' &&
+          (await podsOn(node)).length === 0
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
 
     await push({ 'clusters/maintenance-disk.yaml': null }, `maintenance: ${node} done`);
-    await eventually('uncordoned, unlocked, status Ended with the time', async () => {
-      const n = (await nodes(kc)).find((x) => x.name === node);
-      const s = await statusDoc('disk');
-      return n?.unschedulable === false && n.annotations['drydock.dev/operation'] === undefined && n.annotations['drydock.dev/cordoned'] === undefined && s?.phase === 'Ended' && s.endedAt !== undefined;
-    }, { timeoutMs: 60_000 });
+    await eventually(
+      'uncordoned, unlocked, status Ended with the time',
+      async () => {
+        const n = (await nodes(kc)).find((x) => x.name === node);
+        const s = await statusDoc('disk');
+        return (
+          n?.unschedulable === false &&
+          n.annotations['drydock.dev/operation'] === undefined &&
+          n.annotations['drydock.dev/cordoned'] === undefined &&
+          s?.phase === 'Ended' &&
+          s.endedAt !== undefined
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
   });
 
   it('a maintenance merged with an image change: the rollout leaves its node alone until the file is deleted', async () => {
     const kc = cp().adminKubeConfig();
-    const first = (await nodes(kc)).filter((n) => n.group === 'workers').map((n) => n.name).sort()[0];
+    const first = (await nodes(kc))
+      .filter((n) => n.group === 'workers')
+      .map((n) => n.name)
+      .sort()[0];
     assert.ok(first, 'a worker node');
     const worker = fleetFiles({ worker: IMAGE_V2, controlPlane: IMAGE_V1 })['images/worker.yaml'] ?? '';
     // The first worker is the one the rollout would take first: the maintenance gets it.
-    await push({ 'images/worker.yaml': worker, 'clusters/maintenance-ahead.yaml': maintenanceFile('ahead', first, 'firmware') }, 'worker v2, and a maintenance');
-    await eventually('every other worker replaced; the maintained one cordoned on v1, never taken by the rollout', async () => {
-      const ws = (await nodes(kc)).filter((n) => n.group === 'workers');
-      const held = ws.find((n) => n.name === first);
-      assert.equal(held?.annotations['drydock.dev/operation']?.startsWith('NodeImage/'), false, `${first} taken by the rollout`);
-      const others = ws.filter((n) => n.name !== first);
-      return held?.unschedulable === true && others.length === 5 && others.every((n) => n.image === IMAGE_V2 && n.ready && !n.unschedulable);
-    }, { timeoutMs: 150_000, intervalMs: 500 });
+    await push(
+      { 'images/worker.yaml': worker, 'clusters/maintenance-ahead.yaml': maintenanceFile('ahead', first, 'firmware') },
+      'worker v2, and a maintenance',
+    );
+    await eventually(
+      'every other worker replaced; the maintained one cordoned on v1, never taken by the rollout',
+      async () => {
+        const ws = (await nodes(kc)).filter((n) => n.group === 'workers');
+        const held = ws.find((n) => n.name === first);
+        assert.equal(
+          held?.annotations['drydock.dev/operation']?.startsWith('NodeImage/'),
+          false,
+          `${first} taken by the rollout`,
+        );
+        const others = ws.filter((n) => n.name !== first);
+        return (
+          held?.unschedulable === true &&
+          others.length === 5 &&
+          others.every((n) => n.image === IMAGE_V2 && n.ready && !n.unschedulable)
+        );
+      },
+      { timeoutMs: 150_000, intervalMs: 500 },
+    );
     // The rollout's status says why that node waits: the maintenance's lock (or, before the
     // maintenance took it, the maintenance itself).
-    const why = new RegExp(`${first} is (held by NodeMaintenance/ahead@\\S+ \\(phase \\w+\\)|in NodeMaintenance ahead); it is replaced once`);
-    await eventually('the rollout names the maintenance', async () => why.test((await repo.statusFile('status/NodeImage/worker.yaml')) ?? ''), { timeoutMs: 30_000 });
-    await eventually('the maintenance Succeeded', async () => (await statusDoc('ahead'))?.phase === 'Succeeded', { timeoutMs: 30_000 });
+    const why = new RegExp(
+      `${first} is (held by NodeMaintenance/ahead@\\S+ \\(phase \\w+\\)|in NodeMaintenance ahead); it is replaced once`,
+    );
+    await eventually(
+      'the rollout names the maintenance',
+      async () => why.test((await repo.statusFile('status/NodeImage/worker.yaml')) ?? ''),
+      { timeoutMs: 30_000 },
+    );
+    await eventually('the maintenance Succeeded', async () => (await statusDoc('ahead'))?.phase === 'Succeeded', {
+      timeoutMs: 30_000,
+    });
 
     await push({ 'clusters/maintenance-ahead.yaml': null }, 'maintenance ahead done');
-    await eventually('every worker on v2 once the maintenance ended', () => converged(kc, IMAGE_V2, 9).catch(async (e: unknown) => {
-      const ws = (await nodes(kc)).filter((n) => n.group === 'workers');
-      if (ws.length === 6 && ws.every((n) => n.image === IMAGE_V2 && n.ready && !n.unschedulable)) return true;
-      throw e;
-    }), { timeoutMs: 150_000, intervalMs: 1_000 });
+    await eventually(
+      'every worker on v2 once the maintenance ended',
+      () =>
+        converged(kc, IMAGE_V2, 9).catch(async (e: unknown) => {
+          const ws = (await nodes(kc)).filter((n) => n.group === 'workers');
+          if (ws.length === 6 && ws.every((n) => n.image === IMAGE_V2 && n.ready && !n.unschedulable)) return true;
+          throw e;
+        }),
+      { timeoutMs: 150_000, intervalMs: 1_000 },
+    );
     assert.ok(maxUnavailable <= 2, `at most 2 nodes unavailable at once (budget), saw ${maxUnavailable}`);
-    assert.ok(maxUnavailable >= 2, `the maintenance and the rollout were unavailable together at some point (saw ${maxUnavailable})`);
+    assert.ok(
+      maxUnavailable >= 2,
+      `the maintenance and the rollout were unavailable together at some point (saw ${maxUnavailable})`,
+    );
   });
 });

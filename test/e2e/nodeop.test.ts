@@ -9,7 +9,16 @@ import { BatchV1Api, CoreV1Api, Watch, type KubeConfig, type KubernetesObject } 
 import { stringify } from 'yaml';
 import { parseSimConfigText, runSimCloud, type RunningSimCloud } from '../../src/cloud/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { applyDeployRbac, drydockArgs, serviceAccountKubeconfig, startDrydockChild, startFleetRepo, tempDir, type DrydockChild, type FleetRepo } from './world.js';
+import {
+  applyDeployRbac,
+  drydockArgs,
+  serviceAccountKubeconfig,
+  startDrydockChild,
+  startFleetRepo,
+  tempDir,
+  type DrydockChild,
+  type FleetRepo,
+} from './world.js';
 
 const NS = 'drydock-system';
 const FAILING = 'workers-i-0003';
@@ -18,7 +27,14 @@ function doc(kind: string, name: string, spec: Record<string, unknown>): string 
   return stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
 }
 
-const repoConfig = stringify({ apiVersion: 'drydock.dev/v1alpha1', kind: 'RepoConfig', cluster: 'e2e', budget: { maxUnavailable: 2 }, paths: ['ops'], statusBranch: 'drydock/status' });
+const repoConfig = stringify({
+  apiVersion: 'drydock.dev/v1alpha1',
+  kind: 'RepoConfig',
+  cluster: 'e2e',
+  budget: { maxUnavailable: 2 },
+  paths: ['ops'],
+  statusBranch: 'drydock/status',
+});
 
 function nodeOpDoc(name: string, selector: Record<string, string>, o: Record<string, unknown> = {}): string {
   return doc('NodeOp', name, {
@@ -40,16 +56,24 @@ class Census {
   private readonly stops: (() => void)[] = [];
   async start(kc: KubeConfig): Promise<void> {
     const w = new Watch(kc);
-    for (const [kind, path] of [['Job', `/apis/batch/v1/namespaces/${NS}/jobs`], ['Pod', `/api/v1/namespaces/${NS}/pods`]] as const) {
-      const req = await w.watch(path, { labelSelector: 'app.kubernetes.io/managed-by=drydock' }, (type: string, obj: KubernetesObject) => {
-        const labels = obj.metadata?.labels ?? {};
-        // A Job's own pods carry the Job's labels too; count Jobs and reboot pods only.
-        if (type !== 'ADDED' || (kind === 'Pod' && labels['drydock.dev/step'] !== 'reboot')) return;
-        const key = `${labels['drydock.dev/operation']} ${labels['drydock.dev/node']} ${labels['drydock.dev/step']}`;
-        const set = this.seen.get(key) ?? new Set<string>();
-        set.add(obj.metadata?.uid ?? '');
-        this.seen.set(key, set);
-      }, () => undefined);
+    for (const [kind, path] of [
+      ['Job', `/apis/batch/v1/namespaces/${NS}/jobs`],
+      ['Pod', `/api/v1/namespaces/${NS}/pods`],
+    ] as const) {
+      const req = await w.watch(
+        path,
+        { labelSelector: 'app.kubernetes.io/managed-by=drydock' },
+        (type: string, obj: KubernetesObject) => {
+          const labels = obj.metadata?.labels ?? {};
+          // A Job's own pods carry the Job's labels too; count Jobs and reboot pods only.
+          if (type !== 'ADDED' || (kind === 'Pod' && labels['drydock.dev/step'] !== 'reboot')) return;
+          const key = `${labels['drydock.dev/operation']} ${labels['drydock.dev/node']} ${labels['drydock.dev/step']}`;
+          const set = this.seen.get(key) ?? new Set<string>();
+          set.add(obj.metadata?.uid ?? '');
+          this.seen.set(key, set);
+        },
+        () => undefined,
+      );
       this.stops.push(() => req.abort());
     }
   }
@@ -73,7 +97,12 @@ async function hostNodes(kc: KubeConfig): Promise<Map<string, HostNode>> {
   return new Map(
     list.items.map((n) => [
       n.metadata?.name ?? '',
-      { name: n.metadata?.name ?? '', bootID: n.status?.nodeInfo?.bootID ?? '', unschedulable: n.spec?.unschedulable === true, annotations: n.metadata?.annotations ?? {} },
+      {
+        name: n.metadata?.name ?? '',
+        bootID: n.status?.nodeInfo?.bootID ?? '',
+        unschedulable: n.spec?.unschedulable === true,
+        annotations: n.metadata?.annotations ?? {},
+      },
     ]),
   );
 }
@@ -96,10 +125,18 @@ describe('e2e: NodeOp on the real control plane', function () {
     const cacheDir = tempDir('drydock-e2e-nodeop-cache-');
     dirs.push(stateDir, cacheDir);
     const config = parseSimConfigText(
-      stringify({ bootDelaySeconds: 0, groups: [{ id: 'workers', role: 'worker', size: 6, image: 'os-v1' }], host: { rebootSeconds: 3, jobRunSeconds: 2, failJobsOnNodes: [FAILING] } }),
+      stringify({
+        bootDelaySeconds: 0,
+        groups: [{ id: 'workers', role: 'worker', size: 6, image: 'os-v1' }],
+        host: { rebootSeconds: 3, jobRunSeconds: 2, failJobsOnNodes: [FAILING] },
+      }),
     );
     sim = await runSimCloud({ config, stateDir, kubeconfigPath: cp().kubeconfigPath, host: '127.0.0.1', port: 0 });
-    await eventually('6 Ready workers', async () => [...(await hostNodes(kc)).values()].filter((n) => n.bootID !== '').length === 6, { timeoutMs: 60_000 });
+    await eventually(
+      '6 Ready workers',
+      async () => [...(await hostNodes(kc)).values()].filter((n) => n.bootID !== '').length === 6,
+      { timeoutMs: 60_000 },
+    );
     boots = await hostNodes(kc);
     await applyDeployRbac(kc);
     await census.start(kc);
@@ -124,13 +161,20 @@ describe('e2e: NodeOp on the real control plane', function () {
 
   it('concurrency 2 over 6 workers: a node whose Job fails is uncordoned and named with its Job; stopOnFailure halts cleanly', async () => {
     const kc = cp().adminKubeConfig();
-    await repo.push({ 'ops/patch.yaml': nodeOpDoc('patch', { 'sim.drydock.dev/group': 'workers' }) }, 'ops: patch every worker, two at a time');
+    await repo.push(
+      { 'ops/patch.yaml': nodeOpDoc('patch', { 'sim.drydock.dev/group': 'workers' }) },
+      'ops: patch every worker, two at a time',
+    );
     let maxInFlight = 0;
     const halted = await eventually(
       'patch halted with nothing in flight',
       async () => {
         const ns = [...(await hostNodes(kc)).values()];
-        const inFlight = ns.filter((n) => n.annotations['drydock.dev/operation']?.startsWith('NodeOp/patch@') && n.annotations['drydock.dev/phase'] !== 'Failed').length;
+        const inFlight = ns.filter(
+          (n) =>
+            n.annotations['drydock.dev/operation']?.startsWith('NodeOp/patch@') &&
+            n.annotations['drydock.dev/phase'] !== 'Failed',
+        ).length;
         maxInFlight = Math.max(maxInFlight, inFlight);
         const status = await repo.statusFile('status/NodeOp/patch.yaml');
         return inFlight === 0 && status !== undefined && /phase: Halted/.test(status) ? { ns, status } : undefined;
@@ -144,7 +188,10 @@ describe('e2e: NodeOp on the real control plane', function () {
     assert.equal(failed?.unschedulable, false, 'the failed node is uncordoned');
     const job = failed?.annotations['drydock.dev/job'] ?? '';
     assert.match(job, /^drydock-system\/nodeop-patch-workers-i-0003-/);
-    assert.ok(failed?.annotations['drydock.dev/reason']?.includes(`Job ${job} failed`), failed?.annotations['drydock.dev/reason']);
+    assert.ok(
+      failed?.annotations['drydock.dev/reason']?.includes(`Job ${job} failed`),
+      failed?.annotations['drydock.dev/reason'],
+    );
     assert.ok(halted.status.includes(job), 'status names the failed Job');
     assert.equal(census.count('patch', FAILING, 'reboot'), 0, 'no reboot after a failed Job');
     let done = 0;
@@ -161,7 +208,10 @@ describe('e2e: NodeOp on the real control plane', function () {
       assert.equal(n.unschedulable, false);
     }
     assert.ok(done >= 2 && done <= 3, `the first pair and at most the failing node's partner finished, got ${done}`);
-    assert.ok(halted.ns.some((n) => n.annotations['nodeop.drydock.dev/patch'] === undefined && n.name !== FAILING), 'stopOnFailure left nodes unstarted');
+    assert.ok(
+      halted.ns.some((n) => n.annotations['nodeop.drydock.dev/patch'] === undefined && n.name !== FAILING),
+      'stopOnFailure left nodes unstarted',
+    );
   });
 
   it('SIGKILL between Job success and reboot: after a restart the node reboots exactly once and its Job was created once', async () => {
@@ -169,7 +219,10 @@ describe('e2e: NodeOp on the real control plane', function () {
     const target = 'workers-i-0006';
     const before = (await hostNodes(kc)).get(target);
     assert.equal(before?.annotations['drydock.dev/operation'], undefined, `${target} is free`);
-    await repo.push({ 'ops/kernel.yaml': nodeOpDoc('kernel', { 'kubernetes.io/hostname': target }, { concurrency: 1 }) }, 'ops: kernel update on one worker');
+    await repo.push(
+      { 'ops/kernel.yaml': nodeOpDoc('kernel', { 'kubernetes.io/hostname': target }, { concurrency: 1 }) },
+      'ops: kernel update on one worker',
+    );
     // Kill the moment the Job's success is on the node (Rebooting) or the Job completed.
     const batch = kc.makeApiClient(BatchV1Api);
     await eventually(
@@ -177,7 +230,10 @@ describe('e2e: NodeOp on the real control plane', function () {
       async () => {
         const n = (await hostNodes(kc)).get(target);
         if (n?.annotations['drydock.dev/phase'] === 'Rebooting') return true;
-        const jobs = await batch.listNamespacedJob({ namespace: NS, labelSelector: 'drydock.dev/operation=NodeOp.kernel' });
+        const jobs = await batch.listNamespacedJob({
+          namespace: NS,
+          labelSelector: 'drydock.dev/operation=NodeOp.kernel',
+        });
         return jobs.items.some((j) => (j.status?.succeeded ?? 0) > 0);
       },
       { timeoutMs: 60_000, intervalMs: 50 },
@@ -220,7 +276,13 @@ describe('e2e: NodeOp on the real control plane', function () {
       'both nodes on os-v2',
       async () => {
         const list = await core.listNode({ labelSelector: 'sim.drydock.dev/group=workers' });
-        const on = list.items.filter((n) => targets.includes(n.metadata?.name ?? '') && n.status?.nodeInfo?.osImage === 'os-v2' && n.metadata?.annotations?.['drydock.dev/image'] === 'os-v2' && n.metadata.annotations['drydock.dev/operation'] === undefined);
+        const on = list.items.filter(
+          (n) =>
+            targets.includes(n.metadata?.name ?? '') &&
+            n.status?.nodeInfo?.osImage === 'os-v2' &&
+            n.metadata?.annotations?.['drydock.dev/image'] === 'os-v2' &&
+            n.metadata.annotations['drydock.dev/operation'] === undefined,
+        );
         return on.length === 2;
       },
       { timeoutMs: 120_000, intervalMs: 300 },
@@ -229,6 +291,10 @@ describe('e2e: NodeOp on the real control plane', function () {
       assert.equal(census.seen.get(`NodeImage.edge ${t} operation`)?.size, 1, `${t}: one update Job`);
       assert.equal(census.seen.get(`NodeImage.edge ${t} reboot`)?.size, 1, `${t}: one reboot`);
     }
-    await eventually('status says Complete', async () => /phase: Complete/.test((await repo.statusFile('status/NodeImage/edge.yaml')) ?? ''), { timeoutMs: 30_000 });
+    await eventually(
+      'status says Complete',
+      async () => /phase: Complete/.test((await repo.statusFile('status/NodeImage/edge.yaml')) ?? ''),
+      { timeoutMs: 30_000 },
+    );
   });
 });

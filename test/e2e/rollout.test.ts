@@ -46,13 +46,20 @@ describe('e2e: image rollout driven by Git', function () {
   let sampler: NodeJS.Timeout | undefined;
   const imageFiles = (image: string): Record<string, string> => {
     const f = fleetFiles({ worker: image, controlPlane: image });
-    return { 'images/worker.yaml': f['images/worker.yaml'] ?? '', 'images/control-plane.yaml': f['images/control-plane.yaml'] ?? '' };
+    return {
+      'images/worker.yaml': f['images/worker.yaml'] ?? '',
+      'images/control-plane.yaml': f['images/control-plane.yaml'] ?? '',
+    };
   };
   /**
    * Pushes and tells drydock through its webhook (polling is hourly in this world) — on the
    * standby, as a Service may: the standby must relay it to the leader.
    */
-  async function push(files: Record<string, string | null>, message: string, to: 'standby' | 'leader' = 'standby'): Promise<string> {
+  async function push(
+    files: Record<string, string | null>,
+    message: string,
+    to: 'standby' | 'leader' = 'standby',
+  ): Promise<string> {
     const commit = await repo.push(files, message);
     const child = to === 'standby' ? standby : drydock;
     assert.ok(child);
@@ -78,14 +85,19 @@ describe('e2e: image rollout driven by Git', function () {
     const kc = cp().adminKubeConfig();
     // The service runs as deploy/'s ServiceAccount, under deploy/'s RBAC and nothing more.
     await applyDeployRbac(kc);
-    args = drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, 'drydock-system').map((a) => (a === '1s' ? '1h' : a));
+    args = drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, 'drydock-system').map((a) =>
+      a === '1s' ? '1h' : a,
+    );
     drydock = await startReplica();
     await eventually('the first replica leads', () => leads(drydock!), { timeoutMs: 15_000 });
     standby = await startReplica();
     sampler = setInterval(() => {
-      void nodes(kc).then((ns) => {
-        maxCordoned = Math.max(maxCordoned, ns.filter((n) => n.unschedulable).length);
-      }, () => undefined);
+      void nodes(kc).then(
+        (ns) => {
+          maxCordoned = Math.max(maxCordoned, ns.filter((n) => n.unschedulable).length);
+        },
+        () => undefined,
+      );
     }, 200);
   });
 
@@ -115,9 +127,12 @@ describe('e2e: image rollout driven by Git', function () {
     const kc = cp().adminKubeConfig();
     let pausedSeen = false;
     const watcher = setInterval(() => {
-      void autoscalerReplicas(kc).then((a) => {
-        if (a.replicas === 0 && a.previous === '2') pausedSeen = true;
-      }, () => undefined);
+      void autoscalerReplicas(kc).then(
+        (a) => {
+          if (a.replicas === 0 && a.previous === '2') pausedSeen = true;
+        },
+        () => undefined,
+      );
     }, 250);
     try {
       await push(imageFiles(IMAGE_V2), 'images: node-os v2', 'leader');
@@ -131,7 +146,10 @@ describe('e2e: image rollout driven by Git', function () {
       const latency = Date.parse(String(first.time)) - sentAt;
       process.stderr.write(`      (webhook → first action: ${latency} ms, ${String(first.action)})\n`);
       assert.ok(latency <= 1_000, `webhook to first action took ${latency} ms`);
-      await eventually('every node on v2, Ready, uncordoned and unlocked', () => converged(kc, IMAGE_V2), { timeoutMs: 150_000, intervalMs: 1_000 });
+      await eventually('every node on v2, Ready, uncordoned and unlocked', () => converged(kc, IMAGE_V2), {
+        timeoutMs: 150_000,
+        intervalMs: 1_000,
+      });
       await eventually('autoscaler restored', async () => {
         const a = await autoscalerReplicas(kc);
         return a.replicas === 2 && a.previous === undefined;
@@ -160,23 +178,35 @@ describe('e2e: image rollout driven by Git', function () {
       {
         // One good change and one broken file: neither may be applied.
         ...imageFiles(IMAGE_V3),
-        'clusters/workers.yaml': 'apiVersion: drydock.dev/v1alpha1\nkind: ScalingGroup\nmetadata:\n  name: workers\nspec:\n  groupId: workers\n  nodeImage: worker\n  role: wrker\n',
+        'clusters/workers.yaml':
+          'apiVersion: drydock.dev/v1alpha1\nkind: ScalingGroup\nmetadata:\n  name: workers\nspec:\n  groupId: workers\n  nodeImage: worker\n  role: wrker\n',
       },
       'images: v3 with a typo',
     );
     const child = drydock;
     assert.ok(child);
     await eventually('the commit refused by the leader', async () =>
-      child.records().some((r) => String(r.msg).startsWith('commit refused') && r.commit === bad && r.inForce === validHead),
+      child
+        .records()
+        .some((r) => String(r.msg).startsWith('commit refused') && r.commit === bad && r.inForce === validHead),
     );
     await new Promise((r) => setTimeout(r, 3_000));
     const after = await nodes(kc);
-    assert.deepEqual(after.map((n) => [n.name, n.image, n.unschedulable]), before.map((n) => [n.name, n.image, n.unschedulable]));
+    assert.deepEqual(
+      after.map((n) => [n.name, n.image, n.unschedulable]),
+      before.map((n) => [n.name, n.image, n.unschedulable]),
+    );
     assert.equal(sim.cloud.inspectGroup('workers').image, IMAGE_V2);
     const url = await child.url;
     assert.equal((await fetch(`${url}/readyz`)).status, 200, 'still ready: a valid commit is in force');
-    const status = child.records().filter((r) => r.msg === 'status changed').at(-1);
-    assert.ok(status && typeof status.loadErrors === 'number' && status.loadErrors > 0, 'the status carries the errors');
+    const status = child
+      .records()
+      .filter((r) => r.msg === 'status changed')
+      .at(-1);
+    assert.ok(
+      status && typeof status.loadErrors === 'number' && status.loadErrors > 0,
+      'the status carries the errors',
+    );
     // Fix it: the next valid commit is applied.
     await eventually('errors.yaml on the status branch names the file and line', async () => {
       const errors = await repo.statusFile('errors.yaml');
@@ -207,7 +237,9 @@ describe('e2e: image rollout driven by Git', function () {
     assert.equal(await leads(next), false, 'the standby is not leading before the kill');
     const relayed = leader.records().find((r) => r.msg === 'action applied' && Date.parse(String(r.time)) >= sentAt);
     if (relayed && leaderBefore === leader) {
-      process.stderr.write(`      (webhook on the standby → leader's first action: ${Date.parse(String(relayed.time)) - sentAt} ms)\n`);
+      process.stderr.write(
+        `      (webhook on the standby → leader's first action: ${Date.parse(String(relayed.time)) - sentAt} ms)\n`,
+      );
     }
     leader.kill('SIGKILL');
     await leader.exited;
@@ -218,19 +250,33 @@ describe('e2e: image rollout driven by Git', function () {
     drydock = next;
     standby = await startReplica();
     await eventually('every node on v3', () => converged(kc, IMAGE_V3), { timeoutMs: 150_000, intervalMs: 1_000 });
-    const earlyActions = next.records().filter((r) => r.msg === 'action applied' && Date.parse(String(r.time)) < killedAt);
+    const earlyActions = next
+      .records()
+      .filter((r) => r.msg === 'action applied' && Date.parse(String(r.time)) < killedAt);
     assert.deepEqual(earlyActions, [], 'the standby acted only after the leader was gone');
-    assert.equal(sim.cloud.inspectGroup('workers').nextInstance - workersBefore, 6, 'six new worker instances, no more');
-    assert.equal(sim.cloud.inspectGroup('control-plane').nextInstance - cpBefore, 3, 'three new control-plane instances, no more');
+    assert.equal(
+      sim.cloud.inspectGroup('workers').nextInstance - workersBefore,
+      6,
+      'six new worker instances, no more',
+    );
+    assert.equal(
+      sim.cloud.inspectGroup('control-plane').nextInstance - cpBefore,
+      3,
+      'three new control-plane instances, no more',
+    );
   });
 
   it('converges back when a revert is pushed mid-rollout', async () => {
     const kc = cp().adminKubeConfig();
     await push(imageFiles(IMAGE_V4), 'images: node-os v4');
-    await eventually('two nodes on v4', async () => (await nodes(kc)).filter((n) => n.image === IMAGE_V4 && n.ready).length >= 2, {
-      timeoutMs: 60_000,
-      intervalMs: 100,
-    });
+    await eventually(
+      'two nodes on v4',
+      async () => (await nodes(kc)).filter((n) => n.image === IMAGE_V4 && n.ready).length >= 2,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      },
+    );
     await push(imageFiles(IMAGE_V3), 'Revert "images: node-os v4"');
     await eventually('every node back on v3', () => converged(kc, IMAGE_V3), { timeoutMs: 180_000, intervalMs: 1_000 });
     assert.equal(sim.cloud.inspectGroup('workers').image, IMAGE_V3);
@@ -240,14 +286,25 @@ describe('e2e: image rollout driven by Git', function () {
     });
   });
 
-  it('did everything under deploy/\'s least-privilege RBAC: nothing forbidden, Events recorded', async () => {
+  it("did everything under deploy/'s least-privilege RBAC: nothing forbidden, Events recorded", async () => {
     const all = [...(drydock?.records() ?? []), ...(standby?.records() ?? []), ...pastRecords];
-    const forbidden = all.filter((r) => JSON.stringify(r).includes('"code":403') || r.code === 'Forbidden' || String(r.msg).startsWith('event not recorded'));
+    const forbidden = all.filter(
+      (r) =>
+        JSON.stringify(r).includes('"code":403') ||
+        r.code === 'Forbidden' ||
+        String(r.msg).startsWith('event not recorded'),
+    );
     assert.deepEqual(forbidden, []);
     assert.ok(all.filter((r) => r.msg === 'action applied').length > 0);
-    const events = await cp().adminKubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: 'reason=DrydockCordon' });
+    const events = await cp()
+      .adminKubeConfig()
+      .makeApiClient(CoreV1Api)
+      .listNamespacedEvent({ namespace: 'default', fieldSelector: 'reason=DrydockCordon' });
     assert.ok(events.items.length >= 9, `a DrydockCordon Event per replaced node, saw ${events.items.length}`);
-    const lease = await cp().adminKubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'drydock', namespace: 'drydock-system' });
+    const lease = await cp()
+      .adminKubeConfig()
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'drydock', namespace: 'drydock-system' });
     assert.ok(lease.spec?.holderIdentity, 'the Lease in drydock-system is held');
   });
 

@@ -31,7 +31,11 @@ export const E2E_APPS: readonly DemoApp[] = [
   { name: 'api', replicas: 2, pdb: { minAvailable: 1 } },
 ];
 
-export async function startE2eCloud(cp: ControlPlane, stateDir: string, bootDelaySeconds = 1): Promise<RunningSimCloud> {
+export async function startE2eCloud(
+  cp: ControlPlane,
+  stateDir: string,
+  bootDelaySeconds = 1,
+): Promise<RunningSimCloud> {
   const config = parseSimConfigText(
     stringify({
       bootDelaySeconds,
@@ -45,7 +49,12 @@ export async function startE2eCloud(cp: ControlPlane, stateDir: string, bootDela
   return runSimCloud({ config, stateDir, kubeconfigPath: cp.kubeconfigPath, host: '127.0.0.1', port: 0 });
 }
 
-function deployment(namespace: string, name: string, replicas: number, workersOnly: boolean): KubernetesObject & { spec: unknown } {
+function deployment(
+  namespace: string,
+  name: string,
+  replicas: number,
+  workersOnly: boolean,
+): KubernetesObject & { spec: unknown } {
   const labels = { app: name };
   return {
     apiVersion: 'apps/v1',
@@ -62,7 +71,13 @@ function deployment(namespace: string, name: string, replicas: number, workersOn
                 affinity: {
                   nodeAffinity: {
                     requiredDuringSchedulingIgnoredDuringExecution: {
-                      nodeSelectorTerms: [{ matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'DoesNotExist' }] }],
+                      nodeSelectorTerms: [
+                        {
+                          matchExpressions: [
+                            { key: 'node-role.kubernetes.io/control-plane', operator: 'DoesNotExist' },
+                          ],
+                        },
+                      ],
                     },
                   },
                 },
@@ -77,7 +92,9 @@ function deployment(namespace: string, name: string, replicas: number, workersOn
 
 /** Workloads on the workers, each under a PDB, and the autoscaler Deployment (2 replicas). */
 export function workloadManifests(): (KubernetesObject & { spec?: unknown })[] {
-  const objects: (KubernetesObject & { spec?: unknown })[] = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: E2E_NAMESPACE } }];
+  const objects: (KubernetesObject & { spec?: unknown })[] = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: E2E_NAMESPACE } },
+  ];
   for (const app of E2E_APPS) {
     objects.push(deployment(E2E_NAMESPACE, app.name, app.replicas, true));
     objects.push({
@@ -95,20 +112,31 @@ export function workloadManifests(): (KubernetesObject & { spec?: unknown })[] {
  * The shared start of every e2e world: the sim cloud joined to the control plane (9 nodes
  * Ready), the workloads Running, and the fleet repository on v1. Returns what to stop.
  */
-export async function startWorld(cp: ControlPlane, dirs: string[]): Promise<{ sim: RunningSimCloud; repo: FleetRepo; cacheDir: string }> {
+export async function startWorld(
+  cp: ControlPlane,
+  dirs: string[],
+): Promise<{ sim: RunningSimCloud; repo: FleetRepo; cacheDir: string }> {
   const stateDir = tempDir('drydock-e2e-sim-');
   const cacheDir = tempDir('drydock-e2e-cache-');
   dirs.push(stateDir, cacheDir);
   const sim = await startE2eCloud(cp, stateDir);
   const kc = cp.adminKubeConfig();
-  await eventually('9 sim nodes Ready', async () => (await nodes(kc)).filter((n) => n.ready && n.group !== '').length === 9, { timeoutMs: 60_000 });
+  await eventually(
+    '9 sim nodes Ready',
+    async () => (await nodes(kc)).filter((n) => n.ready && n.group !== '').length === 9,
+    { timeoutMs: 60_000 },
+  );
   await applyWorkloads(kc);
   const core = kc.makeApiClient(CoreV1Api);
   const want = E2E_APPS.reduce((n, a) => n + a.replicas, 0);
-  await eventually('workload pods Running', async () => {
-    const pods = await core.listNamespacedPod({ namespace: E2E_NAMESPACE });
-    return pods.items.length === want && pods.items.every((p) => p.status?.phase === 'Running');
-  }, { timeoutMs: 60_000 });
+  await eventually(
+    'workload pods Running',
+    async () => {
+      const pods = await core.listNamespacedPod({ namespace: E2E_NAMESPACE });
+      return pods.items.length === want && pods.items.every((p) => p.status?.phase === 'Running');
+    },
+    { timeoutMs: 60_000 },
+  );
   const repo = await startFleetRepo(fleetFiles({ worker: IMAGE_V1, controlPlane: IMAGE_V1 }));
   return { sim, repo, cacheDir };
 }
@@ -127,7 +155,10 @@ export async function applyDeployRbac(kc: KubeConfig): Promise<void> {
 
 /** A kubeconfig that authenticates as deploy/'s ServiceAccount (client certificate with its user name and groups). */
 export async function serviceAccountKubeconfig(cp: ControlPlane): Promise<string> {
-  const u = await cp.kubeconfigFor('system:serviceaccount:drydock-system:drydock', ['system:serviceaccounts', 'system:serviceaccounts:drydock-system']);
+  const u = await cp.kubeconfigFor('system:serviceaccount:drydock-system:drydock', [
+    'system:serviceaccounts',
+    'system:serviceaccounts:drydock-system',
+  ]);
   return u.kubeconfigPath;
 }
 
@@ -159,7 +190,9 @@ export async function nodes(kc: KubeConfig): Promise<NodeView[]> {
 }
 
 export async function autoscalerReplicas(kc: KubeConfig): Promise<{ replicas: number; previous?: string }> {
-  const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'cluster-autoscaler', namespace: 'kube-system' });
+  const d = await kc
+    .makeApiClient(AppsV1Api)
+    .readNamespacedDeployment({ name: 'cluster-autoscaler', namespace: 'kube-system' });
   const previous = d.metadata?.annotations?.['drydock.dev/previous-replicas'];
   return { replicas: d.spec?.replicas ?? 1, ...(previous !== undefined ? { previous } : {}) };
 }
@@ -174,14 +207,22 @@ export async function converged(kc: KubeConfig, image: string, count = 9): Promi
   const ns = (await nodes(kc)).filter((n) => n.group !== '');
   const off = ns.filter((n) => !(n.image === image && n.ready && !n.unschedulable && !locked(n)));
   if (off.length > 0 || ns.length !== count) {
-    const what = off.map((n) => `${n.name} image=${n.image} ready=${n.ready} cordoned=${n.unschedulable} phase=${n.annotations['drydock.dev/phase'] ?? '-'}`);
+    const what = off.map(
+      (n) =>
+        `${n.name} image=${n.image} ready=${n.ready} cordoned=${n.unschedulable} phase=${n.annotations['drydock.dev/phase'] ?? '-'}`,
+    );
     throw new Error(`${ns.length} nodes; not done: ${what.join('; ')}`);
   }
   return true;
 }
 
 /** Stops what startWorld and startDrydockChild started, and removes the world's directories. */
-export async function stopWorld(w: { drydock?: DrydockChild | undefined; sim?: RunningSimCloud | undefined; repo?: FleetRepo | undefined; dirs: readonly string[] }): Promise<void> {
+export async function stopWorld(w: {
+  drydock?: DrydockChild | undefined;
+  sim?: RunningSimCloud | undefined;
+  repo?: FleetRepo | undefined;
+  dirs: readonly string[];
+}): Promise<void> {
   if (w.drydock) {
     w.drydock.kill('SIGTERM');
     await w.drydock.exited;

@@ -20,7 +20,14 @@ describe('execute against a real API server', function () {
   let core: CoreV1Api;
 
   async function run(actions: Action[], events = NO_EVENTS): Promise<ActionResult[]> {
-    return executeActions(actions, { kube: kubeApis(kc), cloud: () => undefined, fieldManager: 'drydock', logger, events, now: () => new Date() });
+    return executeActions(actions, {
+      kube: kubeApis(kc),
+      cloud: () => undefined,
+      fieldManager: 'drydock',
+      logger,
+      events,
+      now: () => new Date(),
+    });
   }
   const kinds = (rs: ActionResult[]): string[] => rs.map((r) => r.outcome.kind);
 
@@ -32,7 +39,7 @@ describe('execute against a real API server', function () {
     }
   });
 
-  it('cordons once, marks it as drydock\'s, and a repeat is a no-op', async () => {
+  it("cordons once, marks it as drydock's, and a repeat is a no-op", async () => {
     assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-cordon' }])), ['done']);
     assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-cordon' }])), ['skipped']);
     const node = await core.readNode({ name: 'n-cordon' });
@@ -49,46 +56,97 @@ describe('execute against a real API server', function () {
   });
 
   it('leaves a node a person cordoned alone: no claim, no uncordon', async () => {
-    assert.deepEqual(kinds(await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-manual' }, { kind: 'uncordon', spec, reason: 'test', node: 'n-manual' }])), ['skipped', 'skipped']);
+    assert.deepEqual(
+      kinds(
+        await run([
+          { kind: 'cordon', spec, reason: 'test', node: 'n-manual' },
+          { kind: 'uncordon', spec, reason: 'test', node: 'n-manual' },
+        ]),
+      ),
+      ['skipped', 'skipped'],
+    );
     const node = await core.readNode({ name: 'n-manual' });
     assert.equal(node.spec?.unschedulable, true);
     assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
   });
 
   it('annotates, with null removing an annotation', async () => {
-    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' } }]);
-    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: null } }]);
+    await run([
+      {
+        kind: 'annotateNode',
+        spec,
+        reason: 'test',
+        node: 'n-cordon',
+        annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' },
+      },
+    ]);
+    await run([
+      { kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: null } },
+    ]);
     const ann = (await core.readNode({ name: 'n-cordon' })).metadata?.annotations ?? {};
     assert.equal(ann[ANNOTATIONS.phase], undefined);
     assert.equal(ann[ANNOTATIONS.operation], 'NodeImage/worker@r1');
   });
 
   it('keeps the drydock.dev/phase label in step with the annotation, so kubectl get nodes -L shows it', async () => {
-    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-delete', annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' } }]);
+    await run([
+      {
+        kind: 'annotateNode',
+        spec,
+        reason: 'test',
+        node: 'n-delete',
+        annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' },
+      },
+    ]);
     // The README's command, run as a person runs it.
     const kubectl = (): string => {
-      const r = spawnSync(path.join(resolveBinDir(), 'kubectl'), ['get', 'nodes', 'n-delete', '-L', 'sim.drydock.dev/image', '-L', 'drydock.dev/phase'], {
-        encoding: 'utf8',
-        env: { ...process.env, KUBECONFIG: cp().kubeconfigPath },
-      });
+      const r = spawnSync(
+        path.join(resolveBinDir(), 'kubectl'),
+        ['get', 'nodes', 'n-delete', '-L', 'sim.drydock.dev/image', '-L', 'drydock.dev/phase'],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, KUBECONFIG: cp().kubeconfigPath },
+        },
+      );
       assert.equal(r.status, 0, r.stderr);
       return r.stdout;
     };
     const [header, row] = kubectl().trim().split('\n');
     assert.match(header ?? '', /\bPHASE\s*$/);
     assert.match(row ?? '', /^n-delete\s.*\sCordoned\s*$/);
-    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-delete', annotations: { [ANNOTATIONS.phase]: null, [ANNOTATIONS.operation]: null } }]);
+    await run([
+      {
+        kind: 'annotateNode',
+        spec,
+        reason: 'test',
+        node: 'n-delete',
+        annotations: { [ANNOTATIONS.phase]: null, [ANNOTATIONS.operation]: null },
+      },
+    ]);
     const node = await core.readNode({ name: 'n-delete' });
     assert.equal(node.metadata?.labels?.['drydock.dev/phase'], undefined);
     assert.doesNotMatch(kubectl(), /Cordoned/);
     // Annotations that leave the phase alone leave the label alone.
-    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: 'Done' } }]);
-    await run([{ kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.reason]: 'x' } }]);
+    await run([
+      { kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.phase]: 'Done' } },
+    ]);
+    await run([
+      { kind: 'annotateNode', spec, reason: 'test', node: 'n-cordon', annotations: { [ANNOTATIONS.reason]: 'x' } },
+    ]);
     assert.equal((await core.readNode({ name: 'n-cordon' })).metadata?.labels?.['drydock.dev/phase'], 'Done');
   });
 
   it('copies labels onto the replacement', async () => {
-    await run([{ kind: 'copyLabels', spec, reason: 'test', from: 'n-manual', to: 'n-cordon', labels: { 'pool.example.com/team': 'blue' } }]);
+    await run([
+      {
+        kind: 'copyLabels',
+        spec,
+        reason: 'test',
+        from: 'n-manual',
+        to: 'n-cordon',
+        labels: { 'pool.example.com/team': 'blue' },
+      },
+    ]);
     assert.equal((await core.readNode({ name: 'n-cordon' })).metadata?.labels?.['pool.example.com/team'], 'blue');
   });
 
@@ -98,7 +156,10 @@ describe('execute against a real API server', function () {
     for (const name of ['web-1', 'web-2']) {
       await core.createNamespacedPod({
         namespace: 'evict',
-        body: { metadata: { name, labels: { app: 'web' } }, spec: { nodeName: 'n-drain', containers: [{ name: 'c', image: 'busybox' }] } },
+        body: {
+          metadata: { name, labels: { app: 'web' } },
+          spec: { nodeName: 'n-drain', containers: [{ name: 'c', image: 'busybox' }] },
+        },
       });
     }
     await policy.createNamespacedPodDisruptionBudget({
@@ -109,20 +170,26 @@ describe('execute against a real API server', function () {
       const p = await policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: 'evict' });
       return p.status?.currentHealthy === 2 && p.status.disruptionsAllowed === 0;
     });
-    const blocked = await run([{ kind: 'evict', spec, reason: 'test', node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 }]);
+    const blocked = await run([
+      { kind: 'evict', spec, reason: 'test', node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 },
+    ]);
     assert.equal(blocked[0]?.outcome.kind, 'waiting');
     assert.equal(blocked[0]?.outcome.kind === 'waiting' ? blocked[0].outcome.code : '', 'TooManyRequests');
     // Still there: the PDB held.
     await core.readNamespacedPod({ name: 'web-1', namespace: 'evict' });
 
-    await policy.patchNamespacedPodDisruptionBudget(
-      { name: 'web', namespace: 'evict', body: [{ op: 'replace', path: '/spec/minAvailable', value: 1 }] },
-    );
+    await policy.patchNamespacedPodDisruptionBudget({
+      name: 'web',
+      namespace: 'evict',
+      body: [{ op: 'replace', path: '/spec/minAvailable', value: 1 }],
+    });
     await eventually('PDB allows one disruption', async () => {
       const p = await policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: 'evict' });
       return p.status?.disruptionsAllowed === 1;
     });
-    const accepted = await run([{ kind: 'evict', spec, reason: 'test', node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 }]);
+    const accepted = await run([
+      { kind: 'evict', spec, reason: 'test', node: 'n-drain', namespace: 'evict', pod: 'web-1', gracePeriodSeconds: 0 },
+    ]);
     assert.equal(accepted[0]?.outcome.kind, 'done');
     await eventually('evicted pod gone', async () => {
       try {
@@ -132,14 +199,29 @@ describe('execute against a real API server', function () {
         return true;
       }
     });
-    const gone = await run([{ kind: 'evict', spec, reason: 'test', node: 'n-drain', namespace: 'evict', pod: 'web-1' }]);
+    const gone = await run([
+      { kind: 'evict', spec, reason: 'test', node: 'n-drain', namespace: 'evict', pod: 'web-1' },
+    ]);
     assert.equal(gone[0]?.outcome.kind, 'skipped');
   });
 
   it('force-deletes a pod only when asked, and a repeat finds it gone', async () => {
-    const a: Action = { kind: 'deletePod', spec, node: 'n-drain', namespace: 'evict', pod: 'web-2', gracePeriodSeconds: 0, reason: 'drain timed out (onTimeout: force)' };
+    const a: Action = {
+      kind: 'deletePod',
+      spec,
+      node: 'n-drain',
+      namespace: 'evict',
+      pod: 'web-2',
+      gracePeriodSeconds: 0,
+      reason: 'drain timed out (onTimeout: force)',
+    };
     assert.deepEqual(kinds(await run([a])), ['done']);
-    await eventually('pod gone', async () => core.readNamespacedPod({ name: 'web-2', namespace: 'evict' }).then(() => false, () => true));
+    await eventually('pod gone', async () =>
+      core.readNamespacedPod({ name: 'web-2', namespace: 'evict' }).then(
+        () => false,
+        () => true,
+      ),
+    );
     assert.deepEqual(kinds(await run([a])), ['skipped']);
   });
 
@@ -157,7 +239,15 @@ describe('execute against a real API server', function () {
       },
     });
     const read = () => apps.readNamespacedDeployment({ name: 'cluster-autoscaler', namespace: 'kube-system' });
-    const down: Action = { kind: 'scaleDeployment', spec, reason: 'test', namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0, rememberPrevious: 3 };
+    const down: Action = {
+      kind: 'scaleDeployment',
+      spec,
+      reason: 'test',
+      namespace: 'kube-system',
+      name: 'cluster-autoscaler',
+      replicas: 0,
+      rememberPrevious: 3,
+    };
     assert.deepEqual(kinds(await run([down])), ['done']);
     let d = await read();
     assert.equal(d.spec?.replicas, 0);
@@ -165,7 +255,14 @@ describe('execute against a real API server', function () {
     // A repeat after a crash sees 0 replicas; the remembered 3 must survive.
     assert.deepEqual(kinds(await run([{ ...down, rememberPrevious: 0 }])), ['skipped']);
     assert.equal((await read()).metadata?.annotations?.[ANNOTATIONS.previousReplicas], '3');
-    const up: Action = { kind: 'scaleDeployment', spec, reason: 'test', namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 };
+    const up: Action = {
+      kind: 'scaleDeployment',
+      spec,
+      reason: 'test',
+      namespace: 'kube-system',
+      name: 'cluster-autoscaler',
+      replicas: 3,
+    };
     assert.deepEqual(kinds(await run([up])), ['done']);
     d = await read();
     assert.equal(d.spec?.replicas, 3);
@@ -178,7 +275,7 @@ describe('execute against a real API server', function () {
     assert.deepEqual(kinds(await run([{ kind: 'deleteNode', spec, reason: 'test', node: 'n-delete' }])), ['skipped']);
   });
 
-  it('holds back the rest of a node\'s steps when its cordon fails', async () => {
+  it("holds back the rest of a node's steps when its cordon fails", async () => {
     const rs = await run([
       { kind: 'cordon', spec, reason: 'test', node: 'no-such-node' },
       { kind: 'evict', spec, reason: 'test', node: 'no-such-node', namespace: 'evict', pod: 'whatever' },
@@ -189,7 +286,10 @@ describe('execute against a real API server', function () {
 
   it('records a Kubernetes Event on the node for each action that changed something', async () => {
     await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-cordon' }], kubeEventRecorder(kc, logger, 'test'));
-    const events = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=n-cordon,reason=DrydockCordon' });
+    const events = await core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: 'involvedObject.name=n-cordon,reason=DrydockCordon',
+    });
     assert.equal(events.items.length, 1);
     assert.equal(events.items[0]?.source?.component, 'drydock');
     assert.equal(events.items[0]?.metadata?.annotations?.['drydock.dev/operation'], 'NodeImage/worker');

@@ -54,14 +54,27 @@ describe('names of node jobs', () => {
 describe('the Job on a node', () => {
   const job = nodeJob({
     operation: op,
-    node: { name: 'cp-i-0001', taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }, { key: 'dedicated', value: 'db', effect: 'NoExecute' }] },
+    node: {
+      name: 'cp-i-0001',
+      taints: [
+        { key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' },
+        { key: 'dedicated', value: 'db', effect: 'NoExecute' },
+      ],
+    },
     namespace: 'drydock-system',
-    job: { image: 'busybox:1.36', command: ['sh', '-c', 'echo hi'], imagePullSecrets: ['regcred'], backoffLimit: 2, privileged: true, env: { B: '2', A: '1' } },
+    job: {
+      image: 'busybox:1.36',
+      command: ['sh', '-c', 'echo hi'],
+      imagePullSecrets: ['regcred'],
+      backoffLimit: 2,
+      privileged: true,
+      env: { B: '2', A: '1' },
+    },
   });
   const pod = job.spec?.template.spec;
   const container = pod?.containers[0];
 
-  it('is pinned to its node and tolerates the cordon and the node\'s taints', () => {
+  it("is pinned to its node and tolerates the cordon and the node's taints", () => {
     assert.equal(pod?.nodeName, 'cp-i-0001');
     assert.deepEqual(pod?.tolerations, [
       { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
@@ -70,7 +83,7 @@ describe('the Job on a node', () => {
     ]);
   });
 
-  it('mounts the host root at /host by default and runs the spec\'s image, command, secrets, retries and privilege', () => {
+  it("mounts the host root at /host by default and runs the spec's image, command, secrets, retries and privilege", () => {
     assert.deepEqual(pod?.volumes, [{ name: 'host-root', hostPath: { path: '/' } }]);
     assert.deepEqual(container?.volumeMounts, [{ name: 'host-root', mountPath: '/host' }]);
     assert.equal(container?.image, 'busybox:1.36');
@@ -78,13 +91,29 @@ describe('the Job on a node', () => {
     assert.deepEqual(pod?.imagePullSecrets, [{ name: 'regcred' }]);
     assert.equal(job.spec?.backoffLimit, 2);
     assert.equal(container?.securityContext?.privileged, true);
-    assert.deepEqual(container?.env, [{ name: 'A', value: '1' }, { name: 'B', value: '2' }, { name: 'HOST_DIR', value: '/host' }]);
+    assert.deepEqual(container?.env, [
+      { name: 'A', value: '1' },
+      { name: 'B', value: '2' },
+      { name: 'HOST_DIR', value: '/host' },
+    ]);
     assert.equal(pod?.restartPolicy, 'Never');
     assert.equal(job.spec?.ttlSecondsAfterFinished, undefined, 'the Job must outlive its outcome being recorded');
   });
 
   it('mounts the host where hostMountPath says and runs unprivileged when asked', () => {
-    const j = nodeJob({ operation: op, node: worker, namespace: 'ns', job: { image: 'i', command: ['c'], imagePullSecrets: [], backoffLimit: 0, privileged: false, hostMountPath: '/rootfs' } });
+    const j = nodeJob({
+      operation: op,
+      node: worker,
+      namespace: 'ns',
+      job: {
+        image: 'i',
+        command: ['c'],
+        imagePullSecrets: [],
+        backoffLimit: 0,
+        privileged: false,
+        hostMountPath: '/rootfs',
+      },
+    });
     const c = j.spec?.template.spec?.containers[0];
     assert.deepEqual(c?.volumeMounts, [{ name: 'host-root', mountPath: '/rootfs' }]);
     assert.deepEqual(c?.env, [{ name: 'HOST_DIR', value: '/rootfs' }]);
@@ -93,30 +122,64 @@ describe('the Job on a node', () => {
   });
 
   it('names operation, revision, node and step in labels on the Job and its pods, exactly in annotations', () => {
-    const labels = { 'app.kubernetes.io/managed-by': 'drydock', 'drydock.dev/operation': 'NodeOp.firmware', 'drydock.dev/revision': '0123456789abcdef', 'drydock.dev/node': 'cp-i-0001', 'drydock.dev/step': 'operation' };
+    const labels = {
+      'app.kubernetes.io/managed-by': 'drydock',
+      'drydock.dev/operation': 'NodeOp.firmware',
+      'drydock.dev/revision': '0123456789abcdef',
+      'drydock.dev/node': 'cp-i-0001',
+      'drydock.dev/step': 'operation',
+    };
     assert.deepEqual(job.metadata?.labels, labels);
     assert.deepEqual(job.spec?.template.metadata?.labels, labels);
-    assert.deepEqual(job.metadata?.annotations, { 'drydock.dev/operation': 'NodeOp/firmware@0123456789abcdef', 'drydock.dev/node': 'cp-i-0001' });
+    assert.deepEqual(job.metadata?.annotations, {
+      'drydock.dev/operation': 'NodeOp/firmware@0123456789abcdef',
+      'drydock.dev/node': 'cp-i-0001',
+    });
     assert.equal(job.metadata?.name, 'nodeop-firmware-cp-i-0001-0123456789abcdef');
     assert.equal(job.metadata?.namespace, 'drydock-system');
   });
 
   it('marks the image an in-place update applies on its pod', () => {
-    const j = nodeJob({ operation: { kind: 'NodeImage', name: 'edge', revision: 'r1' }, node: worker, namespace: 'ns', appliesImage: 'os:v2', job: { image: 'os:v2', command: ['upgrade'], imagePullSecrets: [], backoffLimit: 1, privileged: true } });
+    const j = nodeJob({
+      operation: { kind: 'NodeImage', name: 'edge', revision: 'r1' },
+      node: worker,
+      namespace: 'ns',
+      appliesImage: 'os:v2',
+      job: { image: 'os:v2', command: ['upgrade'], imagePullSecrets: [], backoffLimit: 1, privileged: true },
+    });
     assert.equal(j.spec?.template.metadata?.annotations?.['drydock.dev/image'], 'os:v2');
     assert.equal(j.metadata?.annotations?.['drydock.dev/image'], undefined);
   });
 });
 
-describe('a NodeOp\'s job fields', () => {
-  it('run privileged with the NodeOp\'s image, command, secrets, retries and host mount', () => {
-    const spec = nodeOpJobSpec({ image: 'busybox:latest', command: ['sh', '-c', 'x'], imagePullSecrets: ['r'], backoffLimit: 6, hostMountPath: '/h' });
-    assert.deepEqual(spec, { image: 'busybox:latest', command: ['sh', '-c', 'x'], imagePullSecrets: ['r'], backoffLimit: 6, privileged: true, hostMountPath: '/h' });
+describe("a NodeOp's job fields", () => {
+  it("run privileged with the NodeOp's image, command, secrets, retries and host mount", () => {
+    const spec = nodeOpJobSpec({
+      image: 'busybox:latest',
+      command: ['sh', '-c', 'x'],
+      imagePullSecrets: ['r'],
+      backoffLimit: 6,
+      hostMountPath: '/h',
+    });
+    assert.deepEqual(spec, {
+      image: 'busybox:latest',
+      command: ['sh', '-c', 'x'],
+      imagePullSecrets: ['r'],
+      backoffLimit: 6,
+      privileged: true,
+      hostMountPath: '/h',
+    });
   });
 });
 
 describe('the reboot pod', () => {
-  const pod = rebootPod({ operation: op, node: worker, bootID: 'b00710aa-1111-2222-3333-444455556666', namespace: 'drydock-system', image: 'alpine:3' });
+  const pod = rebootPod({
+    operation: op,
+    node: worker,
+    bootID: 'b00710aa-1111-2222-3333-444455556666',
+    namespace: 'drydock-system',
+    image: 'alpine:3',
+  });
 
   it('is privileged, in the host PID namespace, pinned, never restarted, with the configured image', () => {
     assert.equal(pod.spec?.hostPID, true);
@@ -148,15 +211,37 @@ describe('the gate Job', () => {
       backoffLimit: 0,
       template: {
         metadata: { labels: { app: 'precheck' } },
-        spec: { restartPolicy: 'Never', containers: [{ name: 'check', image: 'busybox:1.36', command: ['sh', '-c', 'echo $NODE_NAME'], env: [{ name: 'NODE_NAME', value: 'stale' }, { name: 'KEEP', value: 'x' }] }] },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            {
+              name: 'check',
+              image: 'busybox:1.36',
+              command: ['sh', '-c', 'echo $NODE_NAME'],
+              env: [
+                { name: 'NODE_NAME', value: 'stale' },
+                { name: 'KEEP', value: 'x' },
+              ],
+            },
+          ],
+        },
       },
     },
   };
-  const input = { operation: { kind: 'NodeImage', name: 'worker', revision: 'r7' } as const, gate: 'storage-healthy', step: 'before' as const, index: 0, template, node: 'workers-i-0002', replacement: 'workers-i-0009', defaultNamespace: 'drydock-system' };
+  const input = {
+    operation: { kind: 'NodeImage', name: 'worker', revision: 'r7' } as const,
+    gate: 'storage-healthy',
+    step: 'before' as const,
+    index: 0,
+    template,
+    node: 'workers-i-0002',
+    replacement: 'workers-i-0009',
+    defaultNamespace: 'drydock-system',
+  };
   const job = gateJob(input);
   const c = job.spec?.template.spec?.containers[0];
 
-  it('keeps the user\'s JobSpec and namespace, and puts node, replacement and operation in the environment', () => {
+  it("keeps the user's JobSpec and namespace, and puts node, replacement and operation in the environment", () => {
     assert.equal(job.metadata?.namespace, 'kube-system');
     assert.equal(job.spec?.backoffLimit, 0);
     assert.equal(c?.image, 'busybox:1.36');
@@ -170,11 +255,18 @@ describe('the gate Job', () => {
     assert.equal(template.spec.template.spec.containers[0]?.env.length, 2, 'the template is not changed');
   });
 
-  it('carries drydock\'s labels beside the user\'s, and a name per node, step and position', () => {
+  it("carries drydock's labels beside the user's, and a name per node, step and position", () => {
     assert.equal(job.spec?.template.metadata?.labels?.['app'], 'precheck');
     assert.equal(job.spec?.template.metadata?.labels?.['drydock.dev/step'], 'before');
     assert.equal(job.metadata?.labels?.['drydock.dev/node'], 'workers-i-0002');
-    const names = new Set([job, gateJob({ ...input, index: 1 }), gateJob({ ...input, step: 'after' }), gateJob({ ...input, node: 'workers-i-0003' })].map((j) => j.metadata?.name));
+    const names = new Set(
+      [
+        job,
+        gateJob({ ...input, index: 1 }),
+        gateJob({ ...input, step: 'after' }),
+        gateJob({ ...input, node: 'workers-i-0003' }),
+      ].map((j) => j.metadata?.name),
+    );
     assert.equal(names.size, 4);
     for (const n of names) assert.ok(n !== undefined && n.length <= 63 && DNS_LABEL.test(n), String(n));
     assert.equal(gateJob(input).metadata?.name, job.metadata?.name);
@@ -185,25 +277,59 @@ describe('the gate Job', () => {
   });
 });
 
-describe('a Job\'s outcome', () => {
+describe("a Job's outcome", () => {
   const t = (s: string): Date => new Date(`2026-01-01T00:00:${s}Z`);
   const pod = (name: string, at: string, exitCode: number, message?: string): V1Pod => ({
     metadata: { name, creationTimestamp: t(at) },
-    status: { containerStatuses: [{ name: 'operation', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message !== undefined ? { message } : {}) } } }] },
+    status: {
+      containerStatuses: [
+        {
+          name: 'operation',
+          image: 'i',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: {
+            terminated: {
+              exitCode,
+              reason: exitCode === 0 ? 'Completed' : 'Error',
+              ...(message !== undefined ? { message } : {}),
+            },
+          },
+        },
+      ],
+    },
   });
 
   it('is running while no condition is set', () => {
     assert.deepEqual(jobOutcome({ status: { active: 1 } }, []), { state: 'running', attempts: 0 });
   });
 
-  it('is failed after the retries, with the reason and the last pod\'s message', () => {
-    const job: V1Job = { status: { failed: 3, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', lastTransitionTime: t('30') }] } };
-    const out = jobOutcome(job, [pod('p-b', '20', 2, 'disk full\n'), pod('p-a', '10', 1, 'first try'), pod('p-c', '05', 1, 'old')]);
-    assert.deepEqual(out, { state: 'failed', attempts: 3, reason: 'BackoffLimitExceeded', lastPod: { name: 'p-b', exitCode: 2, reason: 'Error', message: 'disk full' }, finishedAt: '2026-01-01T00:00:30.000Z' });
+  it("is failed after the retries, with the reason and the last pod's message", () => {
+    const job: V1Job = {
+      status: {
+        failed: 3,
+        conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', lastTransitionTime: t('30') }],
+      },
+    };
+    const out = jobOutcome(job, [
+      pod('p-b', '20', 2, 'disk full\n'),
+      pod('p-a', '10', 1, 'first try'),
+      pod('p-c', '05', 1, 'old'),
+    ]);
+    assert.deepEqual(out, {
+      state: 'failed',
+      attempts: 3,
+      reason: 'BackoffLimitExceeded',
+      lastPod: { name: 'p-b', exitCode: 2, reason: 'Error', message: 'disk full' },
+      finishedAt: '2026-01-01T00:00:30.000Z',
+    });
   });
 
   it('is succeeded when Complete, and cuts a long message', () => {
-    const job: V1Job = { status: { succeeded: 1, conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: t('40') }] } };
+    const job: V1Job = {
+      status: { succeeded: 1, conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: t('40') }] },
+    };
     const out = jobOutcome(job, [pod('p', '01', 0, 'x'.repeat(5000))]);
     assert.equal(out.state, 'succeeded');
     assert.equal(out.attempts, 1);

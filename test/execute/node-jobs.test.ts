@@ -40,16 +40,33 @@ describe('node jobs against a real API server', function () {
   });
 
   it('creates the Job once: a repeat finds it, and only one Job exists', async () => {
-    const job = nodeJob({ operation: op, node: { name: 'nj-1', taints: [{ key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' }] }, namespace: NS, job: spec });
+    const job = nodeJob({
+      operation: op,
+      node: { name: 'nj-1', taints: [{ key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' }] },
+      namespace: NS,
+      job: spec,
+    });
     assert.equal((await createJob(job, d)).kind, 'done');
     assert.deepEqual(await createJob(job, d), { kind: 'skipped', reason: `Job ${job.metadata?.name} already exists` });
     const list = await batch.listNamespacedJob({ namespace: NS, labelSelector: jobSelector(op, 'nj-1') });
-    assert.deepEqual(list.items.map((j) => j.metadata?.name), [job.metadata?.name]);
-    assert.equal((await batch.listNamespacedJob({ namespace: NS, labelSelector: jobSelector({ ...op, revision: 'other' }, 'nj-1') })).items.length, 0);
+    assert.deepEqual(
+      list.items.map((j) => j.metadata?.name),
+      [job.metadata?.name],
+    );
+    assert.equal(
+      (
+        await batch.listNamespacedJob({
+          namespace: NS,
+          labelSelector: jobSelector({ ...op, revision: 'other' }, 'nj-1'),
+        })
+      ).items.length,
+      0,
+    );
   });
 
   it('reads the outcome once the pod on the node ran, then deletes the finished Job with its pods', async () => {
-    const name = nodeJob({ operation: op, node: { name: 'nj-1', taints: [] }, namespace: NS, job: spec }).metadata?.name ?? '';
+    const name =
+      nodeJob({ operation: op, node: { name: 'nj-1', taints: [] }, namespace: NS, job: spec }).metadata?.name ?? '';
     const outcome = await eventually('the Job to succeed', async () => {
       const o = await readJobOutcome(d.kube, NS, name);
       return o?.state === 'succeeded' ? o : undefined;
@@ -61,8 +78,12 @@ describe('node jobs against a real API server', function () {
     assert.equal((await deleteFinishedJob(NS, name, d)).kind, 'done');
     assert.equal((await deleteFinishedJob(NS, name, d)).kind, 'skipped');
     assert.equal(await readJobOutcome(d.kube, NS, name), undefined);
-    await eventually('the Job\'s pods to be gone', async () =>
-      (await core.listNamespacedPod({ namespace: NS, labelSelector: `batch.kubernetes.io/job-name=${name}` })).items.length === 0);
+    await eventually(
+      "the Job's pods to be gone",
+      async () =>
+        (await core.listNamespacedPod({ namespace: NS, labelSelector: `batch.kubernetes.io/job-name=${name}` })).items
+          .length === 0,
+    );
   });
 
   it('does not delete a Job still running', async () => {
@@ -74,10 +95,21 @@ describe('node jobs against a real API server', function () {
     assert.equal((await readJobOutcome(d.kube, NS, job.metadata?.name ?? ''))?.state, 'running');
   });
 
-  it('refuses to take someone else\'s Job of the same name as its own', async () => {
+  it("refuses to take someone else's Job of the same name as its own", async () => {
     const job = nodeJob({ operation: op, node: { name: 'nj-2', taints: [] }, namespace: NS, job: spec });
-    await batch.createNamespacedJob({ namespace: NS, body: { metadata: { name: job.metadata?.name ?? '' }, spec: { template: { spec: { restartPolicy: 'Never', nodeName: 'nowhere', containers: [{ name: 'x', image: 'x' }] } } } } });
-    const err = await createJob(job, d).then(() => undefined, (e: unknown) => e);
+    await batch.createNamespacedJob({
+      namespace: NS,
+      body: {
+        metadata: { name: job.metadata?.name ?? '' },
+        spec: {
+          template: { spec: { restartPolicy: 'Never', nodeName: 'nowhere', containers: [{ name: 'x', image: 'x' }] } },
+        },
+      },
+    });
+    const err = await createJob(job, d).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof ForeignObjectError);
     assert.equal(classifyError(err, 'create Job').kind, 'stalled');
   });
@@ -100,12 +132,27 @@ describe('node jobs against a real API server', function () {
       index: 0,
       node: 'nj-1',
       defaultNamespace: NS,
-      template: { spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', nodeName: 'nj-1', tolerations: [{ operator: 'Exists' }], containers: [{ name: 'check', image: 'busybox:1.36' }] } } } },
+      template: {
+        spec: {
+          backoffLimit: 0,
+          template: {
+            spec: {
+              restartPolicy: 'Never',
+              nodeName: 'nj-1',
+              tolerations: [{ operator: 'Exists' }],
+              containers: [{ name: 'check', image: 'busybox:1.36' }],
+            },
+          },
+        },
+      },
     });
     assert.equal((await createJob(job, d)).kind, 'done');
     const live = await batch.readNamespacedJob({ namespace: NS, name: job.metadata?.name ?? '' });
     const env = live.spec?.template.spec?.containers[0]?.env?.[0];
     assert.deepEqual([env?.name, env?.value], ['NODE_NAME', 'nj-1']);
-    await eventually('the gate Job to succeed', async () => (await readJobOutcome(d.kube, NS, job.metadata?.name ?? ''))?.state === 'succeeded');
+    await eventually(
+      'the gate Job to succeed',
+      async () => (await readJobOutcome(d.kube, NS, job.metadata?.name ?? ''))?.state === 'succeeded',
+    );
   });
 });

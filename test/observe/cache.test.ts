@@ -8,7 +8,10 @@ import { watchCollection } from '../../src/observe/informer.js';
 import type { DesiredState } from '../../src/spec/model.js';
 
 const logger = pino({ level: 'silent' });
-const noSpecs: Pick<DesiredState, 'scalingGroups' | 'autoscalingStrategies'> = { scalingGroups: [], autoscalingStrategies: [] };
+const noSpecs: Pick<DesiredState, 'scalingGroups' | 'autoscalingStrategies'> = {
+  scalingGroups: [],
+  autoscalingStrategies: [],
+};
 
 describe('observe against a real API server', function () {
   this.timeout(60_000);
@@ -25,12 +28,18 @@ describe('observe against a real API server', function () {
     await admin.createNamespace({ body: { metadata: { name: 'obs' } } });
     await admin.createNamespacedPod({
       namespace: 'obs',
-      body: { metadata: { name: 'web-1', labels: { app: 'web' } }, spec: { nodeName: 'obs-a', containers: [{ name: 'c', image: 'x' }] } },
+      body: {
+        metadata: { name: 'web-1', labels: { app: 'web' } },
+        spec: { nodeName: 'obs-a', containers: [{ name: 'c', image: 'x' }] },
+      },
     });
-    await cp().adminKubeConfig().makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
-      namespace: 'obs',
-      body: { metadata: { name: 'web' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'web' } } } },
-    });
+    await cp()
+      .adminKubeConfig()
+      .makeApiClient(PolicyV1Api)
+      .createNamespacedPodDisruptionBudget({
+        namespace: 'obs',
+        body: { metadata: { name: 'web' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'web' } } } },
+      });
     cache = startClusterCache({ kubeConfig: kc, logger, onChange: () => changes++ });
     await cache.synced();
   });
@@ -53,8 +62,13 @@ describe('observe against a real API server', function () {
   it('follows changes through the watch, still without a request of its own', async () => {
     const before = kc.requestCount;
     const changesBefore = changes;
-    await cp().adminKubeConfig().makeApiClient(CoreV1Api).createNode({ body: fakeNode('obs-b') });
-    await eventually('new node in the snapshot', async () => (await observe(noSpecs, cache, () => undefined)).nodes.some((n) => n.name === 'obs-b'));
+    await cp()
+      .adminKubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNode({ body: fakeNode('obs-b') });
+    await eventually('new node in the snapshot', async () =>
+      (await observe(noSpecs, cache, () => undefined)).nodes.some((n) => n.name === 'obs-b'),
+    );
     assert.ok(changes > changesBefore, 'change callback fired');
     assert.equal(kc.requestCount - before, 0);
   });

@@ -2,52 +2,99 @@ import assert from 'node:assert/strict';
 import type { V1LabelSelector, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { buildClusterSnapshot } from '../../src/observe/cluster-cache.js';
 
-function pod(namespace: string, name: string, node: string, labels: Record<string, string>, extra: Partial<V1Pod> = {}): V1Pod {
-  return { metadata: { namespace, name, uid: `${namespace}-${name}`, labels }, spec: { nodeName: node, containers: [] }, status: { phase: 'Running' }, ...extra };
+function pod(
+  namespace: string,
+  name: string,
+  node: string,
+  labels: Record<string, string>,
+  extra: Partial<V1Pod> = {},
+): V1Pod {
+  return {
+    metadata: { namespace, name, uid: `${namespace}-${name}`, labels },
+    spec: { nodeName: node, containers: [] },
+    status: { phase: 'Running' },
+    ...extra,
+  };
 }
 
-function pdb(namespace: string, name: string, selector: V1LabelSelector | undefined, allowed: number): V1PodDisruptionBudget {
-  return { metadata: { namespace, name }, spec: selector ? { selector } : {}, status: { disruptionsAllowed: allowed, currentHealthy: 2, desiredHealthy: 2, expectedPods: 2 } };
+function pdb(
+  namespace: string,
+  name: string,
+  selector: V1LabelSelector | undefined,
+  allowed: number,
+): V1PodDisruptionBudget {
+  return {
+    metadata: { namespace, name },
+    spec: selector ? { selector } : {},
+    status: { disruptionsAllowed: allowed, currentHealthy: 2, desiredHealthy: 2, expectedPods: 2 },
+  };
 }
 
 describe('buildClusterSnapshot', () => {
   const nodes: V1Node[] = [
     {
       // Watch events carry plain strings for timestamps ...
-      metadata: { name: 'b', creationTimestamp: '2024-01-01T00:00:00Z' as unknown as Date, annotations: { 'drydock.dev/phase': 'Cordoned' } },
+      metadata: {
+        name: 'b',
+        creationTimestamp: '2024-01-01T00:00:00Z' as unknown as Date,
+        annotations: { 'drydock.dev/phase': 'Cordoned' },
+      },
       spec: { unschedulable: true, providerID: 'sim://w/i-2' },
-      status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2024-01-01T00:01:00Z' as unknown as Date }] },
+      status: {
+        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2024-01-01T00:01:00Z' as unknown as Date }],
+      },
     },
     {
       // ... and the initial list carries Dates.
       metadata: { name: 'a', creationTimestamp: new Date('2024-01-02T00:00:00Z') },
       spec: {},
-      status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date('2024-01-02T00:01:00Z') }] },
+      status: {
+        conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date('2024-01-02T00:01:00Z') }],
+      },
     },
   ];
   const pods: V1Pod[] = [
     pod('web', 'web-2', 'b', { app: 'web' }),
-    pod('web', 'web-1', 'a', { app: 'web' }, {
-      metadata: {
-        namespace: 'web',
-        name: 'web-1',
-        uid: 'u1',
-        labels: { app: 'web' },
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-abc', uid: 'r', controller: true }],
+    pod(
+      'web',
+      'web-1',
+      'a',
+      { app: 'web' },
+      {
+        metadata: {
+          namespace: 'web',
+          name: 'web-1',
+          uid: 'u1',
+          labels: { app: 'web' },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-abc', uid: 'r', controller: true }],
+        },
       },
-    }),
+    ),
     pod('other', 'x', 'a', { app: 'web' }),
     pod('web', 'unscheduled', '', { app: 'web' }),
-    pod('kube-system', 'mirror', 'a', {}, {
-      metadata: { namespace: 'kube-system', name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'abc' } },
-      spec: { nodeName: 'a', containers: [], volumes: [{ name: 'v', emptyDir: {} }] },
-    }),
+    pod(
+      'kube-system',
+      'mirror',
+      'a',
+      {},
+      {
+        metadata: { namespace: 'kube-system', name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'abc' } },
+        spec: { nodeName: 'a', containers: [], volumes: [{ name: 'v', emptyDir: {} }] },
+      },
+    ),
   ];
-  const pdbs = [pdb('web', 'web', { matchLabels: { app: 'web' } }, 0), pdb('web', 'all', {}, 1), pdb('web', 'none', undefined, 1)];
+  const pdbs = [
+    pdb('web', 'web', { matchLabels: { app: 'web' } }, 0),
+    pdb('web', 'all', {}, 1),
+    pdb('web', 'none', undefined, 1),
+  ];
   const snap = buildClusterSnapshot({ nodes, pods, pdbs, deployments: [], jobs: [] });
 
   it('sorts nodes by name and converts both timestamp forms', () => {
-    assert.deepEqual(snap.nodes.map((n) => n.name), ['a', 'b']);
+    assert.deepEqual(
+      snap.nodes.map((n) => n.name),
+      ['a', 'b'],
+    );
     assert.equal(snap.nodes[0]?.createdAt, '2024-01-02T00:00:00.000Z');
     assert.equal(snap.nodes[1]?.readySince, '2024-01-01T00:01:00.000Z');
     assert.equal(snap.nodes[1]?.ready, true);
@@ -58,7 +105,10 @@ describe('buildClusterSnapshot', () => {
   });
 
   it('drops unscheduled pods and sorts the rest by namespace/name', () => {
-    assert.deepEqual(snap.pods.map((p) => `${p.namespace}/${p.name}`), ['kube-system/mirror', 'other/x', 'web/web-1', 'web/web-2']);
+    assert.deepEqual(
+      snap.pods.map((p) => `${p.namespace}/${p.name}`),
+      ['kube-system/mirror', 'other/x', 'web/web-1', 'web/web-2'],
+    );
   });
 
   it('lists the PDBs covering each pod: same namespace only, empty selector covers all, absent covers none', () => {

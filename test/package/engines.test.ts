@@ -25,9 +25,13 @@ export function unsupportedBy(ours: string, packages: Readonly<Record<string, Lo
   const out: string[] = [];
   for (const [where, pkg] of Object.entries(packages)) {
     // Some old packages give engines as an array of strings, which npm ignores.
-    const node = where === '' || pkg.engines === undefined || Array.isArray(pkg.engines) ? undefined : (pkg.engines as Record<string, string>).node;
+    const node =
+      where === '' || pkg.engines === undefined || Array.isArray(pkg.engines)
+        ? undefined
+        : (pkg.engines as Record<string, string>).node;
     if (node === undefined) continue;
-    if (!semver.subset(ours, node)) out.push(`${where.replace(/^node_modules\//, '')} needs node ${node}${pkg.dev === true ? ' (dev)' : ''}`);
+    if (!semver.subset(ours, node))
+      out.push(`${where.replace(/^node_modules\//, '')} needs node ${node}${pkg.dev === true ? ' (dev)' : ''}`);
   }
   return out.sort();
 }
@@ -46,7 +50,10 @@ describe('engines', () => {
   });
 
   it('the check finds a dependency that needs a newer Node', () => {
-    const found = unsupportedBy('>=20.19.0', { 'node_modules/cookie': { engines: { node: '>=22' } }, 'node_modules/ok': { engines: { node: '>=18' } } });
+    const found = unsupportedBy('>=20.19.0', {
+      'node_modules/cookie': { engines: { node: '>=22' } },
+      'node_modules/ok': { engines: { node: '>=18' } },
+    });
     assert.deepEqual(found, ['cookie needs node >=22']);
   });
 });

@@ -3,7 +3,13 @@
  * lines. Defaults are spelled out here once so each test states only what it is about.
  */
 import type { GroupDescription, Instance } from '../../src/cloud/provider.js';
-import type { ObservedDeployment, ObservedNode, ObservedPDB, ObservedPod, ObservedState } from '../../src/observe/types.js';
+import type {
+  ObservedDeployment,
+  ObservedNode,
+  ObservedPDB,
+  ObservedPod,
+  ObservedState,
+} from '../../src/observe/types.js';
 import type {
   Approval,
   AutoscalingStrategy,
@@ -41,23 +47,72 @@ export function policy(overrides: Partial<RolloutPolicy> = {}): RolloutPolicy {
   };
 }
 
-export function nodeImage(name: string, image: string, rollout: Partial<RolloutPolicy> = {}, revision = `${name}-${image}`): NodeImage {
-  return { kind: 'NodeImage', name, apiVersion: 'drydock.dev/v1alpha1', source, revision, image, strategy: 'replace', rollout: policy(rollout) };
+export function nodeImage(
+  name: string,
+  image: string,
+  rollout: Partial<RolloutPolicy> = {},
+  revision = `${name}-${image}`,
+): NodeImage {
+  return {
+    kind: 'NodeImage',
+    name,
+    apiVersion: 'drydock.dev/v1alpha1',
+    source,
+    revision,
+    image,
+    strategy: 'replace',
+    rollout: policy(rollout),
+  };
 }
 
 export function scalingGroup(name: string, image: string, role: NodeRole = 'worker', groupId = name): ScalingGroup {
-  return { kind: 'ScalingGroup', name, apiVersion: 'drydock.dev/v1alpha1', source, revision: `sg-${name}`, provider: 'sim', groupId, nodeImage: image, role, autoscaling: false };
+  return {
+    kind: 'ScalingGroup',
+    name,
+    apiVersion: 'drydock.dev/v1alpha1',
+    source,
+    revision: `sg-${name}`,
+    provider: 'sim',
+    groupId,
+    nodeImage: image,
+    role,
+    autoscaling: false,
+  };
 }
 
 export function approval(name: string, target: string, image: string, stage: Approval['stage']): Approval {
-  return { kind: 'Approval', name, apiVersion: 'drydock.dev/v1alpha1', source, revision: `a-${name}`, target: { kind: 'NodeImage', name: target }, image, stage };
+  return {
+    kind: 'Approval',
+    name,
+    apiVersion: 'drydock.dev/v1alpha1',
+    source,
+    revision: `a-${name}`,
+    target: { kind: 'NodeImage', name: target },
+    image,
+    stage,
+  };
 }
 
 export function autoscaling(name: string, deploymentName = 'cluster-autoscaler', enabled = true): AutoscalingStrategy {
-  return { kind: 'AutoscalingStrategy', name, apiVersion: 'drydock.dev/v1alpha1', source, revision: `as-${name}`, enabled, deploymentName, deploymentNamespace: 'kube-system' };
+  return {
+    kind: 'AutoscalingStrategy',
+    name,
+    apiVersion: 'drydock.dev/v1alpha1',
+    source,
+    revision: `as-${name}`,
+    enabled,
+    deploymentName,
+    deploymentNamespace: 'kube-system',
+  };
 }
 
-export function nodeMaintenance(name: string, nodeName: string, reason = 'disk swap', drain: Partial<NodeMaintenance['drain']> = {}, revision = `m-${name}`): NodeMaintenance {
+export function nodeMaintenance(
+  name: string,
+  nodeName: string,
+  reason = 'disk swap',
+  drain: Partial<NodeMaintenance['drain']> = {},
+  revision = `m-${name}`,
+): NodeMaintenance {
   return {
     kind: 'NodeMaintenance',
     name,
@@ -66,16 +121,43 @@ export function nodeMaintenance(name: string, nodeName: string, reason = 'disk s
     revision,
     nodeName,
     reason,
-    drain: { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt', ...drain },
+    drain: {
+      enabled: true,
+      force: false,
+      ignoreDaemonSets: true,
+      deleteEmptyDirData: true,
+      onTimeout: 'halt',
+      ...drain,
+    },
   };
 }
 
-export function maintenanceWindow(name: string, timeZone: string, schedules: MaintenanceWindow['schedules'], exclusions: MaintenanceWindow['exclusions'] = []): MaintenanceWindow {
-  return { kind: 'MaintenanceWindow', name, apiVersion: 'drydock.dev/v1alpha1', source, revision: `w-${name}`, timeZone, schedules, exclusions };
+export function maintenanceWindow(
+  name: string,
+  timeZone: string,
+  schedules: MaintenanceWindow['schedules'],
+  exclusions: MaintenanceWindow['exclusions'] = [],
+): MaintenanceWindow {
+  return {
+    kind: 'MaintenanceWindow',
+    name,
+    apiVersion: 'drydock.dev/v1alpha1',
+    source,
+    revision: `w-${name}`,
+    timeZone,
+    schedules,
+    exclusions,
+  };
 }
 
 export function config(budget: RepoConfig['budget']['maxUnavailable'] = 10): RepoConfig {
-  return { cluster: 'test', budget: { maxUnavailable: budget }, defaults: { rollout: policy() }, paths: ['.'], statusBranch: 'drydock/status' };
+  return {
+    cluster: 'test',
+    budget: { maxUnavailable: budget },
+    defaults: { rollout: policy() },
+    paths: ['.'],
+    statusBranch: 'drydock/status',
+  };
 }
 
 export function desired(parts: Partial<DesiredState> = {}): DesiredState {
@@ -96,12 +178,29 @@ export function desired(parts: Partial<DesiredState> = {}): DesiredState {
 
 export const providerID = (group: string, id: string): string => `sim://${group}/${id}`;
 
-export function instance(group: string, id: string, image: string, createdAt = -3600, state: Instance['state'] = 'running'): Instance {
+export function instance(
+  group: string,
+  id: string,
+  image: string,
+  createdAt = -3600,
+  state: Instance['state'] = 'running',
+): Instance {
   return { id, providerID: providerID(group, id), image, state, createdAt: iso(createdAt) };
 }
 
-export function cloudGroup(scalingGroup: string, image: string, instances: Instance[], targetSize = instances.length, groupId = scalingGroup) {
-  const description: GroupDescription = { groupId, image, targetSize, instances: [...instances].sort((a, b) => (a.id < b.id ? -1 : 1)) };
+export function cloudGroup(
+  scalingGroup: string,
+  image: string,
+  instances: Instance[],
+  targetSize = instances.length,
+  groupId = scalingGroup,
+) {
+  const description: GroupDescription = {
+    groupId,
+    image,
+    targetSize,
+    instances: [...instances].sort((a, b) => (a.id < b.id ? -1 : 1)),
+  };
   return { scalingGroup, description };
 }
 
@@ -148,15 +247,27 @@ export function pod(namespace: string, name: string, nodeName: string, o: Partia
 }
 
 export function pdb(namespace: string, name: string, disruptionsAllowed: number): ObservedPDB {
-  return { namespace, name, disruptionsAllowed, currentHealthy: 2, desiredHealthy: 2 - disruptionsAllowed, expectedPods: 2 };
+  return {
+    namespace,
+    name,
+    disruptionsAllowed,
+    currentHealthy: 2,
+    desiredHealthy: 2 - disruptionsAllowed,
+    expectedPods: 2,
+  };
 }
 
-export function deployment(name: string, replicas: number, annotations: Record<string, string> = {}): ObservedDeployment {
+export function deployment(
+  name: string,
+  replicas: number,
+  annotations: Record<string, string> = {},
+): ObservedDeployment {
   return { namespace: 'kube-system', name, replicas, annotations };
 }
 
 export function observed(parts: Partial<ObservedState> = {}): ObservedState {
-  const sortBy = <T>(items: readonly T[] | undefined, key: (t: T) => string): T[] => [...(items ?? [])].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const sortBy = <T>(items: readonly T[] | undefined, key: (t: T) => string): T[] =>
+    [...(items ?? [])].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   return {
     nodes: sortBy(parts.nodes, (n) => n.name),
     pods: sortBy(parts.pods, (p) => `${p.namespace}/${p.name}`),

@@ -32,17 +32,38 @@ const outdated = (n: number, opts: Parameters<typeof workers>[2] = () => ({})) =
   return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] });
 };
 const started = (p: Plan): string[] =>
-  p.actions.flatMap((a) => (a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' ? [a.node] : []));
-const lockAt = (s: number) => ({ [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(s) });
+  p.actions.flatMap((a) =>
+    a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' ? [a.node] : [],
+  );
+const lockAt = (s: number) => ({
+  [ANNOTATIONS.operation]: LOCK,
+  [ANNOTATIONS.phase]: 'Pending',
+  [ANNOTATIONS.phaseSince]: iso(s),
+});
 
 describe('plan: limits', () => {
   const limitCases: [string, Partial<RolloutPolicy>, number, string[]][] = [
     ['maxSurge 1 → one node', { maxSurge: 1, maxUnavailable: 0 }, 10, ['worker-0']],
-    ['maxSurge 25% of 10 rounds up to 3', { maxSurge: '25%', maxUnavailable: 0 }, 10, ['worker-0', 'worker-1', 'worker-2']],
-    ['maxUnavailable 25% of 10 rounds down to 2 and caps maxSurge 3', { maxSurge: 3, maxUnavailable: '25%' }, 10, ['worker-0', 'worker-1']],
+    [
+      'maxSurge 25% of 10 rounds up to 3',
+      { maxSurge: '25%', maxUnavailable: 0 },
+      10,
+      ['worker-0', 'worker-1', 'worker-2'],
+    ],
+    [
+      'maxUnavailable 25% of 10 rounds down to 2 and caps maxSurge 3',
+      { maxSurge: 3, maxUnavailable: '25%' },
+      10,
+      ['worker-0', 'worker-1'],
+    ],
     ['both 0 → one at a time', { maxSurge: 0, maxUnavailable: 0 }, 10, ['worker-0']],
     ['concurrency 2 caps maxSurge 5', { maxSurge: 5, concurrency: 2 }, 10, ['worker-0', 'worker-1']],
-    ['concurrency 0 means no limit of its own', { maxSurge: 4, concurrency: 0 }, 10, ['worker-0', 'worker-1', 'worker-2', 'worker-3']],
+    [
+      'concurrency 0 means no limit of its own',
+      { maxSurge: 4, concurrency: 0 },
+      10,
+      ['worker-0', 'worker-1', 'worker-2', 'worker-3'],
+    ],
   ];
   it('a concurrency of 1 is said in words that agree in number', () => {
     const p = runOne(want({ maxSurge: 5, concurrency: 1 }), outdated(3));
@@ -59,10 +80,22 @@ describe('plan: limits', () => {
   runCases([
     {
       name: 'cluster budget: nodes down for another operation count against it',
-      desired: want({ maxSurge: 3 }, { config: config(2), nodeMaintenances: [nodeMaintenance('disk', 'worker-3', 'disk swap', {}, 'r1')] }),
+      desired: want(
+        { maxSurge: 3 },
+        { config: config(2), nodeMaintenances: [nodeMaintenance('disk', 'worker-3', 'disk swap', {}, 'r1')] },
+      ),
       observed: (() => {
         const w = workers(4, V1, (i) =>
-          i === 3 ? { unschedulable: true, annotations: { [ANNOTATIONS.operation]: 'NodeMaintenance/disk@r1', [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.cordoned]: 'true' } } : {},
+          i === 3
+            ? {
+                unschedulable: true,
+                annotations: {
+                  [ANNOTATIONS.operation]: 'NodeMaintenance/disk@r1',
+                  [ANNOTATIONS.phase]: 'Cordoned',
+                  [ANNOTATIONS.cordoned]: 'true',
+                },
+              }
+            : {},
         );
         return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] });
       })(),
@@ -83,7 +116,11 @@ describe('plan: limits', () => {
     {
       name: 'a node held by another operation is skipped with a lock wait; the next one starts',
       desired: want(),
-      observed: outdated(2, (i) => (i === 0 ? { annotations: { [ANNOTATIONS.operation]: 'NodeOp/kernel@abc', [ANNOTATIONS.phase]: 'Updating' } } : {})),
+      observed: outdated(2, (i) =>
+        i === 0
+          ? { annotations: { [ANNOTATIONS.operation]: 'NodeOp/kernel@abc', [ANNOTATIONS.phase]: 'Updating' } }
+          : {},
+      ),
       now: at(0),
       check: (p) => {
         assert.deepEqual(started(p), ['worker-1']);
@@ -105,12 +142,18 @@ describe('plan: limits', () => {
       observed: (() => {
         const b = instance('blue', 'b-0', V1);
         const g = instance('green', 'g-0', V1);
-        return observed({ nodes: [node('blue-0', b.providerID), node('green-0', g.providerID)], cloudGroups: [cloudGroup('blue', V2, [b]), cloudGroup('green', V2, [g])] });
+        return observed({
+          nodes: [node('blue-0', b.providerID), node('green-0', g.providerID)],
+          cloudGroups: [cloudGroup('blue', V2, [b]), cloudGroup('green', V2, [g])],
+        });
       })(),
       now: at(0),
       check: (p) => {
         assert.deepEqual(started(p), ['blue-0']);
-        assert.deepEqual(p.waits.map((w) => [w.spec.name, w.code]), [['green', 'budget']]);
+        assert.deepEqual(
+          p.waits.map((w) => [w.spec.name, w.code]),
+          [['green', 'budget']],
+        );
       },
     },
     {
@@ -150,7 +193,12 @@ describe('plan: window', () => {
       check: (p) => {
         assert.deepEqual(bare(p), []);
         assert.deepEqual(p.waits, [
-          { spec: SPEC, code: 'window', reason: 'waiting for window nightly, opens 2026-03-02 22:00 Europe/Berlin', until: '2026-03-02T21:00:00.000Z' },
+          {
+            spec: SPEC,
+            code: 'window',
+            reason: 'waiting for window nightly, opens 2026-03-02 22:00 Europe/Berlin',
+            until: '2026-03-02T21:00:00.000Z',
+          },
         ]);
         assert.equal(p.wakeAt, '2026-03-02T21:00:00.000Z');
         assert.equal(p.forecast.waves[0]?.start, '2026-03-02T21:00:00.000Z');
@@ -172,7 +220,10 @@ describe('plan: window', () => {
       })(),
       now: new Date('2026-03-02T12:00:00Z'),
       check: (p) => {
-        assert.deepEqual(bare(p).map((a) => a.kind), ['surge']);
+        assert.deepEqual(
+          bare(p).map((a) => a.kind),
+          ['surge'],
+        );
         assert.deepEqual(waitCodes(p), ['window']);
       },
     },
@@ -181,7 +232,10 @@ describe('plan: window', () => {
       desired: want({ window: 'nope' }),
       observed: outdated(1),
       now: at(0),
-      check: (p) => assert.deepEqual(p.waits, [{ spec: SPEC, code: 'window', reason: 'MaintenanceWindow nope does not exist; add it or fix rollout.window' }]),
+      check: (p) =>
+        assert.deepEqual(p.waits, [
+          { spec: SPEC, code: 'window', reason: 'MaintenanceWindow nope does not exist; add it or fix rollout.window' },
+        ]),
     },
   ]);
 });
@@ -198,7 +252,10 @@ describe('plan: approvals', () => {
       check: (p) => {
         assert.deepEqual(bare(p), []);
         assert.deepEqual(p.waits, [{ spec: SPEC, code: 'approval', reason: needStart }]);
-        assert.equal(p.specs.find((s) => s.spec.name === 'workers')?.conditions.find((c) => c.type === 'Stalled')?.status, 'True');
+        assert.equal(
+          p.specs.find((s) => s.spec.name === 'workers')?.conditions.find((c) => c.type === 'Stalled')?.status,
+          'True',
+        );
         assert.equal(p.forecast.eta, undefined);
       },
     },
@@ -222,7 +279,10 @@ describe('plan: approvals', () => {
     },
     {
       name: 'an approval naming another revision of the NodeImage does not count, and status does not show it',
-      desired: want({ approval: { required: 'start' } }, { approvals: [{ ...approval('go', 'workers', V2, 'start'), targetRevision: 'workers-img:v1' }] }),
+      desired: want(
+        { approval: { required: 'start' } },
+        { approvals: [{ ...approval('go', 'workers', V2, 'start'), targetRevision: 'workers-img:v1' }] },
+      ),
       observed: outdated(2),
       now: at(0),
       check: (p) => {
@@ -236,7 +296,11 @@ describe('plan: approvals', () => {
         { approval: { required: 'start' } },
         {
           approvals: [
-            { ...approval('go', 'workers', V2, 'start'), targetRevision: 'workers-img:v2', approvedBy: { name: 'Ada', email: 'ada@example.com', commit: 'c0ffee', at: iso(-60) } },
+            {
+              ...approval('go', 'workers', V2, 'start'),
+              targetRevision: 'workers-img:v2',
+              approvedBy: { name: 'Ada', email: 'ada@example.com', commit: 'c0ffee', at: iso(-60) },
+            },
             approval('old', 'workers', V1, 'start'),
           ],
         },
@@ -246,7 +310,12 @@ describe('plan: approvals', () => {
       check: (p) => {
         assert.deepEqual(started(p), ['worker-0']);
         assert.deepEqual(p.specs[0]?.approvals, [
-          { stage: 'start', name: 'go', file: 'specs/test.yaml', approvedBy: { name: 'Ada', email: 'ada@example.com', commit: 'c0ffee', at: iso(-60) } },
+          {
+            stage: 'start',
+            name: 'go',
+            file: 'specs/test.yaml',
+            approvedBy: { name: 'Ada', email: 'ada@example.com', commit: 'c0ffee', at: iso(-60) },
+          },
         ]);
       },
     },
@@ -269,9 +338,17 @@ describe('plan: canary', () => {
     const done = node('worker-9', inst.providerID, {
       ready,
       readySince: 60,
-      annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done', [ANNOTATIONS.phaseSince]: iso(100), [ANNOTATIONS.replaces]: 'i-0' },
+      annotations: {
+        [ANNOTATIONS.operation]: LOCK,
+        [ANNOTATIONS.phase]: 'Done',
+        [ANNOTATIONS.phaseSince]: iso(100),
+        [ANNOTATIONS.replaces]: 'i-0',
+      },
     });
-    return observed({ nodes: [...w.nodes.slice(1), done], cloudGroups: [cloudGroup('workers', V2, [...w.instances.slice(1), inst])] });
+    return observed({
+      nodes: [...w.nodes.slice(1), done],
+      cloudGroups: [cloudGroup('workers', V2, [...w.instances.slice(1), inst])],
+    });
   };
   runCases([
     {
@@ -281,10 +358,13 @@ describe('plan: canary', () => {
       now: at(0),
       check: (p) => {
         assert.deepEqual(started(p), ['worker-0']);
-        assert.deepEqual(p.forecast.waves.map((w) => [w.label, w.nodes]), [
-          ['canary', ['worker-0']],
-          ['wave 2', ['worker-1', 'worker-2']],
-        ]);
+        assert.deepEqual(
+          p.forecast.waves.map((w) => [w.label, w.nodes]),
+          [
+            ['canary', ['worker-0']],
+            ['wave 2', ['worker-1', 'worker-2']],
+          ],
+        );
       },
     },
     {
@@ -294,7 +374,9 @@ describe('plan: canary', () => {
       now: at(300),
       check: (p) => {
         assert.deepEqual(bare(p), []);
-        assert.deepEqual(p.waits, [{ spec: SPEC, code: 'soak', reason: `canary wave soaking for 600s, until ${iso(700)}`, until: iso(700) }]);
+        assert.deepEqual(p.waits, [
+          { spec: SPEC, code: 'soak', reason: `canary wave soaking for 600s, until ${iso(700)}`, until: iso(700) },
+        ]);
       },
     },
     {
@@ -309,7 +391,11 @@ describe('plan: canary', () => {
       desired: want(rollout),
       observed: afterCanary(false),
       now: at(700),
-      check: (p) => assert.deepEqual(p.waits.map((w) => w.reason), ['canary node worker-9 is not Ready; the rest of the rollout waits']),
+      check: (p) =>
+        assert.deepEqual(
+          p.waits.map((w) => w.reason),
+          ['canary node worker-9 is not Ready; the rest of the rollout waits'],
+        ),
     },
     {
       name: 'afterCanary approval is needed once the canary has soaked',
@@ -322,7 +408,8 @@ describe('plan: canary', () => {
 });
 
 describe('plan: autoscaler', () => {
-  const withAutoscaler = (rollout: Partial<RolloutPolicy> = {}) => want(rollout, { autoscalingStrategies: [autoscaling('ca')] });
+  const withAutoscaler = (rollout: Partial<RolloutPolicy> = {}) =>
+    want(rollout, { autoscalingStrategies: [autoscaling('ca')] });
   const AS = { kind: 'AutoscalingStrategy', name: 'ca' } as const;
   runCases([
     {
@@ -331,27 +418,48 @@ describe('plan: autoscaler', () => {
       observed: { ...outdated(2), deployments: [deployment('cluster-autoscaler', 3)] },
       now: at(0),
       check: (p) => {
-        assert.deepEqual(bare(p), [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0, rememberPrevious: 3 }]);
+        assert.deepEqual(bare(p), [
+          {
+            kind: 'scaleDeployment',
+            spec: AS,
+            namespace: 'kube-system',
+            name: 'cluster-autoscaler',
+            replicas: 0,
+            rememberPrevious: 3,
+          },
+        ]);
         assert.deepEqual(waitCodes(p), ['autoscaler', 'autoscaler']);
       },
     },
     {
       name: 'a count already remembered is never overwritten',
       desired: withAutoscaler(),
-      observed: { ...outdated(2), deployments: [deployment('cluster-autoscaler', 1, { [ANNOTATIONS.previousReplicas]: '3' })] },
+      observed: {
+        ...outdated(2),
+        deployments: [deployment('cluster-autoscaler', 1, { [ANNOTATIONS.previousReplicas]: '3' })],
+      },
       now: at(0),
-      check: (p) => assert.deepEqual(bare(p), [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0 }]),
+      check: (p) =>
+        assert.deepEqual(bare(p), [
+          { kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 0 },
+        ]),
     },
     {
       name: 'at 0 replicas the rollout proceeds',
       desired: withAutoscaler(),
-      observed: { ...outdated(2), deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '3' })] },
+      observed: {
+        ...outdated(2),
+        deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '3' })],
+      },
       now: at(0),
       check: (p) => {
         assert.deepEqual(started(p), ['worker-0']);
         // Read the way a person reads it: plan's text puts the wait after "waiting:".
         const text = renderPlan(p, 'text', { commit: 'c0ffee0', cluster: 'c', at: iso(0) });
-        assert.match(text, /AutoscalingStrategy\/ca: Waiting — waiting: the rollouts to finish; paused at 0 replicas until then \(restores 3\)/);
+        assert.match(
+          text,
+          /AutoscalingStrategy\/ca: Waiting — waiting: the rollouts to finish; paused at 0 replicas until then \(restores 3\)/,
+        );
       },
     },
     {
@@ -359,21 +467,32 @@ describe('plan: autoscaler', () => {
       desired: withAutoscaler(),
       observed: (() => {
         const w = workers(2, V2);
-        return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)], deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '1' })] });
+        return observed({
+          nodes: w.nodes,
+          cloudGroups: [cloudGroup('workers', V2, w.instances)],
+          deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '1' })],
+        });
       })(),
       now: at(0),
-      check: (p) => assert.equal(p.specs.find((s) => s.spec.kind === 'AutoscalingStrategy')?.waitingFor, 'restoring 1 replica'),
+      check: (p) =>
+        assert.equal(p.specs.find((s) => s.spec.kind === 'AutoscalingStrategy')?.waitingFor, 'restoring 1 replica'),
     },
     {
       name: 'when every rollout is complete the exact remembered count is restored',
       desired: withAutoscaler(),
       observed: (() => {
         const w = workers(2, V2);
-        return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)], deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '3' })] });
+        return observed({
+          nodes: w.nodes,
+          cloudGroups: [cloudGroup('workers', V2, w.instances)],
+          deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '3' })],
+        });
       })(),
       now: at(0),
       check: (p) => {
-        assert.deepEqual(bare(p), [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 }]);
+        assert.deepEqual(bare(p), [
+          { kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 },
+        ]);
         assert.equal(p.specs.find((s) => s.spec.kind === 'NodeImage')?.phase, 'Complete');
       },
     },
@@ -382,12 +501,19 @@ describe('plan: autoscaler', () => {
       desired: withAutoscaler(),
       observed: (() => {
         const w = workers(1, V2);
-        return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)], deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: 'three' })] });
+        return observed({
+          nodes: w.nodes,
+          cloudGroups: [cloudGroup('workers', V2, w.instances)],
+          deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: 'three' })],
+        });
       })(),
       now: at(0),
       check: (p) => {
         assert.deepEqual(bare(p), []);
-        assert.match(p.waits[0]?.reason ?? '', /previous-replicas="three" on deployment kube-system\/cluster-autoscaler is not a replica count/);
+        assert.match(
+          p.waits[0]?.reason ?? '',
+          /previous-replicas="three" on deployment kube-system\/cluster-autoscaler is not a replica count/,
+        );
       },
     },
   ]);

@@ -6,7 +6,20 @@ import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { plan } from '../../src/plan/index.js';
 import type { RolloutPolicy } from '../../src/spec/model.js';
-import { at, cloudGroup, desired, instance, iso, node, nodeImage, observed, pod, providerID, scalingGroup, workers } from './fixtures.js';
+import {
+  at,
+  cloudGroup,
+  desired,
+  instance,
+  iso,
+  node,
+  nodeImage,
+  observed,
+  pod,
+  providerID,
+  scalingGroup,
+  workers,
+} from './fixtures.js';
 import { bare, LOCK, SPEC, V1, V2 } from './helpers.js';
 
 /** Node objects in the fixtures are created at -3600 s: a timeout of 3660 s ends at t=60. */
@@ -14,7 +27,16 @@ const TIMEOUT = 3660;
 
 function world(podReady: boolean) {
   const w = workers(2, V1, (i) =>
-    i === 0 ? { annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(0), [ANNOTATIONS.replacedBy]: 'i-9' } } : {},
+    i === 0
+      ? {
+          annotations: {
+            [ANNOTATIONS.operation]: LOCK,
+            [ANNOTATIONS.phase]: 'Pending',
+            [ANNOTATIONS.phaseSince]: iso(0),
+            [ANNOTATIONS.replacedBy]: 'i-9',
+          },
+        }
+      : {},
   );
   return observed({
     nodes: [...w.nodes, node('worker-9', providerID('workers', 'i-9'), { readySince: 10 })],
@@ -23,7 +45,8 @@ function world(podReady: boolean) {
   });
 }
 
-const want = (rollout: Partial<RolloutPolicy>) => desired({ scalingGroups: [scalingGroup('workers', 'workers')], nodeImages: [nodeImage('workers', V2, rollout)] });
+const want = (rollout: Partial<RolloutPolicy>) =>
+  desired({ scalingGroups: [scalingGroup('workers', 'workers')], nodeImages: [nodeImage('workers', V2, rollout)] });
 
 describe('plan: health gate timeout', () => {
   it('before the deadline the gate waits, naming the pod', () => {
@@ -36,16 +59,28 @@ describe('plan: health gate timeout', () => {
   it('past the deadline the replacement is removed and the old node counts a failure', () => {
     const p = plan(want({ healthGate: { minReadySeconds: 0, timeoutSeconds: TIMEOUT } }), world(false), at(60));
     assert.deepEqual(bare(p), [
-      { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.failures]: '1', [ANNOTATIONS.phaseSince]: iso(60) } },
+      {
+        kind: 'annotateNode',
+        spec: SPEC,
+        node: 'worker-0',
+        annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.failures]: '1', [ANNOTATIONS.phaseSince]: iso(60) },
+      },
       { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9', node: 'worker-9' },
       { kind: 'deleteNode', spec: SPEC, node: 'worker-9' },
     ]);
     const status = p.specs.find((s) => s.spec.kind === 'NodeImage');
-    assert.match(status?.lastError ?? '', /worker-0: replacement worker-9 did not pass the health gate within 3660s \(pod default\/web-9 is not Ready\)/);
+    assert.match(
+      status?.lastError ?? '',
+      /worker-0: replacement worker-9 did not pass the health gate within 3660s \(pod default\/web-9 is not Ready\)/,
+    );
   });
 
   it('under stopOnFailure the node fails for good and the rollout halts', () => {
-    const p = plan(want({ stopOnFailure: true, healthGate: { minReadySeconds: 0, timeoutSeconds: TIMEOUT } }), world(false), at(60));
+    const p = plan(
+      want({ stopOnFailure: true, healthGate: { minReadySeconds: 0, timeoutSeconds: TIMEOUT } }),
+      world(false),
+      at(60),
+    );
     const a = p.actions[0];
     assert.ok(a?.kind === 'annotateNode');
     assert.equal(a.annotations[ANNOTATIONS.phase], 'Failed');
@@ -55,7 +90,11 @@ describe('plan: health gate timeout', () => {
 
   it('a healthy replacement passes, whatever the deadline', () => {
     const p = plan(want({ healthGate: { minReadySeconds: 0, timeoutSeconds: TIMEOUT } }), world(true), at(600));
-    assert.ok(p.actions.some((a) => a.kind === 'annotateNode' && a.node === 'worker-9' && a.annotations[ANNOTATIONS.phase] === 'Done'));
+    assert.ok(
+      p.actions.some(
+        (a) => a.kind === 'annotateNode' && a.node === 'worker-9' && a.annotations[ANNOTATIONS.phase] === 'Done',
+      ),
+    );
     assert.ok(!p.actions.some((a) => a.kind === 'removeInstance'));
   });
 

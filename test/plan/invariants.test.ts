@@ -12,7 +12,20 @@ import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { plan, type Plan } from '../../src/plan/index.js';
 import type { ObservedNode } from '../../src/observe/types.js';
 import type { Instance } from '../../src/cloud/provider.js';
-import { at, cloudGroup, config, deepFreeze, desired, instance, iso, node, nodeImage, observed, providerID, scalingGroup } from './fixtures.js';
+import {
+  at,
+  cloudGroup,
+  config,
+  deepFreeze,
+  desired,
+  instance,
+  iso,
+  node,
+  nodeImage,
+  observed,
+  providerID,
+  scalingGroup,
+} from './fixtures.js';
 import { LOCK, V1, V2 } from './helpers.js';
 
 const sg = scalingGroup('workers', 'workers');
@@ -28,19 +41,31 @@ const lockedAs = (phase: string, since: number, extra: Record<string, string> = 
 
 /** Nodes a round takes down: annotated Cordoned this round. */
 const cordoned = (p: Plan): string[] =>
-  p.actions.flatMap((a) => (a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Cordoned' ? [a.node] : []));
+  p.actions.flatMap((a) =>
+    a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Cordoned' ? [a.node] : [],
+  );
 const started = (p: Plan): string[] =>
-  p.actions.flatMap((a) => (a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' ? [a.node] : []));
+  p.actions.flatMap((a) =>
+    a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' ? [a.node] : [],
+  );
 
 describe('plan: the budget is checked again when a node is cordoned', () => {
   it('a started node whose replacement is Ready waits when another operation took the budget since', () => {
     // worker-0 was started when the budget had room; since then a NodeOp drains other-0.
     const nodes = [
-      node('worker-0', providerID('workers', 'i-0'), { annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-9' }) }),
+      node('worker-0', providerID('workers', 'i-0'), {
+        annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-9' }),
+      }),
       node('worker-9', providerID('workers', 'i-9'), { readySince: 60 }),
-      node('other-0', 'sim://elsewhere/o-0', { unschedulable: true, annotations: { [ANNOTATIONS.operation]: FOREIGN, [ANNOTATIONS.phase]: 'Draining' } }),
+      node('other-0', 'sim://elsewhere/o-0', {
+        unschedulable: true,
+        annotations: { [ANNOTATIONS.operation]: FOREIGN, [ANNOTATIONS.phase]: 'Draining' },
+      }),
     ];
-    const o = observed({ nodes, cloudGroups: [cloudGroup('workers', V2, [instance('workers', 'i-0', V1), instance('workers', 'i-9', V2, 5)], 2)] });
+    const o = observed({
+      nodes,
+      cloudGroups: [cloudGroup('workers', V2, [instance('workers', 'i-0', V1), instance('workers', 'i-9', V2, 5)], 2)],
+    });
     const d = desired({ config: config(1), scalingGroups: [sg], nodeImages: [nodeImage('workers', V2)] });
     const p = plan(d, o, at(300));
     assert.deepEqual(cordoned(p), []);
@@ -53,14 +78,27 @@ describe('plan: the budget is checked again when a node is cordoned', () => {
 
   it('two started nodes with Ready replacements and a budget lowered to one: only the first is cordoned', () => {
     const nodes = [
-      node('worker-0', providerID('workers', 'i-0'), { annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-8' }) }),
-      node('worker-1', providerID('workers', 'i-1'), { annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-9' }) }),
+      node('worker-0', providerID('workers', 'i-0'), {
+        annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-8' }),
+      }),
+      node('worker-1', providerID('workers', 'i-1'), {
+        annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-9' }),
+      }),
       node('worker-8', providerID('workers', 'i-8'), { readySince: 60 }),
       node('worker-9', providerID('workers', 'i-9'), { readySince: 60 }),
     ];
-    const instances = [instance('workers', 'i-0', V1), instance('workers', 'i-1', V1), instance('workers', 'i-8', V2, 5), instance('workers', 'i-9', V2, 5)];
+    const instances = [
+      instance('workers', 'i-0', V1),
+      instance('workers', 'i-1', V1),
+      instance('workers', 'i-8', V2, 5),
+      instance('workers', 'i-9', V2, 5),
+    ];
     const o = observed({ nodes, cloudGroups: [cloudGroup('workers', V2, instances, 4)] });
-    const d = desired({ config: config(1), scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, { maxSurge: 2 })] });
+    const d = desired({
+      config: config(1),
+      scalingGroups: [sg],
+      nodeImages: [nodeImage('workers', V2, { maxSurge: 2 })],
+    });
     const p = plan(d, o, at(300));
     assert.deepEqual(cordoned(p), ['worker-0']);
     assert.deepEqual(
@@ -73,11 +111,20 @@ describe('plan: the budget is checked again when a node is cordoned', () => {
 describe('plan: wakeAt is the earliest wait that ends by itself', () => {
   it('two replacements booting with different deadlines: the service wakes at the first', () => {
     const nodes = [
-      node('worker-0', providerID('workers', 'i-0'), { annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-8' }) }),
-      node('worker-1', providerID('workers', 'i-1'), { annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-9' }) }),
+      node('worker-0', providerID('workers', 'i-0'), {
+        annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-8' }),
+      }),
+      node('worker-1', providerID('workers', 'i-1'), {
+        annotations: lockedAs('Pending', 0, { [ANNOTATIONS.replacedBy]: 'i-9' }),
+      }),
     ];
     // i-8 was created at t=100, i-9 at t=5: join deadlines 700 and 605 (joinTimeout 600s).
-    const instances = [instance('workers', 'i-0', V1), instance('workers', 'i-1', V1), instance('workers', 'i-8', V2, 100), instance('workers', 'i-9', V2, 5)];
+    const instances = [
+      instance('workers', 'i-0', V1),
+      instance('workers', 'i-1', V1),
+      instance('workers', 'i-8', V2, 100),
+      instance('workers', 'i-9', V2, 5),
+    ];
     const o = observed({ nodes, cloudGroups: [cloudGroup('workers', V2, instances, 4)] });
     const d = desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, { maxSurge: 2 })] });
     const p = plan(d, o, at(300));
@@ -104,7 +151,19 @@ interface GenWorld {
 
 const worldArb: fc.Arbitrary<GenWorld> = fc.integer({ min: 1, max: 6 }).chain((n) =>
   fc.record({
-    states: fc.array(fc.constantFrom<NodeState>('idle', 'idle', 'pending', 'pendingReady', 'cordoned', 'draining', 'failed', 'foreign'), { minLength: n, maxLength: n }),
+    states: fc.array(
+      fc.constantFrom<NodeState>(
+        'idle',
+        'idle',
+        'pending',
+        'pendingReady',
+        'cordoned',
+        'draining',
+        'failed',
+        'foreign',
+      ),
+      { minLength: n, maxLength: n },
+    ),
     upToDate: fc.array(fc.boolean(), { minLength: n, maxLength: n }),
     budget: fc.integer({ min: 0, max: 4 }),
     maxSurge: fc.integer({ min: 1, max: 3 }),
@@ -123,7 +182,8 @@ function build(w: GenWorld) {
     const image = w.upToDate[i] === true && (state === 'idle' || state === 'foreign') ? V2 : V1;
     instances.push(instance('workers', `i-${i}`, image));
     const replacement = `r-${i}`;
-    const ours = (phase: string, extra: Record<string, string> = {}) => lockedAs(phase, 0, { [ANNOTATIONS.replacedBy]: replacement, ...extra });
+    const ours = (phase: string, extra: Record<string, string> = {}) =>
+      lockedAs(phase, 0, { [ANNOTATIONS.replacedBy]: replacement, ...extra });
     let annotations: Record<string, string> = {};
     let unschedulable = false;
     if (state === 'pending' || state === 'pendingReady') annotations = ours('Pending');
@@ -154,7 +214,8 @@ function build(w: GenWorld) {
 
 const isDown = (n: ObservedNode): boolean =>
   (n.unschedulable && n.annotations[ANNOTATIONS.cordoned] === 'true') ||
-  (n.annotations[ANNOTATIONS.operation] !== undefined && ['Cordoned', 'Draining'].includes(n.annotations[ANNOTATIONS.phase] ?? ''));
+  (n.annotations[ANNOTATIONS.operation] !== undefined &&
+    ['Cordoned', 'Draining'].includes(n.annotations[ANNOTATIONS.phase] ?? ''));
 
 describe('plan: properties of one round over generated clusters and specs', () => {
   const runs = { numRuns: Number(process.env['PLAN_PROPERTY_RUNS'] ?? 300) };
@@ -192,7 +253,10 @@ describe('plan: properties of one round over generated clusters and specs', () =
         const { d, o, now } = build(w);
         const down = o.nodes.filter(isDown).length;
         const p = plan(d, o, now);
-        assert.ok(cordoned(p).length <= Math.max(0, w.budget - down), `cordons ${cordoned(p).join(', ')} with ${down} down, budget ${w.budget}`);
+        assert.ok(
+          cordoned(p).length <= Math.max(0, w.budget - down),
+          `cordons ${cordoned(p).join(', ')} with ${down} down, budget ${w.budget}`,
+        );
       }),
       runs,
     );
@@ -202,12 +266,23 @@ describe('plan: properties of one round over generated clusters and specs', () =
     fc.assert(
       fc.property(worldArb, (w) => {
         const { d, o, now } = build(w);
-        const held = o.nodes.filter((n) => n.annotations[ANNOTATIONS.operation] !== undefined && n.annotations[ANNOTATIONS.phase] !== 'Failed').length;
-        const ours = w.states.filter((s) => s === 'pending' || s === 'pendingReady' || s === 'cordoned' || s === 'draining').length;
+        const held = o.nodes.filter(
+          (n) => n.annotations[ANNOTATIONS.operation] !== undefined && n.annotations[ANNOTATIONS.phase] !== 'Failed',
+        ).length;
+        const ours = w.states.filter(
+          (s) => s === 'pending' || s === 'pendingReady' || s === 'cordoned' || s === 'draining',
+        ).length;
         const p = plan(d, o, now);
         const s = started(p);
-        assert.ok(s.length <= Math.max(0, w.budget - held), `started ${s.length} with ${held} held, budget ${w.budget}`);
-        if (w.concurrency > 0) assert.ok(s.length + ours <= Math.max(w.concurrency, ours), `started ${s.length} beside ${ours}, concurrency ${w.concurrency}`);
+        assert.ok(
+          s.length <= Math.max(0, w.budget - held),
+          `started ${s.length} with ${held} held, budget ${w.budget}`,
+        );
+        if (w.concurrency > 0)
+          assert.ok(
+            s.length + ours <= Math.max(w.concurrency, ours),
+            `started ${s.length} beside ${ours}, concurrency ${w.concurrency}`,
+          );
         for (const name of s) {
           const i = Number(name.slice('worker-'.length));
           assert.equal(w.states[i], 'idle', `${name} started from ${w.states[i]}`);
@@ -222,7 +297,9 @@ describe('plan: properties of one round over generated clusters and specs', () =
     fc.assert(
       fc.property(worldArb, (w) => {
         const { d, o, now } = build(w);
-        const foreign = new Set(o.nodes.filter((n) => n.annotations[ANNOTATIONS.operation] === FOREIGN).map((n) => n.name));
+        const foreign = new Set(
+          o.nodes.filter((n) => n.annotations[ANNOTATIONS.operation] === FOREIGN).map((n) => n.name),
+        );
         for (const a of plan(d, o, now).actions) {
           const target = 'node' in a ? a.node : a.kind === 'copyLabels' ? a.to : undefined;
           // The lock's owner may release its own node (a NodeOp removed from Git); no one else may touch it.
@@ -239,7 +316,9 @@ describe('plan: properties of one round over generated clusters and specs', () =
       fc.property(worldArb, (w) => {
         const { d, o, now } = build(w);
         const p = plan(d, o, now);
-        const ahead = p.waits.flatMap((x) => (x.until !== undefined && Date.parse(x.until) > now.getTime() ? [Date.parse(x.until)] : []));
+        const ahead = p.waits.flatMap((x) =>
+          x.until !== undefined && Date.parse(x.until) > now.getTime() ? [Date.parse(x.until)] : [],
+        );
         assert.equal(p.wakeAt, ahead.length === 0 ? undefined : new Date(Math.min(...ahead)).toISOString());
       }),
       runs,

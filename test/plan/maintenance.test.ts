@@ -6,7 +6,20 @@ import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { notActedOn, plan, type Plan, type SpecStatus } from '../../src/plan/index.js';
 import { bare, LOCK, runCases, V1, V2, waitCodes } from './helpers.js';
-import { at, cloudGroup, config, desired, iso, nodeImage, nodeMaintenance, observed, pdb, pod, scalingGroup, workers } from './fixtures.js';
+import {
+  at,
+  cloudGroup,
+  config,
+  desired,
+  iso,
+  nodeImage,
+  nodeMaintenance,
+  observed,
+  pdb,
+  pod,
+  scalingGroup,
+  workers,
+} from './fixtures.js';
 
 const M = { kind: 'NodeMaintenance', name: 'disk' } as const;
 const M_LOCK = 'NodeMaintenance/disk@m-disk';
@@ -18,7 +31,9 @@ function statusOf(p: Plan): SpecStatus {
 }
 
 function record(p: Plan, node: string): Record<string, unknown> {
-  const a = p.actions.find((x) => x.kind === 'annotateNode' && x.node === node && typeof x.annotations[ANNOTATIONS.maintenance] === 'string');
+  const a = p.actions.find(
+    (x) => x.kind === 'annotateNode' && x.node === node && typeof x.annotations[ANNOTATIONS.maintenance] === 'string',
+  );
   assert.ok(a?.kind === 'annotateNode', `a maintenance record written on ${node}`);
   return JSON.parse(a.annotations[ANNOTATIONS.maintenance] as string) as Record<string, unknown>;
 }
@@ -93,7 +108,10 @@ describe('plan: NodeMaintenance', () => {
       })(),
       now: at(60),
       check: (p) => {
-        assert.deepEqual(bare(p).map((a) => a.kind), ['annotateNode']);
+        assert.deepEqual(
+          bare(p).map((a) => a.kind),
+          ['annotateNode'],
+        );
         assert.equal(p.actions[0]?.kind === 'annotateNode' && p.actions[0].annotations[ANNOTATIONS.phase], 'Cordoned');
         const s = statusOf(p);
         assert.equal(s.phase, 'Succeeded');
@@ -111,7 +129,10 @@ describe('plan: NodeMaintenance', () => {
       now: at(300),
       check: (p) => {
         // api-0 is still there: its eviction is asked again; nothing else is written.
-        assert.deepEqual(bare(p).map((a) => a.kind), ['evict']);
+        assert.deepEqual(
+          bare(p).map((a) => a.kind),
+          ['evict'],
+        );
         assert.equal(statusOf(p).maintenance?.lastUpdate, iso(0));
       },
     },
@@ -137,7 +158,10 @@ describe('plan: NodeMaintenance', () => {
         assert.deepEqual(p.actions, []);
         const s = statusOf(p);
         assert.equal(s.phase, 'Failed');
-        assert.match(s.lastError ?? '', /^node worker-9 does not exist; the maintenance starts when a node of that name appears \(check spec.nodeName at specs\/test.yaml:1\)/);
+        assert.match(
+          s.lastError ?? '',
+          /^node worker-9 does not exist; the maintenance starts when a node of that name appears \(check spec.nodeName at specs\/test.yaml:1\)/,
+        );
         assert.deepEqual(waitCodes(p), ['node']);
       },
     },
@@ -145,7 +169,11 @@ describe('plan: NodeMaintenance', () => {
       name: 'the cluster budget is full: it waits for room, and no rollout node takes it meanwhile',
       desired: desired({ config: config(1), nodeMaintenances: [nodeMaintenance('disk', 'worker-0')] }),
       observed: (() => {
-        const down = { [ANNOTATIONS.operation]: 'NodeImage/workers@r7', [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.cordoned]: 'true' };
+        const down = {
+          [ANNOTATIONS.operation]: 'NodeImage/workers@r7',
+          [ANNOTATIONS.phase]: 'Draining',
+          [ANNOTATIONS.cordoned]: 'true',
+        };
         const w = workers(2, V1, (i) => (i === 1 ? { annotations: down, unschedulable: true } : {}));
         return observed({ nodes: w.nodes });
       })(),
@@ -153,36 +181,63 @@ describe('plan: NodeMaintenance', () => {
       check: (p) => {
         // worker-1 is down for a NodeImage already, so nothing else may go.
         assert.deepEqual(p.actions, []);
-        assert.match(statusOf(p).waitingFor ?? '', /worker-0 not cordoned yet: cluster budget allows 1 node unavailable/);
+        assert.match(
+          statusOf(p).waitingFor ?? '',
+          /worker-0 not cordoned yet: cluster budget allows 1 node unavailable/,
+        );
       },
     },
     {
       name: 'deleted from Git: uncordoned (drydock cordoned it), lock released, the record kept as Ended with the time',
       desired: desired(),
-      observed: busyNode(inMaintenance({ [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.maintenance]: runningRecord }), true),
+      observed: busyNode(
+        inMaintenance({ [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.maintenance]: runningRecord }),
+        true,
+      ),
       now: at(900),
       check: (p) => {
-        assert.deepEqual(bare(p).map((a) => `${a.kind} ${'node' in a ? a.node : ''}`), ['uncordon worker-0', 'annotateNode worker-0']);
+        assert.deepEqual(
+          bare(p).map((a) => `${a.kind} ${'node' in a ? a.node : ''}`),
+          ['uncordon worker-0', 'annotateNode worker-0'],
+        );
         const a = p.actions[1];
         assert.ok(a?.kind === 'annotateNode');
-        for (const key of [ANNOTATIONS.operation, ANNOTATIONS.phase, ANNOTATIONS.cordoned, ANNOTATIONS.reason]) assert.equal(a.annotations[key], null, key);
+        for (const key of [ANNOTATIONS.operation, ANNOTATIONS.phase, ANNOTATIONS.cordoned, ANNOTATIONS.reason])
+          assert.equal(a.annotations[key], null, key);
         assert.equal(record(p, 'worker-0')['endedAt'], iso(900));
         const s = statusOf(p);
-        assert.deepEqual([s.spec, s.phase, s.maintenance?.endedAt, s.maintenance?.evictionPods], [M, 'Ended', iso(900), 2]);
+        assert.deepEqual(
+          [s.spec, s.phase, s.maintenance?.endedAt, s.maintenance?.evictionPods],
+          [M, 'Ended', iso(900), 2],
+        );
         assert.match(s.conditions[0]?.message ?? '', new RegExp(`ended at ${iso(900)}`));
       },
     },
     {
       name: 'deleted, on a node someone else had cordoned: left cordoned, lock released',
       desired: desired(),
-      observed: busyNode({ [ANNOTATIONS.operation]: M_LOCK, [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.maintenance]: runningRecord }, true),
+      observed: busyNode(
+        { [ANNOTATIONS.operation]: M_LOCK, [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.maintenance]: runningRecord },
+        true,
+      ),
       now: at(900),
-      check: (p) => assert.deepEqual(bare(p).map((a) => a.kind), ['annotateNode']),
+      check: (p) =>
+        assert.deepEqual(
+          bare(p).map((a) => a.kind),
+          ['annotateNode'],
+        ),
     },
     {
       name: 'ended earlier: the record on the node still gives the status row, with no action',
       desired: desired(),
-      observed: busyNode({ [ANNOTATIONS.maintenance]: JSON.stringify({ ...JSON.parse(runningRecord), phase: 'Ended', pendingPods: [], endedAt: iso(900) }) }),
+      observed: busyNode({
+        [ANNOTATIONS.maintenance]: JSON.stringify({
+          ...JSON.parse(runningRecord),
+          phase: 'Ended',
+          pendingPods: [],
+          endedAt: iso(900),
+        }),
+      }),
       now: at(2000),
       check: (p) => {
         assert.deepEqual(p.actions, []);
@@ -191,15 +246,23 @@ describe('plan: NodeMaintenance', () => {
     },
     {
       name: 'a drain past its timeout fails (onTimeout halt): the node stays cordoned and status says why',
-      desired: desired({ nodeMaintenances: [nodeMaintenance('disk', 'worker-0', 'disk swap', { timeoutSeconds: 120 })] }),
+      desired: desired({
+        nodeMaintenances: [nodeMaintenance('disk', 'worker-0', 'disk swap', { timeoutSeconds: 120 })],
+      }),
       observed: busyNode(inMaintenance({ [ANNOTATIONS.maintenance]: runningRecord }), true),
       now: at(120),
       check: (p) => {
-        assert.deepEqual(bare(p).map((a) => a.kind), ['annotateNode']);
+        assert.deepEqual(
+          bare(p).map((a) => a.kind),
+          ['annotateNode'],
+        );
         assert.equal(p.actions[0]?.kind === 'annotateNode' && p.actions[0].annotations[ANNOTATIONS.phase], 'Failed');
         const s = statusOf(p);
         assert.equal(s.phase, 'Failed');
-        assert.match(s.lastError ?? '', /drain timed out after 120s with 2 pod\(s\) left \(default\/api-0, default\/web-0\)/);
+        assert.match(
+          s.lastError ?? '',
+          /drain timed out after 120s with 2 pod\(s\) left \(default\/api-0, default\/web-0\)/,
+        );
         assert.deepEqual(waitCodes(p), ['halted']);
       },
     },
@@ -213,7 +276,11 @@ describe('plan: NodeMaintenance', () => {
       nodeMaintenances: [nodeMaintenance('disk', 'worker-0')],
     });
     const p = plan(d, observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] }), at(0));
-    const locks = p.actions.flatMap((a) => (a.kind === 'annotateNode' && typeof a.annotations[ANNOTATIONS.operation] === 'string' ? [`${a.node} ${a.annotations[ANNOTATIONS.operation]}`] : []));
+    const locks = p.actions.flatMap((a) =>
+      a.kind === 'annotateNode' && typeof a.annotations[ANNOTATIONS.operation] === 'string'
+        ? [`${a.node} ${a.annotations[ANNOTATIONS.operation]}`]
+        : [],
+    );
     assert.deepEqual(locks, [`worker-0 ${M_LOCK}`, `worker-1 ${LOCK}`]);
     const wait = p.waits.find((x) => x.spec.kind === 'NodeImage' && x.node === 'worker-0');
     assert.match(wait?.reason ?? '', /worker-0 is in NodeMaintenance disk; it is replaced once the maintenance ends/);

@@ -15,10 +15,16 @@ describe('plan: controlPlaneFirst across specs', () => {
         scalingGroups: [scalingGroup('cp', 'cp', 'control-plane'), scalingGroup('workers', 'workers')],
         nodeImages: [nodeImage('cp', V2), nodeImage('workers', V2, { order })],
       }),
-      observed: observed({ nodes: [...w.nodes, node('cp-0', cps[0]?.providerID ?? '')], cloudGroups: [cloudGroup('cp', V2, cps), cloudGroup('workers', V2, w.instances)] }),
+      observed: observed({
+        nodes: [...w.nodes, node('cp-0', cps[0]?.providerID ?? '')],
+        cloudGroups: [cloudGroup('cp', V2, cps), cloudGroup('workers', V2, w.instances)],
+      }),
     };
   }
-  const lockedNodes = (p: Plan): string[] => p.actions.flatMap((a) => (a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' ? [a.node] : []));
+  const lockedNodes = (p: Plan): string[] =>
+    p.actions.flatMap((a) =>
+      a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' ? [a.node] : [],
+    );
 
   it("no worker of one NodeImage starts while another's control-plane node is outdated", () => {
     const { desired: d, observed: o } = twoSpecs(V1);
@@ -26,7 +32,10 @@ describe('plan: controlPlaneFirst across specs', () => {
     assert.deepEqual(lockedNodes(p), ['cp-0']);
     const wait = p.waits.find((w) => w.spec.name === 'workers');
     assert.equal(wait?.code, 'order');
-    assert.match(wait?.reason ?? '', /workers wait for the control plane first: cp-0 of NodeImage cp is not on img:v2 yet/);
+    assert.match(
+      wait?.reason ?? '',
+      /workers wait for the control plane first: cp-0 of NodeImage cp is not on img:v2 yet/,
+    );
   });
 
   it('workers start once every control plane is on its image', () => {

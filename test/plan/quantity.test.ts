@@ -23,7 +23,10 @@ describe('plan: rollout limits and the cluster budget', () => {
   }
 
   const busy = (phase: string, extra: Record<string, string> = {}, unschedulable = false) =>
-    node(`n-${phase}-${Object.keys(extra).length}`, `sim://g/${phase}`, { unschedulable, annotations: { 'drydock.dev/operation': 'NodeOp/x@1', 'drydock.dev/phase': phase, ...extra } });
+    node(`n-${phase}-${Object.keys(extra).length}`, `sim://g/${phase}`, {
+      unschedulable,
+      annotations: { 'drydock.dev/operation': 'NodeOp/x@1', 'drydock.dev/phase': phase, ...extra },
+    });
   const budgetCases: [string, IntOrPercent, ReturnType<typeof node>[], number][] = [
     ['nothing in flight', 3, [node('a', 'p://a'), node('b', 'p://b')], 3],
     ['a Draining node uses one', 3, [busy('Draining', {}, true)], 2],
@@ -42,6 +45,15 @@ describe('plan: rollout limits and the cluster budget', () => {
 describe('plan: node order', () => {
   it('sorts names naturally, and stays a total order', () => {
     const names = ['worker-10', 'worker-2', 'worker-02', 'cp-1', 'worker-1', 'worker-b', 'worker-a', 'worker'];
-    assert.deepEqual([...names].sort(compareNames), ['cp-1', 'worker', 'worker-1', 'worker-2', 'worker-02', 'worker-10', 'worker-a', 'worker-b']);
+    assert.deepEqual([...names].sort(compareNames), [
+      'cp-1',
+      'worker',
+      'worker-1',
+      'worker-2',
+      'worker-02',
+      'worker-10',
+      'worker-a',
+      'worker-b',
+    ]);
   });
 });

@@ -1,6 +1,20 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
-import { at, cloudGroup, desired, instance, iso, node, nodeImage, observed, pdb, pod, providerID, scalingGroup, workers } from './fixtures.js';
+import {
+  at,
+  cloudGroup,
+  desired,
+  instance,
+  iso,
+  node,
+  nodeImage,
+  observed,
+  pdb,
+  pod,
+  providerID,
+  scalingGroup,
+  workers,
+} from './fixtures.js';
 import { LOCK, runCases, SPEC, V1, V2, waitCodes, bare } from './helpers.js';
 
 const sg = scalingGroup('workers', 'workers');
@@ -13,11 +27,24 @@ const locked = (phase: string, since: number, extra: Record<string, string> = {}
 });
 
 /** worker-0..2 on V1; worker-0 started at t=0 with replacement i-9 (worker-9 once joined). */
-function inFlight(o: { phase?: string; replacement?: 'none' | 'booting' | 'joined'; readySince?: number; pods?: ReturnType<typeof pod>[]; unschedulable?: boolean; extra?: Record<string, string>; rn?: Record<string, string> } = {}) {
+function inFlight(
+  o: {
+    phase?: string;
+    replacement?: 'none' | 'booting' | 'joined';
+    readySince?: number;
+    pods?: ReturnType<typeof pod>[];
+    unschedulable?: boolean;
+    extra?: Record<string, string>;
+    rn?: Record<string, string>;
+  } = {},
+) {
   const w = workers(3, V1, (i) =>
     i === 0
       ? {
-          annotations: locked(o.phase ?? 'Pending', 0, { ...(o.replacement !== 'none' ? { [ANNOTATIONS.replacedBy]: 'i-9' } : {}), ...o.extra }),
+          annotations: locked(o.phase ?? 'Pending', 0, {
+            ...(o.replacement !== 'none' ? { [ANNOTATIONS.replacedBy]: 'i-9' } : {}),
+            ...o.extra,
+          }),
           labels: { pool: 'blue' },
           unschedulable: o.unschedulable ?? false,
         }
@@ -27,9 +54,16 @@ function inFlight(o: { phase?: string; replacement?: 'none' | 'booting' | 'joine
   const nodes = [...w.nodes];
   if (o.replacement !== 'none') {
     instances.push(instance('workers', 'i-9', V2, 5));
-    if (o.replacement === 'joined') nodes.push(node('worker-9', providerID('workers', 'i-9'), { readySince: o.readySince ?? 60, annotations: o.rn ?? {} }));
+    if (o.replacement === 'joined')
+      nodes.push(
+        node('worker-9', providerID('workers', 'i-9'), { readySince: o.readySince ?? 60, annotations: o.rn ?? {} }),
+      );
   }
-  return observed({ nodes, pods: o.pods ?? [], cloudGroups: [cloudGroup('workers', V2, instances, o.replacement === 'none' ? 3 : 4)] });
+  return observed({
+    nodes,
+    pods: o.pods ?? [],
+    cloudGroups: [cloudGroup('workers', V2, instances, o.replacement === 'none' ? 3 : 4)],
+  });
 }
 
 describe('plan: replace rollout steps', () => {
@@ -37,14 +71,20 @@ describe('plan: replace rollout steps', () => {
     {
       name: 'sets the group image first and does nothing else for that group',
       desired: want(),
-      observed: observed({ nodes: workers(2, V1).nodes, cloudGroups: [cloudGroup('workers', V1, workers(2, V1).instances)] }),
+      observed: observed({
+        nodes: workers(2, V1).nodes,
+        cloudGroups: [cloudGroup('workers', V1, workers(2, V1).instances)],
+      }),
       now: at(0),
       check: (p) => assert.deepEqual(bare(p), [{ kind: 'setGroupImage', spec: SPEC, groupId: 'workers', image: V2 }]),
     },
     {
       name: 'starts the first node in order and surges one instance for it',
       desired: want(),
-      observed: observed({ nodes: workers(3, V1).nodes, cloudGroups: [cloudGroup('workers', V2, workers(3, V1).instances)] }),
+      observed: observed({
+        nodes: workers(3, V1).nodes,
+        cloudGroups: [cloudGroup('workers', V2, workers(3, V1).instances)],
+      }),
       now: at(0),
       check: (p) => {
         assert.deepEqual(bare(p), [
@@ -59,7 +99,10 @@ describe('plan: replace rollout steps', () => {
       desired: want(),
       observed: inFlight({ replacement: 'none' }),
       now: at(30),
-      check: (p) => assert.deepEqual(bare(p), [{ kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] }]),
+      check: (p) =>
+        assert.deepEqual(bare(p), [
+          { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] },
+        ]),
     },
     {
       name: 'an orphan new instance younger than the lock is claimed',
@@ -71,7 +114,10 @@ describe('plan: replace rollout steps', () => {
         return { ...o, nodes };
       })(),
       now: at(30),
-      check: (p) => assert.deepEqual(bare(p), [{ kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.replacedBy]: 'i-9' } }]),
+      check: (p) =>
+        assert.deepEqual(bare(p), [
+          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.replacedBy]: 'i-9' } },
+        ]),
     },
     {
       name: 'an older up-to-date node is never claimed as a replacement',
@@ -85,7 +131,10 @@ describe('plan: replace rollout steps', () => {
         });
       })(),
       now: at(30),
-      check: (p) => assert.deepEqual(bare(p), [{ kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] }]),
+      check: (p) =>
+        assert.deepEqual(bare(p), [
+          { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] },
+        ]),
     },
     {
       name: 'waits for the replacement to join, until its join deadline',
@@ -118,7 +167,11 @@ describe('plan: replace rollout steps', () => {
             kind: 'annotateNode',
             spec: SPEC,
             node: 'worker-0',
-            annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.failures]: '1', [ANNOTATIONS.phaseSince]: iso(605) },
+            annotations: {
+              [ANNOTATIONS.replacedBy]: null,
+              [ANNOTATIONS.failures]: '1',
+              [ANNOTATIONS.phaseSince]: iso(605),
+            },
           },
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
         ]);
@@ -153,7 +206,12 @@ describe('plan: replace rollout steps', () => {
       desired: want({ joinTimeoutSeconds: 600 }),
       observed: (() => {
         const o = inFlight({ replacement: 'booting' });
-        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: locked('Pending', 605, { [ANNOTATIONS.failures]: '1' }) } : n)) };
+        return {
+          ...o,
+          nodes: o.nodes.map((n) =>
+            n.name === 'worker-0' ? { ...n, annotations: locked('Pending', 605, { [ANNOTATIONS.failures]: '1' }) } : n,
+          ),
+        };
       })(),
       now: at(610),
       check: (p) =>
@@ -186,8 +244,23 @@ describe('plan: replace rollout steps', () => {
       check: (p) =>
         assert.deepEqual(bare(p), [
           { kind: 'copyLabels', spec: SPEC, from: 'worker-0', to: 'worker-9', labels: { pool: 'blue' } },
-          { kind: 'annotateNode', spec: SPEC, node: 'worker-9', annotations: { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done', [ANNOTATIONS.phaseSince]: iso(160) } },
-          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: iso(160) } },
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-9',
+            annotations: {
+              [ANNOTATIONS.replaces]: 'i-0',
+              [ANNOTATIONS.operation]: LOCK,
+              [ANNOTATIONS.phase]: 'Done',
+              [ANNOTATIONS.phaseSince]: iso(160),
+            },
+          },
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-0',
+            annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: iso(160) },
+          },
           { kind: 'cordon', spec: SPEC, node: 'worker-0' },
         ]),
     },
@@ -195,7 +268,11 @@ describe('plan: replace rollout steps', () => {
       name: 'PDB pre-flight: a PDB allowing 0 disruptions keeps the node uncordoned and is named',
       desired: want(),
       observed: {
-        ...inFlight({ replacement: 'joined', rn: { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done' }, pods: [pod('default', 'web-1', 'worker-0', { pdbs: ['default/web'] })] }),
+        ...inFlight({
+          replacement: 'joined',
+          rn: { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done' },
+          pods: [pod('default', 'web-1', 'worker-0', { pdbs: ['default/web'] })],
+        }),
         pdbs: [pdb('default', 'web', 0)],
       },
       now: at(200),
@@ -211,7 +288,9 @@ describe('plan: replace rollout steps', () => {
     },
     {
       name: 'pre-flight: DaemonSet pods block the drain unless ignoreDaemonSets, before any cordon',
-      desired: want({ drain: { enabled: true, force: false, ignoreDaemonSets: false, deleteEmptyDirData: false, onTimeout: 'halt' } }),
+      desired: want({
+        drain: { enabled: true, force: false, ignoreDaemonSets: false, deleteEmptyDirData: false, onTimeout: 'halt' },
+      }),
       observed: inFlight({
         replacement: 'joined',
         rn: { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done' },
@@ -241,16 +320,31 @@ describe('plan: replace rollout steps', () => {
       now: at(300),
       check: (p) => {
         assert.deepEqual(bare(p), [
-          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: iso(300) } },
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-0',
+            annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: iso(300) },
+          },
           { kind: 'evict', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1' },
         ]);
-        assert.deepEqual(p.waits[0], { spec: SPEC, code: 'drain', node: 'worker-0', reason: 'draining worker-0: 2 pod(s) left' });
+        assert.deepEqual(p.waits[0], {
+          spec: SPEC,
+          code: 'drain',
+          node: 'worker-0',
+          reason: 'draining worker-0: 2 pod(s) left',
+        });
       },
     },
     {
       name: 'a drained node: its instance and its Node are removed',
       desired: want(),
-      observed: inFlight({ phase: 'Draining', unschedulable: true, replacement: 'joined', pods: [pod('kube-system', 'proxy-a', 'worker-0', { ownerKind: 'DaemonSet' })] }),
+      observed: inFlight({
+        phase: 'Draining',
+        unschedulable: true,
+        replacement: 'joined',
+        pods: [pod('kube-system', 'proxy-a', 'worker-0', { ownerKind: 'DaemonSet' })],
+      }),
       now: at(400),
       check: (p) =>
         assert.deepEqual(bare(p), [
@@ -261,19 +355,37 @@ describe('plan: replace rollout steps', () => {
     {
       name: 'a node annotated Cordoned but still schedulable (crash between the two writes) is cordoned again',
       desired: want(),
-      observed: inFlight({ phase: 'Cordoned', unschedulable: false, replacement: 'joined', pods: [pod('default', 'web-1', 'worker-0')] }),
+      observed: inFlight({
+        phase: 'Cordoned',
+        unschedulable: false,
+        replacement: 'joined',
+        pods: [pod('default', 'web-1', 'worker-0')],
+      }),
       now: at(300),
-      check: (p) => assert.deepEqual(bare(p).slice(0, 2), [
-        { kind: 'cordon', spec: SPEC, node: 'worker-0' },
-        { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: iso(300) } },
-      ]),
+      check: (p) =>
+        assert.deepEqual(bare(p).slice(0, 2), [
+          { kind: 'cordon', spec: SPEC, node: 'worker-0' },
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-0',
+            annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: iso(300) },
+          },
+        ]),
     },
   ]);
 });
 
 describe('plan: drain timeouts', () => {
   const drain = (onTimeout: 'halt' | 'force' | 'skipNode') => ({
-    drain: { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: false, timeoutSeconds: 300, onTimeout },
+    drain: {
+      enabled: true,
+      force: false,
+      ignoreDaemonSets: true,
+      deleteEmptyDirData: false,
+      timeoutSeconds: 300,
+      onTimeout,
+    },
   });
   const stuck = () =>
     inFlight({
@@ -291,7 +403,9 @@ describe('plan: drain timeouts', () => {
       observed: stuck(),
       now: at(200),
       check: (p) => {
-        assert.deepEqual(bare(p), [{ kind: 'evict', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1' }]);
+        assert.deepEqual(bare(p), [
+          { kind: 'evict', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1' },
+        ]);
         assert.equal(p.wakeAt, iso(300));
       },
     },
@@ -325,7 +439,14 @@ describe('plan: drain timeouts', () => {
       now: at(300),
       check: (p) =>
         assert.deepEqual(bare(p), [
-          { kind: 'deletePod', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1', reason: `${reason}; drain.onTimeout force` },
+          {
+            kind: 'deletePod',
+            spec: SPEC,
+            node: 'worker-0',
+            namespace: 'default',
+            pod: 'web-1',
+            reason: `${reason}; drain.onTimeout force`,
+          },
         ]),
     },
     {
@@ -372,7 +493,10 @@ describe('plan: drain timeouts', () => {
           node: 'worker-0',
           reason: `worker-0 failed: skipped: ${reason}; it stays as it is until a person looks (remove its drydock.dev/ annotations to retry it)`,
         });
-        assert.deepEqual(bare(p).map((a) => a.kind), ['annotateNode', 'surge']);
+        assert.deepEqual(
+          bare(p).map((a) => a.kind),
+          ['annotateNode', 'surge'],
+        );
       },
     },
   ]);

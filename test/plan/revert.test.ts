@@ -1,7 +1,20 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
 import { plan, PlanError } from '../../src/plan/index.js';
-import { at, cloudGroup, deepFreeze, desired, instance, iso, node, nodeImage, observed, pod, scalingGroup, workers } from './fixtures.js';
+import {
+  at,
+  cloudGroup,
+  deepFreeze,
+  desired,
+  instance,
+  iso,
+  node,
+  nodeImage,
+  observed,
+  pod,
+  scalingGroup,
+  workers,
+} from './fixtures.js';
 import { LOCK, runCases, SPEC, V1, V2, bare } from './helpers.js';
 
 const sg = scalingGroup('workers', 'workers');
@@ -50,7 +63,10 @@ describe('plan: locks of an older revision', () => {
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-9' },
           { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: RELEASE },
         ]);
-        assert.deepEqual(p.notes.map((n) => n.text), ['released worker-0: it already runs img:v1']);
+        assert.deepEqual(
+          p.notes.map((n) => n.text),
+          ['released worker-0: it already runs img:v1'],
+        );
       },
     },
     {
@@ -60,7 +76,12 @@ describe('plan: locks of an older revision', () => {
       now: at(60),
       check: (p) => {
         assert.deepEqual(bare(p), [
-          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: { [ANNOTATIONS.operation]: 'NodeImage/workers@workers-img:v1-again' } },
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-0',
+            annotations: { [ANNOTATIONS.operation]: 'NodeImage/workers@workers-img:v1-again' },
+          },
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-0', node: 'worker-0' },
           { kind: 'deleteNode', spec: SPEC, node: 'worker-0' },
         ]);
@@ -68,8 +89,20 @@ describe('plan: locks of an older revision', () => {
     },
     {
       name: 'an edited policy (same image) adopts nodes in flight instead of starting over',
-      desired: desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, { concurrency: 5 }, 'workers-img:v2-edited')] }),
-      observed: { ...staleLock('Pending', false), cloudGroups: [cloudGroup('workers', V2, [instance('workers', 'i-0', V1), instance('workers', 'i-1', V1), instance('workers', 'i-9', V2, 5)])] },
+      desired: desired({
+        scalingGroups: [sg],
+        nodeImages: [nodeImage('workers', V2, { concurrency: 5 }, 'workers-img:v2-edited')],
+      }),
+      observed: {
+        ...staleLock('Pending', false),
+        cloudGroups: [
+          cloudGroup('workers', V2, [
+            instance('workers', 'i-0', V1),
+            instance('workers', 'i-1', V1),
+            instance('workers', 'i-9', V2, 5),
+          ]),
+        ],
+      },
       now: at(60),
       check: (p) => {
         assert.deepEqual(bare(p)[0], {
@@ -78,7 +111,10 @@ describe('plan: locks of an older revision', () => {
           node: 'worker-0',
           annotations: { [ANNOTATIONS.operation]: 'NodeImage/workers@workers-img:v2-edited' },
         });
-        assert.equal(p.actions.some((a) => a.kind === 'removeInstance'), false);
+        assert.equal(
+          p.actions.some((a) => a.kind === 'removeInstance'),
+          false,
+        );
       },
     },
     {
@@ -86,7 +122,21 @@ describe('plan: locks of an older revision', () => {
       desired: backToV1,
       observed: (() => {
         const o = staleLock('Pending', false);
-        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(0) } } : n)) };
+        return {
+          ...o,
+          nodes: o.nodes.map((n) =>
+            n.name === 'worker-0'
+              ? {
+                  ...n,
+                  annotations: {
+                    [ANNOTATIONS.operation]: LOCK,
+                    [ANNOTATIONS.phase]: 'Pending',
+                    [ANNOTATIONS.phaseSince]: iso(0),
+                  },
+                }
+              : n,
+          ),
+        };
       })(),
       now: at(60),
       check: (p) =>
@@ -100,7 +150,21 @@ describe('plan: locks of an older revision', () => {
       desired: backToV1,
       observed: (() => {
         const o = staleLock('Pending', true);
-        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-0' ? { ...n, annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(0) } } : n)) };
+        return {
+          ...o,
+          nodes: o.nodes.map((n) =>
+            n.name === 'worker-0'
+              ? {
+                  ...n,
+                  annotations: {
+                    [ANNOTATIONS.operation]: LOCK,
+                    [ANNOTATIONS.phase]: 'Pending',
+                    [ANNOTATIONS.phaseSince]: iso(0),
+                  },
+                }
+              : n,
+          ),
+        };
       })(),
       now: at(60),
       check: (p) => {
@@ -108,10 +172,21 @@ describe('plan: locks of an older revision', () => {
           kind: 'annotateNode',
           spec: SPEC,
           node: 'worker-0',
-          annotations: { [ANNOTATIONS.operation]: 'NodeImage/workers@workers-img:v1-again', [ANNOTATIONS.replacedBy]: 'i-9' },
+          annotations: {
+            [ANNOTATIONS.operation]: 'NodeImage/workers@workers-img:v1-again',
+            [ANNOTATIONS.replacedBy]: 'i-9',
+          },
         });
-        assert.equal(p.actions.some((a) => a.kind === 'surge' || a.kind === 'removeInstance'), false);
-        assert.equal(p.actions.some((a) => a.kind === 'annotateNode' && a.node === 'worker-9' && a.annotations[ANNOTATIONS.phase] === 'Pending'), false);
+        assert.equal(
+          p.actions.some((a) => a.kind === 'surge' || a.kind === 'removeInstance'),
+          false,
+        );
+        assert.equal(
+          p.actions.some(
+            (a) => a.kind === 'annotateNode' && a.node === 'worker-9' && a.annotations[ANNOTATIONS.phase] === 'Pending',
+          ),
+          false,
+        );
       },
     },
     {
@@ -120,7 +195,12 @@ describe('plan: locks of an older revision', () => {
       observed: (() => {
         const w = workers(1, V1, () => ({
           unschedulable: true,
-          annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Failed', [ANNOTATIONS.cordoned]: 'true', [ANNOTATIONS.reason]: 'halted: drain timed out' },
+          annotations: {
+            [ANNOTATIONS.operation]: LOCK,
+            [ANNOTATIONS.phase]: 'Failed',
+            [ANNOTATIONS.cordoned]: 'true',
+            [ANNOTATIONS.reason]: 'halted: drain timed out',
+          },
         }));
         return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] });
       })(),
@@ -136,7 +216,10 @@ describe('plan: locks of an older revision', () => {
       desired: desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2)] }),
       observed: (() => {
         const w = workers(2, V2);
-        const gone = node('worker-old', 'sim://workers/i-gone', { unschedulable: true, annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Draining' } });
+        const gone = node('worker-old', 'sim://workers/i-gone', {
+          unschedulable: true,
+          annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Draining' },
+        });
         return observed({ nodes: [...w.nodes, gone], cloudGroups: [cloudGroup('workers', V2, w.instances)] });
       })(),
       now: at(60),
@@ -147,7 +230,15 @@ describe('plan: locks of an older revision', () => {
       desired: desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2)] }),
       observed: (() => {
         const w = workers(2, V1, (i) =>
-          i === 0 ? { annotations: { [ANNOTATIONS.operation]: 'NodeImage/legacy@r7', [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(0) } } : {},
+          i === 0
+            ? {
+                annotations: {
+                  [ANNOTATIONS.operation]: 'NodeImage/legacy@r7',
+                  [ANNOTATIONS.phase]: 'Pending',
+                  [ANNOTATIONS.phaseSince]: iso(0),
+                },
+              }
+            : {},
         );
         return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] });
       })(),
@@ -163,7 +254,10 @@ describe('plan: locks of an older revision', () => {
       desired: desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2)] }),
       observed: (() => {
         const w = workers(1, V2);
-        return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, [...w.instances, instance('workers', 'i-5', V1, -3600)])] });
+        return observed({
+          nodes: w.nodes,
+          cloudGroups: [cloudGroup('workers', V2, [...w.instances, instance('workers', 'i-5', V1, -3600)])],
+        });
       })(),
       now: at(0),
       check: (p) => {
@@ -172,7 +266,8 @@ describe('plan: locks of an older revision', () => {
           {
             spec: SPEC,
             code: 'join',
-            reason: 'instance i-5 in ScalingGroup workers runs img:v1 but has no node; remove it from the group (or let it join) so the rollout can finish',
+            reason:
+              'instance i-5 in ScalingGroup workers runs img:v1 but has no node; remove it from the group (or let it join) so the rollout can finish',
           },
         ]);
         assert.notEqual(p.specs[0]?.phase, 'Complete');
@@ -182,10 +277,27 @@ describe('plan: locks of an older revision', () => {
 });
 
 describe('plan: purity and input errors', () => {
-  const d = desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, { maxSurge: 2, canary: { nodes: 1, soakSeconds: 60 } })] });
+  const d = desired({
+    scalingGroups: [sg],
+    nodeImages: [nodeImage('workers', V2, { maxSurge: 2, canary: { nodes: 1, soakSeconds: 60 } })],
+  });
   const o = (() => {
-    const w = workers(4, V1, (i) => (i === 1 ? { annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(0) } } : {}));
-    return observed({ nodes: w.nodes, pods: [pod('default', 'web-1', 'worker-1')], cloudGroups: [cloudGroup('workers', V2, w.instances)] });
+    const w = workers(4, V1, (i) =>
+      i === 1
+        ? {
+            annotations: {
+              [ANNOTATIONS.operation]: LOCK,
+              [ANNOTATIONS.phase]: 'Pending',
+              [ANNOTATIONS.phaseSince]: iso(0),
+            },
+          }
+        : {},
+    );
+    return observed({
+      nodes: w.nodes,
+      pods: [pod('default', 'web-1', 'worker-1')],
+      cloudGroups: [cloudGroup('workers', V2, w.instances)],
+    });
   })();
 
   it('gives deep-equal plans for the same input, and never mutates it', () => {
@@ -198,7 +310,13 @@ describe('plan: purity and input errors', () => {
   });
 
   it('does not depend on the order the API listed things in', () => {
-    const shuffled = { ...o, cloudGroups: o.cloudGroups.map((g) => ({ ...g, description: { ...g.description, instances: [...g.description.instances].reverse() } })) };
+    const shuffled = {
+      ...o,
+      cloudGroups: o.cloudGroups.map((g) => ({
+        ...g,
+        description: { ...g.description, instances: [...g.description.instances].reverse() },
+      })),
+    };
     assert.deepEqual(plan(d, shuffled, at(30)), plan(d, o, at(30)));
   });
 
@@ -214,8 +332,17 @@ describe('plan: purity and input errors', () => {
   }
 
   it('an unreadable phase-since does not crash the planner', () => {
-    const w = workers(1, V1, () => ({ annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: 'yesterday' } }));
+    const w = workers(1, V1, () => ({
+      annotations: {
+        [ANNOTATIONS.operation]: LOCK,
+        [ANNOTATIONS.phase]: 'Draining',
+        [ANNOTATIONS.phaseSince]: 'yesterday',
+      },
+    }));
     const p = plan(d, observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] }), at(0));
-    assert.deepEqual(bare(p).map((a) => a.kind), ['cordon', 'removeInstance', 'deleteNode']);
+    assert.deepEqual(
+      bare(p).map((a) => a.kind),
+      ['cordon', 'removeInstance', 'deleteNode'],
+    );
   });
 });

@@ -1,12 +1,28 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
-import { at, cloudGroup, desired, instance, iso, node, nodeImage, observed, scalingGroup, workers } from './fixtures.js';
+import {
+  at,
+  cloudGroup,
+  desired,
+  instance,
+  iso,
+  node,
+  nodeImage,
+  observed,
+  scalingGroup,
+  workers,
+} from './fixtures.js';
 import { LOCK, runCases, V1, V2 } from './helpers.js';
 
 const sg = scalingGroup('workers', 'workers');
 const d = desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2)] });
 const started = (extra: Record<string, string> = {}) => ({
-  annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: iso(0), ...extra },
+  annotations: {
+    [ANNOTATIONS.operation]: LOCK,
+    [ANNOTATIONS.phase]: 'Pending',
+    [ANNOTATIONS.phaseSince]: iso(0),
+    ...extra,
+  },
 });
 const progressOf = (p: { specs: readonly { spec: { kind: string }; progress: { done: number; total: number } }[] }) =>
   p.specs.find((s) => s.spec.kind === 'NodeImage')?.progress;
@@ -29,7 +45,10 @@ describe('plan: progress of a 6-node group is out of its 6 slots all through the
       desired: d,
       observed: (() => {
         const w = workers(6, V1, (i) => (i === 0 ? started() : {}));
-        return observed({ nodes: [...w.nodes, node('worker-9', surge.providerID, { readySince: 60 })], cloudGroups: [cloudGroup('workers', V2, [...w.instances, surge], 7)] });
+        return observed({
+          nodes: [...w.nodes, node('worker-9', surge.providerID, { readySince: 60 })],
+          cloudGroups: [cloudGroup('workers', V2, [...w.instances, surge], 7)],
+        });
       })(),
       now: at(90),
       check: (p) => assert.deepEqual(progressOf(p), { done: 0, total: 6 }),
@@ -52,10 +71,18 @@ describe('plan: progress of a 6-node group is out of its 6 slots all through the
         const rest = { instances: w.instances.slice(1), nodes: w.nodes.slice(1) };
         const repl = node('worker-9', surge.providerID, {
           readySince: 60,
-          annotations: { [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done', [ANNOTATIONS.phaseSince]: iso(90), [ANNOTATIONS.replaces]: 'i-0' },
+          annotations: {
+            [ANNOTATIONS.operation]: LOCK,
+            [ANNOTATIONS.phase]: 'Done',
+            [ANNOTATIONS.phaseSince]: iso(90),
+            [ANNOTATIONS.replaces]: 'i-0',
+          },
         });
         const gone = instance('workers', 'i-0', V1, -3600, 'terminating');
-        return observed({ nodes: [...rest.nodes, repl], cloudGroups: [cloudGroup('workers', V2, [...rest.instances, surge, gone], 6)] });
+        return observed({
+          nodes: [...rest.nodes, repl],
+          cloudGroups: [cloudGroup('workers', V2, [...rest.instances, surge, gone], 6)],
+        });
       })(),
       now: at(200),
       check: (p) => assert.deepEqual(progressOf(p), { done: 1, total: 6 }),

@@ -3,7 +3,9 @@ import { checkWindow, formatInZone, isWindowOpen, nextWindowOpening, windowClosi
 import { maintenanceWindow } from './fixtures.js';
 
 // Weeknights 22:00-02:00 Berlin time. Berlin is UTC+1 until 2026-03-29 02:00, UTC+2 after.
-const weeknights = maintenanceWindow('weeknights', 'Europe/Berlin', [{ cron: '0 22 * * 1-5', durationSeconds: 4 * 3600 }]);
+const weeknights = maintenanceWindow('weeknights', 'Europe/Berlin', [
+  { cron: '0 22 * * 1-5', durationSeconds: 4 * 3600 },
+]);
 const d = (s: string): Date => new Date(s);
 
 describe('plan/window', () => {
@@ -38,10 +40,15 @@ describe('plan/window', () => {
   });
 
   describe('exclusions', () => {
-    const frozen = maintenanceWindow('weeknights', 'Europe/Berlin', [{ cron: '0 22 * * 1-5', durationSeconds: 4 * 3600 }], [
-      { start: '2026-03-02T20:00:00Z', end: '2026-03-02T22:00:00Z', reason: 'release party' },
-      { start: '2026-03-03T00:00:00Z', end: '2026-03-04T06:00:00Z', reason: 'freeze' },
-    ]);
+    const frozen = maintenanceWindow(
+      'weeknights',
+      'Europe/Berlin',
+      [{ cron: '0 22 * * 1-5', durationSeconds: 4 * 3600 }],
+      [
+        { start: '2026-03-02T20:00:00Z', end: '2026-03-02T22:00:00Z', reason: 'release party' },
+        { start: '2026-03-03T00:00:00Z', end: '2026-03-04T06:00:00Z', reason: 'freeze' },
+      ],
+    );
     it('closes a scheduled window', () => assert.equal(isWindowOpen(frozen, d('2026-03-02T21:30:00Z')), false));
     it('reopens at the end of an exclusion inside the window', () =>
       assert.equal(nextWindowOpening(frozen, d('2026-03-02T21:30:00Z'))?.toISOString(), '2026-03-02T22:00:00.000Z'));
@@ -50,9 +57,12 @@ describe('plan/window', () => {
     it('closes early at an exclusion that starts inside the window', () =>
       assert.equal(windowClosing(frozen, d('2026-03-02T22:30:00Z'))?.toISOString(), '2026-03-03T00:00:00.000Z'));
     it('never opens when every opening is excluded', () => {
-      const never = maintenanceWindow('never', 'UTC', [{ cron: '0 0 1 1 *', durationSeconds: 60 }], [
-        { start: '2026-01-01T00:00:00Z', end: '2030-01-01T00:00:00Z', reason: 'forever' },
-      ]);
+      const never = maintenanceWindow(
+        'never',
+        'UTC',
+        [{ cron: '0 0 1 1 *', durationSeconds: 60 }],
+        [{ start: '2026-01-01T00:00:00Z', end: '2030-01-01T00:00:00Z', reason: 'forever' }],
+      );
       assert.equal(nextWindowOpening(never, d('2026-06-01T00:00:00Z')), undefined);
     });
   });
@@ -65,10 +75,26 @@ describe('plan/window', () => {
 
   describe('checkWindow', () => {
     const cases: [string, Parameters<typeof maintenanceWindow>, RegExp][] = [
-      ['invalid cron names the schedule', ['w', 'UTC', [{ cron: '0 25 * * *', durationSeconds: 60 }]], /schedules\[0\] cron "0 25 \* \* \*" is invalid/],
-      ['unknown time zone', ['w', 'Mars/Olympus', [{ cron: '0 22 * * *', durationSeconds: 60 }]], /unknown time zone "Mars\/Olympus"/],
-      ['zero duration', ['w', 'UTC', [{ cron: '0 22 * * *', durationSeconds: 0 }]], /schedules\[0\] durationSeconds must be positive/],
-      ['bad exclusion instant', ['w', 'UTC', [{ cron: '0 22 * * *', durationSeconds: 60 }], [{ start: 'soon', end: 'later', reason: 'x' }]], /exclusions\[0\]/],
+      [
+        'invalid cron names the schedule',
+        ['w', 'UTC', [{ cron: '0 25 * * *', durationSeconds: 60 }]],
+        /schedules\[0\] cron "0 25 \* \* \*" is invalid/,
+      ],
+      [
+        'unknown time zone',
+        ['w', 'Mars/Olympus', [{ cron: '0 22 * * *', durationSeconds: 60 }]],
+        /unknown time zone "Mars\/Olympus"/,
+      ],
+      [
+        'zero duration',
+        ['w', 'UTC', [{ cron: '0 22 * * *', durationSeconds: 0 }]],
+        /schedules\[0\] durationSeconds must be positive/,
+      ],
+      [
+        'bad exclusion instant',
+        ['w', 'UTC', [{ cron: '0 22 * * *', durationSeconds: 60 }], [{ start: 'soon', end: 'later', reason: 'x' }]],
+        /exclusions\[0\]/,
+      ],
     ];
     for (const [name, args, problem] of cases) {
       it(name, () => {

@@ -18,7 +18,7 @@ describe('report text: table cells and short commits', () => {
     assert.equal(row.split(/(?<!\\)\|/).length - 2, 1);
   });
 
-  it('shortCommit: seven hex digits, or the caller\'s word for none', () => {
+  it("shortCommit: seven hex digits, or the caller's word for none", () => {
     assert.equal(shortCommit('0123456789abcdef'), '0123456');
     assert.equal(shortCommit(undefined, 'unknown'), 'unknown');
     assert.equal(shortCommit(undefined), 'none');

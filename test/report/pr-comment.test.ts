@@ -14,7 +14,10 @@ import { cluster, invalid, ok, report, state, V1, V2 } from './pr-fixtures.js';
 const GOLDEN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/report/golden');
 
 const comments: Array<[string, () => PrReport]> = [
-  ['image-change-approval-pdb', () => report(ok(state(V1)), ok(state(V2, { approval: { required: 'afterCanary' } })), cluster(0))],
+  [
+    'image-change-approval-pdb',
+    () => report(ok(state(V1)), ok(state(V2, { approval: { required: 'afterCanary' } })), cluster(0)),
+  ],
   ['image-change-live-skipped', () => report(ok(state(V1)), ok(state(V2)))],
   ['rollout-ready', () => report(ok(state(V1)), ok(state(V2)), cluster())],
   [
@@ -23,8 +26,22 @@ const comments: Array<[string, () => PrReport]> = [
       report(
         ok(state(V1)),
         invalid([
-          { file: 'images/worker.yaml', line: 7, column: 10, code: 'schema', message: 'spec.rollout.maxSurge must be an integer or a percentage', hint: 'write e.g. 1 or "25%"' },
-          { file: 'clusters/workers.yaml', line: 9, column: 14, code: 'dangling-reference', message: 'ScalingGroup workers names NodeImage wroker, which does not exist', hint: 'fix spec.nodeImage (NodeImages: worker)' },
+          {
+            file: 'images/worker.yaml',
+            line: 7,
+            column: 10,
+            code: 'schema',
+            message: 'spec.rollout.maxSurge must be an integer or a percentage',
+            hint: 'write e.g. 1 or "25%"',
+          },
+          {
+            file: 'clusters/workers.yaml',
+            line: 9,
+            column: 14,
+            code: 'dangling-reference',
+            message: 'ScalingGroup workers names NodeImage wroker, which does not exist',
+            hint: 'fix spec.nodeImage (NodeImages: worker)',
+          },
         ]),
       ),
   ],

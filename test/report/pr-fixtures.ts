@@ -3,7 +3,18 @@ import type { ObservedState } from '../../src/observe/types.js';
 import { buildPrReport, planHead, type PrReport } from '../../src/report/pr-report.js';
 import type { DesiredState, LoadResult, SpecError } from '../../src/spec/model.js';
 import { revisionOf } from '../../src/spec/revision.js';
-import { at, cloudGroup, desired, instance, node, nodeImage, observed, pdb, pod, scalingGroup } from '../plan/fixtures.js';
+import {
+  at,
+  cloudGroup,
+  desired,
+  instance,
+  node,
+  nodeImage,
+  observed,
+  pdb,
+  pod,
+  scalingGroup,
+} from '../plan/fixtures.js';
 
 export const V1 = 'img:v1';
 export const V2 = 'img:v2';
@@ -16,7 +27,10 @@ export function cluster(allowed?: number): ObservedState {
   const blue = ins('blue', 3);
   const green = ins('green', 2);
   const nodes = [...blue, ...green].map((x) => node(`n-${x.id}`, x.providerID));
-  const web = allowed === undefined ? {} : { pods: [pod('apps', 'web-0', 'n-blue-i0', { pdbs: ['apps/web'] })], pdbs: [pdb('apps', 'web', allowed)] };
+  const web =
+    allowed === undefined
+      ? {}
+      : { pods: [pod('apps', 'web-0', 'n-blue-i0', { pdbs: ['apps/web'] })], pdbs: [pdb('apps', 'web', allowed)] };
   return observed({ nodes, cloudGroups: [cloudGroup('blue', V1, blue), cloudGroup('green', V1, green)], ...web });
 }
 
@@ -25,8 +39,14 @@ export const invalid = (errors: SpecError[]): LoadResult => ({ ok: false, errors
 
 export function report(base: LoadResult, head: LoadResult, live?: ObservedState): PrReport {
   const now = at(0);
-  const plan = live && head.ok ? { plan: planHead(head.desired, live, now), observed: live } : { skipped: 'no cluster access' };
-  return buildPrReport({ base: { ref: 'main', commit: 'a'.repeat(40), load: base }, head: { ref: 'pr', commit: 'b'.repeat(40), load: head }, at: now, live: plan });
+  const plan =
+    live && head.ok ? { plan: planHead(head.desired, live, now), observed: live } : { skipped: 'no cluster access' };
+  return buildPrReport({
+    base: { ref: 'main', commit: 'a'.repeat(40), load: base },
+    head: { ref: 'pr', commit: 'b'.repeat(40), load: head },
+    at: now,
+    live: plan,
+  });
 }
 
 /** The worker NodeImage, its revision the loader's hash (so a policy edit is a new revision). */
@@ -34,4 +54,5 @@ export function worker(image: string, rollout = {}) {
   const spec = nodeImage('worker', image, { ...CANARY, ...rollout });
   return { ...spec, revision: revisionOf(spec) };
 }
-export const state = (image: string, rollout = {}, extra: Partial<DesiredState> = {}) => desired({ scalingGroups: groups, nodeImages: [worker(image, rollout)], ...extra });
+export const state = (image: string, rollout = {}, extra: Partial<DesiredState> = {}) =>
+  desired({ scalingGroups: groups, nodeImages: [worker(image, rollout)], ...extra });

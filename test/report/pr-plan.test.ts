@@ -9,7 +9,16 @@ import type { ObservedState } from '../../src/observe/types.js';
 import type { PrReport } from '../../src/report/pr-report.js';
 import { changeSentence, prHasFindings } from '../../src/report/pr-render.js';
 import type { LoadResult } from '../../src/spec/model.js';
-import { approval, cloudGroup, desired, instance, maintenanceWindow, node, observed, scalingGroup } from '../plan/fixtures.js';
+import {
+  approval,
+  cloudGroup,
+  desired,
+  instance,
+  maintenanceWindow,
+  node,
+  observed,
+  scalingGroup,
+} from '../plan/fixtures.js';
 import { cluster, invalid, ok, report, state, worker, V1, V2 } from './pr-fixtures.js';
 
 const sentences = (r: PrReport) => r.changes.map((c) => changeSentence(c, r.liveSkipped !== undefined));
@@ -29,7 +38,9 @@ const cases: Case[] = [
     head: ok(state(V2)),
     live: cluster(),
     check: (r) => {
-      assert.deepEqual(sentences(r), ['NodeImage worker: image img:v1 → img:v2; 5 nodes in 2 groups will be replaced in 3 waves, canary first; ETA 16 min']);
+      assert.deepEqual(sentences(r), [
+        'NodeImage worker: image img:v1 → img:v2; 5 nodes in 2 groups will be replaced in 3 waves, canary first; ETA 16 min',
+      ]);
       assert.deepEqual(r.approvals, []);
       assert.equal(prHasFindings(r), false);
     },
@@ -61,11 +72,26 @@ const cases: Case[] = [
   {
     name: 'a closed window is a wait that names the next opening',
     base: ok(state(V1)),
-    head: ok(state(V2, { window: 'nightly' }, { maintenanceWindows: [maintenanceWindow('nightly', 'Europe/Berlin', [{ cron: '0 22 * * *', durationSeconds: 7200 }])] })),
+    head: ok(
+      state(
+        V2,
+        { window: 'nightly' },
+        {
+          maintenanceWindows: [
+            maintenanceWindow('nightly', 'Europe/Berlin', [{ cron: '0 22 * * *', durationSeconds: 7200 }]),
+          ],
+        },
+      ),
+    ),
     live: cluster(),
     check: (r) => {
-      const windowWaits = (r.changes.find((c) => c.kind === 'NodeImage')?.impact?.waits ?? []).filter((w) => w.code === 'window');
-      assert.deepEqual(windowWaits.map((w) => [w.reason, w.until]), [['waiting for window nightly, opens 2026-03-02 22:00 Europe/Berlin', '2026-03-02T21:00:00.000Z']]);
+      const windowWaits = (r.changes.find((c) => c.kind === 'NodeImage')?.impact?.waits ?? []).filter(
+        (w) => w.code === 'window',
+      );
+      assert.deepEqual(
+        windowWaits.map((w) => [w.reason, w.until]),
+        [['waiting for window nightly, opens 2026-03-02 22:00 Europe/Berlin', '2026-03-02T21:00:00.000Z']],
+      );
     },
   },
   {
@@ -89,31 +115,70 @@ const cases: Case[] = [
   {
     name: 'an approval merged with the head for its image: none more needed',
     base: ok(state(V1)),
-    head: ok(state(V2, { approval: { required: 'afterCanary' } }, { approvals: [approval('worker-after-canary', 'worker', V2, 'afterCanary')] })),
+    head: ok(
+      state(
+        V2,
+        { approval: { required: 'afterCanary' } },
+        { approvals: [approval('worker-after-canary', 'worker', V2, 'afterCanary')] },
+      ),
+    ),
     check: (r) => {
       assert.deepEqual(r.approvals, []);
-      assert.deepEqual(r.changes.map((c) => [c.kind, c.name, c.change]), [['Approval', 'worker-after-canary', 'added'], ['NodeImage', 'worker', 'changed']]);
+      assert.deepEqual(
+        r.changes.map((c) => [c.kind, c.name, c.change]),
+        [
+          ['Approval', 'worker-after-canary', 'added'],
+          ['NodeImage', 'worker', 'changed'],
+        ],
+      );
     },
   },
   {
     name: 'an approval of the old image does not count for the new one',
-    base: ok(state(V1, { approval: { required: 'afterCanary' } }, { approvals: [approval('worker-after-canary', 'worker', V1, 'afterCanary')] })),
-    head: ok(state(V2, { approval: { required: 'afterCanary' } }, { approvals: [approval('worker-after-canary', 'worker', V1, 'afterCanary')] })),
-    check: (r) => assert.deepEqual(r.approvals.map((a) => [a.path, a.stage]), [['approvals/worker-after-canary.yaml', 'afterCanary']]),
+    base: ok(
+      state(
+        V1,
+        { approval: { required: 'afterCanary' } },
+        { approvals: [approval('worker-after-canary', 'worker', V1, 'afterCanary')] },
+      ),
+    ),
+    head: ok(
+      state(
+        V2,
+        { approval: { required: 'afterCanary' } },
+        { approvals: [approval('worker-after-canary', 'worker', V1, 'afterCanary')] },
+      ),
+    ),
+    check: (r) =>
+      assert.deepEqual(
+        r.approvals.map((a) => [a.path, a.stage]),
+        [['approvals/worker-after-canary.yaml', 'afterCanary']],
+      ),
   },
   {
     name: 'rollout-policy edit: each field in words, and no node needs replacing',
     base: ok(state(V2)),
     head: ok(state(V2, { maxSurge: 3, canary: { nodes: 2, soakSeconds: 600 } })),
-    live: observed({ nodes: [node('n-blue-i0', instance('blue', 'blue-i0', V2).providerID)], cloudGroups: [cloudGroup('blue', V2, [instance('blue', 'blue-i0', V2)]), cloudGroup('green', V2, [])] }),
-    check: (r) => assert.deepEqual(sentences(r), ['NodeImage worker: rollout.canary.nodes 1 → 2; rollout.maxSurge 2 → 3; no node needs replacing']),
+    live: observed({
+      nodes: [node('n-blue-i0', instance('blue', 'blue-i0', V2).providerID)],
+      cloudGroups: [cloudGroup('blue', V2, [instance('blue', 'blue-i0', V2)]), cloudGroup('green', V2, [])],
+    }),
+    check: (r) =>
+      assert.deepEqual(sentences(r), [
+        'NodeImage worker: rollout.canary.nodes 1 → 2; rollout.maxSurge 2 → 3; no node needs replacing',
+      ]),
   },
   {
     name: 'new specs and removed specs',
-    base: ok(desired({ scalingGroups: [scalingGroup('blue', 'worker')], nodeImages: [worker(V1)], approvals: [approval('old', 'worker', V1, 'start')] })),
+    base: ok(
+      desired({
+        scalingGroups: [scalingGroup('blue', 'worker')],
+        nodeImages: [worker(V1)],
+        approvals: [approval('old', 'worker', V1, 'start')],
+      }),
+    ),
     head: ok(state(V1)),
-    check: (r) =>
-      assert.deepEqual(sentences(r), ['Approval old: removed', 'ScalingGroup green: new']),
+    check: (r) => assert.deepEqual(sentences(r), ['Approval old: removed', 'ScalingGroup green: new']),
   },
   {
     name: 'no change: nothing listed, no findings',
@@ -128,9 +193,21 @@ const cases: Case[] = [
   {
     name: 'an invalid head: its errors, no comparison, findings',
     base: ok(state(V1)),
-    head: invalid([{ file: 'images/worker.yaml', line: 7, column: 3, code: 'schema', message: 'spec.image must be a string', hint: 'write the image reference' }]),
+    head: invalid([
+      {
+        file: 'images/worker.yaml',
+        line: 7,
+        column: 3,
+        code: 'schema',
+        message: 'spec.image must be a string',
+        hint: 'write the image reference',
+      },
+    ]),
     check: (r) => {
-      assert.deepEqual(r.errors.map((e) => `${e.file}:${e.line}`), ['images/worker.yaml:7']);
+      assert.deepEqual(
+        r.errors.map((e) => `${e.file}:${e.line}`),
+        ['images/worker.yaml:7'],
+      );
       assert.deepEqual(r.changes, []);
       assert.equal(prHasFindings(r), true);
     },
@@ -141,7 +218,10 @@ const cases: Case[] = [
     head: ok(state(V1)),
     check: (r) => {
       assert.equal(r.baseInvalid, true);
-      assert.deepEqual(r.changes.map((c) => c.change), ['added', 'added', 'added']);
+      assert.deepEqual(
+        r.changes.map((c) => c.change),
+        ['added', 'added', 'added'],
+      );
     },
   },
 ];

@@ -52,18 +52,33 @@ describe('sandbox supervised processes', function () {
 
   it('reports a process that exits on its own, naming its log', async () => {
     const sup = new Supervisor(tmp.dir, path.join(tmp.dir, 'pids.json'), silent);
-    const child = sup.start({ name: 'crasher', command: process.execPath, args: ['-e', 'console.error("boom"); process.exit(3)'] });
+    const child = sup.start({
+      name: 'crasher',
+      command: process.execPath,
+      args: ['-e', 'console.error("boom"); process.exit(3)'],
+    });
     await child.exited;
     const failure = sup.failure();
     assert.equal(failure?.code, 'ProcessExited');
-    assert.deepEqual(failure?.data, { process: 'crasher', exitCode: 3, signal: null, log: path.join(tmp.dir, 'crasher.log'), lastProblem: 'boom' });
+    assert.deepEqual(failure?.data, {
+      process: 'crasher',
+      exitCode: 3,
+      signal: null,
+      log: path.join(tmp.dir, 'crasher.log'),
+      lastProblem: 'boom',
+    });
     assert.match(readFileSync(child.logFile, 'utf8'), /boom/);
     await sup.stopAll(500);
   });
 
   it('does not count a finished one-shot command as a failure', async () => {
     const sup = new Supervisor(tmp.dir, path.join(tmp.dir, 'pids.json'), silent);
-    const child = sup.start({ name: 'build', command: process.execPath, args: ['-e', 'process.exit(1)'], oneShot: true });
+    const child = sup.start({
+      name: 'build',
+      command: process.execPath,
+      args: ['-e', 'process.exit(1)'],
+      oneShot: true,
+    });
     assert.deepEqual(await child.exited, { code: 1, signal: null });
     assert.equal(sup.failure(), undefined);
   });
@@ -75,7 +90,13 @@ describe('sandbox supervised processes', function () {
     const grandchild = await grandchildPid(left.logFile);
     // A record whose start time does not match stands for a pid that was reused: never signalled.
     const records = JSON.parse(readFileSync(pidFile, 'utf8')) as unknown[];
-    writeFileSync(pidFile, JSON.stringify([...records, { name: 'reused', pid: process.pid, startTicks: (processStartTicks(process.pid) ?? 0) + 1 }]));
+    writeFileSync(
+      pidFile,
+      JSON.stringify([
+        ...records,
+        { name: 'reused', pid: process.pid, startTicks: (processStartTicks(process.pid) ?? 0) + 1 },
+      ]),
+    );
     assert.deepEqual(await stopLeftovers(pidFile, silent), ['left']);
     await delay(100);
     assert.equal(isAlive(left.pid), false);

@@ -33,7 +33,14 @@ function files(dir: string, base = dir): Map<string, string> {
 function sandboxNodes(): { name: string; labels: Record<string, string> }[] {
   return fleetGroups(files(examples)).flatMap((g) =>
     Array.from({ length: g.size }, (_, i) => {
-      const node = buildNode({ groupId: g.groupId, instanceId: instanceId(i + 1), role: g.role, image: g.image, labels: {}, resources: { cpu: '4', memory: '16Gi', pods: '110' } });
+      const node = buildNode({
+        groupId: g.groupId,
+        instanceId: instanceId(i + 1),
+        role: g.role,
+        image: g.image,
+        labels: {},
+        resources: { cpu: '4', memory: '16Gi', pods: '110' },
+      });
       return { name: node.metadata?.name ?? '', labels: node.metadata?.labels ?? {} };
     }),
   );
@@ -48,15 +55,27 @@ describe('examples-repo against the sandbox', () => {
     desired = loaded.desired;
   });
 
-  const selects = (selector: LabelSelector | undefined): string[] => nodes.filter((n) => matchesSelector(selector, n.labels)).map((n) => n.name);
+  const selects = (selector: LabelSelector | undefined): string[] =>
+    nodes.filter((n) => matchesSelector(selector, n.labels)).map((n) => n.name);
 
   it('every node, label selector and deployment it names exists in the sandbox', () => {
-    for (const m of desired.nodeMaintenances) assert.ok(nodes.some((n) => n.name === m.nodeName), `NodeMaintenance/${m.name}: no sandbox node ${m.nodeName}`);
-    for (const op of desired.nodeOps) assert.ok(selects(op.nodeSelector).length > 0, `NodeOp/${op.name} selects no sandbox node`);
-    for (const up of desired.nodeOpUpgrades) assert.ok(selects(up.nodeSelector).length > 0, `NodeOpUpgrade/${up.name} selects no sandbox node`);
-    for (const gate of desired.upgradeGates) assert.ok(selects(gate.appliesTo.nodeSelector).length > 0, `UpgradeGate/${gate.name} selects no sandbox node`);
+    for (const m of desired.nodeMaintenances)
+      assert.ok(
+        nodes.some((n) => n.name === m.nodeName),
+        `NodeMaintenance/${m.name}: no sandbox node ${m.nodeName}`,
+      );
+    for (const op of desired.nodeOps)
+      assert.ok(selects(op.nodeSelector).length > 0, `NodeOp/${op.name} selects no sandbox node`);
+    for (const up of desired.nodeOpUpgrades)
+      assert.ok(selects(up.nodeSelector).length > 0, `NodeOpUpgrade/${up.name} selects no sandbox node`);
+    for (const gate of desired.upgradeGates)
+      assert.ok(selects(gate.appliesTo.nodeSelector).length > 0, `UpgradeGate/${gate.name} selects no sandbox node`);
     for (const a of desired.autoscalingStrategies) {
-      assert.deepEqual([a.deploymentNamespace, a.deploymentName], [AUTOSCALER.namespace, AUTOSCALER.name], `AutoscalingStrategy/${a.name}`);
+      assert.deepEqual(
+        [a.deploymentNamespace, a.deploymentName],
+        [AUTOSCALER.namespace, AUTOSCALER.name],
+        `AutoscalingStrategy/${a.name}`,
+      );
     }
   });
 
@@ -64,13 +83,22 @@ describe('examples-repo against the sandbox', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'drydock-examples-'));
     try {
       cpSync(examples, dir, { recursive: true });
-      copyFileSync(path.join(dir, 'templates/workers-i-0003-disk.yaml'), path.join(dir, 'maintenance/workers-i-0003-disk.yaml'));
+      copyFileSync(
+        path.join(dir, 'templates/workers-i-0003-disk.yaml'),
+        path.join(dir, 'maintenance/workers-i-0003-disk.yaml'),
+      );
       const loaded = await loadFromDirectory(dir);
       assert.ok(loaded.ok, 'examples-repo with the maintenance copied in is valid');
       const [m] = loaded.desired.nodeMaintenances;
       assert.equal(m?.name, 'workers-i-0003-disk');
-      assert.ok(nodes.some((n) => n.name === m.nodeName), `NodeMaintenance/${m.name}: no sandbox node ${m.nodeName}`);
-      assert.deepEqual(notActedOn(loaded.desired).filter((n) => n.kind === 'NodeMaintenance'), []);
+      assert.ok(
+        nodes.some((n) => n.name === m.nodeName),
+        `NodeMaintenance/${m.name}: no sandbox node ${m.nodeName}`,
+      );
+      assert.deepEqual(
+        notActedOn(loaded.desired).filter((n) => n.kind === 'NodeMaintenance'),
+        [],
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -81,16 +109,16 @@ describe('examples-repo against the sandbox', () => {
     const rows = new Map(result.specs.map((s) => [`${s.spec.kind}/${s.spec.name}`, s]));
     const names = (list: readonly { name: string }[], kind: string): string[] => list.map((s) => `${kind}/${s.name}`);
     const unsupported = new Set(notActedOn(desired).map((n) => `${n.kind}/${n.name}`));
-    assert.deepEqual(
-      [...unsupported].sort(),
-      ['UpgradeGate/storage-healthy'],
-    );
+    assert.deepEqual([...unsupported].sort(), ['UpgradeGate/storage-healthy']);
     // Specs with a row of their own: acted on (a phase of a rollout), or NotSupported with a reason.
     const own = [
       ...names(desired.nodeImages, 'NodeImage'),
       ...names(desired.autoscalingStrategies, 'AutoscalingStrategy'),
       ...names(desired.nodeMaintenances, 'NodeMaintenance'),
-      ...names(desired.nodeOps.filter((o) => o.generatedBy === undefined), 'NodeOp'),
+      ...names(
+        desired.nodeOps.filter((o) => o.generatedBy === undefined),
+        'NodeOp',
+      ),
       ...names(desired.nodeOpUpgrades, 'NodeOpUpgrade'),
       ...names(desired.upgradeGates, 'UpgradeGate'),
     ];
@@ -103,10 +131,17 @@ describe('examples-repo against the sandbox', () => {
       } else assert.notEqual(row.phase, 'NotSupported', key);
     }
     // The rest are acted on through the specs that name them, which have rows.
-    for (const sg of desired.scalingGroups) assert.equal(rows.get(`NodeImage/${sg.nodeImage}`)?.phase !== undefined, true, `ScalingGroup/${sg.name}`);
-    for (const a of desired.approvals) assert.ok(rows.has(`${a.target.kind}/${a.target.name}`), `Approval/${a.name} targets ${a.target.kind}/${a.target.name}`);
+    for (const sg of desired.scalingGroups)
+      assert.equal(rows.get(`NodeImage/${sg.nodeImage}`)?.phase !== undefined, true, `ScalingGroup/${sg.name}`);
+    for (const a of desired.approvals)
+      assert.ok(
+        rows.has(`${a.target.kind}/${a.target.name}`),
+        `Approval/${a.name} targets ${a.target.kind}/${a.target.name}`,
+      );
     for (const w of desired.maintenanceWindows) {
-      const users = desired.nodeOps.filter((o) => o.rollout.window === w.name).length + desired.nodeImages.filter((i) => i.rollout.window === w.name).length;
+      const users =
+        desired.nodeOps.filter((o) => o.rollout.window === w.name).length +
+        desired.nodeImages.filter((i) => i.rollout.window === w.name).length;
       assert.ok(users > 0, `MaintenanceWindow/${w.name} is named by no spec`);
     }
   });

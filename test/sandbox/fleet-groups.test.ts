@@ -19,21 +19,52 @@ describe('sandbox fleet groups', () => {
   it('reads drydock and Constellation ScalingGroups of provider sim, sized by role', () => {
     const files = new Map([
       ['images.yaml', images],
-      ['groups/workers.yaml', 'kind: ScalingGroup\nmetadata: {name: workers}\nspec: {provider: sim, groupId: workers, nodeImage: worker}\n'],
-      ['groups/cp.yaml', 'kind: ScalingGroup\nmetadata: {name: control-plane}\nspec: {groupId: control-plane, nodeImage: cp, role: ControlPlane}\n'],
-      ['groups/gcp.yaml', 'kind: ScalingGroup\nmetadata: {name: gcp}\nspec: {groupId: projects/p/zones/z/instanceGroupManagers/m, nodeImage: worker}\n'],
+      [
+        'groups/workers.yaml',
+        'kind: ScalingGroup\nmetadata: {name: workers}\nspec: {provider: sim, groupId: workers, nodeImage: worker}\n',
+      ],
+      [
+        'groups/cp.yaml',
+        'kind: ScalingGroup\nmetadata: {name: control-plane}\nspec: {groupId: control-plane, nodeImage: cp, role: ControlPlane}\n',
+      ],
+      [
+        'groups/gcp.yaml',
+        'kind: ScalingGroup\nmetadata: {name: gcp}\nspec: {groupId: projects/p/zones/z/instanceGroupManagers/m, nodeImage: worker}\n',
+      ],
       ['README.md', '# not yaml: ['],
       ['broken.yaml', 'kind: [\n'],
     ]);
     assert.deepEqual(fleetGroups(files), [
-      { groupId: 'control-plane', scalingGroup: 'control-plane', nodeImage: 'cp', role: 'control-plane', size: 3, image: 'sandbox/node:0.9.0' },
-      { groupId: 'workers', scalingGroup: 'workers', nodeImage: 'worker', role: 'worker', size: 6, image: 'sandbox/node:1.0.0' },
+      {
+        groupId: 'control-plane',
+        scalingGroup: 'control-plane',
+        nodeImage: 'cp',
+        role: 'control-plane',
+        size: 3,
+        image: 'sandbox/node:0.9.0',
+      },
+      {
+        groupId: 'workers',
+        scalingGroup: 'workers',
+        nodeImage: 'worker',
+        role: 'worker',
+        size: 6,
+        image: 'sandbox/node:1.0.0',
+      },
     ]);
   });
 
   it('names a ScalingGroup whose NodeImage is missing', () => {
-    const files = new Map([['g.yaml', 'kind: ScalingGroup\nmetadata: {name: workers}\nspec: {provider: sim, groupId: workers, nodeImage: gpu}\n']]);
-    assert.throws(() => fleetGroups(files), /ScalingGroup workers names NodeImage gpu, which the fleet repository does not define/);
+    const files = new Map([
+      [
+        'g.yaml',
+        'kind: ScalingGroup\nmetadata: {name: workers}\nspec: {provider: sim, groupId: workers, nodeImage: gpu}\n',
+      ],
+    ]);
+    assert.throws(
+      () => fleetGroups(files),
+      /ScalingGroup workers names NodeImage gpu, which the fleet repository does not define/,
+    );
   });
 
   it('refuses a repository without sim groups', () => {
@@ -41,7 +72,15 @@ describe('sandbox fleet groups', () => {
   });
 
   it('writes the sim cloud configuration', () => {
-    const groups = fleetGroups(new Map([['images.yaml', images], ['g.yaml', 'kind: ScalingGroup\nmetadata: {name: w}\nspec: {provider: sim, groupId: workers, nodeImage: worker}\n']]));
+    const groups = fleetGroups(
+      new Map([
+        ['images.yaml', images],
+        [
+          'g.yaml',
+          'kind: ScalingGroup\nmetadata: {name: w}\nspec: {provider: sim, groupId: workers, nodeImage: worker}\n',
+        ],
+      ]),
+    );
     assert.deepEqual(parse(simCloudConfigYaml(groups, 2)), {
       bootDelaySeconds: 2,
       terminateDelaySeconds: 2,

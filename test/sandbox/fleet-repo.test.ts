@@ -1,7 +1,15 @@
 import { strict as assert } from 'node:assert';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { commitImageChange, fleetRepoPath, nextImage, readBranch, readTree, seedFleetRepo, SANDBOX_AUTHOR } from '../../src/sandbox/fleet-repo.js';
+import {
+  commitImageChange,
+  fleetRepoPath,
+  nextImage,
+  readBranch,
+  readTree,
+  seedFleetRepo,
+  SANDBOX_AUTHOR,
+} from '../../src/sandbox/fleet-repo.js';
 import { git, gitEnv, tempDir } from '../support/git-server.js';
 
 describe('sandbox fleet repository', () => {
@@ -51,17 +59,25 @@ describe('sandbox fleet repository', () => {
     afterEach(() => tmp.remove());
 
     it('creates fleet.git once and keeps it on a second run', () => {
-      assert.deepEqual(seedFleetRepo(path.join(tmp.dir, 'git'), examples(), path.join(tmp.dir, 'work')), { created: true });
+      assert.deepEqual(seedFleetRepo(path.join(tmp.dir, 'git'), examples(), path.join(tmp.dir, 'work')), {
+        created: true,
+      });
       const head = readBranch(fleetRepoPath(path.join(tmp.dir, 'git')), 'main');
       assert.equal(head?.subject, 'Fleet specs from drydock examples-repo');
-      assert.deepEqual(seedFleetRepo(path.join(tmp.dir, 'git'), examples(), path.join(tmp.dir, 'work')), { created: false });
+      assert.deepEqual(seedFleetRepo(path.join(tmp.dir, 'git'), examples(), path.join(tmp.dir, 'work')), {
+        created: false,
+      });
       assert.equal(readBranch(fleetRepoPath(path.join(tmp.dir, 'git')), 'main')?.commit, head?.commit);
     });
 
     it('commits the new images, keeping comments, as the sandbox author', async () => {
       seedFleetRepo(path.join(tmp.dir, 'git'), examples(), path.join(tmp.dir, 'work'));
       const bare = fleetRepoPath(path.join(tmp.dir, 'git'));
-      const result = commitImageChange(bare, path.join(tmp.dir, 'work'), (current) => new Map([...current].map(([n, i]) => [n, nextImage(i)])));
+      const result = commitImageChange(
+        bare,
+        path.join(tmp.dir, 'work'),
+        (current) => new Map([...current].map(([n, i]) => [n, nextImage(i)])),
+      );
       assert.deepEqual(
         result.changes.map((c) => [c.nodeImage, c.file, c.from, c.to]),
         [
@@ -73,7 +89,10 @@ describe('sandbox fleet repository', () => {
       assert.match(text, /^# worker image: bump it in a pull request$/m);
       assert.match(text, /^ {2}image: sandbox\/node:1\.0\.1 # the OS image$/m);
       assert.equal(readBranch(bare, 'main')?.commit, result.commit);
-      assert.equal(await git(tmp.dir, ['--git-dir', bare, 'log', '-1', '--format=%an <%ae>']), `${SANDBOX_AUTHOR.name} <${SANDBOX_AUTHOR.email}>`);
+      assert.equal(
+        await git(tmp.dir, ['--git-dir', bare, 'log', '-1', '--format=%an <%ae>']),
+        `${SANDBOX_AUTHOR.name} <${SANDBOX_AUTHOR.email}>`,
+      );
     });
 
     it('refuses a NodeImage that does not exist and pushes nothing', () => {
@@ -82,7 +101,8 @@ describe('sandbox fleet repository', () => {
       const before = readBranch(bare, 'main')?.commit;
       assert.throws(
         () => commitImageChange(bare, path.join(tmp.dir, 'work'), () => new Map([['gpu', 'x:2']])),
-        (err: unknown) => (err as { code?: string }).code === 'StepFailed' && /no NodeImage named gpu/.test((err as Error).message),
+        (err: unknown) =>
+          (err as { code?: string }).code === 'StepFailed' && /no NodeImage named gpu/.test((err as Error).message),
       );
       assert.equal(readBranch(bare, 'main')?.commit, before);
     });
@@ -97,12 +117,24 @@ describe('sandbox fleet repository', () => {
       mkdirSync(path.join(clone, 'status', 'NodeImage'), { recursive: true });
       writeFileSync(path.join(clone, 'status', 'NodeImage', 'worker.yaml'), 'phase: Complete\n');
       await git(clone, ['add', '.']);
-      await git(clone, ['commit', '--quiet', '-m', 'status: NodeImage/worker 6/6 replaced (source 1a2b3c4)\n\nDrydock-Source: 1a2b3c4\nDrydock-Cluster: sandbox'], gitEnv(1));
+      await git(
+        clone,
+        [
+          'commit',
+          '--quiet',
+          '-m',
+          'status: NodeImage/worker 6/6 replaced (source 1a2b3c4)\n\nDrydock-Source: 1a2b3c4\nDrydock-Cluster: sandbox',
+        ],
+        gitEnv(1),
+      );
       await git(clone, ['push', '--quiet', 'origin', 'drydock/status']);
       const head = readBranch(bare, 'drydock/status');
       assert.equal(head?.subject, 'status: NodeImage/worker 6/6 replaced (source 1a2b3c4)');
       assert.deepEqual(head?.trailers, { 'Drydock-Source': '1a2b3c4', 'Drydock-Cluster': 'sandbox' });
-      assert.deepEqual([...readTree(bare, 'drydock/status', 'status')], [['status/NodeImage/worker.yaml', 'phase: Complete\n']]);
+      assert.deepEqual(
+        [...readTree(bare, 'drydock/status', 'status')],
+        [['status/NodeImage/worker.yaml', 'phase: Complete\n']],
+      );
     });
   });
 });

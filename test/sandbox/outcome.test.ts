@@ -12,7 +12,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 describe('drydock sandbox outcome', () => {
   const failed = (e: SandboxError): SandboxOutcome => ({ kind: 'failed', error: e });
   const cases: [string, SandboxOutcome, boolean, number, string[]][] = [
-    ['stopped by Ctrl-C', { kind: 'stopped' }, false, 0, ['sandbox stopped; run it again to resume, or with --reset to start over']],
+    [
+      'stopped by Ctrl-C',
+      { kind: 'stopped' },
+      false,
+      0,
+      ['sandbox stopped; run it again to resume, or with --reset to start over'],
+    ],
     [
       'scenario passed (the summary is already on screen)',
       { kind: 'scenario', summary: { commit: 'c', changes: [], durationMs: 1, nodesReplaced: 0, waves: 0 } },
@@ -22,28 +28,57 @@ describe('drydock sandbox outcome', () => {
     ],
     [
       'final checks failed',
-      failed(new SandboxError('CheckFailed', 'NodeImage/worker is Halted: drain timed out', { step: 'the rollout', problems: ['NodeImage/worker Halted 2/6'], log: 'logs/drydock.log' })),
+      failed(
+        new SandboxError('CheckFailed', 'NodeImage/worker is Halted: drain timed out', {
+          step: 'the rollout',
+          problems: ['NodeImage/worker Halted 2/6'],
+          log: 'logs/drydock.log',
+        }),
+      ),
       true,
       1,
-      ['scenario failed at step "the rollout": NodeImage/worker is Halted: drain timed out\n  - NodeImage/worker Halted 2/6\nread the log: logs/drydock.log'],
+      [
+        'scenario failed at step "the rollout": NodeImage/worker is Halted: drain timed out\n  - NodeImage/worker Halted 2/6\nread the log: logs/drydock.log',
+      ],
     ],
     [
       'rollout timed out',
-      failed(new SandboxError('Timeout', 'the upgrade did not finish within 10m0s; waiting for x', { step: 'the rollout', waitingFor: 'x' })),
+      failed(
+        new SandboxError('Timeout', 'the upgrade did not finish within 10m0s; waiting for x', {
+          step: 'the rollout',
+          waitingFor: 'x',
+        }),
+      ),
       true,
       1,
       ['scenario failed at step "the rollout": the upgrade did not finish within 10m0s; waiting for x'],
     ],
     [
       'a start-up step timed out',
-      failed(new SandboxError('Timeout', 'timed out after 180s waiting for 9 nodes', { step: 'start the sim cloud', lastProblem: '4/9 nodes Ready', log: 'logs/sim-cloud.log' })),
+      failed(
+        new SandboxError('Timeout', 'timed out after 180s waiting for 9 nodes', {
+          step: 'start the sim cloud',
+          lastProblem: '4/9 nodes Ready',
+          log: 'logs/sim-cloud.log',
+        }),
+      ),
       false,
       2,
-      ['sandbox failed at step "start the sim cloud": timed out after 180s waiting for 9 nodes\nlast problem: 4/9 nodes Ready\nread the log: logs/sim-cloud.log'],
+      [
+        'sandbox failed at step "start the sim cloud": timed out after 180s waiting for 9 nodes\nlast problem: 4/9 nodes Ready\nread the log: logs/sim-cloud.log',
+      ],
     ],
-    ['a process died', failed(new SandboxError('ProcessExited', 'drydock exited with code 2 while the sandbox still needed it', { process: 'drydock' })), true, 2, [
-      'scenario failed: drydock exited with code 2 while the sandbox still needed it',
-    ]],
+    [
+      'a process died',
+      failed(
+        new SandboxError('ProcessExited', 'drydock exited with code 2 while the sandbox still needed it', {
+          process: 'drydock',
+        }),
+      ),
+      true,
+      2,
+      ['scenario failed: drydock exited with code 2 while the sandbox still needed it'],
+    ],
   ];
   for (const [name, outcome, scenario, code, lines] of cases) {
     it(name, () => assert.deepEqual(outcomeReport(outcome, scenario), { code, lines }));
@@ -85,9 +120,21 @@ describe('drydock sandbox outcome', () => {
 
   describe('a scenario runs in its own state directory unless told otherwise', () => {
     const cases: [string, Parameters<typeof scenarioStateDir>[0], ReturnType<typeof scenarioStateDir>][] = [
-      ['no scenario: the directory given or the default, as it is', { stateDir: '.state/sandbox', reset: false }, { stateDir: '.state/sandbox', reset: false }],
-      ['scenario at the default: its own directory, emptied first', { stateDir: '.state/sandbox', reset: false, scenario: 'upgrade' }, { stateDir: path.join('.state', 'scenario-upgrade'), reset: true }],
-      ['scenario with --state-dir: that directory, as told', { stateDir: 'mine', stateDirGiven: true, reset: false, scenario: 'upgrade' }, { stateDir: 'mine', reset: false }],
+      [
+        'no scenario: the directory given or the default, as it is',
+        { stateDir: '.state/sandbox', reset: false },
+        { stateDir: '.state/sandbox', reset: false },
+      ],
+      [
+        'scenario at the default: its own directory, emptied first',
+        { stateDir: '.state/sandbox', reset: false, scenario: 'upgrade' },
+        { stateDir: path.join('.state', 'scenario-upgrade'), reset: true },
+      ],
+      [
+        'scenario with --state-dir: that directory, as told',
+        { stateDir: 'mine', stateDirGiven: true, reset: false, scenario: 'upgrade' },
+        { stateDir: 'mine', reset: false },
+      ],
     ];
     for (const [name, flags, expected] of cases) it(name, () => assert.deepEqual(scenarioStateDir(flags), expected));
   });

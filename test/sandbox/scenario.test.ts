@@ -36,7 +36,10 @@ interface Run {
 }
 
 function sandbox(args: readonly string[]): Run {
-  const child = spawn(process.execPath, [bin, 'sandbox', '--no-live', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'sandbox', '--no-live', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString('utf8')));
@@ -126,7 +129,12 @@ describe('drydock sandbox (end to end)', function () {
     const bare = path.join(stateDir, 'git', 'fleet.git');
     const head = git(bare, ['rev-parse', 'refs/heads/main']);
     assert.match(git(bare, ['log', '-1', '--format=%s', head]), /^Upgrade node images: /);
-    const source = git(bare, ['log', '-1', '--format=%(trailers:key=Drydock-Source,valueonly)', 'refs/heads/drydock/status']);
+    const source = git(bare, [
+      'log',
+      '-1',
+      '--format=%(trailers:key=Drydock-Source,valueonly)',
+      'refs/heads/drydock/status',
+    ]);
     assert.ok(source !== '' && head.startsWith(source), `status reports on ${source}, main is ${head}`);
 
     // The sim cloud's saved state: every instance of every group runs the group's (new) image.
@@ -141,7 +149,10 @@ describe('drydock sandbox (end to end)', function () {
     );
     assert.ok(pushed.size > 0, 'the upgrade commit changes no image');
     for (const group of state.groups) {
-      assert.ok(pushed.has(group.image), `group ${group.id} runs ${group.image}, not an image the upgrade pushed (${[...pushed].join(', ')})`);
+      assert.ok(
+        pushed.has(group.image),
+        `group ${group.id} runs ${group.image}, not an image the upgrade pushed (${[...pushed].join(', ')})`,
+      );
       assert.ok(group.instances.length > 0);
       for (const i of group.instances) {
         assert.equal(i.image, group.image, `${group.id}/${i.id}`);
@@ -154,7 +165,10 @@ describe('drydock sandbox (end to end)', function () {
     this.timeout(10 * 60_000);
     const stateDir = path.join(tmpDir(), 'state');
     // Like `drydock sandbox | tee log`: stdout is a pipe whose reader goes away before Ctrl-C.
-    const child = spawn(process.execPath, [bin, 'sandbox', '--no-live', '--state-dir', stateDir], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'sandbox', '--no-live', '--state-dir', stateDir], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
@@ -170,12 +184,22 @@ describe('drydock sandbox (end to end)', function () {
       }
     };
     await until('the how-to block', () => /^Stop: Ctrl-C/m.test(out), 4 * 60_000);
-    await until("drydock's first status commit", () => /git in sync: drydock\/status reports on main/.test(out), 2 * 60_000);
+    await until(
+      "drydock's first status commit",
+      () => /git in sync: drydock\/status reports on main/.test(out),
+      2 * 60_000,
+    );
 
     // The how-to block, run line by line in one shell as a person pastes it, in a fresh directory.
     const block = /In another terminal:\n((?: {2}.*\n)+)/.exec(out)?.[1] ?? '';
-    const lines = block.split('\n').filter((l) => l !== '').map((l) => l.slice(2));
-    assert.ok(lines.some((l) => l.startsWith('drydock plan ')), block);
+    const lines = block
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => l.slice(2));
+    assert.ok(
+      lines.some((l) => l.startsWith('drydock plan ')),
+      block,
+    );
     const edit = /^# change spec\.image in (\S+), then/;
     const script = lines
       .map((l) => {
@@ -191,28 +215,60 @@ describe('drydock sandbox (end to end)', function () {
         cwd: person.dir,
         encoding: 'utf8',
         timeout: 120_000,
-        env: { ...process.env, HOME: person.dir, GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.com', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.com', GIT_TERMINAL_PROMPT: '0' },
+        env: {
+          ...process.env,
+          HOME: person.dir,
+          GIT_AUTHOR_NAME: 'Ada',
+          GIT_AUTHOR_EMAIL: 'ada@example.com',
+          GIT_COMMITTER_NAME: 'Ada',
+          GIT_COMMITTER_EMAIL: 'ada@example.com',
+          GIT_TERMINAL_PROMPT: '0',
+        },
       });
       const said = `${r.stdout}\n${r.stderr}`;
       const exits = [...r.stdout.matchAll(/^=== exit (\d+) of: (.*)$/gm)].map((m) => [m[2], m[1]]);
-      assert.deepEqual(exits.filter(([, code]) => code !== '0'), [], said);
+      assert.deepEqual(
+        exits.filter(([, code]) => code !== '0'),
+        [],
+        said,
+      );
       assert.equal(exits.length, lines.length, said);
       assert.match(r.stdout, /^NAME\s.*\sIMAGE\s+PHASE$/m, said);
       // The pull request's plan, live: the change in words, with the nodes, waves and ETA.
-      assert.match(r.stdout, /^drydock plan for cluster sandbox: next-image \([0-9a-f]{7}\) against main \([0-9a-f]{7}\)/m, said);
-      assert.match(r.stdout, /^ {2}NodeImage worker: image \S+ → registry\.example\/node-os:v1\.0\.1; \d+ nodes in 1 group will be replaced in \d+ waves, canary first; ETA \d+ min$/m, said);
+      assert.match(
+        r.stdout,
+        /^drydock plan for cluster sandbox: next-image \([0-9a-f]{7}\) against main \([0-9a-f]{7}\)/m,
+        said,
+      );
+      assert.match(
+        r.stdout,
+        /^ {2}NodeImage worker: image \S+ → registry\.example\/node-os:v1\.0\.1; \d+ nodes in 1 group will be replaced in \d+ waves, canary first; ETA \d+ min$/m,
+        said,
+      );
       assert.doesNotMatch(r.stdout, /Live part skipped/, said);
       // drydock status on the clone: every example spec has a row; those not acted on say so.
       for (const spec of ['UpgradeGate/storage-healthy']) {
-        assert.match(r.stdout, new RegExp(`\\| \\[${spec}\\]\\([^)]*\\) \\| NotSupported \\| 0/0 \\| a build of drydock that acts on`), said);
+        assert.match(
+          r.stdout,
+          new RegExp(`\\| \\[${spec}\\]\\([^)]*\\) \\| NotSupported \\| 0/0 \\| a build of drydock that acts on`),
+          said,
+        );
       }
       assert.match(r.stdout, /\| \[NodeImage\/worker\]\([^)]*\) \| (?!NotSupported)\w+ \|/, said);
       // The push starts a rollout, and kubectl -L shows the phase drydock gives the first node.
       const kubectl = lines.find((l) => l.startsWith('kubectl get nodes')) ?? '';
-      await until('a drydock.dev/phase in kubectl get nodes -L', () => {
-        const k = spawnSync('bash', ['-c', `${lines.filter((l) => l.startsWith('export ')).join('; ')}; ${kubectl} --no-headers`], { encoding: 'utf8' });
-        return /\s(Pending|Cordoned|Draining|Done)\s*$/m.test(k.stdout);
-      }, 3 * 60_000);
+      await until(
+        'a drydock.dev/phase in kubectl get nodes -L',
+        () => {
+          const k = spawnSync(
+            'bash',
+            ['-c', `${lines.filter((l) => l.startsWith('export ')).join('; ')}; ${kubectl} --no-headers`],
+            { encoding: 'utf8' },
+          );
+          return /\s(Pending|Cordoned|Draining|Done)\s*$/m.test(k.stdout);
+        },
+        3 * 60_000,
+      );
     } finally {
       person.remove();
     }

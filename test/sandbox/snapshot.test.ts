@@ -9,18 +9,36 @@ describe('sandbox snapshot', () => {
         metadata: {
           name: 'workers-i-2',
           labels: { 'sim.drydock.dev/group': 'workers' },
-          annotations: { 'sim.drydock.dev/image': 'os:1', 'drydock.dev/phase': 'Draining', 'drydock.dev/phase-since': '2024-01-01T00:00:00Z' },
+          annotations: {
+            'sim.drydock.dev/image': 'os:1',
+            'drydock.dev/phase': 'Draining',
+            'drydock.dev/phase-since': '2024-01-01T00:00:00Z',
+          },
         },
         spec: { unschedulable: true },
         status: { conditions: [{ type: 'Ready', status: 'True' }] },
       },
-      { metadata: { name: 'control-plane-i-0', labels: { 'sim.drydock.dev/group': 'control-plane' } }, status: { nodeInfo: { osImage: 'os:1' } as never } },
-      { metadata: { name: 'workers-i-1', labels: { 'sim.drydock.dev/group': 'workers' } }, status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+      {
+        metadata: { name: 'control-plane-i-0', labels: { 'sim.drydock.dev/group': 'control-plane' } },
+        status: { nodeInfo: { osImage: 'os:1' } as never },
+      },
+      {
+        metadata: { name: 'workers-i-1', labels: { 'sim.drydock.dev/group': 'workers' } },
+        status: { conditions: [{ type: 'Ready', status: 'False' }] },
+      },
     ];
     assert.deepEqual(nodeViews(nodes), [
       { name: 'control-plane-i-0', group: 'control-plane', image: 'os:1', ready: false, unschedulable: false },
       { name: 'workers-i-1', group: 'workers', ready: false, unschedulable: false },
-      { name: 'workers-i-2', group: 'workers', image: 'os:1', ready: true, unschedulable: true, phase: 'Draining', phaseSince: '2024-01-01T00:00:00Z' },
+      {
+        name: 'workers-i-2',
+        group: 'workers',
+        image: 'os:1',
+        ready: true,
+        unschedulable: true,
+        phase: 'Draining',
+        phaseSince: '2024-01-01T00:00:00Z',
+      },
     ]);
   });
 
@@ -29,11 +47,41 @@ describe('sandbox snapshot', () => {
       'a status file',
       'status/NodeImage/worker.yaml',
       'phase: Progressing\nprogress: {done: 2, total: 6}\nwaitingFor: PDB demo/web allows 0 disruptions\nsourceCommit: 1a2b3c4\n',
-      { kind: 'NodeImage', name: 'worker', phase: 'Progressing', done: 2, total: 6, waitingFor: 'PDB demo/web allows 0 disruptions', sourceCommit: '1a2b3c4' },
+      {
+        kind: 'NodeImage',
+        name: 'worker',
+        phase: 'Progressing',
+        done: 2,
+        total: 6,
+        waitingFor: 'PDB demo/web allows 0 disruptions',
+        sourceCommit: '1a2b3c4',
+      },
     ],
-    ['counts instead of progress', 'status/NodeOp/os-patch.yaml', 'phase: Complete\ncounts: {done: 3, total: 3}\n', { kind: 'NodeOp', name: 'os-patch', phase: 'Complete', done: 3, total: 3 }],
-    ['an empty file', 'status/NodeImage/x.yaml', '', { kind: 'NodeImage', name: 'x', phase: 'Unknown', done: 0, total: 0 }],
-    ['broken YAML', 'status/NodeImage/x.yaml', 'phase: [', { kind: 'NodeImage', name: 'x', phase: 'Unknown', done: 0, total: 0, lastError: 'status/NodeImage/x.yaml is not valid YAML' }],
+    [
+      'counts instead of progress',
+      'status/NodeOp/os-patch.yaml',
+      'phase: Complete\ncounts: {done: 3, total: 3}\n',
+      { kind: 'NodeOp', name: 'os-patch', phase: 'Complete', done: 3, total: 3 },
+    ],
+    [
+      'an empty file',
+      'status/NodeImage/x.yaml',
+      '',
+      { kind: 'NodeImage', name: 'x', phase: 'Unknown', done: 0, total: 0 },
+    ],
+    [
+      'broken YAML',
+      'status/NodeImage/x.yaml',
+      'phase: [',
+      {
+        kind: 'NodeImage',
+        name: 'x',
+        phase: 'Unknown',
+        done: 0,
+        total: 0,
+        lastError: 'status/NodeImage/x.yaml is not valid YAML',
+      },
+    ],
     ['not a status file', 'README.md', '# status', undefined],
     [
       'the document names its spec',
@@ -73,6 +121,7 @@ describe('sandbox snapshot', () => {
       ['drydock_nodes', undefined],
       ['drydock_missing', undefined],
     ];
-    for (const [name, value] of cases) it(`${name} → ${String(value)}`, () => assert.equal(metricValue(text, name), value));
+    for (const [name, value] of cases)
+      it(`${name} → ${String(value)}`, () => assert.equal(metricValue(text, name), value));
   });
 });

@@ -13,7 +13,7 @@ function replay(output: string): string[] {
     if (token === '\n') {
       row++;
       if (screen[row] === undefined) screen[row] = '';
-    // eslint-disable-next-line no-control-regex -- a terminal's cursor-up sequence starts with ESC
+      // eslint-disable-next-line no-control-regex -- a terminal's cursor-up sequence starts with ESC
     } else if (/^\u001b\[\d+F$/.test(token)) {
       row = Math.max(0, row - Number(token.slice(2, -1)));
     } else if (token === '\u001b[0J') {
@@ -49,7 +49,10 @@ describe('sandbox terminal', () => {
       ['drydock sandbox · up 10s · stopping'],
       lines.join('\n'),
     );
-    assert.ok(lines.includes('SIGINT: stopping every process it started (Ctrl-C again to exit at once)…'), lines.join('\n'));
+    assert.ok(
+      lines.includes('SIGINT: stopping every process it started (Ctrl-C again to exit at once)…'),
+      lines.join('\n'),
+    );
   });
 
   it('a reader that went away (EPIPE) makes writes no-ops instead of ending the process', async () => {

@@ -1,5 +1,13 @@
 import { strict as assert } from 'node:assert';
-import { formatDuration, gitSyncState, progressBar, renderChanges, renderView, type GitView, type SandboxSnapshot } from '../../src/sandbox/view.js';
+import {
+  formatDuration,
+  gitSyncState,
+  progressBar,
+  renderChanges,
+  renderView,
+  type GitView,
+  type SandboxSnapshot,
+} from '../../src/sandbox/view.js';
 
 const base: SandboxSnapshot = {
   now: '2024-01-01T00:03:12Z',
@@ -42,7 +50,11 @@ describe('sandbox view', () => {
     const cases: [string, GitView, string][] = [
       ['empty repo', git, 'main: no commits yet'],
       ['no status yet', { ...git, head: '1a2b3c4' }, "waiting for drydock's first status commit on drydock/status"],
-      ['in sync', { ...git, head: '1a2b3c4', statusHead: '9f8e7d6', statusSource: '1a2b3c4d5e' }, 'in sync: drydock/status reports on main 1a2b3c4'],
+      [
+        'in sync',
+        { ...git, head: '1a2b3c4', statusHead: '9f8e7d6', statusSource: '1a2b3c4d5e' },
+        'in sync: drydock/status reports on main 1a2b3c4',
+      ],
       [
         'behind',
         { ...git, head: '1a2b3c4', statusHead: '9f8e7d6', statusSource: '0000aaa1111bbbb' },
@@ -57,14 +69,44 @@ describe('sandbox view', () => {
       const lines = renderView({
         ...base,
         steps: [
-          { title: 'control plane', status: 'done', startedAt: '2024-01-01T00:00:00Z', endedAt: '2024-01-01T00:00:30Z' },
+          {
+            title: 'control plane',
+            status: 'done',
+            startedAt: '2024-01-01T00:00:00Z',
+            endedAt: '2024-01-01T00:00:30Z',
+          },
           { title: 'sim cloud', status: 'running', startedAt: '2024-01-01T00:03:00Z', detail: '4/9 nodes joined' },
           { title: 'drydock', status: 'pending' },
         ],
-        specs: [{ kind: 'NodeImage', name: 'worker', phase: 'Progressing', done: 2, total: 6, waitingFor: 'PDB demo/web allows 0 disruptions' }],
+        specs: [
+          {
+            kind: 'NodeImage',
+            name: 'worker',
+            phase: 'Progressing',
+            done: 2,
+            total: 6,
+            waitingFor: 'PDB demo/web allows 0 disruptions',
+          },
+        ],
         nodes: [
-          { name: 'worker-0', group: 'workers', image: 'v2', ready: true, unschedulable: false, phase: 'Done', phaseSince: '2024-01-01T00:02:00Z' },
-          { name: 'worker-1', group: 'workers', image: 'v1', ready: true, unschedulable: true, phase: 'Draining', phaseSince: '2024-01-01T00:03:00Z' },
+          {
+            name: 'worker-0',
+            group: 'workers',
+            image: 'v2',
+            ready: true,
+            unschedulable: false,
+            phase: 'Done',
+            phaseSince: '2024-01-01T00:02:00Z',
+          },
+          {
+            name: 'worker-1',
+            group: 'workers',
+            image: 'v1',
+            ready: true,
+            unschedulable: true,
+            phase: 'Draining',
+            phaseSince: '2024-01-01T00:03:00Z',
+          },
         ],
       });
       assert.deepEqual(lines, [
@@ -84,7 +126,11 @@ describe('sandbox view', () => {
 
     it('hides the steps once all are done and cuts long lines', () => {
       const lines = renderView(
-        { ...base, steps: [{ title: 'control plane', status: 'done' }], problem: 'the API server is not reachable: connection refused' },
+        {
+          ...base,
+          steps: [{ title: 'control plane', status: 'done' }],
+          problem: 'the API server is not reachable: connection refused',
+        },
         30,
       );
       assert.deepEqual(lines, ['drydock sandbox · up 3m12s · …', '', '  ! the API server is not rea…']);
@@ -158,8 +204,17 @@ describe('sandbox view', () => {
     assert.deepEqual(renderChanges(snapshot, { ...snapshot, now: '2024-01-01T00:04:00Z' }), []);
   });
 
-  it("says how long ago drydock fetched, from its metrics", () => {
-    const git: GitView = { branch: 'main', head: '1a2b3c4', statusBranch: 'drydock/status', statusHead: '9f8e7d6', statusSource: '1a2b3c4', lastFetchSeconds: 2.4 };
-    assert.deepEqual(renderView({ ...base, git }).slice(2), ['  git   in sync: drydock/status reports on main 1a2b3c4 · drydock fetched 2s ago']);
+  it('says how long ago drydock fetched, from its metrics', () => {
+    const git: GitView = {
+      branch: 'main',
+      head: '1a2b3c4',
+      statusBranch: 'drydock/status',
+      statusHead: '9f8e7d6',
+      statusSource: '1a2b3c4',
+      lastFetchSeconds: 2.4,
+    };
+    assert.deepEqual(renderView({ ...base, git }).slice(2), [
+      '  git   in sync: drydock/status reports on main 1a2b3c4 · drydock fetched 2s ago',
+    ]);
   });
 });

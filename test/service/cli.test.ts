@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/drydock.js');
 
-function drydock(args: readonly string[], env: NodeJS.ProcessEnv = {}): { code: number | null; stderr: string; stdout: string } {
+function drydock(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): { code: number | null; stderr: string; stdout: string } {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
@@ -36,17 +39,45 @@ describe('drydock run / plan: bad input', function () {
   const table: { name: string; args: () => string[]; env?: NodeJS.ProcessEnv; message: RegExp }[] = [
     {
       name: 'a duration that is not one',
-      args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig, '--cloud-endpoint', 'http://127.0.0.1:1', '--interval', '5x'],
+      args: () => [
+        'run',
+        '--repo',
+        dir,
+        '--kubeconfig',
+        kubeconfig,
+        '--cloud-endpoint',
+        'http://127.0.0.1:1',
+        '--interval',
+        '5x',
+      ],
       message: /--interval "5x" is not a duration; write e\.g\. 30s, 2m or 1h/,
     },
     {
       name: 'a poll schedule that is not a cron expression',
-      args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig, '--cloud-endpoint', 'http://127.0.0.1:1', '--poll-schedule', 'every day'],
+      args: () => [
+        'run',
+        '--repo',
+        dir,
+        '--kubeconfig',
+        kubeconfig,
+        '--cloud-endpoint',
+        'http://127.0.0.1:1',
+        '--poll-schedule',
+        'every day',
+      ],
       message: /--poll-schedule "every day" is not a cron expression; write e\.g\. '\*\/5 \* \* \* \*'/,
     },
     {
       name: 'a kubeconfig that does not exist',
-      args: () => ['run', '--repo', dir, '--kubeconfig', path.join(dir, 'nope'), '--cloud-endpoint', 'http://127.0.0.1:1'],
+      args: () => [
+        'run',
+        '--repo',
+        dir,
+        '--kubeconfig',
+        path.join(dir, 'nope'),
+        '--cloud-endpoint',
+        'http://127.0.0.1:1',
+      ],
       message: /cannot read kubeconfig .*nope.*pass --kubeconfig or set KUBECONFIG/,
     },
     {
@@ -61,7 +92,17 @@ describe('drydock run / plan: bad input', function () {
     },
     {
       name: 'a listen address that is not host:port',
-      args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig, '--cloud-endpoint', 'http://127.0.0.1:1', '--listen', 'localhost'],
+      args: () => [
+        'run',
+        '--repo',
+        dir,
+        '--kubeconfig',
+        kubeconfig,
+        '--cloud-endpoint',
+        'http://127.0.0.1:1',
+        '--listen',
+        'localhost',
+      ],
       message: /--listen "localhost" is not host:port; use e\.g\. :8080/,
     },
     {
@@ -71,7 +112,17 @@ describe('drydock run / plan: bad input', function () {
     },
     {
       name: '--leader-elect that is not a boolean',
-      args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig, '--cloud-endpoint', 'http://127.0.0.1:1', '--leader-elect', 'maybe'],
+      args: () => [
+        'run',
+        '--repo',
+        dir,
+        '--kubeconfig',
+        kubeconfig,
+        '--cloud-endpoint',
+        'http://127.0.0.1:1',
+        '--leader-elect',
+        'maybe',
+      ],
       message: /--leader-elect "maybe" is not true or false/,
     },
     {
@@ -93,7 +144,10 @@ describe('drydock run / plan: bad input', function () {
   it('plan of a directory with invalid specs: exit 1, errors compiler-style', () => {
     const bad = mkdtempSync(path.join(tmpdir(), 'drydock-cli-bad-'));
     try {
-      writeFileSync(path.join(bad, 'drydock.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: c\npaths: [specs]\n');
+      writeFileSync(
+        path.join(bad, 'drydock.yaml'),
+        'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: c\npaths: [specs]\n',
+      );
       writeFileSync(path.join(bad, 'x.yaml'), 'not: [valid\n');
       const r = drydock(['plan', '--repo', bad, '--kubeconfig', kubeconfig, '--cloud-endpoint', 'http://127.0.0.1:1']);
       assert.equal(r.code, 1, r.stderr + r.stdout);

@@ -11,7 +11,11 @@ const valid = (commit: string, groups: { groupId: string; provider: string }[] =
 });
 const refused = (commit: string): DesiredRevision => ({
   commit,
-  load: { ok: false, errors: [{ file: 'a.yaml', line: 1, column: 1, message: 'bad', hint: 'fix', code: 'schema' }], files: ['a.yaml'] },
+  load: {
+    ok: false,
+    errors: [{ file: 'a.yaml', line: 1, column: 1, message: 'bad', hint: 'fix', code: 'schema' }],
+    files: ['a.yaml'],
+  },
 });
 
 function world() {
@@ -59,7 +63,7 @@ describe('service desired-state tracker', () => {
     assert.equal(counted?.value, 1);
   });
 
-  it('finds a group\'s cloud in the spec in force, or the only one configured', async () => {
+  it("finds a group's cloud in the spec in force, or the only one configured", async () => {
     const aws = { name: 'aws' } as unknown as CloudProvider;
     const sim = { name: 'sim' } as unknown as CloudProvider;
     const w = world();

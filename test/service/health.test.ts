@@ -37,8 +37,17 @@ describe('service health (injected clock)', () => {
     const sha = 'a'.repeat(40);
     const refused = 'b'.repeat(40);
     assert.deepEqual(readiness({ synced: true, inForce: sha, newest: refused }), { ready: true, reasons: [] });
-    assert.deepEqual(readiness({ synced: false }), { ready: false, reasons: ['cluster caches not synced', 'no commit fetched yet'] });
-    assert.deepEqual(readiness({ synced: true, newest: refused }), { ready: false, reasons: ['no valid commit yet (newest bbbbbbb was refused)'] });
-    assert.deepEqual(readiness({ synced: true, newest: 'dir-hash' }), { ready: false, reasons: ['no valid commit yet (newest dir-hash was refused)'] });
+    assert.deepEqual(readiness({ synced: false }), {
+      ready: false,
+      reasons: ['cluster caches not synced', 'no commit fetched yet'],
+    });
+    assert.deepEqual(readiness({ synced: true, newest: refused }), {
+      ready: false,
+      reasons: ['no valid commit yet (newest bbbbbbb was refused)'],
+    });
+    assert.deepEqual(readiness({ synced: true, newest: 'dir-hash' }), {
+      ready: false,
+      reasons: ['no valid commit yet (newest dir-hash was refused)'],
+    });
   });
 });

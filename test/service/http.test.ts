@@ -20,9 +20,15 @@ describe('service HTTP: /healthz, /readyz, /metrics', function () {
   before(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'drydock-http-'));
     mkdirSync(path.join(dir, 'specs'));
-    writeFileSync(path.join(dir, 'drydock.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: http\npaths: [specs]\n');
+    writeFileSync(
+      path.join(dir, 'drydock.yaml'),
+      'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: http\npaths: [specs]\n',
+    );
     // Invalid from the start: a NodeImage without its image.
-    writeFileSync(path.join(dir, 'specs/image.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  strategy: replace\n');
+    writeFileSync(
+      path.join(dir, 'specs/image.yaml'),
+      'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  strategy: replace\n',
+    );
   });
   after(async () => {
     await service?.stop();
@@ -51,7 +57,10 @@ describe('service HTTP: /healthz, /readyz, /metrics', function () {
     assert.equal(notReady.status, 503);
     assert.match(await notReady.text(), /no valid commit yet \(newest dir-[0-9a-f]{12} was refused\)/);
 
-    writeFileSync(path.join(dir, 'specs/image.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: os:v1\n  strategy: replace\n');
+    writeFileSync(
+      path.join(dir, 'specs/image.yaml'),
+      'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: os:v1\n  strategy: replace\n',
+    );
     await eventually('ready', async () => (await fetch(`${url}/readyz`)).status === 200);
   });
 
@@ -81,13 +90,19 @@ describe('service HTTP: /healthz, /readyz, /metrics', function () {
     const url = s.url;
     await s.stop();
     service = undefined;
-    const r = await fetch(`${url}/healthz`).then((x) => x.status, () => 'closed');
+    const r = await fetch(`${url}/healthz`).then(
+      (x) => x.status,
+      () => 'closed',
+    );
     assert.ok(r === 503 || r === 'closed');
   });
 
   it('fails liveness when a round hangs (a cloud call that never answers)', async () => {
     const hung = mkdtempSync(path.join(tmpdir(), 'drydock-http-hung-'));
-    writeFileSync(path.join(hung, 'drydock.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: hung\npaths: [specs]\n');
+    writeFileSync(
+      path.join(hung, 'drydock.yaml'),
+      'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: hung\npaths: [specs]\n',
+    );
     mkdirSync(path.join(hung, 'specs'));
     writeFileSync(
       path.join(hung, 'specs/g.yaml'),

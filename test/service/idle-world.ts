@@ -31,11 +31,21 @@ export interface IdleWorld {
 }
 
 function writeRepo(dir: string): void {
-  const doc = (kind: string, name: string, spec: unknown) => stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
+  const doc = (kind: string, name: string, spec: unknown) =>
+    stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
   mkdirSync(path.join(dir, 'specs'), { recursive: true });
-  writeFileSync(path.join(dir, 'drydock.yaml'), stringify({ apiVersion: 'drydock.dev/v1alpha1', kind: 'RepoConfig', cluster: 'idle', paths: ['specs'] }));
-  writeFileSync(path.join(dir, 'specs/group.yaml'), doc('ScalingGroup', 'workers', { provider: 'sim', groupId: 'workers', nodeImage: 'worker', role: 'worker' }));
-  writeFileSync(path.join(dir, 'specs/image.yaml'), doc('NodeImage', 'worker', { image: IDLE_IMAGE, strategy: 'replace' }));
+  writeFileSync(
+    path.join(dir, 'drydock.yaml'),
+    stringify({ apiVersion: 'drydock.dev/v1alpha1', kind: 'RepoConfig', cluster: 'idle', paths: ['specs'] }),
+  );
+  writeFileSync(
+    path.join(dir, 'specs/group.yaml'),
+    doc('ScalingGroup', 'workers', { provider: 'sim', groupId: 'workers', nodeImage: 'worker', role: 'worker' }),
+  );
+  writeFileSync(
+    path.join(dir, 'specs/image.yaml'),
+    doc('NodeImage', 'worker', { image: IDLE_IMAGE, strategy: 'replace' }),
+  );
 }
 
 async function createNodes(kc: KubeConfig, count: number, concurrency = 16): Promise<void> {
@@ -51,12 +61,19 @@ async function createNodes(kc: KubeConfig, count: number, concurrency = 16): Pro
   );
 }
 
-export async function startIdleWorld(admin: KubeConfig, adminKubeconfigPath: string, nodeCount: number, groupSize = 3): Promise<IdleWorld> {
+export async function startIdleWorld(
+  admin: KubeConfig,
+  adminKubeconfigPath: string,
+  nodeCount: number,
+  groupSize = 3,
+): Promise<IdleWorld> {
   await createNodes(admin, nodeCount);
   const dir = mkdtempSync(path.join(tmpdir(), 'drydock-idle-'));
   writeRepo(path.join(dir, 'repo'));
   const sim = await runSimCloud({
-    config: parseSimConfigText(stringify({ bootDelaySeconds: 0, groups: [{ id: 'workers', size: groupSize, image: IDLE_IMAGE }] })),
+    config: parseSimConfigText(
+      stringify({ bootDelaySeconds: 0, groups: [{ id: 'workers', size: groupSize, image: IDLE_IMAGE }] }),
+    ),
     stateDir: path.join(dir, 'sim'),
     kubeconfigPath: adminKubeconfigPath,
     host: '127.0.0.1',
@@ -72,7 +89,13 @@ export async function startIdleWorld(admin: KubeConfig, adminKubeconfigPath: str
     providers: { sim: createProvider({ provider: 'sim', cloud: sim.cloud }) },
     cluster: 'idle',
     logger: pino({ level: 'silent' }),
-    leaderElection: { namespace: 'kube-system', name: 'drydock-idle', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
+    leaderElection: {
+      namespace: 'kube-system',
+      name: 'drydock-idle',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    },
     pollIntervalMs: 3_600_000,
     resyncMs: 3_600_000,
   });

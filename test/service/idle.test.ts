@@ -11,11 +11,24 @@ describe('service: idle reconciles', function () {
   before(async function () {
     this.timeout(120_000);
     world = await startIdleWorld(cp().adminKubeConfig(), cp().kubeconfigPath, 50);
-    await eventually('service synced, leading and settled', async () => {
-      const s = world.service.state();
-      if (s.synced && s.leading && s.rounds > 0 && s.lastOutcome !== undefined && s.lastOutcome.plan.actions.length === 0) return true;
-      throw new Error(`synced=${s.synced} leading=${s.leading} rounds=${s.rounds} actions=${JSON.stringify(s.lastOutcome?.plan.actions.slice(0, 3))} waits=${JSON.stringify(s.lastOutcome?.plan.waits.slice(0, 3))} status=${JSON.stringify(s.lastStatus?.lastError ?? s.lastStatus?.loadErrors)}`);
-    }, { timeoutMs: 60_000 });
+    await eventually(
+      'service synced, leading and settled',
+      async () => {
+        const s = world.service.state();
+        if (
+          s.synced &&
+          s.leading &&
+          s.rounds > 0 &&
+          s.lastOutcome !== undefined &&
+          s.lastOutcome.plan.actions.length === 0
+        )
+          return true;
+        throw new Error(
+          `synced=${s.synced} leading=${s.leading} rounds=${s.rounds} actions=${JSON.stringify(s.lastOutcome?.plan.actions.slice(0, 3))} waits=${JSON.stringify(s.lastOutcome?.plan.waits.slice(0, 3))} status=${JSON.stringify(s.lastStatus?.lastError ?? s.lastStatus?.loadErrors)}`,
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
   });
   after(async () => world?.close());
 
@@ -30,7 +43,10 @@ describe('service: idle reconciles', function () {
     const watches = world.proxy.requests.filter((r) => r.watch);
     assert.ok(lists.some((r) => r.path.startsWith('/api/v1/nodes')));
     assert.ok(watches.some((r) => r.path.startsWith('/api/v1/nodes')));
-    assert.ok(world.proxy.requests.some((r) => r.lease), 'lease renewals are counted apart');
+    assert.ok(
+      world.proxy.requests.some((r) => r.lease),
+      'lease renewals are counted apart',
+    );
   });
 
   it('counts its own requests in /metrics, lease apart from cluster', async () => {

@@ -13,7 +13,10 @@ describe('leader election against a real API server', function () {
   const cp = useControlPlane();
   const electors: LeaderElector[] = [];
   before(async () => {
-    await cp().adminKubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'drydock-system' } } });
+    await cp()
+      .adminKubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: 'drydock-system' } } });
   });
   afterEach(async () => {
     await Promise.all(electors.splice(0).map((e) => e.stop()));
@@ -49,7 +52,10 @@ describe('leader election against a real API server', function () {
     // Released, not expired: faster than a lease duration.
     assert.ok(Date.now() - t0 < timing.leaseDurationMs, `took ${Date.now() - t0} ms`);
     assert.deepEqual(log, ['a+', 'a-', 'b+']);
-    const lease = await cp().adminKubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'lease-1', namespace: 'drydock-system' });
+    const lease = await cp()
+      .adminKubeConfig()
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'lease-1', namespace: 'drydock-system' });
     assert.equal(lease.spec?.holderIdentity, 'b');
     assert.equal(lease.spec?.leaseTransitions, 1);
   });
@@ -63,7 +69,15 @@ describe('leader election against a real API server', function () {
     await coord.replaceNamespacedLease({
       name: 'lease-2',
       namespace: 'drydock-system',
-      body: { ...lease, spec: { ...lease.spec, holderIdentity: 'intruder', renewTime: new V1MicroTime(Date.now()), leaseDurationSeconds: 30 } },
+      body: {
+        ...lease,
+        spec: {
+          ...lease.spec,
+          holderIdentity: 'intruder',
+          renewTime: new V1MicroTime(Date.now()),
+          leaseDurationSeconds: 30,
+        },
+      },
     });
     await eventually('a steps down', async () => !a.isLeader(), { timeoutMs: 5_000, intervalMs: 50 });
     assert.deepEqual(log, ['a+', 'a-']);

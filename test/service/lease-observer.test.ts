@@ -3,9 +3,21 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { LeaseObserver } from '../../src/service/lease-observer.js';
 
-const lease = (holder: string, renewTime: string, opts: { durationSeconds?: number; syncRequest?: string } = {}): V1Lease => ({
-  metadata: { name: 'drydock', namespace: 'ns', ...(opts.syncRequest ? { annotations: { [ANNOTATIONS.syncRequested]: opts.syncRequest } } : {}) },
-  spec: { holderIdentity: holder, renewTime: new Date(renewTime) as unknown as never, ...(opts.durationSeconds !== undefined ? { leaseDurationSeconds: opts.durationSeconds } : {}) },
+const lease = (
+  holder: string,
+  renewTime: string,
+  opts: { durationSeconds?: number; syncRequest?: string } = {},
+): V1Lease => ({
+  metadata: {
+    name: 'drydock',
+    namespace: 'ns',
+    ...(opts.syncRequest ? { annotations: { [ANNOTATIONS.syncRequested]: opts.syncRequest } } : {}),
+  },
+  spec: {
+    holderIdentity: holder,
+    renewTime: new Date(renewTime) as unknown as never,
+    ...(opts.durationSeconds !== undefined ? { leaseDurationSeconds: opts.durationSeconds } : {}),
+  },
 });
 
 describe('lease observer (injected clock)', () => {
@@ -14,7 +26,7 @@ describe('lease observer (injected clock)', () => {
     return { o: new LeaseObserver('me', 15, () => t), advance: (ms: number) => void (t += ms) };
   }
 
-  it('takes a rival\'s lease only after it stayed unchanged for the lease duration on our own clock', () => {
+  it("takes a rival's lease only after it stayed unchanged for the lease duration on our own clock", () => {
     const { o, advance } = world();
     // The rival's renewTime is far in the past by our clock: skew does not matter, only change does.
     const stale = lease('rival', '2000-01-01T00:00:00Z', { durationSeconds: 10 });

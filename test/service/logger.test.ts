@@ -29,7 +29,7 @@ describe('service logger', () => {
     ['a nested secret', { git: { secret: 'S3-secret' } }],
     ['a nested password', { credentials: { password: 'S4-password' } }],
     ['an Authorization header', { headers: { authorization: 'Bearer S5-bearer' } }],
-    ['a request\'s Authorization header', { req: { headers: { authorization: 'Basic S6-basic' } } }],
+    ["a request's Authorization header", { req: { headers: { authorization: 'Basic S6-basic' } } }],
     ['a webhook token header', { req: { headers: { 'x-gitlab-token': 'S7-gitlab' } } }],
     ['a webhook secret', { source: { webhookSecret: 'S8-hook' } }],
   ];

@@ -28,7 +28,16 @@ const plan: Plan = {
     },
   ],
   forecast: {
-    waves: [{ index: 1, spec, label: 'canary', nodes: ['w-1'], start: '2024-01-01T00:00:00.000Z', end: '2024-01-01T00:05:00.000Z' }],
+    waves: [
+      {
+        index: 1,
+        spec,
+        label: 'canary',
+        nodes: ['w-1'],
+        start: '2024-01-01T00:00:00.000Z',
+        end: '2024-01-01T00:05:00.000Z',
+      },
+    ],
     eta: '2024-01-01T00:30:00.000Z',
   },
 };
@@ -60,7 +69,9 @@ describe('plan rendering', () => {
     const md = renderPlan(plan, 'markdown', ctx);
     assert.match(md, /^### drydock plan — ⛔ blocked/);
     assert.ok(md.includes('| NodeImage/worker | Progressing | 2/6 | PDB default/web allows 0 disruptions |'));
-    assert.ok(md.includes('| 1 | NodeImage/worker | canary | w-1 | 2024-01-01T00:00:00.000Z | 2024-01-01T00:05:00.000Z |'));
+    assert.ok(
+      md.includes('| 1 | NodeImage/worker | canary | w-1 | 2024-01-01T00:00:00.000Z | 2024-01-01T00:05:00.000Z |'),
+    );
     assert.ok(md.includes('- **pdb** NodeImage/worker (`w-3`): PDB default/web allows 0 disruptions'));
     assert.ok(!md.includes('**window**'), 'a window wait is not a blocker');
     assert.ok(md.includes('commit `1a2b3c4`'));
@@ -78,11 +89,21 @@ describe('plan rendering', () => {
     assert.ok(text.includes('1. NodeImage/worker canary: w-1'));
     assert.ok(text.includes('ETA: 2024-01-01T00:30:00.000Z'));
     assert.ok(text.includes('[pdb] NodeImage/worker w-3: PDB default/web allows 0 disruptions'));
-    assert.ok(text.includes('[window] NodeImage/worker: window weeknights opens 22:00 Europe/Berlin (until 2024-01-01T21:00:00.000Z)'));
+    assert.ok(
+      text.includes(
+        '[window] NodeImage/worker: window weeknights opens 22:00 Europe/Berlin (until 2024-01-01T21:00:00.000Z)',
+      ),
+    );
   });
 
   it('json: machine-readable, with blocked and blockers', () => {
-    const j = JSON.parse(renderPlan(plan, 'json', ctx)) as { blocked: boolean; blockers: Wait[]; waves: unknown[]; eta: string; commit: string };
+    const j = JSON.parse(renderPlan(plan, 'json', ctx)) as {
+      blocked: boolean;
+      blockers: Wait[];
+      waves: unknown[];
+      eta: string;
+      commit: string;
+    };
     assert.equal(j.blocked, true);
     assert.deepEqual(j.blockers, blockers(plan));
     assert.equal(j.waves.length, 1);

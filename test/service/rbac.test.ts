@@ -27,7 +27,9 @@ function docs(file: string): RbacDoc[] {
 
 function grants(rules: readonly Rule[], scope: string): Set<string> {
   const out = new Set<string>();
-  for (const r of rules) for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) out.add(`${scope} ${g}/${res} ${v}`);
+  for (const r of rules)
+    for (const g of r.apiGroups)
+      for (const res of r.resources) for (const v of r.verbs) out.add(`${scope} ${g}/${res} ${v}`);
   return out;
 }
 
@@ -36,7 +38,9 @@ describe('deploy/ RBAC', () => {
   const clusterRole = rbac.find((d) => d.kind === 'ClusterRole');
   const role = rbac.find((d) => d.kind === 'Role');
   const granted = new Set([...grants(clusterRole?.rules ?? [], 'cluster'), ...grants(role?.rules ?? [], 'namespace')]);
-  const required = new Set(REQUIRED_PERMISSIONS.flatMap((p) => p.verbs.map((v) => `${p.scope} ${p.apiGroup}/${p.resource} ${v}`)));
+  const required = new Set(
+    REQUIRED_PERMISSIONS.flatMap((p) => p.verbs.map((v) => `${p.scope} ${p.apiGroup}/${p.resource} ${v}`)),
+  );
 
   it('grants every call the code makes', () => {
     assert.deepEqual([...required].filter((x) => !granted.has(x)).sort(), []);
@@ -62,7 +66,15 @@ describe('deploy/ RBAC', () => {
 
   it('runs two replicas with leader election in its own namespace, as that ServiceAccount', () => {
     const d = parse(readFileSync(path.join(DEPLOY, 'deployment.yaml'), 'utf8')) as {
-      spec: { replicas: number; template: { spec: { serviceAccountName: string; containers: { args: string[]; env: { name: string; value?: string; valueFrom?: unknown }[] }[] } } };
+      spec: {
+        replicas: number;
+        template: {
+          spec: {
+            serviceAccountName: string;
+            containers: { args: string[]; env: { name: string; value?: string; valueFrom?: unknown }[] }[];
+          };
+        };
+      };
     };
     assert.equal(d.spec.replicas, 2);
     assert.equal(d.spec.template.spec.serviceAccountName, 'drydock');
@@ -76,7 +88,14 @@ describe('deploy/ RBAC', () => {
   it('kustomization lists every manifest, and each exists', () => {
     const k = parse(readFileSync(path.join(DEPLOY, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
     for (const r of k.resources) assert.ok(existsSync(path.join(DEPLOY, r)), r);
-    assert.deepEqual([...k.resources].sort(), ['deployment.yaml', 'namespace.yaml', 'plan-reader.yaml', 'rbac.yaml', 'service.yaml', 'serviceaccount.yaml']);
+    assert.deepEqual([...k.resources].sort(), [
+      'deployment.yaml',
+      'namespace.yaml',
+      'plan-reader.yaml',
+      'rbac.yaml',
+      'service.yaml',
+      'serviceaccount.yaml',
+    ]);
   });
 
   it('plan-reader.yaml (CI running drydock plan) reads everything drydock lists and writes nothing', () => {
@@ -84,9 +103,12 @@ describe('deploy/ RBAC', () => {
     const rules = reader.find((d) => d.kind === 'ClusterRole')?.rules ?? [];
     const readerGrants = grants(rules, 'cluster');
     for (const g of readerGrants) assert.match(g, / (get|list|watch)$/, `a read-only role grants ${g}`);
-    const lists = REQUIRED_PERMISSIONS.filter((p) => p.scope === 'cluster' && (p.verbs).includes('list'));
+    const lists = REQUIRED_PERMISSIONS.filter((p) => p.scope === 'cluster' && p.verbs.includes('list'));
     assert.ok(lists.length >= 4);
-    for (const p of lists) assert.ok(readerGrants.has(`cluster ${p.apiGroup}/${p.resource} list`), `${p.apiGroup}/${p.resource} list`);
-    assert.deepEqual(reader.find((d) => d.kind === 'ClusterRoleBinding')?.subjects, [{ kind: 'ServiceAccount', name: 'drydock-plan', namespace: 'drydock-system' }]);
+    for (const p of lists)
+      assert.ok(readerGrants.has(`cluster ${p.apiGroup}/${p.resource} list`), `${p.apiGroup}/${p.resource} list`);
+    assert.deepEqual(reader.find((d) => d.kind === 'ClusterRoleBinding')?.subjects, [
+      { kind: 'ServiceAccount', name: 'drydock-plan', namespace: 'drydock-system' },
+    ]);
   });
 });

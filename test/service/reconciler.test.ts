@@ -10,7 +10,15 @@ import type { Outcome } from '../../src/execute/classify.js';
 const spec = { kind: 'NodeImage', name: 'worker' } as const;
 const cordon: Action = { kind: 'cordon', spec, reason: 'test', node: 'n1' };
 const emptyPlan: Plan = { actions: [], waits: [], notes: [], specs: [], forecast: { waves: [] } };
-const observed: ObservedState = { nodes: [], pods: [], pdbs: [], deployments: [], jobs: [], cloudGroups: [], problems: [] };
+const observed: ObservedState = {
+  nodes: [],
+  pods: [],
+  pdbs: [],
+  deployments: [],
+  jobs: [],
+  cloudGroups: [],
+  problems: [],
+};
 const now = new Date('2024-01-01T00:00:00Z');
 const deps = { settleMs: 200, resyncMs: 60_000 };
 const result = (outcome: Outcome): ActionResult => ({ action: cordon, outcome, durationMs: 1 });
@@ -18,25 +26,40 @@ const result = (outcome: Outcome): ActionResult => ({ action: cordon, outcome, d
 describe('nextDelay', () => {
   const table: { name: string; plan?: Plan; observed?: ObservedState; results?: ActionResult[]; want: number }[] = [
     { name: 'idle: the resync interval', want: 60_000 },
-    { name: 'an action changed something: settle, then look again', plan: { ...emptyPlan, actions: [cordon] }, results: [result({ kind: 'done' })], want: 200 },
+    {
+      name: 'an action changed something: settle, then look again',
+      plan: { ...emptyPlan, actions: [cordon] },
+      results: [result({ kind: 'done' })],
+      want: 200,
+    },
     {
       name: 'a PDB refused an eviction: its retry delay',
       plan: { ...emptyPlan, actions: [cordon] },
       results: [result({ kind: 'waiting', code: 'TooManyRequests', reason: 'x', retryAfterSeconds: 5 })],
       want: 5_000,
     },
-    { name: 'a transient failure: one second', plan: { ...emptyPlan, actions: [cordon] }, results: [result({ kind: 'transient', code: 'Conflict', reason: 'x' })], want: 1_000 },
+    {
+      name: 'a transient failure: one second',
+      plan: { ...emptyPlan, actions: [cordon] },
+      results: [result({ kind: 'transient', code: 'Conflict', reason: 'x' })],
+      want: 1_000,
+    },
     { name: 'the plan wakes at a time', plan: { ...emptyPlan, wakeAt: '2024-01-01T00:00:30Z' }, want: 30_000 },
     { name: 'a wakeAt in the past: now', plan: { ...emptyPlan, wakeAt: '2023-12-31T00:00:00Z' }, want: 0 },
     { name: 'planned but not run (not leading)', plan: { ...emptyPlan, actions: [cordon] }, want: 800 },
     {
       name: 'a throttled cloud read: its retry delay',
-      observed: { ...observed, problems: [{ source: 'cloud/w', code: 'Throttled', message: 'x', retryAfterSeconds: 3 }] },
+      observed: {
+        ...observed,
+        problems: [{ source: 'cloud/w', code: 'Throttled', message: 'x', retryAfterSeconds: 3 }],
+      },
       want: 3_000,
     },
   ];
   for (const row of table) {
-    it(row.name, () => assert.equal(nextDelay(row.plan ?? emptyPlan, row.observed ?? observed, row.results ?? [], now, deps), row.want));
+    it(row.name, () =>
+      assert.equal(nextDelay(row.plan ?? emptyPlan, row.observed ?? observed, row.results ?? [], now, deps), row.want),
+    );
   }
 });
 
@@ -52,7 +75,7 @@ describe('buildStatus', () => {
     pending: [],
   };
 
-  it('carries the refused commit\'s errors next to the commit still in force', () => {
+  it("carries the refused commit's errors next to the commit still in force", () => {
     const err = { file: 'a.yaml', line: 1, column: 2, message: 'm', hint: 'h', code: 'schema' };
     const s = buildStatus({ cluster: 'c', sourceCommit: 'aaa', newestCommit: 'bbb', loadErrors: [err] });
     assert.equal(s.sourceCommit, 'aaa');
@@ -65,16 +88,22 @@ describe('buildStatus', () => {
     const s = buildStatus({
       cluster: 'c',
       plan: { ...emptyPlan, specs: [specStatus] },
-      results: [result({ kind: 'done' }), result({ kind: 'stalled', code: 'Forbidden', reason: 'cordon n1: nodes "n1" is forbidden' })],
+      results: [
+        result({ kind: 'done' }),
+        result({ kind: 'stalled', code: 'Forbidden', reason: 'cordon n1: nodes "n1" is forbidden' }),
+      ],
     });
     assert.equal(s.specs[0]?.lastError, 'cordon n1: nodes "n1" is forbidden');
   });
 
   it('keeps a round error by code', () => {
-    assert.deepEqual(buildStatus({ cluster: 'c', error: { code: 'HTTP503', message: 'reconcile: HTTP 503' } }).lastError, {
-      code: 'HTTP503',
-      message: 'reconcile: HTTP 503',
-    });
+    assert.deepEqual(
+      buildStatus({ cluster: 'c', error: { code: 'HTTP503', message: 'reconcile: HTTP 503' } }).lastError,
+      {
+        code: 'HTTP503',
+        message: 'reconcile: HTTP 503',
+      },
+    );
   });
 });
 
@@ -85,10 +114,14 @@ describe('parseListen', () => {
     ['127.0.0.1:0', '127.0.0.1', 0],
     ['[::1]:9000', '::1', 9000],
   ];
-  for (const [input, host, port] of ok) it(`accepts ${input}`, () => assert.deepEqual(parseListen(input), { host, port }));
+  for (const [input, host, port] of ok)
+    it(`accepts ${input}`, () => assert.deepEqual(parseListen(input), { host, port }));
   for (const bad of ['', 'localhost', ':99999', 'a:b']) {
     it(`refuses ${JSON.stringify(bad)} with what to write instead`, () => {
-      assert.throws(() => parseListen(bad), (e: unknown) => e instanceof ListenError && e.code === 'listen' && /e\.g\. :8080/.test(e.message));
+      assert.throws(
+        () => parseListen(bad),
+        (e: unknown) => e instanceof ListenError && e.code === 'listen' && /e\.g\. :8080/.test(e.message),
+      );
     });
   }
 });

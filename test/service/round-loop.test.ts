@@ -19,7 +19,9 @@ function world(opts: { inForce?: boolean; synced?: boolean } = {}) {
   const outcomes: (ReconcileOutcome | Error)[] = [];
   let synced = opts.synced ?? true;
   let stopping = false;
-  const desired = { inForce: opts.inForce === false ? undefined : { commit: 'c1', desired: {} as DesiredState } } as unknown as DesiredTracker;
+  const desired = {
+    inForce: opts.inForce === false ? undefined : { commit: 'c1', desired: {} as DesiredState },
+  } as unknown as DesiredTracker;
   const loop = new RoundLoop({
     cluster: { isSynced: () => synced } as ClusterCache,
     desired,
@@ -37,15 +39,25 @@ function world(opts: { inForce?: boolean; synced?: boolean } = {}) {
     logger: pino({ level: 'silent' }),
     resyncMs: 60_000,
   });
-  return { loop, requests, reports, outcomes, sync: (v: boolean) => void (synced = v), stop: () => void (stopping = true) };
+  return {
+    loop,
+    requests,
+    reports,
+    outcomes,
+    sync: (v: boolean) => void (synced = v),
+    stop: () => void (stopping = true),
+  };
 }
 
 describe('service round loop', () => {
   it('backs off 1s, 2s, 4s ... up to 30s while transient failures repeat', () => {
-    assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7, 20].map(transientBackoffMs), [0, 1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5, 6, 7, 20].map(transientBackoffMs),
+      [0, 1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000],
+    );
   });
 
-  it('runs next at the plan\'s delay, or later while failures repeat, and forgets the streak after a clean round', async () => {
+  it("runs next at the plan's delay, or later while failures repeat, and forgets the streak after a clean round", async () => {
     const w = world();
     w.outcomes.push(outcome(200, 1), outcome(200, 1), outcome(200, 1), outcome(200, 0), outcome(5_000, 1));
     for (let i = 0; i < 5; i++) await w.loop.run();

@@ -34,7 +34,8 @@ describe('the Git source plugged into the service', function () {
   let fx: Fixture;
   useFixture((f) => (fx = f));
 
-  const source = (): GitSource => new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, path: 'specs', retries: 0 });
+  const source = (): GitSource =>
+    new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, path: 'specs', retries: 0 });
 
   it('after a restart on a refused tip, hands over the restored commit first, then the refused one', async () => {
     const good = await fx.commit({ 'specs/drydock.yaml': CONFIG }, 1);
@@ -44,7 +45,9 @@ describe('the Git source plugged into the service', function () {
 
     const fresh = source();
     const writer = new StatusWriter({ source: fresh, cluster: 'test' });
-    const desired = desiredSourceFromSync({ sync: new Sync({ source: fresh, restore: async () => (await writer.readApplied())?.sourceCommit }) });
+    const desired = desiredSourceFromSync({
+      sync: new Sync({ source: fresh, restore: async () => (await writer.readApplied())?.sourceCommit }),
+    });
     const first = await desired.sync();
     assert.equal(first.commit, good);
     assert.equal(first.load.ok, true);
@@ -100,6 +103,9 @@ describe('the Git source plugged into the service', function () {
     await statusBranchSink(writer).write(snapshot(good));
     const tip = await src.resolveOwn('drydock/status');
     assert.ok(tip);
-    assert.match((await readStatusFiles(src, tip)).get('README.md') ?? '', /\| Waiting \| 1\/3 \| window weeknights opens 22:00 \|/);
+    assert.match(
+      (await readStatusFiles(src, tip)).get('README.md') ?? '',
+      /\| Waiting \| 1\/3 \| window weeknights opens 22:00 \|/,
+    );
   });
 });

@@ -5,7 +5,15 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { createServiceSources } from '../../src/service/sources.js';
-import { git, gitEnv, startTestGitServer, tempDir, TEST_USER, withUser, type GitServer } from '../support/git-server.js';
+import {
+  git,
+  gitEnv,
+  startTestGitServer,
+  tempDir,
+  TEST_USER,
+  withUser,
+  type GitServer,
+} from '../support/git-server.js';
 
 const TOKEN = 'tok-file-7Qm2xZ9pL4';
 const WEBHOOK_SECRET = 'hook-file-Vb81rT';
@@ -37,8 +45,14 @@ describe('drydock run: secrets from files', function () {
     work = tempDir('drydock-work-');
     files = tempDir('drydock-secrets-');
     mkdirSync(path.join(work.dir, 'specs'));
-    writeFileSync(path.join(work.dir, 'drydock.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: secrets\npaths: [specs]\n');
-    writeFileSync(path.join(work.dir, 'specs/image.yaml'), 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: os:v1\n  strategy: replace\n');
+    writeFileSync(
+      path.join(work.dir, 'drydock.yaml'),
+      'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: secrets\npaths: [specs]\n',
+    );
+    writeFileSync(
+      path.join(work.dir, 'specs/image.yaml'),
+      'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: os:v1\n  strategy: replace\n',
+    );
     await git(work.dir, ['init', '-q', '-b', 'main']);
     await git(work.dir, ['add', '-A']);
     await git(work.dir, ['commit', '-q', '-m', 'specs']);
@@ -59,7 +73,14 @@ describe('drydock run: secrets from files', function () {
     const { logger, text } = capturingLogger();
     try {
       const { source } = await createServiceSources(
-        { repo: url, branch: 'main', path: '.', cacheDir: cache.dir, gitTokenFile: path.join(files.dir, 'token'), env: {} },
+        {
+          repo: url,
+          branch: 'main',
+          path: '.',
+          cacheDir: cache.dir,
+          gitTokenFile: path.join(files.dir, 'token'),
+          env: {},
+        },
         logger,
       );
       const rev = await source.sync();
@@ -80,7 +101,14 @@ describe('drydock run: secrets from files', function () {
     let message = '';
     try {
       const { source } = await createServiceSources(
-        { repo: url, branch: 'main', path: '.', cacheDir: cache.dir, gitTokenFile: path.join(files.dir, 'wrong-token'), env: { DRYDOCK_GIT_TOKEN: TOKEN } },
+        {
+          repo: url,
+          branch: 'main',
+          path: '.',
+          cacheDir: cache.dir,
+          gitTokenFile: path.join(files.dir, 'wrong-token'),
+          env: { DRYDOCK_GIT_TOKEN: TOKEN },
+        },
         logger,
       );
       await assert.rejects(source.sync(), (err: unknown) => {
@@ -96,7 +124,11 @@ describe('drydock run: secrets from files', function () {
   it('a missing token file is an error naming the file, not a silent anonymous fetch', async () => {
     const { logger } = capturingLogger();
     await assert.rejects(
-      async () => createServiceSources({ repo: url, branch: 'main', path: '.', gitTokenFile: path.join(files.dir, 'absent'), env: {} }, logger),
+      async () =>
+        createServiceSources(
+          { repo: url, branch: 'main', path: '.', gitTokenFile: path.join(files.dir, 'absent'), env: {} },
+          logger,
+        ),
       { code: 'credentials', message: /token file .*absent \(ENOENT\)/ },
     );
   });
@@ -104,7 +136,13 @@ describe('drydock run: secrets from files', function () {
   it('verifies webhooks with the secret read from --webhook-secret-file', async () => {
     const { logger } = capturingLogger();
     const { source } = await createServiceSources(
-      { repo: url, branch: 'main', path: '.', webhookSecretFile: path.join(files.dir, 'webhook'), env: { DRYDOCK_WEBHOOK_SECRET: 'from-env-loses' } },
+      {
+        repo: url,
+        branch: 'main',
+        path: '.',
+        webhookSecretFile: path.join(files.dir, 'webhook'),
+        env: { DRYDOCK_WEBHOOK_SECRET: 'from-env-loses' },
+      },
       logger,
     );
     assert.ok(source.webhook, 'the webhook route is on');

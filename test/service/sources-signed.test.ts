@@ -6,22 +6,41 @@ import * as openpgp from 'openpgp';
 import { pino } from 'pino';
 import { createServiceSources } from '../../src/service/sources.js';
 import { buildStatus } from '../../src/service/status.js';
-import { git, gitEnv, startTestGitServer, tempDir, TEST_USER, withUser, type GitServer } from '../support/git-server.js';
+import {
+  git,
+  gitEnv,
+  startTestGitServer,
+  tempDir,
+  TEST_USER,
+  withUser,
+  type GitServer,
+} from '../support/git-server.js';
 
 async function newKey(name: string): Promise<{ privateKey: string; publicKey: string }> {
-  const { privateKey, publicKey } = await openpgp.generateKey({ type: 'ecc', curve: 'curve25519Legacy', userIDs: [{ name, email: `${name}@example.com` }], format: 'armored' });
+  const { privateKey, publicKey } = await openpgp.generateKey({
+    type: 'ecc',
+    curve: 'curve25519Legacy',
+    userIDs: [{ name, email: `${name}@example.com` }],
+    format: 'armored',
+  });
   return { privateKey, publicKey };
 }
 
 async function sign({ payload, secretKey }: { payload: string; secretKey: string }): Promise<{ signature: string }> {
   const key: openpgp.PrivateKey = await openpgp.readPrivateKey({ armoredKey: secretKey });
   // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- the linter's project service resolves openpgp.sign's overloads to an error type; tsc types them
-  const signature: string = await openpgp.sign({ message: await openpgp.createMessage({ text: payload }), signingKeys: key, detached: true, format: 'armored' });
+  const signature: string = await openpgp.sign({
+    message: await openpgp.createMessage({ text: payload }),
+    signingKeys: key,
+    detached: true,
+    format: 'armored',
+  });
   return { signature };
 }
 
 const CONFIG = 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: signed\npaths: [specs]\n';
-const image = (tag: string): string => `apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: os:${tag}\n  strategy: replace\n`;
+const image = (tag: string): string =>
+  `apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: os:${tag}\n  strategy: replace\n`;
 
 describe('drydock run --verify-commits --keyring', function () {
   this.timeout(60_000);
@@ -103,7 +122,9 @@ describe('drydock run --verify-commits --keyring', function () {
       assert.match(rev.load.errors[0]?.message ?? '', new RegExp(oid.slice(0, 7)));
       assert.match(rev.load.errors[0]?.message ?? '', c.message);
 
-      await status.write(buildStatus({ cluster: 'signed', sourceCommit: signed, newestCommit: oid, loadErrors: rev.load.errors }));
+      await status.write(
+        buildStatus({ cluster: 'signed', sourceCommit: signed, newestCommit: oid, loadErrors: rev.load.errors }),
+      );
       const fetched = tempDir('drydock-status-');
       try {
         await git(fetched.dir, ['init', '-q']);
@@ -122,9 +143,18 @@ describe('drydock run --verify-commits --keyring', function () {
 
   it('refuses --verify-commits without --keyring, and a keyring file without keys', async () => {
     const logger = pino({ level: 'silent' });
-    await assert.rejects(createServiceSources({ repo: url, branch: 'main', path: '.', verifyCommits: true, env: {} }, logger), { code: 'option', message: /--keyring/ });
+    await assert.rejects(
+      createServiceSources({ repo: url, branch: 'main', path: '.', verifyCommits: true, env: {} }, logger),
+      { code: 'option', message: /--keyring/ },
+    );
     const bad = path.join(cache.dir, 'bad.asc');
     fs.writeFileSync(bad, 'not a key\n');
-    await assert.rejects(createServiceSources({ repo: url, branch: 'main', path: '.', verifyCommits: true, keyring: bad, env: {} }, logger), { code: 'keyring' });
+    await assert.rejects(
+      createServiceSources(
+        { repo: url, branch: 'main', path: '.', verifyCommits: true, keyring: bad, env: {} },
+        logger,
+      ),
+      { code: 'keyring' },
+    );
   });
 });

@@ -35,7 +35,10 @@ describe('service status publisher (injected clock)', () => {
     await w.publisher.publish(snap('a'));
     w.advance(10_000);
     await w.publisher.publish(snap('a'));
-    assert.deepEqual(w.written.map((s) => s.sourceCommit), ['a']);
+    assert.deepEqual(
+      w.written.map((s) => s.sourceCommit),
+      ['a'],
+    );
   });
 
   it('a change within the interval waits, and asks for the round that writes it', async () => {
@@ -43,11 +46,17 @@ describe('service status publisher (injected clock)', () => {
     await w.publisher.publish(snap('a'));
     w.advance(500);
     await w.publisher.publish(snap('b'));
-    assert.deepEqual(w.written.map((s) => s.sourceCommit), ['a']);
+    assert.deepEqual(
+      w.written.map((s) => s.sourceCommit),
+      ['a'],
+    );
     assert.deepEqual(w.requests, [1_500]);
     w.advance(1_500);
     await w.publisher.publish(snap('b'));
-    assert.deepEqual(w.written.map((s) => s.sourceCommit), ['a', 'b']);
+    assert.deepEqual(
+      w.written.map((s) => s.sourceCommit),
+      ['a', 'b'],
+    );
     assert.equal(w.publisher.last?.sourceCommit, 'b');
   });
 

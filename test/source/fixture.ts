@@ -4,7 +4,15 @@
  */
 import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { git, gitEnv, startTestGitServer, tempDir, TEST_USER, withUser, type GitServer } from '../support/git-server.js';
+import {
+  git,
+  gitEnv,
+  startTestGitServer,
+  tempDir,
+  TEST_USER,
+  withUser,
+  type GitServer,
+} from '../support/git-server.js';
 
 export interface CommitOptions {
   readonly author?: readonly [string, string];
@@ -51,7 +59,11 @@ export async function createFixture(): Promise<Fixture> {
       const env = gitEnv(tick, author[0], author[1]);
       await git(work.dir, ['add', '-A'], env);
       await git(work.dir, ['commit', '-q', '--allow-empty', '-m', `change ${tick}`], env);
-      await git(work.dir, ['push', '-q', ...(opts.force ? ['-f'] : []), authed, `HEAD:refs/heads/${opts.branch ?? 'main'}`], env);
+      await git(
+        work.dir,
+        ['push', '-q', ...(opts.force ? ['-f'] : []), authed, `HEAD:refs/heads/${opts.branch ?? 'main'}`],
+        env,
+      );
       return git(work.dir, ['rev-parse', 'HEAD'], env);
     },
     async push(refspecs = []) {

@@ -61,7 +61,9 @@ describe('GitSource against git http-backend', function () {
   });
 
   it('names the commit that gave a file its content, and its author', async () => {
-    const added = await fx.commit({ 'approvals/x.yaml': 'image: v1\n' }, 1, { author: ['Grace Hopper', 'grace@example.com'] });
+    const added = await fx.commit({ 'approvals/x.yaml': 'image: v1\n' }, 1, {
+      author: ['Grace Hopper', 'grace@example.com'],
+    });
     await fx.commit({ 'other.yaml': 'o: 1\n' }, 2, { author: ['Bob', 'bob@example.com'] });
     const src = open();
     const { commit } = await src.fetch();
@@ -79,15 +81,50 @@ describe('GitSource against git http-backend', function () {
   });
 
   const failures: Array<{ name: string; code: string; make: (fx: Fixture) => GitSource | Promise<GitSource> }> = [
-    { name: 'wrong password', code: 'auth', make: (f) => new GitSource({ repo: f.url, credentials: { username: 'alice', password: 'wrong-password-123' }, cacheRoot: f.cacheRoot, retries: 0 }) },
-    { name: 'no credentials', code: 'auth', make: (f) => new GitSource({ repo: f.url, cacheRoot: f.cacheRoot, retries: 0 }) },
-    { name: 'missing branch', code: 'branch-missing', make: (f) => new GitSource({ repo: f.url, branch: 'gone', credentials: TEST_USER, cacheRoot: f.cacheRoot, retries: 0 }) },
-    { name: 'no repository at the URL', code: 'unreachable', make: (f) => new GitSource({ repo: f.server.repoUrl('nothing.git'), credentials: TEST_USER, cacheRoot: f.cacheRoot, retries: 0 }) },
+    {
+      name: 'wrong password',
+      code: 'auth',
+      make: (f) =>
+        new GitSource({
+          repo: f.url,
+          credentials: { username: 'alice', password: 'wrong-password-123' },
+          cacheRoot: f.cacheRoot,
+          retries: 0,
+        }),
+    },
+    {
+      name: 'no credentials',
+      code: 'auth',
+      make: (f) => new GitSource({ repo: f.url, cacheRoot: f.cacheRoot, retries: 0 }),
+    },
+    {
+      name: 'missing branch',
+      code: 'branch-missing',
+      make: (f) =>
+        new GitSource({ repo: f.url, branch: 'gone', credentials: TEST_USER, cacheRoot: f.cacheRoot, retries: 0 }),
+    },
+    {
+      name: 'no repository at the URL',
+      code: 'unreachable',
+      make: (f) =>
+        new GitSource({
+          repo: f.server.repoUrl('nothing.git'),
+          credentials: TEST_USER,
+          cacheRoot: f.cacheRoot,
+          retries: 0,
+        }),
+    },
     {
       name: 'stopped server, after retries',
       code: 'unreachable',
       make: async (f) => {
-        const s = new GitSource({ repo: f.url, credentials: TEST_USER, cacheRoot: f.cacheRoot, retries: 2, retryDelayMs: 10 });
+        const s = new GitSource({
+          repo: f.url,
+          credentials: TEST_USER,
+          cacheRoot: f.cacheRoot,
+          retries: 2,
+          retryDelayMs: 10,
+        });
         await f.server.stop();
         return s;
       },
@@ -104,7 +141,11 @@ describe('GitSource against git http-backend', function () {
       assert.ok(err instanceof GitSourceError, `expected a GitSourceError, got ${String(err)}`);
       assert.equal(err.code, t.code);
       const shown = JSON.stringify({ message: err.message, data: err.data, json: err.toJSON() });
-      for (const secret of [TEST_USER.password, 'wrong-password-123', Buffer.from(`alice:${TEST_USER.password}`).toString('base64')]) {
+      for (const secret of [
+        TEST_USER.password,
+        'wrong-password-123',
+        Buffer.from(`alice:${TEST_USER.password}`).toString('base64'),
+      ]) {
         assert.ok(!shown.includes(secret), `secret leaked: ${shown}`);
       }
     });
@@ -115,7 +156,12 @@ describe('GitSource against git http-backend', function () {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const address = silent.address();
     assert.ok(address !== null && typeof address === 'object');
-    const src = new GitSource({ repo: `http://127.0.0.1:${address.port}/r.git`, cacheRoot: fx.cacheRoot, retries: 0, idleTimeoutMs: 300 });
+    const src = new GitSource({
+      repo: `http://127.0.0.1:${address.port}/r.git`,
+      cacheRoot: fx.cacheRoot,
+      retries: 0,
+      idleTimeoutMs: 300,
+    });
     await assert.rejects(src.fetch(), { name: 'GitSourceError', code: 'unreachable' });
     silent.closeAllConnections();
     silent.close();
@@ -126,7 +172,11 @@ describe('GitSource against git http-backend', function () {
     const src = new GitSource({ repo: withUser(fx.url), cacheRoot: fx.cacheRoot, retries: 0 });
     assert.equal(src.display, fx.url);
     assert.equal((await src.fetch()).commit, tip);
-    const bad = new GitSource({ repo: withUser(fx.url, { username: 'alice', password: 'leaky-secret' }), cacheRoot: fx.cacheRoot, retries: 0 });
+    const bad = new GitSource({
+      repo: withUser(fx.url, { username: 'alice', password: 'leaky-secret' }),
+      cacheRoot: fx.cacheRoot,
+      retries: 0,
+    });
     const err = await bad.fetch().catch((e: unknown) => e);
     assert.ok(err instanceof GitSourceError);
     assert.equal(err.code, 'auth');

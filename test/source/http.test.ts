@@ -6,7 +6,8 @@ const B = 'b'.repeat(40);
 
 /** pkt-line framing, written out by hand for the expected values. */
 const pkt = (s: string): string => `${(s.length + 4).toString(16).padStart(4, '0')}${s}`;
-const advert = (...refs: string[]): Buffer => Buffer.from(`${pkt('# service=git-upload-pack\n')}0000${refs.map(pkt).join('')}0000`, 'latin1');
+const advert = (...refs: string[]): Buffer =>
+  Buffer.from(`${pkt('# service=git-upload-pack\n')}0000${refs.map(pkt).join('')}0000`, 'latin1');
 
 describe('ref advertisement repair (remote HEAD naming a missing branch)', () => {
   it('adds HEAD, carrying the capabilities, when only branches are advertised', () => {
@@ -21,6 +22,7 @@ describe('ref advertisement repair (remote HEAD naming a missing branch)', () =>
     ['not pkt-lines at all', Buffer.from('<html>not git</html>')],
   ];
   for (const [name, input] of unchanged) {
-    it(`leaves ${name} unchanged`, () => assert.equal(addMissingHead(input).toString('latin1'), input.toString('latin1')));
+    it(`leaves ${name} unchanged`, () =>
+      assert.equal(addMissingHead(input).toString('latin1'), input.toString('latin1')));
   }
 });

@@ -6,14 +6,24 @@ import { GitSource, parseKeyring, Sync, type Keyring } from '../../src/source/in
 import { tempDir } from '../support/git-server.js';
 
 async function newKey(name: string): Promise<{ privateKey: string; publicKey: string }> {
-  const { privateKey, publicKey } = await openpgp.generateKey({ type: 'ecc', curve: 'curve25519Legacy', userIDs: [{ name, email: `${name}@example.com` }], format: 'armored' });
+  const { privateKey, publicKey } = await openpgp.generateKey({
+    type: 'ecc',
+    curve: 'curve25519Legacy',
+    userIDs: [{ name, email: `${name}@example.com` }],
+    format: 'armored',
+  });
   return { privateKey, publicKey };
 }
 
 async function sign({ payload, secretKey }: { payload: string; secretKey: string }): Promise<{ signature: string }> {
   const key: openpgp.PrivateKey = await openpgp.readPrivateKey({ armoredKey: secretKey });
   // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- the linter's project service resolves openpgp.sign's overloads to an error type; tsc types them
-  const signature: string = await openpgp.sign({ message: await openpgp.createMessage({ text: payload }), signingKeys: key, detached: true, format: 'armored' });
+  const signature: string = await openpgp.sign({
+    message: await openpgp.createMessage({ text: payload }),
+    signingKeys: key,
+    detached: true,
+    format: 'armored',
+  });
   return { signature };
 }
 
@@ -53,7 +63,12 @@ describe('signed commits (--verify-commits)', function () {
 
   const refusals: Array<{ name: string; key?: () => string; reason: string; message: RegExp }> = [
     { name: 'unsigned', reason: 'unsigned', message: /is not signed/ },
-    { name: 'signed by an unknown key', key: () => stranger.privateKey, reason: 'unknown-key', message: /not in the keyring/ },
+    {
+      name: 'signed by an unknown key',
+      key: () => stranger.privateKey,
+      reason: 'unknown-key',
+      message: /not in the keyring/,
+    },
   ];
   for (const r of refusals) {
     it(`refuses a commit that is ${r.name}`, async () => {
@@ -81,7 +96,11 @@ describe('signed commits (--verify-commits)', function () {
     const load = async (): Promise<never> => {
       throw new Error('the loader must not see an unverified commit');
     };
-    const sync = new Sync({ source: new GitSource({ repo: repo.dir }), keys, load: async (t) => (t.commit === signed ? { ok: false, files: [], errors: [] } : load()) });
+    const sync = new Sync({
+      source: new GitSource({ repo: repo.dir }),
+      keys,
+      load: async (t) => (t.commit === signed ? { ok: false, files: [], errors: [] } : load()),
+    });
     assert.equal((await sync.run()).kind, 'refused');
     const unsigned = await commit(5);
     const out = await sync.run();

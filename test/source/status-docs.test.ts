@@ -18,9 +18,27 @@ const report: StatusReport = {
       waitingFor: 'PDB default/web | allows 0',
       conditions: [{ type: 'Progressing', status: 'True', reason: 'Draining', message: 'evicting' }],
       nodes: [{ node: 'node-7', phase: 'Draining' }],
-      maintenance: { nodeName: 'node-7', reason: 'disk swap', totalPods: 5, evictionPods: 3, pendingPods: [{ pod: 'default/web-1', pdb: 'default/web' }], drainProgress: 66, lastUpdate: '2026-03-02T10:00:00.000Z' },
+      maintenance: {
+        nodeName: 'node-7',
+        reason: 'disk swap',
+        totalPods: 5,
+        evictionPods: 3,
+        pendingPods: [{ pod: 'default/web-1', pdb: 'default/web' }],
+        drainProgress: 66,
+        lastUpdate: '2026-03-02T10:00:00.000Z',
+      },
     },
-    { kind: 'NodeImage', name: 'worker', phase: 'Complete', progress: { done: 2, total: 2 }, conditions: [], nodes: [{ node: 'b', phase: 'UpToDate' }, { node: 'a', phase: 'UpToDate' }] },
+    {
+      kind: 'NodeImage',
+      name: 'worker',
+      phase: 'Complete',
+      progress: { done: 2, total: 2 },
+      conditions: [],
+      nodes: [
+        { node: 'b', phase: 'UpToDate' },
+        { node: 'a', phase: 'UpToDate' },
+      ],
+    },
   ],
   errors: [{ file: 'specs/x.yaml', line: 3, column: 5, code: 'schema', message: 'unknown field', hint: 'remove it' }],
 };
@@ -28,7 +46,12 @@ const report: StatusReport = {
 describe('status documents', () => {
   it('lays the report out as README.md, one YAML per spec and errors.yaml', () => {
     const docs = renderStatusDocs(report);
-    assert.deepEqual([...docs.keys()].sort(), ['README.md', 'errors.yaml', 'status/NodeImage/worker.yaml', 'status/NodeMaintenance/node-7.yaml']);
+    assert.deepEqual([...docs.keys()].sort(), [
+      'README.md',
+      'errors.yaml',
+      'status/NodeImage/worker.yaml',
+      'status/NodeMaintenance/node-7.yaml',
+    ]);
     assert.equal(
       docs.get('README.md'),
       [
@@ -84,7 +107,10 @@ describe('status documents', () => {
         '',
       ].join('\n'),
     );
-    assert.match(docs.get('status/NodeImage/worker.yaml') ?? '', /nodes:\n {2}- node: a\n {4}phase: UpToDate\n {2}- node: b\n/);
+    assert.match(
+      docs.get('status/NodeImage/worker.yaml') ?? '',
+      /nodes:\n {2}- node: a\n {4}phase: UpToDate\n {2}- node: b\n/,
+    );
     assert.equal(
       docs.get('errors.yaml'),
       `commit: ${NEW}\ninForce: ${SHA}\nerrors:\n  - file: specs/x.yaml\n    line: 3\n    column: 5\n    code: schema\n    message: unknown field\n    hint: remove it\n`,
@@ -101,7 +127,20 @@ describe('status documents', () => {
     ['nothing', { cluster: 'c', specs: [] }, 'no specs'],
     [
       'a spec not acted on is no headline',
-      { cluster: 'c', specs: [{ kind: 'NodeOp', name: 'a', phase: 'NotSupported', progress: { done: 0, total: 0 }, conditions: [], nodes: [] }, report.specs[1]!] },
+      {
+        cluster: 'c',
+        specs: [
+          {
+            kind: 'NodeOp',
+            name: 'a',
+            phase: 'NotSupported',
+            progress: { done: 0, total: 0 },
+            conditions: [],
+            nodes: [],
+          },
+          report.specs[1]!,
+        ],
+      },
       '1 spec complete',
     ],
     [
@@ -109,8 +148,22 @@ describe('status documents', () => {
       {
         cluster: 'c',
         specs: [
-          { kind: 'NodeMaintenance', name: 'a', phase: 'Succeeded', progress: { done: 3, total: 3 }, conditions: [], nodes: [] },
-          { kind: 'NodeMaintenance', name: 'b', phase: 'Ended', progress: { done: 1, total: 1 }, conditions: [], nodes: [] },
+          {
+            kind: 'NodeMaintenance',
+            name: 'a',
+            phase: 'Succeeded',
+            progress: { done: 3, total: 3 },
+            conditions: [],
+            nodes: [],
+          },
+          {
+            kind: 'NodeMaintenance',
+            name: 'b',
+            phase: 'Ended',
+            progress: { done: 1, total: 1 },
+            conditions: [],
+            nodes: [],
+          },
         ],
       },
       '2 specs complete',
@@ -124,23 +177,53 @@ describe('status documents', () => {
 });
 
 describe('status README: what needs a person leads', () => {
-  const spec = (name: string, o: Partial<StatusReport['specs'][number]>) => ({ kind: 'NodeImage', name, phase: 'Progressing', progress: { done: 0, total: 3 }, conditions: [], nodes: [], ...o });
+  const spec = (name: string, o: Partial<StatusReport['specs'][number]>) => ({
+    kind: 'NodeImage',
+    name,
+    phase: 'Progressing',
+    progress: { done: 0, total: 3 },
+    conditions: [],
+    nodes: [],
+    ...o,
+  });
   const cases: Array<[string, StatusReport, string[]]> = [
-    ['nothing: a calm line instead of a section', { cluster: 'c', sourceCommit: SHA, specs: [spec('a', { phase: 'Complete' })] }, []],
+    [
+      'nothing: a calm line instead of a section',
+      { cluster: 'c', sourceCommit: SHA, specs: [spec('a', { phase: 'Complete' })] },
+      [],
+    ],
     [
       'an approval after the canary: the wait, and the command that writes the file',
-      { cluster: 'c', sourceCommit: SHA, specs: [spec('worker', { phase: 'Waiting', waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml' })] },
-      ['**NodeImage/worker** waits for an approval: approval needed (after the canary wave): merge approvals/worker-after-canary.yaml; `drydock approve NodeImage/worker --stage afterCanary` writes the file.'],
+      {
+        cluster: 'c',
+        sourceCommit: SHA,
+        specs: [
+          spec('worker', {
+            phase: 'Waiting',
+            waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml',
+          }),
+        ],
+      },
+      [
+        '**NodeImage/worker** waits for an approval: approval needed (after the canary wave): merge approvals/worker-after-canary.yaml; `drydock approve NodeImage/worker --stage afterCanary` writes the file.',
+      ],
     ],
     [
       'a halted rollout with what to do, then its failed node',
       {
         cluster: 'c',
         sourceCommit: SHA,
-        specs: [spec('worker', { phase: 'Halted', waitingFor: 'rollout halted: w-1: join timeout; fix the cause, then remove the node\'s drydock.dev/ annotations', nodes: [{ node: 'w-1', phase: 'Failed', message: 'join timeout' }] })],
+        specs: [
+          spec('worker', {
+            phase: 'Halted',
+            waitingFor:
+              "rollout halted: w-1: join timeout; fix the cause, then remove the node's drydock.dev/ annotations",
+            nodes: [{ node: 'w-1', phase: 'Failed', message: 'join timeout' }],
+          }),
+        ],
       },
       [
-        '**NodeImage/worker** is halted: rollout halted: w-1: join timeout; fix the cause, then remove the node\'s drydock.dev/ annotations',
+        "**NodeImage/worker** is halted: rollout halted: w-1: join timeout; fix the cause, then remove the node's drydock.dev/ annotations",
         'Node `w-1` failed (NodeImage/worker): join timeout; look at it, then remove its drydock.dev/ annotations to retry.',
       ],
     ],
@@ -151,7 +234,12 @@ describe('status README: what needs a person leads', () => {
       const readme = renderStatusDocs(r).get('README.md') ?? '';
       // Right under the title, before the commit line and the table.
       const lead = readme.split('\n').slice(2, 4 + want.length);
-      assert.deepEqual(lead, want.length === 0 ? ['Nothing needs a person now.', ''] : ['## Needs a person', '', ...want.map((w) => `- ${w}`)]);
+      assert.deepEqual(
+        lead,
+        want.length === 0
+          ? ['Nothing needs a person now.', '']
+          : ['## Needs a person', '', ...want.map((w) => `- ${w}`)],
+      );
     });
   }
 });
@@ -160,17 +248,86 @@ describe('status commit subject: what changed since the last report', () => {
   const base: StatusReport = {
     cluster: 'c',
     sourceCommit: SHA,
-    specs: [{ kind: 'NodeImage', name: 'worker', phase: 'Waiting', progress: { done: 1, total: 12 }, waitingFor: '11 node(s) queued: the canary wave of 1 node(s) soaks until 10:12', conditions: [], nodes: [] }],
+    specs: [
+      {
+        kind: 'NodeImage',
+        name: 'worker',
+        phase: 'Waiting',
+        progress: { done: 1, total: 12 },
+        waitingFor: '11 node(s) queued: the canary wave of 1 node(s) soaks until 10:12',
+        conditions: [],
+        nodes: [],
+      },
+    ],
   };
-  const next = (o: Partial<StatusReport['specs'][number]>, r: Partial<StatusReport> = {}): StatusReport => ({ ...base, ...r, specs: [{ ...base.specs[0]!, ...o }] });
+  const next = (o: Partial<StatusReport['specs'][number]>, r: Partial<StatusReport> = {}): StatusReport => ({
+    ...base,
+    ...r,
+    specs: [{ ...base.specs[0]!, ...o }],
+  });
   const cases: Array<[string, StatusReport, StatusReport | undefined, string]> = [
     ['no previous report (a start): the summary', base, undefined, 'NodeImage/worker 1/12 waiting'],
-    ['progress, phase, and the end of the soak', next({ progress: { done: 6, total: 12 }, phase: 'Progressing', waitingFor: undefined }), base, 'NodeImage/worker 6/12 replaced, progressing, 11 node(s) queued ended'],
-    ['a new wait, in its gist', next({ waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml' }), base, 'NodeImage/worker waiting: approval needed (after the canary wave)'],
-    ['a new commit applied and a new spec', { ...base, sourceCommit: NEW, specs: [...base.specs, { kind: 'NodeImage', name: 'edge', phase: 'Pending', progress: { done: 0, total: 2 }, conditions: [], nodes: [] }] }, base, 'applied 0123456; NodeImage/edge new (pending)'],
+    [
+      'progress, phase, and the end of the soak',
+      next({ progress: { done: 6, total: 12 }, phase: 'Progressing', waitingFor: undefined }),
+      base,
+      'NodeImage/worker 6/12 replaced, progressing, 11 node(s) queued ended',
+    ],
+    [
+      'a new wait, in its gist',
+      next({ waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml' }),
+      base,
+      'NodeImage/worker waiting: approval needed (after the canary wave)',
+    ],
+    [
+      'a new commit applied and a new spec',
+      {
+        ...base,
+        sourceCommit: NEW,
+        specs: [
+          ...base.specs,
+          {
+            kind: 'NodeImage',
+            name: 'edge',
+            phase: 'Pending',
+            progress: { done: 0, total: 2 },
+            conditions: [],
+            nodes: [],
+          },
+        ],
+      },
+      base,
+      'applied 0123456; NodeImage/edge new (pending)',
+    ],
     ['a spec removed', { ...base, specs: [] }, base, 'NodeImage/worker removed'],
-    ['a refused commit', next({}, { newestCommit: NEW, errors: [{ file: 'x.yaml', line: 1, column: 1, code: 'schema', message: 'm', hint: 'h' }] }), base, 'commit 0123456 refused (1 error)'],
-    ['too much for one line: the rest counted', { ...base, specs: Array.from({ length: 9 }, (_, i) => ({ kind: 'NodeImage', name: `image-number-${i}`, phase: 'Pending', progress: { done: 0, total: 1 }, conditions: [], nodes: [] })) }, { ...base, specs: [] }, 'NodeImage/image-number-0 new (pending); NodeImage/image-number-1 new (pending); NodeImage/image-number-2 new (pending) (+6 more)'],
+    [
+      'a refused commit',
+      next(
+        {},
+        {
+          newestCommit: NEW,
+          errors: [{ file: 'x.yaml', line: 1, column: 1, code: 'schema', message: 'm', hint: 'h' }],
+        },
+      ),
+      base,
+      'commit 0123456 refused (1 error)',
+    ],
+    [
+      'too much for one line: the rest counted',
+      {
+        ...base,
+        specs: Array.from({ length: 9 }, (_, i) => ({
+          kind: 'NodeImage',
+          name: `image-number-${i}`,
+          phase: 'Pending',
+          progress: { done: 0, total: 1 },
+          conditions: [],
+          nodes: [],
+        })),
+      },
+      { ...base, specs: [] },
+      'NodeImage/image-number-0 new (pending); NodeImage/image-number-1 new (pending); NodeImage/image-number-2 new (pending) (+6 more)',
+    ],
   ];
   for (const [name, r, prev, want] of cases) it(name, () => assert.equal(summarizeChange(r, prev), want));
 });

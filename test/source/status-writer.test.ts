@@ -108,7 +108,11 @@ describe('StatusWriter against git http-backend', function () {
     assert.equal(res.changed, true);
     await git(other, ['fetch', '-q', 'origin']);
     assert.equal(await git(other, ['rev-parse', 'origin/drydock/status']), res.commit);
-    assert.equal(await git(other, ['rev-parse', `${res.commit}^`]), theirs, 'the new commit sits on the other writer’s tip');
+    assert.equal(
+      await git(other, ['rev-parse', `${res.commit}^`]),
+      theirs,
+      'the new commit sits on the other writer’s tip',
+    );
   });
 
   it('drydock status prints the README table, or JSON, and exits 2 before the branch exists', async () => {
@@ -116,13 +120,43 @@ describe('StatusWriter against git http-backend', function () {
     const err: string[] = [];
     const opts = { repo: fx.url, statusBranch: 'drydock/status', format: 'text', cacheDir: fx.cacheRoot } as const;
     const env = { DRYDOCK_GIT_USERNAME: TEST_USER.username, DRYDOCK_GIT_PASSWORD: TEST_USER.password };
-    assert.equal(await runStatus(opts, (s) => out.push(s), (s) => err.push(s), env), 2);
-    assert.match(err.join(''), /has no branch drydock\/status yet: drydock writes it once it has run against this repository; if its drydock.yaml names another statusBranch/);
+    assert.equal(
+      await runStatus(
+        opts,
+        (s) => out.push(s),
+        (s) => err.push(s),
+        env,
+      ),
+      2,
+    );
+    assert.match(
+      err.join(''),
+      /has no branch drydock\/status yet: drydock writes it once it has run against this repository; if its drydock.yaml names another statusBranch/,
+    );
     await writer().write(report(3));
-    assert.equal(await runStatus(opts, (s) => out.push(s), (s) => err.push(s), env), 0);
-    assert.match(out.join(''), /\| \[NodeImage\/worker\]\(status\/NodeImage\/worker\.yaml\) \| Progressing \| 3\/10 \| PDB default\/web allows 0 disruptions \| 1a2b3c4 \|/);
+    assert.equal(
+      await runStatus(
+        opts,
+        (s) => out.push(s),
+        (s) => err.push(s),
+        env,
+      ),
+      0,
+    );
+    assert.match(
+      out.join(''),
+      /\| \[NodeImage\/worker\]\(status\/NodeImage\/worker\.yaml\) \| Progressing \| 3\/10 \| PDB default\/web allows 0 disruptions \| 1a2b3c4 \|/,
+    );
     out.length = 0;
-    assert.equal(await runStatus({ ...opts, format: 'json' }, (s) => out.push(s), (s) => err.push(s), env), 0);
+    assert.equal(
+      await runStatus(
+        { ...opts, format: 'json' },
+        (s) => out.push(s),
+        (s) => err.push(s),
+        env,
+      ),
+      0,
+    );
     const { statusCommit, ...rest } = JSON.parse(out.join('')) as Record<string, unknown>;
     assert.match(String(statusCommit), /^[0-9a-f]{40}$/);
     assert.deepEqual(rest, {
@@ -150,16 +184,39 @@ describe('StatusWriter against git http-backend', function () {
     const out: string[] = [];
     const stop = new AbortController();
     const env = { DRYDOCK_GIT_USERNAME: TEST_USER.username, DRYDOCK_GIT_PASSWORD: TEST_USER.password };
-    const opts = { repo: fx.url, statusBranch: 'drydock/status', format: 'text', cacheDir: fx.cacheRoot, watch: true, interval: '100ms' } as const;
-    const running = runStatus(opts, (s) => out.push(s), () => undefined, env, stop.signal);
+    const opts = {
+      repo: fx.url,
+      statusBranch: 'drydock/status',
+      format: 'text',
+      cacheDir: fx.cacheRoot,
+      watch: true,
+      interval: '100ms',
+    } as const;
+    const running = runStatus(
+      opts,
+      (s) => out.push(s),
+      () => undefined,
+      env,
+      stop.signal,
+    );
     await eventuallyTrue(() => out.join('').includes('watching '));
     await w.write(report(4));
     await w.write(report(6));
-    const line = /^\d{4}-\d\d-\d\dT[\d:.]+Z [0-9a-f]{7} status: NodeImage\/worker (\d+)\/10 replaced \(source 1a2b3c4\)$/;
-    await eventuallyTrue(() => out.join('').split('\n').filter((l) => line.test(l)).length === 2);
+    const line =
+      /^\d{4}-\d\d-\d\dT[\d:.]+Z [0-9a-f]{7} status: NodeImage\/worker (\d+)\/10 replaced \(source 1a2b3c4\)$/;
+    await eventuallyTrue(
+      () =>
+        out
+          .join('')
+          .split('\n')
+          .filter((l) => line.test(l)).length === 2,
+    );
     stop.abort();
     assert.equal(await running, 0);
-    const landed = out.join('').split('\n').flatMap((l) => line.exec(l)?.[1] ?? []);
+    const landed = out
+      .join('')
+      .split('\n')
+      .flatMap((l) => line.exec(l)?.[1] ?? []);
     assert.deepEqual(landed, ['4', '6'], 'each commit once, oldest first; the README of 3/10 came before');
     assert.match(out[0] ?? '', /\| 3\/10 \|/);
   });
@@ -168,9 +225,18 @@ describe('StatusWriter against git http-backend', function () {
     const local = new GitSource({ repo: fx.work });
     const res = await new StatusWriter({ source: local, cluster: 'prod-eu' }).write(report(5));
     assert.equal(await git(fx.work, ['rev-parse', 'drydock/status']), res.commit);
-    assert.equal(await git(fx.work, ['symbolic-ref', 'HEAD']), 'refs/heads/main', 'the checked-out branch is untouched');
+    assert.equal(
+      await git(fx.work, ['symbolic-ref', 'HEAD']),
+      'refs/heads/main',
+      'the checked-out branch is untouched',
+    );
     const out: string[] = [];
-    const code = await runStatus({ repo: fx.work, statusBranch: 'drydock/status', format: 'text' }, (s) => out.push(s), () => undefined, {});
+    const code = await runStatus(
+      { repo: fx.work, statusBranch: 'drydock/status', format: 'text' },
+      (s) => out.push(s),
+      () => undefined,
+      {},
+    );
     assert.equal(code, 0);
     assert.match(out.join(''), /\| 5\/10 \|/);
   });
@@ -181,13 +247,21 @@ describe('StatusWriter against git http-backend', function () {
     const run = async (statusBranch: string): Promise<{ code: number; out: string; err: string }> => {
       const out: string[] = [];
       const err: string[] = [];
-      const code = await runStatus({ repo: work, statusBranch, format: 'text' }, (s) => out.push(s), (s) => err.push(s), {});
+      const code = await runStatus(
+        { repo: work, statusBranch, format: 'text' },
+        (s) => out.push(s),
+        (s) => err.push(s),
+        {},
+      );
       return { code, out: out.join(''), err: err.join('') };
     };
     // Cloned before drydock wrote anything: the error says what to run and what exists.
     const before = await run('drydock/status');
     assert.equal(before.code, 2);
-    assert.match(before.err, /has no branch drydock\/status, nor origin\/drydock\/status: run `git fetch origin` in it/);
+    assert.match(
+      before.err,
+      /has no branch drydock\/status, nor origin\/drydock\/status: run `git fetch origin` in it/,
+    );
     assert.match(before.err, /\(branches here: [^)]*origin\/main\)/);
     await writer().write(report(7));
     // The hint, followed: fetch, and the remote-tracking branch is read.
@@ -203,7 +277,10 @@ describe('StatusWriter against git http-backend', function () {
 
   it('refuses to write over the status of another cluster on the same branch', async () => {
     await writer().write(report(1));
-    const other = new StatusWriter({ source: new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, retries: 0 }), cluster: 'prod-us' });
+    const other = new StatusWriter({
+      source: new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, retries: 0 }),
+      cluster: 'prod-us',
+    });
     await assert.rejects(other.write({ ...report(1), cluster: 'prod-us' }), {
       code: 'invalid-option',
       message: /holds the status of cluster prod-eu, not prod-us; give each cluster its own --status-branch/,

@@ -7,7 +7,13 @@ import { useFixture, type Fixture } from './fixture.js';
 
 const CONFIG = 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: test\n';
 const EMPTY: DesiredState = {
-  config: { cluster: 'x', budget: { maxUnavailable: 1 }, defaults: { rollout: BUILTIN_ROLLOUT }, paths: ['.'], statusBranch: 'drydock/status' },
+  config: {
+    cluster: 'x',
+    budget: { maxUnavailable: 1 },
+    defaults: { rollout: BUILTIN_ROLLOUT },
+    paths: ['.'],
+    statusBranch: 'drydock/status',
+  },
   scalingGroups: [],
   nodeImages: [],
   autoscalingStrategies: [],
@@ -25,7 +31,8 @@ describe('Sync: a commit is applied whole or not at all', function () {
   let fx: Fixture;
   useFixture((f) => (fx = f));
 
-  const source = (): GitSource => new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, path: 'specs', retries: 0 });
+  const source = (): GitSource =>
+    new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, path: 'specs', retries: 0 });
 
   it('keeps the last valid commit in force when the newest is invalid (real loader), with repo-relative errors', async () => {
     const good = await fx.commit({ 'specs/drydock.yaml': CONFIG }, 1);
@@ -99,7 +106,10 @@ describe('Sync: a commit is applied whole or not at all', function () {
     assert.ok(out.kind === 'applied');
     assert.equal(out.fetch.rewritten, true);
     assert.equal(sync.lastValid?.commit, rewritten);
-    assert.deepEqual(seen, [['a.yaml', 'b.yaml'], ['a.yaml', 'c.yaml']]);
+    assert.deepEqual(seen, [
+      ['a.yaml', 'b.yaml'],
+      ['a.yaml', 'c.yaml'],
+    ]);
   });
 
   it('refuses a commit without the --path directory, saying what to fix', async () => {

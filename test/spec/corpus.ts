@@ -23,8 +23,20 @@ export function lineOf(text: string, marker: string): number {
 }
 
 /** A case whose `file` holds `text`, and the finding expected on the line holding `marker`. */
-export function bad(name: string, file: string, text: string, marker: string, code: string, says?: RegExp, extra: Record<string, MemoryEntry> = {}): CorpusCase {
-  return { name, files: { ...extra, [file]: text }, expect: { code, file, line: lineOf(text, marker), ...(says ? { says } : {}) } };
+export function bad(
+  name: string,
+  file: string,
+  text: string,
+  marker: string,
+  code: string,
+  says?: RegExp,
+  extra: Record<string, MemoryEntry> = {},
+): CorpusCase {
+  return {
+    name,
+    files: { ...extra, [file]: text },
+    expect: { code, file, line: lineOf(text, marker), ...(says ? { says } : {}) },
+  };
 }
 
 export function good(name: string, files: Record<string, MemoryEntry>): CorpusCase {
@@ -38,25 +50,29 @@ function show(errors: readonly { file: string; line: number; code: string; messa
 /** One mocha test per case. */
 export function runCorpus(cases: readonly CorpusCase[]): void {
   for (const c of cases) {
-    it(c.expect ? `${c.name} → ${c.expect.code} at ${c.expect.file}:${c.expect.line}` : `${c.name} → loads`, async () => {
-      const r = await loadFromSource(memorySource(c.files));
-      if (c.expect === undefined) {
-        assert.ok(r.ok, r.ok ? '' : show(r.errors));
-        return;
-      }
-      assert.equal(r.ok, false, 'loaded although it must not');
-      if (r.ok) return;
-      const { code, file, line, says } = c.expect;
-      const hit = r.errors.find((e) => e.code === code && e.file === file && e.line === line);
-      assert.ok(hit, `no ${code} at ${file}:${line}; got:\n${show(r.errors)}`);
-      if (says) assert.match(`${hit.message} | ${hit.hint}`, says);
-    });
+    it(
+      c.expect ? `${c.name} → ${c.expect.code} at ${c.expect.file}:${c.expect.line}` : `${c.name} → loads`,
+      async () => {
+        const r = await loadFromSource(memorySource(c.files));
+        if (c.expect === undefined) {
+          assert.ok(r.ok, r.ok ? '' : show(r.errors));
+          return;
+        }
+        assert.equal(r.ok, false, 'loaded although it must not');
+        if (r.ok) return;
+        const { code, file, line, says } = c.expect;
+        const hit = r.errors.find((e) => e.code === code && e.file === file && e.line === line);
+        assert.ok(hit, `no ${code} at ${file}:${line}; got:\n${show(r.errors)}`);
+        if (says) assert.match(`${hit.message} | ${hit.hint}`, says);
+      },
+    );
   }
 }
 
 /** A file just under the 1 MiB limit: one document whose spec holds `fields` unknown fields. */
 export function fileOfErrors(bytes = 1024 * 1024 - 64): { text: string; fields: number } {
-  const head = 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: registry.example/node-os:v1\n';
+  const head =
+    'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata:\n  name: worker\nspec:\n  image: registry.example/node-os:v1\n';
   const parts = [head];
   let size = head.length;
   let fields = 0;

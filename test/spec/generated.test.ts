@@ -20,22 +20,35 @@ function schemaFiles(dir: string): string[] {
 describe('generated types', () => {
   it('match a fresh generation from schemas/', function () {
     this.timeout(60_000);
-    const script = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['generate:types'];
+    const script = (
+      JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts['generate:types'];
     if (script === undefined || !script.includes(`-o ${OUT}`)) throw new Error(`generate:types must write to ${OUT}`);
     const tmp = mkdtempSync(path.join(tmpdir(), 'drydock-types-'));
     try {
       const r = spawnSync('sh', ['-c', script.replace(`-o ${OUT}`, `-o ${tmp}/`)], {
         cwd: ROOT,
         encoding: 'utf8',
-        env: { ...process.env, PATH: `${path.join(ROOT, 'node_modules/.bin')}${path.delimiter}${process.env['PATH'] ?? ''}` },
+        env: {
+          ...process.env,
+          PATH: `${path.join(ROOT, 'node_modules/.bin')}${path.delimiter}${process.env['PATH'] ?? ''}`,
+        },
       });
       assert.equal(r.status, 0, r.stderr);
       const fresh = readdirSync(tmp).sort();
       const committed = readdirSync(path.join(ROOT, OUT)).sort();
       assert.deepEqual(committed, fresh, 'run npm run generate:types and commit the result');
-      assert.equal(fresh.length, schemaFiles(path.join(ROOT, 'schemas')).length, 'two schemas map to one generated file: give them distinct names');
+      assert.equal(
+        fresh.length,
+        schemaFiles(path.join(ROOT, 'schemas')).length,
+        'two schemas map to one generated file: give them distinct names',
+      );
       for (const f of fresh) {
-        assert.equal(readFileSync(path.join(ROOT, OUT, f), 'utf8'), readFileSync(path.join(tmp, f), 'utf8'), `${OUT}${f} differs from schemas/: run npm run generate:types`);
+        assert.equal(
+          readFileSync(path.join(ROOT, OUT, f), 'utf8'),
+          readFileSync(path.join(tmp, f), 'utf8'),
+          `${OUT}${f} differs from schemas/: run npm run generate:types`,
+        );
       }
     } finally {
       rmSync(tmp, { recursive: true, force: true });
@@ -67,8 +80,15 @@ describe('generated types', () => {
       for (const [k, v] of Object.entries(n)) walk(v, `${where}/${k}`);
     };
     const all = (dir: string, rel = ''): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(path.join(dir, e.name), `${rel}${e.name}/`) : e.name.endsWith('.schema.json') ? [`${rel}${e.name}`] : []));
-    for (const f of all(path.join(ROOT, 'schemas'))) walk(JSON.parse(readFileSync(path.join(ROOT, 'schemas', f), 'utf8')), f);
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory()
+          ? all(path.join(dir, e.name), `${rel}${e.name}/`)
+          : e.name.endsWith('.schema.json')
+            ? [`${rel}${e.name}`]
+            : [],
+      );
+    for (const f of all(path.join(ROOT, 'schemas')))
+      walk(JSON.parse(readFileSync(path.join(ROOT, 'schemas', f), 'utf8')), f);
     assert.deepEqual(missing, []);
   });
 });

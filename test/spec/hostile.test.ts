@@ -7,7 +7,14 @@ import { loadFromSource } from '../../src/spec/index.js';
 import { IMAGE, memorySource, type MemoryEntry } from './support.js';
 
 const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
-  .concat(['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((k, i) => `${k}: &${k} [${Array(9).fill(`*${String.fromCharCode(97 + i)}`).join(',')}]`))
+  .concat(
+    ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map(
+      (k, i) =>
+        `${k}: &${k} [${Array(9)
+          .fill(`*${String.fromCharCode(97 + i)}`)
+          .join(',')}]`,
+    ),
+  )
   .join('\n');
 
 interface Case {
@@ -19,17 +26,53 @@ interface Case {
 const cases: readonly Case[] = [
   { name: 'YAML syntax error', files: { 'a.yaml': 'a: [1, 2\nb: c\n' }, expect: ['yaml-syntax', 'a.yaml', 2, 1] },
   { name: 'tab indentation', files: { 'a.yaml': 'spec:\n\timage: x\n' }, expect: ['yaml-syntax', 'a.yaml', 2, 1] },
-  { name: 'duplicate key', files: { 'a.yaml': IMAGE.replace('  image:', '  image: a\n  image:') }, expect: ['duplicate-key', 'a.yaml', 7, 3] },
+  {
+    name: 'duplicate key',
+    files: { 'a.yaml': IMAGE.replace('  image:', '  image: a\n  image:') },
+    expect: ['duplicate-key', 'a.yaml', 7, 3],
+  },
   { name: 'alias bomb', files: { 'a.yaml': bomb }, expect: ['alias-limit', 'a.yaml', 2, 8] },
-  { name: 'deep flow nesting', files: { 'a.yaml': 'a: ' + '['.repeat(100_000) + ']'.repeat(100_000) }, expect: ['too-deep', 'a.yaml', 1, 68] },
-  { name: 'deep block nesting', files: { 'a.yaml': Array.from({ length: 100 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' x\n' }, expect: ['too-deep', 'a.yaml', 65, 65] },
-  { name: 'file over the size limit', files: { 'a.yaml': 'a: ' + 'x'.repeat(1024 * 1024) }, expect: ['file-too-large', 'a.yaml', 1, 1] },
-  { name: 'binary file (NUL byte)', files: { 'a.yaml': new Uint8Array([0x61, 0x3a, 0x0a, 0x62, 0x00]) }, expect: ['binary-file', 'a.yaml', 2, 2] },
-  { name: 'not UTF-8 (Latin-1)', files: { 'a.yaml': new Uint8Array([...new TextEncoder().encode('a: 1\nreason: caf'), 0xe9, 0x0a]) }, expect: ['not-utf8', 'a.yaml', 2, 12] },
-  { name: 'UTF-16 with BOM', files: { 'a.yaml': new Uint8Array([0xff, 0xfe, 0x61, 0x00]) }, expect: ['not-utf8', 'a.yaml', 1, 1] },
+  {
+    name: 'deep flow nesting',
+    files: { 'a.yaml': 'a: ' + '['.repeat(100_000) + ']'.repeat(100_000) },
+    expect: ['too-deep', 'a.yaml', 1, 68],
+  },
+  {
+    name: 'deep block nesting',
+    files: { 'a.yaml': Array.from({ length: 100 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' x\n' },
+    expect: ['too-deep', 'a.yaml', 65, 65],
+  },
+  {
+    name: 'file over the size limit',
+    files: { 'a.yaml': 'a: ' + 'x'.repeat(1024 * 1024) },
+    expect: ['file-too-large', 'a.yaml', 1, 1],
+  },
+  {
+    name: 'binary file (NUL byte)',
+    files: { 'a.yaml': new Uint8Array([0x61, 0x3a, 0x0a, 0x62, 0x00]) },
+    expect: ['binary-file', 'a.yaml', 2, 2],
+  },
+  {
+    name: 'not UTF-8 (Latin-1)',
+    files: { 'a.yaml': new Uint8Array([...new TextEncoder().encode('a: 1\nreason: caf'), 0xe9, 0x0a]) },
+    expect: ['not-utf8', 'a.yaml', 2, 12],
+  },
+  {
+    name: 'UTF-16 with BOM',
+    files: { 'a.yaml': new Uint8Array([0xff, 0xfe, 0x61, 0x00]) },
+    expect: ['not-utf8', 'a.yaml', 1, 1],
+  },
   { name: 'symlinked spec file', files: { 'a.yaml': { symlink: '/etc/passwd' } }, expect: ['symlink', 'a.yaml', 1, 1] },
-  { name: 'symlinked drydock.yaml', files: { 'drydock.yaml': { symlink: '../elsewhere.yaml' } }, expect: ['symlink', 'drydock.yaml', 1, 1] },
-  { name: 'too many documents', files: { 'a.yaml': '---\na: 1\n'.repeat(600) }, expect: ['too-many-documents', 'a.yaml', 1002, 1] },
+  {
+    name: 'symlinked drydock.yaml',
+    files: { 'drydock.yaml': { symlink: '../elsewhere.yaml' } },
+    expect: ['symlink', 'drydock.yaml', 1, 1],
+  },
+  {
+    name: 'too many documents',
+    files: { 'a.yaml': '---\na: 1\n'.repeat(600) },
+    expect: ['too-many-documents', 'a.yaml', 1002, 1],
+  },
   { name: 'non-scalar key', files: { 'a.yaml': '? [a, b]\n: c\n' }, expect: ['yaml-syntax', 'a.yaml', 1, 3] },
 ];
 
@@ -59,7 +102,10 @@ describe('spec loader: hostile input', () => {
 
   it('caps the number of errors reported', async () => {
     const files: Record<string, string> = {};
-    for (let i = 0; i < 30; i++) files[`f${String(i).padStart(2, '0')}.yaml`] = Array.from({ length: 50 }, (_, j) => `---\nkind: X${j}\n`).join('');
+    for (let i = 0; i < 30; i++)
+      files[`f${String(i).padStart(2, '0')}.yaml`] = Array.from({ length: 50 }, (_, j) => `---\nkind: X${j}\n`).join(
+        '',
+      );
     const r = await loadFromSource(memorySource(files), { limits: { maxErrors: 100 } });
     assert.ok(!r.ok);
     if (r.ok) return;
@@ -81,7 +127,9 @@ describe('spec loader: hostile input', () => {
   });
 
   it('empty files and empty documents are not errors', async () => {
-    const r = await loadFromSource(memorySource({ 'a.yaml': '', 'b.yaml': '# only a comment\n', 'c.yaml': `---\n---\n${IMAGE}---\n` }));
+    const r = await loadFromSource(
+      memorySource({ 'a.yaml': '', 'b.yaml': '# only a comment\n', 'c.yaml': `---\n---\n${IMAGE}---\n` }),
+    );
     assert.ok(r.ok, r.ok ? '' : JSON.stringify(r.errors));
     assert.equal(r.desired.nodeImages.length, 1);
   });

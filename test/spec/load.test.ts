@@ -9,15 +9,28 @@ describe('spec loader: examples-repo and the happy path', () => {
     assert.ok(r.ok, r.ok ? '' : JSON.stringify(r.errors, null, 2));
     const d = r.desired;
     assert.equal(d.config.cluster, 'sandbox');
-    assert.deepEqual(d.scalingGroups.map((g) => [g.name, g.provider, g.groupId, g.nodeImage, g.role]), [
-      ['control-plane', 'sim', 'control-plane', 'control-plane', 'control-plane'],
-      ['workers', 'sim', 'workers', 'worker', 'worker'],
-    ]);
-    assert.deepEqual(d.nodeImages.map((i) => [i.name, i.image, i.rollout.window, i.rollout.approval.required]), [
-      ['control-plane', 'registry.example/node-os:v1.0.0', undefined, 'none'],
-      ['worker', 'registry.example/node-os:v1.0.0', undefined, 'none'],
-    ]);
-    for (const list of [d.nodeOps, d.nodeImages, d.upgradeGates, d.approvals, d.maintenanceWindows, d.nodeMaintenances]) {
+    assert.deepEqual(
+      d.scalingGroups.map((g) => [g.name, g.provider, g.groupId, g.nodeImage, g.role]),
+      [
+        ['control-plane', 'sim', 'control-plane', 'control-plane', 'control-plane'],
+        ['workers', 'sim', 'workers', 'worker', 'worker'],
+      ],
+    );
+    assert.deepEqual(
+      d.nodeImages.map((i) => [i.name, i.image, i.rollout.window, i.rollout.approval.required]),
+      [
+        ['control-plane', 'registry.example/node-os:v1.0.0', undefined, 'none'],
+        ['worker', 'registry.example/node-os:v1.0.0', undefined, 'none'],
+      ],
+    );
+    for (const list of [
+      d.nodeOps,
+      d.nodeImages,
+      d.upgradeGates,
+      d.approvals,
+      d.maintenanceWindows,
+      d.nodeMaintenances,
+    ]) {
       const names = list.map((s) => s.name);
       assert.deepEqual(names, [...names].sort());
     }
@@ -31,29 +44,49 @@ describe('spec loader: examples-repo and the happy path', () => {
     assert.ok(r.ok);
     for (const a of r.desired.approvals.filter((x) => x.target.kind === 'NodeOp')) {
       const op: { revision: string } | undefined = r.desired.nodeOps.find((o) => o.name === a.target.name);
-      assert.equal(a.targetRevision, op?.revision, `approval ${a.name} is for an older revision; update it to the revision drydock reports`);
+      assert.equal(
+        a.targetRevision,
+        op?.revision,
+        `approval ${a.name} is for an older revision; update it to the revision drydock reports`,
+      );
     }
   });
 
   it('works without drydock.yaml, with built-in defaults, reading the whole tree', async () => {
-    const r = await loadFromSource(memorySource({ 'a/image.yaml': IMAGE, 'b/c/group.yml': GROUP, 'README.md': '# not a spec' }));
+    const r = await loadFromSource(
+      memorySource({ 'a/image.yaml': IMAGE, 'b/c/group.yml': GROUP, 'README.md': '# not a spec' }),
+    );
     assert.ok(r.ok, r.ok ? '' : JSON.stringify(r.errors));
     assert.deepEqual(r.files, ['a/image.yaml', 'b/c/group.yml']);
     assert.equal(r.desired.config.cluster, 'default');
     assert.equal(r.desired.config.statusBranch, 'drydock/status');
     assert.equal(r.desired.config.source, undefined);
     const rollout = r.desired.nodeImages[0]?.rollout;
-    assert.deepEqual([rollout?.maxSurge, rollout?.maxUnavailable, rollout?.joinTimeoutSeconds, rollout?.order], [1, 1, 900, 'controlPlaneFirst']);
+    assert.deepEqual(
+      [rollout?.maxSurge, rollout?.maxUnavailable, rollout?.joinTimeoutSeconds, rollout?.order],
+      [1, 1, 900, 'controlPlaneFirst'],
+    );
   });
 
   it("fills defaults from drydock.yaml's defaults.rollout, then the spec's own", async () => {
-    const config = 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ndefaults:\n  rollout:\n    maxSurge: 25%\n    joinTimeout: 1h30m\n    healthGate: {timeout: 10m}\n    drain:\n      timeoutSeconds: 60\n';
-    const image = IMAGE + '  rollout:\n    maxUnavailable: 2\n    canary: {nodes: 2, soak: 90s}\n    drain: {force: true}\n    healthGate: {minReadySeconds: 5}\n';
+    const config =
+      'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ndefaults:\n  rollout:\n    maxSurge: 25%\n    joinTimeout: 1h30m\n    healthGate: {timeout: 10m}\n    drain:\n      timeoutSeconds: 60\n';
+    const image =
+      IMAGE +
+      '  rollout:\n    maxUnavailable: 2\n    canary: {nodes: 2, soak: 90s}\n    drain: {force: true}\n    healthGate: {minReadySeconds: 5}\n';
     const r = await loadFromSource(memorySource({ 'drydock.yaml': config, 'image.yaml': image }));
     assert.ok(r.ok, r.ok ? '' : JSON.stringify(r.errors));
     const ro = r.desired.nodeImages[0]!.rollout;
     assert.deepEqual(
-      [ro.maxSurge, ro.maxUnavailable, ro.joinTimeoutSeconds, ro.canary, ro.drain.timeoutSeconds, ro.drain.force, ro.drain.enabled],
+      [
+        ro.maxSurge,
+        ro.maxUnavailable,
+        ro.joinTimeoutSeconds,
+        ro.canary,
+        ro.drain.timeoutSeconds,
+        ro.drain.force,
+        ro.drain.enabled,
+      ],
       ['25%', 2, 5400, { nodes: 2, soakSeconds: 90 }, 60, true, true],
     );
     // healthGate.timeout from the defaults stays when the spec sets only minReadySeconds.
@@ -84,7 +117,9 @@ describe('spec loader: examples-repo and the happy path', () => {
       return r.ok ? r.desired.nodeImages[0]?.revision : undefined;
     };
     const a = await load(IMAGE);
-    const b = await load('# comment\n{apiVersion: drydock.dev/v1alpha1, kind: NodeImage, spec: {strategy: replace, image: "registry.example/node-os:v1.0.0"}, metadata: {name: worker}}');
+    const b = await load(
+      '# comment\n{apiVersion: drydock.dev/v1alpha1, kind: NodeImage, spec: {strategy: replace, image: "registry.example/node-os:v1.0.0"}, metadata: {name: worker}}',
+    );
     const c = await load(IMAGE.replace('v1.0.0', 'v1.0.1'));
     assert.match(a ?? '', /^[0-9a-f]{16}$/);
     assert.equal(a, b);
@@ -92,6 +127,9 @@ describe('spec loader: examples-repo and the happy path', () => {
   });
 
   it('throws SpecSourceError NotFound for a directory that does not exist', async () => {
-    await assert.rejects(loadFromDirectory(path.join(ROOT, 'no-such-dir')), (e: unknown) => e instanceof SpecSourceError && e.code === 'NotFound');
+    await assert.rejects(
+      loadFromDirectory(path.join(ROOT, 'no-such-dir')),
+      (e: unknown) => e instanceof SpecSourceError && e.code === 'NotFound',
+    );
   });
 });

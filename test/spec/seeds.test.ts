@@ -10,7 +10,8 @@ import { ROOT } from './support.js';
 const FIXTURES = path.join(ROOT, 'test/fixtures/seeds');
 
 function withoutOrigin(d: DesiredState): unknown {
-  const strip = (list: readonly object[]): unknown[] => list.map((s) => ({ ...s, apiVersion: undefined, source: undefined }));
+  const strip = (list: readonly object[]): unknown[] =>
+    list.map((s) => ({ ...s, apiVersion: undefined, source: undefined }));
   const { config: _config, ...lists } = d;
   return Object.fromEntries(Object.entries(lists).map(([k, v]) => [k, strip(v as object[])]));
 }
@@ -34,22 +35,47 @@ describe('spec loader: seed formats', () => {
 
   it('keep the apiVersion they were written in', () => {
     assert.deepEqual(
-      [...new Set([seed.nodeImages, seed.scalingGroups, seed.nodeOps, seed.nodeMaintenances, seed.upgradeGates].flat().map((s) => s.apiVersion))].sort(),
-      ['nodemaintenance.kubevirt.io/v1beta1', 'nodemaintenance.medik8s.io/v1beta1', 'openshift-optional.skrzypek.io/v1alpha1', 'operator.kairos.io/v1alpha1', 'update.edgeless.systems/v1alpha1'],
+      [
+        ...new Set(
+          [seed.nodeImages, seed.scalingGroups, seed.nodeOps, seed.nodeMaintenances, seed.upgradeGates]
+            .flat()
+            .map((s) => s.apiVersion),
+        ),
+      ].sort(),
+      [
+        'nodemaintenance.kubevirt.io/v1beta1',
+        'nodemaintenance.medik8s.io/v1beta1',
+        'openshift-optional.skrzypek.io/v1alpha1',
+        'operator.kairos.io/v1alpha1',
+        'update.edgeless.systems/v1alpha1',
+      ],
     );
   });
 
   it('infer the provider of Constellation ScalingGroups from the groupId', () => {
-    assert.deepEqual(seed.scalingGroups.map((g) => [g.name, g.provider, g.role]), [
-      ['constellation-control-plane-q4w1', 'azure', 'control-plane'],
-      ['constellation-worker-x7k2', 'gcp', 'worker'],
-    ]);
+    assert.deepEqual(
+      seed.scalingGroups.map((g) => [g.name, g.provider, g.role]),
+      [
+        ['constellation-control-plane-q4w1', 'azure', 'control-plane'],
+        ['constellation-worker-x7k2', 'gcp', 'worker'],
+      ],
+    );
   });
 
   it("fill Kairos' defaults", () => {
     const minimal = seed.nodeOps.find((o) => o.name === 'minimal');
     assert.deepEqual(
-      minimal && [minimal.image, minimal.hostMountPath, minimal.cordon, minimal.drain.enabled, minimal.drain.ignoreDaemonSets, minimal.rebootOnSuccess, minimal.backoffLimit, minimal.concurrency, minimal.stopOnFailure],
+      minimal && [
+        minimal.image,
+        minimal.hostMountPath,
+        minimal.cordon,
+        minimal.drain.enabled,
+        minimal.drain.ignoreDaemonSets,
+        minimal.rebootOnSuccess,
+        minimal.backoffLimit,
+        minimal.concurrency,
+        minimal.stopOnFailure,
+      ],
       ['busybox:latest', '/host', false, false, true, false, 6, 0, false],
     );
     const upgrade = seed.nodeOpUpgrades[0];
@@ -61,7 +87,10 @@ describe('spec loader: seed formats', () => {
     assert.ok(op);
     assert.equal(op.name, 'kairos-upgrade');
     assert.equal(op.image, 'quay.io/kairos/ubuntu:24.04-standard-amd64-generic-v3.5.0-k3sv1.33.1-k3s1');
-    assert.deepEqual([op.cordon, op.drain.enabled, op.rebootOnSuccess, op.concurrency, op.stopOnFailure, op.hostMountPath], [true, true, true, 1, true, '/host']);
+    assert.deepEqual(
+      [op.cordon, op.drain.enabled, op.rebootOnSuccess, op.concurrency, op.stopOnFailure, op.hostMountPath],
+      [true, true, true, 1, true, '/host'],
+    );
     assert.deepEqual(op.command.slice(0, 2), ['/bin/sh', '-c']);
     assert.match(op.command[2] ?? '', /kairos-agent upgrade --source dir:\//);
     assert.doesNotMatch(op.command[2] ?? '', /--recovery/);
@@ -71,7 +100,10 @@ describe('spec loader: seed formats', () => {
     const gate = seed.upgradeGates[0];
     assert.ok(gate);
     assert.deepEqual(gate.appliesTo.targets, [{ kind: 'NodeImage' }, { kind: 'NodeOpUpgrade' }]);
-    assert.deepEqual([gate.before[0]?.name, gate.before[0]?.namespace, gate.after[0]?.name], ['backup-etcd', 'node-upgrade-mutex-operator', 'backup-etcd-cleanup']);
+    assert.deepEqual(
+      [gate.before[0]?.name, gate.before[0]?.namespace, gate.after[0]?.name],
+      ['backup-etcd', 'node-upgrade-mutex-operator', 'backup-etcd-cleanup'],
+    );
   });
 
   it('report seed positions inside multi-document files exactly', () => {

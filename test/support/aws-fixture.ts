@@ -18,14 +18,28 @@ export function awsFixture(endpoint: string): Omit<AwsFixture, 'amis'> {
 /** Two AMIs moto knows, by id. */
 export async function twoAmis(ec2: EC2Client): Promise<[string, string]> {
   const images = await ec2.send(new DescribeImagesCommand({ Owners: ['amazon'] }));
-  const ids = (images.Images ?? []).map((i) => i.ImageId ?? '').filter((id) => /^ami-[0-9a-f]+$/.test(id)).sort();
+  const ids = (images.Images ?? [])
+    .map((i) => i.ImageId ?? '')
+    .filter((id) => /^ami-[0-9a-f]+$/.test(id))
+    .sort();
   assert.ok(ids.length >= 2, 'moto offers at least two AMIs');
   return [ids[0] ?? '', ids[1] ?? ''];
 }
 
 /** A launch template on `ami` and an Auto Scaling group of `size` on its version 1. */
-export async function createGroup(f: Omit<AwsFixture, 'amis'>, name: string, ami: string, size: number, maxSize = 10): Promise<string> {
-  const lt = await f.ec2.send(new CreateLaunchTemplateCommand({ LaunchTemplateName: `${name}-lt`, LaunchTemplateData: { ImageId: ami, InstanceType: 't3.medium' } }));
+export async function createGroup(
+  f: Omit<AwsFixture, 'amis'>,
+  name: string,
+  ami: string,
+  size: number,
+  maxSize = 10,
+): Promise<string> {
+  const lt = await f.ec2.send(
+    new CreateLaunchTemplateCommand({
+      LaunchTemplateName: `${name}-lt`,
+      LaunchTemplateData: { ImageId: ami, InstanceType: 't3.medium' },
+    }),
+  );
   await f.asg.send(
     new CreateAutoScalingGroupCommand({
       AutoScalingGroupName: name,
@@ -38,4 +52,3 @@ export async function createGroup(f: Omit<AwsFixture, 'amis'>, name: string, ami
   );
   return lt.LaunchTemplate?.LaunchTemplateId ?? '';
 }
-

@@ -19,7 +19,13 @@ export interface AwsJoiner {
   stop(): Promise<void>;
 }
 
-export function startAwsJoiner(opts: { kc: KubeConfig; asg: AutoScalingClient; ec2: EC2Client; groups: readonly string[]; intervalMs?: number }): AwsJoiner {
+export function startAwsJoiner(opts: {
+  kc: KubeConfig;
+  asg: AutoScalingClient;
+  ec2: EC2Client;
+  groups: readonly string[];
+  intervalMs?: number;
+}): AwsJoiner {
   const core = opts.kc.makeApiClient(CoreV1Api);
   let running: Promise<void> = Promise.resolve();
   const sync = async (): Promise<void> => {
@@ -27,7 +33,8 @@ export function startAwsJoiner(opts: { kc: KubeConfig; asg: AutoScalingClient; e
     const live = new Map<string, { group: string; zone: string }>();
     for (const g of out.AutoScalingGroups ?? []) {
       for (const i of g.Instances ?? []) {
-        if (i.InstanceId && i.LifecycleState === 'InService') live.set(i.InstanceId, { group: g.AutoScalingGroupName ?? '', zone: i.AvailabilityZone ?? '' });
+        if (i.InstanceId && i.LifecycleState === 'InService')
+          live.set(i.InstanceId, { group: g.AutoScalingGroupName ?? '', zone: i.AvailabilityZone ?? '' });
       }
     }
     const existing = await core.listNode({ labelSelector: JOINER_LABEL });
@@ -40,7 +47,9 @@ export function startAwsJoiner(opts: { kc: KubeConfig; asg: AutoScalingClient; e
     const joining = [...live.keys()].filter((id) => !have.has(id));
     if (joining.length === 0) return;
     const ec2 = await opts.ec2.send(new DescribeInstancesCommand({ InstanceIds: joining }));
-    const images = new Map((ec2.Reservations ?? []).flatMap((r) => r.Instances ?? []).map((i) => [i.InstanceId ?? '', i.ImageId ?? '']));
+    const images = new Map(
+      (ec2.Reservations ?? []).flatMap((r) => r.Instances ?? []).map((i) => [i.InstanceId ?? '', i.ImageId ?? '']),
+    );
     for (const id of joining) {
       const m = live.get(id);
       if (!m) continue;

@@ -93,8 +93,12 @@ export function statusOf(err: unknown): number | undefined {
 /** Waits until the Node `name` reports Ready=True. */
 export async function waitNodeReady(kc: KubeConfig, name: string, timeoutMs = 30_000): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
-  await eventually(`node ${name} Ready`, async () => {
-    const node = await core.readNode({ name });
-    return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-  }, { timeoutMs });
+  await eventually(
+    `node ${name} Ready`,
+    async () => {
+      const node = await core.readNode({ name });
+      return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    },
+    { timeoutMs },
+  );
 }

@@ -24,7 +24,10 @@ export const MOTO_REGION = 'eu-central-1';
 function motoServerBinary(): string {
   const fromEnv = process.env['DRYDOCK_MOTO_SERVER'];
   if (fromEnv) return fromEnv;
-  return execFileSync('bash', [path.join(ROOT, 'scripts', 'moto.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  return execFileSync('bash', [path.join(ROOT, 'scripts', 'moto.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
 }
 
 export async function freePort(): Promise<number> {
@@ -53,7 +56,9 @@ export function useMoto(): () => Moto {
     proc.stdout?.on('data', (c: Buffer) => output.push(c.toString()));
     proc.stderr?.on('data', (c: Buffer) => output.push(c.toString()));
     try {
-      await eventually('moto_server answers', async () => (await fetch(`${endpoint}/moto-api/`)).ok, { timeoutMs: 60_000 });
+      await eventually('moto_server answers', async () => (await fetch(`${endpoint}/moto-api/`)).ok, {
+        timeoutMs: 60_000,
+      });
     } catch (err) {
       throw new Error(`moto_server did not start: ${String(err)}\n${output.join('').slice(-2000)}`);
     }

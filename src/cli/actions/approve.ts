@@ -22,17 +22,36 @@ class ApproveError extends Error {
 }
 
 /** The spec as the working tree has it, and the stage its policy requires. */
-function targetOf(desired: DesiredState, kind: Kind, name: string): { target: ApprovalTarget; required?: ApprovalStage } {
+function targetOf(
+  desired: DesiredState,
+  kind: Kind,
+  name: string,
+): { target: ApprovalTarget; required?: ApprovalStage } {
   const found =
-    kind === 'NodeImage' ? desired.nodeImages.find((s) => s.name === name) : kind === 'NodeOp' ? desired.nodeOps.find((s) => s.name === name) : desired.nodeOpUpgrades.find((s) => s.name === name);
-  if (found === undefined) throw new ApproveError(`${kind}/${name} is not in the working tree's specs; check the name (drydock validate lists them)`);
+    kind === 'NodeImage'
+      ? desired.nodeImages.find((s) => s.name === name)
+      : kind === 'NodeOp'
+        ? desired.nodeOps.find((s) => s.name === name)
+        : desired.nodeOpUpgrades.find((s) => s.name === name);
+  if (found === undefined)
+    throw new ApproveError(
+      `${kind}/${name} is not in the working tree's specs; check the name (drydock validate lists them)`,
+    );
   const image = found.kind === 'NodeOp' ? undefined : found.image;
-  const required = 'rollout' in found && found.rollout.approval.required !== 'none' ? found.rollout.approval.required : undefined;
-  return { target: { kind, name, revision: found.revision, ...(image !== undefined ? { image } : {}) }, ...(required ? { required } : {}) };
+  const required =
+    'rollout' in found && found.rollout.approval.required !== 'none' ? found.rollout.approval.required : undefined;
+  return {
+    target: { kind, name, revision: found.revision, ...(image !== undefined ? { image } : {}) },
+    ...(required ? { required } : {}),
+  };
 }
 
 /** The spec's status document on the status branch, or why none was read. */
-async function statusDoc(flags: ApproveFlags, kind: Kind, name: string): Promise<{ doc: Record<string, unknown>; commit: string } | { none: string }> {
+async function statusDoc(
+  flags: ApproveFlags,
+  kind: Kind,
+  name: string,
+): Promise<{ doc: Record<string, unknown>; commit: string } | { none: string }> {
   try {
     const source = new GitSource({ repo: flags.statusRepo ?? flags.dir, retries: 1 });
     const commit = await source.readBranchTip(flags.statusBranch);
@@ -45,16 +64,31 @@ async function statusDoc(flags: ApproveFlags, kind: Kind, name: string): Promise
   }
 }
 
-export async function runApprove(spec: string, flags: ApproveFlags, out: (s: string) => void, err: (s: string) => void): Promise<ExitCode> {
+export async function runApprove(
+  spec: string,
+  flags: ApproveFlags,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<ExitCode> {
   try {
     const [kind, name, ...rest] = spec.split('/');
-    if (!KINDS.includes(kind as Kind) || !name || rest.length > 0) throw new ApproveError(`${JSON.stringify(spec)} is not KIND/NAME with KIND one of ${KINDS.join(', ')} (e.g. NodeImage/worker)`);
+    if (!KINDS.includes(kind as Kind) || !name || rest.length > 0)
+      throw new ApproveError(
+        `${JSON.stringify(spec)} is not KIND/NAME with KIND one of ${KINDS.join(', ')} (e.g. NodeImage/worker)`,
+      );
     const dir = path.resolve(flags.dir, flags.path);
     const load = await loadFromDirectory(dir);
-    if (!load.ok) throw new ApproveError(`the specs in ${dir} are invalid (${load.errors.length} error(s)); run drydock validate and fix them first`, EXIT_FINDINGS);
+    if (!load.ok)
+      throw new ApproveError(
+        `the specs in ${dir} are invalid (${load.errors.length} error(s)); run drydock validate and fix them first`,
+        EXIT_FINDINGS,
+      );
     const { target, required } = targetOf(load.desired, kind as Kind, name);
     const stage = flags.stage ?? required;
-    if (stage === undefined) throw new ApproveError(`${spec} requires no approval (rollout.approval.required is none); pass --stage to write one anyway`);
+    if (stage === undefined)
+      throw new ApproveError(
+        `${spec} requires no approval (rollout.approval.required is none); pass --stage to write one anyway`,
+      );
     const status = await statusDoc(flags, kind as Kind, name);
     let origin: string;
     if ('doc' in status) {
@@ -79,7 +113,9 @@ export async function runApprove(spec: string, flags: ApproveFlags, out: (s: str
       writeFileSync(where, file.content);
     }
     const rel = path.relative(process.cwd(), where) || where;
-    out(`${same ? 'already written' : 'wrote'} ${rel}: ${spec} ${target.image !== undefined ? `image ${target.image}` : `revision ${target.revision}`}, stage ${stage}; approving ${origin}\n`);
+    out(
+      `${same ? 'already written' : 'wrote'} ${rel}: ${spec} ${target.image !== undefined ? `image ${target.image}` : `revision ${target.revision}`}, stage ${stage}; approving ${origin}\n`,
+    );
     out(`next: git add ${rel} && git commit -m "approve ${spec} (${stage})", then merge it through review\n`);
     return EXIT_OK;
   } catch (e) {

@@ -4,11 +4,12 @@ export function describeClusterError(err: unknown): string {
     // client-node ApiException: the status code says it all; its message embeds headers.
     const code = err.code;
     return code === 403
-      ? 'the cluster refused a read (HTTP 403): the kubeconfig\'s user needs get/list on nodes, pods, poddisruptionbudgets, deployments and jobs'
+      ? "the cluster refused a read (HTTP 403): the kubeconfig's user needs get/list on nodes, pods, poddisruptionbudgets, deployments and jobs"
       : `the cluster answered HTTP ${code}`;
   }
-  const sys = err && typeof err === 'object' && 'code' in err ? (err).code : undefined;
+  const sys = err && typeof err === 'object' && 'code' in err ? err.code : undefined;
   const first = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
-  if (typeof sys === 'string' && /^E[A-Z]+$/.test(sys)) return `cannot reach the cluster (${sys}): ${first}; check --kubeconfig and that the API server is up`;
+  if (typeof sys === 'string' && /^E[A-Z]+$/.test(sys))
+    return `cannot reach the cluster (${sys}): ${first}; check --kubeconfig and that the API server is up`;
   return first;
 }

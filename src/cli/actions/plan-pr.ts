@@ -58,7 +58,8 @@ async function livePlan(flags: PlanFlags, desired: DesiredState, at: Date): Prom
     kc = loadKubeConfig(flags.kubeconfig || undefined);
     providers = providersFrom(flags.provider, flags.cloudEndpoint || undefined);
   } catch (err) {
-    if (err instanceof KubeConfigError || err instanceof OptionError) return { skipped: `no cluster or cloud access (${err.message})` };
+    if (err instanceof KubeConfigError || err instanceof OptionError)
+      return { skipped: `no cluster or cloud access (${err.message})` };
     throw err;
   }
   try {
@@ -76,7 +77,9 @@ export async function runPlanPr(flags: PrFlags, write: (text: string) => void, l
   const source = gitSource(flags, logger);
   const base = await loadAt(source, flags.base);
   const head = await loadAt(source, flags.head);
-  const live = head.load.ok ? await livePlan(flags, head.load.desired, at) : { skipped: 'the head is invalid, so it was not planned' };
+  const live = head.load.ok
+    ? await livePlan(flags, head.load.desired, at)
+    : { skipped: 'the head is invalid, so it was not planned' };
   const report = buildPrReport({ base, head, at, ...(flags.cluster ? { cluster: flags.cluster } : {}), live });
   write(renderPr(report, flags.format, flags.path));
   return prHasFindings(report) ? EXIT_FINDINGS : EXIT_OK;

@@ -20,16 +20,31 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
   const at = new Date();
   try {
     if (flags.base !== undefined || flags.head !== undefined) {
-      if (flags.base === undefined || flags.head === undefined) throw new OptionError('--base and --head go together: pass both refs of the pull request (e.g. --base main --head my-branch)', { flag: flags.base === undefined ? '--base' : '--head' });
+      if (flags.base === undefined || flags.head === undefined)
+        throw new OptionError(
+          '--base and --head go together: pass both refs of the pull request (e.g. --base main --head my-branch)',
+          { flag: flags.base === undefined ? '--base' : '--head' },
+        );
       const { runPlanPr } = await import('./plan-pr.js');
       return await runPlanPr({ ...flags, base: flags.base, head: flags.head }, write, logger);
     }
-    if (flags.format === 'github') throw new OptionError('--format github annotates a pull request: pass --base and --head too', { flag: '--format', value: 'github' });
+    if (flags.format === 'github')
+      throw new OptionError('--format github annotates a pull request: pass --base and --head too', {
+        flag: '--format',
+        value: 'github',
+      });
     const source = await createDesiredSource(flags, logger);
     const rev = await source.sync();
     await source.close?.();
     if (!rev.load.ok) {
-      write(renderPlan(EMPTY_PLAN, flags.format, { commit: rev.commit, ...(flags.cluster ? { cluster: flags.cluster } : {}), at: at.toISOString(), errors: rev.load.errors }));
+      write(
+        renderPlan(EMPTY_PLAN, flags.format, {
+          commit: rev.commit,
+          ...(flags.cluster ? { cluster: flags.cluster } : {}),
+          at: at.toISOString(),
+          errors: rev.load.errors,
+        }),
+      );
       return EXIT_FINDINGS;
     }
     const desired = rev.load.desired;
@@ -38,10 +53,19 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
     const snapshot = await listClusterSnapshot(kc);
     const observed = await observe(desired, { snapshot: () => snapshot }, (p) => providers[p]);
     const result = plan(desired, observed, at, { jobNamespace: flags.namespace });
-    write(renderPlan(result, flags.format, { commit: rev.commit, cluster: flags.cluster || desired.config.cluster, at: at.toISOString() }));
+    write(
+      renderPlan(result, flags.format, {
+        commit: rev.commit,
+        cluster: flags.cluster || desired.config.cluster,
+        at: at.toISOString(),
+      }),
+    );
     return isBlocked(result) ? EXIT_FINDINGS : EXIT_OK;
   } catch (err) {
-    const msg = err instanceof OptionError || err instanceof KubeConfigError || isGitSourceError(err) ? err.message : describeClusterError(err);
+    const msg =
+      err instanceof OptionError || err instanceof KubeConfigError || isGitSourceError(err)
+        ? err.message
+        : describeClusterError(err);
     process.stderr.write(`drydock plan: ${msg}\n`);
     return EXIT_ERROR;
   }

@@ -19,7 +19,10 @@ function pollInterval(flag: string, value: string): string {
 /** --poll-schedule: a cron expression node-cron runs (five fields, or six with seconds first). */
 function pollSchedule(value: string): string {
   if (!isCronSchedule(value)) {
-    throw new OptionError(`--poll-schedule ${JSON.stringify(value)} is not a cron expression; write e.g. '*/5 * * * *' (every five minutes)`, { flag: '--poll-schedule', value });
+    throw new OptionError(
+      `--poll-schedule ${JSON.stringify(value)} is not a cron expression; write e.g. '*/5 * * * *' (every five minutes)`,
+      { flag: '--poll-schedule', value },
+    );
   }
   return value;
 }
@@ -55,13 +58,17 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
             retryPeriodMs: parseDuration('--retry-period', flags.retryPeriod),
           }
         : false,
-      pollInterval: pollInterval(flags.pollInterval ? '--poll-interval' : '--interval', flags.pollInterval || flags.interval),
+      pollInterval: pollInterval(
+        flags.pollInterval ? '--poll-interval' : '--interval',
+        flags.pollInterval || flags.interval,
+      ),
       ...(flags.pollSchedule !== undefined ? { pollSchedule: pollSchedule(flags.pollSchedule) } : {}),
       resyncMs: parseDuration('--resync', flags.resync),
     });
   } catch (err) {
-    if (err instanceof OptionError || err instanceof KubeConfigError || err instanceof ListenError) return fail(err.message);
-    const code = err && typeof err === 'object' && 'code' in err ? String((err).code) : undefined;
+    if (err instanceof OptionError || err instanceof KubeConfigError || err instanceof ListenError)
+      return fail(err.message);
+    const code = err && typeof err === 'object' && 'code' in err ? String(err.code) : undefined;
     return fail(`${err instanceof Error ? err.message : String(err)}${code ? ` (${code})` : ''}`);
   }
   process.stderr.write(`drydock listening on ${service.url ?? '(no http)'} as ${service.identity}\n`);

@@ -14,7 +14,10 @@ export async function runSandboxCommand(flags: SandboxFlags): Promise<ExitCode> 
   const scenarioTimeoutMs = parseDuration(flags.timeout);
   const startTimeoutMs = parseDuration(flags.startTimeout);
   if (scenarioTimeoutMs === undefined || startTimeoutMs === undefined) {
-    const bad = scenarioTimeoutMs === undefined ? `--timeout ${JSON.stringify(flags.timeout)}` : `--start-timeout ${JSON.stringify(flags.startTimeout)}`;
+    const bad =
+      scenarioTimeoutMs === undefined
+        ? `--timeout ${JSON.stringify(flags.timeout)}`
+        : `--start-timeout ${JSON.stringify(flags.startTimeout)}`;
     stderr.write(`drydock sandbox: ${bad} is not a duration; use e.g. 90s, 10m or 1h\n`);
     return EXIT_ERROR;
   }

@@ -20,7 +20,9 @@ export async function runSimCloudCommand(flags: SimCloudFlags): Promise<ExitCode
   // An empty DRYDOCK_KUBECONFIG means unset.
   if (flags.kubeconfig === '') delete flags.kubeconfig;
   if (flags.cluster && flags.kubeconfig === undefined) {
-    return fail('no cluster to join: pass --kubeconfig FILE (or DRYDOCK_KUBECONFIG), or --no-cluster to keep Nodes in memory');
+    return fail(
+      'no cluster to join: pass --kubeconfig FILE (or DRYDOCK_KUBECONFIG), or --no-cluster to keep Nodes in memory',
+    );
   }
   if (flags.cluster && flags.kubeconfig !== undefined) {
     try {
@@ -43,7 +45,8 @@ export async function runSimCloudCommand(flags: SimCloudFlags): Promise<ExitCode
   } catch (err) {
     if (err instanceof SimConfigError || err instanceof SimStateError) return fail(err.message);
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') return fail(`port ${port} on ${flags.host} is in use; pick another with --port (0: any free port)`);
+    if (code === 'EADDRINUSE')
+      return fail(`port ${port} on ${flags.host} is in use; pick another with --port (0: any free port)`);
     return fail(err instanceof Error ? err.message : String(err));
   }
   process.stdout.write(`sim cloud listening on ${running.url}\n`);

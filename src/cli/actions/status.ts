@@ -13,13 +13,22 @@ async function newCommits(source: GitSource, tip: string, since: string): Promis
   for (const entry of await git.log({ fs, gitdir: source.gitdir, ref: tip, depth: 200, cache: source.cache })) {
     if (entry.oid === since) break;
     const c = entry.commit;
-    lines.push(`${new Date(c.committer.timestamp * 1000).toISOString()} ${entry.oid.slice(0, 7)} ${c.message.split('\n')[0] ?? ''}`);
+    lines.push(
+      `${new Date(c.committer.timestamp * 1000).toISOString()} ${entry.oid.slice(0, 7)} ${c.message.split('\n')[0] ?? ''}`,
+    );
   }
   return lines.reverse();
 }
 
 /** Polls the status branch until `signal` aborts, printing each new commit as it lands. */
-export async function watchStatus(source: GitSource, branch: string, from: string, intervalMs: number, out: (s: string) => void, signal: AbortSignal): Promise<void> {
+export async function watchStatus(
+  source: GitSource,
+  branch: string,
+  from: string,
+  intervalMs: number,
+  out: (s: string) => void,
+  signal: AbortSignal,
+): Promise<void> {
   let seen = from;
   while (!signal.aborted) {
     await new Promise<void>((resolve) => {
@@ -44,12 +53,23 @@ export async function runStatus(
   try {
     const intervalMs = parseDuration(opts.interval ?? '5s', { unitRequired: true });
     if (intervalMs === undefined || intervalMs < 100) {
-      err(`drydock status: --interval ${JSON.stringify(opts.interval)} is not a duration of at least 100ms; write e.g. 5s or 1m\n`);
+      err(
+        `drydock status: --interval ${JSON.stringify(opts.interval)} is not a duration of at least 100ms; write e.g. 5s or 1m\n`,
+      );
       return EXIT_ERROR;
     }
-    const credentials = resolveCredentials({ env, url: opts.repo, ...(opts.gitTokenFile ? { tokenFile: opts.gitTokenFile } : {}) });
+    const credentials = resolveCredentials({
+      env,
+      url: opts.repo,
+      ...(opts.gitTokenFile ? { tokenFile: opts.gitTokenFile } : {}),
+    });
     // The tracked branch plays no part here; the status branch is named explicitly.
-    const source = new GitSource({ repo: opts.repo, ...(credentials ? { credentials } : {}), ...(opts.cacheDir ? { cacheRoot: opts.cacheDir } : {}), retries: 1 });
+    const source = new GitSource({
+      repo: opts.repo,
+      ...(credentials ? { credentials } : {}),
+      ...(opts.cacheDir ? { cacheRoot: opts.cacheDir } : {}),
+      retries: 1,
+    });
     let tip: string;
     try {
       tip = await source.readBranchTip(opts.statusBranch);
@@ -71,12 +91,16 @@ export async function runStatus(
         if (p.startsWith('status/') && p.endsWith('.yaml')) specs.push(parse(text));
       }
       const errorsText = files.get('errors.yaml');
-      out(`${JSON.stringify({ statusCommit: tip, cluster: record.cluster ?? null, sourceCommit: record.sourceCommit ?? null, specs, errors: errorsText ? (parse(errorsText) as unknown) : null }, null, 2)}\n`);
+      out(
+        `${JSON.stringify({ statusCommit: tip, cluster: record.cluster ?? null, sourceCommit: record.sourceCommit ?? null, specs, errors: errorsText ? (parse(errorsText) as unknown) : null }, null, 2)}\n`,
+      );
       return EXIT_OK;
     }
     out(files.get('README.md') ?? `(the status branch ${opts.statusBranch} has no README.md)\n`);
     if (opts.watch) {
-      out(`\nwatching ${source.display} ${opts.statusBranch} every ${opts.interval ?? '5s'}${source.isRemote ? '' : ' (a local clone: its refs move when you git fetch)'}; Ctrl-C stops\n`);
+      out(
+        `\nwatching ${source.display} ${opts.statusBranch} every ${opts.interval ?? '5s'}${source.isRemote ? '' : ' (a local clone: its refs move when you git fetch)'}; Ctrl-C stops\n`,
+      );
       await watchStatus(source, opts.statusBranch, tip, intervalMs, out, signal ?? stopOnSigint());
     }
     return EXIT_OK;

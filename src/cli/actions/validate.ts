@@ -1,7 +1,16 @@
 /** What `drydock validate` does once its arguments are parsed (loaded only when it runs). */
 import { stat } from 'node:fs/promises';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
-import { errorsToJson, formatErrorsGithub, formatErrorsText, loadFromDirectory, SpecSourceError, type DesiredState, type ErrorFormat, type SpecError } from '../../spec/index.js';
+import {
+  errorsToJson,
+  formatErrorsGithub,
+  formatErrorsText,
+  loadFromDirectory,
+  SpecSourceError,
+  type DesiredState,
+  type ErrorFormat,
+  type SpecError,
+} from '../../spec/index.js';
 import { notActedOn, notActedOnReason } from '../../plan/unsupported.js';
 
 function specCount(d: DesiredState): number {
@@ -20,14 +29,24 @@ function specCount(d: DesiredState): number {
 
 /** Valid specs this build does not act on, as findings that do not fail validation. */
 function warnings(d: DesiredState): SpecError[] {
-  return notActedOn(d).map((n) => ({ ...n.source, code: 'not-supported', message: `${n.kind}/${n.name}: ${notActedOnReason(n)}`, hint: n.hint }));
+  return notActedOn(d).map((n) => ({
+    ...n.source,
+    code: 'not-supported',
+    message: `${n.kind}/${n.name}: ${notActedOnReason(n)}`,
+    hint: n.hint,
+  }));
 }
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-export async function runValidate(dir: string, format: ErrorFormat, out: (s: string) => void, err: (s: string) => void): Promise<ExitCode> {
+export async function runValidate(
+  dir: string,
+  format: ErrorFormat,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<ExitCode> {
   try {
     const st = await stat(dir);
     if (!st.isDirectory()) {
@@ -52,7 +71,13 @@ export async function runValidate(dir: string, format: ErrorFormat, out: (s: str
   const warned = result.ok ? warnings(result.desired) : [];
   if (format === 'json') {
     const body = result.ok
-      ? { valid: true, files: result.files, specs: specCount(result.desired), errors: [], warnings: errorsToJson(warned, opts) }
+      ? {
+          valid: true,
+          files: result.files,
+          specs: specCount(result.desired),
+          errors: [],
+          warnings: errorsToJson(warned, opts),
+        }
       : { valid: false, files: result.files, errors: errorsToJson(result.errors, opts) };
     out(`${JSON.stringify(body, null, 2)}\n`);
     return result.ok ? EXIT_OK : EXIT_FINDINGS;
@@ -69,7 +94,10 @@ export async function runValidate(dir: string, format: ErrorFormat, out: (s: str
     const w = { ...opts, severity: 'warning' } as const;
     out(`${format === 'github' ? formatErrorsGithub(warned, w) : formatErrorsText(warned, w)}\n`);
   }
-  const notActed = warned.length === 0 ? '' : `; ${plural(warned.length, 'spec')} not acted on by this build (warnings above)`;
-  out(`${dir}: valid: ${plural(specCount(result.desired), 'spec')} in ${plural(result.files.length, 'file')} (cluster ${result.desired.config.cluster})${notActed}\n`);
+  const notActed =
+    warned.length === 0 ? '' : `; ${plural(warned.length, 'spec')} not acted on by this build (warnings above)`;
+  out(
+    `${dir}: valid: ${plural(specCount(result.desired), 'spec')} in ${plural(result.files.length, 'file')} (cluster ${result.desired.config.cluster})${notActed}\n`,
+  );
   return EXIT_OK;
 }

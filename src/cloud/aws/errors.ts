@@ -6,12 +6,55 @@ import { CloudError, type CloudErrorCode, type CloudErrorData } from '../provide
 import { DEFAULT_RETRY_AFTER_SECONDS, isTimeout, nextStep, retryAfterSeconds } from '../calls.js';
 
 // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html and the Auto Scaling API's errors.
-const THROTTLED = new Set(['Throttling', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequestsException', 'RequestThrottled', 'RequestThrottledException', 'SlowDown', 'ProvisionedThroughputExceededException', 'BandwidthLimitExceeded', 'EC2ThrottledException']);
-const QUOTA = new Set(['LimitExceeded', 'LimitExceededException', 'InstanceLimitExceeded', 'VcpuLimitExceeded', 'InsufficientInstanceCapacity', 'MaxSpotInstanceCountExceeded', 'VolumeLimitExceeded', 'LaunchTemplateVersionLimitExceeded', 'ServiceQuotaExceededException']);
+const THROTTLED = new Set([
+  'Throttling',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'SlowDown',
+  'ProvisionedThroughputExceededException',
+  'BandwidthLimitExceeded',
+  'EC2ThrottledException',
+]);
+const QUOTA = new Set([
+  'LimitExceeded',
+  'LimitExceededException',
+  'InstanceLimitExceeded',
+  'VcpuLimitExceeded',
+  'InsufficientInstanceCapacity',
+  'MaxSpotInstanceCountExceeded',
+  'VolumeLimitExceeded',
+  'LaunchTemplateVersionLimitExceeded',
+  'ServiceQuotaExceededException',
+]);
 const NOT_FOUND_SUFFIXES = ['.NotFound', 'NotFoundException', '.Malformed.NotFound'];
-const TRANSIENT = new Set(['ResourceContention', 'ScalingActivityInProgress', 'InternalError', 'InternalFailure', 'ServiceUnavailable', 'Unavailable', 'RequestTimeout', 'RequestTimeoutException', 'IDPCommunicationError', 'InstanceInUse']);
+const TRANSIENT = new Set([
+  'ResourceContention',
+  'ScalingActivityInProgress',
+  'InternalError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'Unavailable',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'IDPCommunicationError',
+  'InstanceInUse',
+]);
 // The SDK's own: no credentials found by the default chain, no region.
-const CONFIG = new Set(['CredentialsProviderError', 'ExpiredToken', 'ExpiredTokenException', 'UnrecognizedClientException', 'InvalidClientTokenId', 'AuthFailure', 'UnauthorizedOperation', 'AccessDenied', 'AccessDeniedException', 'SignatureDoesNotMatch']);
+const CONFIG = new Set([
+  'CredentialsProviderError',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'UnrecognizedClientException',
+  'InvalidClientTokenId',
+  'AuthFailure',
+  'UnauthorizedOperation',
+  'AccessDenied',
+  'AccessDeniedException',
+  'SignatureDoesNotMatch',
+]);
 
 interface SdkError {
   name?: string;
@@ -47,9 +90,15 @@ export function awsCloudError(err: unknown, context: string, data: CloudErrorDat
   const hint =
     name === 'CredentialsProviderError'
       ? 'give drydock AWS credentials (an IAM role for its service account, or AWS_* variables)'
-      : nextStep(code, { quotaOf: "group's MaxSize or the account's", access: "drydock's IAM permissions", notFound: 'check the groupId and region' });
+      : nextStep(code, {
+          quotaOf: "group's MaxSize or the account's",
+          access: "drydock's IAM permissions",
+          notFound: 'check the groupId and region',
+        });
   const retryAfter =
-    code === 'Throttled' ? (retryAfterSeconds(e.$response?.headers?.['retry-after']) ?? DEFAULT_RETRY_AFTER_SECONDS) : undefined;
+    code === 'Throttled'
+      ? (retryAfterSeconds(e.$response?.headers?.['retry-after']) ?? DEFAULT_RETRY_AFTER_SECONDS)
+      : undefined;
   return new CloudError(code, `aws: ${context}: ${what}; ${hint}`, {
     ...data,
     ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),

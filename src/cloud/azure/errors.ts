@@ -5,10 +5,31 @@
 import { CloudError, type CloudErrorCode, type CloudErrorData } from '../provider.js';
 import { DEFAULT_RETRY_AFTER_SECONDS, isTimeout, nextStep, retryAfterSeconds } from '../calls.js';
 
-const QUOTA = new Set(['QuotaExceeded', 'OperationNotAllowedQuota', 'AllocationFailed', 'ZonalAllocationFailed', 'OverconstrainedAllocationRequest', 'OverconstrainedZonalAllocationRequest', 'SkuNotAvailable']);
-const THROTTLED = new Set(['TooManyRequests', 'SubscriptionRequestsThrottled', 'TenantRequestsThrottled', 'ResourceRequestsThrottled', 'ResourceCollectionRequestsThrottled', 'OperationThrottled']);
+const QUOTA = new Set([
+  'QuotaExceeded',
+  'OperationNotAllowedQuota',
+  'AllocationFailed',
+  'ZonalAllocationFailed',
+  'OverconstrainedAllocationRequest',
+  'OverconstrainedZonalAllocationRequest',
+  'SkuNotAvailable',
+]);
+const THROTTLED = new Set([
+  'TooManyRequests',
+  'SubscriptionRequestsThrottled',
+  'TenantRequestsThrottled',
+  'ResourceRequestsThrottled',
+  'ResourceCollectionRequestsThrottled',
+  'OperationThrottled',
+]);
 const NOT_FOUND = new Set(['ResourceNotFound', 'NotFound', 'ResourceGroupNotFound', 'ParentResourceNotFound']);
-const TRANSIENT = new Set(['InternalServerError', 'ServiceUnavailable', 'RetryableError', 'Conflict', 'OperationPreempted']);
+const TRANSIENT = new Set([
+  'InternalServerError',
+  'ServiceUnavailable',
+  'RetryableError',
+  'Conflict',
+  'OperationPreempted',
+]);
 
 interface RestErrorLike {
   name?: string;
@@ -32,13 +53,23 @@ export function azureErrorCode(err: unknown): CloudErrorCode {
   return 'Transient';
 }
 
-
 export function azureCloudError(err: unknown, context: string, data: CloudErrorData): CloudError {
   if (err instanceof CloudError) return err;
   const e = (err ?? {}) as RestErrorLike;
   const code = azureErrorCode(err);
-  const what = isTimeout(err) ? 'no answer in time' : `${e.statusCode !== undefined ? `HTTP ${e.statusCode} ` : ''}${e.code ?? e.name ?? 'Error'}: ${e.message ?? String(err)}`;
-  const hint = e.name === 'CredentialUnavailableError' || e.name === 'AuthenticationError' ? 'give drydock an Azure workload identity (or AZURE_* variables)' : nextStep(code, { quotaOf: "subscription's", access: "drydock's role assignment" });
-  const retryAfter = code === 'Throttled' ? (retryAfterSeconds(e.response?.headers?.get?.('retry-after')) ?? DEFAULT_RETRY_AFTER_SECONDS) : undefined;
-  return new CloudError(code, `azure: ${context}: ${what}; ${hint}`, { ...data, ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}) });
+  const what = isTimeout(err)
+    ? 'no answer in time'
+    : `${e.statusCode !== undefined ? `HTTP ${e.statusCode} ` : ''}${e.code ?? e.name ?? 'Error'}: ${e.message ?? String(err)}`;
+  const hint =
+    e.name === 'CredentialUnavailableError' || e.name === 'AuthenticationError'
+      ? 'give drydock an Azure workload identity (or AZURE_* variables)'
+      : nextStep(code, { quotaOf: "subscription's", access: "drydock's role assignment" });
+  const retryAfter =
+    code === 'Throttled'
+      ? (retryAfterSeconds(e.response?.headers?.get?.('retry-after')) ?? DEFAULT_RETRY_AFTER_SECONDS)
+      : undefined;
+  return new CloudError(code, `azure: ${context}: ${what}; ${hint}`, {
+    ...data,
+    ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+  });
 }

@@ -18,15 +18,22 @@ export function imageString(ref: ImageReferenceLike | undefined): string {
   if (ref.communityGalleryImageId) return ref.communityGalleryImageId;
   if (ref.sharedGalleryImageId) return ref.sharedGalleryImageId;
   if (ref.id) return ref.id;
-  if (ref.publisher && ref.offer && ref.sku) return `${ref.publisher}:${ref.offer}:${ref.sku}:${ref.version ?? 'latest'}`;
+  if (ref.publisher && ref.offer && ref.sku)
+    return `${ref.publisher}:${ref.offer}:${ref.sku}:${ref.version ?? 'latest'}`;
   return '';
 }
 
 /** The image reference for `image`, or undefined when it is none of the forms above. */
 export function imageReference(image: string): ImageReferenceLike | undefined {
-  if (/^\/CommunityGalleries\/[^/]+\/Images\/[^/]+\/Versions\/[^/]+$/i.test(image)) return { communityGalleryImageId: image };
+  if (/^\/CommunityGalleries\/[^/]+\/Images\/[^/]+\/Versions\/[^/]+$/i.test(image))
+    return { communityGalleryImageId: image };
   if (/^\/SharedGalleries\/[^/]+\/Images\/[^/]+\/Versions\/[^/]+$/i.test(image)) return { sharedGalleryImageId: image };
-  if (/^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Compute\/(images|galleries)\/.+$/i.test(image)) return { id: image };
+  if (
+    /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Compute\/(images|galleries)\/.+$/i.test(
+      image,
+    )
+  )
+    return { id: image };
   const urn = /^([^:/\s]+):([^:/\s]+):([^:/\s]+):([^:/\s]+)$/.exec(image);
   if (urn) return { publisher: urn[1] ?? '', offer: urn[2] ?? '', sku: urn[3] ?? '', version: urn[4] ?? '' };
   return undefined;

@@ -3,8 +3,10 @@
  * resource id — .../virtualMachineScaleSets/<vmss>/virtualMachines/<instance id> for a uniform
  * scale set, .../virtualMachines/<name> for a flexible one.
  */
-const VMSS_VM = /^azure:\/\/(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Compute\/virtualMachineScaleSets\/[^/]+)\/virtualMachines\/([^/]+)$/i;
-const VM = /^azure:\/\/(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)$/i;
+const VMSS_VM =
+  /^azure:\/\/(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Compute\/virtualMachineScaleSets\/[^/]+)\/virtualMachines\/([^/]+)$/i;
+const VM =
+  /^azure:\/\/(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)$/i;
 
 export function azureProviderID(resourceId: string): string {
   return `azure://${resourceId}`;

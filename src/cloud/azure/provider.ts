@@ -13,7 +13,14 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TokenCredential } from '@azure/identity';
 import type { ComputeManagementClient, VirtualMachineScaleSet } from '@azure/arm-compute';
 import { parseGroupId } from '../group-id.js';
-import { CloudError, type CloudErrorData, type CloudProvider, type GroupDescription, type Instance, type InstanceState } from '../provider.js';
+import {
+  CloudError,
+  type CloudErrorData,
+  type CloudProvider,
+  type GroupDescription,
+  type Instance,
+  type InstanceState,
+} from '../provider.js';
 import { byId, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, FirstSeen, withDeadline } from '../calls.js';
 import { azureCloudError } from './errors.js';
 import { imageReference, imageString } from './image.js';
@@ -66,7 +73,11 @@ export class AzureProvider implements CloudProvider {
   /** Every scale set of the configured subscription, as groupIds. */
   async listGroups(): Promise<readonly string[]> {
     const subscriptionId = this.options.subscriptionId;
-    if (subscriptionId === undefined) throw new CloudError('Permanent', 'azure: list scale sets: no subscription configured; create the provider with a subscriptionId');
+    if (subscriptionId === undefined)
+      throw new CloudError(
+        'Permanent',
+        'azure: list scale sets: no subscription configured; create the provider with a subscriptionId',
+      );
     const client = await this.client({ groupId: '', subscriptionId, resourceGroup: '', name: '' });
     return this.call(`list scale sets of subscription ${subscriptionId}`, {}, async (abortSignal) => {
       const ids: string[] = [];
@@ -85,13 +96,29 @@ export class AzureProvider implements CloudProvider {
     await this.call(`list instances of scale set ${groupId}`, { groupId }, async (abortSignal) => {
       if (!flexible) {
         for await (const vm of client.virtualMachineScaleSetVMs.list(s.resourceGroup, s.name, { abortSignal })) {
-          instances.push(toInstance(vm.instanceId ?? '', vm.id ?? '', imageString(vm.storageProfile?.imageReference), vm.provisioningState, vm.timeCreated?.toISOString() ?? this.firstSeen.at(vm.id ?? '')));
+          instances.push(
+            toInstance(
+              vm.instanceId ?? '',
+              vm.id ?? '',
+              imageString(vm.storageProfile?.imageReference),
+              vm.provisioningState,
+              vm.timeCreated?.toISOString() ?? this.firstSeen.at(vm.id ?? ''),
+            ),
+          );
         }
       } else {
         const filter = `'virtualMachineScaleSet/id' eq '${vmss.id ?? ''}'`;
         for await (const vm of client.virtualMachines.list(s.resourceGroup, { filter, abortSignal })) {
           this.membership.set((vm.id ?? '').toLowerCase(), groupId);
-          instances.push(toInstance(vm.name ?? '', vm.id ?? '', imageString(vm.storageProfile?.imageReference), vm.provisioningState, vm.timeCreated?.toISOString() ?? this.firstSeen.at(vm.id ?? '')));
+          instances.push(
+            toInstance(
+              vm.name ?? '',
+              vm.id ?? '',
+              imageString(vm.storageProfile?.imageReference),
+              vm.provisioningState,
+              vm.timeCreated?.toISOString() ?? this.firstSeen.at(vm.id ?? ''),
+            ),
+          );
         }
       }
     });
@@ -101,20 +128,37 @@ export class AzureProvider implements CloudProvider {
   async setGroupImage(groupId: string, image: string): Promise<void> {
     const ref = imageReference(image);
     if (!ref) {
-      throw new CloudError('Permanent', `azure: set image of scale set ${groupId}: ${JSON.stringify(image)} is not an image id (/subscriptions/…/galleries/…/versions/…, /CommunityGalleries/…) or a Marketplace URN publisher:offer:sku:version`, { groupId });
+      throw new CloudError(
+        'Permanent',
+        `azure: set image of scale set ${groupId}: ${JSON.stringify(image)} is not an image id (/subscriptions/…/galleries/…/versions/…, /CommunityGalleries/…) or a Marketplace URN publisher:offer:sku:version`,
+        { groupId },
+      );
     }
     const s = parseScaleSet(groupId);
     const vmss = await this.scaleSet(s);
     const mode = vmss.upgradePolicy?.mode ?? 'Manual';
     if (mode !== 'Manual') {
-      throw new CloudError('Permanent', `azure: scale set ${groupId} has upgrade policy ${mode}, so Azure would replace instances itself; set upgradePolicy.mode to Manual and let drydock roll`, { groupId });
+      throw new CloudError(
+        'Permanent',
+        `azure: scale set ${groupId} has upgrade policy ${mode}, so Azure would replace instances itself; set upgradePolicy.mode to Manual and let drydock roll`,
+        { groupId },
+      );
     }
     if (imageString(vmss.virtualMachineProfile?.storageProfile?.imageReference) === image) return;
-    await this.update(s, { virtualMachineProfile: { storageProfile: { imageReference: ref } } }, `set image of scale set ${groupId}`);
+    await this.update(
+      s,
+      { virtualMachineProfile: { storageProfile: { imageReference: ref } } },
+      `set image of scale set ${groupId}`,
+    );
   }
 
   async addCapacity(groupId: string, count: number): Promise<readonly string[]> {
-    if (!Number.isInteger(count) || count < 1) throw new CloudError('Permanent', `azure: add capacity to scale set ${groupId}: count ${count} is not a positive integer`, { groupId });
+    if (!Number.isInteger(count) || count < 1)
+      throw new CloudError(
+        'Permanent',
+        `azure: add capacity to scale set ${groupId}: count ${count} is not a positive integer`,
+        { groupId },
+      );
     const s = parseScaleSet(groupId);
     const vmss = await this.scaleSet(s);
     const capacity = Number(vmss.sku?.capacity ?? 0) + count;
@@ -130,8 +174,16 @@ export class AzureProvider implements CloudProvider {
     if (!member || member.state === 'terminating') return;
     const client = await this.client(s);
     const ids = { groupId, instanceId };
-    await this.call(`delete instance ${instanceId} of scale set ${groupId}`, ids, (abortSignal) =>
-      client.virtualMachineScaleSets.beginDeleteInstancesAndWait(s.resourceGroup, s.name, { instanceIds: [instanceId] }, { abortSignal, updateIntervalInMs: this.options.pollIntervalMs ?? 5_000 }),
+    await this.call(
+      `delete instance ${instanceId} of scale set ${groupId}`,
+      ids,
+      (abortSignal) =>
+        client.virtualMachineScaleSets.beginDeleteInstancesAndWait(
+          s.resourceGroup,
+          s.name,
+          { instanceIds: [instanceId] },
+          { abortSignal, updateIntervalInMs: this.options.pollIntervalMs ?? 5_000 },
+        ),
       this.options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS,
     );
   }
@@ -147,13 +199,25 @@ export class AzureProvider implements CloudProvider {
 
   private async scaleSet(s: ScaleSet): Promise<VirtualMachineScaleSet> {
     const client = await this.client(s);
-    return this.call(`describe scale set ${s.groupId}`, { groupId: s.groupId }, (abortSignal) => client.virtualMachineScaleSets.get(s.resourceGroup, s.name, { abortSignal }));
+    return this.call(`describe scale set ${s.groupId}`, { groupId: s.groupId }, (abortSignal) =>
+      client.virtualMachineScaleSets.get(s.resourceGroup, s.name, { abortSignal }),
+    );
   }
 
-  private async update(s: ScaleSet, patch: Parameters<ComputeManagementClient['virtualMachineScaleSets']['update']>[2], what: string): Promise<void> {
+  private async update(
+    s: ScaleSet,
+    patch: Parameters<ComputeManagementClient['virtualMachineScaleSets']['update']>[2],
+    what: string,
+  ): Promise<void> {
     const client = await this.client(s);
-    await this.call(what, { groupId: s.groupId }, (abortSignal) =>
-      client.virtualMachineScaleSets.beginUpdateAndWait(s.resourceGroup, s.name, patch, { abortSignal, updateIntervalInMs: this.options.pollIntervalMs ?? 5_000 }),
+    await this.call(
+      what,
+      { groupId: s.groupId },
+      (abortSignal) =>
+        client.virtualMachineScaleSets.beginUpdateAndWait(s.resourceGroup, s.name, patch, {
+          abortSignal,
+          updateIntervalInMs: this.options.pollIntervalMs ?? 5_000,
+        }),
       this.options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS,
     );
   }
@@ -179,7 +243,8 @@ export class AzureProvider implements CloudProvider {
             const response = await next(request);
             const record = this.callRecord.getStore();
             if (record && response.bodyAsText && /"status"\s*:\s*"Failed"/.test(response.bodyAsText)) {
-              const body = parseJson(response.bodyAsText) as { status?: string; error?: { code?: string; message?: string } } | undefined;
+              const body = parseJson(response.bodyAsText) as
+                { status?: string; error?: { code?: string; message?: string } } | undefined;
               if (body?.status === 'Failed' && body.error) record.failed = body.error;
             }
             return response;
@@ -193,7 +258,12 @@ export class AzureProvider implements CloudProvider {
     return c;
   }
 
-  private async call<T>(context: string, data: CloudErrorData, fn: (signal: AbortSignal) => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
+  private async call<T>(
+    context: string,
+    data: CloudErrorData,
+    fn: (signal: AbortSignal) => Promise<T>,
+    timeoutMs = this.timeoutMs,
+  ): Promise<T> {
     try {
       const record: { failed?: { code?: string; message?: string } } = {};
       return await withDeadline(`azure: ${context}`, timeoutMs, data, (signal) =>
@@ -202,7 +272,9 @@ export class AzureProvider implements CloudProvider {
             return await fn(signal);
           } catch (err) {
             const failed = record.failed;
-            throw failed ? Object.assign(new Error(`the operation failed: ${failed.message ?? ''}`), { code: failed.code }) : err;
+            throw failed
+              ? Object.assign(new Error(`the operation failed: ${failed.message ?? ''}`), { code: failed.code })
+              : err;
           }
         }),
       );
@@ -218,7 +290,13 @@ function parseScaleSet(groupId: string): ScaleSet {
   return { groupId, subscriptionId: p.subscriptionId, resourceGroup: p.resourceGroup, name: p.name };
 }
 
-function toInstance(id: string, resourceId: string, image: string, provisioningState: string | undefined, createdAt: string): Instance {
+function toInstance(
+  id: string,
+  resourceId: string,
+  image: string,
+  provisioningState: string | undefined,
+  createdAt: string,
+): Instance {
   return { id, providerID: azureProviderID(resourceId), image, state: instanceState(provisioningState), createdAt };
 }
 

@@ -32,7 +32,12 @@ interface HttpLike {
 async function failure(response: HttpLike): Promise<GcpHttpFailureError> {
   const text = typeof response.text === 'function' ? await response.text().catch(() => '') : '';
   const { reasons, message } = parseErrorBody(text);
-  return new GcpHttpFailureError({ status: response.status, retryAfter: response.headers.get('retry-after'), reasons, message });
+  return new GcpHttpFailureError({
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    reasons,
+    message,
+  });
 }
 
 /** Wraps `inner` so a failed answer rejects with its status, reasons and Retry-After (the caller adds the context). */
@@ -63,6 +68,9 @@ export async function defaultAuthClient(): Promise<GcpAuthClient> {
     const client = await new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] }).getClient();
     return client;
   } catch (err) {
-    throw new CloudError('Permanent', `gcp: no Google credentials (${err instanceof Error ? err.message : String(err)}); give drydock a workload identity or set GOOGLE_APPLICATION_CREDENTIALS`);
+    throw new CloudError(
+      'Permanent',
+      `gcp: no Google credentials (${err instanceof Error ? err.message : String(err)}); give drydock a workload identity or set GOOGLE_APPLICATION_CREDENTIALS`,
+    );
   }
 }

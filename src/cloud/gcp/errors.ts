@@ -6,7 +6,13 @@ import { CloudError, type CloudErrorCode, type CloudErrorData } from '../provide
 import { DEFAULT_RETRY_AFTER_SECONDS, isTimeout, nextStep, retryAfterSeconds } from '../calls.js';
 
 const THROTTLE_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'RATE_LIMIT_EXCEEDED']);
-const QUOTA_REASONS = new Set(['quotaExceeded', 'QUOTA_EXCEEDED', 'ZONE_RESOURCE_POOL_EXHAUSTED', 'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS', 'REGION_RESOURCE_POOL_EXHAUSTED']);
+const QUOTA_REASONS = new Set([
+  'quotaExceeded',
+  'QUOTA_EXCEEDED',
+  'ZONE_RESOURCE_POOL_EXHAUSTED',
+  'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS',
+  'REGION_RESOURCE_POOL_EXHAUSTED',
+]);
 const NOT_FOUND_REASONS = new Set(['notFound', 'RESOURCE_NOT_FOUND']);
 
 export interface GcpHttpFailure {
@@ -24,15 +30,19 @@ export function gcpErrorCode(f: Pick<GcpHttpFailure, 'status' | 'reasons'>): Clo
   return 'Permanent';
 }
 
-
 export function gcpHttpError(f: GcpHttpFailure, context: string, data: CloudErrorData): CloudError {
   const code = gcpErrorCode(f);
-  const retryAfter = code === 'Throttled' ? (retryAfterSeconds(f.retryAfter) ?? DEFAULT_RETRY_AFTER_SECONDS) : undefined;
+  const retryAfter =
+    code === 'Throttled' ? (retryAfterSeconds(f.retryAfter) ?? DEFAULT_RETRY_AFTER_SECONDS) : undefined;
   const reason = f.reasons.length > 0 ? ` (${f.reasons.join(', ')})` : '';
-  return new CloudError(code, `gcp: ${context}: HTTP ${f.status}${reason}: ${f.message}; ${nextStep(code, { quotaOf: "project's", access: "drydock's IAM permissions" })}`, {
-    ...data,
-    ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
-  });
+  return new CloudError(
+    code,
+    `gcp: ${context}: HTTP ${f.status}${reason}: ${f.message}; ${nextStep(code, { quotaOf: "project's", access: "drydock's IAM permissions" })}`,
+    {
+      ...data,
+      ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+    },
+  );
 }
 
 /** The body of a failed Compute call: {"error": {"code", "message", "errors": [{"reason", "message"}]}}. */
@@ -48,19 +58,49 @@ export function parseErrorBody(text: string): { reasons: string[]; message: stri
 }
 
 /** A failed long-running operation: its error codes decide. */
-export function gcpOperationError(op: { error?: { errors?: { code?: string | null; message?: string | null }[] | null } | null; httpErrorStatusCode?: number | null; httpErrorMessage?: string | null }, context: string, data: CloudErrorData): CloudError {
+export function gcpOperationError(
+  op: {
+    error?: { errors?: { code?: string | null; message?: string | null }[] | null } | null;
+    httpErrorStatusCode?: number | null;
+    httpErrorMessage?: string | null;
+  },
+  context: string,
+  data: CloudErrorData,
+): CloudError {
   const errors = op.error?.errors ?? [];
   const reasons = errors.map((e) => e.code ?? '').filter((c) => c !== '');
-  const message = errors.map((e) => e.message ?? '').filter((m) => m !== '').join('; ') || (op.httpErrorMessage ?? 'operation failed');
-  return gcpHttpError({ status: op.httpErrorStatusCode ?? 400, reasons, message }, `${context}: the operation failed`, data);
+  const message =
+    errors
+      .map((e) => e.message ?? '')
+      .filter((m) => m !== '')
+      .join('; ') ||
+    (op.httpErrorMessage ?? 'operation failed');
+  return gcpHttpError(
+    { status: op.httpErrorStatusCode ?? 400, reasons, message },
+    `${context}: the operation failed`,
+    data,
+  );
 }
 
 /** Anything else a call threw: a CloudError from the transport as is, a deadline or a dropped connection as Transient. */
 export function gcpCloudError(err: unknown, context: string, data: CloudErrorData): CloudError {
   if (err instanceof CloudError) return err;
-  const e = (err ?? {}) as { message?: string; code?: unknown; response?: { status?: number; headers?: { get?(n: string): string | null } } };
+  const e = (err ?? {}) as {
+    message?: string;
+    code?: unknown;
+    response?: { status?: number; headers?: { get?(n: string): string | null } };
+  };
   if (typeof e.response?.status === 'number') {
-    return gcpHttpError({ status: e.response.status, retryAfter: e.response.headers?.get?.('retry-after') ?? null, reasons: [], message: e.message ?? '' }, context, data);
+    return gcpHttpError(
+      {
+        status: e.response.status,
+        retryAfter: e.response.headers?.get?.('retry-after') ?? null,
+        reasons: [],
+        message: e.message ?? '',
+      },
+      context,
+      data,
+    );
   }
   if (isTimeout(err)) return new CloudError('Transient', `gcp: ${context}: no answer in time; retry`, data);
   return new CloudError('Transient', `gcp: ${context}: ${e.message ?? String(err)}; retry`, data);

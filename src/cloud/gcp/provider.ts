@@ -12,7 +12,14 @@
 import { createHash } from 'node:crypto';
 import type * as Compute from '@google-cloud/compute';
 import { parseGroupId } from '../group-id.js';
-import { CloudError, type CloudErrorData, type CloudProvider, type GroupDescription, type Instance, type InstanceState } from '../provider.js';
+import {
+  CloudError,
+  type CloudErrorData,
+  type CloudProvider,
+  type GroupDescription,
+  type Instance,
+  type InstanceState,
+} from '../provider.js';
 import { byId, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, FirstSeen, withDeadline } from '../calls.js';
 import { defaultAuthClient, GcpHttpFailureError, typedErrors, type GcpAuthClient } from './auth.js';
 import { gcpCloudError, gcpHttpError, gcpOperationError } from './errors.js';
@@ -77,12 +84,17 @@ export class GcpProvider implements CloudProvider {
   /** Every managed instance group of the configured project, zonal and regional, as groupIds. */
   async listGroups(): Promise<readonly string[]> {
     const project = this.options.project;
-    if (project === undefined) throw new CloudError('Permanent', 'gcp: list groups: no project configured; create the provider with a project');
+    if (project === undefined)
+      throw new CloudError('Permanent', 'gcp: list groups: no project configured; create the provider with a project');
     const c = await this.clients();
     return this.call(`list groups of project ${project}`, {}, async () => {
       const ids: string[] = [];
-      for await (const [scope, list] of c.zonal.aggregatedListAsync({ project, maxResults: this.options.pageSize ?? 500 }, { ...this.callOptions(), autoPaginate: false })) {
-        for (const m of list.instanceGroupManagers ?? []) if (m.name) ids.push(`projects/${project}/${scope}/instanceGroupManagers/${m.name}`);
+      for await (const [scope, list] of c.zonal.aggregatedListAsync(
+        { project, maxResults: this.options.pageSize ?? 500 },
+        { ...this.callOptions(), autoPaginate: false },
+      )) {
+        for (const m of list.instanceGroupManagers ?? [])
+          if (m.name) ids.push(`projects/${project}/${scope}/instanceGroupManagers/${m.name}`);
       }
       return ids.sort();
     });
@@ -112,23 +124,35 @@ export class GcpProvider implements CloudProvider {
 
   async setGroupImage(groupId: string, image: string): Promise<void> {
     if (!IMAGE_PATH.test(image)) {
-      throw new CloudError('Permanent', `gcp: set image of group ${groupId}: ${JSON.stringify(image)} is not an image path; write projects/<project>/global/images/<name>`, { groupId });
+      throw new CloudError(
+        'Permanent',
+        `gcp: set image of group ${groupId}: ${JSON.stringify(image)} is not an image path; write projects/<project>/global/images/<name>`,
+        { groupId },
+      );
     }
     const g = parseGcpGroup(groupId);
     const mig = await this.manager(g);
     if (mig.updatePolicy?.type === 'PROACTIVE') {
-      throw new CloudError('Permanent', `gcp: group ${groupId} has a PROACTIVE update policy, so the group would replace instances itself; set updatePolicy.type to OPPORTUNISTIC and let drydock roll`, { groupId });
+      throw new CloudError(
+        'Permanent',
+        `gcp: group ${groupId} has a PROACTIVE update policy, so the group would replace instances itself; set updatePolicy.type to OPPORTUNISTIC and let drydock roll`,
+        { groupId },
+      );
     }
     const currentUrl = templateOf(mig, g);
     const current = parseTemplateUrl(currentUrl, g);
     const c = await this.clients();
-    const source = await this.call(`read instance template ${current.name}`, { groupId }, () => c.templates.get({ project: current.project, instanceTemplate: current.name }, this.callOptions()));
+    const source = await this.call(`read instance template ${current.name}`, { groupId }, () =>
+      c.templates.get({ project: current.project, instanceTemplate: current.name }, this.callOptions()),
+    );
     const template = source[0];
     if (bootImage(template) === image) return;
     const name = derivedTemplateName(current.name, image);
     const body = copyWithImage(template, name, image);
     try {
-      const [op] = await this.call(`insert instance template ${name}`, { groupId }, () => c.templates.insert({ project: g.project, instanceTemplateResource: body }, this.callOptions()));
+      const [op] = await this.call(`insert instance template ${name}`, { groupId }, () =>
+        c.templates.insert({ project: g.project, instanceTemplateResource: body }, this.callOptions()),
+      );
       await this.waitFor(g, op.latestResponse as IOperation, `insert instance template ${name}`, { groupId });
     } catch (err) {
       // Made by an earlier attempt that did not finish: the name says it has this image.
@@ -138,13 +162,38 @@ export class GcpProvider implements CloudProvider {
     const what = `set instance template ${name} on group ${groupId}`;
     const [op] =
       g.scope === 'zone'
-        ? await this.call(what, { groupId }, () => c.zonal.setInstanceTemplate({ project: g.project, zone: g.location, instanceGroupManager: g.name, instanceGroupManagersSetInstanceTemplateRequestResource: { instanceTemplate: url } }, this.callOptions()))
-        : await this.call(what, { groupId }, () => c.regional.setInstanceTemplate({ project: g.project, region: g.location, instanceGroupManager: g.name, regionInstanceGroupManagersSetTemplateRequestResource: { instanceTemplate: url } }, this.callOptions()));
+        ? await this.call(what, { groupId }, () =>
+            c.zonal.setInstanceTemplate(
+              {
+                project: g.project,
+                zone: g.location,
+                instanceGroupManager: g.name,
+                instanceGroupManagersSetInstanceTemplateRequestResource: { instanceTemplate: url },
+              },
+              this.callOptions(),
+            ),
+          )
+        : await this.call(what, { groupId }, () =>
+            c.regional.setInstanceTemplate(
+              {
+                project: g.project,
+                region: g.location,
+                instanceGroupManager: g.name,
+                regionInstanceGroupManagersSetTemplateRequestResource: { instanceTemplate: url },
+              },
+              this.callOptions(),
+            ),
+          );
     await this.waitFor(g, op.latestResponse as IOperation, what, { groupId });
   }
 
   async addCapacity(groupId: string, count: number): Promise<readonly string[]> {
-    if (!Number.isInteger(count) || count < 1) throw new CloudError('Permanent', `gcp: add capacity to group ${groupId}: count ${count} is not a positive integer`, { groupId });
+    if (!Number.isInteger(count) || count < 1)
+      throw new CloudError(
+        'Permanent',
+        `gcp: add capacity to group ${groupId}: count ${count} is not a positive integer`,
+        { groupId },
+      );
     const g = parseGcpGroup(groupId);
     const mig = await this.manager(g);
     const size = Number(mig.targetSize ?? 0) + count;
@@ -152,8 +201,18 @@ export class GcpProvider implements CloudProvider {
     const what = `resize group ${groupId} to ${size}`;
     const [op] =
       g.scope === 'zone'
-        ? await this.call(what, { groupId }, () => c.zonal.resize({ project: g.project, zone: g.location, instanceGroupManager: g.name, size }, this.callOptions()))
-        : await this.call(what, { groupId }, () => c.regional.resize({ project: g.project, region: g.location, instanceGroupManager: g.name, size }, this.callOptions()));
+        ? await this.call(what, { groupId }, () =>
+            c.zonal.resize(
+              { project: g.project, zone: g.location, instanceGroupManager: g.name, size },
+              this.callOptions(),
+            ),
+          )
+        : await this.call(what, { groupId }, () =>
+            c.regional.resize(
+              { project: g.project, region: g.location, instanceGroupManager: g.name, size },
+              this.callOptions(),
+            ),
+          );
     await this.waitFor(g, op.latestResponse as IOperation, what, { groupId });
     return [];
   }
@@ -170,8 +229,34 @@ export class GcpProvider implements CloudProvider {
     const ids = { groupId, instanceId };
     const [op] =
       g.scope === 'zone'
-        ? await this.call(what, ids, () => c.zonal.deleteInstances({ project: g.project, zone: g.location, instanceGroupManager: g.name, instanceGroupManagersDeleteInstancesRequestResource: { instances, skipInstancesOnValidationError: true } }, this.callOptions()))
-        : await this.call(what, ids, () => c.regional.deleteInstances({ project: g.project, region: g.location, instanceGroupManager: g.name, regionInstanceGroupManagersDeleteInstancesRequestResource: { instances, skipInstancesOnValidationError: true } }, this.callOptions()));
+        ? await this.call(what, ids, () =>
+            c.zonal.deleteInstances(
+              {
+                project: g.project,
+                zone: g.location,
+                instanceGroupManager: g.name,
+                instanceGroupManagersDeleteInstancesRequestResource: {
+                  instances,
+                  skipInstancesOnValidationError: true,
+                },
+              },
+              this.callOptions(),
+            ),
+          )
+        : await this.call(what, ids, () =>
+            c.regional.deleteInstances(
+              {
+                project: g.project,
+                region: g.location,
+                instanceGroupManager: g.name,
+                regionInstanceGroupManagersDeleteInstancesRequestResource: {
+                  instances,
+                  skipInstancesOnValidationError: true,
+                },
+              },
+              this.callOptions(),
+            ),
+          );
     await this.waitFor(g, op.latestResponse as IOperation, what, ids);
   }
 
@@ -187,8 +272,15 @@ export class GcpProvider implements CloudProvider {
     const what = `describe group ${g.groupId}`;
     const [mig] =
       g.scope === 'zone'
-        ? await this.call(what, { groupId: g.groupId }, () => c.zonal.get({ project: g.project, zone: g.location, instanceGroupManager: g.name }, this.callOptions()))
-        : await this.call(what, { groupId: g.groupId }, () => c.regional.get({ project: g.project, region: g.location, instanceGroupManager: g.name }, this.callOptions()));
+        ? await this.call(what, { groupId: g.groupId }, () =>
+            c.zonal.get({ project: g.project, zone: g.location, instanceGroupManager: g.name }, this.callOptions()),
+          )
+        : await this.call(what, { groupId: g.groupId }, () =>
+            c.regional.get(
+              { project: g.project, region: g.location, instanceGroupManager: g.name },
+              this.callOptions(),
+            ),
+          );
     return mig;
   }
 
@@ -202,8 +294,30 @@ export class GcpProvider implements CloudProvider {
       const token = pageToken;
       const page =
         g.scope === 'zone'
-          ? await this.call(what, { groupId: g.groupId }, () => c.zonal.listManagedInstances({ project: g.project, zone: g.location, instanceGroupManager: g.name, maxResults, ...(token ? { pageToken: token } : {}) }, { ...this.callOptions(), autoPaginate: false }))
-          : await this.call(what, { groupId: g.groupId }, () => c.regional.listManagedInstances({ project: g.project, region: g.location, instanceGroupManager: g.name, maxResults, ...(token ? { pageToken: token } : {}) }, { ...this.callOptions(), autoPaginate: false }));
+          ? await this.call(what, { groupId: g.groupId }, () =>
+              c.zonal.listManagedInstances(
+                {
+                  project: g.project,
+                  zone: g.location,
+                  instanceGroupManager: g.name,
+                  maxResults,
+                  ...(token ? { pageToken: token } : {}),
+                },
+                { ...this.callOptions(), autoPaginate: false },
+              ),
+            )
+          : await this.call(what, { groupId: g.groupId }, () =>
+              c.regional.listManagedInstances(
+                {
+                  project: g.project,
+                  region: g.location,
+                  instanceGroupManager: g.name,
+                  maxResults,
+                  ...(token ? { pageToken: token } : {}),
+                },
+                { ...this.callOptions(), autoPaginate: false },
+              ),
+            );
       all.push(...page[0]);
       pageToken = (page[2] as { nextPageToken?: string | null } | undefined)?.nextPageToken ?? undefined;
     } while (pageToken);
@@ -216,7 +330,9 @@ export class GcpProvider implements CloudProvider {
     if (known !== undefined) return known;
     const t = parseTemplateUrl(url, g);
     const c = await this.clients();
-    const [template] = await this.call(`read instance template ${t.name}`, { groupId: g.groupId }, () => c.templates.get({ project: t.project, instanceTemplate: t.name }, this.callOptions()));
+    const [template] = await this.call(`read instance template ${t.name}`, { groupId: g.groupId }, () =>
+      c.templates.get({ project: t.project, instanceTemplate: t.name }, this.callOptions()),
+    );
     const image = bootImage(template);
     this.templateImages.set(key, image);
     return image;
@@ -228,7 +344,9 @@ export class GcpProvider implements CloudProvider {
     if (known !== undefined) return known;
     const c = await this.clients();
     try {
-      const [inst] = await this.call(`read instance ${at.name}`, { groupId: g.groupId, instanceId: at.name }, () => c.instances.get({ project: at.project, zone: at.zone, instance: at.name }, this.callOptions()));
+      const [inst] = await this.call(`read instance ${at.name}`, { groupId: g.groupId, instanceId: at.name }, () =>
+        c.instances.get({ project: at.project, zone: at.zone, instance: at.name }, this.callOptions()),
+      );
       const created = new Date(inst.creationTimestamp ?? 0).toISOString();
       this.createdAt.set(key, created);
       return created;
@@ -244,16 +362,27 @@ export class GcpProvider implements CloudProvider {
     const limit = Date.now() + (this.options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS);
     let current = op;
     while (String(current.status) !== 'DONE') {
-      if (Date.now() > limit) throw new CloudError('Transient', `gcp: ${what}: operation ${current.name ?? ''} not done in time; it may still finish, retry`, data);
+      if (Date.now() > limit)
+        throw new CloudError(
+          'Transient',
+          `gcp: ${what}: operation ${current.name ?? ''} not done in time; it may still finish, retry`,
+          data,
+        );
       const name = current.name ?? '';
       const zone = lastSegment(current.zone);
       const region = lastSegment(current.region);
       // operations.wait returns when the operation is DONE or after about 2 minutes.
       [current] = zone
-        ? await this.call(`${what}: wait`, data, () => c.zoneOps.wait({ project: g.project, zone, operation: name }, this.callOptions()))
+        ? await this.call(`${what}: wait`, data, () =>
+            c.zoneOps.wait({ project: g.project, zone, operation: name }, this.callOptions()),
+          )
         : region
-          ? await this.call(`${what}: wait`, data, () => c.regionOps.wait({ project: g.project, region, operation: name }, this.callOptions()))
-          : await this.call(`${what}: wait`, data, () => c.globalOps.wait({ project: g.project, operation: name }, this.callOptions()));
+          ? await this.call(`${what}: wait`, data, () =>
+              c.regionOps.wait({ project: g.project, region, operation: name }, this.callOptions()),
+            )
+          : await this.call(`${what}: wait`, data, () =>
+              c.globalOps.wait({ project: g.project, operation: name }, this.callOptions()),
+            );
     }
     if (current.error?.errors && current.error.errors.length > 0) throw gcpOperationError(current, what, data);
   }
@@ -262,7 +391,9 @@ export class GcpProvider implements CloudProvider {
     this.clientsPromise ??= (async () => {
       const compute = await import('@google-cloud/compute');
       const authClient = typedErrors(this.options.authClient ?? (await defaultAuthClient()));
-      const opts = { fallback: true, authClient, ...endpointOptions(this.options.endpoint) } as ConstructorParameters<typeof Compute.InstanceGroupManagersClient>[0];
+      const opts = { fallback: true, authClient, ...endpointOptions(this.options.endpoint) } as ConstructorParameters<
+        typeof Compute.InstanceGroupManagersClient
+      >[0];
       return {
         zonal: new compute.InstanceGroupManagersClient(opts),
         regional: new compute.RegionInstanceGroupManagersClient(opts),
@@ -294,31 +425,47 @@ export class GcpProvider implements CloudProvider {
   }
 }
 
-
 function endpointOptions(endpoint: string | undefined): Record<string, unknown> {
   if (endpoint === undefined) return {};
   const u = new URL(endpoint);
-  return { apiEndpoint: u.hostname, port: Number(u.port || (u.protocol === 'http:' ? 80 : 443)), protocol: u.protocol.replace(':', '') };
+  return {
+    apiEndpoint: u.hostname,
+    port: Number(u.port || (u.protocol === 'http:' ? 80 : 443)),
+    protocol: u.protocol.replace(':', ''),
+  };
 }
 
 function parseGcpGroup(groupId: string): Group {
   const p = parseGroupId('gcp', groupId);
-  if (p.provider !== 'gcp') throw new CloudError('Permanent', `gcp: ${groupId} is not a managed instance group`, { groupId });
+  if (p.provider !== 'gcp')
+    throw new CloudError('Permanent', `gcp: ${groupId} is not a managed instance group`, { groupId });
   return { groupId, project: p.project, scope: p.scope, location: p.location, name: p.name };
 }
 
 function templateOf(mig: IInstanceGroupManager, g: Group): string {
   const url = mig.versions?.[0]?.instanceTemplate ?? mig.instanceTemplate;
-  if (!url) throw new CloudError('Permanent', `gcp: group ${g.groupId} has no instance template; give it one`, { groupId: g.groupId });
+  if (!url)
+    throw new CloudError('Permanent', `gcp: group ${g.groupId} has no instance template; give it one`, {
+      groupId: g.groupId,
+    });
   if ((mig.versions?.length ?? 0) > 1) {
-    throw new CloudError('Permanent', `gcp: group ${g.groupId} runs ${mig.versions?.length} versions (a canary of its own); leave one version and let drydock roll`, { groupId: g.groupId });
+    throw new CloudError(
+      'Permanent',
+      `gcp: group ${g.groupId} runs ${mig.versions?.length} versions (a canary of its own); leave one version and let drydock roll`,
+      { groupId: g.groupId },
+    );
   }
   return url;
 }
 
 function parseTemplateUrl(url: string, g: Group): { project: string; name: string } {
   const m = /projects\/([^/]+)\/global\/instanceTemplates\/([^/]+)$/.exec(url);
-  if (!m) throw new CloudError('Permanent', `gcp: group ${g.groupId} uses ${resourcePath(url)}; drydock supports global instance templates only`, { groupId: g.groupId });
+  if (!m)
+    throw new CloudError(
+      'Permanent',
+      `gcp: group ${g.groupId} uses ${resourcePath(url)}; drydock supports global instance templates only`,
+      { groupId: g.groupId },
+    );
   return { project: m[1] ?? '', name: m[2] ?? '' };
 }
 
@@ -329,13 +476,18 @@ function bootImage(t: IInstanceTemplate): string {
 
 /** `<source without an earlier drydock suffix>-d<8 hex of the image>`, within GCP's 63 characters. */
 export function derivedTemplateName(source: string, image: string): string {
-  const base = source.replace(/-d[0-9a-f]{8}$/, '').slice(0, 53).replace(/-+$/, '');
+  const base = source
+    .replace(/-d[0-9a-f]{8}$/, '')
+    .slice(0, 53)
+    .replace(/-+$/, '');
   return `${base}-d${createHash('sha256').update(image).digest('hex').slice(0, 8)}`;
 }
 
 function copyWithImage(t: IInstanceTemplate, name: string, image: string): IInstanceTemplate {
   const disks = (t.properties?.disks ?? []).map((d, i, all) =>
-    d.boot || (i === 0 && !all.some((x) => x.boot)) ? { ...d, initializeParams: { ...d.initializeParams, sourceImage: image } } : d,
+    d.boot || (i === 0 && !all.some((x) => x.boot))
+      ? { ...d, initializeParams: { ...d.initializeParams, sourceImage: image } }
+      : d,
   );
   return { name, description: `drydock: ${t.name ?? ''} with image ${image}`, properties: { ...t.properties, disks } };
 }
@@ -345,13 +497,24 @@ function lastSegment(url: string | null | undefined): string | undefined {
   return url.split('/').pop();
 }
 
-const PENDING_ACTIONS = new Set(['CREATING', 'CREATING_WITHOUT_RETRIES', 'RECREATING', 'RESTARTING', 'RESUMING', 'STARTING', 'VERIFYING', 'REFRESHING']);
+const PENDING_ACTIONS = new Set([
+  'CREATING',
+  'CREATING_WITHOUT_RETRIES',
+  'RECREATING',
+  'RESTARTING',
+  'RESUMING',
+  'STARTING',
+  'VERIFYING',
+  'REFRESHING',
+]);
 const LEAVING_ACTIONS = new Set(['DELETING', 'ABANDONING', 'STOPPING', 'SUSPENDING']);
 
 function instanceState(m: IManagedInstance): InstanceState {
   const action = String(m.currentAction ?? 'NONE');
   const status = String(m.instanceStatus ?? '');
-  if (LEAVING_ACTIONS.has(action) || ['STOPPING', 'TERMINATED', 'STOPPED', 'SUSPENDING', 'SUSPENDED'].includes(status)) return 'terminating';
-  if (PENDING_ACTIONS.has(action) || status === 'PROVISIONING' || status === 'STAGING' || status === '') return 'pending';
+  if (LEAVING_ACTIONS.has(action) || ['STOPPING', 'TERMINATED', 'STOPPED', 'SUSPENDING', 'SUSPENDED'].includes(status))
+    return 'terminating';
+  if (PENDING_ACTIONS.has(action) || status === 'PROVISIONING' || status === 'STAGING' || status === '')
+    return 'pending';
   return 'running';
 }

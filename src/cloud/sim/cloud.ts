@@ -78,7 +78,8 @@ export class SimCloud {
     );
     await cloud.exclusive(async () => {
       const { state, orphans } = mergeConfig(cloud.state, cloud.config, clock.now());
-      for (const group of orphans) log.warn({ group }, 'group kept from saved state but missing from the configuration');
+      for (const group of orphans)
+        log.warn({ group }, 'group kept from saved state but missing from the configuration');
       await cloud.commit(state);
     });
     cloud.schedule();
@@ -224,7 +225,10 @@ export class SimCloud {
       await this.store.save(withFaults);
     } catch (err) {
       this.log.error({ reason: (err as NodeJS.ErrnoException).code ?? 'unknown' }, 'sim cloud state not saved');
-      throw new CloudError('Transient', `sim cloud: cannot save state (${(err as Error).message}); nothing was changed, retry`);
+      throw new CloudError(
+        'Transient',
+        `sim cloud: cannot save state (${(err as Error).message}); nothing was changed, retry`,
+      );
     }
     this.state = withFaults;
   }
@@ -238,7 +242,9 @@ export class SimCloud {
         if (inst.state === 'pending' && inst.bootAt !== undefined) {
           this.setTimer(timerKey(group.id, inst.id, 'boot'), inst.bootAt - now, () => this.boot(group.id, inst.id));
         } else if (inst.state === 'terminating' && inst.goneAt !== undefined) {
-          this.setTimer(timerKey(group.id, inst.id, 'gone'), inst.goneAt - now, () => this.finishTermination(group.id, inst.id));
+          this.setTimer(timerKey(group.id, inst.id, 'gone'), inst.goneAt - now, () =>
+            this.finishTermination(group.id, inst.id),
+          );
         } else if (inst.state === 'running' && inst.joins && !inst.registered) {
           this.setTimer(timerKey(group.id, inst.id, 'register'), 0, () => this.register(group.id, inst.id));
         }
@@ -278,7 +284,10 @@ export class SimCloud {
     const joins = this.faults.bootJoins();
     const { bootAt: _bootAt, ...rest } = inst;
     await this.commit(replaceInstance(this.state, groupId, { ...rest, state: 'running', joins }));
-    this.log.info({ group: groupId, instance: id, joins }, joins ? 'instance booted' : 'instance booted but will never join');
+    this.log.info(
+      { group: groupId, instance: id, joins },
+      joins ? 'instance booted' : 'instance booted but will never join',
+    );
     if (joins) await this.register(groupId, id);
   }
 
@@ -286,7 +295,15 @@ export class SimCloud {
     const group = this.state.groups.find((g) => g.id === groupId);
     const inst = group?.instances.find((i) => i.id === id);
     if (!group || !inst || inst.state !== 'running' || !inst.joins || inst.registered) return;
-    const node = buildNode({ groupId, instanceId: id, role: group.role, image: inst.image, labels: group.labels, resources: group.resources, bootID: randomUUID() });
+    const node = buildNode({
+      groupId,
+      instanceId: id,
+      role: group.role,
+      image: inst.image,
+      labels: group.labels,
+      resources: group.resources,
+      bootID: randomUUID(),
+    });
     try {
       await this.nodes.register(node);
     } catch (err) {

@@ -101,13 +101,19 @@ export interface SimConfigProblem {
 }
 
 /** An invalid simulated-cloud configuration; every problem is listed with where it is. */
-export class SimConfigError extends CodedError<'InvalidSimConfig', { readonly file?: string; readonly problems: readonly SimConfigProblem[] }> {
+export class SimConfigError extends CodedError<
+  'InvalidSimConfig',
+  { readonly file?: string; readonly problems: readonly SimConfigProblem[] }
+> {
   override readonly name = 'SimConfigError';
   constructor(data: { readonly file?: string; readonly problems: readonly SimConfigProblem[] }) {
     super(
       'InvalidSimConfig',
       data.problems
-        .map((p) => `${data.file ?? 'sim cloud config'}${p.line ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.path ? `${p.path}: ` : ''}${p.message}`)
+        .map(
+          (p) =>
+            `${data.file ?? 'sim cloud config'}${p.line ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.path ? `${p.path}: ` : ''}${p.message}`,
+        )
         .join('\n'),
       data,
     );
@@ -177,11 +183,17 @@ export function parseSimConfig(
       if (!(err instanceof GroupIdError)) throw err;
       add(`/groups/${i}/id`, err.message);
     }
-    if (seen.has(g.id)) add(`/groups/${i}/id`, `group ${JSON.stringify(g.id)} is defined twice; give each group its own id`);
+    if (seen.has(g.id))
+      add(`/groups/${i}/id`, `group ${JSON.stringify(g.id)} is defined twice; give each group its own id`);
     seen.add(g.id);
     for (const [k, v] of Object.entries(g.labels)) {
-      if (!isLabelKey(k)) add(`/groups/${i}/labels`, `label key ${JSON.stringify(k)} is not a valid Kubernetes label key`);
-      if (!isLabelValue(v)) add(`/groups/${i}/labels`, `label ${k}: value ${JSON.stringify(v)} is not a valid Kubernetes label value (at most 63 letters, digits, "-", "_", ".")`);
+      if (!isLabelKey(k))
+        add(`/groups/${i}/labels`, `label key ${JSON.stringify(k)} is not a valid Kubernetes label key`);
+      if (!isLabelValue(v))
+        add(
+          `/groups/${i}/labels`,
+          `label ${k}: value ${JSON.stringify(v)} is not a valid Kubernetes label value (at most 63 letters, digits, "-", "_", ".")`,
+        );
     }
     const perGroup = raw.quota.maxInstancesPerGroup;
     if (perGroup !== undefined && g.size > perGroup) {
@@ -190,9 +202,16 @@ export function parseSimConfig(
     total += g.size;
   });
   if (raw.quota.maxInstancesTotal !== undefined && total > raw.quota.maxInstancesTotal) {
-    add('/quota/maxInstancesTotal', `the groups' sizes add up to ${total}, more than maxInstancesTotal ${raw.quota.maxInstancesTotal}`);
+    add(
+      '/quota/maxInstancesTotal',
+      `the groups' sizes add up to ${total}, more than maxInstancesTotal ${raw.quota.maxInstancesTotal}`,
+    );
   }
-  const faults = { ...DEFAULT_FAULTS, ...raw.faults, latencyMs: { ...DEFAULT_FAULTS.latencyMs, ...raw.faults.latencyMs } };
+  const faults = {
+    ...DEFAULT_FAULTS,
+    ...raw.faults,
+    latencyMs: { ...DEFAULT_FAULTS.latencyMs, ...raw.faults.latencyMs },
+  };
   if (faults.latencyMs.min > faults.latencyMs.max) add('/faults/latencyMs', 'min must not be larger than max');
   if (problems.length > 0) throw new SimConfigError({ ...(file === undefined ? {} : { file }), problems });
 
@@ -229,8 +248,14 @@ export async function loadSimConfig(file: string): Promise<SimCloudConfig> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : `cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
-    throw new SimConfigError({ file, problems: [{ path: '', message: `${reason}; pass an existing groups file with --config` }] });
+    const reason =
+      (err as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'file not found'
+        : `cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
+    throw new SimConfigError({
+      file,
+      problems: [{ path: '', message: `${reason}; pass an existing groups file with --config` }],
+    });
   }
   return parseSimConfigText(text, file);
 }
@@ -243,7 +268,12 @@ export function parseSimConfigText(text: string, file?: string): SimCloudConfig 
       ...(file === undefined ? {} : { file }),
       problems: doc.errors.map((e) => {
         const pos = lineCounter.linePos(e.pos[0]);
-        return { path: '', message: `YAML: ${e.message.split('\n')[0] ?? 'syntax error'}`, line: pos.line, column: pos.col };
+        return {
+          path: '',
+          message: `YAML: ${e.message.split('\n')[0] ?? 'syntax error'}`,
+          line: pos.line,
+          column: pos.col,
+        };
       }),
     });
   }

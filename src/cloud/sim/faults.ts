@@ -79,10 +79,14 @@ export class FaultInjector {
     const data = groupId === undefined ? {} : { groupId };
     if (code === 'Throttled') {
       const retryAfterSeconds = this.config.retryAfterSeconds;
-      return new CloudError('Throttled', `sim cloud: ${where} throttled (rate exceeded); retry after ${retryAfterSeconds}s`, {
-        ...data,
-        retryAfterSeconds,
-      });
+      return new CloudError(
+        'Throttled',
+        `sim cloud: ${where} throttled (rate exceeded); retry after ${retryAfterSeconds}s`,
+        {
+          ...data,
+          retryAfterSeconds,
+        },
+      );
     }
     return new CloudError('Transient', `sim cloud: ${where} failed with an internal error; retry`, data);
   }

@@ -20,9 +20,22 @@ export const HOST_KEYS = {
 } as const;
 
 export type HostStep =
-  | { readonly kind: 'endPod'; readonly key: string; readonly node: string; readonly namespace: string; readonly pod: string; readonly status: V1PodStatus }
+  | {
+      readonly kind: 'endPod';
+      readonly key: string;
+      readonly node: string;
+      readonly namespace: string;
+      readonly pod: string;
+      readonly status: V1PodStatus;
+    }
   | { readonly kind: 'setOsImage'; readonly key: string; readonly node: string; readonly image: string }
-  | { readonly kind: 'goDown'; readonly key: string; readonly node: string; readonly until: number; readonly conditions: V1NodeCondition[] }
+  | {
+      readonly kind: 'goDown';
+      readonly key: string;
+      readonly node: string;
+      readonly until: number;
+      readonly conditions: V1NodeCondition[];
+    }
   | { readonly kind: 'comeBack'; readonly key: string; readonly node: string; readonly conditions: V1NodeCondition[] };
 
 export interface HostWorld {
@@ -58,7 +71,10 @@ function failsJobs(node: V1Node, config: SimHostConfig): boolean {
 /** How a Job pod ends: its exit code and the termination message the host leaves. */
 export function jobExit(pod: V1Pod, node: V1Node, config: SimHostConfig): { exitCode: number; message: string } {
   if (failsJobs(node, config)) {
-    return { exitCode: 1, message: `sim host ${node.metadata?.name ?? ''} fails every Job (host.failJobsOnNodes or label ${HOST_KEYS.failJobs}=true)` };
+    return {
+      exitCode: 1,
+      message: `sim host ${node.metadata?.name ?? ''} fails every Job (host.failJobsOnNodes or label ${HOST_KEYS.failJobs}=true)`,
+    };
   }
   const exitCode = Math.trunc(nonNegativeNumber(pod.metadata?.annotations?.[HOST_KEYS.exitCode]) ?? 0) % 256;
   return { exitCode, message: exitCode === 0 ? 'done' : `exit code ${exitCode} (${HOST_KEYS.exitCode})` };
@@ -69,7 +85,12 @@ function endedStatus(pod: V1Pod, exit: { exitCode: number; message: string }, at
   const started = pod.status?.startTime ?? at;
   return {
     phase: ok ? 'Succeeded' : 'Failed',
-    conditions: ['Ready', 'ContainersReady'].map((type) => ({ type, status: 'False', lastTransitionTime: at, reason: 'PodCompleted' })),
+    conditions: ['Ready', 'ContainersReady'].map((type) => ({
+      type,
+      status: 'False',
+      lastTransitionTime: at,
+      reason: 'PodCompleted',
+    })),
     containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
       name: c.name,
       image: c.image ?? '',
@@ -77,7 +98,15 @@ function endedStatus(pod: V1Pod, exit: { exitCode: number; message: string }, at
       ready: false,
       started: false,
       restartCount: 0,
-      state: { terminated: { exitCode: exit.exitCode, reason: ok ? 'Completed' : 'Error', message: exit.message, startedAt: started, finishedAt: at } },
+      state: {
+        terminated: {
+          exitCode: exit.exitCode,
+          reason: ok ? 'Completed' : 'Error',
+          message: exit.message,
+          startedAt: started,
+          finishedAt: at,
+        },
+      },
     })),
   };
 }
@@ -85,8 +114,22 @@ function endedStatus(pod: V1Pod, exit: { exitCode: number; message: string }, at
 function readyCondition(ready: boolean, at: Date): V1NodeCondition[] {
   return [
     ready
-      ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'sim host is back after a reboot', lastHeartbeatTime: at, lastTransitionTime: at }
-      : { type: 'Ready', status: 'False', reason: 'Rebooting', message: 'sim host is rebooting', lastHeartbeatTime: at, lastTransitionTime: at },
+      ? {
+          type: 'Ready',
+          status: 'True',
+          reason: 'KubeletReady',
+          message: 'sim host is back after a reboot',
+          lastHeartbeatTime: at,
+          lastTransitionTime: at,
+        }
+      : {
+          type: 'Ready',
+          status: 'False',
+          reason: 'Rebooting',
+          message: 'sim host is rebooting',
+          lastHeartbeatTime: at,
+          lastTransitionTime: at,
+        },
   ];
 }
 
@@ -111,13 +154,22 @@ export function decideHost(world: HostWorld): HostDecision {
     const uid = pod.metadata?.uid ?? '';
     if (isRunning(pod)) {
       const started = pod.status?.startTime !== undefined ? new Date(pod.status.startTime).getTime() : world.now;
-      const endAt = started + (nonNegativeNumber(pod.metadata?.annotations?.[HOST_KEYS.runSeconds]) ?? world.config.jobRunSeconds) * 1000;
+      const endAt =
+        started +
+        (nonNegativeNumber(pod.metadata?.annotations?.[HOST_KEYS.runSeconds]) ?? world.config.jobRunSeconds) * 1000;
       if (endAt > world.now) {
         due(endAt);
         continue;
       }
       const status = endedStatus(pod, jobExit(pod, node, world.config), at);
-      steps.push({ kind: 'endPod', key: `end:${uid}`, node: name, namespace: pod.metadata?.namespace ?? '', pod: pod.metadata?.name ?? '', status });
+      steps.push({
+        kind: 'endPod',
+        key: `end:${uid}`,
+        node: name,
+        namespace: pod.metadata?.namespace ?? '',
+        pod: pod.metadata?.name ?? '',
+        status,
+      });
     } else if (pod.status?.phase === 'Succeeded') {
       const image = pod.metadata?.annotations?.[JOB_ANNOTATIONS.image];
       if (image !== undefined && node.status?.nodeInfo?.osImage !== image) {
@@ -143,7 +195,13 @@ export function decideHost(world: HostWorld): HostDecision {
     if (goingDown.has(name)) continue;
     goingDown.add(name);
     const until = world.now + world.config.rebootSeconds * 1000;
-    steps.push({ kind: 'goDown', key: `down:${pod.metadata?.uid ?? ''}`, node: name, until, conditions: readyCondition(false, at) });
+    steps.push({
+      kind: 'goDown',
+      key: `down:${pod.metadata?.uid ?? ''}`,
+      node: name,
+      until,
+      conditions: readyCondition(false, at),
+    });
     due(until);
   }
   return { steps, ...(nextAt !== undefined ? { nextAt } : {}) };

@@ -14,7 +14,14 @@
  * every run and every reboot where it stood.
  */
 import { randomUUID } from 'node:crypto';
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { watchCollection, type WatchedCollection } from '../../observe/informer.js';
 import { JOB_LABELS } from '../../execute/jobs/names.js';
@@ -53,38 +60,71 @@ export function startSimHost(options: SimHostOptions): SimHost {
 
   const onChange = (): void => schedule(0);
   const common = { kubeConfig: options.kubeConfig, logger: log, onChange };
-  const jobPods: WatchedCollection<V1Pod> = watchCollection<V1Pod>({ ...common, name: 'sim-job-pods', path: '/api/v1/pods', labelSelector: JOB_POD_SELECTOR, list: () => core.listPodForAllNamespaces({ labelSelector: JOB_POD_SELECTOR }) });
+  const jobPods: WatchedCollection<V1Pod> = watchCollection<V1Pod>({
+    ...common,
+    name: 'sim-job-pods',
+    path: '/api/v1/pods',
+    labelSelector: JOB_POD_SELECTOR,
+    list: () => core.listPodForAllNamespaces({ labelSelector: JOB_POD_SELECTOR }),
+  });
   const rebootSelector = `${JOB_LABELS.step}=reboot`;
-  const rebootPods: WatchedCollection<V1Pod> = watchCollection<V1Pod>({ ...common, name: 'sim-reboot-pods', path: '/api/v1/pods', labelSelector: rebootSelector, list: () => core.listPodForAllNamespaces({ labelSelector: rebootSelector }) });
-  const nodes: WatchedCollection<V1Node> = watchCollection<V1Node>({ ...common, name: 'sim-nodes', path: '/api/v1/nodes', labelSelector: SIM_LABELS.group, list: () => core.listNode({ labelSelector: SIM_LABELS.group }) });
+  const rebootPods: WatchedCollection<V1Pod> = watchCollection<V1Pod>({
+    ...common,
+    name: 'sim-reboot-pods',
+    path: '/api/v1/pods',
+    labelSelector: rebootSelector,
+    list: () => core.listPodForAllNamespaces({ labelSelector: rebootSelector }),
+  });
+  const nodes: WatchedCollection<V1Node> = watchCollection<V1Node>({
+    ...common,
+    name: 'sim-nodes',
+    path: '/api/v1/nodes',
+    labelSelector: SIM_LABELS.group,
+    list: () => core.listNode({ labelSelector: SIM_LABELS.group }),
+  });
 
   function schedule(delayMs: number): void {
     if (stopped) return;
     if (wake !== undefined) clearTimeout(wake);
-    wake = setTimeout(() => {
-      wake = undefined;
-      if (pending) return;
-      pending = true;
-      running = running.then(async () => {
-        pending = false;
-        await round();
-      });
-    }, Math.max(0, delayMs));
+    wake = setTimeout(
+      () => {
+        wake = undefined;
+        if (pending) return;
+        pending = true;
+        running = running.then(async () => {
+          pending = false;
+          await round();
+        });
+      },
+      Math.max(0, delayMs),
+    );
     wake.unref?.();
   }
 
   async function round(): Promise<void> {
     if (stopped || !(jobPods.isSynced() && rebootPods.isSynced() && nodes.isSynced())) return;
-    const { steps, nextAt } = decideHost({ jobPods: jobPods.list(), rebootPods: rebootPods.list(), nodes: nodes.list(), config: options.config, now: now() });
+    const { steps, nextAt } = decideHost({
+      jobPods: jobPods.list(),
+      rebootPods: rebootPods.list(),
+      nodes: nodes.list(),
+      config: options.config,
+      now: now(),
+    });
     for (const step of steps) {
       if (stopped) return;
       if (applied.has(step.key)) continue;
       try {
         await applyStep(core, step, new Date(now()).toISOString());
         applied.add(step.key);
-        log.info({ step: step.kind, node: step.node, ...('pod' in step ? { pod: `${step.namespace}/${step.pod}` } : {}) }, 'host step applied');
+        log.info(
+          { step: step.kind, node: step.node, ...('pod' in step ? { pod: `${step.namespace}/${step.pod}` } : {}) },
+          'host step applied',
+        );
       } catch (err) {
-        log.warn({ step: step.kind, node: step.node, code: (err as { code?: unknown }).code }, 'host step failed; retrying');
+        log.warn(
+          { step: step.kind, node: step.node, code: (err as { code?: unknown }).code },
+          'host step failed; retrying',
+        );
         schedule(1000);
       }
     }
@@ -106,14 +146,27 @@ export function startSimHost(options: SimHostOptions): SimHost {
 async function applyStep(core: CoreV1Api, step: HostStep, at: string): Promise<void> {
   switch (step.kind) {
     case 'endPod':
-      await core.patchNamespacedPodStatus({ name: step.pod, namespace: step.namespace, body: { status: step.status } }, MERGE);
+      await core.patchNamespacedPodStatus(
+        { name: step.pod, namespace: step.namespace, body: { status: step.status } },
+        MERGE,
+      );
       return;
     case 'setOsImage':
       await core.patchNodeStatus({ name: step.node, body: { status: { nodeInfo: { osImage: step.image } } } }, MERGE);
       return;
     case 'goDown':
       // Without KWOK's annotation nothing renews the node's lease or heartbeats: it is down.
-      await core.patchNode({ name: step.node, body: { metadata: { annotations: { [KWOK_ANNOTATION]: null, [HOST_KEYS.rebootingUntil]: new Date(step.until).toISOString() } } } }, MERGE);
+      await core.patchNode(
+        {
+          name: step.node,
+          body: {
+            metadata: {
+              annotations: { [KWOK_ANNOTATION]: null, [HOST_KEYS.rebootingUntil]: new Date(step.until).toISOString() },
+            },
+          },
+        },
+        MERGE,
+      );
       await core.patchNodeStatus({ name: step.node, body: { status: { conditions: step.conditions } } }, MERGE);
       return;
     case 'comeBack':
@@ -128,10 +181,22 @@ async function comeBack(core: CoreV1Api, step: Extract<HostStep, { kind: 'comeBa
   for (const pod of pods.items) {
     const status = restartedStatus(pod, at);
     if (status === undefined) continue;
-    await core.patchNamespacedPodStatus({ name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status } }, MERGE);
+    await core.patchNamespacedPodStatus(
+      { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status } },
+      MERGE,
+    );
   }
-  await core.patchNodeStatus({ name: step.node, body: { status: { conditions: step.conditions, nodeInfo: { bootID: randomUUID() } } } }, MERGE);
-  await core.patchNode({ name: step.node, body: { metadata: { annotations: { [KWOK_ANNOTATION]: 'fake', [HOST_KEYS.rebootingUntil]: null } } } }, MERGE);
+  await core.patchNodeStatus(
+    { name: step.node, body: { status: { conditions: step.conditions, nodeInfo: { bootID: randomUUID() } } } },
+    MERGE,
+  );
+  await core.patchNode(
+    {
+      name: step.node,
+      body: { metadata: { annotations: { [KWOK_ANNOTATION]: 'fake', [HOST_KEYS.rebootingUntil]: null } } },
+    },
+    MERGE,
+  );
 }
 
 /**
@@ -155,12 +220,23 @@ function restartedStatus(pod: V1Pod, at: string): V1Pod['status'] | undefined {
         imageID: '',
         ready: false,
         restartCount: previous.get(c.name) ?? 0,
-        state: { terminated: { exitCode, reason: isReboot ? 'Completed' : 'Error', message: isReboot ? 'host rebooted' : 'host rebooted under the container', finishedAt: new Date(at) } },
+        state: {
+          terminated: {
+            exitCode,
+            reason: isReboot ? 'Completed' : 'Error',
+            message: isReboot ? 'host rebooted' : 'host rebooted under the container',
+            finishedAt: new Date(at),
+          },
+        },
       })),
     };
   }
   return {
-    conditions: ['Ready', 'ContainersReady'].map((type) => ({ type, status: 'True', lastTransitionTime: new Date(at) })),
+    conditions: ['Ready', 'ContainersReady'].map((type) => ({
+      type,
+      status: 'True',
+      lastTransitionTime: new Date(at),
+    })),
     containerStatuses: containers.map((c) => ({
       name: c.name,
       image: c.image ?? '',
@@ -172,4 +248,3 @@ function restartedStatus(pod: V1Pod, at: string): V1Pod['status'] | undefined {
     })),
   };
 }
-

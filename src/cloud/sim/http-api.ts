@@ -47,14 +47,18 @@ export function cloudErrorFromResponse(
   const e = (body as { error?: { code?: unknown; message?: unknown; data?: unknown } } | undefined)?.error;
   if (e && isCloudErrorCode(e.code) && typeof e.message === 'string') {
     const data = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as CloudErrorData;
-    const withRetry = e.code === 'Throttled' && data.retryAfterSeconds === undefined ? { ...data, retryAfterSeconds: retryAfter ?? 1 } : data;
+    const withRetry =
+      e.code === 'Throttled' && data.retryAfterSeconds === undefined
+        ? { ...data, retryAfterSeconds: retryAfter ?? 1 }
+        : data;
     return new CloudError(e.code, e.message, withRetry);
   }
   if (status === 429) {
     return new CloudError('Throttled', `${context}: throttled (HTTP 429)`, { retryAfterSeconds: retryAfter ?? 1 });
   }
   if (status === 404) return new CloudError('NotFound', `${context}: not found (HTTP 404)`);
-  if (status >= 500 || status === 408) return new CloudError('Transient', `${context}: server error (HTTP ${status}); retry`);
+  if (status >= 500 || status === 408)
+    return new CloudError('Transient', `${context}: server error (HTTP ${status}); retry`);
   return new CloudError('Permanent', `${context}: request refused (HTTP ${status})`);
 }
 

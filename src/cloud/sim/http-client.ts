@@ -26,7 +26,10 @@ export class SimHttpProvider implements CloudProvider {
     try {
       parsed = new URL(baseUrl);
     } catch {
-      throw new CloudError('Permanent', `sim cloud URL ${JSON.stringify(baseUrl)} is not a URL; use e.g. http://127.0.0.1:7070`);
+      throw new CloudError(
+        'Permanent',
+        `sim cloud URL ${JSON.stringify(baseUrl)} is not a URL; use e.g. http://127.0.0.1:7070`,
+      );
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       throw new CloudError('Permanent', `sim cloud URL ${JSON.stringify(baseUrl)} must start with http:// or https://`);
@@ -60,10 +63,15 @@ export class SimHttpProvider implements CloudProvider {
   }
 
   async removeInstance(groupId: string, instanceId: string): Promise<void> {
-    await this.request('DELETE', simRoutes.instance(groupId, instanceId), `remove instance "${instanceId}" of group "${groupId}"`, {
-      groupId,
-      instanceId,
-    });
+    await this.request(
+      'DELETE',
+      simRoutes.instance(groupId, instanceId),
+      `remove instance "${instanceId}" of group "${groupId}"`,
+      {
+        groupId,
+        instanceId,
+      },
+    );
   }
 
   instanceForProviderID(providerID: string): { groupId: string; instanceId: string } | undefined {
@@ -97,7 +105,10 @@ export class SimHttpProvider implements CloudProvider {
     try {
       response = await fetch(this.baseUrl + route, {
         method,
-        headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+        headers:
+          body === undefined
+            ? { accept: 'application/json' }
+            : { accept: 'application/json', 'content-type': 'application/json' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(this.timeoutMs),
       });

@@ -45,7 +45,11 @@ export function parseSimProviderID(providerID: string): { groupId: string; insta
 export function imageLabelValue(image: string): string {
   if (/^[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(image)) return image;
   const hash = createHash('sha256').update(image).digest('hex').slice(0, 8);
-  const safe = image.replace(/[^-A-Za-z0-9_.]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 52).replace(/[^A-Za-z0-9]+$/, '');
+  const safe = image
+    .replace(/[^-A-Za-z0-9_.]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 52)
+    .replace(/[^A-Za-z0-9]+$/, '');
   return safe === '' ? hash : `${safe}-${hash}`;
 }
 

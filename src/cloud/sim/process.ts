@@ -55,7 +55,8 @@ export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningS
   // With a cluster, the simulator also plays the hosts behind its nodes.
   let host: SimHost | undefined;
   try {
-    if (kc !== undefined) host = startSimHost({ kubeConfig: kc, config: config.host, logger: options.logger ?? pino({ level: 'silent' }) });
+    if (kc !== undefined)
+      host = startSimHost({ kubeConfig: kc, config: config.host, logger: options.logger ?? pino({ level: 'silent' }) });
     server = await startSimServer({
       cloud,
       ...(options.host === undefined ? {} : { host: options.host }),

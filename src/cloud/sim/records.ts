@@ -15,7 +15,9 @@ export function findGroup(state: SimState, groupId: string): GroupRecord {
   const group = state.groups.find((g) => g.id === groupId);
   if (!group) {
     const known = state.groups.map((g) => g.id).join(', ') || 'none';
-    throw new CloudError('NotFound', `sim cloud: group "${groupId}" does not exist (known groups: ${known})`, { groupId });
+    throw new CloudError('NotFound', `sim cloud: group "${groupId}" does not exist (known groups: ${known})`, {
+      groupId,
+    });
   }
   return group;
 }
@@ -42,7 +44,9 @@ export function checkInstanceId(groupId: string, instanceId: unknown): asserts i
 
 export function checkImage(groupId: string, image: unknown): asserts image is string {
   if (typeof image !== 'string' || image.trim() === '') {
-    throw new CloudError('Permanent', `sim cloud: image for group "${groupId}" is empty; give the image's name`, { groupId });
+    throw new CloudError('Permanent', `sim cloud: image for group "${groupId}" is empty; give the image's name`, {
+      groupId,
+    });
   }
   if (image !== image.trim() || image.length > MAX_IMAGE_LENGTH || /\p{Cc}/u.test(image)) {
     throw new CloudError(
@@ -76,7 +80,12 @@ export function checkQuota(state: SimState, quota: SimQuota, group: GroupRecord,
 }
 
 /** The group with `count` new pending instances on its current image, booting after its delay. */
-export function createInstances(group: GroupRecord, count: number, now: number, defaultBootDelaySeconds: number): GroupRecord {
+export function createInstances(
+  group: GroupRecord,
+  count: number,
+  now: number,
+  defaultBootDelaySeconds: number,
+): GroupRecord {
   const bootAt = now + (group.bootDelaySeconds ?? defaultBootDelaySeconds) * 1000;
   const created: InstanceRecord[] = [];
   for (let n = 0; n < count; n++) {
@@ -98,7 +107,11 @@ export function createInstances(group: GroupRecord, count: number, now: number, 
  * groups the configuration's definition (role, labels, resources) wins and the state's image
  * and instances stay. `orphans`: groups in the state the configuration no longer names (kept).
  */
-export function mergeConfig(state: SimState, config: SimCloudConfig, now: number): { state: SimState; orphans: string[] } {
+export function mergeConfig(
+  state: SimState,
+  config: SimCloudConfig,
+  now: number,
+): { state: SimState; orphans: string[] } {
   let groups = [...state.groups];
   for (const def of config.groups) {
     if (groups.some((g) => g.id === def.id)) {

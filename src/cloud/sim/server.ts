@@ -57,13 +57,23 @@ export function buildSimApp(cloud: SimCloud, logger: Logger) {
     }
     const status = (err as { statusCode?: unknown }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      return sendError(reply, bad(`${request.method} ${request.url}: ${err instanceof Error ? err.message : 'bad request'}`));
+      return sendError(
+        reply,
+        bad(`${request.method} ${request.url}: ${err instanceof Error ? err.message : 'bad request'}`),
+      );
     }
-    request.log.error({ method: request.method, url: request.url, reason: err instanceof Error ? err.name : 'unknown' }, 'sim cloud request failed');
+    request.log.error(
+      { method: request.method, url: request.url, reason: err instanceof Error ? err.name : 'unknown' },
+      'sim cloud request failed',
+    );
     return sendError(reply, new CloudError('Transient', 'sim cloud API: internal error; retry'));
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(errorBody(bad(`no route ${request.method} ${request.url.split('?')[0] ?? ''}; see the sim cloud API routes`))),
+    reply
+      .status(404)
+      .send(
+        errorBody(bad(`no route ${request.method} ${request.url.split('?')[0] ?? ''}; see the sim cloud API routes`)),
+      ),
   );
 
   app.get('/healthz', async () => ({ ok: true }));
@@ -105,14 +115,15 @@ export function buildSimApp(cloud: SimCloud, logger: Logger) {
 
   app.post<{ Body: unknown }>('/faults/inject', async (request, reply) => {
     const body = request.body;
-    const count = isRecord(body) ? body['count'] ?? 1 : undefined;
+    const count = isRecord(body) ? (body['count'] ?? 1) : undefined;
     const kind = isRecord(body) ? body['kind'] : undefined;
     if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000) {
       throw bad('inject faults: "count" must be a whole number from 1 to 1000');
     }
     if (kind === 'Throttled' || kind === 'Transient') await cloud.injectApiFaults(kind, count);
     else if (kind === 'BootFailure') await cloud.failNextBoots(count);
-    else throw bad(`inject faults: "kind" must be "Throttled", "Transient" or "BootFailure", not ${JSON.stringify(kind)}`);
+    else
+      throw bad(`inject faults: "kind" must be "Throttled", "Transient" or "BootFailure", not ${JSON.stringify(kind)}`);
     return reply.status(204).send();
   });
 
@@ -130,7 +141,8 @@ export function mergeFaults(current: SimFaultConfig, patch: unknown): SimFaultCo
   for (const field of RATE_FIELDS) {
     const v = patch[field];
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw bad(`fault settings: ${field} must be a number from 0 to 1`);
+    if (typeof v !== 'number' || !(v >= 0 && v <= 1))
+      throw bad(`fault settings: ${field} must be a number from 0 to 1`);
     next[field] = v;
   }
   const wholeNumber = (field: string, v: unknown, min: number, max: number): number => {
@@ -140,13 +152,15 @@ export function mergeFaults(current: SimFaultConfig, patch: unknown): SimFaultCo
     return v;
   };
   if (patch['seed'] !== undefined) next.seed = wholeNumber('seed', patch['seed'], 0, 4294967295);
-  if (patch['retryAfterSeconds'] !== undefined) next.retryAfterSeconds = wholeNumber('retryAfterSeconds', patch['retryAfterSeconds'], 1, 3600);
+  if (patch['retryAfterSeconds'] !== undefined)
+    next.retryAfterSeconds = wholeNumber('retryAfterSeconds', patch['retryAfterSeconds'], 1, 3600);
   const latency = patch['latencyMs'];
   if (latency !== undefined) {
     if (!isRecord(latency)) throw bad('fault settings: latencyMs must be {"min": ms, "max": ms}');
     if (latency['min'] !== undefined) next.latencyMs.min = wholeNumber('latencyMs.min', latency['min'], 0, 60000);
     if (latency['max'] !== undefined) next.latencyMs.max = wholeNumber('latencyMs.max', latency['max'], 0, 60000);
-    if (next.latencyMs.min > next.latencyMs.max) throw bad('fault settings: latencyMs.min must not be larger than latencyMs.max');
+    if (next.latencyMs.min > next.latencyMs.max)
+      throw bad('fault settings: latencyMs.min must not be larger than latencyMs.max');
   }
   return next;
 }

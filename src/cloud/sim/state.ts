@@ -87,7 +87,9 @@ export class FileStateStore implements StateStore {
       text = await readFile(this.file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new SimStateError(`cannot read sim cloud state ${this.file}: ${(err as Error).message}`, { file: this.file });
+      throw new SimStateError(`cannot read sim cloud state ${this.file}: ${(err as Error).message}`, {
+        file: this.file,
+      });
     }
     let parsed: unknown;
     try {

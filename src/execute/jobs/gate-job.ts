@@ -31,9 +31,18 @@ export interface GateJobInput {
   readonly defaultNamespace: string;
 }
 
-export function gateJobName(input: Pick<GateJobInput, 'operation' | 'gate' | 'step' | 'index' | 'template' | 'node'>): string {
+export function gateJobName(
+  input: Pick<GateJobInput, 'operation' | 'gate' | 'step' | 'index' | 'template' | 'node'>,
+): string {
   const head = input.template.name ?? input.gate;
-  return objectName([head, `${input.step}${input.index}`, input.node, input.operation.revision, input.operation.kind.toLowerCase(), input.operation.name]);
+  return objectName([
+    head,
+    `${input.step}${input.index}`,
+    input.node,
+    input.operation.revision,
+    input.operation.kind.toLowerCase(),
+    input.operation.name,
+  ]);
 }
 
 function withEnv(c: V1Container, env: readonly V1EnvVar[]): V1Container {
@@ -75,7 +84,9 @@ export function gateJob(input: GateJobInput): V1Job {
         spec: {
           ...podSpec,
           containers: (podSpec.containers ?? []).map((c) => withEnv(c, env)),
-          ...(podSpec.initContainers !== undefined ? { initContainers: podSpec.initContainers.map((c) => withEnv(c, env)) } : {}),
+          ...(podSpec.initContainers !== undefined
+            ? { initContainers: podSpec.initContainers.map((c) => withEnv(c, env)) }
+            : {}),
         },
       },
     },

@@ -56,7 +56,11 @@ const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 export function labelValue(value: string): string {
   if (LABEL_VALUE.test(value)) return value;
   const suffix = hash([value], 10);
-  const head = value.replace(/[^-A-Za-z0-9_.]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 63 - suffix.length - 1).replace(/[^A-Za-z0-9]+$/, '');
+  const head = value
+    .replace(/[^-A-Za-z0-9_.]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 63 - suffix.length - 1)
+    .replace(/[^A-Za-z0-9]+$/, '');
   return head === '' ? suffix : `${head}-${suffix}`;
 }
 
@@ -83,7 +87,11 @@ export function jobLabels(op: OperationRef, node: string, step: JobStep): Record
 
 /** A label selector (string form) for every object of `op` on `node`, any step. */
 export function jobSelector(op: OperationRef, node?: string): string {
-  const terms = [`${JOB_LABELS.managedBy}=${MANAGED_BY}`, `${JOB_LABELS.operation}=${operationLabel(op)}`, `${JOB_LABELS.revision}=${labelValue(op.revision)}`];
+  const terms = [
+    `${JOB_LABELS.managedBy}=${MANAGED_BY}`,
+    `${JOB_LABELS.operation}=${operationLabel(op)}`,
+    `${JOB_LABELS.revision}=${labelValue(op.revision)}`,
+  ];
   if (node !== undefined) terms.push(`${JOB_LABELS.node}=${labelValue(node)}`);
   return terms.join(',');
 }

@@ -80,7 +80,8 @@ export function nodeJob(input: NodeJobInput, step: JobStep = 'operation'): V1Job
   const { operation: op, node, job } = input;
   const labels = jobLabels(op, node.name, step);
   const annotations = jobAnnotations(op, node.name);
-  const podAnnotations = input.appliesImage === undefined ? annotations : { ...annotations, [JOB_ANNOTATIONS.image]: input.appliesImage };
+  const podAnnotations =
+    input.appliesImage === undefined ? annotations : { ...annotations, [JOB_ANNOTATIONS.image]: input.appliesImage };
   const hostMountPath = job.hostMountPath ?? DEFAULT_HOST_MOUNT_PATH;
   const env = Object.entries({ [HOST_DIR_ENV]: hostMountPath, ...job.env })
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -100,7 +101,9 @@ export function nodeJob(input: NodeJobInput, step: JobStep = 'operation'): V1Job
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
           tolerations: nodeTolerations(node),
-          ...(job.imagePullSecrets.length > 0 ? { imagePullSecrets: job.imagePullSecrets.map((name) => ({ name })) } : {}),
+          ...(job.imagePullSecrets.length > 0
+            ? { imagePullSecrets: job.imagePullSecrets.map((name) => ({ name })) }
+            : {}),
           containers: [
             {
               name: 'operation',
@@ -124,6 +127,15 @@ export function nodeJob(input: NodeJobInput, step: JobStep = 'operation'): V1Job
  * A NodeOp's (and so a NodeOpUpgrade's) job fields as a NodeJobSpec. It runs privileged: its
  * command works on the host through the mount (Kairos' upgrade binds the host's /dev and /run).
  */
-export function nodeOpJobSpec(op: Pick<NodeOp, 'image' | 'command' | 'imagePullSecrets' | 'backoffLimit' | 'hostMountPath'>): NodeJobSpec {
-  return { image: op.image, command: op.command, imagePullSecrets: op.imagePullSecrets, backoffLimit: op.backoffLimit, privileged: true, hostMountPath: op.hostMountPath };
+export function nodeOpJobSpec(
+  op: Pick<NodeOp, 'image' | 'command' | 'imagePullSecrets' | 'backoffLimit' | 'hostMountPath'>,
+): NodeJobSpec {
+  return {
+    image: op.image,
+    command: op.command,
+    imagePullSecrets: op.imagePullSecrets,
+    backoffLimit: op.backoffLimit,
+    privileged: true,
+    hostMountPath: op.hostMountPath,
+  };
 }

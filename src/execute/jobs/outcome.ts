@@ -29,7 +29,12 @@ export const MAX_MESSAGE = 1024;
 
 function condition(job: V1Job, type: string): { reason?: string; lastTransitionTime?: Date } | undefined {
   const c = job.status?.conditions?.find((x) => x.type === type && x.status === 'True');
-  return c === undefined ? undefined : { ...(c.reason !== undefined ? { reason: c.reason } : {}), ...(c.lastTransitionTime !== undefined ? { lastTransitionTime: c.lastTransitionTime } : {}) };
+  return c === undefined
+    ? undefined
+    : {
+        ...(c.reason !== undefined ? { reason: c.reason } : {}),
+        ...(c.lastTransitionTime !== undefined ? { lastTransitionTime: c.lastTransitionTime } : {}),
+      };
 }
 
 function created(p: V1Pod): number {
@@ -39,7 +44,9 @@ function created(p: V1Pod): number {
 
 /** The pod created last (tie-break on name), that is the Job's last attempt. */
 function lastPod(pods: readonly V1Pod[]): V1Pod | undefined {
-  return [...pods].sort((a, b) => created(a) - created(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '')).at(-1);
+  return [...pods]
+    .sort((a, b) => created(a) - created(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
+    .at(-1);
 }
 
 function podSummary(pod: V1Pod): NonNullable<JobOutcome['lastPod']> {
@@ -52,7 +59,9 @@ function podSummary(pod: V1Pod): NonNullable<JobOutcome['lastPod']> {
     name: pod.metadata?.name ?? '',
     ...(t !== undefined ? { exitCode: t.exitCode } : {}),
     ...(t?.reason !== undefined ? { reason: t.reason } : {}),
-    ...(message !== undefined && message !== '' ? { message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message } : {}),
+    ...(message !== undefined && message !== ''
+      ? { message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message }
+      : {}),
   };
 }
 

@@ -53,7 +53,12 @@ export function rebootPod(input: RebootPodInput): V1Pod {
       // Once the host rebooted the pod is finished; restarting it would reboot again.
       restartPolicy: 'Never',
       automountServiceAccountToken: false,
-      tolerations: [...nodeTolerations(node), ...REBOOT_TOLERATIONS.filter((t) => !node.taints.some((n) => n.key === t.key && n.effect === t.effect)).map((t) => ({ ...t }))],
+      tolerations: [
+        ...nodeTolerations(node),
+        ...REBOOT_TOLERATIONS.filter((t) => !node.taints.some((n) => n.key === t.key && n.effect === t.effect)).map(
+          (t) => ({ ...t }),
+        ),
+      ],
       containers: [
         {
           name: 'reboot',

@@ -49,12 +49,22 @@ interface Outcome {
 }
 
 /** What moves (evicted, or deleted where the options force it) and how the drain stands. */
-function moveOrTimeOut(round: MaintenanceRound, m: NodeMaintenance, node: ObservedNode, d: DrainView, pending: readonly PendingPod[], taking: boolean): Outcome {
+function moveOrTimeOut(
+  round: MaintenanceRound,
+  m: NodeMaintenance,
+  node: ObservedNode,
+  d: DrainView,
+  pending: readonly PendingPod[],
+  taking: boolean,
+): Outcome {
   const spec = { kind: 'NodeMaintenance', name: m.name } as const;
   const grace = m.drain.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: m.drain.gracePeriodSeconds } : {};
   if (pending.length === 0) return { phase: 'Succeeded', moves: [] };
   if (timedOut(round, m, node, taking)) {
-    const names = pending.slice(0, 5).map((p) => p.pod).join(', ');
+    const names = pending
+      .slice(0, 5)
+      .map((p) => p.pod)
+      .join(', ');
     const why = `drain timed out after ${m.drain.timeoutSeconds ?? 0}s with ${pending.length} pod(s) left (${names})`;
     if (m.drain.onTimeout !== 'force') {
       const reason = `${node.name}: ${why}; it stays cordoned; evict the pods by hand, or delete and re-add the NodeMaintenance to try again`;
@@ -69,21 +79,51 @@ function moveOrTimeOut(round: MaintenanceRound, m: NodeMaintenance, node: Observ
       ...grace,
       reason: `${why}; drain.onTimeout force`,
     }));
-    return { phase: 'Running', lastError: why, moves, wait: { code: 'drain', reason: `${node.name}: ${why}; deleting the rest (onTimeout force)` } };
+    return {
+      phase: 'Running',
+      lastError: why,
+      moves,
+      wait: { code: 'drain', reason: `${node.name}: ${why}; deleting the rest (onTimeout force)` },
+    };
   }
   const moves: Action[] = [];
   for (const pod of d.evict) {
     if (holdingPdb(round.view, pod) !== undefined) continue;
-    moves.push({ kind: 'evict', spec, node: node.name, namespace: pod.namespace, pod: pod.name, ...grace, reason: `NodeMaintenance ${m.name}: draining ${node.name}` });
+    moves.push({
+      kind: 'evict',
+      spec,
+      node: node.name,
+      namespace: pod.namespace,
+      pod: pod.name,
+      ...grace,
+      reason: `NodeMaintenance ${m.name}: draining ${node.name}`,
+    });
   }
-  for (const r of d.remove) moves.push({ kind: 'deletePod', spec, node: node.name, namespace: r.pod.namespace, pod: r.pod.name, ...grace, reason: r.reason });
+  for (const r of d.remove)
+    moves.push({
+      kind: 'deletePod',
+      spec,
+      node: node.name,
+      namespace: r.pod.namespace,
+      pod: r.pod.name,
+      ...grace,
+      reason: r.reason,
+    });
   const held = pending.find((p) => p.pdb !== undefined || p.blockedBy !== undefined);
-  const what = held?.pdb !== undefined ? `; PDB ${held.pdb} allows no disruption of ${held.pod}` : held?.blockedBy !== undefined ? `; ${held.blockedBy}` : '';
+  const what =
+    held?.pdb !== undefined
+      ? `; PDB ${held.pdb} allows no disruption of ${held.pod}`
+      : held?.blockedBy !== undefined
+        ? `; ${held.blockedBy}`
+        : '';
   return {
     phase: 'Running',
     ...(held?.blockedBy !== undefined ? { lastError: held.blockedBy } : {}),
     moves,
-    wait: { code: held?.pdb !== undefined ? 'pdb' : 'drain', reason: `draining ${node.name}: ${pending.length} pod(s) left${what}` },
+    wait: {
+      code: held?.pdb !== undefined ? 'pdb' : 'drain',
+      reason: `draining ${node.name}: ${pending.length} pod(s) left${what}`,
+    },
   };
 }
 
@@ -94,11 +134,19 @@ function failedOutcome(m: NodeMaintenance, node: ObservedNode, own: MaintenanceR
   return { phase: 'Failed', lastError, moves: [], wait: { code: 'halted', reason } };
 }
 
-export function drainStep(round: MaintenanceRound, m: NodeMaintenance, node: ObservedNode, how: { taking: boolean; lock: string }): SpecStatus {
+export function drainStep(
+  round: MaintenanceRound,
+  m: NodeMaintenance,
+  node: ObservedNode,
+  how: { taking: boolean; lock: string },
+): SpecStatus {
   const { b, view } = round;
   const spec = { kind: 'NodeMaintenance', name: m.name } as const;
   const previous = readRecord(node);
-  const own = previous !== undefined && previous.name === m.name && previous.phase !== 'Ended' && !how.taking ? previous : undefined;
+  const own =
+    previous !== undefined && previous.name === m.name && previous.phase !== 'Ended' && !how.taking
+      ? previous
+      : undefined;
   const pods = podsOn(view, node.name);
   const d = drainView(pods, m.drain);
   const pending = pendingOf(view, d);
@@ -119,18 +167,30 @@ export function drainStep(round: MaintenanceRound, m: NodeMaintenance, node: Obs
     ...(outcome.lastError !== undefined ? { lastError: outcome.lastError } : {}),
   };
   const changed = !sameRecord(own, record);
-  const written: MaintenanceRecord = { ...record, ...(changed ? { lastUpdate: round.nowIso } : own?.lastUpdate !== undefined ? { lastUpdate: own.lastUpdate } : {}) };
+  const written: MaintenanceRecord = {
+    ...record,
+    ...(changed ? { lastUpdate: round.nowIso } : own?.lastUpdate !== undefined ? { lastUpdate: own.lastUpdate } : {}),
+  };
   const target: NodePhase = outcome.phase === 'Failed' ? 'Failed' : pending.length > 0 ? 'Draining' : 'Cordoned';
   const annotations: Record<string, string> = {
-    ...(how.taking || node.annotations[ANNOTATIONS.operation] !== how.lock ? { [ANNOTATIONS.operation]: how.lock } : {}),
-    ...(how.taking || nodePhase(node) !== target ? { [ANNOTATIONS.phase]: target, [ANNOTATIONS.phaseSince]: round.nowIso } : {}),
-    ...(node.annotations[ANNOTATIONS.reason] !== (m.reason || `NodeMaintenance ${m.name}`) ? { [ANNOTATIONS.reason]: m.reason || `NodeMaintenance ${m.name}` } : {}),
+    ...(how.taking || node.annotations[ANNOTATIONS.operation] !== how.lock
+      ? { [ANNOTATIONS.operation]: how.lock }
+      : {}),
+    ...(how.taking || nodePhase(node) !== target
+      ? { [ANNOTATIONS.phase]: target, [ANNOTATIONS.phaseSince]: round.nowIso }
+      : {}),
+    ...(node.annotations[ANNOTATIONS.reason] !== (m.reason || `NodeMaintenance ${m.name}`)
+      ? { [ANNOTATIONS.reason]: m.reason || `NodeMaintenance ${m.name}` }
+      : {}),
     ...(changed ? { [ANNOTATIONS.maintenance]: writeRecord(written) } : {}),
   };
-  const why = how.taking ? `NodeMaintenance ${m.name} takes ${node.name}${m.reason ? ` (${m.reason})` : ''}` : `NodeMaintenance ${m.name}: ${node.name} ${target === 'Failed' ? 'failed' : target.toLowerCase()}`;
+  const why = how.taking
+    ? `NodeMaintenance ${m.name} takes ${node.name}${m.reason ? ` (${m.reason})` : ''}`
+    : `NodeMaintenance ${m.name}: ${node.name} ${target === 'Failed' ? 'failed' : target.toLowerCase()}`;
   // The lock and phase are written before the cordon and the evictions, so a restart in
   // between finds the node held by this maintenance and goes on from there.
-  if (Object.keys(annotations).length > 0) b.act({ kind: 'annotateNode', spec, node: node.name, annotations, reason: why });
+  if (Object.keys(annotations).length > 0)
+    b.act({ kind: 'annotateNode', spec, node: node.name, annotations, reason: why });
   if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name, reason: `${why}: no new pods go to it` });
   for (const a of outcome.moves) b.act(a);
   if (outcome.wait !== undefined) b.wait(spec, outcome.wait.code, outcome.wait.reason, { node: node.name });

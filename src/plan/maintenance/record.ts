@@ -80,7 +80,11 @@ export function writeRecord(r: MaintenanceRecord): string {
     reason: r.reason,
     totalPods: r.totalPods,
     evictionPods: r.evictionPods,
-    pendingPods: r.pendingPods.map((p) => ({ pod: p.pod, ...(p.pdb !== undefined ? { pdb: p.pdb } : {}), ...(p.blockedBy !== undefined ? { blockedBy: p.blockedBy } : {}) })),
+    pendingPods: r.pendingPods.map((p) => ({
+      pod: p.pod,
+      ...(p.pdb !== undefined ? { pdb: p.pdb } : {}),
+      ...(p.blockedBy !== undefined ? { blockedBy: p.blockedBy } : {}),
+    })),
     drainProgress: r.drainProgress,
     ...(r.lastError !== undefined ? { lastError: r.lastError } : {}),
     ...(r.lastUpdate !== undefined ? { lastUpdate: r.lastUpdate } : {}),

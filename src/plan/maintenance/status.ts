@@ -22,7 +22,14 @@ function report(r: Omit<MaintenanceReport, 'drainProgress'> & { readonly drainPr
 
 const EMPTY = { totalPods: 0, evictionPods: 0, pendingPods: [] } as const;
 
-function base(name: string, revision: string, phase: SpecStatus['phase'], condition: Condition, r: MaintenanceReport, nodes: NodeRow[]): SpecStatus {
+function base(
+  name: string,
+  revision: string,
+  phase: SpecStatus['phase'],
+  condition: Condition,
+  r: MaintenanceReport,
+  nodes: NodeRow[],
+): SpecStatus {
   return {
     spec: { kind: 'NodeMaintenance', name },
     revision,
@@ -39,17 +46,38 @@ function base(name: string, revision: string, phase: SpecStatus['phase'], condit
 /** The node does not exist (yet): an error in status that names it; nothing is done. */
 export function missingNodeStatus(m: NodeMaintenance, why: string): SpecStatus {
   const r = report({ nodeName: m.nodeName, reason: m.reason, ...EMPTY });
-  return { ...base(m.name, m.revision, 'Failed', { type: 'Ready', status: 'False', reason: 'NodeNotFound', message: why }, r, []), waitingFor: why, lastError: why };
+  return {
+    ...base(
+      m.name,
+      m.revision,
+      'Failed',
+      { type: 'Ready', status: 'False', reason: 'NodeNotFound', message: why },
+      r,
+      [],
+    ),
+    waitingFor: why,
+    lastError: why,
+  };
 }
 
 /** Waiting to take the node (another operation holds it, or the budget is full). */
 export function waitingStatus(m: NodeMaintenance, why: string): SpecStatus {
   const r = report({ nodeName: m.nodeName, reason: m.reason, ...EMPTY });
-  return { ...base(m.name, m.revision, 'Running', { type: 'Ready', status: 'False', reason: 'Waiting', message: why }, r, [{ node: m.nodeName, phase: 'Pending', message: why }]), waitingFor: why };
+  return {
+    ...base(m.name, m.revision, 'Running', { type: 'Ready', status: 'False', reason: 'Waiting', message: why }, r, [
+      { node: m.nodeName, phase: 'Pending', message: why },
+    ]),
+    waitingFor: why,
+  };
 }
 
 /** The maintenance holds its node: Running while pods are left, Succeeded once drained, or Failed. */
-export function maintenanceStatus(m: NodeMaintenance, node: ObservedNode, rec: MaintenanceRecord, since: string | undefined): SpecStatus {
+export function maintenanceStatus(
+  m: NodeMaintenance,
+  node: ObservedNode,
+  rec: MaintenanceRecord,
+  since: string | undefined,
+): SpecStatus {
   const r = report(rec);
   const left = rec.pendingPods.length;
   const held = rec.pendingPods.find((p) => p.pdb !== undefined);
@@ -59,7 +87,12 @@ export function maintenanceStatus(m: NodeMaintenance, node: ObservedNode, rec: M
       : rec.phase === 'Failed'
         ? `${node.name}: ${rec.lastError ?? 'failed'}`
         : `draining ${node.name}: ${left} of ${rec.evictionPods} pod(s) left${held?.pdb !== undefined ? `; PDB ${held.pdb} allows no disruption of ${held.pod}` : ''}`;
-  const condition: Condition = { type: 'Ready', status: rec.phase === 'Succeeded' ? 'True' : 'False', reason: rec.phase, message };
+  const condition: Condition = {
+    type: 'Ready',
+    status: rec.phase === 'Succeeded' ? 'True' : 'False',
+    reason: rec.phase,
+    message,
+  };
   const phase = rec.phase === 'Failed' ? 'Failed' : left > 0 ? 'Draining' : 'Cordoned';
   const row: NodeRow = { node: node.name, phase, ...(since !== undefined ? { since } : {}), message };
   return {
@@ -72,5 +105,12 @@ export function maintenanceStatus(m: NodeMaintenance, node: ObservedNode, rec: M
 /** A maintenance whose file left Git: the record kept on its node says when it ended. */
 export function endedStatus(rec: MaintenanceRecord): SpecStatus {
   const message = `ended at ${rec.endedAt ?? 'an unknown time'}: the file left Git; ${rec.nodeName} was released (uncordoned if drydock had cordoned it)`;
-  return base(rec.name, rec.revision, 'Ended', { type: 'Ready', status: 'True', reason: 'Ended', message }, report(rec), [{ node: rec.nodeName, phase: 'Done', ...(rec.endedAt !== undefined ? { since: rec.endedAt } : {}), message }]);
+  return base(
+    rec.name,
+    rec.revision,
+    'Ended',
+    { type: 'Ready', status: 'True', reason: 'Ended', message },
+    report(rec),
+    [{ node: rec.nodeName, phase: 'Done', ...(rec.endedAt !== undefined ? { since: rec.endedAt } : {}), message }],
+  );
 }

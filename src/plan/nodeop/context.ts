@@ -60,7 +60,10 @@ export interface InPlaceAs {
   readonly image: string;
 }
 
-export function buildNodeOpContext(input: Omit<NodeOpContext, 'spec' | 'operation' | 'jobsByName' | 'nodes' | 'record' | 'appliesImage'>, inPlace?: InPlaceAs): NodeOpContext {
+export function buildNodeOpContext(
+  input: Omit<NodeOpContext, 'spec' | 'operation' | 'jobsByName' | 'nodes' | 'record' | 'appliesImage'>,
+  inPlace?: InPlaceAs,
+): NodeOpContext {
   const { op, view } = input;
   const nodes = view.observed.nodes
     .filter((n) => op.nodeSelector === undefined || matchesSelector(op.nodeSelector, n.labels))
@@ -68,10 +71,25 @@ export function buildNodeOpContext(input: Omit<NodeOpContext, 'spec' | 'operatio
   const jobsByName = jobsIn(view, input.settings.jobNamespace);
   if (inPlace !== undefined) {
     const record = { key: ANNOTATIONS.image, value: inPlace.image };
-    return { ...input, spec: inPlace.spec, operation: { kind: 'NodeImage', name: op.name, revision: op.revision }, jobsByName, nodes, record, appliesImage: inPlace.image };
+    return {
+      ...input,
+      spec: inPlace.spec,
+      operation: { kind: 'NodeImage', name: op.name, revision: op.revision },
+      jobsByName,
+      nodes,
+      record,
+      appliesImage: inPlace.image,
+    };
   }
   const record = { key: nodeOpRecordKey(op.name), value: op.revision };
-  return { ...input, spec: specOf(op), operation: { kind: 'NodeOp', name: op.name, revision: op.revision }, jobsByName, nodes, record };
+  return {
+    ...input,
+    spec: specOf(op),
+    operation: { kind: 'NodeOp', name: op.name, revision: op.revision },
+    jobsByName,
+    nodes,
+    record,
+  };
 }
 
 /** A node's standing towards this NodeOp. */
@@ -95,14 +113,22 @@ export function jobsIn(view: ClusterView, namespace: string): Map<string, Observ
   return out;
 }
 
-export function jobOf(ctx: Pick<NodeOpContext, 'jobsByName'>, op: OperationRef, node: string): { name: string; job?: ObservedJob } {
+export function jobOf(
+  ctx: Pick<NodeOpContext, 'jobsByName'>,
+  op: OperationRef,
+  node: string,
+): { name: string; job?: ObservedJob } {
   const name = nodeJobName(op, node);
   const job = ctx.jobsByName.get(name);
   return job === undefined ? { name } : { name, job };
 }
 
 /** The reboot pod started for the recorded bootID, if observed. */
-export function rebootPodOf(ctx: Pick<NodeOpContext, 'view' | 'settings'>, node: string, bootID: string): { name: string; pod?: ObservedPod } {
+export function rebootPodOf(
+  ctx: Pick<NodeOpContext, 'view' | 'settings'>,
+  node: string,
+  bootID: string,
+): { name: string; pod?: ObservedPod } {
   const name = rebootPodName(node, bootID);
   const pod = podsOn(ctx.view, node).find((p) => p.namespace === ctx.settings.jobNamespace && p.name === name);
   return pod === undefined ? { name } : { name, pod };

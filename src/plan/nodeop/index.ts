@@ -36,7 +36,11 @@ export function planNodeOp(ctx: NodeOpContext): SpecStatus {
   const halted = ctx.op.stopOnFailure && all.some((n) => standing.get(n.name) === 'current' && isFailed(n));
   if (halted) {
     const failed = all.filter((n) => standing.get(n.name) === 'current' && isFailed(n)).map((n) => n.name);
-    b.wait(ctx.spec, 'halted', `stopOnFailure: node ${failed.join(', ')} failed; no new node starts until the spec changes`);
+    b.wait(
+      ctx.spec,
+      'halted',
+      `stopOnFailure: node ${failed.join(', ')} failed; no new node starts until the spec changes`,
+    );
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
     const closed = startClosed(ctx);
     if (closed === undefined) startNodes(ctx, all, standing);
@@ -70,17 +74,26 @@ function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: 
   const { b, op, spec } = ctx;
   const limit = op.concurrency > 0 ? op.concurrency : Number.POSITIVE_INFINITY;
   let running = inFlight(ctx, all, standing);
-  const controlPlaneLeft = ctx.nodes.some((n) => isControlPlane(n) && standing.get(n.name) !== 'done' && !(standing.get(n.name) === 'current' && isFailed(n)));
+  const controlPlaneLeft = ctx.nodes.some(
+    (n) => isControlPlane(n) && standing.get(n.name) !== 'done' && !(standing.get(n.name) === 'current' && isFailed(n)),
+  );
   for (const n of ctx.nodes) {
     const s = standing.get(n.name);
     if (s === 'foreign') {
-      b.wait(spec, 'lock', `node ${n.name} is held by ${n.annotations[ANNOTATIONS.operation] ?? '?'}`, { node: n.name });
+      b.wait(spec, 'lock', `node ${n.name} is held by ${n.annotations[ANNOTATIONS.operation] ?? '?'}`, {
+        node: n.name,
+      });
       continue;
     }
     if (s !== 'free') continue;
     const maintenance = maintenanceOn(ctx.desired, n.name);
     if (maintenance !== undefined) {
-      b.wait(spec, 'lock', `${n.name} is in NodeMaintenance ${maintenance.name}; it runs there once the maintenance ends`, { node: n.name });
+      b.wait(
+        spec,
+        'lock',
+        `${n.name} is in NodeMaintenance ${maintenance.name}; it runs there once the maintenance ends`,
+        { node: n.name },
+      );
       continue;
     }
     if (controlPlaneLeft && !isControlPlane(n)) {
@@ -104,7 +117,13 @@ function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: 
       [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
       [ANNOTATIONS.reason]: null,
     };
-    b.act({ kind: 'annotateNode', spec, node: n.name, annotations, reason: `${spec.kind} ${spec.name} starts on node ${n.name}` });
+    b.act({
+      kind: 'annotateNode',
+      spec,
+      node: n.name,
+      annotations,
+      reason: `${spec.kind} ${spec.name} starts on node ${n.name}`,
+    });
   }
 }
 

@@ -8,9 +8,15 @@ import { nodePhase } from '../protocol.js';
 import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
 import { isFailed, jobOf, type NodeOpContext, type Standing } from './context.js';
 
-function rowOf(ctx: NodeOpContext, n: ObservedNode, standing: Standing | undefined, message: string | undefined): NodeRow {
+function rowOf(
+  ctx: NodeOpContext,
+  n: ObservedNode,
+  standing: Standing | undefined,
+  message: string | undefined,
+): NodeRow {
   const { name, job } = jobOf(ctx, ctx.operation, n.name);
-  const jobRef = n.annotations[ANNOTATIONS.job] ?? (job !== undefined ? `${ctx.settings.jobNamespace}/${name}` : undefined);
+  const jobRef =
+    n.annotations[ANNOTATIONS.job] ?? (job !== undefined ? `${ctx.settings.jobNamespace}/${name}` : undefined);
   const held = standing === 'current';
   const phase: NodeRow['phase'] = standing === 'done' ? 'Done' : held ? (nodePhase(n) ?? 'Pending') : 'Pending';
   const since = held ? n.annotations[ANNOTATIONS.phaseSince] : undefined;
@@ -40,14 +46,30 @@ export function buildNodeOpStatus(
   const done = rows.filter((r) => r.phase === 'Done').length;
   const failures = rows.filter((r) => r.phase === 'Failed').length;
   const busy = rows.some((r) => r.phase !== 'Done' && r.phase !== 'Failed' && standing.get(r.node) === 'current');
-  const phase: SpecPhase =
-    halted ? 'Halted' : done === rows.length ? 'Complete' : busy || actions > 0 ? 'Progressing' : failures > 0 && done + failures === rows.length ? 'Failed' : 'Waiting';
+  const phase: SpecPhase = halted
+    ? 'Halted'
+    : done === rows.length
+      ? 'Complete'
+      : busy || actions > 0
+        ? 'Progressing'
+        : failures > 0 && done + failures === rows.length
+          ? 'Failed'
+          : 'Waiting';
   const first = waits[0];
-  const message = first?.reason ?? (phase === 'Complete' ? `every selected node ran revision ${ctx.op.revision}` : `${done}/${rows.length} nodes done`);
+  const message =
+    first?.reason ??
+    (phase === 'Complete'
+      ? `every selected node ran revision ${ctx.op.revision}`
+      : `${done}/${rows.length} nodes done`);
   const conditions: Condition[] = [
     { type: 'Ready', status: phase === 'Complete' ? 'True' : 'False', reason: phase, message },
     { type: 'Progressing', status: phase === 'Progressing' ? 'True' : 'False', reason: phase, message },
-    { type: 'Stalled', status: halted ? 'True' : 'False', reason: halted ? 'Halted' : 'NotStalled', message: halted ? message : '' },
+    {
+      type: 'Stalled',
+      status: halted ? 'True' : 'False',
+      reason: halted ? 'Halted' : 'NotStalled',
+      message: halted ? message : '',
+    },
   ];
   const lastError = rows.find((r) => r.lastError !== undefined)?.lastError;
   return {

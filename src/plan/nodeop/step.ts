@@ -23,19 +23,33 @@ const HELD: Readonly<Record<string, null>> = {
   [ANNOTATIONS.job]: null,
 };
 
-function setPhase(ctx: NodeOpContext, node: ObservedNode, phase: string, reason: string, extra: Record<string, string | null> = {}): void {
-  const annotations = { [ANNOTATIONS.phase]: phase, [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(), ...extra };
+function setPhase(
+  ctx: NodeOpContext,
+  node: ObservedNode,
+  phase: string,
+  reason: string,
+  extra: Record<string, string | null> = {},
+): void {
+  const annotations = {
+    [ANNOTATIONS.phase]: phase,
+    [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
+    ...extra,
+  };
   ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations, reason });
 }
 
 function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec'>, node: ObservedNode, reason: string): void {
-  if (node.annotations[ANNOTATIONS.cordoned] === 'true') ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
+  if (node.annotations[ANNOTATIONS.cordoned] === 'true')
+    ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
 }
 
 /** Marks the node Failed (lock kept, so a person looks first) and uncordons it. */
 export function failNode(ctx: NodeOpContext, node: ObservedNode, why: string, job?: string): void {
   uncordonIfOurs(ctx, node, `node ${node.name} failed (${why}); it takes workloads again`);
-  setPhase(ctx, node, 'Failed', `node ${node.name} failed: ${why}`, { [ANNOTATIONS.reason]: why, ...(job !== undefined ? { [ANNOTATIONS.job]: job } : {}) });
+  setPhase(ctx, node, 'Failed', `node ${node.name} failed: ${why}`, {
+    [ANNOTATIONS.reason]: why,
+    ...(job !== undefined ? { [ANNOTATIONS.job]: job } : {}),
+  });
 }
 
 /** Done: uncordon, record the succeeded revision on the node, release the lock. */
@@ -77,10 +91,18 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode): void {
     }
   }
   ctx.budget.takeDown();
-  if (op.cordon) b.act({ kind: 'cordon', spec, node: node.name, reason: `${spec.kind} ${spec.name} cordons node ${node.name} before its Job` });
+  if (op.cordon)
+    b.act({
+      kind: 'cordon',
+      spec,
+      node: node.name,
+      reason: `${spec.kind} ${spec.name} cordons node ${node.name} before its Job`,
+    });
   const { name } = jobOf(ctx, ctx.operation, node.name);
   const next = op.drain.enabled ? 'Draining' : 'Updating';
-  setPhase(ctx, node, next, `node ${node.name} enters ${next}`, { [ANNOTATIONS.job]: `${ctx.settings.jobNamespace}/${name}` });
+  setPhase(ctx, node, next, `node ${node.name} enters ${next}`, {
+    [ANNOTATIONS.job]: `${ctx.settings.jobNamespace}/${name}`,
+  });
 }
 
 function drainStep(ctx: NodeOpContext, node: ObservedNode): void {
@@ -98,12 +120,26 @@ function drainStep(ctx: NodeOpContext, node: ObservedNode): void {
   }
   const force = timeout !== undefined && since + timeout * 1000 <= ctx.now;
   for (const pod of dv.evict) {
-    const base = { spec, node: node.name, namespace: pod.namespace, pod: pod.name, ...(op.drain.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: op.drain.gracePeriodSeconds } : {}) };
-    b.act(force ? { kind: 'deletePod', ...base, reason: 'drain timed out (onTimeout force)' } : { kind: 'evict', ...base, reason: `drain node ${node.name} for ${spec.kind} ${spec.name}` });
+    const base = {
+      spec,
+      node: node.name,
+      namespace: pod.namespace,
+      pod: pod.name,
+      ...(op.drain.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: op.drain.gracePeriodSeconds } : {}),
+    };
+    b.act(
+      force
+        ? { kind: 'deletePod', ...base, reason: 'drain timed out (onTimeout force)' }
+        : { kind: 'evict', ...base, reason: `drain node ${node.name} for ${spec.kind} ${spec.name}` },
+    );
   }
-  for (const r of dv.remove) b.act({ kind: 'deletePod', spec, node: node.name, namespace: r.pod.namespace, pod: r.pod.name, reason: r.reason });
+  for (const r of dv.remove)
+    b.act({ kind: 'deletePod', spec, node: node.name, namespace: r.pod.namespace, pod: r.pod.name, reason: r.reason });
   for (const r of dv.blocked) b.wait(spec, 'drain', `node ${node.name}: ${r.reason}`, { node: node.name });
-  b.wait(spec, 'drain', `node ${node.name}: ${drainLeft(dv)} pod(s) still to leave`, { node: node.name, ...(timeout !== undefined ? { until: since + timeout * 1000 } : {}) });
+  b.wait(spec, 'drain', `node ${node.name}: ${drainLeft(dv)} pod(s) still to leave`, {
+    node: node.name,
+    ...(timeout !== undefined ? { until: since + timeout * 1000 } : {}),
+  });
 }
 
 function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
@@ -112,12 +148,27 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
   const jobRef = `${settings.jobNamespace}/${name}`;
   if (job === undefined) {
     const taints = node.taints.map((t) => ({ ...t }));
-    b.act({ kind: 'createNodeJob', spec, node: node.name, namespace: settings.jobNamespace, operation: ctx.operation, job: nodeOpJobSpec(op), taints, ...(ctx.appliesImage !== undefined ? { appliesImage: ctx.appliesImage } : {}), reason: `run ${spec.kind} ${spec.name}'s Job on node ${node.name}` });
+    b.act({
+      kind: 'createNodeJob',
+      spec,
+      node: node.name,
+      namespace: settings.jobNamespace,
+      operation: ctx.operation,
+      job: nodeOpJobSpec(op),
+      taints,
+      ...(ctx.appliesImage !== undefined ? { appliesImage: ctx.appliesImage } : {}),
+      reason: `run ${spec.kind} ${spec.name}'s Job on node ${node.name}`,
+    });
     b.wait(spec, 'job', `node ${node.name}: Job ${jobRef} starting`, { node: node.name });
     return;
   }
   if (job.failed) {
-    failNode(ctx, node, `Job ${jobRef} failed after ${job.attempts} attempt(s)${job.failureReason !== undefined ? ` (${job.failureReason})` : ''}`, jobRef);
+    failNode(
+      ctx,
+      node,
+      `Job ${jobRef} failed after ${job.attempts} attempt(s)${job.failureReason !== undefined ? ` (${job.failureReason})` : ''}`,
+      jobRef,
+    );
     return;
   }
   if (!job.succeeded) {
@@ -129,11 +180,18 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
     return;
   }
   if (node.bootID === undefined || node.bootID === '') {
-    failNode(ctx, node, 'the node reports no bootID (status.nodeInfo.bootID), so a reboot could not be verified', jobRef);
+    failNode(
+      ctx,
+      node,
+      'the node reports no bootID (status.nodeInfo.bootID), so a reboot could not be verified',
+      jobRef,
+    );
     return;
   }
   // The bootID is on the node before any reboot pod exists: the reboot is judged against it.
-  setPhase(ctx, node, 'Rebooting', `node ${node.name}: Job ${jobRef} succeeded; reboot next`, { [ANNOTATIONS.bootID]: node.bootID });
+  setPhase(ctx, node, 'Rebooting', `node ${node.name}: Job ${jobRef} succeeded; reboot next`, {
+    [ANNOTATIONS.bootID]: node.bootID,
+  });
 }
 
 function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
@@ -150,10 +208,23 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
     const minReady = ctx.op.rollout.healthGate.minReadySeconds * 1000;
     const readySince = parseInstant(node.readySince) ?? ctx.now;
     if (readySince + minReady > ctx.now) {
-      b.wait(spec, 'health', `node ${node.name} rebooted; Ready for ${ctx.op.rollout.healthGate.minReadySeconds}s first`, { node: node.name, until: readySince + minReady });
+      b.wait(
+        spec,
+        'health',
+        `node ${node.name} rebooted; Ready for ${ctx.op.rollout.healthGate.minReadySeconds}s first`,
+        { node: node.name, until: readySince + minReady },
+      );
       return;
     }
-    if (pod.pod !== undefined) b.act({ kind: 'deleteRebootPod', spec, node: node.name, namespace: settings.jobNamespace, name: pod.name, reason: `node ${node.name} rebooted` });
+    if (pod.pod !== undefined)
+      b.act({
+        kind: 'deleteRebootPod',
+        spec,
+        node: node.name,
+        namespace: settings.jobNamespace,
+        name: pod.name,
+        reason: `node ${node.name} rebooted`,
+      });
     finishNode(ctx, node, `node ${node.name} rebooted (bootID changed) and is Ready`);
     return;
   }
@@ -163,9 +234,22 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
   }
   if (node.bootID === recorded && pod.pod === undefined) {
     const taints = node.taints.map((t) => ({ ...t }));
-    b.act({ kind: 'createRebootPod', spec, node: node.name, namespace: settings.jobNamespace, operation: ctx.operation, bootID: recorded, taints, ...(settings.rebootImage !== undefined ? { image: settings.rebootImage } : {}), reason: `reboot node ${node.name} once after its Job succeeded` });
+    b.act({
+      kind: 'createRebootPod',
+      spec,
+      node: node.name,
+      namespace: settings.jobNamespace,
+      operation: ctx.operation,
+      bootID: recorded,
+      taints,
+      ...(settings.rebootImage !== undefined ? { image: settings.rebootImage } : {}),
+      reason: `reboot node ${node.name} once after its Job succeeded`,
+    });
   }
-  b.wait(spec, 'reboot', `node ${node.name}: waiting for the reboot (new bootID and Ready)`, { node: node.name, until: deadline });
+  b.wait(spec, 'reboot', `node ${node.name}: waiting for the reboot (new bootID and Ready)`, {
+    node: node.name,
+    until: deadline,
+  });
 }
 
 /**
@@ -177,22 +261,51 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
   const { b, spec, settings } = ctx;
   const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
   if (lock === undefined) return;
-  const op: OperationRef = { kind: lock.kind === 'NodeImage' ? 'NodeImage' : 'NodeOp', name: lock.name, revision: lock.revision };
+  const op: OperationRef = {
+    kind: lock.kind === 'NodeImage' ? 'NodeImage' : 'NodeOp',
+    name: lock.name,
+    revision: lock.revision,
+  };
   const phase = nodePhase(node);
   const { job } = jobOf(ctx, op, node.name);
   if (phase === 'Updating' && job !== undefined && !job.succeeded && !job.failed) {
-    b.wait(spec, 'job', `node ${node.name}: the Job of ${lock.kind}/${lock.name}@${lock.revision} finishes before the node is released`, { node: node.name });
+    b.wait(
+      spec,
+      'job',
+      `node ${node.name}: the Job of ${lock.kind}/${lock.name}@${lock.revision} finishes before the node is released`,
+      { node: node.name },
+    );
     return;
   }
   const recorded = node.annotations[ANNOTATIONS.bootID];
-  if (phase === 'Rebooting' && recorded !== undefined && rebootPodOf(ctx, node.name, recorded).pod !== undefined && (node.bootID === recorded || !node.ready)) {
+  if (
+    phase === 'Rebooting' &&
+    recorded !== undefined &&
+    rebootPodOf(ctx, node.name, recorded).pod !== undefined &&
+    (node.bootID === recorded || !node.ready)
+  ) {
     b.wait(spec, 'reboot', `node ${node.name}: its reboot finishes before the node is released`, { node: node.name });
     return;
   }
   uncordonIfOurs(ctx, node, `node ${node.name} is released by ${lock.kind}/${lock.name}@${lock.revision}`);
-  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { ...HELD }, reason: `node ${node.name} released: ${lock.kind}/${lock.name}@${lock.revision} is no longer the spec in Git` });
-  if (job !== undefined && (job.succeeded || job.failed)) b.act({ kind: 'deleteJob', spec, node: node.name, namespace: settings.jobNamespace, name: jobOf(ctx, op, node.name).name, reason: 'its node was released' });
-  if (isFailed(node)) b.note(spec, `node ${node.name} was Failed under ${lock.revision}; released for the new revision`, node.name);
+  b.act({
+    kind: 'annotateNode',
+    spec,
+    node: node.name,
+    annotations: { ...HELD },
+    reason: `node ${node.name} released: ${lock.kind}/${lock.name}@${lock.revision} is no longer the spec in Git`,
+  });
+  if (job !== undefined && (job.succeeded || job.failed))
+    b.act({
+      kind: 'deleteJob',
+      spec,
+      node: node.name,
+      namespace: settings.jobNamespace,
+      name: jobOf(ctx, op, node.name).name,
+      reason: 'its node was released',
+    });
+  if (isFailed(node))
+    b.note(spec, `node ${node.name} was Failed under ${lock.revision}; released for the new revision`, node.name);
 }
 
 /** A finished Job whose outcome is recorded on the node (the node is past Updating): deleted. */
@@ -201,5 +314,12 @@ export function cleanUpJob(ctx: NodeOpContext, node: ObservedNode): void {
   if (phase === 'Updating' || phase === 'Pending' || phase === 'Draining' || phase === 'Cordoned') return;
   const { name, job } = jobOf(ctx, ctx.operation, node.name);
   if (job === undefined || (!job.succeeded && !job.failed)) return;
-  ctx.b.act({ kind: 'deleteJob', spec: ctx.spec, node: node.name, namespace: ctx.settings.jobNamespace, name, reason: `Job's outcome is recorded on node ${node.name}` });
+  ctx.b.act({
+    kind: 'deleteJob',
+    spec: ctx.spec,
+    node: node.name,
+    namespace: ctx.settings.jobNamespace,
+    name,
+    reason: `Job's outcome is recorded on node ${node.name}`,
+  });
 }

@@ -38,16 +38,27 @@ export function canaryState(ctx: RolloutContext, inFlight: number): CanaryState 
   const started = done.length + inFlight;
   if (started < canary.nodes) return { stage: 'starting', slots: canary.nodes - started };
   if (done.length < canary.nodes) {
-    return { stage: 'waiting', reason: `canary wave: ${done.length} of ${canary.nodes} node(s) replaced; the rest wait for it` };
+    return {
+      stage: 'waiting',
+      reason: `canary wave: ${done.length} of ${canary.nodes} node(s) replaced; the rest wait for it`,
+    };
   }
   let until = ctx.now;
   for (const node of done.slice(0, canary.nodes)) {
-    if (!node.ready) return { stage: 'waiting', reason: `canary node ${node.name} is not Ready; the rest of the rollout waits` };
-    const from = Math.max(parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? 0, parseInstant(node.readySince) ?? 0);
+    if (!node.ready)
+      return { stage: 'waiting', reason: `canary node ${node.name} is not Ready; the rest of the rollout waits` };
+    const from = Math.max(
+      parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? 0,
+      parseInstant(node.readySince) ?? 0,
+    );
     until = Math.max(until, from + canary.soakSeconds * 1000);
   }
   if (until > ctx.now) {
-    return { stage: 'waiting', reason: `canary wave soaking for ${canary.soakSeconds}s, until ${new Date(until).toISOString()}`, until };
+    return {
+      stage: 'waiting',
+      reason: `canary wave soaking for ${canary.soakSeconds}s, until ${new Date(until).toISOString()}`,
+      until,
+    };
   }
   return { stage: 'passed' };
 }

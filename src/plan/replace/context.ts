@@ -155,7 +155,12 @@ function groupRunning(view: ClusterView, image: NodeImage, group: GroupDescripti
     if (inst.state === 'terminating') continue;
     if (inst.image !== image.image) return true;
     const node = nodeOf(view, inst);
-    if (node !== undefined && holdsLock(node) && parseLock(node.annotations[ANNOTATIONS.operation])?.kind === 'NodeImage') return true;
+    if (
+      node !== undefined &&
+      holdsLock(node) &&
+      parseLock(node.annotations[ANNOTATIONS.operation])?.kind === 'NodeImage'
+    )
+      return true;
   }
   return false;
 }
@@ -211,7 +216,10 @@ export function buildRollout(
   let running = false;
   const scalingGroups = desired.scalingGroups
     .filter((sg) => sg.nodeImage === image.name)
-    .sort((x, y) => tierOf(image.rollout.order, x.role) - tierOf(image.rollout.order, y.role) || compareStrings(x.name, y.name));
+    .sort(
+      (x, y) =>
+        tierOf(image.rollout.order, x.role) - tierOf(image.rollout.order, y.role) || compareStrings(x.name, y.name),
+    );
   for (const sg of scalingGroups) {
     const observed = view.observed.cloudGroups.find((g) => g.scalingGroup === sg.name);
     const problem = view.observed.problems.find((p) => p.source === `cloud/${sg.name}`);
@@ -229,7 +237,8 @@ export function buildRollout(
       upcomingGroups.push(state);
       continue;
     }
-    if (resolveLimits(image.rollout.maxSurge, image.rollout.maxUnavailable, state.base).maxSurge === 0) notices.push({ kind: 'zeroSurge', sg });
+    if (resolveLimits(image.rollout.maxSurge, image.rollout.maxUnavailable, state.base).maxSurge === 0)
+      notices.push({ kind: 'zeroSurge', sg });
     groups.push(state);
   }
   running ||= view.observed.nodes.some((n) => {

@@ -64,7 +64,10 @@ function announceGroups(ctx: RolloutContext): void {
       b.act({ kind: 'setGroupImage', spec, groupId: n.groupId, image: image.image, reason: why });
       b.note(spec, why);
     } else {
-      b.note(spec, `ScalingGroup ${n.sg.name}: maxSurge is 0, but replacing a node needs a new instance first; one at a time`);
+      b.note(
+        spec,
+        `ScalingGroup ${n.sg.name}: maxSurge is 0, but replacing a node needs a new instance first; one at a time`,
+      );
     }
   }
 }
@@ -97,7 +100,10 @@ function forecastInput(ctx: RolloutContext, gate: GateResult, inFlight: number):
   const rest: string[] = [];
   // Groups whose image is being set this round go in the forecast already: their outdated
   // nodes are known, and they are what the rollout will replace.
-  const all = ctx.upcoming.length === 0 ? ctx.entries : [...ctx.entries, ...ctx.upcoming].sort((x, y) => compareOrdered(x.order, y.order));
+  const all =
+    ctx.upcoming.length === 0
+      ? ctx.entries
+      : [...ctx.entries, ...ctx.upcoming].sort((x, y) => compareOrdered(x.order, y.order));
   for (const e of all) {
     const own = e.node !== undefined && ownership(ctx, e.node) === 'current';
     if (own && e.node !== undefined) {
@@ -113,8 +119,15 @@ function forecastInput(ctx: RolloutContext, gate: GateResult, inFlight: number):
   const canary = image.rollout.canary;
   const state = canaryState(ctx, inFlight);
   const canaryNodes =
-    canary === undefined || state.stage === 'none' || state.stage === 'passed' ? 0 : Math.max(0, canary.nodes - doneReplacements(ctx).length);
-  const blocked = !gate.open && gate.until === undefined && gate.code !== 'autoscaler' && gate.code !== 'order' && gate.code !== 'soak';
+    canary === undefined || state.stage === 'none' || state.stage === 'passed'
+      ? 0
+      : Math.max(0, canary.nodes - doneReplacements(ctx).length);
+  const blocked =
+    !gate.open &&
+    gate.until === undefined &&
+    gate.code !== 'autoscaler' &&
+    gate.code !== 'order' &&
+    gate.code !== 'soak';
   const startAt = !gate.open && gate.until !== undefined ? gate.until : ctx.now;
   const window = windowOf(ctx);
   return {

@@ -27,7 +27,8 @@ function replacementOf(e: Entry): string | undefined {
 function release(ctx: RolloutContext, node: ObservedNode, why: string): void {
   const { b, spec } = ctx;
   const reason = `released ${node.name}: ${why}`;
-  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable) b.act({ kind: 'uncordon', spec, node: node.name, reason });
+  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
+    b.act({ kind: 'uncordon', spec, node: node.name, reason });
   b.act({ kind: 'annotateNode', spec, node: node.name, annotations: RELEASE_ANNOTATIONS, reason });
   b.note(spec, reason, node.name);
   ctx.round.released.add(node.name);
@@ -37,7 +38,13 @@ function removeReplacement(ctx: RolloutContext, e: Entry, id: string, why: strin
   const inst = e.group.byId.get(id);
   if (inst === undefined) return;
   const rn = ctx.view.nodeByProviderID.get(inst.providerID);
-  ctx.b.removeInstance(ctx.spec, e.group.group.groupId, id, rn?.name, `replacement ${id} of ${e.node?.name ?? e.instance.id}: ${why}`);
+  ctx.b.removeInstance(
+    ctx.spec,
+    e.group.group.groupId,
+    id,
+    rn?.name,
+    `replacement ${id} of ${e.node?.name ?? e.instance.id}: ${why}`,
+  );
 }
 
 /**
@@ -54,7 +61,8 @@ function unclaimedSurgeOf(ctx: RolloutContext, e: Entry, node: ObservedNode): st
     const created = parseInstant(inst.createdAt);
     if (created === undefined || created < from) continue;
     if (ctx.view.nodeByProviderID.get(inst.providerID)?.annotations[ANNOTATIONS.replaces] !== undefined) continue;
-    if (found === undefined || created < found.created || (created === found.created && inst.id < found.id)) found = { id: inst.id, created };
+    if (found === undefined || created < found.created || (created === found.created && inst.id < found.id))
+      found = { id: inst.id, created };
   }
   return found?.id;
 }
@@ -83,7 +91,12 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
         claim = { [ANNOTATIONS.replacedBy]: lost };
         ctx.round.reclaimed.set(node.name, lost);
       } else {
-        removeReplacement(ctx, e, lost, `surged for revision ${parseLock(node.annotations[ANNOTATIONS.operation])?.revision ?? '?'}, which is no longer desired`);
+        removeReplacement(
+          ctx,
+          e,
+          lost,
+          `surged for revision ${parseLock(node.annotations[ANNOTATIONS.operation])?.revision ?? '?'}, which is no longer desired`,
+        );
       }
     }
   }
@@ -96,7 +109,13 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
   }
   if (joined || (e.outdated && (inst === undefined || inst.image === ctx.image.image))) {
     const reason = `${node.name} continues under revision ${ctx.image.revision}`;
-    ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations: { [ANNOTATIONS.operation]: ctx.lock, ...claim }, reason });
+    ctx.b.act({
+      kind: 'annotateNode',
+      spec: ctx.spec,
+      node: node.name,
+      annotations: { [ANNOTATIONS.operation]: ctx.lock, ...claim },
+      reason,
+    });
     ctx.b.note(ctx.spec, reason, node.name);
     ctx.round.adopted.add(node.name);
     return;
@@ -110,7 +129,12 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
 export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void {
   const phase = nodePhase(node);
   if (phase === 'Draining' || phase === 'Cordoned') {
-    ctx.b.act({ kind: 'deleteNode', spec: ctx.spec, node: node.name, reason: `${node.name} was ${phase} and its instance is no longer in the scaling group` });
+    ctx.b.act({
+      kind: 'deleteNode',
+      spec: ctx.spec,
+      node: node.name,
+      reason: `${node.name} was ${phase} and its instance is no longer in the scaling group`,
+    });
     return;
   }
   release(ctx, node, 'its instance is no longer in the scaling group');
@@ -120,7 +144,13 @@ export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void 
  * Counts a failure on the old node (drydock.dev/failures). The node becomes Failed, holding
  * its lock with a reason, when `final` says so, under stopOnFailure, or after maxAttempts.
  */
-function fail(ctx: RolloutContext, node: ObservedNode, reason: string, extra: Record<string, string | null>, final = false): void {
+function fail(
+  ctx: RolloutContext,
+  node: ObservedNode,
+  reason: string,
+  extra: Record<string, string | null>,
+  final = false,
+): void {
   const failures = failureCount(node) + 1;
   final ||= ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
   ctx.round.failures++;
@@ -138,7 +168,11 @@ function fail(ctx: RolloutContext, node: ObservedNode, reason: string, extra: Re
   });
   ctx.round.nodeMessages.set(node.name, reason);
   ctx.round.lastError ??= `${node.name}: ${reason}`;
-  ctx.b.note(ctx.spec, `${node.name}: ${reason}${final ? '' : ` (attempt ${failures} of ${ctx.options.maxAttempts})`}`, node.name);
+  ctx.b.note(
+    ctx.spec,
+    `${node.name}: ${reason}${final ? '' : ` (attempt ${failures} of ${ctx.options.maxAttempts})`}`,
+    node.name,
+  );
   if (ctx.image.rollout.stopOnFailure) ctx.round.haltReason ??= `${node.name}: ${reason}`;
 }
 
@@ -182,7 +216,13 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   const inst = e.group.byId.get(id);
   if (inst === undefined) {
     const reason = `${node.name}: replacement ${id} is gone from the group; a new one will be made`;
-    b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.phaseSince]: ctx.nowIso }, reason });
+    b.act({
+      kind: 'annotateNode',
+      spec,
+      node: node.name,
+      annotations: { [ANNOTATIONS.replacedBy]: null, [ANNOTATIONS.phaseSince]: ctx.nowIso },
+      reason,
+    });
     b.note(spec, reason, node.name);
     return;
   }
@@ -206,10 +246,15 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
       deadline: new Date(deadline).toISOString(),
       ...(rn ? { nodeName: rn.name } : {}),
     });
-    b.wait(spec, 'join', `replacement ${inst.id} of ${node.name} has not joined and become Ready yet (gives up at ${new Date(deadline).toISOString()})`, {
-      node: node.name,
-      until: deadline,
-    });
+    b.wait(
+      spec,
+      'join',
+      `replacement ${inst.id} of ${node.name} has not joined and become Ready yet (gives up at ${new Date(deadline).toISOString()})`,
+      {
+        node: node.name,
+        until: deadline,
+      },
+    );
     return;
   }
   const marked = rn.annotations[ANNOTATIONS.replaces] === e.instance.id && rn.annotations[ANNOTATIONS.phase] === 'Done';
@@ -217,19 +262,34 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
     const health = healthyFrom(ctx, rn);
     if (healthTimedOut(ctx, e, node, rn, health)) return;
     if (health.notReady !== undefined) {
-      b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: pod ${health.notReady} is not Ready yet`, { node: node.name });
+      b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: pod ${health.notReady} is not Ready yet`, {
+        node: node.name,
+      });
       return;
     }
     if (health.at > now) {
-      b.wait(spec, 'health', `replacement ${rn.name} of ${node.name} must stay Ready for ${image.rollout.healthGate.minReadySeconds}s (with its pods)`, {
-        node: node.name,
-        until: health.at,
-      });
+      b.wait(
+        spec,
+        'health',
+        `replacement ${rn.name} of ${node.name} must stay Ready for ${image.rollout.healthGate.minReadySeconds}s (with its pods)`,
+        {
+          node: node.name,
+          until: health.at,
+        },
+      );
       return;
     }
     const labels = labelsToCopy(node, rn);
     const ready = `replacement ${rn.name} of ${node.name} is Ready and healthy`;
-    if (Object.keys(labels).length > 0) b.act({ kind: 'copyLabels', spec, from: node.name, to: rn.name, labels, reason: `${ready}; it takes over ${node.name}'s labels` });
+    if (Object.keys(labels).length > 0)
+      b.act({
+        kind: 'copyLabels',
+        spec,
+        from: node.name,
+        to: rn.name,
+        labels,
+        reason: `${ready}; it takes over ${node.name}'s labels`,
+      });
     b.act({
       kind: 'annotateNode',
       spec,
@@ -251,12 +311,21 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
  * (its Node was created) is removed and counted as a failure of the old node, which stays in
  * service; stopOnFailure then halts the rollout.
  */
-function healthTimedOut(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: ObservedNode, health: { at: number; notReady?: string }): boolean {
+function healthTimedOut(
+  ctx: RolloutContext,
+  e: Entry,
+  node: ObservedNode,
+  rn: ObservedNode,
+  health: { at: number; notReady?: string },
+): boolean {
   const limit = ctx.image.rollout.healthGate.timeoutSeconds;
   if (limit === undefined) return false;
   const deadline = (parseInstant(rn.createdAt) ?? ctx.now) + limit * 1000;
   if (ctx.now < deadline || (health.notReady === undefined && health.at <= ctx.now)) return false;
-  const what = health.notReady !== undefined ? `pod ${health.notReady} is not Ready` : `it has not stayed Ready for ${ctx.image.rollout.healthGate.minReadySeconds}s`;
+  const what =
+    health.notReady !== undefined
+      ? `pod ${health.notReady} is not Ready`
+      : `it has not stayed Ready for ${ctx.image.rollout.healthGate.minReadySeconds}s`;
   const why = `replacement ${rn.name} did not pass the health gate within ${limit}s (${what})`;
   const id = replacementOf(e) ?? ctx.round.reclaimed.get(node.name);
   fail(ctx, node, why, { [ANNOTATIONS.replacedBy]: null });
@@ -299,15 +368,33 @@ function cordonStep(ctx: RolloutContext, node: ObservedNode): void {
     annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: ctx.nowIso },
     reason: `${node.name}'s replacement is Ready; it is cordoned before its drain`,
   });
-  if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name, reason: `${node.name}'s replacement is Ready; no new pods go to it` });
+  if (!node.unschedulable)
+    b.act({
+      kind: 'cordon',
+      spec,
+      node: node.name,
+      reason: `${node.name}'s replacement is Ready; no new pods go to it`,
+    });
 }
 
 function drainStep(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: 'Cordoned' | 'Draining'): void {
   const { b, spec, now, image } = ctx;
   const policy = image.rollout.drain;
-  if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name, reason: `${node.name} is ${phase} but schedulable; cordoned again` });
+  if (!node.unschedulable)
+    b.act({
+      kind: 'cordon',
+      spec,
+      node: node.name,
+      reason: `${node.name} is ${phase} but schedulable; cordoned again`,
+    });
   const drain = drainView(podsOn(ctx.view, node.name), policy);
-  ctx.round.pending.push({ groupId: e.group.group.groupId, instanceId: e.instance.id, providerID: e.instance.providerID, goal: 'Leave', nodeName: node.name });
+  ctx.round.pending.push({
+    groupId: e.group.group.groupId,
+    instanceId: e.instance.id,
+    providerID: e.instance.providerID,
+    goal: 'Leave',
+    nodeName: node.name,
+  });
   let started = since(ctx, node);
   if (phase === 'Cordoned') {
     b.act({
@@ -329,7 +416,16 @@ function drainStep(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: 'Co
     const names = [...left, ...drain.terminating].map(podKey).slice(0, 5).join(', ');
     const reason = `drain timed out after ${policy.timeoutSeconds}s with ${drainLeft(drain)} pod(s) left (${names})`;
     if (policy.onTimeout === 'force') {
-      for (const pod of left) b.act({ kind: 'deletePod', spec, node: node.name, namespace: pod.namespace, pod: pod.name, ...grace(ctx), reason: `${reason}; drain.onTimeout force` });
+      for (const pod of left)
+        b.act({
+          kind: 'deletePod',
+          spec,
+          node: node.name,
+          namespace: pod.namespace,
+          pod: pod.name,
+          ...grace(ctx),
+          reason: `${reason}; drain.onTimeout force`,
+        });
       b.wait(spec, 'drain', `${node.name}: ${reason}; deleting the rest (onTimeout force)`, { node: node.name });
       return;
     }
@@ -344,9 +440,26 @@ function drainStep(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: 'Co
     return;
   }
   for (const pod of drain.evict) {
-    b.act({ kind: 'evict', spec, node: node.name, namespace: pod.namespace, pod: pod.name, ...grace(ctx), reason: `draining ${node.name}` });
+    b.act({
+      kind: 'evict',
+      spec,
+      node: node.name,
+      namespace: pod.namespace,
+      pod: pod.name,
+      ...grace(ctx),
+      reason: `draining ${node.name}`,
+    });
   }
-  for (const r of drain.remove) b.act({ kind: 'deletePod', spec, node: node.name, namespace: r.pod.namespace, pod: r.pod.name, ...grace(ctx), reason: r.reason });
+  for (const r of drain.remove)
+    b.act({
+      kind: 'deletePod',
+      spec,
+      node: node.name,
+      namespace: r.pod.namespace,
+      pod: r.pod.name,
+      ...grace(ctx),
+      reason: r.reason,
+    });
   const first = drain.blocked[0];
   const what = first !== undefined ? `; ${first.reason}` : '';
   b.wait(spec, 'drain', `draining ${node.name}: ${drainLeft(drain)} pod(s) left${what}`, {
@@ -359,4 +472,3 @@ function grace(ctx: RolloutContext): { gracePeriodSeconds?: number } {
   const g = ctx.image.rollout.drain.gracePeriodSeconds;
   return g !== undefined ? { gracePeriodSeconds: g } : {};
 }
-

@@ -24,7 +24,12 @@ export interface StartGates {
 
 export type GateResult =
   | { readonly open: true; readonly limit?: number }
-  | { readonly open: false; readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak'; readonly reason: string; readonly until?: number };
+  | {
+      readonly open: false;
+      readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak';
+      readonly reason: string;
+      readonly until?: number;
+    };
 
 export function windowOf(ctx: RolloutContext): MaintenanceWindow | undefined {
   const name = ctx.image.rollout.window;
@@ -50,7 +55,13 @@ export function startGate(ctx: RolloutContext, gates: StartGates): GateResult {
   }
   const canary = canaryState(ctx, inFlightTotal(ctx));
   if (canary.stage === 'starting') return { open: true, limit: canary.slots };
-  if (canary.stage === 'waiting') return { open: false, code: 'soak', reason: canary.reason, ...(canary.until !== undefined ? { until: canary.until } : {}) };
+  if (canary.stage === 'waiting')
+    return {
+      open: false,
+      code: 'soak',
+      reason: canary.reason,
+      ...(canary.until !== undefined ? { until: canary.until } : {}),
+    };
   if (required === 'afterCanary' && findApproval(ctx.desired, image, 'afterCanary') === undefined) {
     return { open: false, code: 'approval', reason: approvalNeeded(image, 'afterCanary') };
   }
@@ -86,7 +97,9 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
   const list = candidates(ctx);
   if (list.length === 0) return { open: true };
   const gate: GateResult =
-    gates.controlPlane !== undefined && ctx.image.rollout.order === 'controlPlaneFirst' && list.every((e) => e.group.sg.role !== 'control-plane')
+    gates.controlPlane !== undefined &&
+    ctx.image.rollout.order === 'controlPlaneFirst' &&
+    list.every((e) => e.group.sg.role !== 'control-plane')
       ? { open: false, code: 'order', reason: gates.controlPlane }
       : startGate(ctx, gates);
   if (!gate.open) {
@@ -97,21 +110,32 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
   const concurrencySlots = concurrency - inFlightTotal(ctx);
   let specSlots = Math.min(concurrencySlots, gate.limit ?? Number.POSITIVE_INFINITY);
   const groupSlots = new Map<string, number>();
-  for (const g of ctx.groups) groupSlots.set(g.group.groupId, g.parallelism - (ctx.round.inFlight.get(g.group.groupId) ?? 0));
+  for (const g of ctx.groups)
+    groupSlots.set(g.group.groupId, g.parallelism - (ctx.round.inFlight.get(g.group.groupId) ?? 0));
   let waiting = 0;
   let limitWait: { code: 'concurrency' | 'budget' | 'surge' | 'soak'; reason: string } | undefined;
   for (const e of list) {
     const node = e.node;
     if (node === undefined) continue;
     if (ownership(ctx, node) === 'foreign') {
-      b.wait(spec, 'lock', `${node.name} is held by ${node.annotations[ANNOTATIONS.operation] ?? '?'} (phase ${node.annotations[ANNOTATIONS.phase] ?? 'unknown'}); it is replaced once that operation is done`, {
-        node: node.name,
-      });
+      b.wait(
+        spec,
+        'lock',
+        `${node.name} is held by ${node.annotations[ANNOTATIONS.operation] ?? '?'} (phase ${node.annotations[ANNOTATIONS.phase] ?? 'unknown'}); it is replaced once that operation is done`,
+        {
+          node: node.name,
+        },
+      );
       continue;
     }
     const maintenance = maintenanceOn(ctx.desired, node.name);
     if (maintenance !== undefined) {
-      b.wait(spec, 'lock', `${node.name} is in NodeMaintenance ${maintenance.name}; it is replaced once the maintenance ends`, { node: node.name });
+      b.wait(
+        spec,
+        'lock',
+        `${node.name} is in NodeMaintenance ${maintenance.name}; it is replaced once the maintenance ends`,
+        { node: node.name },
+      );
       continue;
     }
     const groupId = e.group.group.groupId;
@@ -120,7 +144,10 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
       limitWait ??=
         gate.limit !== undefined && gate.limit < concurrencySlots
           ? { code: 'soak', reason: `the canary wave of ${image.rollout.canary?.nodes ?? 0} node(s) goes first` }
-          : { code: 'concurrency', reason: `concurrency limit reached: ${image.rollout.concurrency} node${image.rollout.concurrency === 1 ? '' : 's'} in flight at once` };
+          : {
+              code: 'concurrency',
+              reason: `concurrency limit reached: ${image.rollout.concurrency} node${image.rollout.concurrency === 1 ? '' : 's'} in flight at once`,
+            };
       waiting++;
       continue;
     }
@@ -145,12 +172,17 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
       kind: 'annotateNode',
       spec,
       node: node.name,
-      annotations: { [ANNOTATIONS.operation]: ctx.lock, [ANNOTATIONS.phase]: 'Pending', [ANNOTATIONS.phaseSince]: ctx.nowIso },
+      annotations: {
+        [ANNOTATIONS.operation]: ctx.lock,
+        [ANNOTATIONS.phase]: 'Pending',
+        [ANNOTATIONS.phaseSince]: ctx.nowIso,
+      },
       reason: `${node.name} runs ${e.instance.image}; locked for its replacement by ${image.image}`,
     });
     ctx.round.needers.push(e);
     ctx.round.startedNow.add(node.name);
   }
-  if (waiting > 0 && limitWait !== undefined) b.wait(spec, limitWait.code, `${waiting} node(s) queued: ${limitWait.reason}`);
+  if (waiting > 0 && limitWait !== undefined)
+    b.wait(spec, limitWait.code, `${waiting} node(s) queued: ${limitWait.reason}`);
   return gate;
 }

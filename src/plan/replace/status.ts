@@ -86,7 +86,13 @@ export function nodeRows(ctx: RolloutContext, waits: readonly Wait[]): NodeRow[]
     const ours = holdsLock(node) && ownership(ctx, node) !== 'foreign';
     const message = ctx.round.nodeMessages.get(node.name) ?? waitByNode.get(node.name);
     const replacedBy = node.annotations[ANNOTATIONS.replacedBy];
-    const phase: NodeRow['phase'] = ours ? (nodePhase(node) ?? 'Pending') : !node.ready ? 'Joining' : e.outdated ? 'Outdated' : 'UpToDate';
+    const phase: NodeRow['phase'] = ours
+      ? (nodePhase(node) ?? 'Pending')
+      : !node.ready
+        ? 'Joining'
+        : e.outdated
+          ? 'Outdated'
+          : 'UpToDate';
     const since = ours ? node.annotations[ANNOTATIONS.phaseSince] : undefined;
     return {
       ...base,
@@ -100,7 +106,10 @@ export function nodeRows(ctx: RolloutContext, waits: readonly Wait[]): NodeRow[]
 
 export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: RolloutContext): Condition[] {
   const first = waits[0];
-  const message = ctx.round.haltReason ?? first?.reason ?? (phase === 'Complete' ? `every node runs ${ctx.image.image}` : 'replacing nodes');
+  const message =
+    ctx.round.haltReason ??
+    first?.reason ??
+    (phase === 'Complete' ? `every node runs ${ctx.image.image}` : 'replacing nodes');
   const stalled = phase === 'Halted' || waits.some((w) => STALLING.has(w.code));
   return [
     { type: 'Ready', status: phase === 'Complete' ? 'True' : 'False', reason: phase, message },
@@ -108,13 +117,22 @@ export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: Rollou
     {
       type: 'Stalled',
       status: stalled ? 'True' : 'False',
-      reason: stalled ? (phase === 'Halted' ? 'Halted' : (waits.find((w) => STALLING.has(w.code))?.code ?? 'Stalled')) : 'NotStalled',
+      reason: stalled
+        ? phase === 'Halted'
+          ? 'Halted'
+          : (waits.find((w) => STALLING.has(w.code))?.code ?? 'Stalled')
+        : 'NotStalled',
       message: stalled ? (ctx.round.haltReason ?? waits.find((w) => STALLING.has(w.code))?.reason ?? message) : '',
     },
   ];
 }
 
-export function buildStatus(ctx: RolloutContext, actions: number, inFlight: number, waits: readonly Wait[]): SpecStatus {
+export function buildStatus(
+  ctx: RolloutContext,
+  actions: number,
+  inFlight: number,
+  waits: readonly Wait[],
+): SpecStatus {
   const phase = specPhase(ctx, actions, inFlight);
   const first = waits[0];
   const approvals = approvalsInForce(ctx.desired, ctx.image);
@@ -126,9 +144,13 @@ export function buildStatus(ctx: RolloutContext, actions: number, inFlight: numb
     failures: ctx.round.failures,
     conditions: conditions(phase, waits, ctx),
     nodes: nodeRows(ctx, waits),
-    pending: [...ctx.round.pending].sort((a, b) => (a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0)),
+    pending: [...ctx.round.pending].sort((a, b) =>
+      a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0,
+    ),
     ...(first !== undefined ? { waitingFor: first.reason } : {}),
-    ...(ctx.round.haltReason !== undefined || ctx.round.lastError !== undefined ? { lastError: ctx.round.haltReason ?? ctx.round.lastError } : {}),
+    ...(ctx.round.haltReason !== undefined || ctx.round.lastError !== undefined
+      ? { lastError: ctx.round.haltReason ?? ctx.round.lastError }
+      : {}),
     ...(approvals.length > 0 ? { approvals: approvals.map(approvalRef) } : {}),
   };
 }

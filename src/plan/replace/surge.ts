@@ -53,7 +53,13 @@ export function claimAndSurge(ctx: RolloutContext): void {
       }
       orphans.splice(i, 1);
       const reason = `${node.name} needs a replacement; ${found.inst.id} runs ${image.image} and nobody claims it`;
-      b.act({ kind: 'annotateNode', spec, node: node.name, annotations: { [ANNOTATIONS.replacedBy]: found.inst.id }, reason });
+      b.act({
+        kind: 'annotateNode',
+        spec,
+        node: node.name,
+        annotations: { [ANNOTATIONS.replacedBy]: found.inst.id },
+        reason,
+      });
     }
     if (unserved.length === 0) continue;
     // Unclaimed new instances younger than the oldest started node are surges on their way
@@ -63,10 +69,21 @@ export function claimAndSurge(ctx: RolloutContext): void {
     const count = Math.min(unserved.length, g.maxSurge - inFlight);
     if (count > 0) {
       const forNodes = unserved.slice(0, count).flatMap((e) => (e.node ? [e.node.name] : []));
-      b.act({ kind: 'surge', spec, groupId: g.group.groupId, count, forNodes, reason: `new instance(s) on ${image.image} to replace ${forNodes.join(', ')}` });
+      b.act({
+        kind: 'surge',
+        spec,
+        groupId: g.group.groupId,
+        count,
+        forNodes,
+        reason: `new instance(s) on ${image.image} to replace ${forNodes.join(', ')}`,
+      });
     }
     if (unserved.length > count) {
-      b.wait(spec, 'surge', `${unserved.length - Math.max(0, count)} started node(s) in ScalingGroup ${g.sg.name} wait for a replacement instance (maxSurge ${g.maxSurge}, ${inFlight} in flight)`);
+      b.wait(
+        spec,
+        'surge',
+        `${unserved.length - Math.max(0, count)} started node(s) in ScalingGroup ${g.sg.name} wait for a replacement instance (maxSurge ${g.maxSurge}, ${inFlight} in flight)`,
+      );
     }
   }
 }

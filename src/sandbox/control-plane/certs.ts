@@ -81,8 +81,24 @@ export async function createCa(dir: string, commonName = 'drydock-test-ca'): Pro
   const keyFile = await newKey(dir, 'ca');
   const certFile = path.join(dir, 'ca.crt');
   await openssl(
-    ['req', '-x509', '-new', '-config', cnf, '-extensions', 'v3_ca', '-key', keyFile, '-sha256', '-days', '3650',
-      '-subj', `/CN=${subjValue(commonName)}`, '-out', certFile],
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-config',
+      cnf,
+      '-extensions',
+      'v3_ca',
+      '-key',
+      keyFile,
+      '-sha256',
+      '-days',
+      '3650',
+      '-subj',
+      `/CN=${subjValue(commonName)}`,
+      '-out',
+      certFile,
+    ],
     dir,
     'create the CA certificate',
   );
@@ -107,8 +123,15 @@ export async function signCert(ca: Ca, dir: string, opts: SignOptions): Promise<
   const keyFile = await newKey(dir, opts.name);
   const csr = path.join(dir, `${opts.name}.csr`);
   const certFile = path.join(dir, `${opts.name}.crt`);
-  const subj = [...(opts.organizations ?? []).map((o) => `/O=${subjValue(o)}`), `/CN=${subjValue(opts.commonName)}`].join('');
-  await openssl(['req', '-new', '-config', cnf, '-key', keyFile, '-subj', subj, '-out', csr], dir, `create the request ${opts.name}.csr`);
+  const subj = [
+    ...(opts.organizations ?? []).map((o) => `/O=${subjValue(o)}`),
+    `/CN=${subjValue(opts.commonName)}`,
+  ].join('');
+  await openssl(
+    ['req', '-new', '-config', cnf, '-key', keyFile, '-subj', subj, '-out', csr],
+    dir,
+    `create the request ${opts.name}.csr`,
+  );
   let extFile = cnf;
   let section = 'client';
   if (opts.altNames && opts.altNames.length > 0) {
@@ -121,8 +144,27 @@ export async function signCert(ca: Ca, dir: string, opts: SignOptions): Promise<
     );
   }
   await openssl(
-    ['x509', '-req', '-in', csr, '-CA', ca.certFile, '-CAkey', ca.keyFile, '-set_serial', `0x${randomBytes(12).toString('hex')}`,
-      '-sha256', '-days', String(opts.days ?? 365), '-extfile', extFile, '-extensions', section, '-out', certFile],
+    [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      ca.certFile,
+      '-CAkey',
+      ca.keyFile,
+      '-set_serial',
+      `0x${randomBytes(12).toString('hex')}`,
+      '-sha256',
+      '-days',
+      String(opts.days ?? 365),
+      '-extfile',
+      extFile,
+      '-extensions',
+      section,
+      '-out',
+      certFile,
+    ],
     dir,
     `sign ${opts.name}.crt`,
   );

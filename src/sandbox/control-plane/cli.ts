@@ -66,7 +66,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`${err instanceof ControlPlaneError ? err.message : (err as Error).stack ?? String(err)}\n`);
+    process.stderr.write(`${err instanceof ControlPlaneError ? err.message : ((err as Error).stack ?? String(err))}\n`);
     process.exit(1);
   },
 );

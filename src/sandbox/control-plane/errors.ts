@@ -12,7 +12,10 @@ export function tailFile(file: string, lines = 20): string {
   }
 }
 
-export class ControlPlaneError extends CodedError<'control-plane', { readonly step: string; readonly logFile?: string }> {
+export class ControlPlaneError extends CodedError<
+  'control-plane',
+  { readonly step: string; readonly logFile?: string }
+> {
   override readonly name = 'ControlPlaneError';
 
   constructor(step: string, problem: string, opts: { logFile?: string; hint?: string } = {}) {
@@ -23,7 +26,10 @@ export class ControlPlaneError extends CodedError<'control-plane', { readonly st
       if (tail) parts.push(`last lines of the log:\n${tail.replace(/^/gm, '  | ')}`);
     }
     if (opts.hint) parts.push(`what to do: ${opts.hint}`);
-    super('control-plane', parts.join('\n'), { step, ...(opts.logFile !== undefined ? { logFile: opts.logFile } : {}) });
+    super('control-plane', parts.join('\n'), {
+      step,
+      ...(opts.logFile !== undefined ? { logFile: opts.logFile } : {}),
+    });
   }
 
   /** the component or step that failed: 'binaries', 'certificates', 'etcd', 'kube-apiserver', ... */

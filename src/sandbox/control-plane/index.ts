@@ -24,12 +24,27 @@ import {
 
 export { ControlPlaneError } from './errors.js';
 export { POD_CIDR, SERVICE_CIDR, type LogFn } from './startup.js';
-export { fakeNode, kwokStages, KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, KWOK_TAINT, type FakeNodeOptions, type JobPodPlayer } from './kwok.js';
+export {
+  fakeNode,
+  kwokStages,
+  KWOK_NODE_ANNOTATION,
+  KWOK_NODE_VALUE,
+  KWOK_TAINT,
+  type FakeNodeOptions,
+  type JobPodPlayer,
+} from './kwok.js';
 import type { JobPodPlayer } from './kwok.js';
 
 /** Kubernetes version the build script produces and the cache directory is keyed by. */
 export const K8S_VERSION = '1.36.3';
-export const REQUIRED_BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl', 'kwok'] as const;
+export const REQUIRED_BINARIES = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubectl',
+  'kwok',
+] as const;
 export interface ControlPlaneOptions {
   /** where certificates, etcd data, kubeconfigs and logs go; default: a new temp directory, removed by stop() */
   dataDir?: string;
@@ -100,12 +115,16 @@ function missingIn(dir: string): string[] {
  * KUBEBUILDER_ASSETS if it holds all of them, else the build script's cache directory.
  */
 export function resolveBinDir(env: NodeJS.ProcessEnv = process.env): string {
-  const hint = 'run `bash scripts/k8s-binaries.sh` (builds them from source into ' + cacheBinDir(env) +
+  const hint =
+    'run `bash scripts/k8s-binaries.sh` (builds them from source into ' +
+    cacheBinDir(env) +
     ' and prints the directory; cold build 20-60 min), or point DRYDOCK_K8S_BIN at a directory holding them';
   if (env.DRYDOCK_K8S_BIN) {
     const missing = missingIn(env.DRYDOCK_K8S_BIN);
     if (missing.length > 0) {
-      throw new ControlPlaneError('binaries', `DRYDOCK_K8S_BIN=${env.DRYDOCK_K8S_BIN} lacks ${missing.join(', ')}`, { hint });
+      throw new ControlPlaneError('binaries', `DRYDOCK_K8S_BIN=${env.DRYDOCK_K8S_BIN} lacks ${missing.join(', ')}`, {
+        hint,
+      });
     }
     return env.DRYDOCK_K8S_BIN;
   }
@@ -113,7 +132,11 @@ export function resolveBinDir(env: NodeJS.ProcessEnv = process.env): string {
   const dir = cacheBinDir(env);
   const missing = missingIn(dir);
   if (missing.length > 0) {
-    throw new ControlPlaneError('binaries', `Kubernetes binaries not found (missing in ${dir}: ${missing.join(', ')})`, { hint });
+    throw new ControlPlaneError(
+      'binaries',
+      `Kubernetes binaries not found (missing in ${dir}: ${missing.join(', ')})`,
+      { hint },
+    );
   }
   return dir;
 }
@@ -199,7 +222,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const cp = await startComponents(ctx, { binDir, keepDataDir, kwokConfig: opts.kwokConfig, jobPods: opts.jobPods });
     running.delete(partial);
     running.add(cp);
-    log('control plane ready', { startupMs: cp.startupMs, server: cp.server, kubeconfig: cp.kubeconfigPath, dataDir, binDir });
+    log('control plane ready', {
+      startupMs: cp.startupMs,
+      server: cp.server,
+      kubeconfig: cp.kubeconfigPath,
+      dataDir,
+      binDir,
+    });
     return cp;
   } catch (err) {
     // keep the data directory (logs!) when start-up failed
@@ -211,7 +240,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 }
 
 /** Certificates, etcd, the API server, then its clients; resolves once the cluster serves its default ServiceAccount. */
-async function startComponents(ctx: StartContext, o: { binDir: string; keepDataDir: boolean; kwokConfig: string | undefined; jobPods: JobPodPlayer | undefined }): Promise<ControlPlane> {
+async function startComponents(
+  ctx: StartContext,
+  o: { binDir: string; keepDataDir: boolean; kwokConfig: string | undefined; jobPods: JobPodPlayer | undefined },
+): Promise<ControlPlane> {
   const advertise = pickAdvertiseAddress();
   const certs = await createCertificates(ctx, advertise);
   const ports = await pickPorts();
@@ -219,9 +251,22 @@ async function startComponents(ctx: StartContext, o: { binDir: string; keepDataD
   const { etcd, etcdUrl } = await startEtcd(ctx, ports);
   const adminTls = { ca: certs.ca.certPem, cert: certs.adminCert, key: certs.adminKey };
   const apiserver = await startApiserver(ctx, { certs, etcd, etcdUrl, port: ports.api, advertise, adminTls });
-  const { kcm, all } = await startControllers(ctx, { certs, server, ports, kwokConfig: o.kwokConfig, jobPods: o.jobPods, running: [etcd, apiserver] });
-  await waitFor('the default ServiceAccount in namespace default', { timeoutMs: ctx.timeoutMs, watch: all, blame: kcm }, async () =>
-    (await httpGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, adminTls)).status === 200 ? true : undefined);
+  const { kcm, all } = await startControllers(ctx, {
+    certs,
+    server,
+    ports,
+    kwokConfig: o.kwokConfig,
+    jobPods: o.jobPods,
+    running: [etcd, apiserver],
+  });
+  await waitFor(
+    'the default ServiceAccount in namespace default',
+    { timeoutMs: ctx.timeoutMs, watch: all, blame: kcm },
+    async () =>
+      (await httpGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, adminTls)).status === 200
+        ? true
+        : undefined,
+  );
 
   const kubeconfig = kubeconfigYaml(server, certs.ca.certPem, 'drydock-admin', certs.adminCert, certs.adminKey);
   const kubeconfigPath = path.join(ctx.dataDir, 'admin.kubeconfig');
@@ -230,10 +275,23 @@ async function startComponents(ctx: StartContext, o: { binDir: string; keepDataD
   // After start-up, a component that dies is reported once (tests then fail on API errors).
   for (const c of all) {
     void c.exited.then((info) => {
-      if (!ctx.set.isStopping) ctx.log('component exited unexpectedly', { component: c.name, code: info.code, signal: info.signal, log: c.logFile });
+      if (!ctx.set.isStopping)
+        ctx.log('component exited unexpectedly', {
+          component: c.name,
+          code: info.code,
+          signal: info.signal,
+          log: c.logFile,
+        });
     });
   }
-  return controlPlaneHandle(ctx, { binDir: o.binDir, keepDataDir: o.keepDataDir, server, ca: certs.ca, kubeconfig, kubeconfigPath });
+  return controlPlaneHandle(ctx, {
+    binDir: o.binDir,
+    keepDataDir: o.keepDataDir,
+    server,
+    ca: certs.ca,
+    kubeconfig,
+    kubeconfigPath,
+  });
 }
 
 /** The running control plane as callers see it: its kubeconfigs, logs and stop(). */
@@ -265,7 +323,13 @@ function controlPlaneHandle(
     async kubeconfigFor(user: string, groups: string[] = []) {
       const name = `user-${++userSeq}`;
       const pair = await signCert(ca, path.join(ctx.pki, 'users'), { name, commonName: user, organizations: groups });
-      const yaml = kubeconfigYaml(server, ca.certPem, user, await fs.readFile(pair.certFile, 'utf8'), await fs.readFile(pair.keyFile, 'utf8'));
+      const yaml = kubeconfigYaml(
+        server,
+        ca.certPem,
+        user,
+        await fs.readFile(pair.certFile, 'utf8'),
+        await fs.readFile(pair.keyFile, 'utf8'),
+      );
       const file = path.join(dataDir, `${name}.kubeconfig`);
       await fs.writeFile(file, yaml, { mode: 0o600 });
       return {

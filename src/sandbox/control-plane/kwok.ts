@@ -24,7 +24,8 @@ export type JobPodPlayer = 'kwok' | 'host';
 export function kwokStages(jobPods: JobPodPlayer = 'kwok'): string {
   const stages = kwokStagesYaml();
   if (jobPods === 'kwok') return stages;
-  return stages.split(/^---$/m)
+  return stages
+    .split(/^---$/m)
     .filter((doc) => !/^\s*name: pod-complete$/m.test(doc))
     .join('---');
 }
@@ -57,7 +58,11 @@ export function fakeNode(name: string, opts: FakeNodeOptions = {}): V1Node {
     kind: 'Node',
     metadata: {
       name,
-      annotations: { [KWOK_NODE_ANNOTATION]: KWOK_NODE_VALUE, 'node.alpha.kubernetes.io/ttl': '0', ...opts.annotations },
+      annotations: {
+        [KWOK_NODE_ANNOTATION]: KWOK_NODE_VALUE,
+        'node.alpha.kubernetes.io/ttl': '0',
+        ...opts.annotations,
+      },
       labels: {
         'kubernetes.io/hostname': name,
         'kubernetes.io/os': 'linux',

@@ -155,15 +155,20 @@ function hintFor(c: Component, info?: ExitInfo): string {
     return `the binary is not executable; chmod +x it or rebuild with: bash scripts/k8s-binaries.sh --force`;
   }
   if (/address already in use/i.test(tail)) {
-    return 'a port it was given is taken by another process (ports are picked at random, so a retry usually works); ' +
-      'check with `ss -ltnp` which process holds it';
+    return (
+      'a port it was given is taken by another process (ports are picked at random, so a retry usually works); ' +
+      'check with `ss -ltnp` which process holds it'
+    );
   }
   return `read the log above; if the binary itself is broken, rebuild with: bash scripts/k8s-binaries.sh --force`;
 }
 
 /** Error for a component that stopped while it was expected to come up. */
 export function exitError(c: Component, info: ExitInfo, during: string): ControlPlaneError {
-  return new ControlPlaneError(c.name, `${describeExit(info)} while ${during}`, { logFile: c.logFile, hint: hintFor(c, info) });
+  return new ControlPlaneError(c.name, `${describeExit(info)} while ${during}`, {
+    logFile: c.logFile,
+    hint: hintFor(c, info),
+  });
 }
 
 /**
@@ -192,7 +197,8 @@ export async function waitFor<T>(
       const c = opts.blame;
       throw new ControlPlaneError(
         c?.name ?? 'wait',
-        `timed out after ${Math.round(opts.timeoutMs / 1000)}s waiting for ${what}` + (lastError ? ` (last error: ${lastError})` : ''),
+        `timed out after ${Math.round(opts.timeoutMs / 1000)}s waiting for ${what}` +
+          (lastError ? ` (last error: ${lastError})` : ''),
         {
           ...(c ? { logFile: c.logFile } : {}),
           hint: 'the machine may be overloaded (try again, or raise the timeout); otherwise read the log',
@@ -232,7 +238,11 @@ export interface TlsOptions {
 }
 
 /** One GET with a short timeout; resolves with status and body, rejects on network errors. */
-export function httpGet(url: string, tls: TlsOptions = {}, timeoutMs = 3000): Promise<{ status: number; body: string }> {
+export function httpGet(
+  url: string,
+  tls: TlsOptions = {},
+  timeoutMs = 3000,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const mod = u.protocol === 'https:' ? https : http;

@@ -65,7 +65,11 @@ export class ComponentSet {
   start(name: string, args: string[], env?: NodeJS.ProcessEnv): Component {
     const logFile = path.join(this.logDir, `${name}.log`);
     this.logs[name] = logFile;
-    const c = spawnComponent(name, path.join(this.binDir, name), args, { logFile, env: childEnv(env), cwd: this.dataDir });
+    const c = spawnComponent(name, path.join(this.binDir, name), args, {
+      logFile,
+      env: childEnv(env),
+      cwd: this.dataDir,
+    });
     this.all.push(c);
     this.log('component started', { component: name, pid: c.pid, log: logFile });
     return c;
@@ -110,11 +114,21 @@ export async function createCertificates(ctx: StartContext, advertise: string): 
     name: 'apiserver',
     commonName: 'kube-apiserver',
     altNames: [
-      'DNS:localhost', 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc',
-      'DNS:kubernetes.default.svc.cluster.local', 'IP:127.0.0.1', 'IP:10.0.0.1', `IP:${advertise}`,
+      'DNS:localhost',
+      'DNS:kubernetes',
+      'DNS:kubernetes.default',
+      'DNS:kubernetes.default.svc',
+      'DNS:kubernetes.default.svc.cluster.local',
+      'IP:127.0.0.1',
+      'IP:10.0.0.1',
+      `IP:${advertise}`,
     ],
   });
-  const admin = await signCert(ca, pki, { name: 'admin', commonName: 'drydock-admin', organizations: ['system:masters'] });
+  const admin = await signCert(ca, pki, {
+    name: 'admin',
+    commonName: 'drydock-admin',
+    organizations: ['system:masters'],
+  });
   const sa = await createServiceAccountKey(pki);
   const adminCert = await fs.readFile(admin.certFile, 'utf8');
   const adminKey = await fs.readFile(admin.keyFile, 'utf8');
@@ -132,7 +146,14 @@ export interface Ports {
 }
 
 export async function pickPorts(): Promise<Ports> {
-  const [etcdClient, etcdPeer, api, kcm, sched, kwok] = (await freePorts(6)) as [number, number, number, number, number, number];
+  const [etcdClient, etcdPeer, api, kcm, sched, kwok] = (await freePorts(6)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   return { etcdClient, etcdPeer, api, kcm, sched, kwok };
 }
 
@@ -183,10 +204,14 @@ export async function startApiserver(
     '--enable-priority-and-fairness=false',
     '--v=1',
   ]);
-  await waitFor('kube-apiserver /readyz', { timeoutMs: ctx.timeoutMs, watch: [p.etcd, apiserver], blame: apiserver }, async () => {
-    const r = await httpGet(`${server}/readyz`, p.adminTls);
-    return r.status === 200 ? true : undefined;
-  });
+  await waitFor(
+    'kube-apiserver /readyz',
+    { timeoutMs: ctx.timeoutMs, watch: [p.etcd, apiserver], blame: apiserver },
+    async () => {
+      const r = await httpGet(`${server}/readyz`, p.adminTls);
+      return r.status === 200 ? true : undefined;
+    },
+  );
   ctx.log('kube-apiserver ready', { ms: Date.now() - ctx.t0, server, advertiseAddress: p.advertise });
   return apiserver;
 }
@@ -197,14 +222,31 @@ export async function startApiserver(
  */
 export async function startControllers(
   ctx: StartContext,
-  p: { certs: Certificates; server: string; ports: Ports; kwokConfig: string | undefined; jobPods: JobPodPlayer | undefined; running: Component[] },
+  p: {
+    certs: Certificates;
+    server: string;
+    ports: Ports;
+    kwokConfig: string | undefined;
+    jobPods: JobPodPlayer | undefined;
+    running: Component[];
+  },
 ): Promise<{ kcm: Component; all: Component[] }> {
   const { dataDir, pki } = ctx;
   const { ca, sa } = p.certs;
   const writeKubeconfig = async (name: string, user: string) => {
     const pair = await signCert(ca, pki, { name, commonName: user, organizations: ['system:masters'] });
     const file = path.join(dataDir, `${name}.kubeconfig`);
-    await fs.writeFile(file, kubeconfigYaml(p.server, ca.certPem, user, await fs.readFile(pair.certFile, 'utf8'), await fs.readFile(pair.keyFile, 'utf8')), { mode: 0o600 });
+    await fs.writeFile(
+      file,
+      kubeconfigYaml(
+        p.server,
+        ca.certPem,
+        user,
+        await fs.readFile(pair.certFile, 'utf8'),
+        await fs.readFile(pair.keyFile, 'utf8'),
+      ),
+      { mode: 0o600 },
+    );
     return file;
   };
   const [kcmKubeconfig, schedKubeconfig, kwokKubeconfig] = await Promise.all([
@@ -231,7 +273,13 @@ export async function startControllers(
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     '--v=1',
   ]);
-  const sched = ctx.set.start('kube-scheduler', [`--kubeconfig=${schedKubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${p.ports.sched}`, '--v=1']);
+  const sched = ctx.set.start('kube-scheduler', [
+    `--kubeconfig=${schedKubeconfig}`,
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${p.ports.sched}`,
+    '--v=1',
+  ]);
   const kwok = ctx.set.start(
     'kwok',
     [
@@ -246,7 +294,9 @@ export async function startControllers(
   );
   const all = [...p.running, kcm, sched, kwok];
   const healthy = (name: string, url: string, blame: Component, tls: TlsOptions = {}) =>
-    waitFor(`${name} /healthz`, { timeoutMs: ctx.timeoutMs, watch: all, blame }, async () => ((await httpGet(url, tls)).status === 200 ? true : undefined));
+    waitFor(`${name} /healthz`, { timeoutMs: ctx.timeoutMs, watch: all, blame }, async () =>
+      (await httpGet(url, tls)).status === 200 ? true : undefined,
+    );
   await Promise.all([
     healthy('kube-controller-manager', `https://127.0.0.1:${p.ports.kcm}/healthz`, kcm, { insecure: true }),
     healthy('kube-scheduler', `https://127.0.0.1:${p.ports.sched}/healthz`, sched, { insecure: true }),

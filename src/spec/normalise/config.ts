@@ -25,12 +25,20 @@ export function canonicalPath(p: string): string | undefined {
 
 export function repoConfig(ctx: NormaliseContext): RepoConfig {
   const doc = raw<RepoConfigDocument>(ctx.doc);
-  const budget = doc.budget?.maxUnavailable !== undefined ? intOrPercent(ctx, ['budget', 'maxUnavailable'], doc.budget.maxUnavailable) : undefined;
+  const budget =
+    doc.budget?.maxUnavailable !== undefined
+      ? intOrPercent(ctx, ['budget', 'maxUnavailable'], doc.budget.maxUnavailable)
+      : undefined;
   const paths: string[] = [];
   (doc.paths ?? DEFAULT_CONFIG.paths).forEach((p, i) => {
     const c = canonicalPath(p);
     if (c === undefined) {
-      ctx.report('config', ['paths', i], `path ${JSON.stringify(p)} is not inside the repository`, 'write a repository-relative directory such as clusters or images/prod, without leading "/" or ".."');
+      ctx.report(
+        'config',
+        ['paths', i],
+        `path ${JSON.stringify(p)} is not inside the repository`,
+        'write a repository-relative directory such as clusters or images/prod, without leading "/" or ".."',
+      );
     } else if (!paths.includes(c === '' ? '.' : c)) {
       paths.push(c === '' ? '.' : c);
     }

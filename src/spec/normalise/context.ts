@@ -13,7 +13,11 @@ export interface NormaliseContext {
   report(code: SpecErrorCode, path: readonly PathSegment[], message: string, hint: string): void;
 }
 
-export function normaliseContext(doc: ParsedDocument, rollout: RolloutPolicy, sink: CodedSpecError[]): NormaliseContext {
+export function normaliseContext(
+  doc: ParsedDocument,
+  rollout: RolloutPolicy,
+  sink: CodedSpecError[],
+): NormaliseContext {
   return {
     doc,
     rollout,

@@ -24,7 +24,14 @@ import type {
 } from '../model.js';
 import type { NormaliseContext } from './context.js';
 import { meta, raw } from './meta.js';
-import { checkDrainNeedsCordon, KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpJob, nodeOpRollout, nodeOpUpgrade } from './node-op.js';
+import {
+  checkDrainNeedsCordon,
+  KAIROS_DEFAULTS,
+  KAIROS_DRAIN,
+  nodeOpJob,
+  nodeOpRollout,
+  nodeOpUpgrade,
+} from './node-op.js';
 import { checkSelector, labelSelector, mergeDrain, mergeRollout } from './rollout.js';
 import { scalingGroup } from './scaling-group.js';
 import { containerImage } from '../formats.js';
@@ -48,13 +55,29 @@ export function dNodeImage(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<NodeImageDocument>(ctx.doc);
   const strategy = spec.strategy ?? 'replace';
   if (strategy === 'inPlace' && spec.nodeSelector === undefined) {
-    ctx.report('invalid-value', ['spec', 'strategy'], 'strategy inPlace needs a nodeSelector', 'add spec.nodeSelector naming the nodes to update in place (for nodes in a cloud group use strategy replace and a ScalingGroup)');
+    ctx.report(
+      'invalid-value',
+      ['spec', 'strategy'],
+      'strategy inPlace needs a nodeSelector',
+      'add spec.nodeSelector naming the nodes to update in place (for nodes in a cloud group use strategy replace and a ScalingGroup)',
+    );
   }
   if (strategy === 'replace' && spec.nodeSelector !== undefined) {
-    ctx.report('invalid-value', ['spec', 'nodeSelector'], 'nodeSelector only applies to strategy inPlace', 'remove it: with replace, the nodes are those of the ScalingGroups that name this NodeImage');
+    ctx.report(
+      'invalid-value',
+      ['spec', 'nodeSelector'],
+      'nodeSelector only applies to strategy inPlace',
+      'remove it: with replace, the nodes are those of the ScalingGroups that name this NodeImage',
+    );
   }
   const notContainer = strategy === 'inPlace' ? containerImage(spec.image) : undefined;
-  if (notContainer !== undefined) ctx.report('invalid-value', ['spec', 'image'], `image ${JSON.stringify(spec.image)} ${notContainer}`, 'with strategy inPlace, image is the container image of the update job');
+  if (notContainer !== undefined)
+    ctx.report(
+      'invalid-value',
+      ['spec', 'image'],
+      `image ${JSON.stringify(spec.image)} ${notContainer}`,
+      'with strategy inPlace, image is the container image of the update job',
+    );
   checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
   const nodeSelector = labelSelector(spec.nodeSelector);
   const image: NodeImage = {
@@ -69,7 +92,12 @@ export function dNodeImage(ctx: NormaliseContext): Spec[] {
 
 export function dAutoscalingStrategy(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<AutoscalingStrategyDocument>(ctx.doc);
-  const s: AutoscalingStrategy = { ...meta(ctx.doc, 'AutoscalingStrategy'), enabled: spec.enabled, deploymentName: spec.deploymentName, deploymentNamespace: spec.deploymentNamespace };
+  const s: AutoscalingStrategy = {
+    ...meta(ctx.doc, 'AutoscalingStrategy'),
+    enabled: spec.enabled,
+    deploymentName: spec.deploymentName,
+    deploymentNamespace: spec.deploymentNamespace,
+  };
   return [s];
 }
 
@@ -85,7 +113,13 @@ export function dNodeMaintenance(ctx: NormaliseContext): Spec[] {
 }
 
 /** As the node-maintenance operator: evict every evictable pod, DaemonSet pods ignored, no timeout. */
-export const MAINTENANCE_DRAIN = { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' } as const satisfies NodeMaintenance['drain'];
+export const MAINTENANCE_DRAIN = {
+  enabled: true,
+  force: false,
+  ignoreDaemonSets: true,
+  deleteEmptyDirData: true,
+  onTimeout: 'halt',
+} as const satisfies NodeMaintenance['drain'];
 
 export function dNodeOp(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<NodeOpDocument>(ctx.doc);
@@ -102,7 +136,13 @@ export function dNodeOp(ctx: NormaliseContext): Spec[] {
     ...nodeOpJob(spec, drain),
     concurrency,
     stopOnFailure,
-    rollout: nodeOpRollout(ctx, ['spec', 'rollout'], merged, { concurrency, stopOnFailure, drain }, spec.rollout as Record<string, unknown> | undefined),
+    rollout: nodeOpRollout(
+      ctx,
+      ['spec', 'rollout'],
+      merged,
+      { concurrency, stopOnFailure, drain },
+      spec.rollout as Record<string, unknown> | undefined,
+    ),
   };
   return [op];
 }
@@ -112,7 +152,11 @@ export function dNodeOpUpgrade(ctx: NormaliseContext): Spec[] {
 }
 
 function jobTemplate(t: JobTemplateSpec): JobTemplate {
-  return { ...(t.name !== undefined ? { name: t.name } : {}), ...(t.namespace !== undefined ? { namespace: t.namespace } : {}), spec: t.spec };
+  return {
+    ...(t.name !== undefined ? { name: t.name } : {}),
+    ...(t.namespace !== undefined ? { namespace: t.namespace } : {}),
+    spec: t.spec,
+  };
 }
 
 export function dUpgradeGate(ctx: NormaliseContext): Spec[] {
@@ -120,12 +164,19 @@ export function dUpgradeGate(ctx: NormaliseContext): Spec[] {
   checkSelector(ctx, ['spec', 'appliesTo', 'nodeSelector'], spec.appliesTo.nodeSelector);
   const nodeSelector = labelSelector(spec.appliesTo.nodeSelector);
   if ((spec.before ?? []).length === 0 && (spec.after ?? []).length === 0) {
-    ctx.report('invalid-value', ['spec'], 'the gate has no jobs', 'add spec.before (jobs that must succeed before a node is touched) or spec.after (jobs once it is done)');
+    ctx.report(
+      'invalid-value',
+      ['spec'],
+      'the gate has no jobs',
+      'add spec.before (jobs that must succeed before a node is touched) or spec.after (jobs once it is done)',
+    );
   }
   const g: UpgradeGate = {
     ...meta(ctx.doc, 'UpgradeGate'),
     appliesTo: {
-      targets: spec.appliesTo.targets.map((t) => (t.name !== undefined ? { kind: t.kind, name: t.name } : { kind: t.kind })),
+      targets: spec.appliesTo.targets.map((t) =>
+        t.name !== undefined ? { kind: t.kind, name: t.name } : { kind: t.kind },
+      ),
       ...(nodeSelector !== undefined ? { nodeSelector } : {}),
     },
     before: (spec.before ?? []).map(jobTemplate),
@@ -143,16 +194,36 @@ export function dMaintenanceWindow(ctx: NormaliseContext): Spec[] {
   spec.schedules.forEach((s, i) => {
     if (tzOk) checkCron(ctx, ['spec', 'schedules', i, 'cron'], s.cron, spec.timeZone);
     const seconds = durationSeconds(ctx, ['spec', 'schedules', i, 'duration'], s.duration);
-    if (seconds === 0) ctx.report('invalid-value', ['spec', 'schedules', i, 'duration'], 'a window of 0s never opens', 'give the window a duration, e.g. 4h');
+    if (seconds === 0)
+      ctx.report(
+        'invalid-value',
+        ['spec', 'schedules', i, 'duration'],
+        'a window of 0s never opens',
+        'give the window a duration, e.g. 4h',
+      );
     schedules.push({ cron: s.cron.trim().split(/\s+/).join(' '), durationSeconds: seconds ?? 0 });
   });
   const exclusions: WindowExclusion[] = (spec.exclusions ?? []).map((x, i) => {
     if (!(Date.parse(x.start) < Date.parse(x.end))) {
-      ctx.report('invalid-value', ['spec', 'exclusions', i, 'end'], `exclusion ends (${x.end}) before it starts (${x.start})`, 'make end later than start');
+      ctx.report(
+        'invalid-value',
+        ['spec', 'exclusions', i, 'end'],
+        `exclusion ends (${x.end}) before it starts (${x.start})`,
+        'make end later than start',
+      );
     }
-    return { start: new Date(Date.parse(x.start)).toISOString(), end: new Date(Date.parse(x.end)).toISOString(), reason: x.reason ?? '' };
+    return {
+      start: new Date(Date.parse(x.start)).toISOString(),
+      end: new Date(Date.parse(x.end)).toISOString(),
+      reason: x.reason ?? '',
+    };
   });
-  const w: MaintenanceWindow = { ...meta(ctx.doc, 'MaintenanceWindow'), timeZone: spec.timeZone, schedules, exclusions };
+  const w: MaintenanceWindow = {
+    ...meta(ctx.doc, 'MaintenanceWindow'),
+    timeZone: spec.timeZone,
+    schedules,
+    exclusions,
+  };
   return [w];
 }
 
@@ -160,13 +231,35 @@ export function dApproval(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<ApprovalDocument>(ctx.doc);
   const byRevision = spec.target.kind === 'NodeOp';
   if (byRevision && spec.revision === undefined) {
-    ctx.report('invalid-value', ['spec'], 'an approval of a NodeOp names the revision it approves', 'add spec.revision: the NodeOp revision drydock plan shows');
+    ctx.report(
+      'invalid-value',
+      ['spec'],
+      'an approval of a NodeOp names the revision it approves',
+      'add spec.revision: the NodeOp revision drydock plan shows',
+    );
   }
   if (!byRevision && spec.image === undefined) {
-    ctx.report('invalid-value', ['spec'], `an approval of a ${spec.target.kind} names the image it approves`, `add spec.image: the ${spec.target.kind}'s image`);
+    ctx.report(
+      'invalid-value',
+      ['spec'],
+      `an approval of a ${spec.target.kind} names the image it approves`,
+      `add spec.image: the ${spec.target.kind}'s image`,
+    );
   }
-  if (byRevision && spec.image !== undefined) ctx.report('invalid-value', ['spec', 'image'], 'a NodeOp approval names a revision, not an image', 'replace image with revision');
-  if (!byRevision && spec.revision !== undefined) ctx.report('invalid-value', ['spec', 'revision'], `a ${spec.target.kind} approval names an image, not a revision`, 'replace revision with image');
+  if (byRevision && spec.image !== undefined)
+    ctx.report(
+      'invalid-value',
+      ['spec', 'image'],
+      'a NodeOp approval names a revision, not an image',
+      'replace image with revision',
+    );
+  if (!byRevision && spec.revision !== undefined)
+    ctx.report(
+      'invalid-value',
+      ['spec', 'revision'],
+      `a ${spec.target.kind} approval names an image, not a revision`,
+      'replace revision with image',
+    );
   const a: Approval = {
     ...meta(ctx.doc, 'Approval'),
     target: { kind: spec.target.kind, name: spec.target.name },

@@ -10,7 +10,12 @@ import { scalingGroup } from './scaling-group.js';
 /** Constellation replaces outdated nodes with new ones: strategy replace, the repo's rollout. */
 export function eNodeImage(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<EdgelessNodeImageDocument>(ctx.doc);
-  const image: NodeImage = { ...meta(ctx.doc, 'NodeImage'), image: spec.image, strategy: 'replace', rollout: ctx.rollout };
+  const image: NodeImage = {
+    ...meta(ctx.doc, 'NodeImage'),
+    image: spec.image,
+    strategy: 'replace',
+    rollout: ctx.rollout,
+  };
   return [image];
 }
 
@@ -28,6 +33,11 @@ export function eScalingGroup(ctx: NormaliseContext): Spec[] {
 
 export function eAutoscalingStrategy(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<EdgelessAutoscalingStrategyDocument>(ctx.doc);
-  const s: AutoscalingStrategy = { ...meta(ctx.doc, 'AutoscalingStrategy'), enabled: spec.enabled, deploymentName: spec.deploymentName, deploymentNamespace: spec.deploymentNamespace };
+  const s: AutoscalingStrategy = {
+    ...meta(ctx.doc, 'AutoscalingStrategy'),
+    enabled: spec.enabled,
+    deploymentName: spec.deploymentName,
+    deploymentNamespace: spec.deploymentNamespace,
+  };
   return [s];
 }

@@ -11,9 +11,15 @@ import { checkSelector, labelSelector } from './rollout.js';
 function selector(ctx: NormaliseContext, spec: KairosNodeOpDocument['spec']): LabelSelector | undefined {
   const targets = spec.targetNodes ?? [];
   if (targets.length > 0 && spec.nodeSelector !== undefined) {
-    ctx.report('invalid-value', ['spec', 'targetNodes'], 'targetNodes and nodeSelector cannot both be set', 'keep one of them');
+    ctx.report(
+      'invalid-value',
+      ['spec', 'targetNodes'],
+      'targetNodes and nodeSelector cannot both be set',
+      'keep one of them',
+    );
   }
-  if (targets.length > 0) return { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [...targets].sort() }] };
+  if (targets.length > 0)
+    return { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [...targets].sort() }] };
   checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
   return labelSelector(spec.nodeSelector);
 }
@@ -29,7 +35,9 @@ export function kNodeOp(ctx: NormaliseContext): Spec[] {
     ignoreDaemonSets: d.ignoreDaemonSets ?? KAIROS_DRAIN.ignoreDaemonSets,
     deleteEmptyDirData: d.deleteEmptyDirData ?? KAIROS_DRAIN.deleteEmptyDirData,
     // Kairos: a negative grace period means each pod's own.
-    ...(d.gracePeriodSeconds !== undefined && d.gracePeriodSeconds >= 0 ? { gracePeriodSeconds: d.gracePeriodSeconds } : {}),
+    ...(d.gracePeriodSeconds !== undefined && d.gracePeriodSeconds >= 0
+      ? { gracePeriodSeconds: d.gracePeriodSeconds }
+      : {}),
     ...(d.timeoutSeconds !== undefined ? { timeoutSeconds: d.timeoutSeconds } : {}),
   };
   const nodeSelector = selector(ctx, spec);

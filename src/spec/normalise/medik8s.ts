@@ -7,6 +7,11 @@ import { meta, raw } from './meta.js';
 
 export function mNodeMaintenance(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<SeedNodeMaintenanceDocument>(ctx.doc);
-  const m: NodeMaintenance = { ...meta(ctx.doc, 'NodeMaintenance'), nodeName: spec.nodeName, reason: spec.reason ?? '', drain: MAINTENANCE_DRAIN };
+  const m: NodeMaintenance = {
+    ...meta(ctx.doc, 'NodeMaintenance'),
+    nodeName: spec.nodeName,
+    reason: spec.reason ?? '',
+    drain: MAINTENANCE_DRAIN,
+  };
   return [m];
 }

@@ -15,7 +15,10 @@ export function xMutexRule(ctx: NormaliseContext): Spec[] {
     ...meta(ctx.doc, 'UpgradeGate'),
     appliesTo: { targets: [{ kind: 'NodeImage' }, { kind: 'NodeOpUpgrade' }] },
     before: [{ name: spec.jobName, namespace: spec.jobNamespace, spec: spec.jobSpec }],
-    after: spec.cleanUpJobSpec !== undefined ? [{ name: `${spec.jobName}-cleanup`, namespace: spec.jobNamespace, spec: spec.cleanUpJobSpec }] : [],
+    after:
+      spec.cleanUpJobSpec !== undefined
+        ? [{ name: `${spec.jobName}-cleanup`, namespace: spec.jobNamespace, spec: spec.cleanUpJobSpec }]
+        : [],
   };
   return [gate];
 }

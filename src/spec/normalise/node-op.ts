@@ -48,14 +48,29 @@ interface NodeOpJobFields {
 }
 
 /** Reports a drain without cordon: the job would run on a node still taking pods. */
-export function checkDrainNeedsCordon(ctx: NormaliseContext, drainEnabled: boolean | undefined, cordon: boolean | undefined): void {
+export function checkDrainNeedsCordon(
+  ctx: NormaliseContext,
+  drainEnabled: boolean | undefined,
+  cordon: boolean | undefined,
+): void {
   if (drainEnabled === true && cordon !== true) {
-    ctx.report('invalid-value', ['spec', 'drainOptions', 'enabled'], 'draining needs cordon: true', 'set spec.cordon: true, or disable drainOptions');
+    ctx.report(
+      'invalid-value',
+      ['spec', 'drainOptions', 'enabled'],
+      'draining needs cordon: true',
+      'set spec.cordon: true, or disable drainOptions',
+    );
   }
 }
 
 /** A NodeOp's job, cordon and drain, with Kairos' defaults for what the document leaves out. */
-export function nodeOpJob(spec: NodeOpJobFields, drain: DrainOptions): Pick<NodeOp, 'image' | 'imagePullSecrets' | 'command' | 'hostMountPath' | 'cordon' | 'drain' | 'rebootOnSuccess' | 'backoffLimit'> {
+export function nodeOpJob(
+  spec: NodeOpJobFields,
+  drain: DrainOptions,
+): Pick<
+  NodeOp,
+  'image' | 'imagePullSecrets' | 'command' | 'hostMountPath' | 'cordon' | 'drain' | 'rebootOnSuccess' | 'backoffLimit'
+> {
   return {
     image: spec.image ?? KAIROS_DEFAULTS.image,
     imagePullSecrets: (spec.imagePullSecrets ?? []).map((s) => s.name),
@@ -79,7 +94,12 @@ export function nodeOpRollout(
   const fields = { concurrency: 'concurrency', stopOnFailure: 'stopOnFailure', drain: 'drainOptions' } as const;
   for (const [field, instead] of Object.entries(fields)) {
     if (rawRollout !== undefined && field in rawRollout) {
-      ctx.report('invalid-value', [...rolloutPath, field], `a NodeOp sets ${field} on spec.${instead}, not in spec.rollout`, `move it to spec.${instead}`);
+      ctx.report(
+        'invalid-value',
+        [...rolloutPath, field],
+        `a NodeOp sets ${field} on spec.${instead}, not in spec.rollout`,
+        `move it to spec.${instead}`,
+      );
     }
   }
   return { ...merged, concurrency: own.concurrency, stopOnFailure: own.stopOnFailure, drain: own.drain };
@@ -124,7 +144,10 @@ function versionLookup(hostMountPath: string): string[] {
  * then kairos-agent upgrade of the recovery and/or active partition (active when neither is
  * asked for), with the host's /dev and /run bound in.
  */
-export function kairosUpgradeCommand(u: Pick<NodeOpUpgrade, 'force' | 'upgradeActive' | 'upgradeRecovery'>, hostMountPath: string): string[] {
+export function kairosUpgradeCommand(
+  u: Pick<NodeOpUpgrade, 'force' | 'upgradeActive' | 'upgradeRecovery'>,
+  hostMountPath: string,
+): string[] {
   const lines = ['set -x -e'];
   if (!u.force && !u.upgradeRecovery) {
     lines.push(
@@ -132,7 +155,10 @@ export function kairosUpgradeCommand(u: Pick<NodeOpUpgrade, 'force' | 'upgradeAc
       'if [ -n "$CURRENT" ] && [ -n "$TARGET" ] && [ "$CURRENT" = "$TARGET" ]; then echo "node is already at ${TARGET}" > /dev/termination-log; echo "Up to date: ${CURRENT}"; exit 0; fi',
     );
   }
-  lines.push(`mount --rbind ${shellQuote(`${hostMountPath}/dev`)} /dev`, `mount --rbind ${shellQuote(`${hostMountPath}/run`)} /run`);
+  lines.push(
+    `mount --rbind ${shellQuote(`${hostMountPath}/dev`)} /dev`,
+    `mount --rbind ${shellQuote(`${hostMountPath}/run`)} /run`,
+  );
   const excludes = KAIROS_EXCLUDED_PATHS.map((p) => ` --exclude-path ${shellQuote(p)}`).join('');
   if (u.upgradeRecovery) lines.push(`kairos-agent upgrade --recovery --source dir:/${excludes}`);
   if (u.upgradeActive || !u.upgradeRecovery) lines.push(`kairos-agent upgrade --source dir:/${excludes}`);

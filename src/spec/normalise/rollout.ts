@@ -35,22 +35,47 @@ export function labelSelector(raw: LabelSelectorSpec | undefined): LabelSelector
   const out: { matchLabels?: Record<string, string>; matchExpressions?: LabelSelector['matchExpressions'] } = {};
   if (raw.matchLabels && Object.keys(raw.matchLabels).length > 0) out.matchLabels = { ...raw.matchLabels };
   if (raw.matchExpressions && raw.matchExpressions.length > 0) {
-    out.matchExpressions = raw.matchExpressions.map((r) => (r.values === undefined ? { key: r.key, operator: r.operator } : { key: r.key, operator: r.operator, values: [...r.values] }));
+    out.matchExpressions = raw.matchExpressions.map((r) =>
+      r.values === undefined
+        ? { key: r.key, operator: r.operator }
+        : { key: r.key, operator: r.operator, values: [...r.values] },
+    );
   }
   return out;
 }
 
 /** Checks what the schema cannot: In/NotIn need values, Exists/DoesNotExist must have none. */
-export function checkSelector(ctx: NormaliseContext, path: readonly PathSegment[], raw: LabelSelectorSpec | undefined): void {
+export function checkSelector(
+  ctx: NormaliseContext,
+  path: readonly PathSegment[],
+  raw: LabelSelectorSpec | undefined,
+): void {
   raw?.matchExpressions?.forEach((r, i) => {
     const needs = r.operator === 'In' || r.operator === 'NotIn';
     const has = (r.values?.length ?? 0) > 0;
-    if (needs && !has) ctx.report('invalid-value', [...path, 'matchExpressions', i], `operator ${r.operator} needs at least one value`, 'add values: [...]');
-    if (!needs && has) ctx.report('invalid-value', [...path, 'matchExpressions', i, 'values'], `operator ${r.operator} takes no values`, 'remove values');
+    if (needs && !has)
+      ctx.report(
+        'invalid-value',
+        [...path, 'matchExpressions', i],
+        `operator ${r.operator} needs at least one value`,
+        'add values: [...]',
+      );
+    if (!needs && has)
+      ctx.report(
+        'invalid-value',
+        [...path, 'matchExpressions', i, 'values'],
+        `operator ${r.operator} takes no values`,
+        'remove values',
+      );
   });
 }
 
-export function mergeDrain(ctx: NormaliseContext, path: readonly PathSegment[], base: DrainOptions, raw: DrainSpec | undefined): DrainOptions {
+export function mergeDrain(
+  ctx: NormaliseContext,
+  path: readonly PathSegment[],
+  base: DrainOptions,
+  raw: DrainSpec | undefined,
+): DrainOptions {
   if (raw === undefined) return base;
   checkSelector(ctx, [...path, 'podSelector'], raw.podSelector);
   const podSelector = raw.podSelector !== undefined ? labelSelector(raw.podSelector) : base.podSelector;
@@ -74,27 +99,55 @@ const isZero = (v: IntOrPercent): boolean => v === 0 || v === '0%';
  * No surge and no unavailability is a rollout that can never take a step; Kubernetes refuses
  * the same for a Deployment. Reported at whichever of the two this rollout wrote.
  */
-function checkCanProgress(ctx: NormaliseContext, path: readonly PathSegment[], raw: RolloutSpec, maxSurge: IntOrPercent, maxUnavailable: IntOrPercent): void {
+function checkCanProgress(
+  ctx: NormaliseContext,
+  path: readonly PathSegment[],
+  raw: RolloutSpec,
+  maxSurge: IntOrPercent,
+  maxUnavailable: IntOrPercent,
+): void {
   if (!isZero(maxSurge) || !isZero(maxUnavailable)) return;
   const field = raw.maxUnavailable !== undefined ? 'maxUnavailable' : 'maxSurge';
-  ctx.report('invalid-value', [...path, field], 'maxSurge and maxUnavailable are both 0: the rollout could never replace or take down a node', 'allow at least one: maxSurge: 1 (a new node first) or maxUnavailable: 1');
+  ctx.report(
+    'invalid-value',
+    [...path, field],
+    'maxSurge and maxUnavailable are both 0: the rollout could never replace or take down a node',
+    'allow at least one: maxSurge: 1 (a new node first) or maxUnavailable: 1',
+  );
 }
 
-function mergeHealthGate(ctx: NormaliseContext, path: readonly PathSegment[], base: RolloutPolicy['healthGate'], raw: RolloutSpec['healthGate']): RolloutPolicy['healthGate'] {
-  const timeout = raw?.timeout !== undefined ? durationSeconds(ctx, [...path, 'timeout'], raw.timeout) : base.timeoutSeconds;
-  return { minReadySeconds: raw?.minReadySeconds ?? base.minReadySeconds, ...(timeout !== undefined ? { timeoutSeconds: timeout } : {}) };
+function mergeHealthGate(
+  ctx: NormaliseContext,
+  path: readonly PathSegment[],
+  base: RolloutPolicy['healthGate'],
+  raw: RolloutSpec['healthGate'],
+): RolloutPolicy['healthGate'] {
+  const timeout =
+    raw?.timeout !== undefined ? durationSeconds(ctx, [...path, 'timeout'], raw.timeout) : base.timeoutSeconds;
+  return {
+    minReadySeconds: raw?.minReadySeconds ?? base.minReadySeconds,
+    ...(timeout !== undefined ? { timeoutSeconds: timeout } : {}),
+  };
 }
 
 /** `raw` (a spec's rollout, or drydock.yaml's defaults.rollout) over `base`. */
-export function mergeRollout(ctx: NormaliseContext, path: readonly PathSegment[], base: RolloutPolicy, raw: RolloutSpec | undefined): RolloutPolicy {
+export function mergeRollout(
+  ctx: NormaliseContext,
+  path: readonly PathSegment[],
+  base: RolloutPolicy,
+  raw: RolloutSpec | undefined,
+): RolloutPolicy {
   if (raw === undefined) return base;
   const at = (...p: PathSegment[]): PathSegment[] => [...path, ...p];
   const maxSurge = raw.maxSurge !== undefined ? intOrPercent(ctx, at('maxSurge'), raw.maxSurge) : undefined;
-  const maxUnavailable = raw.maxUnavailable !== undefined ? intOrPercent(ctx, at('maxUnavailable'), raw.maxUnavailable) : undefined;
-  const joinTimeout = raw.joinTimeout !== undefined ? durationSeconds(ctx, at('joinTimeout'), raw.joinTimeout) : undefined;
+  const maxUnavailable =
+    raw.maxUnavailable !== undefined ? intOrPercent(ctx, at('maxUnavailable'), raw.maxUnavailable) : undefined;
+  const joinTimeout =
+    raw.joinTimeout !== undefined ? durationSeconds(ctx, at('joinTimeout'), raw.joinTimeout) : undefined;
   let canary = base.canary;
   if (raw.canary !== undefined) {
-    const soak = raw.canary.soak !== undefined ? durationSeconds(ctx, at('canary', 'soak'), raw.canary.soak) : undefined;
+    const soak =
+      raw.canary.soak !== undefined ? durationSeconds(ctx, at('canary', 'soak'), raw.canary.soak) : undefined;
     canary = { nodes: raw.canary.nodes, soakSeconds: soak ?? base.canary?.soakSeconds ?? 0 };
   }
   const window = raw.window ?? base.window;

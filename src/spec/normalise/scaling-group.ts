@@ -25,7 +25,7 @@ export function scalingGroup(ctx: NormaliseContext, f: ScalingGroupFields): Scal
       ['spec', 'groupId'],
       `cannot tell the cloud from groupId ${JSON.stringify(f.groupId)}`,
       f.seed
-        ? 'a plain name may be an AWS Auto Scaling group or a sim group; write this ScalingGroup as apiVersion: drydock.dev/v1alpha1 with provider: aws or provider: sim, or use the group\'s full GCP path, Azure id or AWS ARN'
+        ? "a plain name may be an AWS Auto Scaling group or a sim group; write this ScalingGroup as apiVersion: drydock.dev/v1alpha1 with provider: aws or provider: sim, or use the group's full GCP path, Azure id or AWS ARN"
         : `add provider: sim or provider: aws (a plain name could be either); GCP and Azure ids name their cloud: ${GROUP_ID_FORMATS.gcp}, ${GROUP_ID_FORMATS.azure}`,
     );
     return undefined;
@@ -34,8 +34,20 @@ export function scalingGroup(ctx: NormaliseContext, f: ScalingGroupFields): Scal
     parseGroupId(provider, f.groupId);
   } catch (err) {
     if (!(err instanceof GroupIdError)) throw err;
-    ctx.report('invalid-group-id', ['spec', 'groupId'], err.message, `write the ${provider} group's id as ${GROUP_ID_FORMATS[provider]}`);
+    ctx.report(
+      'invalid-group-id',
+      ['spec', 'groupId'],
+      err.message,
+      `write the ${provider} group's id as ${GROUP_ID_FORMATS[provider]}`,
+    );
     return undefined;
   }
-  return { ...meta(ctx.doc, 'ScalingGroup'), provider, groupId: f.groupId, nodeImage: f.nodeImage, role: f.role, autoscaling: f.autoscaling };
+  return {
+    ...meta(ctx.doc, 'ScalingGroup'),
+    provider,
+    groupId: f.groupId,
+    nodeImage: f.nodeImage,
+    role: f.role,
+    autoscaling: f.autoscaling,
+  };
 }

@@ -16,33 +16,62 @@ export function durationSeconds(ctx: NormaliseContext, path: readonly PathSegmen
   // Specs count whole seconds.
   const ms = parseDuration(text, { unitRequired: true });
   if (ms === undefined || ms % 1000 !== 0) {
-    ctx.report('invalid-value', path, `${JSON.stringify(text)} is not a duration`, "write hours, minutes and seconds in that order, e.g. '30s', '10m', '1h30m'");
+    ctx.report(
+      'invalid-value',
+      path,
+      `${JSON.stringify(text)} is not a duration`,
+      "write hours, minutes and seconds in that order, e.g. '30s', '10m', '1h30m'",
+    );
     return undefined;
   }
   const seconds = ms / 1000;
   if (!Number.isSafeInteger(seconds) || seconds > MAX_DURATION_SECONDS) {
-    ctx.report('invalid-value', path, `duration ${JSON.stringify(text)} is longer than a year`, 'use a shorter duration');
+    ctx.report(
+      'invalid-value',
+      path,
+      `duration ${JSON.stringify(text)} is longer than a year`,
+      'use a shorter duration',
+    );
     return undefined;
   }
   return seconds;
 }
 
 /** An IntOrPercent with the percentage in 0–100%. */
-export function intOrPercent(ctx: NormaliseContext, path: readonly PathSegment[], value: number | string): IntOrPercent | undefined {
+export function intOrPercent(
+  ctx: NormaliseContext,
+  path: readonly PathSegment[],
+  value: number | string,
+): IntOrPercent | undefined {
   if (typeof value === 'number') return value;
   const pct = Number(value.slice(0, -1));
   if (!/^\d{1,3}%$/.test(value) || pct > 100) {
-    ctx.report('invalid-value', path, `percentage ${JSON.stringify(value)} is out of range`, "write a percentage from '0%' to '100%', or a number of nodes");
+    ctx.report(
+      'invalid-value',
+      path,
+      `percentage ${JSON.stringify(value)} is out of range`,
+      "write a percentage from '0%' to '100%', or a number of nodes",
+    );
     return undefined;
   }
   return `${pct}%`;
 }
 
 /** True when `cron` is a valid five-field cron expression in `timeZone`. */
-export function checkCron(ctx: NormaliseContext, path: readonly PathSegment[], cron: string, timeZone: string): boolean {
+export function checkCron(
+  ctx: NormaliseContext,
+  path: readonly PathSegment[],
+  cron: string,
+  timeZone: string,
+): boolean {
   const fields = cron.trim().split(/\s+/);
   if (fields.length !== 5) {
-    ctx.report('invalid-value', path, `cron expression ${JSON.stringify(cron)} has ${fields.length} fields, not 5`, "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays");
+    ctx.report(
+      'invalid-value',
+      path,
+      `cron expression ${JSON.stringify(cron)} has ${fields.length} fields, not 5`,
+      "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays",
+    );
     return false;
   }
   const key = `${timeZone} ${cron}`;
@@ -60,7 +89,12 @@ export function checkCron(ctx: NormaliseContext, path: readonly PathSegment[], c
 
   function report(problem: string | undefined): boolean {
     if (problem === undefined) return true;
-    ctx.report('invalid-value', path, `cron expression ${JSON.stringify(cron)} is not valid${problem}`, "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays");
+    ctx.report(
+      'invalid-value',
+      path,
+      `cron expression ${JSON.stringify(cron)} is not valid${problem}`,
+      "write minute hour day-of-month month day-of-week, e.g. '0 22 * * 1-5' for 22:00 on weekdays",
+    );
     return false;
   }
 }

@@ -3,7 +3,13 @@ import type { NodeOp } from '../../../src/spec/model.js';
 import { policy } from '../fixtures.js';
 
 export function nodeOp(name: string, o: Partial<NodeOp> = {}): NodeOp {
-  const drain = { enabled: false, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' as const };
+  const drain = {
+    enabled: false,
+    force: false,
+    ignoreDaemonSets: true,
+    deleteEmptyDirData: true,
+    onTimeout: 'halt' as const,
+  };
   return {
     kind: 'NodeOp',
     name,

@@ -12,7 +12,17 @@ const NS = 'drydock-system';
 const LOCK = 'NodeOp/patch@r1';
 const JOB = 'nodeop-patch-worker-0-r1';
 
-function n(name: string, o: { cp?: boolean; annotations?: Record<string, string>; unschedulable?: boolean; bootID?: string; ready?: boolean; readySince?: number } = {}): ObservedNode {
+function n(
+  name: string,
+  o: {
+    cp?: boolean;
+    annotations?: Record<string, string>;
+    unschedulable?: boolean;
+    bootID?: string;
+    ready?: boolean;
+    readySince?: number;
+  } = {},
+): ObservedNode {
   const base = node(name, `sim://g/${name}`, {
     annotations: o.annotations ?? {},
     unschedulable: o.unschedulable ?? false,
@@ -23,7 +33,12 @@ function n(name: string, o: { cp?: boolean; annotations?: Record<string, string>
   return { ...base, bootID: o.bootID ?? `boot-${name}` };
 }
 
-const held = (phase: string, extra: Record<string, string> = {}): Record<string, string> => ({ [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: phase, [ANNOTATIONS.phaseSince]: iso(-10), ...extra });
+const held = (phase: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  [ANNOTATIONS.operation]: LOCK,
+  [ANNOTATIONS.phase]: phase,
+  [ANNOTATIONS.phaseSince]: iso(-10),
+  ...extra,
+});
 const job = (name: string, state: 'running' | 'succeeded' | 'failed', attempts = 1): ObservedJob => ({
   namespace: NS,
   name,
@@ -34,13 +49,26 @@ const job = (name: string, state: 'running' | 'succeeded' | 'failed', attempts =
   ...(state === 'failed' ? { failureReason: 'BackoffLimitExceeded' } : {}),
 });
 
-function run(op: NodeOp | undefined, nodes: ObservedNode[], o: { jobs?: ObservedJob[]; budget?: number; pods?: ReturnType<typeof pod>[] } = {}): Plan {
+function run(
+  op: NodeOp | undefined,
+  nodes: ObservedNode[],
+  o: { jobs?: ObservedJob[]; budget?: number; pods?: ReturnType<typeof pod>[] } = {},
+): Plan {
   const d = desired({ config: config(o.budget ?? 10), nodeOps: op === undefined ? [] : [op] });
-  return plan(d, observed({ nodes, jobs: o.jobs ?? [], pods: o.pods ?? [] }), at(0), { jobNamespace: NS, rebootTimeoutSeconds: 600 });
+  return plan(d, observed({ nodes, jobs: o.jobs ?? [], pods: o.pods ?? [] }), at(0), {
+    jobNamespace: NS,
+    rebootTimeoutSeconds: 600,
+  });
 }
 
 const kinds = (p: Plan): string[] => p.actions.map((a) => `${a.kind} ${'node' in a ? a.node : ''}`.trim());
-const started = (p: Plan): string[] => p.actions.filter((a): a is Extract<Action, { kind: 'annotateNode' }> => a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending').map((a) => a.node);
+const started = (p: Plan): string[] =>
+  p.actions
+    .filter(
+      (a): a is Extract<Action, { kind: 'annotateNode' }> =>
+        a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending',
+    )
+    .map((a) => a.node);
 
 describe('NodeOp planner', () => {
   it('starts control-plane nodes first; workers wait until every one is done', () => {
@@ -50,15 +78,26 @@ describe('NodeOp planner', () => {
   });
 
   it('concurrency 0 starts every selected node at once, within the cluster budget', () => {
-    assert.deepEqual(started(run(nodeOp('patch', { concurrency: 0 }), [n('worker-0'), n('worker-1'), n('worker-2')])), ['worker-0', 'worker-1', 'worker-2']);
+    assert.deepEqual(started(run(nodeOp('patch', { concurrency: 0 }), [n('worker-0'), n('worker-1'), n('worker-2')])), [
+      'worker-0',
+      'worker-1',
+      'worker-2',
+    ]);
     const p = run(nodeOp('patch', { concurrency: 0 }), [n('worker-0'), n('worker-1'), n('worker-2')], { budget: 2 });
     assert.deepEqual(started(p), ['worker-0', 'worker-1']);
     assert.ok(p.waits.some((w) => w.code === 'budget'));
   });
 
   it('counts nodes in flight against concurrency, Failed ones not', () => {
-    const nodes = [n('worker-0', { annotations: held('Updating') }), n('worker-1', { annotations: held('Failed') }), n('worker-2'), n('worker-3')];
-    assert.deepEqual(started(run(nodeOp('patch', { concurrency: 2 }), nodes, { jobs: [job(JOB, 'running')] })), ['worker-2']);
+    const nodes = [
+      n('worker-0', { annotations: held('Updating') }),
+      n('worker-1', { annotations: held('Failed') }),
+      n('worker-2'),
+      n('worker-3'),
+    ];
+    assert.deepEqual(started(run(nodeOp('patch', { concurrency: 2 }), nodes, { jobs: [job(JOB, 'running')] })), [
+      'worker-2',
+    ]);
   });
 
   it('never starts a node whose Job succeeded for this revision; a new revision runs there again', () => {
@@ -73,16 +112,41 @@ describe('NodeOp planner', () => {
     const waiting = run(op, [n('worker-0')]);
     assert.deepEqual(waiting.actions, []);
     assert.match(waiting.waits[0]?.reason ?? '', /target NodeOp\/patch, targetRevision r1, stage start/);
-    const approval = { kind: 'Approval' as const, name: 'go', apiVersion: 'drydock.dev/v1alpha1', source: op.source, revision: 'a', target: { kind: 'NodeOp' as const, name: 'patch' }, stage: 'start' as const };
-    const other = plan(desired({ nodeOps: [op], approvals: [{ ...approval, targetRevision: 'r0' }] }), observed({ nodes: [n('worker-0')] }), at(0));
+    const approval = {
+      kind: 'Approval' as const,
+      name: 'go',
+      apiVersion: 'drydock.dev/v1alpha1',
+      source: op.source,
+      revision: 'a',
+      target: { kind: 'NodeOp' as const, name: 'patch' },
+      stage: 'start' as const,
+    };
+    const other = plan(
+      desired({ nodeOps: [op], approvals: [{ ...approval, targetRevision: 'r0' }] }),
+      observed({ nodes: [n('worker-0')] }),
+      at(0),
+    );
     assert.deepEqual(other.actions, [], 'an approval of another revision does not count');
-    const go = plan(desired({ nodeOps: [op], approvals: [{ ...approval, targetRevision: 'r1' }] }), observed({ nodes: [n('worker-0')] }), at(0));
+    const go = plan(
+      desired({ nodeOps: [op], approvals: [{ ...approval, targetRevision: 'r1' }] }),
+      observed({ nodes: [n('worker-0')] }),
+      at(0),
+    );
     assert.deepEqual(started(go), ['worker-0']);
   });
 
   it('starts nothing outside its maintenance window, and says when it opens', () => {
     const op = nodeOp('patch', { rollout: { ...nodeOp('patch').rollout, window: 'nights' } });
-    const w = { kind: 'MaintenanceWindow' as const, name: 'nights', apiVersion: 'drydock.dev/v1alpha1', source: op.source, revision: 'w', timeZone: 'UTC', schedules: [{ cron: '0 22 * * *', durationSeconds: 3600 }], exclusions: [] };
+    const w = {
+      kind: 'MaintenanceWindow' as const,
+      name: 'nights',
+      apiVersion: 'drydock.dev/v1alpha1',
+      source: op.source,
+      revision: 'w',
+      timeZone: 'UTC',
+      schedules: [{ cron: '0 22 * * *', durationSeconds: 3600 }],
+      exclusions: [],
+    };
     const p = plan(desired({ nodeOps: [op], maintenanceWindows: [w] }), observed({ nodes: [n('worker-0')] }), at(0));
     assert.deepEqual(p.actions, []);
     assert.equal(p.waits[0]?.code, 'window');
@@ -90,7 +154,11 @@ describe('NodeOp planner', () => {
   });
 
   it('leaves a node another operation holds, and says so', () => {
-    const p = run(nodeOp('patch'), [n('worker-0', { annotations: { [ANNOTATIONS.operation]: 'NodeImage/worker@x', [ANNOTATIONS.phase]: 'Draining' } })]);
+    const p = run(nodeOp('patch'), [
+      n('worker-0', {
+        annotations: { [ANNOTATIONS.operation]: 'NodeImage/worker@x', [ANNOTATIONS.phase]: 'Draining' },
+      }),
+    ]);
     assert.deepEqual(p.actions, []);
     assert.ok(p.waits.some((w) => w.code === 'lock' && w.node === 'worker-0'));
   });
@@ -111,11 +179,18 @@ describe('NodeOp planner', () => {
     assert.deepEqual(a.operation, { kind: 'NodeOp', name: 'patch', revision: 'r1' });
     assert.equal(a.namespace, NS);
     assert.equal(a.job.backoffLimit, 2);
-    assert.deepEqual(kinds(run(op, [n('worker-0', { annotations: held('Updating') })], { jobs: [job(JOB, 'running')] })), []);
+    assert.deepEqual(
+      kinds(run(op, [n('worker-0', { annotations: held('Updating') })], { jobs: [job(JOB, 'running')] })),
+      [],
+    );
   });
 
   it('Job succeeded with reboot: records the bootID first; the reboot pod comes in the next round', () => {
-    const p = run(nodeOp('patch', { rebootOnSuccess: true }), [n('worker-0', { annotations: held('Updating'), bootID: 'b-1' })], { jobs: [job(JOB, 'succeeded')] });
+    const p = run(
+      nodeOp('patch', { rebootOnSuccess: true }),
+      [n('worker-0', { annotations: held('Updating'), bootID: 'b-1' })],
+      { jobs: [job(JOB, 'succeeded')] },
+    );
     assert.deepEqual(kinds(p), ['annotateNode worker-0']);
     const a = p.actions[0] as Extract<Action, { kind: 'annotateNode' }>;
     assert.equal(a.annotations[ANNOTATIONS.phase], 'Rebooting');
@@ -134,8 +209,14 @@ describe('NodeOp planner', () => {
   });
 
   it('Rebooting: a new bootID and Ready finishes the node: pod deleted, uncordoned, revision recorded, lock released', () => {
-    const node0 = n('worker-0', { annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1', [ANNOTATIONS.cordoned]: 'true' }), unschedulable: true, bootID: 'b-2' });
-    const p = run(nodeOp('patch', { rebootOnSuccess: true }), [node0], { pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')] });
+    const node0 = n('worker-0', {
+      annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1', [ANNOTATIONS.cordoned]: 'true' }),
+      unschedulable: true,
+      bootID: 'b-2',
+    });
+    const p = run(nodeOp('patch', { rebootOnSuccess: true }), [node0], {
+      pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')],
+    });
     assert.deepEqual(kinds(p), ['deleteRebootPod worker-0', 'uncordon worker-0', 'annotateNode worker-0']);
     const a = p.actions[2] as Extract<Action, { kind: 'annotateNode' }>;
     assert.equal(a.annotations[nodeOpRecordKey('patch')], 'r1');
@@ -144,36 +225,66 @@ describe('NodeOp planner', () => {
 
   it('Rebooting past the deadline fails the node; not Ready yet within it waits', () => {
     const op = nodeOp('patch', { rebootOnSuccess: true });
-    const late = n('worker-0', { annotations: { ...held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), [ANNOTATIONS.phaseSince]: iso(-601) }, bootID: 'b-1', ready: false });
+    const late = n('worker-0', {
+      annotations: { ...held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), [ANNOTATIONS.phaseSince]: iso(-601) },
+      bootID: 'b-1',
+      ready: false,
+    });
     const p = run(op, [late], { pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')] });
-    assert.equal((p.actions.at(-1) as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase], 'Failed');
-    const early = n('worker-0', { annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), bootID: 'b-2', ready: false });
+    assert.equal(
+      (p.actions.at(-1) as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
+      'Failed',
+    );
+    const early = n('worker-0', {
+      annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }),
+      bootID: 'b-2',
+      ready: false,
+    });
     assert.deepEqual(kinds(run(op, [early])), []);
   });
 
   it('a failed Job fails the node (uncordoned, reason with the Job); stopOnFailure starts no new node', () => {
-    const node0 = n('worker-0', { annotations: held('Updating', { [ANNOTATIONS.cordoned]: 'true' }), unschedulable: true });
+    const node0 = n('worker-0', {
+      annotations: held('Updating', { [ANNOTATIONS.cordoned]: 'true' }),
+      unschedulable: true,
+    });
     const p = run(nodeOp('patch', { stopOnFailure: true }), [node0, n('worker-1')], { jobs: [job(JOB, 'failed', 4)] });
     assert.deepEqual(kinds(p), ['uncordon worker-0', 'annotateNode worker-0']);
     const a = p.actions[1] as Extract<Action, { kind: 'annotateNode' }>;
     assert.equal(a.annotations[ANNOTATIONS.phase], 'Failed');
-    assert.equal(a.annotations[ANNOTATIONS.reason], `Job ${NS}/${JOB} failed after 4 attempt(s) (BackoffLimitExceeded)`);
+    assert.equal(
+      a.annotations[ANNOTATIONS.reason],
+      `Job ${NS}/${JOB} failed after 4 attempt(s) (BackoffLimitExceeded)`,
+    );
     // The next round sees the Failed node: halted, the Job cleaned up, no start.
-    const failed = n('worker-0', { annotations: held('Failed', { [ANNOTATIONS.reason]: 'x', [ANNOTATIONS.job]: `${NS}/${JOB}` }) });
-    const next = run(nodeOp('patch', { stopOnFailure: true }), [failed, n('worker-1')], { jobs: [job(JOB, 'failed', 4)] });
+    const failed = n('worker-0', {
+      annotations: held('Failed', { [ANNOTATIONS.reason]: 'x', [ANNOTATIONS.job]: `${NS}/${JOB}` }),
+    });
+    const next = run(nodeOp('patch', { stopOnFailure: true }), [failed, n('worker-1')], {
+      jobs: [job(JOB, 'failed', 4)],
+    });
     assert.deepEqual(kinds(next), ['deleteJob worker-0']);
     assert.equal(next.specs[0]?.phase, 'Halted');
-    assert.deepEqual(next.specs[0]?.nodes.find((r) => r.node === 'worker-0'), { node: 'worker-0', phase: 'Failed', since: iso(-10), job: `${NS}/${JOB}`, attempts: 4, lastError: 'x' });
+    assert.deepEqual(
+      next.specs[0]?.nodes.find((r) => r.node === 'worker-0'),
+      { node: 'worker-0', phase: 'Failed', since: iso(-10), job: `${NS}/${JOB}`, attempts: 4, lastError: 'x' },
+    );
   });
 
   it('a NodeOp removed from Git starts nothing; its node in flight finishes the Job, then is uncordoned and released', () => {
-    const node0 = n('worker-0', { annotations: held('Updating', { [ANNOTATIONS.cordoned]: 'true' }), unschedulable: true });
+    const node0 = n('worker-0', {
+      annotations: held('Updating', { [ANNOTATIONS.cordoned]: 'true' }),
+      unschedulable: true,
+    });
     const running = run(undefined, [node0, n('worker-1')], { jobs: [job(JOB, 'running')] });
     assert.deepEqual(kinds(running), []);
     assert.ok(running.waits.some((w) => w.code === 'job'));
     const finished = run(undefined, [node0, n('worker-1')], { jobs: [job(JOB, 'succeeded')] });
     assert.deepEqual(kinds(finished), ['uncordon worker-0', 'annotateNode worker-0', 'deleteJob worker-0']);
-    assert.equal((finished.actions[1] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.operation], null);
+    assert.equal(
+      (finished.actions[1] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.operation],
+      null,
+    );
   });
 });
 
@@ -184,25 +295,52 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
     const d = desired({ nodeImages: [inPlace()] });
     const start = plan(d, observed({ nodes: [n('worker-0'), n('worker-1')] }), at(0), { jobNamespace: NS });
     assert.deepEqual(started(start), ['worker-0']);
-    assert.equal((start.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.operation], 'NodeImage/edge@e1');
-    const updating = n('worker-0', { annotations: { [ANNOTATIONS.operation]: 'NodeImage/edge@e1', [ANNOTATIONS.phase]: 'Updating' } });
-    const job = plan(d, observed({ nodes: [updating, n('worker-1')] }), at(0), { jobNamespace: NS }).actions[0] as Extract<Action, { kind: 'createNodeJob' }>;
+    assert.equal(
+      (start.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.operation],
+      'NodeImage/edge@e1',
+    );
+    const updating = n('worker-0', {
+      annotations: { [ANNOTATIONS.operation]: 'NodeImage/edge@e1', [ANNOTATIONS.phase]: 'Updating' },
+    });
+    const job = plan(d, observed({ nodes: [updating, n('worker-1')] }), at(0), { jobNamespace: NS })
+      .actions[0] as Extract<Action, { kind: 'createNodeJob' }>;
     assert.equal(job.kind, 'createNodeJob');
     assert.equal(job.appliesImage, 'os:v2');
     assert.equal(job.job.image, 'os:v2');
     assert.deepEqual(job.operation, { kind: 'NodeImage', name: 'edge', revision: 'e1' });
-    const rebooted = n('worker-0', { annotations: { [ANNOTATIONS.operation]: 'NodeImage/edge@e1', [ANNOTATIONS.phase]: 'Rebooting', [ANNOTATIONS.bootID]: 'b-1' }, bootID: 'b-2' });
+    const rebooted = n('worker-0', {
+      annotations: {
+        [ANNOTATIONS.operation]: 'NodeImage/edge@e1',
+        [ANNOTATIONS.phase]: 'Rebooting',
+        [ANNOTATIONS.bootID]: 'b-1',
+      },
+      bootID: 'b-2',
+    });
     const done = plan(d, observed({ nodes: [rebooted, n('worker-1')] }), at(0), { jobNamespace: NS });
-    const release = done.actions.find((a): a is Extract<Action, { kind: 'annotateNode' }> => a.kind === 'annotateNode' && a.node === 'worker-0');
+    const release = done.actions.find(
+      (a): a is Extract<Action, { kind: 'annotateNode' }> => a.kind === 'annotateNode' && a.node === 'worker-0',
+    );
     assert.equal(release?.annotations[ANNOTATIONS.image], 'os:v2');
-    const row = plan(d, observed({ nodes: [n('worker-0', { annotations: { [ANNOTATIONS.image]: 'os:v2' } }), n('worker-1')] }), at(0)).specs.find((s) => s.spec.kind === 'NodeImage');
+    const row = plan(
+      d,
+      observed({ nodes: [n('worker-0', { annotations: { [ANNOTATIONS.image]: 'os:v2' } }), n('worker-1')] }),
+      at(0),
+    ).specs.find((s) => s.spec.kind === 'NodeImage');
     assert.deepEqual(row?.progress, { done: 1, total: 2 });
   });
 
   it('a NodeOpUpgrade reports under its own name, and its generated NodeOp runs control-plane first, one at a time', () => {
-    const op = nodeOp('edge-os', { generatedBy: 'NodeOpUpgrade/edge-os', concurrency: 1, rebootOnSuccess: true, cordon: true });
+    const op = nodeOp('edge-os', {
+      generatedBy: 'NodeOpUpgrade/edge-os',
+      concurrency: 1,
+      rebootOnSuccess: true,
+      cordon: true,
+    });
     const p = run(op, [n('cp-0', { cp: true }), n('cp-1', { cp: true }), n('worker-0')]);
     assert.deepEqual(started(p), ['cp-0']);
-    assert.deepEqual(p.specs.map((s) => `${s.spec.kind}/${s.spec.name}`), ['NodeOpUpgrade/edge-os']);
+    assert.deepEqual(
+      p.specs.map((s) => `${s.spec.kind}/${s.spec.name}`),
+      ['NodeOpUpgrade/edge-os'],
+    );
   });
 });

@@ -22,7 +22,11 @@ interface Scenario {
 }
 
 function inFlight(w: NodeOpWorld, op: NodeOp): number {
-  return [...w.nodes.values()].filter((n) => n.annotations[ANNOTATIONS.operation] === `NodeOp/${op.name}@${op.revision}` && n.annotations[ANNOTATIONS.phase] !== 'Failed').length;
+  return [...w.nodes.values()].filter(
+    (n) =>
+      n.annotations[ANNOTATIONS.operation] === `NodeOp/${op.name}@${op.revision}` &&
+      n.annotations[ANNOTATIONS.phase] !== 'Failed',
+  ).length;
 }
 
 function checkInvariants(w: NodeOpWorld, op: NodeOp, budget: number): void {
@@ -31,10 +35,22 @@ function checkInvariants(w: NodeOpWorld, op: NodeOp, budget: number): void {
   if (flying > limit) w.violations.push(`t=${w.now}: ${flying} nodes in flight, concurrency ${op.concurrency}`);
   const down = [...w.nodes.values()].filter((n) => n.unschedulable).length;
   if (down > budget) w.violations.push(`t=${w.now}: ${down} nodes cordoned, budget ${budget}`);
-  const cpOpen = [...w.nodes.values()].some((n) => n.controlPlane && n.annotations[nodeOpRecordKey(op.name)] !== op.revision && n.annotations[ANNOTATIONS.phase] !== 'Failed');
-  const workerStarted = [...w.nodes.values()].some((n) => !n.controlPlane && (n.annotations[ANNOTATIONS.operation] !== undefined || n.annotations[nodeOpRecordKey(op.name)] !== undefined));
-  if (cpOpen && workerStarted) w.violations.push(`t=${w.now}: a worker started before every control-plane node was done`);
-  for (const [node, r] of w.reboots) if (r > (w.successes.get(node) ?? 0)) w.violations.push(`t=${w.now}: node ${node} rebooted ${r} times for ${w.successes.get(node) ?? 0} Job successes`);
+  const cpOpen = [...w.nodes.values()].some(
+    (n) =>
+      n.controlPlane &&
+      n.annotations[nodeOpRecordKey(op.name)] !== op.revision &&
+      n.annotations[ANNOTATIONS.phase] !== 'Failed',
+  );
+  const workerStarted = [...w.nodes.values()].some(
+    (n) =>
+      !n.controlPlane &&
+      (n.annotations[ANNOTATIONS.operation] !== undefined || n.annotations[nodeOpRecordKey(op.name)] !== undefined),
+  );
+  if (cpOpen && workerStarted)
+    w.violations.push(`t=${w.now}: a worker started before every control-plane node was done`);
+  for (const [node, r] of w.reboots)
+    if (r > (w.successes.get(node) ?? 0))
+      w.violations.push(`t=${w.now}: node ${node} rebooted ${r} times for ${w.successes.get(node) ?? 0} Job successes`);
 }
 
 /** Runs until the spec is Complete or Halted with nothing left to do; returns the last status. */
@@ -49,7 +65,12 @@ function run(s: Scenario): { world: NodeOpWorld; status: SpecStatus } {
   for (let round = 0; round < 2000; round++) {
     const p = plan(d, w.observe(), new Date(w.now), { jobNamespace: NS, rebootTimeoutSeconds: 900 });
     status = p.specs.find((x) => x.spec.name === s.op.name);
-    if (p.actions.length === 0 && (status?.phase === 'Complete' || status?.phase === 'Halted') && inFlight(w, s.op) === 0) break;
+    if (
+      p.actions.length === 0 &&
+      (status?.phase === 'Complete' || status?.phase === 'Halted') &&
+      inFlight(w, s.op) === 0
+    )
+      break;
     // A crash: only a prefix of the round's actions happens.
     const cut = random.chance(0.15) ? random.int(0, p.actions.length) : p.actions.length;
     for (const a of p.actions.slice(0, cut)) w.apply(a);
@@ -75,7 +96,10 @@ describe('NodeOp sequences (seeded, with crashes between actions)', () => {
         assert.equal(n.annotations[ANNOTATIONS.operation], undefined, `${n.name} released`);
       }
       assert.equal(world.jobs.size, 0, 'finished Jobs are cleaned up');
-      assert.equal([...world.jobCreates.values()].reduce((x, y) => x + y, 0), 8);
+      assert.equal(
+        [...world.jobCreates.values()].reduce((x, y) => x + y, 0),
+        8,
+      );
     });
   }
 
@@ -88,7 +112,10 @@ describe('NodeOp sequences (seeded, with crashes between actions)', () => {
       const failed = world.nodes.get('worker-2');
       assert.equal(failed?.annotations[ANNOTATIONS.phase], 'Failed');
       assert.equal(failed?.unschedulable, false);
-      assert.match(failed?.annotations[ANNOTATIONS.reason] ?? '', /Job drydock-system\/nodeop-patch-worker-2-r1 failed after 4 attempt/);
+      assert.match(
+        failed?.annotations[ANNOTATIONS.reason] ?? '',
+        /Job drydock-system\/nodeop-patch-worker-2-r1 failed after 4 attempt/,
+      );
       const row = status.nodes.find((r) => r.node === 'worker-2');
       assert.equal(row?.phase, 'Failed');
       assert.equal(row?.job, 'drydock-system/nodeop-patch-worker-2-r1');

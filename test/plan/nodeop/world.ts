@@ -51,7 +51,16 @@ export class NodeOpWorld {
   constructor(private readonly random: SeededRandom) {}
 
   addNode(name: string, o: { controlPlane?: boolean; failsJobs?: boolean } = {}): void {
-    this.nodes.set(name, { name, controlPlane: o.controlPlane ?? false, annotations: {}, unschedulable: false, ready: true, readySince: -3600_000, bootID: this.newBoot(), failsJobs: o.failsJobs ?? false });
+    this.nodes.set(name, {
+      name,
+      controlPlane: o.controlPlane ?? false,
+      annotations: {},
+      unschedulable: false,
+      ready: true,
+      readySince: -3600_000,
+      bootID: this.newBoot(),
+      failsJobs: o.failsJobs ?? false,
+    });
   }
 
   private newBoot(): string {
@@ -88,9 +97,19 @@ export class NodeOpWorld {
     }));
     const jobs: ObservedJob[] = [...this.jobs.values()].map((j) => {
       const ended = j.endsAt <= this.now;
-      return { namespace: NS, name: j.name, labels: j.labels, succeeded: ended && !j.fails, failed: ended && j.fails, attempts: ended ? j.attempts : 0, ...(ended && j.fails ? { failureReason: 'BackoffLimitExceeded' } : {}) };
+      return {
+        namespace: NS,
+        name: j.name,
+        labels: j.labels,
+        succeeded: ended && !j.fails,
+        failed: ended && j.fails,
+        attempts: ended ? j.attempts : 0,
+        ...(ended && j.fails ? { failureReason: 'BackoffLimitExceeded' } : {}),
+      };
     });
-    const pods: ObservedPod[] = [...this.rebootPods].map(([name, p]) => pod(NS, name, p.node, { ownerKind: 'None', phase: 'Succeeded' }));
+    const pods: ObservedPod[] = [...this.rebootPods].map(([name, p]) =>
+      pod(NS, name, p.node, { ownerKind: 'None', phase: 'Succeeded' }),
+    );
     return observed({ nodes, jobs, pods });
   }
 
@@ -99,13 +118,19 @@ export class NodeOpWorld {
     switch (a.kind) {
       case 'annotateNode': {
         const n = this.node(a.node);
-        for (const [k, v] of Object.entries(a.annotations)) if (v === null) delete n.annotations[k];
-        else n.annotations[k] = v;
+        for (const [k, v] of Object.entries(a.annotations))
+          if (v === null) delete n.annotations[k];
+          else n.annotations[k] = v;
         return;
       }
       case 'cordon': {
         const n = this.node(a.node);
-        if (!n.unschedulable) Object.assign(n, { unschedulable: true }, { annotations: { ...n.annotations, [ANNOTATIONS.cordoned]: 'true' } });
+        if (!n.unschedulable)
+          Object.assign(
+            n,
+            { unschedulable: true },
+            { annotations: { ...n.annotations, [ANNOTATIONS.cordoned]: 'true' } },
+          );
         return;
       }
       case 'uncordon': {
@@ -121,7 +146,8 @@ export class NodeOpWorld {
         return this.createRebootPod(a);
       case 'deleteJob': {
         const j = this.jobs.get(a.name);
-        if (j !== undefined && j.endsAt > this.now) this.violations.push(`t=${this.now}: deleteJob of running Job ${a.name}`);
+        if (j !== undefined && j.endsAt > this.now)
+          this.violations.push(`t=${this.now}: deleteJob of running Job ${a.name}`);
         this.jobs.delete(a.name);
         return;
       }
@@ -146,7 +172,14 @@ export class NodeOpWorld {
     this.jobCreates.set(name, creates);
     if (creates > 1) this.violations.push(`t=${this.now}: Job ${name} created a second time`);
     const n = this.node(a.node);
-    const job: WJob = { name, node: a.node, labels: jobLabels(a.operation, a.node, 'operation'), endsAt: this.now + this.random.int(5, 60) * 1000, fails: n.failsJobs, attempts: n.failsJobs ? a.job.backoffLimit + 1 : 1 };
+    const job: WJob = {
+      name,
+      node: a.node,
+      labels: jobLabels(a.operation, a.node, 'operation'),
+      endsAt: this.now + this.random.int(5, 60) * 1000,
+      fails: n.failsJobs,
+      attempts: n.failsJobs ? a.job.backoffLimit + 1 : 1,
+    };
     this.jobs.set(name, job);
     this.at(job.endsAt - this.now, () => {
       if (!job.fails) this.successes.set(job.node, (this.successes.get(job.node) ?? 0) + 1);

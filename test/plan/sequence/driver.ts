@@ -75,7 +75,11 @@ export function runScenario(s: Scenario): RunResult {
       groups: [...(s.controlPlane ? [{ name: 'cp', nodes: s.controlPlane }] : []), { name: 'worker', nodes: s.nodes }],
       image: 'img:v1',
       workloads: s.workloads ?? [
-        { app: 'web', replicas: Math.max(2, Math.floor(s.nodes / 2)), minAvailable: Math.max(1, Math.floor(s.nodes / 2) - 1) },
+        {
+          app: 'web',
+          replicas: Math.max(2, Math.floor(s.nodes / 2)),
+          minAvailable: Math.max(1, Math.floor(s.nodes / 2) - 1),
+        },
         { app: 'db', replicas: 3, minAvailable: 2 },
       ],
       autoscalerReplicas: 2,
@@ -88,13 +92,24 @@ export function runScenario(s: Scenario): RunResult {
   );
   const violations: string[] = [];
   const maintenance = s.maintenance;
-  const maintained = (t: number): boolean => maintenance !== undefined && t >= START + maintenance.from * 1000 && t < START + (maintenance.from + maintenance.seconds) * 1000;
-  const maintenanceEdges = maintenance === undefined ? [] : [START + maintenance.from * 1000, START + (maintenance.from + maintenance.seconds) * 1000];
+  const maintained = (t: number): boolean =>
+    maintenance !== undefined &&
+    t >= START + maintenance.from * 1000 &&
+    t < START + (maintenance.from + maintenance.seconds) * 1000;
+  const maintenanceEdges =
+    maintenance === undefined
+      ? []
+      : [START + maintenance.from * 1000, START + (maintenance.from + maintenance.seconds) * 1000];
   const wanted = (image: string, t: number) =>
     desired({
-      ...(maintenance !== undefined && maintained(t) ? { nodeMaintenances: [nodeMaintenance('disk', maintenance.node)] } : {}),
+      ...(maintenance !== undefined && maintained(t)
+        ? { nodeMaintenances: [nodeMaintenance('disk', maintenance.node)] }
+        : {}),
       config: config(s.budget),
-      scalingGroups: [...(s.controlPlane ? [scalingGroup('cp', 'workers', 'control-plane')] : []), scalingGroup('worker', 'workers')],
+      scalingGroups: [
+        ...(s.controlPlane ? [scalingGroup('cp', 'workers', 'control-plane')] : []),
+        scalingGroup('worker', 'workers'),
+      ],
       nodeImages: [nodeImage('workers', image, { ...s.rollout, ...(s.window ? { window: s.window.name } : {}) })],
       autoscalingStrategies: [autoscaling('ca')],
       maintenanceWindows: s.window ? [s.window] : [],
@@ -133,7 +148,12 @@ export function runScenario(s: Scenario): RunResult {
     const mNode = maintenance !== undefined && maintained(now) ? world.nodes.get(maintenance.node) : undefined;
     // A restart between the lock and the cordon leaves it schedulable: this round must cordon it.
     const recordsMaintenance = mNode?.annotations[ANNOTATIONS.operation]?.startsWith('NodeMaintenance/') === true;
-    if (mNode !== undefined && recordsMaintenance && !mNode.unschedulable && !p.actions.some((a) => a.kind === 'cordon' && a.node === mNode.name)) {
+    if (
+      mNode !== undefined &&
+      recordsMaintenance &&
+      !mNode.unschedulable &&
+      !p.actions.some((a) => a.kind === 'cordon' && a.node === mNode.name)
+    ) {
       violations.push(`${mNode.name} is held by its maintenance, schedulable, and not cordoned again`);
     }
     const first = p.waits[0]?.reason;
@@ -142,9 +162,15 @@ export function runScenario(s: Scenario): RunResult {
     const status = p.specs.find((x) => x.spec.kind === 'NodeImage');
     const autoscaler = p.specs.find((x) => x.spec.kind === 'AutoscalingStrategy');
     const imageChangePending = s.images.some(([t]) => START + t * 1000 > now) || maintenanceEdges.some((t) => t > now);
-    const quiet = p.actions.length === 0 && world.nextEventAt() === undefined && p.wakeAt === undefined && !imageChangePending;
+    const quiet =
+      p.actions.length === 0 && world.nextEventAt() === undefined && p.wakeAt === undefined && !imageChangePending;
     if (quiet) {
-      outcome = status?.phase === 'Complete' && autoscaler?.phase === 'Complete' ? 'complete' : status?.phase === 'Halted' ? 'halted' : 'stuck';
+      outcome =
+        status?.phase === 'Complete' && autoscaler?.phase === 'Complete'
+          ? 'complete'
+          : status?.phase === 'Halted'
+            ? 'halted'
+            : 'stuck';
       break;
     }
     let actions: readonly Action[] = p.actions;
@@ -161,7 +187,12 @@ export function runScenario(s: Scenario): RunResult {
     for (const a of actions) {
       checkAction(a, world, violations);
       checkOrder(a, world, image, violations);
-      if (s.window && a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' && !isWindowOpen(s.window, new Date(now))) {
+      if (
+        s.window &&
+        a.kind === 'annotateNode' &&
+        a.annotations[ANNOTATIONS.phase] === 'Pending' &&
+        !isWindowOpen(s.window, new Date(now))
+      ) {
         violations.push(`${a.node} started at ${new Date(now).toISOString()}, outside window ${s.window.name}`);
       }
       if (a.kind === 'annotateNode' && typeof a.annotations[ANNOTATIONS.operation] === 'string') everLocked.add(a.node);
@@ -176,9 +207,21 @@ export function runScenario(s: Scenario): RunResult {
     now = Math.max(now + 1000, next);
   }
   finalChecks(world, s, outcome, everLocked, image, violations);
-  if (s.rollout.stopOnFailure === true && failed && outcome === 'complete') violations.push('a failure was recorded under stopOnFailure, yet the rollout completed');
+  if (s.rollout.stopOnFailure === true && failed && outcome === 'complete')
+    violations.push('a failure was recorded under stopOnFailure, yet the rollout completed');
   say(`settled: ${outcome}`);
-  return { outcome, log, violations: [...violations, ...world.violations], seconds: (now - START) / 1000, lastChangeAt: (lastChange - START) / 1000, rounds, world, lastPlan: lastPlan as Plan, maintenancePhases, overlapRounds };
+  return {
+    outcome,
+    log,
+    violations: [...violations, ...world.violations],
+    seconds: (now - START) / 1000,
+    lastChangeAt: (lastChange - START) / 1000,
+    rounds,
+    world,
+    lastPlan: lastPlan as Plan,
+    maintenancePhases,
+    overlapRounds,
+  };
 }
 
 /** A node is never in two operations: no spec acts on a node another operation holds. */
@@ -187,29 +230,44 @@ function checkAction(a: Action, world: World, violations: string[]): void {
   if (nodeName === undefined) return;
   const n = world.nodes.get(nodeName);
   const op = n?.annotations[ANNOTATIONS.operation];
-  if (op === undefined || n?.annotations[ANNOTATIONS.phase] === 'Done' || op.startsWith(`${a.spec.kind}/${a.spec.name}@`)) return;
+  if (
+    op === undefined ||
+    n?.annotations[ANNOTATIONS.phase] === 'Done' ||
+    op.startsWith(`${a.spec.kind}/${a.spec.name}@`)
+  )
+    return;
   violations.push(`${a.kind} by ${a.spec.kind}/${a.spec.name} on ${nodeName} while ${op} holds it`);
 }
 
 /** controlPlaneFirst: no worker starts while a control-plane node is outdated or in flight. */
 function checkOrder(a: Action, world: World, image: string, violations: string[]): void {
-  if (a.kind !== 'annotateNode' || a.annotations[ANNOTATIONS.phase] !== 'Pending' || !a.node.startsWith('worker-')) return;
+  if (a.kind !== 'annotateNode' || a.annotations[ANNOTATIONS.phase] !== 'Pending' || !a.node.startsWith('worker-'))
+    return;
   for (const inst of world.instances.values()) {
-    if (inst.group === 'cp' && inst.state === 'running' && inst.image !== image) violations.push(`${a.node} started while ${inst.id} (control plane) still runs ${inst.image}`);
+    if (inst.group === 'cp' && inst.state === 'running' && inst.image !== image)
+      violations.push(`${a.node} started while ${inst.id} (control plane) still runs ${inst.image}`);
   }
   for (const n of world.nodes.values()) {
     const phase = n.annotations[ANNOTATIONS.phase];
-    if (n.name.startsWith('cp-') && OURS.test(n.annotations[ANNOTATIONS.operation] ?? '') && phase !== 'Done') violations.push(`${a.node} started while ${n.name} is in flight`);
+    if (n.name.startsWith('cp-') && OURS.test(n.annotations[ANNOTATIONS.operation] ?? '') && phase !== 'Done')
+      violations.push(`${a.node} started while ${n.name} is in flight`);
   }
 }
 
 function bothActive(world: World): boolean {
-  const held = (n: { annotations: Record<string, string> }, re: RegExp): boolean => re.test(n.annotations[ANNOTATIONS.operation] ?? '') && UNAVAILABLE.has(n.annotations[ANNOTATIONS.phase] ?? '');
+  const held = (n: { annotations: Record<string, string> }, re: RegExp): boolean =>
+    re.test(n.annotations[ANNOTATIONS.operation] ?? '') && UNAVAILABLE.has(n.annotations[ANNOTATIONS.phase] ?? '');
   const nodes = [...world.nodes.values()];
   return nodes.some((n) => held(n, /^NodeMaintenance\//)) && nodes.some((n) => held(n, OURS));
 }
 
-function checkWorld(world: World, s: Scenario, violations: string[], replacesSeen: Map<string, string>, say: (l: string) => void): void {
+function checkWorld(
+  world: World,
+  s: Scenario,
+  violations: string[],
+  replacesSeen: Map<string, string>,
+  say: (l: string) => void,
+): void {
   let down = 0;
   let serving = 0;
   let held = 0;
@@ -219,7 +277,8 @@ function checkWorld(world: World, s: Scenario, violations: string[], replacesSee
     if (n.unschedulable || (phase !== undefined && UNAVAILABLE.has(phase))) down++;
     const op = n.annotations[ANNOTATIONS.operation];
     if (op !== undefined && !OURS.test(op)) held++;
-    else if (!n.unschedulable && world.instances.get(n.providerID.split('/').pop() ?? '')?.state === 'running') serving++;
+    else if (!n.unschedulable && world.instances.get(n.providerID.split('/').pop() ?? '')?.state === 'running')
+      serving++;
     const by = n.annotations[ANNOTATIONS.replacedBy];
     if (by !== undefined) {
       const other = claimed.get(by);
@@ -229,7 +288,8 @@ function checkWorld(world: World, s: Scenario, violations: string[], replacesSee
     const replaces = n.annotations[ANNOTATIONS.replaces];
     if (replaces !== undefined) {
       const prev = replacesSeen.get(replaces);
-      if (prev !== undefined && prev !== n.name) violations.push(`instance ${replaces} replaced twice (${prev}, ${n.name})`);
+      if (prev !== undefined && prev !== n.name)
+        violations.push(`instance ${replaces} replaced twice (${prev}, ${n.name})`);
       replacesSeen.set(replaces, n.name);
     }
   }
@@ -238,10 +298,18 @@ function checkWorld(world: World, s: Scenario, violations: string[], replacesSee
     say(`VIOLATION budget exceeded: ${down}`);
   }
   const total = s.nodes + (s.controlPlane ?? 0);
-  if (serving + held < total) violations.push(`capacity: only ${serving} schedulable Ready nodes (+${held} held elsewhere) of ${total}`);
+  if (serving + held < total)
+    violations.push(`capacity: only ${serving} schedulable Ready nodes (+${held} held elsewhere) of ${total}`);
 }
 
-function finalChecks(world: World, s: Scenario, outcome: Outcome, everLocked: Set<string>, image: string, violations: string[]): void {
+function finalChecks(
+  world: World,
+  s: Scenario,
+  outcome: Outcome,
+  everLocked: Set<string>,
+  image: string,
+  violations: string[],
+): void {
   for (const name of everLocked) {
     const n = world.nodes.get(name);
     if (n === undefined) continue;
@@ -252,7 +320,11 @@ function finalChecks(world: World, s: Scenario, outcome: Outcome, everLocked: Se
     violations.push(`${name} was started but is neither finished nor reported (phase ${phase ?? 'none'})`);
   }
   for (const n of world.nodes.values()) {
-    if (n.annotations[ANNOTATIONS.cordoned] === 'true' && n.unschedulable && n.annotations[ANNOTATIONS.reason] === undefined) {
+    if (
+      n.annotations[ANNOTATIONS.cordoned] === 'true' &&
+      n.unschedulable &&
+      n.annotations[ANNOTATIONS.reason] === undefined
+    ) {
       violations.push(`${n.name} left cordoned by drydock without a reason`);
     }
   }
@@ -260,15 +332,22 @@ function finalChecks(world: World, s: Scenario, outcome: Outcome, everLocked: Se
   const live = [...world.instances.values()].filter((i) => i.state === 'running');
   const stale = live.filter((i) => i.image !== image);
   if (stale.length > 0) violations.push(`complete, yet ${stale.map((i) => i.id).join(', ')} still run an old image`);
-  for (const [name, size] of [['worker', s.nodes], ['cp', s.controlPlane ?? 0]] as const) {
+  for (const [name, size] of [
+    ['worker', s.nodes],
+    ['cp', s.controlPlane ?? 0],
+  ] as const) {
     const members = live.filter((i) => i.group === name).length;
     const target = world.groups.get(name)?.targetSize ?? 0;
-    if (members !== size || target !== size) violations.push(`group ${name}: ${members} instances (target ${target}), started with ${size}`);
+    if (members !== size || target !== size)
+      violations.push(`group ${name}: ${members} instances (target ${target}), started with ${size}`);
   }
   if (world.autoscaler.replicas !== 2 || ANNOTATIONS.previousReplicas in world.autoscaler.annotations) {
-    violations.push(`autoscaler left at ${world.autoscaler.replicas} replicas, annotations ${JSON.stringify(world.autoscaler.annotations)}`);
+    violations.push(
+      `autoscaler left at ${world.autoscaler.replicas} replicas, annotations ${JSON.stringify(world.autoscaler.annotations)}`,
+    );
   }
-  for (const n of world.nodes.values()) if (n.unschedulable) violations.push(`${n.name} still cordoned after completion`);
+  for (const n of world.nodes.values())
+    if (n.unschedulable) violations.push(`${n.name} still cordoned after completion`);
   const expectedPods = world.workloads.reduce((sum, w) => sum + w.replicas, 0);
   if (world.podCount() !== expectedPods) violations.push(`${world.podCount()} workload pods, expected ${expectedPods}`);
 }

@@ -20,17 +20,35 @@ export function chaos(seed: number): Scenario {
       joinTimeoutSeconds: 300,
       healthGate: { minReadySeconds: r.int(0, 30) },
       ...(r.chance(0.3) ? { canary: { nodes: 1, soakSeconds: r.int(30, 300) } } : {}),
-      drain: { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: false, timeoutSeconds: 900, onTimeout: 'skipNode' },
+      drain: {
+        enabled: true,
+        force: false,
+        ignoreDaemonSets: true,
+        deleteEmptyDirData: false,
+        timeoutSeconds: 900,
+        onTimeout: 'skipNode',
+      },
     },
     timing: { boot: [20, 200], terminate: r.int(1, 30), reschedule: r.int(1, 10), podReady: r.int(1, 30) },
     faults: { neverJoins: 0.15, evict429: 0.2 },
     crash: 0.15,
     // A person's NodeMaintenance, merged at the start or mid-rollout, deleted a while later.
-    ...(r.chance(0.5) ? { maintenance: { node: `worker-${r.int(0, nodes - 1)}`, from: (seed % 3) * 90, seconds: r.int(60, 900) } } : {}),
-    images: r.chance(0.3) ? [[0, 'img:v2'], [r.int(30, 400), r.chance(0.5) ? 'img:v1' : 'img:v3']] : [[0, 'img:v2']],
+    ...(r.chance(0.5)
+      ? { maintenance: { node: `worker-${r.int(0, nodes - 1)}`, from: (seed % 3) * 90, seconds: r.int(60, 900) } }
+      : {}),
+    images: r.chance(0.3)
+      ? [
+          [0, 'img:v2'],
+          [r.int(30, 400), r.chance(0.5) ? 'img:v1' : 'img:v3'],
+        ]
+      : [[0, 'img:v2']],
     options: { maxAttempts: 5 },
     // Open five minutes in every fifteen: starts must wait, nodes in flight go on.
-    ...(r.chance(0.3) ? { window: maintenanceWindow('quarter-hours', 'Europe/Berlin', [{ cron: '*/15 * * * *', durationSeconds: 300 }]) } : {}),
+    ...(r.chance(0.3)
+      ? {
+          window: maintenanceWindow('quarter-hours', 'Europe/Berlin', [{ cron: '*/15 * * * *', durationSeconds: 300 }]),
+        }
+      : {}),
   };
 }
 
@@ -44,7 +62,14 @@ export function halting(seed: number): Scenario {
       ...base.rollout,
       stopOnFailure: true,
       // Short drains against stubborn PDBs, so drain timeouts happen too.
-      drain: { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: false, timeoutSeconds: 60, onTimeout },
+      drain: {
+        enabled: true,
+        force: false,
+        ignoreDaemonSets: true,
+        deleteEmptyDirData: false,
+        timeoutSeconds: 60,
+        onTimeout,
+      },
     },
     faults: { neverJoins: 0.3, evict429: 0.5 },
   };

@@ -21,7 +21,10 @@ describe('plan/sequence: the planner driven against a simulated world', function
         // the rollout had replaced its node first: then it said so (Failed, node missing).
         const missing = r.log.some((l) => l.includes(`node ${scenario.maintenance?.node} does not exist`));
         const last = r.maintenancePhases.at(-1);
-        assert.ok(last === 'Ended' || (last === 'Failed' && missing), `seed ${seed}: NodeMaintenance went ${r.maintenancePhases.join(' > ')}`);
+        assert.ok(
+          last === 'Ended' || (last === 'Failed' && missing),
+          `seed ${seed}: NodeMaintenance went ${r.maintenancePhases.join(' > ')}`,
+        );
         if (r.maintenancePhases.includes('Succeeded')) drained++;
         if (r.overlapRounds > 0) overlapping++;
       }
@@ -30,8 +33,14 @@ describe('plan/sequence: the planner driven against a simulated world', function
       assert.equal(r.outcome, 'complete', `seed ${seed} ended ${r.outcome}:\n${r.log.slice(-30).join('\n')}`);
     }
     // The maintenance must really run beside the rollout, not only before or after it.
-    assert.ok(maintained >= SEEDS / 4 && drained >= maintained / 2, `${drained} of ${maintained} maintenances drained their node`);
-    assert.ok(overlapping >= 1, `no seed had a maintenance and a rollout node unavailable at once (${maintained} maintenances)`);
+    assert.ok(
+      maintained >= SEEDS / 4 && drained >= maintained / 2,
+      `${drained} of ${maintained} maintenances drained their node`,
+    );
+    assert.ok(
+      overlapping >= 1,
+      `no seed had a maintenance and a rollout node unavailable at once (${maintained} maintenances)`,
+    );
   });
 
   it(`halts cleanly under stopOnFailure (${SEEDS} seeds)`, () => {
@@ -56,7 +65,10 @@ describe('plan/sequence: the planner driven against a simulated world', function
       const s = revertRace(seed);
       const r = runScenario(s);
       const tail = r.log.slice(-40).join('\n');
-      for (const [group, size] of [['cp', s.controlPlane ?? 0], ['worker', s.nodes]] as const) {
+      for (const [group, size] of [
+        ['cp', s.controlPlane ?? 0],
+        ['worker', s.nodes],
+      ] as const) {
         const live = [...r.world.instances.values()].filter((i) => i.group === group && i.state === 'running').length;
         assert.equal(r.world.groups.get(group)?.targetSize, size, `seed ${seed}: group ${group} target size\n${tail}`);
         assert.equal(live, size, `seed ${seed}: group ${group} instances\n${tail}`);

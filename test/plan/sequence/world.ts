@@ -106,7 +106,13 @@ export class World {
     for (const g of options.groups) {
       this.groups.set(g.name, { image: options.image, targetSize: g.nodes });
       for (let i = 0; i < g.nodes; i++) {
-        const inst: SimInstance = { id: `i-${this.nextId++}`, group: g.name, image: options.image, createdAt: start - 3600_000, state: 'running' };
+        const inst: SimInstance = {
+          id: `i-${this.nextId++}`,
+          group: g.name,
+          image: options.image,
+          createdAt: start - 3600_000,
+          state: 'running',
+        };
         this.instances.set(inst.id, inst);
         this.addNode(inst, start - 3600_000);
       }
@@ -152,15 +158,32 @@ export class World {
 
   private addNode(inst: SimInstance, at: number): void {
     const name = this.nodeName(inst);
-    this.nodes.set(name, { name, providerID: this.providerID(inst), labels: { 'kubernetes.io/hostname': name, pool: 'general' }, annotations: {}, unschedulable: false, readySince: at, createdAt: at });
-    this.pods.set(`ds-${name}`, { name: `ds-${name}`, app: 'node-agent', nodeName: name, readyAt: at, terminating: false, daemon: true });
+    this.nodes.set(name, {
+      name,
+      providerID: this.providerID(inst),
+      labels: { 'kubernetes.io/hostname': name, pool: 'general' },
+      annotations: {},
+      unschedulable: false,
+      readySince: at,
+      createdAt: at,
+    });
+    this.pods.set(`ds-${name}`, {
+      name: `ds-${name}`,
+      app: 'node-agent',
+      nodeName: name,
+      readyAt: at,
+      terminating: false,
+      daemon: true,
+    });
   }
 
   /** The schedulable node with fewest workload pods (ties by name); undefined if none. */
   private pickNode(): string | undefined {
     const load = new Map<string, number>();
-    for (const n of this.nodes.values()) if (!n.unschedulable && this.instanceOf(n)?.state === 'running') load.set(n.name, 0);
-    for (const p of this.pods.values()) if (!p.daemon && load.has(p.nodeName)) load.set(p.nodeName, (load.get(p.nodeName) ?? 0) + 1);
+    for (const n of this.nodes.values())
+      if (!n.unschedulable && this.instanceOf(n)?.state === 'running') load.set(n.name, 0);
+    for (const p of this.pods.values())
+      if (!p.daemon && load.has(p.nodeName)) load.set(p.nodeName, (load.get(p.nodeName) ?? 0) + 1);
     return [...load.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0];
   }
 
@@ -196,7 +219,13 @@ export class World {
       case 'surge': {
         const ids: string[] = [];
         for (let i = 0; i < a.count; i++) {
-          const inst: SimInstance = { id: `i-${this.nextId++}`, group: a.groupId, image: this.group(a.groupId).image, createdAt: this.now, state: 'running' };
+          const inst: SimInstance = {
+            id: `i-${this.nextId++}`,
+            group: a.groupId,
+            image: this.group(a.groupId).image,
+            createdAt: this.now,
+            state: 'running',
+          };
           this.instances.set(inst.id, inst);
           ids.push(inst.id);
           if (this.random.chance(this.options.faults.neverJoins)) continue;
@@ -286,7 +315,8 @@ export class World {
       }
       case 'scaleDeployment': {
         const before = this.autoscaler.replicas;
-        if (a.rememberPrevious !== undefined) this.autoscaler.annotations[ANNOTATIONS.previousReplicas] ??= String(a.rememberPrevious);
+        if (a.rememberPrevious !== undefined)
+          this.autoscaler.annotations[ANNOTATIONS.previousReplicas] ??= String(a.rememberPrevious);
         else delete this.autoscaler.annotations[ANNOTATIONS.previousReplicas];
         this.autoscaler.replicas = a.replicas;
         if (before !== a.replicas) this.log(`scale cluster-autoscaler ${before} -> ${a.replicas}`);
@@ -304,7 +334,8 @@ export class World {
   /** A node going away must hold no workload pod that was not evicted first. */
   private lose(nodeName: string, why: string): void {
     for (const p of this.pods.values()) {
-      if (p.nodeName === nodeName && !p.daemon && !p.terminating) this.violations.push(`${why} while pod ${p.name} still ran on ${nodeName}`);
+      if (p.nodeName === nodeName && !p.daemon && !p.terminating)
+        this.violations.push(`${why} while pod ${p.name} still ran on ${nodeName}`);
     }
   }
 
@@ -347,19 +378,37 @@ export class World {
         pdbs: p.daemon ? [] : [`default/${p.app}`],
       }))
       .sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1));
-    const toInstance = (i: SimInstance): Instance => ({ id: i.id, providerID: this.providerID(i), image: i.image, state: i.state, createdAt: new Date(i.createdAt).toISOString() });
+    const toInstance = (i: SimInstance): Instance => ({
+      id: i.id,
+      providerID: this.providerID(i),
+      image: i.image,
+      state: i.state,
+      createdAt: new Date(i.createdAt).toISOString(),
+    });
     const all = [...this.instances.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
     return {
       nodes,
       pods,
       pdbs,
-      deployments: [{ namespace: 'kube-system', name: 'cluster-autoscaler', replicas: this.autoscaler.replicas, annotations: { ...this.autoscaler.annotations } }],
+      deployments: [
+        {
+          namespace: 'kube-system',
+          name: 'cluster-autoscaler',
+          replicas: this.autoscaler.replicas,
+          annotations: { ...this.autoscaler.annotations },
+        },
+      ],
       jobs: [],
       cloudGroups: [...this.groups.entries()]
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([name, g]) => ({
           scalingGroup: name,
-          description: { groupId: name, image: g.image, targetSize: g.targetSize, instances: all.filter((i) => i.group === name).map(toInstance) },
+          description: {
+            groupId: name,
+            image: g.image,
+            targetSize: g.targetSize,
+            instances: all.filter((i) => i.group === name).map(toInstance),
+          },
         })),
       problems: [],
     };
