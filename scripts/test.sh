@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm run --silent build
+# ESLint's type-checked rules and the formatter, as habits the suite enforces.
+npm run --silent lint
 # Kubernetes binaries for the control-plane tests: built once from source, then cached.
 DRYDOCK_K8S_BIN="$(bash scripts/k8s-binaries.sh)"
 export DRYDOCK_K8S_BIN
