@@ -160,9 +160,10 @@ describe('sim hosts against a real control plane', function () {
     const reboot = rebootPod({ operation: op, node: node(name), bootID: before, namespace: NS });
     await createRebootPod(reboot, d);
     await eventually('the node NotReady', async () => !ready(await core.readNode({ name })), { intervalMs: 100 });
-    const back = await eventually('the node back Ready', async () => {
+    // Status and metadata are two writes: wait for the whole come-back (Ready, then KWOK's annotation).
+    const back = await eventually('the node back Ready and managed by KWOK', async () => {
       const n = await core.readNode({ name });
-      return ready(n) ? n : undefined;
+      return ready(n) && n.metadata?.annotations?.['kwok.x-k8s.io/node'] === 'fake' ? n : undefined;
     });
     const after = back.status?.nodeInfo?.bootID ?? '';
     assert.notEqual(after, before);
