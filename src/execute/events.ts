@@ -22,6 +22,7 @@ export type EventReason =
   | 'DrydockScaleAutoscaler'
   | 'DrydockBlocked'
   | 'DrydockJob'
+  | 'DrydockGateJob'
   | 'DrydockReboot';
 
 export interface EventInput {

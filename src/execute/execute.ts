@@ -54,6 +54,8 @@ export function describeAction(a: Action): string {
       return `createNodeJob ${a.namespace} on ${a.node}`;
     case 'createRebootPod':
       return `createRebootPod ${a.namespace} on ${a.node} (bootID ${a.bootID})`;
+    case 'createGateJob':
+      return `createGateJob ${a.gate} ${a.step}[${a.index}] on ${a.node}`;
     case 'deleteJob':
     case 'deleteRebootPod':
       return `${a.kind} ${a.namespace}/${a.name}`;
@@ -75,6 +77,7 @@ export function nodeOf(a: Action): string | undefined {
     case 'removeInstance':
       return a.node;
     case 'createNodeJob':
+    case 'createGateJob':
     case 'createRebootPod':
     case 'deleteJob':
     case 'deleteRebootPod':
@@ -114,6 +117,8 @@ function run(a: Action, d: ActionDeps): Promise<Outcome> {
       return jobs.createNodeJobAction(a, d);
     case 'createRebootPod':
       return jobs.createRebootPodAction(a, d);
+    case 'createGateJob':
+      return jobs.createGateJobAction(a, d);
     case 'deleteJob':
       return jobs.deleteJobAction(a, d);
     case 'deleteRebootPod':
@@ -179,6 +184,12 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
       };
     case 'createNodeJob':
       return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockJob', message: `Job started for ${op}` };
+    case 'createGateJob':
+      return {
+        involved: { kind: 'Node', name: a.node },
+        reason: 'DrydockGateJob',
+        message: `UpgradeGate ${a.gate} ${a.step}-Job ${a.index + 1} started for ${op}`,
+      };
     case 'createRebootPod':
       return {
         involved: { kind: 'Node', name: a.node },

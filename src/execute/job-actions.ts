@@ -5,7 +5,7 @@
  */
 import type { ActionDeps, ActionOf } from './actions.js';
 import type { Outcome } from './classify.js';
-import { nodeJob, rebootPod } from './jobs/index.js';
+import { gateJob, nodeJob, rebootPod } from './jobs/index.js';
 import { createJob, createRebootPod, deleteFinishedJob, deleteRebootPod } from './node-jobs.js';
 
 export function createNodeJobAction(a: ActionOf<'createNodeJob'>, d: ActionDeps): Promise<Outcome> {
@@ -15,6 +15,20 @@ export function createNodeJobAction(a: ActionOf<'createNodeJob'>, d: ActionDeps)
     namespace: a.namespace,
     job: a.job,
     ...(a.appliesImage !== undefined ? { appliesImage: a.appliesImage } : {}),
+  });
+  return createJob(job, d);
+}
+
+export function createGateJobAction(a: ActionOf<'createGateJob'>, d: ActionDeps): Promise<Outcome> {
+  const job = gateJob({
+    operation: a.operation,
+    gate: a.gate,
+    step: a.step,
+    index: a.index,
+    template: a.template,
+    node: a.node,
+    defaultNamespace: a.defaultNamespace,
+    ...(a.replacement !== undefined ? { replacement: a.replacement } : {}),
   });
   return createJob(job, d);
 }

@@ -9,7 +9,7 @@ import { ForeignObjectError } from './foreign-object.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
 import { JOB_LABELS } from './jobs/names.js';
-import { jobOutcome, type JobOutcome } from './jobs/outcome.js';
+import { JOB_NAME_LABEL, jobOutcome, type JobOutcome } from './jobs/outcome.js';
 
 export interface JobApis {
   readonly core: CoreV1Api;
@@ -21,10 +21,8 @@ export interface JobDeps {
   readonly fieldManager: string;
 }
 
-/** The label the Job controller puts on a Job's pods. */
 export { ForeignObjectError } from './foreign-object.js';
-
-export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+export { JOB_NAME_LABEL } from './jobs/outcome.js';
 
 const IDENTITY = [
   JOB_LABELS.managedBy,

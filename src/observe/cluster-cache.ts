@@ -16,6 +16,7 @@ import {
   type V1PodDisruptionBudget,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { JOB_NAME_LABEL } from '../execute/jobs/outcome.js';
 import { LABELS } from '../protocol/keys.js';
 import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod } from './types.js';
 import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
@@ -100,8 +101,20 @@ export function buildClusterSnapshot(raw: {
     pods: Object.freeze(pods),
     pdbs: Object.freeze(pdbs),
     deployments: Object.freeze(raw.deployments.map(toObservedDeployment).sort(byNamespacedName)),
-    jobs: Object.freeze(raw.jobs.map(toObservedJob).sort(byNamespacedName)),
+    jobs: Object.freeze(raw.jobs.map((j) => toObservedJob(j, podsOfJob(raw.pods, j))).sort(byNamespacedName)),
   });
+}
+
+/**
+ * A finished Job's pods, for its termination message. Only drydock's Jobs are watched, and
+ * the pod informer holds every pod already, so this costs no request and no extra cache.
+ */
+function podsOfJob(pods: readonly V1Pod[], job: V1Job): V1Pod[] {
+  const done = (job.status?.succeeded ?? 0) + (job.status?.failed ?? 0) > 0;
+  if (!done) return [];
+  const ns = job.metadata?.namespace;
+  const name = job.metadata?.name;
+  return pods.filter((p) => p.metadata?.namespace === ns && p.metadata?.labels?.[JOB_NAME_LABEL] === name);
 }
 
 export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {

@@ -11,6 +11,7 @@ import type {
   V1PodDisruptionBudget,
   V1LabelSelector,
 } from '@kubernetes/client-node';
+import { jobOutcome } from '../execute/jobs/outcome.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../spec/model.js';
 import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod, PodOwnerKind } from './types.js';
 
@@ -118,11 +119,13 @@ export function toObservedDeployment(d: V1Deployment): ObservedDeployment {
   });
 }
 
-export function toObservedJob(job: V1Job): ObservedJob {
+/** `pods`: the Job's own pods (label batch.kubernetes.io/job-name), read for a finished Job's message. */
+export function toObservedJob(job: V1Job, pods: readonly V1Pod[] = []): ObservedJob {
   const conditions = job.status?.conditions ?? [];
   const complete = conditions.find((c) => c.type === 'Complete' && c.status === 'True');
   const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
   const completedAt = isoTime(job.status?.completionTime ?? complete?.lastTransitionTime);
+  const message = complete !== undefined || failed !== undefined ? jobOutcome(job, pods).lastPod?.message : undefined;
   return Object.freeze({
     namespace: job.metadata?.namespace ?? '',
     name: job.metadata?.name ?? '',
@@ -132,5 +135,6 @@ export function toObservedJob(job: V1Job): ObservedJob {
     ...(completedAt ? { completedAt } : {}),
     attempts: (job.status?.succeeded ?? 0) + (job.status?.failed ?? 0),
     ...(failed?.reason ? { failureReason: failed.reason } : {}),
+    ...(message !== undefined ? { message } : {}),
   });
 }

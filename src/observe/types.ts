@@ -77,6 +77,12 @@ export interface ObservedJob {
   readonly attempts: number;
   /** The Failed condition's reason (BackoffLimitExceeded, DeadlineExceeded ...). */
   readonly failureReason?: string;
+  /**
+   * Once it finished: its last pod's termination message (what the container wrote to its
+   * termination-log, or its last log lines), cut to execute/jobs MAX_MESSAGE. The planner
+   * copies it onto the node, so status keeps it after the Job is deleted.
+   */
+  readonly message?: string;
 }
 
 export interface ObservedCloudGroup {

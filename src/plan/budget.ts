@@ -3,7 +3,7 @@
  * operation. A node counts against it while it is unavailable (cordoned by drydock, or in an
  * unavailable phase) and also while an operation holds it Pending: a started node is a
  * promise to take it down soon, so its share is reserved at start and the budget can never be
- * overrun by nodes that were started while it still had room.
+ * overrun by nodes that were started while it still had room. A Failed node counts no more.
  */
 import type { ObservedNode } from '../observe/types.js';
 import type { RepoConfig } from '../spec/model.js';
@@ -24,6 +24,9 @@ export class ClusterBudget {
     // percentage can mean. A literal 0 is taken at its word (nothing may go down).
     this.max = typeof value === 'string' && nodes.length > 0 ? Math.max(1, resolved) : resolved;
     for (const node of nodes) {
+      // A Failed node releases its share, even one kept cordoned (onFailure keepCordoned, a
+      // halted drain): it waits for a person, and must not hold every other operation back.
+      if (nodePhase(node) === 'Failed' && holdsLock(node)) continue;
       if (isUnavailable(node)) {
         this.unavailable++;
         this.used++;

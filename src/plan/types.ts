@@ -3,7 +3,7 @@
  * pure; the executor turns `actions` into API calls, the reporter turns `specs`, `waits` and
  * `notes` into status text without re-deriving anything.
  */
-import type { SpecKind } from '../spec/model.js';
+import type { JobTemplate, SpecKind } from '../spec/model.js';
 import type { NodePhase } from '../protocol/keys.js';
 import type { NodeJobSpec, NodeTaint, OperationRef } from '../execute/jobs/index.js';
 
@@ -102,6 +102,23 @@ export type Action = ActionBase &
         readonly taints: readonly NodeTaint[];
         readonly image?: string;
       }
+    | {
+        /**
+         * Creates one Job of an UpgradeGate for `node` (execute/jobs gateJob builds it; its
+         * name is deterministic: gate, step, position, node, operation and revision).
+         */
+        readonly kind: 'createGateJob';
+        readonly node: string;
+        readonly operation: OperationRef;
+        readonly gate: string;
+        readonly step: 'before' | 'after';
+        readonly index: number;
+        readonly template: JobTemplate;
+        /** replace: the node that takes this one's place. */
+        readonly replacement?: string;
+        /** Where the Job runs when its template names no namespace. */
+        readonly defaultNamespace: string;
+      }
     /** Deletes a finished Job whose outcome is recorded on its node. */
     | { readonly kind: 'deleteJob'; readonly node: string; readonly namespace: string; readonly name: string }
     /** Deletes a reboot pod once the reboot is verified. */
@@ -129,6 +146,8 @@ export type WaitCode =
   | 'failed'
   /** A node operation's Job is starting or running. */
   | 'job'
+  /** An UpgradeGate's Job for a node is starting or running. */
+  | 'gate'
   /** A node is rebooting: its bootID has not changed yet, or it is not Ready yet. */
   | 'reboot'
   /** The node a spec names does not exist (yet). */
@@ -207,6 +226,8 @@ export interface NodeRow {
   readonly job?: string;
   readonly attempts?: number;
   readonly lastError?: string;
+  /** The termination message of the node's last finished Job (kept after the Job is deleted). */
+  readonly jobMessage?: string;
 }
 
 /** A cloud instance that should become a node, or is leaving (Constellation's PendingNode). */

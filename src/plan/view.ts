@@ -4,7 +4,7 @@
  * tens of thousands of pods stays linear.
  */
 import type { Instance } from '../cloud/provider.js';
-import type { ObservedNode, ObservedPDB, ObservedPod, ObservedState } from '../observe/types.js';
+import type { ObservedJob, ObservedNode, ObservedPDB, ObservedPod, ObservedState } from '../observe/types.js';
 
 export interface ClusterView {
   readonly observed: ObservedState;
@@ -14,6 +14,8 @@ export interface ClusterView {
   readonly pdbByKey: ReadonlyMap<string, ObservedPDB>;
   /** Every instance id some node's replaced-by annotation names. */
   readonly claimed: ReadonlySet<string>;
+  /** drydock's Jobs by namespace/name. */
+  readonly jobByKey: ReadonlyMap<string, ObservedJob>;
 }
 
 const NO_PODS: readonly ObservedPod[] = [];
@@ -39,7 +41,9 @@ export function buildView(observed: ObservedState, replacedByKey: string): Clust
   }
   const pdbByKey = new Map<string, ObservedPDB>();
   for (const pdb of observed.pdbs) pdbByKey.set(`${pdb.namespace}/${pdb.name}`, pdb);
-  return { observed, nodeByName, nodeByProviderID, podsByNode, pdbByKey, claimed };
+  const jobByKey = new Map<string, ObservedJob>();
+  for (const job of observed.jobs) jobByKey.set(`${job.namespace}/${job.name}`, job);
+  return { observed, nodeByName, nodeByProviderID, podsByNode, pdbByKey, claimed, jobByKey };
 }
 
 export function podsOn(view: ClusterView, node: string): readonly ObservedPod[] {

@@ -38,6 +38,11 @@ export const ANNOTATIONS = {
   bootID: 'drydock.dev/boot-id',
   /** The Job the node's operation runs (namespace/name); kept with a Failed phase to name it. */
   job: 'drydock.dev/job',
+  /**
+   * The termination message of the last finished Job of the node's operation (its last pod's
+   * container message), written with the outcome so status keeps it once the Job is deleted.
+   */
+  jobMessage: 'drydock.dev/job-message',
   /** On the leader Lease: a standby asks the leader for a round ("<ISO time> <identity>"). */
   syncRequested: 'drydock.dev/sync-requested',
 } as const;

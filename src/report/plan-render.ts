@@ -71,6 +71,8 @@ function target(a: Action): string {
       return `deployment ${a.namespace}/${a.name} → ${a.replicas} replica(s)`;
     case 'createNodeJob':
       return `Job in ${a.namespace} on node ${a.node} (${a.job.image})`;
+    case 'createGateJob':
+      return `UpgradeGate ${a.gate} ${a.step}-Job ${a.index + 1} for node ${a.node}`;
     case 'createRebootPod':
       return `reboot pod in ${a.namespace} on node ${a.node} (bootID ${a.bootID})`;
     case 'deleteJob':

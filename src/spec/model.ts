@@ -62,6 +62,14 @@ export interface RolloutPolicy {
   /** Undefined means no canary wave. */
   readonly canary?: { readonly nodes: number; readonly soakSeconds: number };
   readonly stopOnFailure: boolean;
+  /**
+   * What becomes of a failed node drydock cordoned (a Job failed after its retries, a reboot
+   * never came back, a gate Job failed): uncordon (it takes workloads again) or keepCordoned
+   * (it stays out of service for a person to look at). A drain that timed out follows
+   * drain.onTimeout instead. Absent means uncordon, so that adding this field changed no
+   * existing spec's revision (a new revision would run every NodeOp again).
+   */
+  readonly onFailure?: 'keepCordoned';
   /** replace: a new instance that has not joined within this is removed and counted as failed. */
   readonly joinTimeoutSeconds: number;
   readonly drain: DrainOptions;

@@ -5,6 +5,9 @@
  */
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 
+/** The label the Job controller puts on a Job's pods. */
+export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+
 export type JobState = 'running' | 'succeeded' | 'failed';
 
 export interface JobOutcome {

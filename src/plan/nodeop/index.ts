@@ -15,6 +15,7 @@ import { findNodeOpApproval, nodeOpApprovalNeeded } from '../approval.js';
 import { windowGate } from '../window.js';
 import { isControlPlane, isFailed, jobsIn, standingOf, type NodeOpContext, type SettleContext } from './context.js';
 import { advance, cleanUpJob, settle } from './step.js';
+import { cleanUpNodeGateJobs } from './gates.js';
 import { buildNodeOpStatus } from './status.js';
 
 export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
@@ -33,6 +34,7 @@ export function planNodeOp(ctx: NodeOpContext): SpecStatus {
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
   for (const n of all) if (standing.get(n.name) === 'current' && !isFailed(n)) advance(ctx, n);
   for (const n of all) if (standing.get(n.name) === 'current' || standing.get(n.name) === 'done') cleanUpJob(ctx, n);
+  cleanUpNodeGateJobs(ctx);
   const halted = ctx.op.stopOnFailure && all.some((n) => standing.get(n.name) === 'current' && isFailed(n));
   if (halted) {
     const failed = all.filter((n) => standing.get(n.name) === 'current' && isFailed(n)).map((n) => n.name);
@@ -116,6 +118,7 @@ function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: 
       [ANNOTATIONS.phase]: 'Pending',
       [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
       [ANNOTATIONS.reason]: null,
+      [ANNOTATIONS.jobMessage]: null,
     };
     b.act({
       kind: 'annotateNode',

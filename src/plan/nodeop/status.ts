@@ -21,6 +21,7 @@ function rowOf(
   const phase: NodeRow['phase'] = standing === 'done' ? 'Done' : held ? (nodePhase(n) ?? 'Pending') : 'Pending';
   const since = held ? n.annotations[ANNOTATIONS.phaseSince] : undefined;
   const lastError = held && isFailed(n) ? n.annotations[ANNOTATIONS.reason] : undefined;
+  const jobMessage = held ? n.annotations[ANNOTATIONS.jobMessage] : undefined;
   return {
     node: n.name,
     phase,
@@ -28,6 +29,7 @@ function rowOf(
     ...(held && jobRef !== undefined ? { job: jobRef } : {}),
     ...(job !== undefined ? { attempts: job.attempts } : {}),
     ...(lastError !== undefined ? { lastError } : {}),
+    ...(jobMessage !== undefined ? { jobMessage } : {}),
     ...(message !== undefined ? { message } : {}),
   };
 }

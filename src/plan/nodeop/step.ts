@@ -12,6 +12,7 @@ import { drainLeft, drainView, preflight } from '../drain.js';
 import { nodePhase, parseInstant, parseLock } from '../protocol.js';
 import { podsOn } from '../view.js';
 import { isFailed, jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
+import { hasAfterGates, nodeGates } from './gates.js';
 
 /** Every annotation a NodeOp sets on a node while it holds it: cleared together on release. */
 const HELD: Readonly<Record<string, null>> = {
@@ -43,19 +44,55 @@ function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec'>, node: ObservedNo
     ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
 }
 
-/** Marks the node Failed (lock kept, so a person looks first) and uncordons it. */
-export function failNode(ctx: NodeOpContext, node: ObservedNode, why: string, job?: string): void {
-  uncordonIfOurs(ctx, node, `node ${node.name} failed (${why}); it takes workloads again`);
+/**
+ * Marks the node Failed (lock kept, so a person looks first) and uncordons it, unless the
+ * policy says onFailure: keepCordoned.
+ */
+export function failNode(
+  ctx: NodeOpContext,
+  node: ObservedNode,
+  why: string,
+  job?: string,
+  extra: Record<string, string> = {},
+): void {
+  if (ctx.op.rollout.onFailure !== 'keepCordoned')
+    uncordonIfOurs(ctx, node, `node ${node.name} failed (${why}); it takes workloads again`);
   setPhase(ctx, node, 'Failed', `node ${node.name} failed: ${why}`, {
     [ANNOTATIONS.reason]: why,
     ...(job !== undefined ? { [ANNOTATIONS.job]: job } : {}),
+    ...extra,
   });
 }
 
+/** A finished Job's termination message, to record with its outcome. */
+function messageOf(job: { readonly message?: string }): Record<string, string> {
+  return job.message !== undefined ? { [ANNOTATIONS.jobMessage]: job.message } : {};
+}
+
+/**
+ * The operation is done on the node: with UpgradeGate after-Jobs, it is uncordoned and they
+ * run in Verifying before the node is finished; without, it is finished now.
+ */
+function completeNode(ctx: NodeOpContext, node: ObservedNode, why: string, extra: Record<string, string> = {}): void {
+  if (!hasAfterGates(ctx, node)) {
+    finishNode(ctx, node, why, extra);
+    return;
+  }
+  uncordonIfOurs(ctx, node, `node ${node.name} is done; it takes workloads again while its UpgradeGate after-Jobs run`);
+  setPhase(ctx, node, 'Verifying', `${why}; UpgradeGate after-Jobs next`, extra);
+}
+
+/** Verifying: the UpgradeGate after-Jobs, one after another; then the node is finished. */
+function afterStep(ctx: NodeOpContext, node: ObservedNode): void {
+  const gate = nodeGates(ctx, node, 'after');
+  if (gate.kind === 'passed') finishNode(ctx, node, `node ${node.name}: its UpgradeGate after-Jobs succeeded`);
+  else if (gate.kind === 'failed') failNode(ctx, node, gate.reason, gate.job);
+}
+
 /** Done: uncordon, record the succeeded revision on the node, release the lock. */
-function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string): void {
+function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string, extra: Record<string, string> = {}): void {
   uncordonIfOurs(ctx, node, `node ${node.name} is done; it takes workloads again`);
-  const annotations = { ...HELD, [ctx.record.key]: ctx.record.value };
+  const annotations = { ...HELD, ...extra, [ctx.record.key]: ctx.record.value };
   ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations, reason: why });
 }
 
@@ -71,8 +108,10 @@ export function advance(ctx: NodeOpContext, node: ObservedNode): void {
       return jobStep(ctx, node);
     case 'Rebooting':
       return rebootStep(ctx, node);
+    case 'Verifying':
+      return afterStep(ctx, node);
     default:
-      // Verifying or an unreadable phase: take it from the Job again (it is found, never re-made while it exists).
+      // An unreadable phase: take it from the Job again (it is found, never re-made while it exists).
       return jobStep(ctx, node);
   }
 }
@@ -89,6 +128,13 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode): void {
       b.wait(spec, blocked.code, `node ${node.name}: ${blocked.reason}`, { node: node.name });
       return;
     }
+  }
+  // UpgradeGate before-Jobs, one after another, must all succeed before the node is touched.
+  const gate = nodeGates(ctx, node, 'before');
+  if (gate.kind === 'waiting') return;
+  if (gate.kind === 'failed') {
+    failNode(ctx, node, gate.reason, gate.job);
+    return;
   }
   ctx.budget.takeDown();
   if (op.cordon)
@@ -163,12 +209,9 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
     return;
   }
   if (job.failed) {
-    failNode(
-      ctx,
-      node,
-      `Job ${jobRef} failed after ${job.attempts} attempt(s)${job.failureReason !== undefined ? ` (${job.failureReason})` : ''}`,
-      jobRef,
-    );
+    const why = job.failureReason !== undefined ? ` (${job.failureReason})` : '';
+    const message = job.message !== undefined ? `: ${job.message}` : '';
+    failNode(ctx, node, `Job ${jobRef} failed after ${job.attempts} attempt(s)${why}${message}`, jobRef, messageOf(job));
     return;
   }
   if (!job.succeeded) {
@@ -176,7 +219,7 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
     return;
   }
   if (!op.rebootOnSuccess) {
-    finishNode(ctx, node, `node ${node.name}: Job ${jobRef} succeeded`);
+    completeNode(ctx, node, `node ${node.name}: Job ${jobRef} succeeded`, messageOf(job));
     return;
   }
   if (node.bootID === undefined || node.bootID === '') {
@@ -191,6 +234,7 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
   // The bootID is on the node before any reboot pod exists: the reboot is judged against it.
   setPhase(ctx, node, 'Rebooting', `node ${node.name}: Job ${jobRef} succeeded; reboot next`, {
     [ANNOTATIONS.bootID]: node.bootID,
+    ...messageOf(job),
   });
 }
 
@@ -225,7 +269,7 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
         name: pod.name,
         reason: `node ${node.name} rebooted`,
       });
-    finishNode(ctx, node, `node ${node.name} rebooted (bootID changed) and is Ready`);
+    completeNode(ctx, node, `node ${node.name} rebooted (bootID changed) and is Ready`);
     return;
   }
   if (deadline <= ctx.now) {

@@ -14,6 +14,7 @@ import { holdsLock, parseLock } from '../protocol.js';
 import { inFlightTotal, ownership, type RolloutContext } from './context.js';
 import { startNodes, windowOf, type GateResult, type StartGates } from './start.js';
 import { buildStatus } from './status.js';
+import { cleanUpReplaceGateJobs } from './gates.js';
 import { claimAndSurge } from './surge.js';
 import type { SpecStatus } from '../types.js';
 
@@ -43,6 +44,7 @@ export function planReplace(ctx: RolloutContext, gates: StartGates): ReplaceResu
   }
   for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'stale') settleStaleLock(ctx, e);
   for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'current') advance(ctx, e);
+  cleanUpReplaceGateJobs(ctx);
   reportNodelessInstances(ctx);
   const inFlightBefore = inFlightTotal(ctx);
   const gate = startNodes(ctx, gates);

@@ -13,6 +13,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { drainLeft, drainView, podKey, preflight } from '../drain.js';
 import { failureCount, labelsToCopy, nodePhase, parseInstant, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
 import { addInFlight, type Entry, type RolloutContext } from './context.js';
+import { replaceGates } from './gates.js';
 import { podsOn } from '../view.js';
 
 function since(ctx: RolloutContext, node: ObservedNode): number {
@@ -303,7 +304,7 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
       reason: `${ready}; marked Done as the node replacing ${e.instance.id}`,
     });
   }
-  cordonStep(ctx, node);
+  cordonStep(ctx, e, node);
 }
 
 /**
@@ -345,7 +346,15 @@ function healthyFrom(ctx: RolloutContext, rn: ObservedNode): { at: number; notRe
   return { at: from + min };
 }
 
-function cordonStep(ctx: RolloutContext, node: ObservedNode): void {
+/** A gate Job failed: the node fails (named with the Job), and is uncordoned unless onFailure keeps it. */
+function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: string; job: string }): void {
+  const keep = ctx.image.rollout.onFailure === 'keepCordoned';
+  if (!keep && node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
+    ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${gate.reason}` });
+  fail(ctx, node, gate.reason, { [ANNOTATIONS.job]: gate.job, ...(keep ? {} : { [ANNOTATIONS.cordoned]: null }) }, true);
+}
+
+function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   const { b, spec } = ctx;
   const drain = drainView(podsOn(ctx.view, node.name), ctx.image.rollout.drain);
   const blocked = preflight(ctx.view, drain);
@@ -356,6 +365,12 @@ function cordonStep(ctx: RolloutContext, node: ObservedNode): void {
   }
   if (!ctx.budget.canTakeDown()) {
     b.wait(spec, 'budget', `${node.name} not cordoned: ${ctx.budget.describe()}`, { node: node.name });
+    return;
+  }
+  const gate = replaceGates(ctx, e, node, 'before');
+  if (gate.kind === 'waiting') return;
+  if (gate.kind === 'failed') {
+    gateFailed(ctx, node, gate);
     return;
   }
   ctx.budget.takeDown();
@@ -407,6 +422,10 @@ function drainStep(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: 'Co
     started = now;
   }
   if (drainLeft(drain) === 0) {
+    // UpgradeGate after-Jobs run once the node is drained and replaced, before it is removed.
+    const gate = replaceGates(ctx, e, node, 'after');
+    if (gate.kind === 'failed') gateFailed(ctx, node, gate);
+    if (gate.kind !== 'passed') return;
     b.removeInstance(spec, e.group.group.groupId, e.instance.id, node.name, `${node.name} is drained and replaced`);
     return;
   }

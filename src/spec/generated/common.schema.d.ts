@@ -194,6 +194,10 @@ export interface RolloutSpec {
    */
   stopOnFailure?: boolean;
   /**
+   * What becomes of a failed node drydock cordoned (its Job failed after its retries, its reboot did not come back, an UpgradeGate Job failed): uncordon (default: it takes workloads again) or keepCordoned (it stays out of service until a person looks; it no longer counts against the budget). A drain that timed out follows drain.onTimeout instead.
+   */
+  onFailure?: "uncordon" | "keepCordoned";
+  /**
    * replace: a new instance that has not joined the cluster within this is removed and counted as a failure.
    */
   joinTimeout?: Duration;

@@ -151,6 +151,7 @@ export function mergeRollout(
     canary = { nodes: raw.canary.nodes, soakSeconds: soak ?? base.canary?.soakSeconds ?? 0 };
   }
   const window = raw.window ?? base.window;
+  const keepCordoned = (raw.onFailure ?? base.onFailure) === 'keepCordoned';
   checkCanProgress(ctx, path, raw, maxSurge ?? base.maxSurge, maxUnavailable ?? base.maxUnavailable);
   return {
     maxSurge: maxSurge ?? base.maxSurge,
@@ -164,5 +165,6 @@ export function mergeRollout(
     approval: { required: raw.approval?.required ?? base.approval.required },
     ...(canary !== undefined ? { canary } : {}),
     ...(window !== undefined ? { window } : {}),
+    ...(keepCordoned ? { onFailure: 'keepCordoned' as const } : {}),
   };
 }

@@ -323,6 +323,7 @@ export class World {
         return true;
       }
       case 'createNodeJob':
+      case 'createGateJob':
       case 'createRebootPod':
       case 'deleteJob':
       case 'deleteRebootPod':

@@ -1,0 +1,39 @@
+/**
+ * UpgradeGates on the NodeOp machinery (NodeOp, NodeOpUpgrade, NodeImage inPlace): before-Jobs
+ * run while the node is Pending, before its cordon; after-Jobs run in Verifying, once the node
+ * is done and uncordoned, before its lock is released. src/plan/gates.ts walks the Jobs.
+ */
+import type { ObservedNode } from '../../observe/types.js';
+import { cleanUpGateJobs, hasGates, runGates, type GateInput, type GateResult, type GateStep } from '../gates.js';
+import { nodePhase } from '../protocol.js';
+import type { NodeOpContext } from './context.js';
+
+function gateInput(ctx: NodeOpContext, node: ObservedNode): GateInput {
+  return {
+    desired: ctx.desired,
+    view: ctx.view,
+    b: ctx.b,
+    spec: ctx.spec,
+    operation: ctx.operation,
+    defaultNamespace: ctx.settings.jobNamespace,
+    node,
+  };
+}
+
+export function nodeGates(ctx: NodeOpContext, node: ObservedNode, step: GateStep): GateResult {
+  return runGates(gateInput(ctx, node), step);
+}
+
+export function hasAfterGates(ctx: NodeOpContext, node: ObservedNode): boolean {
+  return hasGates(gateInput(ctx, node), 'after');
+}
+
+/** The phase that reads each step's Jobs: Pending the before-Jobs, Verifying the after-Jobs. */
+function consults(node: ObservedNode): GateStep | undefined {
+  const phase = nodePhase(node);
+  return phase === 'Pending' ? 'before' : phase === 'Verifying' ? 'after' : undefined;
+}
+
+export function cleanUpNodeGateJobs(ctx: NodeOpContext): void {
+  cleanUpGateJobs(ctx, consults);
+}
