@@ -81,7 +81,14 @@ export function gateJobs(input: Omit<GateInput, 'b' | 'view'>, step: GateStep): 
         template,
         node: input.node.name,
       });
-      out.push({ gate: gate.name, step, index, template, namespace: template.namespace ?? input.defaultNamespace, name });
+      out.push({
+        gate: gate.name,
+        step,
+        index,
+        template,
+        namespace: template.namespace ?? input.defaultNamespace,
+        name,
+      });
     });
   }
   return out;

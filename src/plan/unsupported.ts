@@ -45,14 +45,17 @@ export function notActedOn(desired: DesiredState): NotActedOn[] {
       hint,
     });
   };
+  // UpgradeGates act on replace, inPlace, NodeOp and NodeOpUpgrade (src/plan/gates.ts); a
+  // NodeMaintenance is a person's order, which no gate holds back in this build.
   for (const gate of desired.upgradeGates) {
-    const one = gate.appliesTo.targets.length === 1 && gate.appliesTo.targets[0]?.name !== undefined;
-    const targets = gate.appliesTo.targets.length > 0 ? targetsOf(gate.appliesTo.targets) : 'the operations it selects';
+    const forMaintenance = gate.appliesTo.targets.filter((t) => t.kind === 'NodeMaintenance');
+    if (forMaintenance.length === 0) continue;
+    const others = gate.appliesTo.targets.filter((t) => t.kind !== 'NodeMaintenance');
     add(
       gate,
-      'UpgradeGate',
-      `its before and after Jobs do not run, and ${targets} ${one ? 'rolls' : 'roll'} out without them`,
-      `do not rely on it to hold a node back; ${KEEP}`,
+      'UpgradeGate for NodeMaintenance',
+      `its before and after Jobs do not run for ${targetsOf(forMaintenance)}${others.length > 0 ? ` (they do for ${targetsOf(others)})` : ''}`,
+      `do not rely on it to hold a maintenance back; ${KEEP}`,
     );
   }
   const key = (n: NotActedOn): string => `${n.kind}/${n.name}`;
