@@ -1,0 +1,149 @@
+/**
+ * UpgradeGates on a replace rollout as tables: the before-Jobs run once the replacement is
+ * healthy and must succeed before the old node is cordoned and drained; the after-Jobs run
+ * once it is drained, before its instance is removed; both name the old node and its
+ * replacement. A failed gate Job fails the node with the Job's name, and stopOnFailure halts.
+ */
+import { strict as assert } from 'node:assert';
+import { gateJobName } from '../../src/execute/jobs/index.js';
+import type { ObservedJob } from '../../src/observe/types.js';
+import { plan, type Action, type Plan } from '../../src/plan/index.js';
+import { ANNOTATIONS } from '../../src/protocol/keys.js';
+import type { JobTemplate, RolloutPolicy, UpgradeGate } from '../../src/spec/model.js';
+import {
+  at,
+  cloudGroup,
+  desired,
+  instance,
+  iso,
+  node,
+  nodeImage,
+  observed,
+  providerID,
+  scalingGroup,
+  workers,
+} from './fixtures.js';
+import { LOCK, V1, V2 } from './helpers.js';
+
+const NS = 'kube-system';
+const OPERATION = { kind: 'NodeImage', name: 'workers', revision: `workers-${V2}` } as const;
+
+const template: JobTemplate = {
+  spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+};
+const gate: UpgradeGate = {
+  kind: 'UpgradeGate',
+  name: 'storage',
+  apiVersion: 'drydock.dev/v1alpha1',
+  source: { file: 'policies/storage.yaml', line: 1, column: 1 },
+  revision: 'g1',
+  appliesTo: { targets: [{ kind: 'NodeImage', name: 'workers' }] },
+  before: [template],
+  after: [template],
+};
+const jobName = (step: 'before' | 'after'): string =>
+  gateJobName({ operation: OPERATION, gate: 'storage', step, index: 0, template, node: 'worker-0' });
+
+const job = (step: 'before' | 'after', state: 'running' | 'succeeded' | 'failed'): ObservedJob => ({
+  namespace: NS,
+  name: jobName(step),
+  labels: {},
+  succeeded: state === 'succeeded',
+  failed: state === 'failed',
+  attempts: 1,
+  ...(state === 'failed' ? { failureReason: 'BackoffLimitExceeded', message: 'vol-7 degraded' } : {}),
+});
+
+/** worker-0 started, its replacement worker-9 (i-9) joined, healthy and marked Done. */
+function world(phase: string, jobs: ObservedJob[], o: { cordoned?: boolean } = {}) {
+  const w = workers(3, V1, (i) =>
+    i === 0
+      ? {
+          annotations: {
+            [ANNOTATIONS.operation]: LOCK,
+            [ANNOTATIONS.phase]: phase,
+            [ANNOTATIONS.phaseSince]: iso(100),
+            [ANNOTATIONS.replacedBy]: 'i-9',
+            ...(o.cordoned ? { [ANNOTATIONS.cordoned]: 'true' } : {}),
+          },
+          unschedulable: o.cordoned ?? false,
+        }
+      : {},
+  );
+  const rn = node('worker-9', providerID('workers', 'i-9'), {
+    readySince: 0,
+    annotations: { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done' },
+  });
+  return observed({
+    nodes: [...w.nodes, rn],
+    jobs,
+    cloudGroups: [cloudGroup('workers', V2, [...w.instances, instance('workers', 'i-9', V2, 5)], 4)],
+  });
+}
+
+function run(
+  phase: string,
+  jobs: ObservedJob[],
+  o: { cordoned?: boolean; rollout?: Partial<RolloutPolicy> } = {},
+): Plan {
+  const d = desired({
+    scalingGroups: [scalingGroup('workers', 'workers')],
+    nodeImages: [nodeImage('workers', V2, o.rollout ?? {})],
+    upgradeGates: [gate],
+  });
+  return plan(d, world(phase, jobs, o), at(300), { jobNamespace: NS });
+}
+
+const kinds = (p: Plan): string[] => p.actions.map((a) => `${a.kind} ${'node' in a ? (a.node ?? '') : ''}`.trim());
+const created = (p: Plan) =>
+  p.actions.filter((a): a is Extract<Action, { kind: 'createGateJob' }> => a.kind === 'createGateJob');
+const annotated = (p: Plan, key: string) =>
+  p.actions.flatMap((a) => (a.kind === 'annotateNode' && a.node === 'worker-0' ? [a.annotations[key]] : []));
+
+describe('plan: UpgradeGates on a replace rollout', () => {
+  it('before: the gate Job runs once the replacement is healthy, with both names; no cordon until it succeeded', () => {
+    const first = run('Pending', []);
+    assert.deepEqual(kinds(first), ['createGateJob worker-0']);
+    const a = created(first)[0];
+    assert.deepEqual([a?.step, a?.replacement, a?.defaultNamespace], ['before', 'worker-9', NS]);
+    assert.deepEqual(a?.operation, OPERATION);
+    assert.deepEqual(kinds(run('Pending', [job('before', 'running')])), []);
+    const passed = run('Pending', [job('before', 'succeeded')]);
+    assert.deepEqual(kinds(passed), ['annotateNode worker-0', 'cordon worker-0']);
+    assert.deepEqual(annotated(passed, ANNOTATIONS.phase), ['Cordoned']);
+  });
+
+  it('a failed before-Job fails the node with the Job named; it is never cordoned and stopOnFailure halts', () => {
+    const p = run('Pending', [job('before', 'failed')], { rollout: { stopOnFailure: true } });
+    assert.deepEqual(kinds(p), ['annotateNode worker-0']);
+    assert.deepEqual(annotated(p, ANNOTATIONS.phase), ['Failed']);
+    assert.deepEqual(annotated(p, ANNOTATIONS.job), [`${NS}/${jobName('before')}`]);
+    assert.match(
+      String(annotated(p, ANNOTATIONS.reason)[0]),
+      /before-Job .* failed after 1 attempt\(s\) \(BackoffLimitExceeded\): vol-7 degraded/,
+    );
+    const status = p.specs.find((s) => s.spec.kind === 'NodeImage');
+    assert.equal(status?.phase, 'Halted');
+    assert.match(status?.lastError ?? '', new RegExp(jobName('before')));
+  });
+
+  it('after: once drained the after-Job runs, and only its success removes the old instance', () => {
+    const drained = run('Draining', [], { cordoned: true });
+    assert.deepEqual(kinds(drained), ['createGateJob worker-0']);
+    assert.deepEqual([created(drained)[0]?.step, created(drained)[0]?.replacement], ['after', 'worker-9']);
+    assert.deepEqual(kinds(run('Draining', [job('after', 'running')], { cordoned: true })), []);
+    assert.deepEqual(kinds(run('Draining', [job('after', 'succeeded')], { cordoned: true })), [
+      'removeInstance worker-0',
+      'deleteNode worker-0',
+    ]);
+  });
+
+  it('a failed after-Job fails the node: uncordoned, or kept cordoned with onFailure keepCordoned', () => {
+    const p = run('Draining', [job('after', 'failed')], { cordoned: true });
+    assert.deepEqual(kinds(p), ['uncordon worker-0', 'annotateNode worker-0']);
+    assert.deepEqual(annotated(p, ANNOTATIONS.phase), ['Failed']);
+    const keep = run('Draining', [job('after', 'failed')], { cordoned: true, rollout: { onFailure: 'keepCordoned' } });
+    assert.deepEqual(kinds(keep), ['annotateNode worker-0']);
+    assert.deepEqual(annotated(keep, ANNOTATIONS.job), [`${NS}/${jobName('after')}`]);
+  });
+});
