@@ -1,0 +1,270 @@
+/**
+ * End to end, driven only by Git commits: UpgradeGates on NodeOps, on the real control plane,
+ * the gate Jobs' pods played by the sim hosts, drydock running as deploy/'s ServiceAccount.
+ * What happened is read from the API server (watches on Jobs and Nodes, with the time each
+ * change arrived), never from drydock's logs.
+ */
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { CoreV1Api, Watch, type KubeConfig, type V1Job, type V1Node } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { parseSimConfigText, runSimCloud, type RunningSimCloud } from '../../src/cloud/index.js';
+import { eventually, useControlPlane } from '../support/control-plane.js';
+import {
+  applyDeployRbac,
+  drydockArgs,
+  serviceAccountKubeconfig,
+  startDrydockChild,
+  startFleetRepo,
+  tempDir,
+  type DrydockChild,
+  type FleetRepo,
+} from './world.js';
+
+const NS = 'drydock-system';
+const HELD = 'workers-i-0001';
+const PASSED = 'workers-i-0002';
+
+function doc(kind: string, name: string, spec: Record<string, unknown>): string {
+  return stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
+}
+
+const repoConfig = stringify({
+  apiVersion: 'drydock.dev/v1alpha1',
+  kind: 'RepoConfig',
+  cluster: 'e2e',
+  budget: { maxUnavailable: 2 },
+  paths: ['ops'],
+  statusBranch: 'drydock/status',
+});
+
+const onNode = (node: string, o: Record<string, unknown> = {}): string =>
+  doc('NodeOp', `op-${node.slice(-4)}`, {
+    nodeSelector: { matchLabels: { 'kubernetes.io/hostname': node } },
+    image: 'busybox:1.36',
+    command: ['sh', '-c', 'echo patched'],
+    cordon: true,
+    rebootOnSuccess: false,
+    backoffLimit: 0,
+    concurrency: 1,
+    stopOnFailure: true,
+    ...o,
+  });
+
+/** A gate Job whose pod the sim host ends after a second with `exitCode`. */
+const gateJob = (name: string, exitCode: number) => ({
+  name,
+  spec: {
+    backoffLimit: 0,
+    template: {
+      metadata: { annotations: { 'sim.drydock.dev/run-seconds': '1', 'sim.drydock.dev/exit-code': String(exitCode) } },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [{ name: 'check', image: 'busybox:1.36', command: ['sh', '-c', 'echo $NODE_NAME'] }],
+      },
+    },
+  },
+});
+
+const gateDoc = (name: string, nodeOp: string, before: unknown[], after: unknown[]): string =>
+  doc('UpgradeGate', name, { appliesTo: { targets: [{ kind: 'NodeOp', name: nodeOp }] }, before, after });
+
+interface Seen<T> {
+  readonly at: number;
+  readonly type: string;
+  readonly obj: T;
+}
+
+/** Every change of drydock's Jobs and of the workers, with the time it arrived. */
+class Recorder {
+  readonly jobs: Seen<V1Job>[] = [];
+  readonly nodes: Seen<V1Node>[] = [];
+  private readonly stops: (() => void)[] = [];
+  async start(kc: KubeConfig): Promise<void> {
+    const w = new Watch(kc);
+    const jobs = await w.watch(
+      `/apis/batch/v1/namespaces/${NS}/jobs`,
+      { labelSelector: 'app.kubernetes.io/managed-by=drydock' },
+      (type: string, obj: V1Job) => this.jobs.push({ at: Date.now(), type, obj }),
+      () => undefined,
+    );
+    const nodes = await w.watch(
+      '/api/v1/nodes',
+      { labelSelector: 'sim.drydock.dev/group=workers' },
+      (type: string, obj: V1Node) => this.nodes.push({ at: Date.now(), type, obj }),
+      () => undefined,
+    );
+    this.stops.push(
+      () => jobs.abort(),
+      () => nodes.abort(),
+    );
+  }
+  /** Distinct Jobs (by uid) for `node` and step, with when each was first seen and first seen finished. */
+  jobsFor(node: string, step: string): { uid: string; name: string; created: number; finished?: number }[] {
+    const out = new Map<string, { uid: string; name: string; created: number; finished?: number }>();
+    for (const s of this.jobs) {
+      const labels = s.obj.metadata?.labels ?? {};
+      if (labels['drydock.dev/node'] !== node || labels['drydock.dev/step'] !== step) continue;
+      const uid = s.obj.metadata?.uid ?? '';
+      const row = out.get(uid) ?? { uid, name: s.obj.metadata?.name ?? '', created: s.at };
+      const done = (s.obj.status?.succeeded ?? 0) + (s.obj.status?.failed ?? 0) > 0;
+      if (done && row.finished === undefined) row.finished = s.at;
+      out.set(uid, row);
+    }
+    return [...out.values()];
+  }
+  /** The times `node` turned unschedulable and schedulable again. */
+  cordons(node: string): { on: number[]; off: number[] } {
+    const on: number[] = [];
+    const off: number[] = [];
+    let last = false;
+    for (const s of this.nodes) {
+      if (s.obj.metadata?.name !== node) continue;
+      const now = s.obj.spec?.unschedulable === true;
+      if (now && !last) on.push(s.at);
+      if (!now && last) off.push(s.at);
+      last = now;
+    }
+    return { on, off };
+  }
+  stop(): void {
+    for (const s of this.stops) s();
+  }
+}
+
+describe('e2e: UpgradeGates on the real control plane', function () {
+  this.timeout(180_000);
+  const cp = useControlPlane({ jobPods: 'host' });
+  let sim: RunningSimCloud;
+  let repo: FleetRepo;
+  let drydock: DrydockChild | undefined;
+  const recorder = new Recorder();
+  const dirs: string[] = [];
+
+  before(async function () {
+    this.timeout(120_000);
+    const kc = cp().adminKubeConfig();
+    const stateDir = tempDir('drydock-e2e-gates-sim-');
+    const cacheDir = tempDir('drydock-e2e-gates-cache-');
+    dirs.push(stateDir, cacheDir);
+    const config = parseSimConfigText(
+      stringify({
+        bootDelaySeconds: 0,
+        groups: [{ id: 'workers', role: 'worker', size: 3, image: 'os-v1' }],
+        host: { rebootSeconds: 2, jobRunSeconds: 1 },
+      }),
+    );
+    sim = await runSimCloud({ config, stateDir, kubeconfigPath: cp().kubeconfigPath, host: '127.0.0.1', port: 0 });
+    const core = kc.makeApiClient(CoreV1Api);
+    await eventually(
+      '3 Ready workers',
+      async () =>
+        (await core.listNode({ labelSelector: 'sim.drydock.dev/group=workers' })).items.filter(
+          (n) => n.status?.nodeInfo?.bootID,
+        ).length === 3,
+      { timeoutMs: 60_000 },
+    );
+    await applyDeployRbac(kc);
+    await recorder.start(kc);
+    repo = await startFleetRepo({ 'drydock.yaml': repoConfig, 'ops/.keep': '' });
+    drydock = startDrydockChild(drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, NS));
+    const url = await drydock.url;
+    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    recorder.stop();
+    if (drydock) {
+      drydock.kill('SIGTERM');
+      await drydock.exited;
+    }
+    await sim?.stop();
+    await repo?.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("a failing before-Job holds its node: never cordoned, no operation Job, Failed with the gate Job's name", async () => {
+    const kc = cp().adminKubeConfig();
+    await repo.push(
+      {
+        'ops/held.yaml': onNode(HELD),
+        'ops/hold.yaml': gateDoc('hold', `op-${HELD.slice(-4)}`, [gateJob('precheck', 1)], []),
+      },
+      'ops: a NodeOp whose gate fails',
+    );
+    const core = kc.makeApiClient(CoreV1Api);
+    const failed = await eventually(
+      `${HELD} Failed and the status names the gate Job`,
+      async () => {
+        const n = await core.readNode({ name: HELD });
+        const status = (await repo.statusFile(`status/NodeOp/op-${HELD.slice(-4)}.yaml`)) ?? '';
+        const job = n.metadata?.annotations?.['drydock.dev/job'];
+        return n.metadata?.annotations?.['drydock.dev/phase'] === 'Failed' &&
+          job !== undefined &&
+          status.includes(job) &&
+          /phase: Halted/.test(status)
+          ? { n, job, status }
+          : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    assert.match(failed.job, /^drydock-system\/precheck-before0-workers-i-0001-/);
+    assert.match(failed.n.metadata?.annotations?.['drydock.dev/reason'] ?? '', /UpgradeGate hold before-Job .* failed/);
+    assert.equal(failed.n.spec?.unschedulable ?? false, false);
+    assert.deepEqual(recorder.cordons(HELD).on, [], 'never cordoned');
+    assert.equal(recorder.jobsFor(HELD, 'operation').length, 0, 'the operation Job never ran');
+    assert.equal(recorder.jobsFor(HELD, 'before').length, 1, 'one gate Job');
+  });
+
+  it('a passing gate: its before-Job finished before the cordon, its after-Job started once the node was done', async () => {
+    const kc = cp().adminKubeConfig();
+    const op = `op-${PASSED.slice(-4)}`;
+    await repo.push(
+      {
+        'ops/passed.yaml': onNode(PASSED),
+        'ops/order.yaml': gateDoc('order', op, [gateJob('check', 0)], [gateJob('rebalance', 0)]),
+      },
+      'ops: a NodeOp whose gate passes',
+    );
+    const core = kc.makeApiClient(CoreV1Api);
+    await eventually(
+      `${PASSED} done and its lock released`,
+      async () => {
+        const a = (await core.readNode({ name: PASSED })).metadata?.annotations ?? {};
+        return a[`nodeop.drydock.dev/${op}`] !== undefined && a['drydock.dev/operation'] === undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    const [before] = recorder.jobsFor(PASSED, 'before');
+    const [operation] = recorder.jobsFor(PASSED, 'operation');
+    const [after] = recorder.jobsFor(PASSED, 'after');
+    const { on, off } = recorder.cordons(PASSED);
+    assert.equal(recorder.jobsFor(PASSED, 'before').length, 1, 'one before-Job');
+    assert.equal(recorder.jobsFor(PASSED, 'after').length, 1, 'one after-Job');
+    assert.equal(on.length, 1, 'cordoned once');
+    assert.equal(off.length, 1, 'uncordoned once');
+    assert.ok(
+      before?.finished !== undefined && before.finished <= (on[0] ?? 0),
+      'before-Job finished before the cordon',
+    );
+    assert.ok(
+      operation !== undefined && (on[0] ?? Infinity) <= operation.created,
+      'the operation ran after the cordon',
+    );
+    assert.ok(
+      after !== undefined && operation?.finished !== undefined && operation.finished <= after.created,
+      'after-Job created once the operation finished',
+    );
+    assert.ok((off[0] ?? Infinity) <= (after?.created ?? 0), 'after-Job created once the node was uncordoned');
+    // Nothing reads the gate Jobs any more: they are deleted.
+    await eventually(
+      'gate Jobs cleaned up',
+      async () =>
+        recorder.jobs.filter(
+          (s) => s.type === 'DELETED' && [before?.uid, after?.uid].includes(s.obj.metadata?.uid ?? ''),
+        ).length === 2,
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+  });
+});
