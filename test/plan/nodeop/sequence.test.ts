@@ -9,7 +9,7 @@ import { SeededRandom } from '../../../src/cloud/sim/random.js';
 import { plan } from '../../../src/plan/index.js';
 import type { SpecStatus } from '../../../src/plan/types.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
-import type { NodeOp } from '../../../src/spec/model.js';
+import type { NodeOp, UpgradeGate } from '../../../src/spec/model.js';
 import { config, desired } from '../fixtures.js';
 import { nodeOp } from './fixtures.js';
 import { NS, NodeOpWorld } from './world.js';
@@ -19,6 +19,7 @@ interface Scenario {
   readonly op: NodeOp;
   readonly budget: number;
   readonly failing?: string;
+  readonly gates?: readonly UpgradeGate[];
 }
 
 function inFlight(w: NodeOpWorld, op: NodeOp): number {
@@ -60,7 +61,7 @@ function run(s: Scenario): { world: NodeOpWorld; status: SpecStatus } {
   w.addNode('cp-0', { controlPlane: true });
   w.addNode('cp-1', { controlPlane: true });
   for (let i = 0; i < 6; i++) w.addNode(`worker-${i}`, { failsJobs: s.failing === `worker-${i}` });
-  const d = desired({ config: config(s.budget), nodeOps: [s.op] });
+  const d = desired({ config: config(s.budget), nodeOps: [s.op], upgradeGates: s.gates ?? [] });
   let status: SpecStatus | undefined;
   for (let round = 0; round < 2000; round++) {
     const p = plan(d, w.observe(), new Date(w.now), { jobNamespace: NS, rebootTimeoutSeconds: 900 });
@@ -121,6 +122,31 @@ describe('NodeOp sequences (seeded, with crashes between actions)', () => {
       assert.equal(row?.job, 'drydock-system/nodeop-patch-worker-2-r1');
       assert.equal(world.reboots.get('worker-2'), undefined, 'a failed Job is never followed by a reboot');
       for (const n of world.nodes.values()) assert.equal(n.unschedulable, false, `${n.name} not left cordoned`);
+    });
+  }
+
+  const template = { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } } };
+  const gate: UpgradeGate = {
+    kind: 'UpgradeGate',
+    name: 'storage',
+    apiVersion: 'drydock.dev/v1alpha1',
+    source: { file: 'policies/storage.yaml', line: 1, column: 1 },
+    revision: 'g1',
+    appliesTo: { targets: [{ kind: 'NodeOp', name: 'patch' }] },
+    before: [template, template],
+    after: [template],
+  };
+  for (const seed of [21, 22, 23, 24]) {
+    it(`seed ${seed}: with an UpgradeGate, each gate Job runs once per node, before-Jobs before the cordon, after-Jobs once uncordoned`, () => {
+      const op = nodeOp('patch', { concurrency: 2, rebootOnSuccess: true, cordon: true });
+      const { world, status } = run({ seed, op, budget: 2, gates: [gate] });
+      assert.deepEqual(world.violations, []);
+      assert.equal(status.phase, 'Complete');
+      const gateCreates = [...world.jobCreates].filter(([name]) => name.startsWith('storage-'));
+      assert.equal(gateCreates.length, 8 * 3, 'two before-Jobs and one after-Job on each of 8 nodes');
+      assert.ok(gateCreates.every(([, n]) => n === 1));
+      for (const n of world.nodes.values()) assert.equal(world.reboots.get(n.name), 1, `${n.name} rebooted once`);
+      assert.equal(world.jobs.size, 0, 'gate Jobs are cleaned up too');
     });
   }
 });

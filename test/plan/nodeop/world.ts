@@ -6,7 +6,7 @@
  * would: Jobs created per name, reboots per node, Job successes per node.
  */
 import type { SeededRandom } from '../../../src/cloud/sim/random.js';
-import { jobLabels, nodeJobName, rebootPodName } from '../../../src/execute/jobs/index.js';
+import { gateJobName, JOB_LABELS, jobLabels, nodeJobName, rebootPodName } from '../../../src/execute/jobs/index.js';
 import type { ObservedJob, ObservedNode, ObservedPod, ObservedState } from '../../../src/observe/types.js';
 import type { Action } from '../../../src/plan/types.js';
 import { ANNOTATIONS } from '../../../src/protocol/keys.js';
@@ -125,6 +125,9 @@ export class NodeOpWorld {
       }
       case 'cordon': {
         const n = this.node(a.node);
+        for (const j of this.jobs.values())
+          if (j.node === a.node && j.labels[JOB_LABELS.step] === 'before' && (j.endsAt > this.now || j.fails))
+            this.violations.push(`t=${this.now}: ${a.node} cordoned before its gate Job ${j.name} succeeded`);
         if (!n.unschedulable)
           Object.assign(
             n,
@@ -142,6 +145,8 @@ export class NodeOpWorld {
       }
       case 'createNodeJob':
         return this.createJob(a);
+      case 'createGateJob':
+        return this.createGateJob(a);
       case 'createRebootPod':
         return this.createRebootPod(a);
       case 'deleteJob': {
@@ -183,6 +188,25 @@ export class NodeOpWorld {
     this.jobs.set(name, job);
     this.at(job.endsAt - this.now, () => {
       if (!job.fails) this.successes.set(job.node, (this.successes.get(job.node) ?? 0) + 1);
+    });
+  }
+
+  /** A gate Job: created once per name (gate, step, node, revision), never for a cordoned node's after-step. */
+  private createGateJob(a: Extract<Action, { kind: 'createGateJob' }>): void {
+    const name = gateJobName({ ...a, node: a.node });
+    if (this.jobs.has(name)) return;
+    const creates = (this.jobCreates.get(name) ?? 0) + 1;
+    this.jobCreates.set(name, creates);
+    if (creates > 1) this.violations.push(`t=${this.now}: gate Job ${name} created a second time`);
+    if (a.step === 'after' && this.node(a.node).unschedulable)
+      this.violations.push(`t=${this.now}: after-Job ${name} started while ${a.node} is cordoned`);
+    this.jobs.set(name, {
+      name,
+      node: a.node,
+      labels: jobLabels(a.operation, a.node, a.step),
+      endsAt: this.now + this.random.int(2, 30) * 1000,
+      fails: false,
+      attempts: 1,
     });
   }
 
