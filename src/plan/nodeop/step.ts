@@ -211,7 +211,13 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
   if (job.failed) {
     const why = job.failureReason !== undefined ? ` (${job.failureReason})` : '';
     const message = job.message !== undefined ? `: ${job.message}` : '';
-    failNode(ctx, node, `Job ${jobRef} failed after ${job.attempts} attempt(s)${why}${message}`, jobRef, messageOf(job));
+    failNode(
+      ctx,
+      node,
+      `Job ${jobRef} failed after ${job.attempts} attempt(s)${why}${message}`,
+      jobRef,
+      messageOf(job),
+    );
     return;
   }
   if (!job.succeeded) {

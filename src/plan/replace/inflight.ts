@@ -351,7 +351,13 @@ function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: str
   const keep = ctx.image.rollout.onFailure === 'keepCordoned';
   if (!keep && node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
     ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${gate.reason}` });
-  fail(ctx, node, gate.reason, { [ANNOTATIONS.job]: gate.job, ...(keep ? {} : { [ANNOTATIONS.cordoned]: null }) }, true);
+  fail(
+    ctx,
+    node,
+    gate.reason,
+    { [ANNOTATIONS.job]: gate.job, ...(keep ? {} : { [ANNOTATIONS.cordoned]: null }) },
+    true,
+  );
 }
 
 function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
