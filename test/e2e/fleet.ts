@@ -26,9 +26,22 @@ export function rolloutYaml(overrides: Record<string, unknown> = {}): Record<str
   };
 }
 
-function doc(kind: string, name: string, spec: Record<string, unknown>): string {
+/** One drydock.dev/v1alpha1 spec as YAML. */
+export function specDoc(kind: string, name: string, spec: Record<string, unknown>): string {
   return stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
 }
+
+const doc = specDoc;
+
+/** drydock.yaml of a fleet whose specs live under ops/ (the node-operation suites). */
+export const OPS_REPO_CONFIG = stringify({
+  apiVersion: 'drydock.dev/v1alpha1',
+  kind: 'RepoConfig',
+  cluster: 'e2e',
+  budget: { maxUnavailable: 2 },
+  paths: ['ops'],
+  statusBranch: 'drydock/status',
+});
 
 /** The fleet repository's files, for a worker and a control-plane image. */
 export function fleetFiles(opts: {

@@ -13,7 +13,9 @@ import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
   applyDeployRbac,
   drydockArgs,
+  OPS_REPO_CONFIG,
   serviceAccountKubeconfig,
+  specDoc,
   startDrydockChild,
   startFleetRepo,
   tempDir,
@@ -25,18 +27,7 @@ const NS = 'drydock-system';
 const HELD = 'workers-i-0001';
 const PASSED = 'workers-i-0002';
 
-function doc(kind: string, name: string, spec: Record<string, unknown>): string {
-  return stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
-}
-
-const repoConfig = stringify({
-  apiVersion: 'drydock.dev/v1alpha1',
-  kind: 'RepoConfig',
-  cluster: 'e2e',
-  budget: { maxUnavailable: 2 },
-  paths: ['ops'],
-  statusBranch: 'drydock/status',
-});
+const doc = specDoc;
 
 const onNode = (node: string, o: Record<string, unknown> = {}): string =>
   doc('NodeOp', `op-${node.slice(-4)}`, {
@@ -166,7 +157,7 @@ describe('e2e: UpgradeGates on the real control plane', function () {
     );
     await applyDeployRbac(kc);
     await recorder.start(kc);
-    repo = await startFleetRepo({ 'drydock.yaml': repoConfig, 'ops/.keep': '' });
+    repo = await startFleetRepo({ 'drydock.yaml': OPS_REPO_CONFIG, 'ops/.keep': '' });
     drydock = startDrydockChild(drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, NS));
     const url = await drydock.url;
     await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });

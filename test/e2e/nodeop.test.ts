@@ -12,7 +12,9 @@ import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
   applyDeployRbac,
   drydockArgs,
+  OPS_REPO_CONFIG,
   serviceAccountKubeconfig,
+  specDoc,
   startDrydockChild,
   startFleetRepo,
   tempDir,
@@ -23,18 +25,7 @@ import {
 const NS = 'drydock-system';
 const FAILING = 'workers-i-0003';
 
-function doc(kind: string, name: string, spec: Record<string, unknown>): string {
-  return stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
-}
-
-const repoConfig = stringify({
-  apiVersion: 'drydock.dev/v1alpha1',
-  kind: 'RepoConfig',
-  cluster: 'e2e',
-  budget: { maxUnavailable: 2 },
-  paths: ['ops'],
-  statusBranch: 'drydock/status',
-});
+const doc = specDoc;
 
 function nodeOpDoc(name: string, selector: Record<string, string>, o: Record<string, unknown> = {}): string {
   return doc('NodeOp', name, {
@@ -140,7 +131,7 @@ describe('e2e: NodeOp on the real control plane', function () {
     boots = await hostNodes(kc);
     await applyDeployRbac(kc);
     await census.start(kc);
-    repo = await startFleetRepo({ 'drydock.yaml': repoConfig, 'ops/.keep': '' });
+    repo = await startFleetRepo({ 'drydock.yaml': OPS_REPO_CONFIG, 'ops/.keep': '' });
     args = drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, NS);
     drydock = startDrydockChild(args);
     const url = await drydock.url;
