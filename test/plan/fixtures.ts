@@ -14,6 +14,7 @@ import type {
   Approval,
   AutoscalingStrategy,
   DesiredState,
+  JobTemplate,
   MaintenanceWindow,
   NodeImage,
   NodeMaintenance,
@@ -22,6 +23,7 @@ import type {
   RolloutPolicy,
   ScalingGroup,
   SourcePosition,
+  UpgradeGate,
 } from '../../src/spec/model.js';
 
 export const T0 = Date.parse('2026-03-02T10:00:00.000Z');
@@ -296,4 +298,28 @@ export function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
   }
   return value;
+}
+
+/** A Job template for gates: the smallest batch/v1 JobSpec, `command` telling them apart. */
+export function jobTemplate(command = 'true'): JobTemplate {
+  return {
+    spec: {
+      template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: [command] }] } },
+    },
+  };
+}
+
+/** An UpgradeGate named `storage` for `targets`, one before- and one after-Job unless told otherwise. */
+export function upgradeGate(targets: UpgradeGate['appliesTo']['targets'], o: Partial<UpgradeGate> = {}): UpgradeGate {
+  return {
+    kind: 'UpgradeGate',
+    name: 'storage',
+    apiVersion: 'drydock.dev/v1alpha1',
+    source: { file: 'policies/storage.yaml', line: 1, column: 1 },
+    revision: 'g1',
+    appliesTo: { targets },
+    before: [jobTemplate()],
+    after: [jobTemplate()],
+    ...o,
+  };
 }

@@ -9,18 +9,20 @@ import { gateJobName } from '../../src/execute/jobs/index.js';
 import type { ObservedJob } from '../../src/observe/types.js';
 import { plan, type Action, type Plan } from '../../src/plan/index.js';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
-import type { JobTemplate, RolloutPolicy, UpgradeGate } from '../../src/spec/model.js';
+import type { RolloutPolicy } from '../../src/spec/model.js';
 import {
   at,
   cloudGroup,
   desired,
   instance,
   iso,
+  jobTemplate,
   node,
   nodeImage,
   observed,
   providerID,
   scalingGroup,
+  upgradeGate,
   workers,
 } from './fixtures.js';
 import { LOCK, V1, V2 } from './helpers.js';
@@ -28,19 +30,8 @@ import { LOCK, V1, V2 } from './helpers.js';
 const NS = 'kube-system';
 const OPERATION = { kind: 'NodeImage', name: 'workers', revision: `workers-${V2}` } as const;
 
-const template: JobTemplate = {
-  spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
-};
-const gate: UpgradeGate = {
-  kind: 'UpgradeGate',
-  name: 'storage',
-  apiVersion: 'drydock.dev/v1alpha1',
-  source: { file: 'policies/storage.yaml', line: 1, column: 1 },
-  revision: 'g1',
-  appliesTo: { targets: [{ kind: 'NodeImage', name: 'workers' }] },
-  before: [template],
-  after: [template],
-};
+const template = jobTemplate();
+const gate = upgradeGate([{ kind: 'NodeImage', name: 'workers' }]);
 const jobName = (step: 'before' | 'after'): string =>
   gateJobName({ operation: OPERATION, gate: 'storage', step, index: 0, template, node: 'worker-0' });
 

@@ -8,8 +8,8 @@ import { plan } from '../../../src/plan/index.js';
 import type { Action, Plan } from '../../../src/plan/types.js';
 import type { ObservedJob, ObservedNode } from '../../../src/observe/types.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
-import type { JobTemplate, NodeImage, NodeOp, UpgradeGate } from '../../../src/spec/model.js';
-import { at, config, desired, iso, node, nodeImage, observed } from '../fixtures.js';
+import type { NodeImage, NodeOp, UpgradeGate } from '../../../src/spec/model.js';
+import { at, config, desired, iso, jobTemplate, node, nodeImage, observed, upgradeGate } from '../fixtures.js';
 import { nodeOp } from './fixtures.js';
 
 const NS = 'drydock-system';
@@ -20,25 +20,13 @@ const CHECK = 'storage-before0-worker-0-r1-nodeop-patch';
 const SNAPSHOT = 'storage-before1-worker-0-r1-nodeop-patch';
 const REBALANCE = 'storage-after0-worker-0-r1-nodeop-patch';
 
-const template = (cmd: string): JobTemplate => ({
-  spec: {
-    template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: [cmd] }] } },
-  },
-});
-
-function gate(o: Partial<UpgradeGate> = {}): UpgradeGate {
-  return {
-    kind: 'UpgradeGate',
-    name: 'storage',
-    apiVersion: 'drydock.dev/v1alpha1',
-    source: { file: 'policies/storage.yaml', line: 1, column: 1 },
-    revision: 'g1',
-    appliesTo: { targets: [{ kind: 'NodeOp', name: 'patch' }] },
+const template = jobTemplate;
+const gate = (o: Partial<UpgradeGate> = {}): UpgradeGate =>
+  upgradeGate([{ kind: 'NodeOp', name: 'patch' }], {
     before: [template('check'), template('snapshot')],
     after: [template('rebalance')],
     ...o,
-  };
-}
+  });
 
 const held = (phase: string, extra: Record<string, string> = {}): Record<string, string> => ({
   [ANNOTATIONS.operation]: LOCK,

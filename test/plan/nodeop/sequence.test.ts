@@ -10,7 +10,7 @@ import { plan } from '../../../src/plan/index.js';
 import type { SpecStatus } from '../../../src/plan/types.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
 import type { NodeOp, UpgradeGate } from '../../../src/spec/model.js';
-import { config, desired } from '../fixtures.js';
+import { config, desired, jobTemplate, upgradeGate } from '../fixtures.js';
 import { nodeOp } from './fixtures.js';
 import { NS, NodeOpWorld } from './world.js';
 
@@ -125,17 +125,7 @@ describe('NodeOp sequences (seeded, with crashes between actions)', () => {
     });
   }
 
-  const template = { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } } };
-  const gate: UpgradeGate = {
-    kind: 'UpgradeGate',
-    name: 'storage',
-    apiVersion: 'drydock.dev/v1alpha1',
-    source: { file: 'policies/storage.yaml', line: 1, column: 1 },
-    revision: 'g1',
-    appliesTo: { targets: [{ kind: 'NodeOp', name: 'patch' }] },
-    before: [template, template],
-    after: [template],
-  };
+  const gate = upgradeGate([{ kind: 'NodeOp', name: 'patch' }], { before: [jobTemplate(), jobTemplate()] });
   for (const seed of [21, 22, 23, 24]) {
     it(`seed ${seed}: with an UpgradeGate, each gate Job runs once per node, before-Jobs before the cordon, after-Jobs once uncordoned`, () => {
       const op = nodeOp('patch', { concurrency: 2, rebootOnSuccess: true, cordon: true });
