@@ -62,7 +62,8 @@ export const REQUIRED_PERMISSIONS: readonly Permission[] = [
     resource: 'jobs',
     verbs: ['create', 'get', 'delete'],
     scope: 'namespace',
-    usedBy: "execute/node-jobs createJob, deleteFinishedJob (node Jobs run in drydock's namespace)",
+    usedBy:
+      "execute/node-jobs createJob, deleteFinishedJob (node Jobs, and UpgradeGate Jobs whose template names no namespace, run in drydock's namespace)",
   },
   { apiGroup: '', resource: 'pods/eviction', verbs: ['create'], scope: 'cluster', usedBy: 'execute/actions evict' },
   { apiGroup: '', resource: 'events', verbs: ['create'], scope: 'cluster', usedBy: 'execute/events' },
