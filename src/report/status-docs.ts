@@ -8,6 +8,7 @@
  */
 import { stringify } from 'yaml';
 import { shortCommit } from '../commit.js';
+import { approvalWaitStage } from '../plan/approval.js';
 import { cell } from './markdown.js';
 import type { SpecReport, StatusDocs, StatusReport } from './types.js';
 
@@ -62,11 +63,6 @@ export function summarize(report: StatusReport): string {
   return parts.join('; ');
 }
 
-/** The approval stage a wait names, read off the planner's words for it. */
-function approvalStage(waitingFor: string): string {
-  return /after the canary/.test(waitingFor) ? 'afterCanary' : 'start';
-}
-
 /**
  * What only a person can move, one line each, most urgent first: a refused commit, halted
  * rollouts (the wait says how to resume), approvals waited for (with the command that writes
@@ -81,11 +77,12 @@ export function needsAPerson(report: StatusReport): string[] {
     );
   for (const s of specs) {
     const name = `**${cell(`${s.kind}/${s.name}`)}**`;
+    const stage = approvalWaitStage(s.waitingFor);
     if (s.phase === 'Halted')
       out.push(`${name} is halted: ${cell(s.waitingFor ?? s.lastError ?? 'see its status file')}`);
-    else if (s.waitingFor?.startsWith('approval needed'))
+    else if (stage !== undefined)
       out.push(
-        `${name} waits for an approval: ${cell(s.waitingFor)}; \`drydock approve ${s.kind}/${s.name} --stage ${approvalStage(s.waitingFor)}\` writes the file.`,
+        `${name} waits for an approval: ${cell(s.waitingFor ?? '')}; \`drydock approve ${s.kind}/${s.name} --stage ${stage}\` writes the file.`,
       );
   }
   for (const s of specs) {

@@ -111,7 +111,10 @@ describe('NodeOp planner', () => {
     const op = nodeOp('patch', { rollout: { ...nodeOp('patch').rollout, approval: { required: 'start' } } });
     const waiting = run(op, [n('worker-0')]);
     assert.deepEqual(waiting.actions, []);
-    assert.match(waiting.waits[0]?.reason ?? '', /target NodeOp\/patch, targetRevision r1, stage start/);
+    assert.match(
+      waiting.waits[0]?.reason ?? '',
+      /merge approvals\/patch-start\.yaml \(kind Approval, target NodeOp\/patch, revision r1, stage start\)/,
+    );
     const approval = {
       kind: 'Approval' as const,
       name: 'go',
