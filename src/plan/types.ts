@@ -207,6 +207,8 @@ export interface NodeRow {
   readonly job?: string;
   readonly attempts?: number;
   readonly lastError?: string;
+  /** ISO 8601 estimate of when the node is done: the end of its wave in the forecast. */
+  readonly eta?: string;
 }
 
 /** A cloud instance that should become a node, or is leaving (Constellation's PendingNode). */
@@ -245,6 +247,11 @@ export interface SpecStatus {
   readonly approvals?: readonly ApprovalInForce[];
   /** NodeMaintenance only. */
   readonly maintenance?: MaintenanceReport;
+  /**
+   * ISO 8601 estimate of when every node of the spec is done (the forecast's last wave); absent
+   * when nothing is left, or while it waits for a person (an approval, a halt).
+   */
+  readonly eta?: string;
 }
 
 export interface Wave {

@@ -140,6 +140,17 @@ export function summarizeChange(report: StatusReport, previous: StatusReport | u
   return shown < parts.length ? `${line} (+${parts.length - shown} more)` : line;
 }
 
+/**
+ * The README's ETA: to the minute in UTC (the report has no clock to say "in 12 min"); a dash
+ * when a person must act first, nothing when no node is left.
+ */
+function etaCell(s: SpecReport): string {
+  if (s.eta !== undefined) return `${s.eta.slice(0, 16).replace('T', ' ')} UTC`;
+  return s.progress.done < s.progress.total && (s.phase === 'Halted' || approvalWaitStage(s.waitingFor) !== undefined)
+    ? '—'
+    : '';
+}
+
 export function renderReadme(report: StatusReport): string {
   const lines: string[] = [`# drydock status: ${report.cluster}`, ''];
   const attention = needsAPerson(report);
@@ -154,15 +165,15 @@ export function renderReadme(report: StatusReport): string {
       `Newest commit \`${report.newestCommit}\` is not applied${report.errors && report.errors.length > 0 ? ': see errors.yaml' : ''}.`,
     );
   }
-  lines.push('', '| Spec | Phase | Progress | Waiting for | Source |', '| --- | --- | --- | --- | --- |');
+  lines.push('', '| Spec | Phase | Progress | ETA | Waiting for | Source |', '| --- | --- | --- | --- | --- | --- |');
   for (const s of [...report.specs].sort(byKindName)) {
     const link = `[${cell(`${s.kind}/${s.name}`)}](${encodeURI(specDocPath(s))})`;
     const waiting = s.waitingFor ?? (s.lastError ? `error: ${s.lastError}` : '');
     lines.push(
-      `| ${link} | ${cell(s.phase)} | ${s.progress.done}/${s.progress.total} | ${cell(waiting)} | ${short(report.sourceCommit)} |`,
+      `| ${link} | ${cell(s.phase)} | ${s.progress.done}/${s.progress.total} | ${etaCell(s)} | ${cell(waiting)} | ${short(report.sourceCommit)} |`,
     );
   }
-  if (report.specs.length === 0) lines.push('| (no specs) | | | | |');
+  if (report.specs.length === 0) lines.push('| (no specs) | | | | | |');
   if (report.errors && report.errors.length > 0) {
     lines.push('', `## Errors in ${short(report.newestCommit)}`, '');
     for (const e of report.errors)
@@ -183,6 +194,7 @@ export function renderSpecDoc(report: StatusReport, spec: SpecReport): string {
     sourceCommit: report.sourceCommit ?? null,
     phase: spec.phase,
     progress: spec.progress,
+    ...(spec.eta !== undefined ? { eta: spec.eta } : {}),
     ...(spec.waitingFor !== undefined ? { waitingFor: spec.waitingFor } : {}),
     ...(spec.lastError !== undefined ? { lastError: spec.lastError } : {}),
     ...(spec.counts ? { counts: spec.counts } : {}),
