@@ -19,10 +19,8 @@ import {
   IMAGE_V1,
   IMAGE_V2,
   nodes,
-  startDrydockChild,
-  startWorld,
+  startWorldWithDrydock,
   stopWorld,
-  drydockArgs,
   tempDir,
   type DrydockChild,
   type FleetRepo,
@@ -78,11 +76,7 @@ describe('e2e: drydock approve, the round trip on the real control plane', funct
 
   before(async function () {
     this.timeout(120_000);
-    let cacheDir: string;
-    ({ sim, repo, cacheDir } = await startWorld(cp(), dirs));
-    drydock = startDrydockChild(drydockArgs(repo, cp().kubeconfigPath, sim.url, cacheDir));
-    const url = await drydock.url;
-    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+    ({ sim, repo, drydock } = await startWorldWithDrydock(cp(), dirs));
   });
 
   after(async function () {
