@@ -2,12 +2,47 @@
  * Git-native approvals: an Approval file merged into the tracked branch that names the
  * NodeImage, the exact image, and the stage it opens (and, when it says so, the exact spec
  * revision). An approval for another image does not carry over to a new one. This is the one
- * place that decides which approvals count; status shows the ones the plan reports.
+ * place that decides which approvals count, where their files go and how a wait for one is
+ * worded; status shows the ones the plan reports, report/approval-file.ts writes the file.
  */
-import type { Approval, DesiredState, NodeImage, NodeOp, SpecKind } from '../spec/model.js';
+import type { Approval, DesiredState, NodeImage, NodeOp, RepoConfig, SpecKind } from '../spec/model.js';
 import type { ApprovalInForce } from './types.js';
 
 export type ApprovalStage = Approval['stage'];
+
+/** The Approval's metadata.name (and file name): `<spec>-start` or `<spec>-after-canary`. */
+export function approvalName(specName: string, stage: ApprovalStage): string {
+  return `${specName}-${stage === 'start' ? 'start' : 'after-canary'}`;
+}
+
+/**
+ * The directory approvals go to: `approvals` when drydock.yaml's paths read it, otherwise the
+ * first path it reads (a file outside every path would never count).
+ */
+export function approvalsDir(config: Pick<RepoConfig, 'paths'>): string {
+  const covered = config.paths.some(
+    (p) => p === '.' || p === '' || p === 'approvals' || 'approvals'.startsWith(`${p.replace(/\/$/, '')}/`),
+  );
+  const first = config.paths[0];
+  return covered || first === undefined ? 'approvals' : `${first.replace(/\/$/, '')}/approvals`;
+}
+
+/** The repository path of the Approval file for one spec and stage. */
+export function approvalPath(specName: string, stage: ApprovalStage, config: Pick<RepoConfig, 'paths'>): string {
+  return `${approvalsDir(config)}/${approvalName(specName, stage)}.yaml`;
+}
+
+const WAIT_PREFIX = 'approval needed';
+const STAGE_WORDS: Readonly<Record<ApprovalStage, string>> = {
+  start: 'before the first node',
+  afterCanary: 'after the canary wave',
+};
+
+/** The stage a wait reason asks an approval for; undefined when it waits for no approval. */
+export function approvalWaitStage(waitingFor: string | undefined): ApprovalStage | undefined {
+  if (waitingFor?.startsWith(WAIT_PREFIX) !== true) return undefined;
+  return waitingFor.includes(STAGE_WORDS.afterCanary) ? 'afterCanary' : 'start';
+}
 
 /** The approvals that count for this NodeImage as it is now, in file order. */
 export function approvalsInForce(desired: DesiredState, image: NodeImage): Approval[] {
@@ -35,10 +70,9 @@ export function approvalRef(a: Approval): ApprovalInForce {
 }
 
 /** The file a person merges to approve, with what it must say. */
-export function approvalNeeded(image: NodeImage, stage: ApprovalStage): string {
+export function approvalNeeded(config: Pick<RepoConfig, 'paths'>, image: NodeImage, stage: ApprovalStage): string {
   return (
-    `approval needed (${stage === 'start' ? 'before the first node' : 'after the canary wave'}): ` +
-    `merge approvals/${image.name}-${stage === 'start' ? 'start' : 'after-canary'}.yaml ` +
+    `${WAIT_PREFIX} (${STAGE_WORDS[stage]}): merge ${approvalPath(image.name, stage, config)} ` +
     `(kind Approval, target NodeImage/${image.name}, image ${image.image}, stage ${stage})`
   );
 }
@@ -63,7 +97,15 @@ export function findNodeOpApproval(
   );
 }
 
-export function nodeOpApprovalNeeded(op: NodeOp, target: { kind: SpecKind; name: string }): string {
-  const what = target.kind === 'NodeOpUpgrade' ? `image ${op.image}` : `targetRevision ${op.revision}`;
-  return `approval needed before the first node: merge approvals/${target.name}-start.yaml (kind Approval, target ${target.kind}/${target.name}, ${what}, stage start)`;
+export function nodeOpApprovalNeeded(
+  config: Pick<RepoConfig, 'paths'>,
+  op: NodeOp,
+  target: { kind: SpecKind; name: string },
+): string {
+  // The Approval's field names: spec.image for a NodeOpUpgrade, spec.revision for a NodeOp.
+  const what = target.kind === 'NodeOpUpgrade' ? `image ${op.image}` : `revision ${op.revision}`;
+  return (
+    `${WAIT_PREFIX} (${STAGE_WORDS.start}): merge ${approvalPath(target.name, 'start', config)} ` +
+    `(kind Approval, target ${target.kind}/${target.name}, ${what}, stage start)`
+  );
 }

@@ -4,7 +4,7 @@
  * starts outside the rollout's maintenance window (it waits for the next opening).
  */
 import type { MaintenanceWindow } from '../spec/model.js';
-import type { SpecRef, Wave } from './types.js';
+import type { SpecRef, SpecStatus, Wave } from './types.js';
 import { checkWindow, isWindowOpen, nextWindowOpening, windowClosing } from './window.js';
 
 export interface ForecastInput {
@@ -77,4 +77,22 @@ export function forecastWaves(input: ForecastInput, perNodeMs: number): { waves:
   }
   while (i < input.remaining.length && !never) push(`wave ${waves.length + 1}`, p);
   return { waves, end: input.blocked || never ? undefined : waves.length > 0 ? t : input.startAt };
+}
+
+/**
+ * The forecast's estimates on the spec's status: each node's row gets the end of its wave, the
+ * spec the end of its last wave. Nothing when no wave is left or the rollout waits for a person.
+ */
+export function withEta(status: SpecStatus, forecast: { waves: readonly Wave[]; end: number | undefined }): SpecStatus {
+  if (forecast.end === undefined || forecast.waves.length === 0) return status;
+  const byNode = new Map<string, string>();
+  for (const w of forecast.waves) for (const n of w.nodes) byNode.set(n, w.end);
+  return {
+    ...status,
+    eta: new Date(forecast.end).toISOString(),
+    nodes: status.nodes.map((r) => {
+      const eta = byNode.get(r.node);
+      return eta === undefined ? r : { ...r, eta };
+    }),
+  };
 }

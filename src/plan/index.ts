@@ -6,12 +6,12 @@
  */
 import type { ObservedState } from '../observe/types.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
-import type { DesiredState } from '../spec/model.js';
+import type { DesiredState, NodeOp } from '../spec/model.js';
 import { planAutoscalers } from './autoscaler.js';
 import { ClusterBudget } from './budget.js';
 import { PlanBuilder } from './builder.js';
 import { PlanError } from './errors.js';
-import { forecastWaves } from './forecast.js';
+import { forecastWaves, withEta, type ForecastInput } from './forecast.js';
 import { planMaintenances } from './maintenance/index.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import { compareStrings } from './order.js';
@@ -21,6 +21,7 @@ import type { Plan, SpecStatus, Wait, Wave } from './types.js';
 import { notActedOn, notActedOnReason, notSupportedStatus } from './unsupported.js';
 import { buildView } from './view.js';
 import { buildNodeOpContext, inPlaceNodeOp, planNodeOp, planRemovedNodeOps } from './nodeop/index.js';
+import { nodeOpForecastInput } from './nodeop/forecast.js';
 
 export type { PlanOptions } from './options.js';
 export { PlanError, type PlanErrorCode } from './errors.js';
@@ -89,15 +90,19 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const specs: SpecStatus[] = [...autoscalers.statuses, ...maintenances];
   const waves: Wave[] = [];
   let eta: number | undefined = nowMs;
+  /** Adds a spec with its forecast: its waves, its ETA and each node's. */
+  const forecastOf = (status: SpecStatus, input: ForecastInput): void => {
+    const f = forecastWaves(input, opts.perNodeMs);
+    specs.push(withEta(status, f));
+    waves.push(...f.waves);
+    eta = eta === undefined || f.end === undefined ? undefined : Math.max(eta, f.end);
+  };
   for (const image of images) {
     // A NodeImage this build does not roll out is reported with the other specs it does not act on.
     const rollout = rollouts.get(image.name);
     if (rollout === undefined) continue;
     const result = planReplace(rollout, { ...gates, ...controlPlaneGate(rollouts, image.name) });
-    specs.push(result.status);
-    const f = forecastWaves(result.forecast, opts.perNodeMs);
-    waves.push(...f.waves);
-    eta = eta === undefined || f.end === undefined ? undefined : Math.max(eta, f.end);
+    forecastOf(result.status, result.forecast);
   }
 
   // NodeOps (and the NodeOps NodeOpUpgrades generate) share the budget and the per-node lock.
@@ -107,18 +112,21 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     ...(opts.rebootImage !== undefined ? { rebootImage: opts.rebootImage } : {}),
   };
   planRemovedNodeOps(desired, { b, view, settings });
+  const nodeOpForecast = (status: SpecStatus, op: NodeOp): void =>
+    forecastOf(status, nodeOpForecastInput({ status, op, desired, waits: b.waits, budgetMax: budget.max, now: nowMs }));
   for (const op of [...desired.nodeOps].sort((x, y) => compareStrings(x.name, y.name))) {
-    specs.push(planNodeOp(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings })));
+    nodeOpForecast(planNodeOp(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings })), op);
   }
   for (const image of images.filter((i) => i.strategy === 'inPlace')) {
     const op = inPlaceNodeOp(image);
-    specs.push(
+    nodeOpForecast(
       planNodeOp(
         buildNodeOpContext(
           { desired, op, now: nowMs, view, b, budget, settings },
           { spec: { kind: 'NodeImage', name: image.name }, image: image.image },
         ),
       ),
+      op,
     );
   }
 

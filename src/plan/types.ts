@@ -228,6 +228,8 @@ export interface NodeRow {
   readonly lastError?: string;
   /** The termination message of the node's last finished Job (kept after the Job is deleted). */
   readonly jobMessage?: string;
+  /** ISO 8601 estimate of when the node is done: the end of its wave in the forecast. */
+  readonly eta?: string;
 }
 
 /** A cloud instance that should become a node, or is leaving (Constellation's PendingNode). */
@@ -266,6 +268,11 @@ export interface SpecStatus {
   readonly approvals?: readonly ApprovalInForce[];
   /** NodeMaintenance only. */
   readonly maintenance?: MaintenanceReport;
+  /**
+   * ISO 8601 estimate of when every node of the spec is done (the forecast's last wave); absent
+   * when nothing is left, or while it waits for a person (an approval, a halt).
+   */
+  readonly eta?: string;
 }
 
 export interface Wave {

@@ -2,13 +2,14 @@
  * The Approval file a person merges to let a rollout go on: for one spec, its exact image (when
  * it has one) or its exact revision (a NodeOp), and the stage. `drydock plan --head` shows it and
  * `drydock approve` writes it, so an approval is always a reviewed file, never a hand-typed
- * image or revision. File names follow the planner's wait reason (approvals/<name>-start.yaml,
- * approvals/<name>-after-canary.yaml).
+ * image or revision. Where the file goes and what it is called is plan/approval.ts's, the same
+ * the planner's wait names.
  */
 import { stringify } from 'yaml';
-import type { Approval, RepoConfig } from '../spec/model.js';
+import { approvalName, approvalPath, type ApprovalStage } from '../plan/approval.js';
+import type { RepoConfig } from '../spec/model.js';
 
-export type ApprovalStage = Approval['stage'];
+export type { ApprovalStage } from '../plan/approval.js';
 
 /** The spec an approval is for, as much of it as the approval names. */
 export interface ApprovalTarget {
@@ -25,28 +26,12 @@ export interface ApprovalFile {
   readonly content: string;
 }
 
-export function approvalName(target: Pick<ApprovalTarget, 'name'>, stage: ApprovalStage): string {
-  return `${target.name}-${stage === 'start' ? 'start' : 'after-canary'}`;
-}
-
-/**
- * The directory approvals go to: `approvals` when drydock.yaml's paths read it, otherwise the
- * first path it reads (a file outside every path would never count).
- */
-export function approvalsDir(config: Pick<RepoConfig, 'paths'>): string {
-  const covered = config.paths.some(
-    (p) => p === '.' || p === '' || p === 'approvals' || 'approvals'.startsWith(`${p.replace(/\/$/, '')}/`),
-  );
-  const first = config.paths[0];
-  return covered || first === undefined ? 'approvals' : `${first.replace(/\/$/, '')}/approvals`;
-}
-
 export function approvalFile(
   target: ApprovalTarget,
   stage: ApprovalStage,
   config: Pick<RepoConfig, 'paths'>,
 ): ApprovalFile {
-  const name = approvalName(target, stage);
+  const name = approvalName(target.name, stage);
   // The loader's rule: NodeImage and NodeOpUpgrade approvals name the image, a NodeOp's its revision.
   const byImage = target.image !== undefined;
   const header =
@@ -63,5 +48,5 @@ export function approvalFile(
       stage,
     },
   };
-  return { path: `${approvalsDir(config)}/${name}.yaml`, content: header + stringify(doc, { lineWidth: 0 }) };
+  return { path: approvalPath(target.name, stage, config), content: header + stringify(doc, { lineWidth: 0 }) };
 }

@@ -8,6 +8,7 @@
  */
 import { stringify } from 'yaml';
 import { shortCommit } from '../commit.js';
+import { approvalWaitStage } from '../plan/approval.js';
 import { cell } from './markdown.js';
 import type { SpecReport, StatusDocs, StatusReport } from './types.js';
 
@@ -62,11 +63,6 @@ export function summarize(report: StatusReport): string {
   return parts.join('; ');
 }
 
-/** The approval stage a wait names, read off the planner's words for it. */
-function approvalStage(waitingFor: string): string {
-  return /after the canary/.test(waitingFor) ? 'afterCanary' : 'start';
-}
-
 /**
  * What only a person can move, one line each, most urgent first: a refused commit, halted
  * rollouts (the wait says how to resume), approvals waited for (with the command that writes
@@ -81,11 +77,12 @@ export function needsAPerson(report: StatusReport): string[] {
     );
   for (const s of specs) {
     const name = `**${cell(`${s.kind}/${s.name}`)}**`;
+    const stage = approvalWaitStage(s.waitingFor);
     if (s.phase === 'Halted')
       out.push(`${name} is halted: ${cell(s.waitingFor ?? s.lastError ?? 'see its status file')}`);
-    else if (s.waitingFor?.startsWith('approval needed'))
+    else if (stage !== undefined)
       out.push(
-        `${name} waits for an approval: ${cell(s.waitingFor)}; \`drydock approve ${s.kind}/${s.name} --stage ${approvalStage(s.waitingFor)}\` writes the file.`,
+        `${name} waits for an approval: ${cell(s.waitingFor ?? '')}; \`drydock approve ${s.kind}/${s.name} --stage ${stage}\` writes the file.`,
       );
   }
   for (const s of specs) {
@@ -143,6 +140,17 @@ export function summarizeChange(report: StatusReport, previous: StatusReport | u
   return shown < parts.length ? `${line} (+${parts.length - shown} more)` : line;
 }
 
+/**
+ * The README's ETA: to the minute in UTC (the report has no clock to say "in 12 min"); a dash
+ * when a person must act first, nothing when no node is left.
+ */
+function etaCell(s: SpecReport): string {
+  if (s.eta !== undefined) return `${s.eta.slice(0, 16).replace('T', ' ')} UTC`;
+  return s.progress.done < s.progress.total && (s.phase === 'Halted' || approvalWaitStage(s.waitingFor) !== undefined)
+    ? '—'
+    : '';
+}
+
 export function renderReadme(report: StatusReport): string {
   const lines: string[] = [`# drydock status: ${report.cluster}`, ''];
   const attention = needsAPerson(report);
@@ -157,15 +165,15 @@ export function renderReadme(report: StatusReport): string {
       `Newest commit \`${report.newestCommit}\` is not applied${report.errors && report.errors.length > 0 ? ': see errors.yaml' : ''}.`,
     );
   }
-  lines.push('', '| Spec | Phase | Progress | Waiting for | Source |', '| --- | --- | --- | --- | --- |');
+  lines.push('', '| Spec | Phase | Progress | ETA | Waiting for | Source |', '| --- | --- | --- | --- | --- | --- |');
   for (const s of [...report.specs].sort(byKindName)) {
     const link = `[${cell(`${s.kind}/${s.name}`)}](${encodeURI(specDocPath(s))})`;
     const waiting = s.waitingFor ?? (s.lastError ? `error: ${s.lastError}` : '');
     lines.push(
-      `| ${link} | ${cell(s.phase)} | ${s.progress.done}/${s.progress.total} | ${cell(waiting)} | ${short(report.sourceCommit)} |`,
+      `| ${link} | ${cell(s.phase)} | ${s.progress.done}/${s.progress.total} | ${etaCell(s)} | ${cell(waiting)} | ${short(report.sourceCommit)} |`,
     );
   }
-  if (report.specs.length === 0) lines.push('| (no specs) | | | | |');
+  if (report.specs.length === 0) lines.push('| (no specs) | | | | | |');
   if (report.errors && report.errors.length > 0) {
     lines.push('', `## Errors in ${short(report.newestCommit)}`, '');
     for (const e of report.errors)
@@ -186,6 +194,7 @@ export function renderSpecDoc(report: StatusReport, spec: SpecReport): string {
     sourceCommit: report.sourceCommit ?? null,
     phase: spec.phase,
     progress: spec.progress,
+    ...(spec.eta !== undefined ? { eta: spec.eta } : {}),
     ...(spec.waitingFor !== undefined ? { waitingFor: spec.waitingFor } : {}),
     ...(spec.lastError !== undefined ? { lastError: spec.lastError } : {}),
     ...(spec.counts ? { counts: spec.counts } : {}),

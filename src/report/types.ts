@@ -23,6 +23,8 @@ export interface StatusNodeRow {
   readonly since?: string;
   readonly replacedBy?: string;
   readonly message?: string;
+  /** ISO 8601 estimate of when the node is done. */
+  readonly eta?: string;
 }
 
 export interface StatusApproval {
@@ -40,6 +42,8 @@ export interface SpecReport {
   /** Pending, Waiting, Progressing, Halted, Complete, Failed, ... */
   readonly phase: string;
   readonly progress: { readonly done: number; readonly total: number };
+  /** ISO 8601 estimate of when every node is done; absent when none is left or a person must act first. */
+  readonly eta?: string;
   /** What it waits for now, in words a person can act on. */
   readonly waitingFor?: string;
   readonly conditions: readonly StatusCondition[];

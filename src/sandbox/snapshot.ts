@@ -6,6 +6,7 @@
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { ANNOTATIONS } from '../protocol/keys.js';
+import { parseLock } from '../plan/protocol.js';
 import { SIM_IMAGE_ANNOTATION, SIM_LABELS } from '../cloud/sim/nodes.js';
 import { readBranch, readTree } from './fleet-repo.js';
 import type { GitView, NodeView, SpecView } from './view.js';
@@ -22,6 +23,10 @@ export function nodeView(node: V1Node): NodeView {
   const phase = annotations[ANNOTATIONS.phase];
   const phaseSince = annotations[ANNOTATIONS.phaseSince];
   const reason = annotations[ANNOTATIONS.reason];
+  const lock = parseLock(annotations[ANNOTATIONS.operation]);
+  // A Done node keeps its lock as a record; the live view shows only what holds a node now.
+  const operation = lock === undefined || phase === 'Done' ? undefined : `${lock.kind}/${lock.name}`;
+  const job = operation === undefined ? undefined : annotations[ANNOTATIONS.job];
   return {
     name: node.metadata?.name ?? '',
     ...(group === undefined ? {} : { group }),
@@ -31,6 +36,8 @@ export function nodeView(node: V1Node): NodeView {
     ...(phase === undefined ? {} : { phase }),
     ...(phaseSince === undefined ? {} : { phaseSince }),
     ...(reason === undefined ? {} : { reason }),
+    ...(operation === undefined ? {} : { operation }),
+    ...(job === undefined ? {} : { job }),
   };
 }
 
@@ -80,6 +87,7 @@ export function specView(file: string, text: string): SpecView | undefined {
   const waitingFor = str(doc.waitingFor);
   const lastError = str(doc.lastError);
   const sourceCommit = str(doc.sourceCommit);
+  const nodePhases = phaseCounts(doc.nodes);
   return {
     // The document names its spec; the path is a file-system-safe version of the same.
     kind: str(doc.kind) ?? m[1],
@@ -90,7 +98,22 @@ export function specView(file: string, text: string): SpecView | undefined {
     ...(waitingFor === undefined ? {} : { waitingFor }),
     ...(lastError === undefined ? {} : { lastError }),
     ...(sourceCommit === undefined ? {} : { sourceCommit }),
+    ...(nodePhases === undefined ? {} : { nodePhases }),
   };
+}
+
+/** Phases that need no more of a node: a status row in one of them is counted by progress. */
+const SETTLED_ROWS: ReadonlySet<string> = new Set(['Done', 'UpToDate']);
+
+/** The status file's node rows, counted by phase (settled rows left out); undefined when none is left. */
+function phaseCounts(rows: unknown): Record<string, number> | undefined {
+  if (!Array.isArray(rows)) return undefined;
+  const counts: Record<string, number> = {};
+  for (const row of rows) {
+    const phase = str(obj(row).phase);
+    if (phase !== undefined && !SETTLED_ROWS.has(phase)) counts[phase] = (counts[phase] ?? 0) + 1;
+  }
+  return Object.keys(counts).length === 0 ? undefined : counts;
 }
 
 export function specViews(files: ReadonlyMap<string, string>): SpecView[] {

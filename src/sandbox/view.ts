@@ -6,6 +6,7 @@
  */
 
 import { shortCommit } from '../commit.js';
+import { NODE_PHASES } from '../protocol/keys.js';
 
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed';
 
@@ -31,6 +32,11 @@ export interface SpecView {
   readonly lastError?: string;
   /** Short commit id of the spec commit this status is about. */
   readonly sourceCommit?: string;
+  /**
+   * How many of its nodes are in each phase that is not done yet (its status file's node rows),
+   * e.g. { Updating: 2, Rebooting: 1 }: the same for a replace rollout, a NodeOp or an inPlace one.
+   */
+  readonly nodePhases?: Readonly<Record<string, number>>;
 }
 
 /** One node's line, read from the Node object (labels and drydock.dev/ annotations). */
@@ -46,6 +52,10 @@ export interface NodeView {
   readonly phaseSince?: string;
   /** drydock.dev/reason. */
   readonly reason?: string;
+  /** The operation holding the node (its drydock.dev/operation lock), as Kind/name. */
+  readonly operation?: string;
+  /** drydock.dev/job: the Job a node operation runs on it (namespace/name). */
+  readonly job?: string;
 }
 
 export interface GitView {
@@ -129,8 +139,26 @@ export function gitSyncState(git: GitView): string {
     : `syncing: ${git.branch} is at ${git.head}, ${git.statusBranch} still reports on ${shortCommit(git.statusSource)}`;
 }
 
+/** The phases of one node's sequence in their order; others (Outdated, Joining, ...) after them. */
+const PHASE_ORDER: readonly string[] = NODE_PHASES;
+
+/** "2 Updating, 1 Rebooting": the nodes not done, by phase, in the order a node walks them. */
+export function phaseSummary(phases: Readonly<Record<string, number>> | undefined): string {
+  const rank = (p: string): number => {
+    const i = PHASE_ORDER.indexOf(p);
+    return i < 0 ? PHASE_ORDER.length : i;
+  };
+  return Object.entries(phases ?? {})
+    .filter(([, n]) => n > 0)
+    .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
+    .map(([p, n]) => `${n} ${p}`)
+    .join(', ');
+}
+
 function specLine(spec: SpecView): string[] {
-  const detail = spec.lastError ?? (spec.waitingFor === undefined ? '' : `waiting: ${spec.waitingFor}`);
+  const why = spec.lastError ?? (spec.waitingFor === undefined ? '' : `waiting: ${spec.waitingFor}`);
+  const phases = phaseSummary(spec.nodePhases);
+  const detail = phases === '' ? why : why === '' ? phases : `${phases} · ${why}`;
   return [
     `${spec.kind}/${spec.name}`,
     progressBar(spec.done, spec.total),
@@ -147,9 +175,10 @@ function nodeLine(node: NodeView, now: string): string[] {
     node.group ?? '-',
     node.image ?? '-',
     state,
+    node.operation ?? '-',
     node.phase ?? '-',
     since(now, node.phaseSince),
-    node.reason ?? '',
+    node.reason ?? (node.job === undefined ? '' : `job ${node.job}`),
   ];
 }
 
@@ -195,7 +224,7 @@ export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
     lines.push('');
     lines.push(
       ...table([
-        ['NODE', 'GROUP', 'IMAGE', 'STATE', 'PHASE', 'SINCE', 'REASON'],
+        ['NODE', 'GROUP', 'IMAGE', 'STATE', 'OPERATION', 'PHASE', 'SINCE', 'REASON'],
         ...snapshot.nodes.map((n) => nodeLine(n, snapshot.now)),
       ]),
     );
@@ -248,7 +277,8 @@ export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSn
       p.done === s.done &&
       p.total === s.total &&
       p.waitingFor === s.waitingFor &&
-      p.lastError === s.lastError
+      p.lastError === s.lastError &&
+      phaseSummary(p.nodePhases) === phaseSummary(s.nodePhases)
     ) {
       continue;
     }
@@ -270,10 +300,12 @@ export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSn
       p.phase !== n.phase ||
       p.unschedulable !== n.unschedulable ||
       p.ready !== n.ready ||
-      p.reason !== n.reason
+      p.reason !== n.reason ||
+      p.operation !== n.operation
     ) {
       const state = [n.ready ? 'Ready' : 'NotReady', ...(n.unschedulable ? ['cordoned'] : [])].join(',');
-      say(`node ${n.name} ${n.phase ?? '-'} ${state}${n.reason === undefined ? '' : `: ${n.reason}`}`);
+      const by = n.operation === undefined ? '' : ` (${n.operation}${n.job === undefined ? '' : `, job ${n.job}`})`;
+      say(`node ${n.name} ${n.phase ?? '-'} ${state}${by}${n.reason === undefined ? '' : `: ${n.reason}`}`);
     }
   }
   const nextNames = new Set(next.nodes.map((n) => n.name));

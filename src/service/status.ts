@@ -70,7 +70,17 @@ export function buildStatus(input: StatusInput): StatusSnapshot {
   };
 }
 
-/** A stable key of a snapshot's content: equal keys mean nothing to report. */
+/**
+ * A stable key of a snapshot's content: equal keys mean nothing to report. The ETAs are left
+ * out: an estimate counts from now, so it moves every round while a node is in flight or a
+ * wait holds; it is refreshed with the next real change, never a commit by itself.
+ */
 export function statusKey(s: StatusSnapshot): string {
-  return JSON.stringify(s);
+  return JSON.stringify({
+    ...s,
+    specs: s.specs.map(({ eta: _eta, nodes, ...rest }) => ({
+      ...rest,
+      nodes: nodes.map(({ eta: _nodeEta, ...row }) => row),
+    })),
+  });
 }

@@ -8,15 +8,13 @@ import { useControlPlane, eventually } from '../support/control-plane.js';
 import type { RunningSimCloud } from '../../src/cloud/index.js';
 import {
   converged,
-  drydockArgs,
   fleetFiles,
   IMAGE_V1,
   IMAGE_V2,
   locked,
   nodes,
   notifyWebhook,
-  startDrydockChild,
-  startWorld,
+  startWorldWithDrydock,
   stopWorld,
   type DrydockChild,
   type FleetRepo,
@@ -28,15 +26,11 @@ describe('e2e: control plane first across NodeImages', function () {
   let sim: RunningSimCloud;
   let repo: FleetRepo;
   let drydock: DrydockChild | undefined;
-  let cacheDir = '';
   const dirs: string[] = [];
 
   before(async function () {
     this.timeout(120_000);
-    ({ sim, repo, cacheDir } = await startWorld(cp(), dirs));
-    drydock = startDrydockChild(drydockArgs(repo, cp().kubeconfigPath, sim.url, cacheDir));
-    const url = await drydock.url;
-    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+    ({ sim, repo, drydock } = await startWorldWithDrydock(cp(), dirs));
   });
 
   after(async function () {

@@ -12,7 +12,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { runSimCloud, parseSimConfigText, type RunningSimCloud } from '../../src/cloud/index.js';
 import { eventually, type ControlPlane } from '../support/control-plane.js';
 import { IMAGE_V1, fleetFiles, startFleetRepo, type FleetRepo } from './fleet.js';
-import { ROOT, type DrydockChild } from './drydock-child.js';
+import { drydockArgs, ROOT, startDrydockChild, type DrydockChild } from './drydock-child.js';
 import { applyObjects, type DemoApp } from '../../src/sandbox/workloads.js';
 
 export * from './fleet.js';
@@ -139,6 +139,18 @@ export async function startWorld(
   );
   const repo = await startFleetRepo(fleetFiles({ worker: IMAGE_V1, controlPlane: IMAGE_V1 }));
   return { sim, repo, cacheDir };
+}
+
+/** startWorld, then `drydock run` on it as a child process, once its /readyz answers. */
+export async function startWorldWithDrydock(
+  cp: ControlPlane,
+  dirs: string[],
+): Promise<{ sim: RunningSimCloud; repo: FleetRepo; cacheDir: string; drydock: DrydockChild }> {
+  const world = await startWorld(cp, dirs);
+  const drydock = startDrydockChild(drydockArgs(world.repo, cp.kubeconfigPath, world.sim.url, world.cacheDir));
+  const url = await drydock.url;
+  await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+  return { ...world, drydock };
 }
 
 export async function applyWorkloads(kc: KubeConfig): Promise<void> {

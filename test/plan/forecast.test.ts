@@ -114,6 +114,39 @@ describe('plan: forecast', () => {
     assert.equal(approved.forecast.eta, iso(200));
   });
 
+  it("status rows carry the ETA: each node its wave's end, the spec its last wave's", () => {
+    // One node at a time, 100 s each; the canary (worker-0) 0-100 s, its soak to 160 s, then
+    // worker-1 160-260, worker-2 260-360, worker-3 360-460.
+    const p = waves({ maxSurge: 1, concurrency: 1, canary: { nodes: 1, soakSeconds: 60 } }, 4, at(0));
+    const status = p.specs.find((x) => x.spec.name === 'workers');
+    assert.equal(status?.eta, iso(460));
+    assert.deepEqual(
+      status?.nodes.map((r) => [r.node, r.eta]),
+      [
+        ['worker-0', iso(100)],
+        ['worker-1', iso(260)],
+        ['worker-2', iso(360)],
+        ['worker-3', iso(460)],
+      ],
+    );
+  });
+
+  it('no ETA on the status while an approval is missing, nor once nothing is left', () => {
+    const waiting = waves({ approval: { required: 'start' } }, 2, at(0)).specs[0];
+    assert.equal(waiting?.eta, undefined);
+    assert.deepEqual(
+      waiting?.nodes.map((r) => r.eta),
+      [undefined, undefined],
+    );
+    const w = workers(2, V2);
+    const done = plan(
+      desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2)] }),
+      observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] }),
+      at(0),
+    ).specs[0];
+    assert.equal(done?.eta, undefined);
+  });
+
   it('a complete rollout forecasts nothing and is due now', () => {
     const w = workers(2, V2);
     const p = plan(

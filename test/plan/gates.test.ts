@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
 import { plan, type Plan } from '../../src/plan/index.js';
+import { approvalFile } from '../../src/report/approval-file.js';
 import { renderPlan } from '../../src/report/plan-render.js';
 import type { RolloutPolicy } from '../../src/spec/model.js';
 import {
@@ -257,6 +258,26 @@ describe('plan: approvals', () => {
           'True',
         );
         assert.equal(p.forecast.eta, undefined);
+      },
+    },
+    {
+      name: "with drydock.yaml reading only some directories, the wait names the file where it is read (drydock approve's path)",
+      desired: {
+        ...want({ approval: { required: 'start' } }),
+        config: { ...config(), paths: ['clusters', 'images'] },
+      },
+      observed: outdated(2),
+      now: at(0),
+      check: (p) => {
+        const wait = p.waits.find((w) => w.code === 'approval');
+        assert.equal(
+          wait?.reason,
+          'approval needed (before the first node): merge clusters/approvals/workers-start.yaml (kind Approval, target NodeImage/workers, image img:v2, stage start)',
+        );
+        const file = approvalFile({ kind: 'NodeImage', name: 'workers', image: V2, revision: 'r' }, 'start', {
+          paths: ['clusters', 'images'],
+        });
+        assert.ok(wait?.reason.includes(`merge ${file.path} `), 'the planner and drydock approve name one file');
       },
     },
     {

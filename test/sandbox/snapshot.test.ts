@@ -26,6 +26,26 @@ describe('sandbox snapshot', () => {
         metadata: { name: 'workers-i-1', labels: { 'sim.drydock.dev/group': 'workers' } },
         status: { conditions: [{ type: 'Ready', status: 'False' }] },
       },
+      {
+        metadata: {
+          name: 'workers-i-3',
+          labels: { 'sim.drydock.dev/group': 'workers' },
+          annotations: {
+            'drydock.dev/operation': 'NodeOp/rotate-logs@0123456789abcdef',
+            'drydock.dev/phase': 'Rebooting',
+            'drydock.dev/job': 'kube-system/rotate-logs-workers-i-3-0123456789',
+          },
+        },
+        spec: { unschedulable: true },
+      },
+      {
+        // Done keeps the lock as a record: nothing holds the node any more.
+        metadata: {
+          name: 'workers-i-4',
+          labels: { 'sim.drydock.dev/group': 'workers' },
+          annotations: { 'drydock.dev/operation': 'NodeImage/worker@v2', 'drydock.dev/phase': 'Done' },
+        },
+      },
     ];
     assert.deepEqual(nodeViews(nodes), [
       { name: 'control-plane-i-0', group: 'control-plane', image: 'os:1', ready: false, unschedulable: false },
@@ -39,6 +59,16 @@ describe('sandbox snapshot', () => {
         phase: 'Draining',
         phaseSince: '2024-01-01T00:00:00Z',
       },
+      {
+        name: 'workers-i-3',
+        group: 'workers',
+        ready: false,
+        unschedulable: true,
+        phase: 'Rebooting',
+        operation: 'NodeOp/rotate-logs',
+        job: 'kube-system/rotate-logs-workers-i-3-0123456789',
+      },
+      { name: 'workers-i-4', group: 'workers', ready: false, unschedulable: false, phase: 'Done' },
     ]);
   });
 
@@ -81,6 +111,36 @@ describe('sandbox snapshot', () => {
         total: 0,
         lastError: 'status/NodeImage/x.yaml is not valid YAML',
       },
+    ],
+    [
+      "a NodeOp's node rows, counted by phase (done ones are its progress)",
+      'status/NodeOp/rotate-logs.yaml',
+      [
+        'phase: Progressing',
+        'progress: {done: 2, total: 6}',
+        'nodes:',
+        '  - {node: w0, phase: Done}',
+        '  - {node: w1, phase: Rebooting, job: kube-system/rl-w1}',
+        '  - {node: w2, phase: Updating}',
+        '  - {node: w3, phase: Updating}',
+        '  - {node: w4, phase: Done}',
+        '  - {node: w5, phase: Pending}',
+        '',
+      ].join('\n'),
+      {
+        kind: 'NodeOp',
+        name: 'rotate-logs',
+        phase: 'Progressing',
+        done: 2,
+        total: 6,
+        nodePhases: { Rebooting: 1, Updating: 2, Pending: 1 },
+      },
+    ],
+    [
+      'a replace rollout with every node up to date: no phases left',
+      'status/NodeImage/worker.yaml',
+      'phase: Complete\nprogress: {done: 2, total: 2}\nnodes: [{node: a, phase: UpToDate}, {node: b, phase: Done}]\n',
+      { kind: 'NodeImage', name: 'worker', phase: 'Complete', done: 2, total: 2 },
     ],
     ['not a status file', 'README.md', '# status', undefined],
     [

@@ -118,9 +118,93 @@ describe('sandbox view', () => {
         '',
         '  NodeImage/worker  [██████░░░░░░░░░░░░░░]  2/6  Progressing  waiting: PDB demo/web allows 0 disruptions',
         '',
-        '  NODE      GROUP    IMAGE  STATE           PHASE     SINCE  REASON',
-        '  worker-0  workers  v2     Ready           Done      1m12s',
-        '  worker-1  workers  v1     Ready,cordoned  Draining  12s',
+        '  NODE      GROUP    IMAGE  STATE           OPERATION  PHASE     SINCE  REASON',
+        '  worker-0  workers  v2     Ready           -          Done      1m12s',
+        '  worker-1  workers  v1     Ready,cordoned  -          Draining  12s',
+      ]);
+    });
+
+    it('node operations (NodeOp, NodeOpUpgrade, inPlace) show progress, their nodes by phase, and who holds each node', () => {
+      const lines = renderView(
+        {
+          ...base,
+          specs: [
+            {
+              kind: 'NodeImage',
+              name: 'edge',
+              phase: 'Progressing',
+              done: 1,
+              total: 2,
+              nodePhases: { Updating: 1 },
+            },
+            {
+              kind: 'NodeOp',
+              name: 'rotate-logs',
+              phase: 'Progressing',
+              done: 2,
+              total: 5,
+              nodePhases: { Pending: 1, Rebooting: 1, Updating: 1 },
+              waitingFor: 'concurrency 2 reached',
+            },
+            {
+              kind: 'NodeOpUpgrade',
+              name: 'os',
+              phase: 'Halted',
+              done: 1,
+              total: 4,
+              nodePhases: { Failed: 1, Pending: 2 },
+              lastError: 'job kube-system/os-w3 failed',
+            },
+          ],
+          nodes: [
+            {
+              name: 'edge-0',
+              image: 'v2',
+              ready: true,
+              unschedulable: true,
+              operation: 'NodeImage/edge',
+              phase: 'Updating',
+              phaseSince: '2024-01-01T00:03:00Z',
+              job: 'kube-system/edge-0-upd',
+            },
+            {
+              name: 'w1',
+              group: 'workers',
+              image: 'v1',
+              ready: false,
+              unschedulable: true,
+              operation: 'NodeOp/rotate-logs',
+              phase: 'Rebooting',
+              phaseSince: '2024-01-01T00:02:12Z',
+              job: 'kube-system/rl-w1',
+            },
+            {
+              name: 'w3',
+              group: 'workers',
+              image: 'v1',
+              ready: true,
+              unschedulable: false,
+              operation: 'NodeOpUpgrade/os',
+              phase: 'Failed',
+              phaseSince: '2024-01-01T00:01:00Z',
+              reason: 'job failed',
+              job: 'kube-system/os-w3',
+            },
+          ],
+        },
+        140,
+      );
+      assert.deepEqual(lines, [
+        'drydock sandbox · up 3m12s · running',
+        '',
+        '  NodeImage/edge      [██████████░░░░░░░░░░]  1/2  Progressing  1 Updating',
+        '  NodeOp/rotate-logs  [████████░░░░░░░░░░░░]  2/5  Progressing  1 Pending, 1 Updating, 1 Rebooting · waiting: concurrency 2 reached',
+        '  NodeOpUpgrade/os    [█████░░░░░░░░░░░░░░░]  1/4  Halted       2 Pending, 1 Failed · job kube-system/os-w3 failed',
+        '',
+        '  NODE    GROUP    IMAGE  STATE              OPERATION           PHASE      SINCE  REASON',
+        '  edge-0  -        v2     Ready,cordoned     NodeImage/edge      Updating   12s    job kube-system/edge-0-upd',
+        '  w1      workers  v1     NotReady,cordoned  NodeOp/rotate-logs  Rebooting  1m0s   job kube-system/rl-w1',
+        '  w3      workers  v1     Ready              NodeOpUpgrade/os    Failed     2m12s  job failed',
       ]);
     });
 
@@ -168,6 +252,28 @@ describe('sandbox view', () => {
         '[3m20s] node worker-0 removed',
       ]);
       assert.deepEqual(renderChanges(second, second), []);
+    });
+
+    it("a node operation's step is one line naming the operation and its Job; a spec line when its nodes move on", () => {
+      const spec = { kind: 'NodeOp', name: 'rotate-logs', phase: 'Progressing', done: 0, total: 2 };
+      const node = { name: 'w1', group: 'workers', image: 'v1', ready: true, unschedulable: true };
+      const updating: SandboxSnapshot = {
+        ...base,
+        nodesRead: true,
+        specs: [{ ...spec, nodePhases: { Updating: 1, Pending: 1 } }],
+        nodes: [{ ...node, operation: 'NodeOp/rotate-logs', phase: 'Updating', job: 'kube-system/rl-w1' }],
+      };
+      const rebooting: SandboxSnapshot = {
+        ...updating,
+        specs: [{ ...spec, nodePhases: { Rebooting: 1, Pending: 1 } }],
+        nodes: [
+          { ...node, ready: false, operation: 'NodeOp/rotate-logs', phase: 'Rebooting', job: 'kube-system/rl-w1' },
+        ],
+      };
+      assert.deepEqual(renderChanges(updating, rebooting), [
+        '[3m12s] NodeOp/rotate-logs [░░░░░░░░░░░░░░░░░░░░] 0/2 Progressing 1 Pending, 1 Rebooting',
+        '[3m12s] node w1 Rebooting NotReady,cordoned (NodeOp/rotate-logs, job kube-system/rl-w1)',
+      ]);
     });
 
     it('a node has joined only when a look before it did not find it (a resumed sandbox finds its nodes)', () => {

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { createMetrics } from '../../src/service/metrics.js';
 import { StatusPublisher } from '../../src/service/status-publisher.js';
 import { buildStatus, type StatusSnapshot } from '../../src/service/status.js';
+import type { SpecStatus } from '../../src/plan/types.js';
 
 function world(leader = true) {
   let t = 1_000_000;
@@ -70,6 +71,35 @@ describe('service status publisher (injected clock)', () => {
     w.publisher.forgetWritten();
     await w.publisher.publish(snap('a'));
     assert.equal(w.written.length, 2);
+  });
+
+  it('an ETA that moved is no change by itself; it is written with the next real change', async () => {
+    const w = world();
+    const spec = (eta: string, done: number): SpecStatus => ({
+      spec: { kind: 'NodeImage', name: 'worker' },
+      revision: 'r',
+      phase: 'Progressing',
+      progress: { done, total: 3 },
+      failures: 0,
+      conditions: [],
+      nodes: [{ node: 'w1', phase: 'Draining', eta }],
+      pending: [],
+      eta,
+    });
+    const at = (eta: string, done: number): StatusSnapshot => ({ ...snap('a'), specs: [spec(eta, done)] });
+    await w.publisher.publish(at('2026-01-01T10:00:00.000Z', 1));
+    w.advance(10_000);
+    await w.publisher.publish(at('2026-01-01T10:00:10.000Z', 1));
+    assert.equal(w.written.length, 1, 'only the ETA moved: no write');
+    w.advance(10_000);
+    await w.publisher.publish(at('2026-01-01T10:00:20.000Z', 2));
+    assert.deepEqual(
+      w.written.map((s) => [s.specs[0]?.eta, s.specs[0]?.nodes[0]?.eta]),
+      [
+        ['2026-01-01T10:00:00.000Z', '2026-01-01T10:00:00.000Z'],
+        ['2026-01-01T10:00:20.000Z', '2026-01-01T10:00:20.000Z'],
+      ],
+    );
   });
 
   it('no cluster name yet: nothing is written', async () => {

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { needsAPerson, renderStatusDocs, safeName, summarize, summarizeChange } from '../../src/report/status-docs.js';
 import type { StatusReport } from '../../src/report/types.js';
+import { parse } from 'yaml';
 
 const SHA = 'abcdef0123456789abcdef0123456789abcdef01';
 const NEW = '0123456789abcdef0123456789abcdef01234567';
@@ -65,10 +66,10 @@ describe('status documents', () => {
         '',
         `Newest commit \`${NEW}\` is not applied: see errors.yaml.`,
         '',
-        '| Spec | Phase | Progress | Waiting for | Source |',
-        '| --- | --- | --- | --- | --- |',
-        '| [NodeImage/worker](status/NodeImage/worker.yaml) | Complete | 2/2 |  | abcdef0 |',
-        '| [NodeMaintenance/node-7](status/NodeMaintenance/node-7.yaml) | Running | 2/3 | PDB default/web \\| allows 0 | abcdef0 |',
+        '| Spec | Phase | Progress | ETA | Waiting for | Source |',
+        '| --- | --- | --- | --- | --- | --- |',
+        '| [NodeImage/worker](status/NodeImage/worker.yaml) | Complete | 2/2 |  |  | abcdef0 |',
+        '| [NodeMaintenance/node-7](status/NodeMaintenance/node-7.yaml) | Running | 2/3 |  | PDB default/web \\| allows 0 | abcdef0 |',
         '',
         '## Errors in 0123456',
         '',
@@ -330,4 +331,60 @@ describe('status commit subject: what changed since the last report', () => {
     ],
   ];
   for (const [name, r, prev, want] of cases) it(name, () => assert.equal(summarizeChange(r, prev), want));
+});
+
+describe('status: ETA per spec and per node', () => {
+  const rolling: StatusReport = {
+    cluster: 'c',
+    sourceCommit: SHA,
+    specs: [
+      {
+        kind: 'NodeImage',
+        name: 'worker',
+        phase: 'Progressing',
+        progress: { done: 1, total: 3 },
+        eta: '2026-03-02T10:41:30.000Z',
+        conditions: [],
+        nodes: [
+          { node: 'w2', phase: 'Outdated', eta: '2026-03-02T10:41:30.000Z' },
+          { node: 'w1', phase: 'Draining', eta: '2026-03-02T10:20:00.000Z' },
+          { node: 'w0', phase: 'Done' },
+        ],
+      },
+      {
+        kind: 'NodeOp',
+        name: 'patch',
+        phase: 'Waiting',
+        progress: { done: 0, total: 2 },
+        waitingFor: 'approval needed (before the first node): merge approvals/patch-start.yaml',
+        conditions: [],
+        nodes: [],
+      },
+    ],
+  };
+  const docs = renderStatusDocs(rolling);
+
+  it('the README shows it to the minute in UTC, and a dash where a person must act first', () => {
+    const rows = (docs.get('README.md') ?? '').split('\n').filter((l) => l.startsWith('| ['));
+    assert.deepEqual(rows, [
+      '| [NodeImage/worker](status/NodeImage/worker.yaml) | Progressing | 1/3 | 2026-03-02 10:41 UTC |  | abcdef0 |',
+      '| [NodeOp/patch](status/NodeOp/patch.yaml) | Waiting | 0/2 | — | approval needed (before the first node): merge approvals/patch-start.yaml | abcdef0 |',
+    ]);
+  });
+
+  it("the spec's file has the spec's ETA and each node's", () => {
+    const doc = parse(docs.get('status/NodeImage/worker.yaml') ?? '') as {
+      eta?: string;
+      nodes: { node: string; eta?: string }[];
+    };
+    assert.equal(doc.eta, '2026-03-02T10:41:30.000Z');
+    assert.deepEqual(
+      doc.nodes.map((n) => [n.node, n.eta]),
+      [
+        ['w0', undefined],
+        ['w1', '2026-03-02T10:20:00.000Z'],
+        ['w2', '2026-03-02T10:41:30.000Z'],
+      ],
+    );
+  });
 });

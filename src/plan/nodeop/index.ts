@@ -57,7 +57,7 @@ function startClosed(ctx: NodeOpContext): { code: 'window' | 'approval'; reason:
   const closed = windowGate(desired.maintenanceWindows, op.rollout.window, ctx.now);
   if (closed !== undefined) return closed;
   if (op.rollout.approval.required !== 'none' && findNodeOpApproval(desired, op, ctx.spec) === undefined) {
-    return { code: 'approval', reason: nodeOpApprovalNeeded(op, ctx.spec) };
+    return { code: 'approval', reason: nodeOpApprovalNeeded(desired.config, op, ctx.spec) };
   }
   return undefined;
 }

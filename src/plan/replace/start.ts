@@ -51,7 +51,7 @@ export function startGate(ctx: RolloutContext, gates: StartGates): GateResult {
   if (closed !== undefined) return { open: false, ...closed };
   const required = image.rollout.approval.required;
   if (required === 'start' && findApproval(ctx.desired, image, 'start') === undefined) {
-    return { open: false, code: 'approval', reason: approvalNeeded(image, 'start') };
+    return { open: false, code: 'approval', reason: approvalNeeded(ctx.desired.config, image, 'start') };
   }
   const canary = canaryState(ctx, inFlightTotal(ctx));
   if (canary.stage === 'starting') return { open: true, limit: canary.slots };
@@ -63,7 +63,7 @@ export function startGate(ctx: RolloutContext, gates: StartGates): GateResult {
       ...(canary.until !== undefined ? { until: canary.until } : {}),
     };
   if (required === 'afterCanary' && findApproval(ctx.desired, image, 'afterCanary') === undefined) {
-    return { open: false, code: 'approval', reason: approvalNeeded(image, 'afterCanary') };
+    return { open: false, code: 'approval', reason: approvalNeeded(ctx.desired.config, image, 'afterCanary') };
   }
   return { open: true };
 }

@@ -111,7 +111,10 @@ describe('NodeOp planner', () => {
     const op = nodeOp('patch', { rollout: { ...nodeOp('patch').rollout, approval: { required: 'start' } } });
     const waiting = run(op, [n('worker-0')]);
     assert.deepEqual(waiting.actions, []);
-    assert.match(waiting.waits[0]?.reason ?? '', /target NodeOp\/patch, targetRevision r1, stage start/);
+    assert.match(
+      waiting.waits[0]?.reason ?? '',
+      /merge approvals\/patch-start\.yaml \(kind Approval, target NodeOp\/patch, revision r1, stage start\)/,
+    );
     const approval = {
       kind: 'Approval' as const,
       name: 'go',
@@ -342,5 +345,48 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
       p.specs.map((s) => `${s.spec.kind}/${s.spec.name}`),
       ['NodeOpUpgrade/edge-os'],
     );
+  });
+
+  describe('ETA (120 s per node by default)', () => {
+    const five = (): ObservedNode[] => ['worker-0', 'worker-1', 'worker-2', 'worker-3', 'worker-4'].map((x) => n(x));
+
+    it('concurrency 2 over 5 nodes: waves of 2, 2 and 1, each node done at the end of its wave', () => {
+      const p = run(nodeOp('patch', { concurrency: 2 }), five());
+      const status = p.specs.find((x) => x.spec.name === 'patch');
+      assert.equal(status?.eta, iso(360));
+      assert.deepEqual(
+        status?.nodes.map((r) => [r.node, r.eta]),
+        [
+          ['worker-0', iso(120)],
+          ['worker-1', iso(120)],
+          ['worker-2', iso(240)],
+          ['worker-3', iso(240)],
+          ['worker-4', iso(360)],
+        ],
+      );
+      assert.equal(p.forecast.eta, iso(360), "the plan's ETA counts node operations too");
+    });
+
+    it('concurrency 0 (all at once) is held to the cluster budget; a node in flight goes first', () => {
+      const nodes = five();
+      nodes[3] = n('worker-3', { annotations: held('Updating'), unschedulable: true });
+      const p = run(nodeOp('patch', { concurrency: 0 }), nodes, { budget: 3 });
+      const status = p.specs.find((x) => x.spec.name === 'patch');
+      assert.equal(status?.eta, iso(240));
+      assert.deepEqual(
+        p.forecast.waves.map((w) => w.nodes),
+        [
+          ['worker-3', 'worker-0', 'worker-1'],
+          ['worker-2', 'worker-4'],
+        ],
+      );
+    });
+
+    it('no ETA while its start approval is missing', () => {
+      const op = nodeOp('patch', { rollout: { ...nodeOp('patch').rollout, approval: { required: 'start' } } });
+      const status = run(op, five()).specs.find((x) => x.spec.name === 'patch');
+      assert.equal(status?.eta, undefined);
+      assert.ok(status?.nodes.every((r) => r.eta === undefined));
+    });
   });
 });
