@@ -142,7 +142,7 @@ describe('trim: what the caches keep of each object', () => {
     it(`a trimmed ${kind} converts exactly as the whole one, and is smaller`, () => {
       const whole = make();
       const trimmed = make();
-      (trim as (o: object) => void)(trimmed);
+      trim(trimmed);
       assert.deepEqual((convert as (o: object) => unknown)(trimmed), (convert as (o: object) => unknown)(whole));
       assert.ok(JSON.stringify(trimmed).length < JSON.stringify(whole).length);
       const meta = (trimmed as { metadata?: Record<string, unknown> }).metadata ?? {};
