@@ -130,31 +130,33 @@ function fullJob(): V1Job {
   };
 }
 
+function trimsSafely<T extends { metadata?: { name?: string; resourceVersion?: string } }>(
+  make: () => T,
+  trim: (obj: T) => void,
+  convert: (obj: T) => unknown,
+): void {
+  const whole = make();
+  const trimmed = make();
+  trim(trimmed);
+  assert.deepEqual(convert(trimmed), convert(whole));
+  assert.ok(JSON.stringify(trimmed).length < JSON.stringify(whole).length);
+  assert.equal((trimmed.metadata as Record<string, unknown> | undefined)?.managedFields, undefined);
+  // The informer's cache keys and compares by these.
+  assert.equal(trimmed.metadata?.name, whole.metadata?.name);
+  assert.equal(trimmed.metadata?.resourceVersion, whole.metadata?.resourceVersion);
+}
+
 describe('trim: what the caches keep of each object', () => {
-  const cases = [
-    ['Node', fullNode, trimNode, toObservedNode],
-    ['Pod', fullPod, trimPod, (p: V1Pod) => toObservedPod(p, ['web/web'])],
-    ['PodDisruptionBudget', fullPdb, trimPDB, toObservedPDB],
-    ['Deployment', fullDeployment, trimDeployment, toObservedDeployment],
-    ['Job', fullJob, trimJob, toObservedJob],
-  ] as const;
-  for (const [kind, make, trim, convert] of cases) {
-    it(`a trimmed ${kind} converts exactly as the whole one, and is smaller`, () => {
-      const whole = make();
-      const trimmed = make();
-      trim(trimmed);
-      assert.deepEqual((convert as (o: object) => unknown)(trimmed), (convert as (o: object) => unknown)(whole));
-      assert.ok(JSON.stringify(trimmed).length < JSON.stringify(whole).length);
-      const meta = (trimmed as { metadata?: Record<string, unknown> }).metadata ?? {};
-      assert.equal(meta.managedFields, undefined);
-      // The informer's cache keys and compares by these.
-      assert.equal(meta.name, (whole as { metadata?: { name?: string } }).metadata?.name);
-      assert.equal(
-        meta.resourceVersion,
-        (whole as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion,
-      );
-    });
-  }
+  it('a trimmed Node converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullNode, trimNode, toObservedNode));
+  it('a trimmed Pod converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullPod, trimPod, (p) => toObservedPod(p, ['web/web'])));
+  it('a trimmed PodDisruptionBudget converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullPdb, trimPDB, toObservedPDB));
+  it('a trimmed Deployment converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullDeployment, trimDeployment, toObservedDeployment));
+  it('a trimmed Job converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullJob, trimJob, toObservedJob));
 
   it('drops what the planner never reads', () => {
     const node = fullNode();
