@@ -57,6 +57,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       await until('first plan', 600_000, () => (world.service.state().lastOutcome?.observed.pods.length ?? 0) >= pods);
       const firstPlanMs = Date.now() - t0;
       console.log(`(setup: ${t0 - tSetup} ms, of which waiting for pods Running ${podsMs} ms)`);
+      console.error('measuring');
       await world.idleRounds(20);
       const mem = settledMemory();
       const cpu0 = process.cpuUsage();
@@ -81,7 +82,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
         size,
         command: COMMAND(nodes),
       });
-      return [
+      const figures = [
         figure(
           'requestsPerIdleReconcile',
           `API requests per idle reconcile (${forced.rounds} forced rounds)`,
@@ -140,7 +141,11 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           null,
         ),
       ];
+      // Recorded before the teardown: a slow stop must not lose minutes of setup.
+      recordFigures(figures);
+      return figures;
     } finally {
+      console.error('stopping');
       await world.close();
     }
   } finally {
@@ -151,7 +156,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
 export async function run(): Promise<void> {
   for (const nodes of sizesFrom('DRYDOCK_BENCH_SCALE', [200])) {
     console.log(`## ${nodes} nodes`);
-    recordFigures(await measureSize(nodes));
+    await measureSize(nodes);
   }
 }
 
