@@ -58,12 +58,14 @@ export async function createWorkloads(kc: KubeConfig, pods: number): Promise<voi
 }
 
 /**
- * How many pods are Ready, summed from the Deployments' status (a list of pods with a field
+ * How many pods the Deployments have, summed from their status (a list of pods with a field
  * selector carries no remaining-item count, and listing every pod would be the heavier read).
+ * Not readyReplicas: KWOK leaves a few Running pods unready for minutes under load; drydock's
+ * own observation of every pod is waited for after this.
  */
 export async function runningPods(kc: KubeConfig): Promise<number> {
   const list = await kc.makeApiClient(AppsV1Api).listDeploymentForAllNamespaces();
-  return list.items.reduce((n, d) => n + (d.status?.readyReplicas ?? 0), 0);
+  return list.items.reduce((n, d) => n + (d.status?.replicas ?? 0), 0);
 }
 
 export async function waitRunning(kc: KubeConfig, want: number, timeoutMs: number): Promise<number> {
