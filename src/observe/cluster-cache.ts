@@ -23,6 +23,7 @@ import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toO
 import { matchesSelector } from './selector.js';
 import { watchCollection, type WatchedCollection } from './informer.js';
 import type { CountingKubeConfig } from './kube.js';
+import { trimDeployment, trimJob, trimNode, trimPDB, trimPod } from './trim.js';
 
 /** The cluster part of an ObservedState. */
 export interface ClusterSnapshot {
@@ -70,15 +71,44 @@ function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
+/**
+ * Conversions remembered per cached object, so a rebuild after one watch event converts only
+ * what changed: the informer replaces an object on update, so an object seen before is
+ * unchanged. A pod's conversion also depends on the PDBs (which cover it): `pods` is emptied
+ * whenever a PDB changes.
+ */
+export interface ConversionMemo {
+  readonly objects: WeakMap<object, unknown>;
+  pods: WeakMap<V1Pod, ObservedPod>;
+}
+
+export function newConversionMemo(): ConversionMemo {
+  return { objects: new WeakMap(), pods: new WeakMap() };
+}
+
+function remembered<T extends object, R>(memo: ConversionMemo | undefined, convert: (raw: T) => R): (raw: T) => R {
+  if (!memo) return convert;
+  return (raw) => {
+    const hit = memo.objects.get(raw) as R | undefined;
+    if (hit !== undefined) return hit;
+    const out = convert(raw);
+    memo.objects.set(raw, out);
+    return out;
+  };
+}
+
 /** Builds a snapshot from raw objects: pure, so it is tested without a cluster. */
-export function buildClusterSnapshot(raw: {
-  readonly nodes: readonly V1Node[];
-  readonly pods: readonly V1Pod[];
-  readonly pdbs: readonly V1PodDisruptionBudget[];
-  readonly deployments: readonly V1Deployment[];
-  readonly jobs: readonly V1Job[];
-}): ClusterSnapshot {
-  const pdbs = raw.pdbs.map(toObservedPDB).sort(byNamespacedName);
+export function buildClusterSnapshot(
+  raw: {
+    readonly nodes: readonly V1Node[];
+    readonly pods: readonly V1Pod[];
+    readonly pdbs: readonly V1PodDisruptionBudget[];
+    readonly deployments: readonly V1Deployment[];
+    readonly jobs: readonly V1Job[];
+  },
+  memo?: ConversionMemo,
+): ClusterSnapshot {
+  const pdbs = raw.pdbs.map(remembered(memo, toObservedPDB)).sort(byNamespacedName);
   const pdbsByNamespace = new Map<string, ObservedPDB[]>();
   for (const pdb of pdbs) {
     const list = pdbsByNamespace.get(pdb.namespace) ?? [];
@@ -89,18 +119,22 @@ export function buildClusterSnapshot(raw: {
     // Pods not yet scheduled belong to no node; a drain never waits for them.
     .filter((p) => (p.spec?.nodeName ?? '') !== '')
     .map((p) => {
+      const hit = memo?.pods.get(p);
+      if (hit) return hit;
       const labels = p.metadata?.labels ?? {};
       const covering = (pdbsByNamespace.get(p.metadata?.namespace ?? '') ?? [])
         .filter((pdb) => matchesSelector(pdb.selector, labels))
         .map((pdb) => `${pdb.namespace}/${pdb.name}`);
-      return toObservedPod(p, covering);
+      const out = toObservedPod(p, covering);
+      memo?.pods.set(p, out);
+      return out;
     })
     .sort(byNamespacedName);
   return Object.freeze({
-    nodes: Object.freeze(raw.nodes.map(toObservedNode).sort(byName)),
+    nodes: Object.freeze(raw.nodes.map(remembered(memo, toObservedNode)).sort(byName)),
     pods: Object.freeze(pods),
     pdbs: Object.freeze(pdbs),
-    deployments: Object.freeze(raw.deployments.map(toObservedDeployment).sort(byNamespacedName)),
+    deployments: Object.freeze(raw.deployments.map(remembered(memo, toObservedDeployment)).sort(byNamespacedName)),
     jobs: Object.freeze(raw.jobs.map((j) => toObservedJob(j, podsOfJob(raw.pods, j))).sort(byNamespacedName)),
   });
 }
@@ -124,6 +158,7 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
   const apps = kc.makeApiClient(AppsV1Api);
   const batch = kc.makeApiClient(BatchV1Api);
   let current: ClusterSnapshot | undefined;
+  const memo = newConversionMemo();
   const onChange = (): void => {
     current = undefined;
     opts.onChange?.();
@@ -132,33 +167,43 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     kubeConfig: kc,
     name,
     logger: opts.logger,
-    onChange,
+    onChange: name === 'poddisruptionbudgets' ? onPdbChange : onChange,
     onError: (err: unknown) => opts.onError?.(name, err),
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
   });
 
+  function onPdbChange(): void {
+    memo.pods = new WeakMap();
+    onChange();
+  }
+
   const nodes: WatchedCollection<V1Node> = watchCollection({
     ...common('nodes'),
+    trim: trimNode,
     path: '/api/v1/nodes',
     list: () => core.listNode(),
   });
   const pods: WatchedCollection<V1Pod> = watchCollection({
     ...common('pods'),
+    trim: trimPod,
     path: '/api/v1/pods',
     list: () => core.listPodForAllNamespaces(),
   });
   const pdbs: WatchedCollection<V1PodDisruptionBudget> = watchCollection({
     ...common('poddisruptionbudgets'),
+    trim: trimPDB,
     path: '/apis/policy/v1/poddisruptionbudgets',
     list: () => policy.listPodDisruptionBudgetForAllNamespaces(),
   });
   const deployments: WatchedCollection<V1Deployment> = watchCollection({
     ...common('deployments'),
+    trim: trimDeployment,
     path: '/apis/apps/v1/deployments',
     list: () => apps.listDeploymentForAllNamespaces(),
   });
   const jobs: WatchedCollection<V1Job> = watchCollection({
     ...common('jobs'),
+    trim: trimJob,
     path: '/apis/batch/v1/jobs',
     labelSelector: DRYDOCK_JOB_SELECTOR,
     list: () => batch.listJobForAllNamespaces({ labelSelector: DRYDOCK_JOB_SELECTOR }),
@@ -171,13 +216,16 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     },
     isSynced: () => all.every((c) => c.isSynced()),
     snapshot: () => {
-      current ??= buildClusterSnapshot({
-        nodes: nodes.list(),
-        pods: pods.list(),
-        pdbs: pdbs.list(),
-        deployments: deployments.list(),
-        jobs: jobs.list(),
-      });
+      current ??= buildClusterSnapshot(
+        {
+          nodes: nodes.list(),
+          pods: pods.list(),
+          pdbs: pdbs.list(),
+          deployments: deployments.list(),
+          jobs: jobs.list(),
+        },
+        memo,
+      );
       return current;
     },
     stop: async () => {

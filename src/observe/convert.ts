@@ -12,6 +12,7 @@ import type {
   V1LabelSelector,
 } from '@kubernetes/client-node';
 import { jobOutcome } from '../execute/jobs/outcome.js';
+import { DRYDOCK_PREFIX } from '../protocol/keys.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../spec/model.js';
 import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod, PodOwnerKind } from './types.js';
 
@@ -115,7 +116,10 @@ export function toObservedDeployment(d: V1Deployment): ObservedDeployment {
     name: d.metadata?.name ?? '',
     // An absent spec.replicas means 1 (the API's default).
     replicas: d.spec?.replicas ?? 1,
-    annotations: record(d.metadata?.annotations),
+    // Only drydock's own (the remembered replica count) are read; the caches keep no others.
+    annotations: record(
+      Object.fromEntries(Object.entries(d.metadata?.annotations ?? {}).filter(([k]) => k.startsWith(DRYDOCK_PREFIX))),
+    ),
   });
 }
 

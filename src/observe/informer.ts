@@ -26,6 +26,11 @@ export interface CollectionOptions<T extends KubernetesObject> {
   /** Called on every watch or list error (for the errors metric). */
   readonly onError?: (err: unknown) => void;
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /**
+   * Cuts an object down, in place, to what its reader needs, before the cache's callers see it:
+   * the informer otherwise keeps every object whole (see trim.ts).
+   */
+  readonly trim?: (obj: T) => void;
 }
 
 export interface WatchedCollection<T> {
@@ -64,8 +69,13 @@ export function watchCollection<T extends KubernetesObject>(opts: CollectionOpti
   const changed = (): void => {
     if (!stopped) opts.onChange();
   };
-  informer.on('add', changed);
-  informer.on('update', changed);
+  const trim = opts.trim;
+  const trimmed = (obj: T): void => {
+    trim?.(obj);
+    changed();
+  };
+  informer.on('add', trimmed);
+  informer.on('update', trimmed);
   informer.on('delete', changed);
   informer.on('connect', () => {
     delay = backoff.initialMs;

@@ -4,6 +4,9 @@
  * planner, the executor and the service import them from here, never spell them out.
  */
 
+/** The prefix of every drydock key: what the caches keep of foreign objects' annotations. */
+export const DRYDOCK_PREFIX = 'drydock.dev/';
+
 /** Annotations: the per-node lock and its phase, and what drydock remembers on other objects. */
 export const ANNOTATIONS = {
   /** Kind/name@revision: the per-node lock. */

@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { shortCommit } from '../commit.js';
 import { approvalWaitStage } from '../plan/approval.js';
 import { cell } from './markdown.js';
-import type { SpecReport, StatusDocs, StatusReport } from './types.js';
+import type { SpecReport, StatusDocs, StatusNodeRow, StatusReport } from './types.js';
 
 const SETTLED: ReadonlySet<string> = new Set(['Complete', 'Succeeded', 'Ended']);
 
@@ -186,8 +186,32 @@ export function renderReadme(report: StatusReport): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Each spec's node rows as last rendered (row JSON → YAML), so a status write where one row
+ * changed renders one row, not the fleet: at 5,000 rows the YAML library took seconds per
+ * document. Replaced whole on every render of that spec, so it holds one render's rows.
+ */
+const renderedRows = new Map<string, Map<string, string>>();
+
+function renderRows(key: string, rows: readonly StatusNodeRow[]): string {
+  if (rows.length === 0) return 'nodes: []\n';
+  const before = renderedRows.get(key);
+  const now = new Map<string, string>();
+  const parts = ['nodes:\n'];
+  for (const row of [...rows].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0))) {
+    const json = JSON.stringify(row);
+    let text = before?.get(json) ?? now.get(json);
+    // The same text the document's own stringify gives an item of a sequence under a key.
+    text ??= stringify([row], { lineWidth: 0, sortMapEntries: false }).replace(/^(?=.)/gm, '  ');
+    now.set(json, text);
+    parts.push(text);
+  }
+  renderedRows.set(key, now);
+  return parts.join('');
+}
+
 export function renderSpecDoc(report: StatusReport, spec: SpecReport): string {
-  const doc: Record<string, unknown> = {
+  const head: Record<string, unknown> = {
     kind: spec.kind,
     name: spec.name,
     ...(spec.revision !== undefined ? { revision: spec.revision } : {}),
@@ -200,11 +224,17 @@ export function renderSpecDoc(report: StatusReport, spec: SpecReport): string {
     ...(spec.counts ? { counts: spec.counts } : {}),
     ...(spec.maintenance ?? {}),
     conditions: spec.conditions,
-    nodes: [...spec.nodes].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0)),
+  };
+  const tail: Record<string, unknown> = {
     ...(spec.approvals ? { approvals: spec.approvals } : {}),
     ...(spec.extra ? { extra: spec.extra } : {}),
   };
-  return stringify(doc, { lineWidth: 0, sortMapEntries: false });
+  const options = { lineWidth: 0, sortMapEntries: false };
+  return (
+    stringify(head, options) +
+    renderRows(specDocPath(spec), spec.nodes) +
+    (Object.keys(tail).length > 0 ? stringify(tail, options) : '')
+  );
 }
 
 export function renderErrors(report: StatusReport): string | undefined {

@@ -48,7 +48,7 @@ function writeRepo(dir: string): void {
   );
 }
 
-async function createNodes(kc: KubeConfig, count: number, concurrency = 16): Promise<void> {
+export async function createNodes(kc: KubeConfig, count: number, concurrency = 16): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   let next = 0;
   await Promise.all(
@@ -66,6 +66,8 @@ export async function startIdleWorld(
   adminKubeconfigPath: string,
   nodeCount: number,
   groupSize = 3,
+  /** Called once everything but the service runs (a benchmark's memory baseline). */
+  beforeService?: () => Promise<void> | void,
 ): Promise<IdleWorld> {
   await createNodes(admin, nodeCount);
   const dir = mkdtempSync(path.join(tmpdir(), 'drydock-idle-'));
@@ -82,6 +84,7 @@ export async function startIdleWorld(
   const proxy = await startCountingProxy(admin);
   const kc = new CountingKubeConfig();
   kc.loadFromString(proxy.kubeconfig);
+  await beforeService?.();
   const service = await startService({
     kubeConfig: kc,
     source: directoryDesiredSource(path.join(dir, 'repo')),

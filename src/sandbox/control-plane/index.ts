@@ -58,6 +58,11 @@ export interface ControlPlaneOptions {
   jobPods?: JobPodPlayer;
   /** keep dataDir after stop() (default: keep only if it was given, or DRYDOCK_KEEP_CONTROL_PLANE=1) */
   keepDataDir?: boolean;
+  /**
+   * client QPS of the controller manager and the scheduler (burst twice that); default theirs
+   * (20 and 50), which creates and binds pods at that rate: too slow for tens of thousands
+   */
+  clientQps?: number;
   /** overall start-up timeout per wait, ms (default 90 000; DRYDOCK_CONTROL_PLANE_TIMEOUT_MS) */
   timeoutMs?: number;
 }
@@ -219,7 +224,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const partial = { stop: () => set.stopAll(!keepDataDir) } as ControlPlane;
   running.add(partial);
   try {
-    const cp = await startComponents(ctx, { binDir, keepDataDir, kwokConfig: opts.kwokConfig, jobPods: opts.jobPods });
+    const cp = await startComponents(ctx, {
+      binDir,
+      keepDataDir,
+      kwokConfig: opts.kwokConfig,
+      jobPods: opts.jobPods,
+      clientQps: opts.clientQps,
+    });
     running.delete(partial);
     running.add(cp);
     log('control plane ready', {
@@ -242,7 +253,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 /** Certificates, etcd, the API server, then its clients; resolves once the cluster serves its default ServiceAccount. */
 async function startComponents(
   ctx: StartContext,
-  o: { binDir: string; keepDataDir: boolean; kwokConfig: string | undefined; jobPods: JobPodPlayer | undefined },
+  o: {
+    binDir: string;
+    keepDataDir: boolean;
+    kwokConfig: string | undefined;
+    jobPods: JobPodPlayer | undefined;
+    clientQps: number | undefined;
+  },
 ): Promise<ControlPlane> {
   const advertise = pickAdvertiseAddress();
   const certs = await createCertificates(ctx, advertise);
@@ -257,6 +274,7 @@ async function startComponents(
     ports,
     kwokConfig: o.kwokConfig,
     jobPods: o.jobPods,
+    clientQps: o.clientQps,
     running: [etcd, apiserver],
   });
   await waitFor(

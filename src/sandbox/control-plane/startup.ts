@@ -228,6 +228,7 @@ export async function startControllers(
     ports: Ports;
     kwokConfig: string | undefined;
     jobPods: JobPodPlayer | undefined;
+    clientQps: number | undefined;
     running: Component[];
   },
 ): Promise<{ kcm: Component; all: Component[] }> {
@@ -256,6 +257,7 @@ export async function startControllers(
   ]);
   const kwokConfigFile = path.join(dataDir, 'kwok.yaml');
   await fs.writeFile(kwokConfigFile, kwokStages(p.jobPods) + (p.kwokConfig ? `\n---\n${p.kwokConfig}` : ''));
+  const qps = p.clientQps ? [`--kube-api-qps=${p.clientQps}`, `--kube-api-burst=${2 * p.clientQps}`] : [];
   const kwokHome = path.join(dataDir, 'kwok-home');
   await fs.mkdir(kwokHome, { recursive: true });
 
@@ -271,6 +273,7 @@ export async function startControllers(
     `--cluster-signing-cert-file=${ca.certFile}`,
     `--cluster-signing-key-file=${ca.keyFile}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    ...qps,
     '--v=1',
   ]);
   const sched = ctx.set.start('kube-scheduler', [
@@ -278,6 +281,7 @@ export async function startControllers(
     '--leader-elect=false',
     '--bind-address=127.0.0.1',
     `--secure-port=${p.ports.sched}`,
+    ...qps,
     '--v=1',
   ]);
   const kwok = ctx.set.start(

@@ -1,0 +1,142 @@
+/**
+ * What the caches keep of each object: only the fields `convert.ts` reads. client-node's
+ * informer stores every object whole (managedFields, container specs, images, volumes, the
+ * last-applied annotation), which at 50,000 pods is most of drydock's memory; these functions
+ * replace an object's contents in place with the part the planner sees, on every add and update,
+ * before anything else holds it. metadata.name, namespace and resourceVersion stay: the cache
+ * keys and compares by them.
+ */
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V1ContainerStatus,
+  V1Job,
+  V1Node,
+  V1ObjectMeta,
+  V1Pod,
+  V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
+import { DRYDOCK_PREFIX } from '../protocol/keys.js';
+
+/** The only foreign annotation a pod is read for: it marks a static (mirror) pod. */
+const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+
+function meta(m: V1ObjectMeta | undefined, keep: { labels?: boolean; annotations?: (key: string) => boolean }) {
+  const out: V1ObjectMeta = {};
+  if (!m) return out;
+  if (m.name !== undefined) out.name = m.name;
+  if (m.namespace !== undefined) out.namespace = m.namespace;
+  if (m.resourceVersion !== undefined) out.resourceVersion = m.resourceVersion;
+  if (keep.labels && m.labels) out.labels = m.labels;
+  const wanted = keep.annotations;
+  if (wanted && m.annotations) {
+    const annotations: Record<string, string> = {};
+    let any = false;
+    for (const [k, v] of Object.entries(m.annotations)) {
+      if (!wanted(k)) continue;
+      annotations[k] = v;
+      any = true;
+    }
+    if (any) out.annotations = annotations;
+  }
+  return out;
+}
+
+/** Replaces `target`'s own properties with `kept`'s. */
+function replaceWith<T extends KubernetesObject>(target: T, kept: T): void {
+  for (const key of Object.keys(target)) delete (target as Record<string, unknown>)[key];
+  Object.assign(target, kept);
+}
+
+export function trimNode(node: V1Node): void {
+  const m = meta(node.metadata, { labels: true, annotations: () => true });
+  if (node.metadata?.creationTimestamp) m.creationTimestamp = node.metadata.creationTimestamp;
+  const ready = node.status?.conditions?.filter((c) => c.type === 'Ready');
+  const bootID = node.status?.nodeInfo?.bootID;
+  replaceWith(node, {
+    metadata: m,
+    spec: {
+      ...(node.spec?.providerID !== undefined ? { providerID: node.spec.providerID } : {}),
+      ...(node.spec?.unschedulable !== undefined ? { unschedulable: node.spec.unschedulable } : {}),
+      ...(node.spec?.taints ? { taints: node.spec.taints } : {}),
+    },
+    status: {
+      ...(ready ? { conditions: ready } : {}),
+      // nodeInfo's other fields are required by the type, never read: kept empty.
+      ...(bootID !== undefined ? { nodeInfo: { bootID } as NonNullable<V1Node['status']>['nodeInfo'] } : {}),
+    },
+  });
+}
+
+export function trimPod(pod: V1Pod): void {
+  const m = meta(pod.metadata, { labels: true, annotations: (k) => k === MIRROR_ANNOTATION });
+  if (pod.metadata?.uid !== undefined) m.uid = pod.metadata.uid;
+  if (pod.metadata?.deletionTimestamp) m.deletionTimestamp = pod.metadata.deletionTimestamp;
+  const owner = pod.metadata?.ownerReferences?.find((r) => r.controller === true) ?? pod.metadata?.ownerReferences?.[0];
+  if (owner) m.ownerReferences = [owner];
+  const emptyDir = (pod.spec?.volumes ?? []).find((v) => v.emptyDir !== undefined && v.emptyDir !== null);
+  const ready = pod.status?.conditions?.filter((c) => c.type === 'Ready');
+  // A Job pod's ended containers carry the termination message status keeps (execute/jobs/outcome.ts).
+  const ended = pod.status?.containerStatuses
+    ?.filter((c) => c.state?.terminated !== undefined)
+    .map((c) => ({ name: c.name, state: { terminated: c.state?.terminated } }) as V1ContainerStatus);
+  if (pod.metadata?.creationTimestamp !== undefined) m.creationTimestamp = pod.metadata.creationTimestamp;
+  replaceWith(pod, {
+    metadata: m,
+    // containers is required by the type and never read: kept empty.
+    spec: {
+      containers: [],
+      ...(pod.spec?.nodeName !== undefined ? { nodeName: pod.spec.nodeName } : {}),
+      ...(emptyDir ? { volumes: [emptyDir] } : {}),
+    },
+    status: {
+      ...(pod.status?.phase !== undefined ? { phase: pod.status.phase } : {}),
+      ...(ready ? { conditions: ready } : {}),
+      ...(ended !== undefined && ended.length > 0 ? { containerStatuses: ended } : {}),
+    },
+  });
+}
+
+export function trimPDB(pdb: V1PodDisruptionBudget): void {
+  const s = pdb.status;
+  replaceWith(pdb, {
+    metadata: meta(pdb.metadata, {}),
+    spec: pdb.spec?.selector ? { selector: pdb.spec.selector } : {},
+    ...(s
+      ? {
+          status: {
+            currentHealthy: s.currentHealthy,
+            desiredHealthy: s.desiredHealthy,
+            disruptionsAllowed: s.disruptionsAllowed,
+            expectedPods: s.expectedPods,
+          },
+        }
+      : {}),
+  });
+}
+
+export function trimDeployment(d: V1Deployment): void {
+  // Only drydock's own annotations are read (the remembered replica count); the
+  // last-applied-configuration annotation alone can be kilobytes.
+  replaceWith(d, {
+    metadata: meta(d.metadata, { annotations: (k) => k.startsWith(DRYDOCK_PREFIX) }),
+    ...(d.spec ? { spec: { replicas: d.spec.replicas, selector: d.spec.selector, template: {} } } : {}),
+  });
+}
+
+export function trimJob(job: V1Job): void {
+  const s = job.status;
+  replaceWith(job, {
+    metadata: meta(job.metadata, { labels: true }),
+    ...(s
+      ? {
+          status: {
+            ...(s.conditions ? { conditions: s.conditions } : {}),
+            ...(s.completionTime ? { completionTime: s.completionTime } : {}),
+            ...(s.succeeded !== undefined ? { succeeded: s.succeeded } : {}),
+            ...(s.failed !== undefined ? { failed: s.failed } : {}),
+          },
+        }
+      : {}),
+  });
+}

@@ -1,0 +1,165 @@
+/**
+ * Benchmark: drydock idle at scale on the real control plane. KWOK nodes, ten pods per node in
+ * Deployments under PDBs; drydock runs in-process (so its CPU and memory are this process's),
+ * reaching the API server only through the counting proxy. Per size: API requests per idle
+ * reconcile (target 0), CPU time per idle reconcile (process.cpuUsage, not wall time), resident
+ * memory over the baseline per pod and per node (targets 1 KiB and 10 KiB), time from start to
+ * the first plan. Sizes (nodes; pods are ten times as many): DRYDOCK_BENCH_SCALE, default 50.
+ * Alone: `npx tsc -p . && node dist/test/bench/scale.js`.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
+import { startIdleWorld } from '../service/idle-world.js';
+import { recordFigures, sizesFrom, type Figure } from './results.js';
+import { createWorkloads, REPLICAS, waitRunning } from './scale-world.js';
+
+const ROUNDS = 200;
+const QUIET_MS = 20_000;
+const COMMAND = (nodes: number) => `npx tsc -p . && DRYDOCK_BENCH_SCALE=${nodes} node dist/test/bench/scale.js`;
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+function settledMemory(): { rss: number; heap: number } {
+  for (let i = 0; i < 3; i++) gc();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heap: m.heapUsed };
+}
+
+async function until(what: string, timeoutMs: number, ok: () => boolean): Promise<void> {
+  const t0 = Date.now();
+  while (!ok()) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export async function measureSize(nodes: number): Promise<Figure[]> {
+  const pods = nodes * REPLICAS;
+  const size = `${nodes} nodes, ${pods} pods, ${pods / REPLICAS} Deployments and PDBs`;
+  const cp = await startControlPlane({ log: () => undefined, clientQps: 300 });
+  try {
+    const admin = cp.adminKubeConfig();
+    const tSetup = Date.now();
+    let baseline = { rss: 0, heap: 0 };
+    let t0 = 0;
+    let podsMs = 0;
+    // Workloads first; startIdleWorld creates the nodes, then everything is Running before
+    // drydock starts, so the baseline holds no part of the fleet and the first plan sees all.
+    await createWorkloads(admin, pods);
+    const world = await startIdleWorld(admin, cp.kubeconfigPath, nodes, 3, async () => {
+      podsMs = await waitRunning(admin, pods, 1_800_000);
+      baseline = settledMemory();
+      t0 = Date.now();
+    });
+    try {
+      await until('first plan', 600_000, () => (world.service.state().lastOutcome?.observed.pods.length ?? 0) >= pods);
+      const firstPlanMs = Date.now() - t0;
+      console.log(`(setup: ${t0 - tSetup} ms, of which waiting for pods Running ${podsMs} ms)`);
+      console.error('measuring');
+      await world.idleRounds(20);
+      const mem = settledMemory();
+      const cpu0 = process.cpuUsage();
+      const forced = await world.idleRounds(ROUNDS);
+      const cpu = process.cpuUsage(cpu0);
+      const r0 = world.service.state().rounds;
+      const q0 = world.clusterRequests();
+      const qcpu0 = process.cpuUsage();
+      await new Promise((r) => setTimeout(r, QUIET_MS));
+      const qcpu = process.cpuUsage(qcpu0);
+      const quietRounds = world.service.state().rounds - r0;
+      const quietRequests = world.clusterRequests() - q0;
+      const rss = mem.rss - baseline.rss;
+      const heap = mem.heap - baseline.heap;
+      const id = (name: string) => `scale.${name}@${nodes}`;
+      const figure = (name: string, what: string, value: number, unit: string, target: number | null): Figure => ({
+        id: id(name),
+        what,
+        value,
+        unit,
+        target,
+        size,
+        command: COMMAND(nodes),
+      });
+      const figures = [
+        figure(
+          'requestsPerIdleReconcile',
+          `API requests per idle reconcile (${forced.rounds} forced rounds)`,
+          forced.requests / forced.rounds,
+          'requests',
+          0,
+        ),
+        figure(
+          'quietRequests',
+          `API requests over ${QUIET_MS / 1000} s left alone (${quietRounds} watch-woken rounds)`,
+          quietRequests,
+          'requests',
+          0,
+        ),
+        figure(
+          'cpuPerIdleReconcile',
+          'CPU time per forced idle reconcile (user + system)',
+          (cpu.user + cpu.system) / 1000 / forced.rounds,
+          'ms',
+          null,
+        ),
+        figure(
+          'cpuQuietPerSecond',
+          `CPU time per second left alone (watch events, ${quietRounds} rounds)`,
+          (qcpu.user + qcpu.system) / 1000 / (QUIET_MS / 1000),
+          'ms/s',
+          null,
+        ),
+        figure(
+          'rssPerPod',
+          'resident memory over baseline ÷ pods (all of it charged to pods)',
+          rss / pods / 1024,
+          'KiB',
+          1,
+        ),
+        figure(
+          'rssPerNode',
+          'resident memory over baseline ÷ nodes (all of it charged to nodes)',
+          rss / nodes / 1024,
+          'KiB',
+          10,
+        ),
+        figure(
+          'rssBudget',
+          'resident memory over baseline ÷ (1 KiB × pods + 10 KiB × nodes)',
+          rss / (pods * 1024 + nodes * 10 * 1024),
+          '×',
+          1,
+        ),
+        figure('heapPerPod', 'JS heap over baseline ÷ pods (after GC)', heap / pods / 1024, 'KiB', null),
+        figure(
+          'firstPlan',
+          'start → first plan (every node and pod listed and watched; empty plan)',
+          firstPlanMs,
+          'ms',
+          null,
+        ),
+      ];
+      // Recorded before the teardown: a slow stop must not lose minutes of setup.
+      recordFigures(figures);
+      return figures;
+    } finally {
+      console.error('stopping');
+      await world.close();
+    }
+  } finally {
+    await cp.stop();
+  }
+}
+
+export async function run(): Promise<void> {
+  for (const nodes of sizesFrom('DRYDOCK_BENCH_SCALE', [50])) {
+    console.log(`## ${nodes} nodes`);
+    await measureSize(nodes);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await run();
+}

@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import type { V1Deployment, V1Job, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import {
+  toObservedDeployment,
+  toObservedJob,
+  toObservedNode,
+  toObservedPDB,
+  toObservedPod,
+} from '../../src/observe/convert.js';
+import { buildClusterSnapshot, newConversionMemo } from '../../src/observe/cluster-cache.js';
+import { trimDeployment, trimJob, trimNode, trimPDB, trimPod } from '../../src/observe/trim.js';
+
+const managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:x': {} } } }];
+
+function fullNode(): V1Node {
+  return {
+    metadata: {
+      name: 'n1',
+      resourceVersion: '42',
+      uid: 'u-n1',
+      creationTimestamp: new Date('2024-01-01T00:00:00Z'),
+      labels: { pool: 'general' },
+      annotations: { 'drydock.dev/phase': 'Cordoned', 'node.alpha.kubernetes.io/ttl': '0' },
+      managedFields,
+    },
+    spec: {
+      providerID: 'sim://w/i-1',
+      unschedulable: true,
+      podCIDR: '10.0.0.0/24',
+      taints: [{ key: 'k', effect: 'NoSchedule', value: 'v' }],
+    },
+    status: {
+      conditions: [
+        { type: 'MemoryPressure', status: 'False' },
+        { type: 'Ready', status: 'True', lastTransitionTime: new Date('2024-01-01T00:01:00Z') },
+      ],
+      nodeInfo: {
+        bootID: 'boot-1',
+        architecture: 'amd64',
+        containerRuntimeVersion: 'x',
+        kernelVersion: 'x',
+        kubeProxyVersion: 'x',
+        kubeletVersion: 'x',
+        machineID: 'x',
+        operatingSystem: 'linux',
+        osImage: 'x',
+        systemUUID: 'x',
+      },
+      images: [{ names: ['registry.example/a:1'], sizeBytes: 1 }],
+      capacity: { cpu: '4' },
+    },
+  };
+}
+
+function fullPod(): V1Pod {
+  return {
+    metadata: {
+      namespace: 'web',
+      name: 'web-1',
+      uid: 'u-1',
+      resourceVersion: '7',
+      labels: { app: 'web' },
+      annotations: { 'kubernetes.io/config.mirror': 'x', 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-abc', uid: 'r', controller: true }],
+      deletionTimestamp: new Date('2024-01-01T00:02:00Z'),
+      managedFields,
+    },
+    spec: {
+      nodeName: 'n1',
+      containers: [{ name: 'c', image: 'nginx', env: [{ name: 'A', value: 'b' }] }],
+      volumes: [
+        { name: 'cfg', configMap: { name: 'x' } },
+        { name: 'tmp', emptyDir: {} },
+      ],
+    },
+    status: {
+      phase: 'Running',
+      conditions: [
+        { type: 'PodScheduled', status: 'True' },
+        { type: 'Ready', status: 'True', lastTransitionTime: new Date('2024-01-01T00:01:30Z') },
+      ],
+      containerStatuses: [{ name: 'c', image: 'nginx', imageID: 'x', ready: true, restartCount: 0 }],
+    },
+  };
+}
+
+function fullPdb(): V1PodDisruptionBudget {
+  return {
+    metadata: { namespace: 'web', name: 'web', resourceVersion: '3', managedFields },
+    spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'web' } } },
+    status: {
+      currentHealthy: 3,
+      desiredHealthy: 2,
+      disruptionsAllowed: 1,
+      expectedPods: 3,
+      observedGeneration: 1,
+      disruptedPods: { 'web-0': new Date() },
+    },
+  };
+}
+
+function fullDeployment(): V1Deployment {
+  return {
+    metadata: {
+      namespace: 'kube-system',
+      name: 'cluster-autoscaler',
+      resourceVersion: '9',
+      annotations: { 'drydock.dev/previous-replicas': '2', 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+      managedFields,
+    },
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { app: 'ca' } },
+      template: { spec: { containers: [{ name: 'c', image: 'ca' }] } },
+    },
+    status: { replicas: 0 },
+  };
+}
+
+function fullJob(): V1Job {
+  return {
+    metadata: { namespace: 'drydock', name: 'op-n1', resourceVersion: '5', labels: { 'drydock.dev/node': 'n1' } },
+    spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    status: {
+      conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }],
+      failed: 3,
+      succeeded: 0,
+      completionTime: new Date('2024-01-01T00:03:00Z'),
+    },
+  };
+}
+
+function trimsSafely<T extends { metadata?: { name?: string; resourceVersion?: string } }>(
+  make: () => T,
+  trim: (obj: T) => void,
+  convert: (obj: T) => unknown,
+): void {
+  const whole = make();
+  const trimmed = make();
+  trim(trimmed);
+  assert.deepEqual(convert(trimmed), convert(whole));
+  assert.ok(JSON.stringify(trimmed).length < JSON.stringify(whole).length);
+  assert.equal((trimmed.metadata as Record<string, unknown> | undefined)?.managedFields, undefined);
+  // The informer's cache keys and compares by these.
+  assert.equal(trimmed.metadata?.name, whole.metadata?.name);
+  assert.equal(trimmed.metadata?.resourceVersion, whole.metadata?.resourceVersion);
+}
+
+describe('trim: what the caches keep of each object', () => {
+  it('a trimmed Node converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullNode, trimNode, toObservedNode));
+  it('a trimmed Pod converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullPod, trimPod, (p) => toObservedPod(p, ['web/web'])));
+  it('a trimmed PodDisruptionBudget converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullPdb, trimPDB, toObservedPDB));
+  it('a trimmed Deployment converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullDeployment, trimDeployment, toObservedDeployment));
+  it('a trimmed Job converts exactly as the whole one, and is smaller', () =>
+    trimsSafely(fullJob, trimJob, toObservedJob));
+
+  it('drops what the planner never reads', () => {
+    const node = fullNode();
+    trimNode(node);
+    assert.equal(node.status?.images, undefined);
+    assert.deepEqual(
+      node.status?.conditions?.map((c) => c.type),
+      ['Ready'],
+    );
+    const pod = fullPod();
+    trimPod(pod);
+    assert.deepEqual(pod.spec?.containers, []);
+    assert.equal(pod.status?.containerStatuses, undefined);
+    assert.deepEqual(pod.metadata?.annotations, { 'kubernetes.io/config.mirror': 'x' });
+    const dep = fullDeployment();
+    trimDeployment(dep);
+    assert.deepEqual(dep.metadata?.annotations, { 'drydock.dev/previous-replicas': '2' });
+  });
+});
+
+describe('buildClusterSnapshot with a conversion memo', () => {
+  it('reuses unchanged conversions and re-derives pods when the PDBs change', () => {
+    const memo = newConversionMemo();
+    const pod = fullPod();
+    const node = fullNode();
+    const raw = { nodes: [node], pods: [pod], pdbs: [fullPdb()], deployments: [], jobs: [] };
+    const first = buildClusterSnapshot(raw, memo);
+    const second = buildClusterSnapshot(raw, memo);
+    assert.equal(second.pods[0], first.pods[0]);
+    assert.equal(second.nodes[0], first.nodes[0]);
+    assert.deepEqual(first.pods[0]?.pdbs, ['web/web']);
+    // The PDB is gone: the cache empties the pod memo, and the pod is no longer covered.
+    memo.pods = new WeakMap();
+    const third = buildClusterSnapshot({ ...raw, pdbs: [] }, memo);
+    assert.deepEqual(third.pods[0]?.pdbs, []);
+    assert.equal(third.nodes[0], first.nodes[0]);
+  });
+});
