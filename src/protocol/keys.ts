@@ -38,6 +38,13 @@ export const ANNOTATIONS = {
   bootID: 'drydock.dev/boot-id',
   /** The Job the node's operation runs (namespace/name); kept with a Failed phase to name it. */
   job: 'drydock.dev/job',
+  /**
+   * The workloads (Kind/namespace/name, comma-separated) that had pods on the node when an
+   * in-place operation took it: its health gate waits until they are ready again.
+   */
+  evicted: 'drydock.dev/evicted-workloads',
+  /** ISO 8601 time a node's last in-place operation finished: a canary's soak counts from it. */
+  doneAt: 'drydock.dev/done-at',
   /** On the leader Lease: a standby asks the leader for a round ("<ISO time> <identity>"). */
   syncRequested: 'drydock.dev/sync-requested',
 } as const;

@@ -9,13 +9,14 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { maintenanceOn } from '../maintenance/index.js';
-import { holdsLock, lockValue, parseLock } from '../protocol.js';
+import { holdsLock, lockValue, nodePhase, parseLock } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
 import { findNodeOpApproval, nodeOpApprovalNeeded } from '../approval.js';
 import { windowGate } from '../window.js';
 import { isControlPlane, isFailed, jobsIn, standingOf, type NodeOpContext, type SettleContext } from './context.js';
 import { advance, cleanUpJob, settle } from './step.js';
 import { buildNodeOpStatus } from './status.js';
+import { verifyStep } from './verify.js';
 
 export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
 export { inPlaceNodeOp } from './inplace.js';
@@ -31,7 +32,11 @@ export function planNodeOp(ctx: NodeOpContext): SpecStatus {
   const all = [...ctx.nodes, ...held];
 
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
-  for (const n of all) if (standing.get(n.name) === 'current' && !isFailed(n)) advance(ctx, n);
+  for (const n of all) {
+    if (standing.get(n.name) !== 'current' || isFailed(n)) continue;
+    if (nodePhase(n) === 'Verifying') verifyStep(ctx, n);
+    else advance(ctx, n);
+  }
   for (const n of all) if (standing.get(n.name) === 'current' || standing.get(n.name) === 'done') cleanUpJob(ctx, n);
   const halted = ctx.op.stopOnFailure && all.some((n) => standing.get(n.name) === 'current' && isFailed(n));
   if (halted) {

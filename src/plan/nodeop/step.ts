@@ -1,6 +1,7 @@
 /**
  * One node of a NodeOp, one step per round: Pending → (cordon) → Draining → Updating (the Job)
- * → Rebooting (bootID recorded, reboot pod, new bootID and Ready) → Done, or Failed. Every step
+ * → Rebooting (bootID recorded, reboot pod, new bootID and Ready) → Verifying (uncordoned, the
+ * health gate: verify.ts) → Done, or Failed. Every step
  * reads only what is on the node and what is observed, so a restarted drydock continues where
  * the last one stopped: a node past Updating never gets its Job again, and the reboot pod is
  * named after the recorded bootID, so the same boot is never rebooted twice.
@@ -10,6 +11,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodeOpJobSpec, type OperationRef } from '../../execute/jobs/index.js';
 import { drainLeft, drainView, preflight } from '../drain.js';
 import { nodePhase, parseInstant, parseLock } from '../protocol.js';
+import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
 import { isFailed, jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
 
@@ -21,6 +23,7 @@ const HELD: Readonly<Record<string, null>> = {
   [ANNOTATIONS.reason]: null,
   [ANNOTATIONS.bootID]: null,
   [ANNOTATIONS.job]: null,
+  [ANNOTATIONS.evicted]: null,
 };
 
 function setPhase(
@@ -52,11 +55,21 @@ export function failNode(ctx: NodeOpContext, node: ObservedNode, why: string, jo
   });
 }
 
-/** Done: uncordon, record the succeeded revision on the node, release the lock. */
-function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string): void {
+/** Done: uncordon, record the succeeded revision (and when) on the node, release the lock. */
+export function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string): void {
   uncordonIfOurs(ctx, node, `node ${node.name} is done; it takes workloads again`);
-  const annotations = { ...HELD, [ctx.record.key]: ctx.record.value };
+  const annotations = {
+    ...HELD,
+    [ctx.record.key]: ctx.record.value,
+    [ANNOTATIONS.doneAt]: new Date(ctx.now).toISOString(),
+  };
   ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations, reason: why });
+}
+
+/** The operation is done: the node is uncordoned and its health gate (verify.ts) comes next. */
+function enterVerifying(ctx: NodeOpContext, node: ObservedNode, why: string): void {
+  uncordonIfOurs(ctx, node, `node ${node.name}: its operation is done; it takes workloads again`);
+  setPhase(ctx, node, 'Verifying', why);
 }
 
 /** Moves a node held by this revision one step. */
@@ -72,7 +85,7 @@ export function advance(ctx: NodeOpContext, node: ObservedNode): void {
     case 'Rebooting':
       return rebootStep(ctx, node);
     default:
-      // Verifying or an unreadable phase: take it from the Job again (it is found, never re-made while it exists).
+      // An unreadable phase (Verifying is verify.ts'): take it from the Job again (it is found, never re-made while it exists).
       return jobStep(ctx, node);
   }
 }
@@ -102,6 +115,8 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode): void {
   const next = op.drain.enabled ? 'Draining' : 'Updating';
   setPhase(ctx, node, next, `node ${node.name} enters ${next}`, {
     [ANNOTATIONS.job]: `${ctx.settings.jobNamespace}/${name}`,
+    // What runs there now: the health gate waits for it to be back before the node is done.
+    [ANNOTATIONS.evicted]: workloadsOf(podsOn(ctx.view, node.name)),
   });
 }
 
@@ -176,7 +191,7 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
     return;
   }
   if (!op.rebootOnSuccess) {
-    finishNode(ctx, node, `node ${node.name}: Job ${jobRef} succeeded`);
+    enterVerifying(ctx, node, `node ${node.name}: Job ${jobRef} succeeded; health gate next`);
     return;
   }
   if (node.bootID === undefined || node.bootID === '') {
@@ -205,17 +220,6 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
   const deadline = since + settings.rebootTimeoutMs;
   const pod = rebootPodOf(ctx, node.name, recorded);
   if (node.bootID !== undefined && node.bootID !== recorded && node.ready) {
-    const minReady = ctx.op.rollout.healthGate.minReadySeconds * 1000;
-    const readySince = parseInstant(node.readySince) ?? ctx.now;
-    if (readySince + minReady > ctx.now) {
-      b.wait(
-        spec,
-        'health',
-        `node ${node.name} rebooted; Ready for ${ctx.op.rollout.healthGate.minReadySeconds}s first`,
-        { node: node.name, until: readySince + minReady },
-      );
-      return;
-    }
     if (pod.pod !== undefined)
       b.act({
         kind: 'deleteRebootPod',
@@ -225,7 +229,7 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
         name: pod.name,
         reason: `node ${node.name} rebooted`,
       });
-    finishNode(ctx, node, `node ${node.name} rebooted (bootID changed) and is Ready`);
+    enterVerifying(ctx, node, `node ${node.name} rebooted (bootID changed) and is Ready; health gate next`);
     return;
   }
   if (deadline <= ctx.now) {
