@@ -44,26 +44,44 @@ export function approvalNeeded(image: NodeImage, stage: ApprovalStage): string {
 }
 
 /**
- * The start approval of a NodeOp: an Approval naming it and its exact revision (or any revision
- * when it names none); for a generated NodeOp, one naming its NodeOpUpgrade and image.
+ * The approvals that count for an in-place spec as it is now, in file order: a NodeImage
+ * (inPlace) by the same rule as approvalsInForce, a NodeOpUpgrade by its image, a NodeOp by
+ * its exact revision (or any revision when the approval names none).
  */
-export function findNodeOpApproval(
+export function nodeOpApprovalsInForce(
   desired: DesiredState,
   op: NodeOp,
   target: { kind: SpecKind; name: string },
-): Approval | undefined {
-  return desired.approvals.find(
+): Approval[] {
+  const revisionOk = (a: Approval): boolean => a.targetRevision === undefined || a.targetRevision === op.revision;
+  return desired.approvals.filter(
     (a) =>
-      a.stage === 'start' &&
       a.target.kind === target.kind &&
       a.target.name === target.name &&
       (target.kind === 'NodeOpUpgrade'
         ? a.image === op.image
-        : a.targetRevision === undefined || a.targetRevision === op.revision),
+        : target.kind === 'NodeImage'
+          ? a.image === op.image && revisionOk(a)
+          : revisionOk(a)),
   );
 }
 
-export function nodeOpApprovalNeeded(op: NodeOp, target: { kind: SpecKind; name: string }): string {
-  const what = target.kind === 'NodeOpUpgrade' ? `image ${op.image}` : `targetRevision ${op.revision}`;
-  return `approval needed before the first node: merge approvals/${target.name}-start.yaml (kind Approval, target ${target.kind}/${target.name}, ${what}, stage start)`;
+export function findNodeOpApproval(
+  desired: DesiredState,
+  op: NodeOp,
+  target: { kind: SpecKind; name: string },
+  stage: ApprovalStage = 'start',
+): Approval | undefined {
+  return nodeOpApprovalsInForce(desired, op, target).find((a) => a.stage === stage);
+}
+
+export function nodeOpApprovalNeeded(
+  op: NodeOp,
+  target: { kind: SpecKind; name: string },
+  stage: ApprovalStage = 'start',
+): string {
+  const what = target.kind === 'NodeOp' ? `targetRevision ${op.revision}` : `image ${op.image}`;
+  const when = stage === 'start' ? 'before the first node' : 'after the canary wave';
+  const file = `approvals/${target.name}-${stage === 'start' ? 'start' : 'after-canary'}.yaml`;
+  return `approval needed ${when}: merge ${file} (kind Approval, target ${target.kind}/${target.name}, ${what}, stage ${stage})`;
 }

@@ -11,9 +11,16 @@ import type { DesiredState } from '../../spec/model.js';
 import { maintenanceOn } from '../maintenance/index.js';
 import { holdsLock, lockValue, nodePhase, parseLock } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
-import { findNodeOpApproval, nodeOpApprovalNeeded } from '../approval.js';
-import { windowGate } from '../window.js';
-import { isControlPlane, isFailed, jobsIn, standingOf, type NodeOpContext, type SettleContext } from './context.js';
+import {
+  isControlPlane,
+  isFailed,
+  jobsIn,
+  standingOf,
+  type NodeOpContext,
+  type SettleContext,
+  type Standing,
+} from './context.js';
+import { nodeOpStartGate } from './gate.js';
 import { advance, cleanUpJob, settle } from './step.js';
 import { buildNodeOpStatus } from './status.js';
 import { verifyStep } from './verify.js';
@@ -47,22 +54,11 @@ export function planNodeOp(ctx: NodeOpContext): SpecStatus {
       `stopOnFailure: node ${failed.join(', ')} failed; no new node starts until the spec changes`,
     );
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
-    const closed = startClosed(ctx);
-    if (closed === undefined) startNodes(ctx, all, standing);
-    else b.wait(ctx.spec, closed.code, closed.reason, closed.until !== undefined ? { until: closed.until } : {});
+    const gate = nodeOpStartGate(ctx, standing, inFlight(ctx, all, standing));
+    if (gate.open) startNodes(ctx, all, standing, gate.limit);
+    else b.wait(ctx.spec, gate.code, gate.reason, gate.until !== undefined ? { until: gate.until } : {});
   }
   return buildNodeOpStatus(ctx, all, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
-}
-
-/** The window and the start approval: what must allow it before a new node starts. */
-function startClosed(ctx: NodeOpContext): { code: 'window' | 'approval'; reason: string; until?: number } | undefined {
-  const { op, desired } = ctx;
-  const closed = windowGate(desired.maintenanceWindows, op.rollout.window, ctx.now);
-  if (closed !== undefined) return closed;
-  if (op.rollout.approval.required !== 'none' && findNodeOpApproval(desired, op, ctx.spec) === undefined) {
-    return { code: 'approval', reason: nodeOpApprovalNeeded(op, ctx.spec) };
-  }
-  return undefined;
 }
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
@@ -70,15 +66,23 @@ function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
   return lock?.kind === ctx.operation.kind && lock.name === ctx.op.name && holdsLock(n);
 }
 
-function inFlight(ctx: NodeOpContext, all: readonly ObservedNode[], standing: ReadonlyMap<string, string>): number {
+function inFlight(ctx: NodeOpContext, all: readonly ObservedNode[], standing: ReadonlyMap<string, Standing>): number {
   return all.filter((n) => standing.get(n.name) === 'current' && !isFailed(n)).length;
 }
 
-/** Starts free nodes in order; workers wait until every selected control-plane node is done. */
-function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: Map<string, string>): void {
+/**
+ * Starts free nodes in order, at most `canaryLimit` of them (the canary wave's share); workers
+ * wait until every selected control-plane node is done.
+ */
+function startNodes(
+  ctx: NodeOpContext,
+  all: readonly ObservedNode[],
+  standing: Map<string, Standing>,
+  canaryLimit = Number.POSITIVE_INFINITY,
+): void {
   const { b, op, spec } = ctx;
-  const limit = op.concurrency > 0 ? op.concurrency : Number.POSITIVE_INFINITY;
   let running = inFlight(ctx, all, standing);
+  const limit = Math.min(op.concurrency > 0 ? op.concurrency : Number.POSITIVE_INFINITY, running + canaryLimit);
   const controlPlaneLeft = ctx.nodes.some(
     (n) => isControlPlane(n) && standing.get(n.name) !== 'done' && !(standing.get(n.name) === 'current' && isFailed(n)),
   );
@@ -106,7 +110,10 @@ function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: 
       return;
     }
     if (running >= limit) {
-      b.wait(spec, 'concurrency', `${running} node(s) in flight (concurrency ${op.concurrency})`);
+      const canary = op.rollout.canary?.nodes ?? 0;
+      if (canaryLimit !== Number.POSITIVE_INFINITY)
+        b.wait(spec, 'soak', `the canary wave of ${canary} node(s) goes first`);
+      else b.wait(spec, 'concurrency', `${running} node(s) in flight (concurrency ${op.concurrency})`);
       return;
     }
     if (ctx.budget.free <= 0) {
