@@ -9,7 +9,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { maintenanceOn } from '../maintenance/index.js';
-import { holdsLock, lockValue, nodePhase, parseLock } from '../protocol.js';
+import { holdsLock, isInPlaceHold, lockValue, nodePhase, parseLock } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
 import {
   isControlPlane,
@@ -139,13 +139,20 @@ function startNodes(
   }
 }
 
-/** Nodes held by a NodeOp that is no longer in Git: their step in flight finishes, then they are released. */
+/**
+ * Nodes held by a NodeOp that is no longer in Git, or in place by a NodeImage that is gone or no
+ * longer inPlace: their step in flight finishes, then they are uncordoned and released.
+ */
 export function planRemovedNodeOps(desired: DesiredState, base: Omit<SettleContext, 'spec' | 'jobsByName'>): void {
-  const names = new Set(desired.nodeOps.map((o) => o.name));
+  const ops = new Set(desired.nodeOps.map((o) => o.name));
+  const inPlace = new Set(desired.nodeImages.filter((i) => i.strategy === 'inPlace').map((i) => i.name));
   const jobsByName = jobsIn(base.view, base.settings.jobNamespace);
   for (const node of base.view.observed.nodes) {
     const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
-    if (lock?.kind !== 'NodeOp' || names.has(lock.name) || !holdsLock(node)) continue;
-    settle({ ...base, jobsByName, spec: { kind: 'NodeOp', name: lock.name } }, node);
+    if (lock === undefined || !holdsLock(node)) continue;
+    const gone =
+      (lock.kind === 'NodeOp' && !ops.has(lock.name)) ||
+      (lock.kind === 'NodeImage' && !inPlace.has(lock.name) && isInPlaceHold(node));
+    if (gone) settle({ ...base, jobsByName, spec: { kind: lock.kind, name: lock.name } }, node);
   }
 }

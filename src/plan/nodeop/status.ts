@@ -56,7 +56,8 @@ export function buildNodeOpStatus(
         : failures > 0 && done + failures === rows.length
           ? 'Failed'
           : 'Waiting';
-  const first = waits[0];
+  // What holds the whole spec (window, approval, halt) says more than one node's progress.
+  const first = waits.find((w) => w.node === undefined) ?? waits[0];
   const message =
     first?.reason ??
     (phase === 'Complete'
