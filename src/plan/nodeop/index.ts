@@ -27,6 +27,7 @@ import { verifyStep } from './verify.js';
 
 export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
 export { inPlaceNodeOp } from './inplace.js';
+export { nodeOpForecastInput } from './forecast.js';
 
 export function planNodeOp(ctx: NodeOpContext): SpecStatus {
   const { b } = ctx;

@@ -256,3 +256,22 @@ describe('calendar: a NodeImage inPlace leaving Git (or turning replace) release
     });
   }
 });
+
+describe('calendar: the forecast covers in-place kinds', () => {
+  it('a NodeOp forecasts its canary and waves, the first at the window opening', () => {
+    const op = nodeOp('patch', {
+      concurrency: 1,
+      rollout: policy({ window: 'nightly', canary: { nodes: 1, soakSeconds: 60 } }),
+    });
+    const p = run(desired({ nodeOps: [op], maintenanceWindows: [nightly] }), [n('w-0'), n('w-1'), n('w-2')]);
+    assert.deepEqual(
+      p.forecast.waves.map((w) => [w.label, w.nodes, w.start]),
+      [
+        ['canary', ['w-0'], '2026-03-02T21:00:00.000Z'],
+        ['wave 2', ['w-1'], p.forecast.waves[1]?.start],
+        ['wave 3', ['w-2'], p.forecast.waves[2]?.start],
+      ],
+    );
+    assert.ok((p.forecast.waves[1]?.start ?? '') > (p.forecast.waves[0]?.end ?? ''), 'the soak comes between');
+  });
+});
