@@ -1,6 +1,6 @@
 /**
- * The cluster half of observation: five watch-backed caches (nodes, pods in every namespace,
- * PodDisruptionBudgets, Deployments, drydock's Jobs). After the initial lists a snapshot is
+ * The cluster half of observation: watch-backed caches (nodes, pods in every namespace,
+ * PodDisruptionBudgets, Deployments, StatefulSets, ReplicaSets, drydock's Jobs). After the initial lists a snapshot is
  * built from memory alone, so an idle reconcile makes no API request; the snapshot is rebuilt
  * only after a watch event and otherwise returned as the same frozen object.
  */
@@ -14,6 +14,8 @@ import {
   type V1Node,
   type V1Pod,
   type V1PodDisruptionBudget,
+  type V1ReplicaSet,
+  type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { JOB_NAME_LABEL } from '../execute/jobs/outcome.js';
@@ -21,9 +23,10 @@ import { LABELS } from '../protocol/keys.js';
 import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod } from './types.js';
 import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
 import { matchesSelector } from './selector.js';
+import { podWorkload, replicaSetOwners, toObservedWorkloads, type ObservedWorkload } from './workloads.js';
 import { watchCollection, type WatchedCollection } from './informer.js';
 import type { CountingKubeConfig } from './kube.js';
-import { trimDeployment, trimJob, trimNode, trimPDB, trimPod } from './trim.js';
+import { trimDeployment, trimJob, trimNode, trimPDB, trimPod, trimReplicaSet, trimStatefulSet } from './trim.js';
 
 /** The cluster part of an ObservedState. */
 export interface ClusterSnapshot {
@@ -33,6 +36,7 @@ export interface ClusterSnapshot {
   /** Every Deployment; `observe` keeps only the autoscalers the specs name. */
   readonly deployments: readonly ObservedDeployment[];
   readonly jobs: readonly ObservedJob[];
+  readonly workloads: readonly ObservedWorkload[];
 }
 
 export interface ClusterCacheOptions {
@@ -105,9 +109,12 @@ export function buildClusterSnapshot(
     readonly pdbs: readonly V1PodDisruptionBudget[];
     readonly deployments: readonly V1Deployment[];
     readonly jobs: readonly V1Job[];
+    readonly statefulSets?: readonly V1StatefulSet[];
+    readonly replicaSets?: readonly V1ReplicaSet[];
   },
   memo?: ConversionMemo,
 ): ClusterSnapshot {
+  const rsOwners = replicaSetOwners(raw.replicaSets ?? []);
   const pdbs = raw.pdbs.map(remembered(memo, toObservedPDB)).sort(byNamespacedName);
   const pdbsByNamespace = new Map<string, ObservedPDB[]>();
   for (const pdb of pdbs) {
@@ -125,7 +132,7 @@ export function buildClusterSnapshot(
       const covering = (pdbsByNamespace.get(p.metadata?.namespace ?? '') ?? [])
         .filter((pdb) => matchesSelector(pdb.selector, labels))
         .map((pdb) => `${pdb.namespace}/${pdb.name}`);
-      const out = toObservedPod(p, covering);
+      const out = toObservedPod(p, covering, podWorkload(p, rsOwners));
       memo?.pods.set(p, out);
       return out;
     })
@@ -136,6 +143,7 @@ export function buildClusterSnapshot(
     pdbs: Object.freeze(pdbs),
     deployments: Object.freeze(raw.deployments.map(remembered(memo, toObservedDeployment)).sort(byNamespacedName)),
     jobs: Object.freeze(raw.jobs.map((j) => toObservedJob(j, podsOfJob(raw.pods, j))).sort(byNamespacedName)),
+    workloads: Object.freeze(toObservedWorkloads(raw.deployments, raw.statefulSets ?? [])),
   });
 }
 
@@ -167,12 +175,13 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     kubeConfig: kc,
     name,
     logger: opts.logger,
-    onChange: name === 'poddisruptionbudgets' ? onPdbChange : onChange,
+    // A pod's conversion reads the PDBs covering it and its ReplicaSet's owner.
+    onChange: name === 'poddisruptionbudgets' || name === 'replicasets' ? onPodInputChange : onChange,
     onError: (err: unknown) => opts.onError?.(name, err),
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
   });
 
-  function onPdbChange(): void {
+  function onPodInputChange(): void {
     memo.pods = new WeakMap();
     onChange();
   }
@@ -208,7 +217,20 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     labelSelector: DRYDOCK_JOB_SELECTOR,
     list: () => batch.listJobForAllNamespaces({ labelSelector: DRYDOCK_JOB_SELECTOR }),
   });
-  const all = [nodes, pods, pdbs, deployments, jobs] as const;
+  // Held for the health gate: which workload a pod belongs to, and whether it is back.
+  const statefulSets: WatchedCollection<V1StatefulSet> = watchCollection({
+    ...common('statefulsets'),
+    trim: trimStatefulSet,
+    path: '/apis/apps/v1/statefulsets',
+    list: () => apps.listStatefulSetForAllNamespaces(),
+  });
+  const replicaSets: WatchedCollection<V1ReplicaSet> = watchCollection({
+    ...common('replicasets'),
+    trim: trimReplicaSet,
+    path: '/apis/apps/v1/replicasets',
+    list: () => apps.listReplicaSetForAllNamespaces(),
+  });
+  const all = [nodes, pods, pdbs, deployments, jobs, statefulSets, replicaSets] as const;
 
   return {
     synced: async () => {
@@ -223,6 +245,8 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
           pdbs: pdbs.list(),
           deployments: deployments.list(),
           jobs: jobs.list(),
+          statefulSets: statefulSets.list(),
+          replicaSets: replicaSets.list(),
         },
         memo,
       );
@@ -240,12 +264,15 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
  */
 export async function listClusterSnapshot(kc: CountingKubeConfig): Promise<ClusterSnapshot> {
   const core = kc.makeApiClient(CoreV1Api);
-  const [nodes, pods, pdbs, deployments, jobs] = await Promise.all([
+  const apps = kc.makeApiClient(AppsV1Api);
+  const [nodes, pods, pdbs, deployments, jobs, statefulSets, replicaSets] = await Promise.all([
     core.listNode(),
     core.listPodForAllNamespaces(),
     kc.makeApiClient(PolicyV1Api).listPodDisruptionBudgetForAllNamespaces(),
-    kc.makeApiClient(AppsV1Api).listDeploymentForAllNamespaces(),
+    apps.listDeploymentForAllNamespaces(),
     kc.makeApiClient(BatchV1Api).listJobForAllNamespaces({ labelSelector: DRYDOCK_JOB_SELECTOR }),
+    apps.listStatefulSetForAllNamespaces(),
+    apps.listReplicaSetForAllNamespaces(),
   ]);
   return buildClusterSnapshot({
     nodes: nodes.items,
@@ -253,5 +280,7 @@ export async function listClusterSnapshot(kc: CountingKubeConfig): Promise<Clust
     pdbs: pdbs.items,
     deployments: deployments.items,
     jobs: jobs.items,
+    statefulSets: statefulSets.items,
+    replicaSets: replicaSets.items,
   });
 }

@@ -62,7 +62,7 @@ function ownerOf(pod: V1Pod): { kind: PodOwnerKind; name?: string } {
 }
 
 /** Converts a pod; `pdbs` are the namespace/names of the PDBs covering it. */
-export function toObservedPod(pod: V1Pod, pdbs: readonly string[]): ObservedPod {
+export function toObservedPod(pod: V1Pod, pdbs: readonly string[], workload?: string): ObservedPod {
   const owner = ownerOf(pod);
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   const readySince = isoTime(ready?.lastTransitionTime);
@@ -81,6 +81,7 @@ export function toObservedPod(pod: V1Pod, pdbs: readonly string[]): ObservedPod 
     hasEmptyDir: (pod.spec?.volumes ?? []).some((v) => v.emptyDir !== undefined && v.emptyDir !== null),
     mirror: pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined,
     pdbs: Object.freeze([...pdbs].sort()),
+    ...(workload !== undefined ? { workload } : {}),
   });
 }
 

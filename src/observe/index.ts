@@ -48,6 +48,7 @@ export async function observe(
     pdbs: snap.pdbs,
     deployments: Object.freeze(snap.deployments.filter((d) => wanted.has(`${d.namespace}/${d.name}`))),
     jobs: snap.jobs,
+    workloads: snap.workloads,
     cloudGroups: Object.freeze(cloud.groups),
     problems: Object.freeze(cloud.problems),
   });

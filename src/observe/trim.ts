@@ -15,6 +15,8 @@ import type {
   V1ObjectMeta,
   V1Pod,
   V1PodDisruptionBudget,
+  V1ReplicaSet,
+  V1StatefulSet,
 } from '@kubernetes/client-node';
 import { DRYDOCK_PREFIX } from '../protocol/keys.js';
 
@@ -121,7 +123,28 @@ export function trimDeployment(d: V1Deployment): void {
   replaceWith(d, {
     metadata: meta(d.metadata, { annotations: (k) => k.startsWith(DRYDOCK_PREFIX) }),
     ...(d.spec ? { spec: { replicas: d.spec.replicas, selector: d.spec.selector, template: {} } } : {}),
+    // The health gate waits for an evicted workload's ready count (observe/workloads.ts).
+    ...(d.status?.readyReplicas !== undefined ? { status: { readyReplicas: d.status.readyReplicas } } : {}),
   });
+}
+
+/** A StatefulSet as the health gate reads it: its desired and ready replicas. */
+export function trimStatefulSet(s: V1StatefulSet): void {
+  replaceWith(s, {
+    metadata: meta(s.metadata, {}),
+    ...(s.spec
+      ? { spec: { replicas: s.spec.replicas, selector: s.spec.selector, serviceName: '', template: {} } }
+      : {}),
+    ...(s.status ? { status: { replicas: s.status.replicas, readyReplicas: s.status.readyReplicas } } : {}),
+  });
+}
+
+/** A ReplicaSet as pod ownership reads it: which Deployment controls it. */
+export function trimReplicaSet(rs: V1ReplicaSet): void {
+  const m = meta(rs.metadata, {});
+  const owner = rs.metadata?.ownerReferences?.find((r) => r.controller === true) ?? rs.metadata?.ownerReferences?.[0];
+  if (owner) m.ownerReferences = [owner];
+  replaceWith(rs, { metadata: m });
 }
 
 export function trimJob(job: V1Job): void {

@@ -5,6 +5,9 @@
  */
 import type { GroupDescription } from '../cloud/provider.js';
 import type { LabelSelector } from '../spec/model.js';
+import type { ObservedWorkload } from './workloads.js';
+
+export type { ObservedWorkload, WorkloadKind } from './workloads.js';
 
 // The protocol's keys live in protocol/keys.ts; re-exported for the observer's readers.
 export { ANNOTATIONS, LABELS, type NodePhase } from '../protocol/keys.js';
@@ -46,6 +49,8 @@ export interface ObservedPod {
   readonly mirror: boolean;
   /** namespace/name of each PDB whose selector matches this pod, sorted. */
   readonly pdbs: readonly string[];
+  /** The Deployment or StatefulSet it belongs to (`Kind/namespace/name`), when it does. */
+  readonly workload?: string;
 }
 
 export interface ObservedPDB {
@@ -109,6 +114,11 @@ export interface ObservedState {
   readonly deployments: readonly ObservedDeployment[];
   /** Jobs drydock created (labelled), sorted by namespace/name. */
   readonly jobs: readonly ObservedJob[];
+  /**
+   * Deployments and StatefulSets with their ready counts (the health gate's "evicted workloads
+   * are back"), sorted by Kind/namespace/name; absent when not observed (a planner test).
+   */
+  readonly workloads?: readonly ObservedWorkload[];
   /** Sorted by scalingGroup. */
   readonly cloudGroups: readonly ObservedCloudGroup[];
   readonly problems: readonly ObserveProblem[];

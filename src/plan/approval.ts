@@ -78,34 +78,47 @@ export function approvalNeeded(config: Pick<RepoConfig, 'paths'>, image: NodeIma
 }
 
 /**
- * The start approval of a NodeOp: an Approval naming it and its exact revision (or any revision
- * when it names none); for a generated NodeOp, one naming its NodeOpUpgrade and image.
+ * The approvals that count for an in-place spec as it is now, in file order: a NodeImage
+ * (inPlace) by the same rule as approvalsInForce, a NodeOpUpgrade by its image, a NodeOp by
+ * its exact revision (or any revision when the approval names none).
  */
-export function findNodeOpApproval(
+export function nodeOpApprovalsInForce(
   desired: DesiredState,
   op: NodeOp,
   target: { kind: SpecKind; name: string },
-): Approval | undefined {
-  return desired.approvals.find(
+): Approval[] {
+  const revisionOk = (a: Approval): boolean => a.targetRevision === undefined || a.targetRevision === op.revision;
+  return desired.approvals.filter(
     (a) =>
-      a.stage === 'start' &&
       a.target.kind === target.kind &&
       a.target.name === target.name &&
       (target.kind === 'NodeOpUpgrade'
         ? a.image === op.image
-        : a.targetRevision === undefined || a.targetRevision === op.revision),
+        : target.kind === 'NodeImage'
+          ? a.image === op.image && revisionOk(a)
+          : revisionOk(a)),
   );
+}
+
+export function findNodeOpApproval(
+  desired: DesiredState,
+  op: NodeOp,
+  target: { kind: SpecKind; name: string },
+  stage: ApprovalStage = 'start',
+): Approval | undefined {
+  return nodeOpApprovalsInForce(desired, op, target).find((a) => a.stage === stage);
 }
 
 export function nodeOpApprovalNeeded(
   config: Pick<RepoConfig, 'paths'>,
   op: NodeOp,
   target: { kind: SpecKind; name: string },
+  stage: ApprovalStage = 'start',
 ): string {
-  // The Approval's field names: spec.image for a NodeOpUpgrade, spec.revision for a NodeOp.
-  const what = target.kind === 'NodeOpUpgrade' ? `image ${op.image}` : `revision ${op.revision}`;
+  // The Approval's field names: spec.revision for a NodeOp, spec.image for the other kinds.
+  const what = target.kind === 'NodeOp' ? `revision ${op.revision}` : `image ${op.image}`;
   return (
-    `${WAIT_PREFIX} (${STAGE_WORDS.start}): merge ${approvalPath(target.name, 'start', config)} ` +
-    `(kind Approval, target ${target.kind}/${target.name}, ${what}, stage start)`
+    `${WAIT_PREFIX} (${STAGE_WORDS[stage]}): merge ${approvalPath(target.name, stage, config)} ` +
+    `(kind Approval, target ${target.kind}/${target.name}, ${what}, stage ${stage})`
   );
 }

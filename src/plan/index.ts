@@ -20,8 +20,14 @@ import { isReplace, outdatedControlPlane, planReplace } from './replace/index.js
 import type { Plan, SpecStatus, Wait, Wave } from './types.js';
 import { notActedOn, notActedOnReason, notSupportedStatus } from './unsupported.js';
 import { buildView } from './view.js';
-import { buildNodeOpContext, inPlaceNodeOp, planNodeOp, planRemovedNodeOps } from './nodeop/index.js';
-import { nodeOpForecastInput } from './nodeop/forecast.js';
+import {
+  buildNodeOpContext,
+  inPlaceNodeOp,
+  nodeOpForecastInput,
+  planNodeOp,
+  planRemovedNodeOps,
+  type NodeOpContext,
+} from './nodeop/index.js';
 
 export type { PlanOptions } from './options.js';
 export { PlanError, type PlanErrorCode } from './errors.js';
@@ -112,21 +118,19 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     ...(opts.rebootImage !== undefined ? { rebootImage: opts.rebootImage } : {}),
   };
   planRemovedNodeOps(desired, { b, view, settings });
-  const nodeOpForecast = (status: SpecStatus, op: NodeOp): void =>
-    forecastOf(status, nodeOpForecastInput({ status, op, desired, waits: b.waits, budgetMax: budget.max, now: nowMs }));
+  const inPlace = (ctx: NodeOpContext): void => {
+    const status = planNodeOp(ctx);
+    forecastOf(status, nodeOpForecastInput(ctx, status));
+  };
   for (const op of [...desired.nodeOps].sort((x, y) => compareStrings(x.name, y.name))) {
-    nodeOpForecast(planNodeOp(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings })), op);
+    inPlace(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings }));
   }
   for (const image of images.filter((i) => i.strategy === 'inPlace')) {
-    const op = inPlaceNodeOp(image);
-    nodeOpForecast(
-      planNodeOp(
-        buildNodeOpContext(
-          { desired, op, now: nowMs, view, b, budget, settings },
-          { spec: { kind: 'NodeImage', name: image.name }, image: image.image },
-        ),
+    inPlace(
+      buildNodeOpContext(
+        { desired, op: inPlaceNodeOp(image), now: nowMs, view, b, budget, settings },
+        { spec: { kind: 'NodeImage', name: image.name }, image: image.image },
       ),
-      op,
     );
   }
 

@@ -34,6 +34,18 @@ export function parseLock(value: string | undefined): OperationRef | undefined {
   return { kind: match[1] ?? '', name: match[2] ?? '', revision: match[3] ?? '' };
 }
 
+/**
+ * A NodeImage lock taken by the in-place machinery past its start (it names the node's Job):
+ * a replace rollout of the same name never takes it over, the in-place settling releases it.
+ */
+export function isInPlaceHold(node: ObservedNode): boolean {
+  return (
+    parseLock(node.annotations[ANNOTATIONS.operation])?.kind === 'NodeImage' &&
+    node.annotations[ANNOTATIONS.job] !== undefined &&
+    holdsLock(node)
+  );
+}
+
 export function nodePhase(node: ObservedNode): NodePhase | undefined {
   const value = node.annotations[ANNOTATIONS.phase];
   return NODE_PHASES.find((p) => p === value);

@@ -170,6 +170,12 @@ export function formatInZone(at: Date, timeZone: string): string {
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}`;
 }
 
+/** "2026-03-30 22:00 Europe/Berlin (20:00 UTC)": the window's own zone, and UTC for everyone else. */
+export function opening(at: Date, timeZone: string): string {
+  const local = `${formatInZone(at, timeZone)} ${timeZone}`;
+  return timeZone === 'UTC' ? local : `${local} (${formatInZone(at, 'UTC')} UTC)`;
+}
+
 /**
  * Why a spec whose rollout names window `name` may not start a node at `nowMs`, or undefined
  * when it may (no window named, or the window is open). Shared by every operation kind.
@@ -195,7 +201,7 @@ export function windowGate(
       }
     : {
         code: 'window',
-        reason: `waiting for window ${window.name}, opens ${formatInZone(next, window.timeZone)} ${window.timeZone}`,
+        reason: `waiting for window ${window.name}, opens ${opening(next, window.timeZone)}`,
         until: next.getTime(),
       };
 }

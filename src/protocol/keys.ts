@@ -46,6 +46,13 @@ export const ANNOTATIONS = {
    * container message), written with the outcome so status keeps it once the Job is deleted.
    */
   jobMessage: 'drydock.dev/job-message',
+  /**
+   * The workloads (Kind/namespace/name, comma-separated) that had pods on the node when an
+   * in-place operation took it: its health gate waits until they are ready again.
+   */
+  evicted: 'drydock.dev/evicted-workloads',
+  /** ISO 8601 time a node's last in-place operation finished: a canary's soak counts from it. */
+  doneAt: 'drydock.dev/done-at',
   /** On the leader Lease: a standby asks the leader for a round ("<ISO time> <identity>"). */
   syncRequested: 'drydock.dev/sync-requested',
 } as const;

@@ -83,6 +83,20 @@ export const REQUIRED_PERMISSIONS: readonly Permission[] = [
   },
   {
     apiGroup: 'apps',
+    resource: 'statefulsets',
+    verbs: ['list', 'watch'],
+    scope: 'cluster',
+    usedBy: 'observe/cluster-cache (informer: the health gate waits for evicted workloads to be ready)',
+  },
+  {
+    apiGroup: 'apps',
+    resource: 'replicasets',
+    verbs: ['list', 'watch'],
+    scope: 'cluster',
+    usedBy: "observe/cluster-cache (informer: which Deployment a pod's ReplicaSet belongs to)",
+  },
+  {
+    apiGroup: 'apps',
     resource: 'deployments',
     verbs: ['get', 'patch'],
     scope: 'cluster',

@@ -133,3 +133,62 @@ describe('buildClusterSnapshot', () => {
     assert.ok(Object.isFrozen(snap.nodes[0]?.labels));
   });
 });
+
+describe('buildClusterSnapshot: workloads for the health gate', () => {
+  const owned = (namespace: string, name: string, kind: string, owner: string): V1Pod =>
+    pod(
+      namespace,
+      name,
+      'n1',
+      {},
+      {
+        metadata: {
+          namespace,
+          name,
+          uid: name,
+          ownerReferences: [{ apiVersion: 'apps/v1', kind, name: owner, uid: owner, controller: true }],
+        },
+      },
+    );
+  const snap = buildClusterSnapshot({
+    nodes: [],
+    pods: [
+      owned('web', 'web-abc-1', 'ReplicaSet', 'web-abc'),
+      owned('db', 'db-0', 'StatefulSet', 'db'),
+      owned('kube-system', 'proxy-x', 'DaemonSet', 'proxy'),
+      owned('web', 'orphan-1', 'ReplicaSet', 'orphan'),
+    ],
+    pdbs: [],
+    deployments: [
+      { metadata: { namespace: 'web', name: 'web' }, spec: { replicas: 3 } as never, status: { readyReplicas: 2 } },
+    ],
+    statefulSets: [
+      { metadata: { namespace: 'db', name: 'db' }, spec: {} as never, status: { readyReplicas: 1, replicas: 1 } },
+    ],
+    replicaSets: [
+      {
+        metadata: {
+          namespace: 'web',
+          name: 'web-abc',
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd', controller: true }],
+        },
+      },
+    ],
+    jobs: [],
+  });
+
+  it('names the Deployment (through its ReplicaSet) or StatefulSet each pod belongs to', () => {
+    const byName = new Map(snap.pods.map((p) => [p.name, p.workload]));
+    assert.equal(byName.get('web-abc-1'), 'Deployment/web/web');
+    assert.equal(byName.get('db-0'), 'StatefulSet/db/db');
+    assert.equal(byName.get('proxy-x'), undefined, 'a DaemonSet pod is no workload the gate waits for');
+    assert.equal(byName.get('orphan-1'), undefined, 'a ReplicaSet no Deployment owns');
+  });
+
+  it('holds desired and ready replicas (absent spec.replicas means 1)', () => {
+    assert.deepEqual(snap.workloads, [
+      { kind: 'Deployment', namespace: 'web', name: 'web', desired: 3, ready: 2 },
+      { kind: 'StatefulSet', namespace: 'db', name: 'db', desired: 1, ready: 1 },
+    ]);
+  });
+});

@@ -276,6 +276,7 @@ export function observed(parts: Partial<ObservedState> = {}): ObservedState {
     pdbs: sortBy(parts.pdbs, (p) => `${p.namespace}/${p.name}`),
     deployments: sortBy(parts.deployments, (d) => `${d.namespace}/${d.name}`),
     jobs: sortBy(parts.jobs, (j) => `${j.namespace}/${j.name}`),
+    ...(parts.workloads !== undefined ? { workloads: parts.workloads } : {}),
     cloudGroups: sortBy(parts.cloudGroups, (g) => g.scalingGroup),
     problems: parts.problems ?? [],
   };

@@ -197,7 +197,7 @@ describe('plan: window', () => {
           {
             spec: SPEC,
             code: 'window',
-            reason: 'waiting for window nightly, opens 2026-03-02 22:00 Europe/Berlin',
+            reason: 'waiting for window nightly, opens 2026-03-02 22:00 Europe/Berlin (2026-03-02 21:00 UTC)',
             until: '2026-03-02T21:00:00.000Z',
           },
         ]);

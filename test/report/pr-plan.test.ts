@@ -90,7 +90,12 @@ const cases: Case[] = [
       );
       assert.deepEqual(
         windowWaits.map((w) => [w.reason, w.until]),
-        [['waiting for window nightly, opens 2026-03-02 22:00 Europe/Berlin', '2026-03-02T21:00:00.000Z']],
+        [
+          [
+            'waiting for window nightly, opens 2026-03-02 22:00 Europe/Berlin (2026-03-02 21:00 UTC)',
+            '2026-03-02T21:00:00.000Z',
+          ],
+        ],
       );
     },
   },

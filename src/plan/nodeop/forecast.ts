@@ -1,38 +1,33 @@
 /**
- * What the forecast needs of a node operation (NodeOp, NodeOpUpgrade, inPlace NodeImage): its
- * nodes not done yet, in flight first, `concurrency` at a time within the cluster budget, inside
- * its maintenance window. No canary wave: a node operation's canary is concurrency 1.
+ * What the forecast needs from an in-place spec's round, read from its status rows and the
+ * spec's own wait (window, approval, soak, halt), as replace/index.ts does for replacements.
  */
-import type { DesiredState, NodeOp } from '../../spec/model.js';
 import type { ForecastInput } from '../forecast.js';
-import type { SpecStatus, Wait } from '../types.js';
+import type { SpecStatus } from '../types.js';
+import type { NodeOpContext } from './context.js';
 
-/** Waits only a person ends: the forecast has no ETA while one holds the spec. */
-const FOR_A_PERSON: ReadonlySet<Wait['code']> = new Set(['approval', 'halted']);
-
-export function nodeOpForecastInput(input: {
-  readonly status: SpecStatus;
-  readonly op: NodeOp;
-  readonly desired: DesiredState;
-  readonly waits: readonly Wait[];
-  readonly budgetMax: number;
-  readonly now: number;
-}): ForecastInput {
-  const { status, op } = input;
-  const left = status.nodes.filter((r) => r.phase !== 'Done' && r.phase !== 'Failed');
-  const remaining = [...left.filter((r) => r.phase !== 'Pending'), ...left.filter((r) => r.phase === 'Pending')];
-  const all = op.concurrency > 0 ? op.concurrency : Math.max(1, left.length);
-  const name = op.rollout.window;
-  const window = name === undefined ? undefined : input.desired.maintenanceWindows.find((w) => w.name === name);
-  const mine = (w: Wait): boolean => w.spec.kind === status.spec.kind && w.spec.name === status.spec.name;
+export function nodeOpForecastInput(ctx: NodeOpContext, status: SpecStatus): ForecastInput {
+  const { rollout } = ctx.op;
+  const open = status.nodes.filter((r) => r.phase !== 'Done' && r.phase !== 'Failed');
+  const inFlight = open.filter((r) => r.phase !== 'Pending').map((r) => r.node);
+  const rest = open.filter((r) => r.phase === 'Pending').map((r) => r.node);
+  const wait = ctx.b.waits.find(
+    (w) => w.node === undefined && w.spec.kind === ctx.spec.kind && w.spec.name === ctx.spec.name,
+  );
+  const until = wait?.until !== undefined ? Date.parse(wait.until) : undefined;
+  const concurrency = ctx.op.concurrency > 0 ? ctx.op.concurrency : Number.POSITIVE_INFINITY;
+  const canary = rollout.canary;
+  const window =
+    rollout.window !== undefined ? ctx.desired.maintenanceWindows.find((w) => w.name === rollout.window) : undefined;
   return {
-    spec: status.spec,
-    remaining: remaining.map((r) => r.node),
-    parallelism: Math.min(all, Math.max(1, input.budgetMax)),
-    canaryNodes: 0,
-    soakSeconds: 0,
+    spec: ctx.spec,
+    remaining: [...inFlight, ...rest],
+    parallelism: Math.min(concurrency, Math.max(1, ctx.budget.max)),
+    canaryNodes: canary === undefined ? 0 : Math.max(0, canary.nodes - status.progress.done),
+    soakSeconds: canary?.soakSeconds ?? 0,
     ...(window !== undefined ? { window } : {}),
-    startAt: input.now,
-    blocked: status.phase === 'Halted' || input.waits.some((w) => mine(w) && FOR_A_PERSON.has(w.code)),
+    startAt: inFlight.length === 0 && until !== undefined ? until : ctx.now,
+    // A person must act (an approval, a halt): no ETA.
+    blocked: status.phase === 'Halted' || (wait !== undefined && wait.until === undefined && wait.code === 'approval'),
   };
 }

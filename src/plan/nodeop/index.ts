@@ -9,17 +9,26 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { maintenanceOn } from '../maintenance/index.js';
-import { holdsLock, lockValue, parseLock } from '../protocol.js';
+import { holdsLock, isInPlaceHold, lockValue, nodePhase, parseLock } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
-import { findNodeOpApproval, nodeOpApprovalNeeded } from '../approval.js';
-import { windowGate } from '../window.js';
-import { isControlPlane, isFailed, jobsIn, standingOf, type NodeOpContext, type SettleContext } from './context.js';
+import {
+  isControlPlane,
+  isFailed,
+  jobsIn,
+  standingOf,
+  type NodeOpContext,
+  type SettleContext,
+  type Standing,
+} from './context.js';
+import { nodeOpStartGate } from './gate.js';
 import { advance, cleanUpJob, settle } from './step.js';
 import { cleanUpNodeGateJobs } from './gates.js';
 import { buildNodeOpStatus } from './status.js';
+import { verifyStep } from './verify.js';
 
 export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
 export { inPlaceNodeOp } from './inplace.js';
+export { nodeOpForecastInput } from './forecast.js';
 
 export function planNodeOp(ctx: NodeOpContext): SpecStatus {
   const { b } = ctx;
@@ -32,7 +41,11 @@ export function planNodeOp(ctx: NodeOpContext): SpecStatus {
   const all = [...ctx.nodes, ...held];
 
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
-  for (const n of all) if (standing.get(n.name) === 'current' && !isFailed(n)) advance(ctx, n);
+  for (const n of all) {
+    if (standing.get(n.name) !== 'current' || isFailed(n)) continue;
+    if (nodePhase(n) === 'Verifying') verifyStep(ctx, n);
+    else advance(ctx, n);
+  }
   for (const n of all) if (standing.get(n.name) === 'current' || standing.get(n.name) === 'done') cleanUpJob(ctx, n);
   cleanUpNodeGateJobs(ctx);
   const halted = ctx.op.stopOnFailure && all.some((n) => standing.get(n.name) === 'current' && isFailed(n));
@@ -44,22 +57,11 @@ export function planNodeOp(ctx: NodeOpContext): SpecStatus {
       `stopOnFailure: node ${failed.join(', ')} failed; no new node starts until the spec changes`,
     );
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
-    const closed = startClosed(ctx);
-    if (closed === undefined) startNodes(ctx, all, standing);
-    else b.wait(ctx.spec, closed.code, closed.reason, closed.until !== undefined ? { until: closed.until } : {});
+    const gate = nodeOpStartGate(ctx, standing, inFlight(ctx, all, standing));
+    if (gate.open) startNodes(ctx, all, standing, gate.limit);
+    else b.wait(ctx.spec, gate.code, gate.reason, gate.until !== undefined ? { until: gate.until } : {});
   }
   return buildNodeOpStatus(ctx, all, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
-}
-
-/** The window and the start approval: what must allow it before a new node starts. */
-function startClosed(ctx: NodeOpContext): { code: 'window' | 'approval'; reason: string; until?: number } | undefined {
-  const { op, desired } = ctx;
-  const closed = windowGate(desired.maintenanceWindows, op.rollout.window, ctx.now);
-  if (closed !== undefined) return closed;
-  if (op.rollout.approval.required !== 'none' && findNodeOpApproval(desired, op, ctx.spec) === undefined) {
-    return { code: 'approval', reason: nodeOpApprovalNeeded(desired.config, op, ctx.spec) };
-  }
-  return undefined;
 }
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
@@ -67,15 +69,23 @@ function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
   return lock?.kind === ctx.operation.kind && lock.name === ctx.op.name && holdsLock(n);
 }
 
-function inFlight(ctx: NodeOpContext, all: readonly ObservedNode[], standing: ReadonlyMap<string, string>): number {
+function inFlight(ctx: NodeOpContext, all: readonly ObservedNode[], standing: ReadonlyMap<string, Standing>): number {
   return all.filter((n) => standing.get(n.name) === 'current' && !isFailed(n)).length;
 }
 
-/** Starts free nodes in order; workers wait until every selected control-plane node is done. */
-function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: Map<string, string>): void {
+/**
+ * Starts free nodes in order, at most `canaryLimit` of them (the canary wave's share); workers
+ * wait until every selected control-plane node is done.
+ */
+function startNodes(
+  ctx: NodeOpContext,
+  all: readonly ObservedNode[],
+  standing: Map<string, Standing>,
+  canaryLimit = Number.POSITIVE_INFINITY,
+): void {
   const { b, op, spec } = ctx;
-  const limit = op.concurrency > 0 ? op.concurrency : Number.POSITIVE_INFINITY;
   let running = inFlight(ctx, all, standing);
+  const limit = Math.min(op.concurrency > 0 ? op.concurrency : Number.POSITIVE_INFINITY, running + canaryLimit);
   const controlPlaneLeft = ctx.nodes.some(
     (n) => isControlPlane(n) && standing.get(n.name) !== 'done' && !(standing.get(n.name) === 'current' && isFailed(n)),
   );
@@ -103,7 +113,10 @@ function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: 
       return;
     }
     if (running >= limit) {
-      b.wait(spec, 'concurrency', `${running} node(s) in flight (concurrency ${op.concurrency})`);
+      const canary = op.rollout.canary?.nodes ?? 0;
+      if (canaryLimit !== Number.POSITIVE_INFINITY)
+        b.wait(spec, 'soak', `the canary wave of ${canary} node(s) goes first`);
+      else b.wait(spec, 'concurrency', `${running} node(s) in flight (concurrency ${op.concurrency})`);
       return;
     }
     if (ctx.budget.free <= 0) {
@@ -130,13 +143,20 @@ function startNodes(ctx: NodeOpContext, all: readonly ObservedNode[], standing: 
   }
 }
 
-/** Nodes held by a NodeOp that is no longer in Git: their step in flight finishes, then they are released. */
+/**
+ * Nodes held by a NodeOp that is no longer in Git, or in place by a NodeImage that is gone or no
+ * longer inPlace: their step in flight finishes, then they are uncordoned and released.
+ */
 export function planRemovedNodeOps(desired: DesiredState, base: Omit<SettleContext, 'spec' | 'jobsByName'>): void {
-  const names = new Set(desired.nodeOps.map((o) => o.name));
+  const ops = new Set(desired.nodeOps.map((o) => o.name));
+  const inPlace = new Set(desired.nodeImages.filter((i) => i.strategy === 'inPlace').map((i) => i.name));
   const jobsByName = jobsIn(base.view, base.settings.jobNamespace);
   for (const node of base.view.observed.nodes) {
     const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
-    if (lock?.kind !== 'NodeOp' || names.has(lock.name) || !holdsLock(node)) continue;
-    settle({ ...base, jobsByName, spec: { kind: 'NodeOp', name: lock.name } }, node);
+    if (lock === undefined || !holdsLock(node)) continue;
+    const gone =
+      (lock.kind === 'NodeOp' && !ops.has(lock.name)) ||
+      (lock.kind === 'NodeImage' && !inPlace.has(lock.name) && isInPlaceHold(node));
+    if (gone) settle({ ...base, jobsByName, spec: { kind: lock.kind, name: lock.name } }, node);
   }
 }

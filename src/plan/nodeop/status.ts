@@ -3,6 +3,7 @@
  * progress as done/total nodes, and the spec's phase read from this round's decisions.
  */
 import type { ObservedNode } from '../../observe/types.js';
+import { approvalRef, nodeOpApprovalsInForce } from '../approval.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodePhase } from '../protocol.js';
 import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
@@ -57,7 +58,8 @@ export function buildNodeOpStatus(
         : failures > 0 && done + failures === rows.length
           ? 'Failed'
           : 'Waiting';
-  const first = waits[0];
+  // What holds the whole spec (window, approval, halt) says more than one node's progress.
+  const first = waits.find((w) => w.node === undefined) ?? waits[0];
   const message =
     first?.reason ??
     (phase === 'Complete'
@@ -74,6 +76,7 @@ export function buildNodeOpStatus(
     },
   ];
   const lastError = rows.find((r) => r.lastError !== undefined)?.lastError;
+  const approvals = nodeOpApprovalsInForce(ctx.desired, ctx.op, ctx.spec);
   return {
     spec: ctx.spec,
     revision: ctx.op.revision,
@@ -85,5 +88,6 @@ export function buildNodeOpStatus(
     pending: [],
     ...(first !== undefined ? { waitingFor: first.reason } : {}),
     ...(lastError !== undefined ? { lastError } : {}),
+    ...(approvals.length > 0 ? { approvals: approvals.map(approvalRef) } : {}),
   };
 }

@@ -1,6 +1,7 @@
 /**
  * One node of a NodeOp, one step per round: Pending → (cordon) → Draining → Updating (the Job)
- * → Rebooting (bootID recorded, reboot pod, new bootID and Ready) → Done, or Failed. Every step
+ * → Rebooting (bootID recorded, reboot pod, new bootID and Ready) → Verifying (uncordoned, the
+ * health gate: verify.ts) → Done, or Failed. Every step
  * reads only what is on the node and what is observed, so a restarted drydock continues where
  * the last one stopped: a node past Updating never gets its Job again, and the reboot pod is
  * named after the recorded bootID, so the same boot is never rebooted twice.
@@ -10,9 +11,10 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodeOpJobSpec, type OperationRef } from '../../execute/jobs/index.js';
 import { drainLeft, drainView, preflight } from '../drain.js';
 import { nodePhase, parseInstant, parseLock } from '../protocol.js';
+import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
 import { isFailed, jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
-import { hasAfterGates, nodeGates } from './gates.js';
+import { nodeGates } from './gates.js';
 
 /** Every annotation a NodeOp sets on a node while it holds it: cleared together on release. */
 const HELD: Readonly<Record<string, null>> = {
@@ -22,6 +24,7 @@ const HELD: Readonly<Record<string, null>> = {
   [ANNOTATIONS.reason]: null,
   [ANNOTATIONS.bootID]: null,
   [ANNOTATIONS.job]: null,
+  [ANNOTATIONS.evicted]: null,
 };
 
 function setPhase(
@@ -65,35 +68,25 @@ export function failNode(
 }
 
 /** A finished Job's termination message, to record with its outcome. */
-function messageOf(job: { readonly message?: string }): Record<string, string> {
+export function messageOf(job: { readonly message?: string }): Record<string, string> {
   return job.message !== undefined ? { [ANNOTATIONS.jobMessage]: job.message } : {};
 }
 
-/**
- * The operation is done on the node: with UpgradeGate after-Jobs, it is uncordoned and they
- * run in Verifying before the node is finished; without, it is finished now.
- */
-function completeNode(ctx: NodeOpContext, node: ObservedNode, why: string, extra: Record<string, string> = {}): void {
-  if (!hasAfterGates(ctx, node)) {
-    finishNode(ctx, node, why, extra);
-    return;
-  }
-  uncordonIfOurs(ctx, node, `node ${node.name} is done; it takes workloads again while its UpgradeGate after-Jobs run`);
-  setPhase(ctx, node, 'Verifying', `${why}; UpgradeGate after-Jobs next`, extra);
-}
-
-/** Verifying: the UpgradeGate after-Jobs, one after another; then the node is finished. */
-function afterStep(ctx: NodeOpContext, node: ObservedNode): void {
-  const gate = nodeGates(ctx, node, 'after');
-  if (gate.kind === 'passed') finishNode(ctx, node, `node ${node.name}: its UpgradeGate after-Jobs succeeded`);
-  else if (gate.kind === 'failed') failNode(ctx, node, gate.reason, gate.job);
-}
-
-/** Done: uncordon, record the succeeded revision on the node, release the lock. */
-function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string, extra: Record<string, string> = {}): void {
+/** Done: uncordon, record the succeeded revision (and when) on the node, release the lock. */
+export function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string): void {
   uncordonIfOurs(ctx, node, `node ${node.name} is done; it takes workloads again`);
-  const annotations = { ...HELD, ...extra, [ctx.record.key]: ctx.record.value };
+  const annotations = {
+    ...HELD,
+    [ctx.record.key]: ctx.record.value,
+    [ANNOTATIONS.doneAt]: new Date(ctx.now).toISOString(),
+  };
   ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations, reason: why });
+}
+
+/** The operation is done: the node is uncordoned and its health gate (verify.ts) comes next. */
+function enterVerifying(ctx: NodeOpContext, node: ObservedNode, why: string, extra: Record<string, string> = {}): void {
+  uncordonIfOurs(ctx, node, `node ${node.name}: its operation is done; it takes workloads again`);
+  setPhase(ctx, node, 'Verifying', why, extra);
 }
 
 /** Moves a node held by this revision one step. */
@@ -108,10 +101,8 @@ export function advance(ctx: NodeOpContext, node: ObservedNode): void {
       return jobStep(ctx, node);
     case 'Rebooting':
       return rebootStep(ctx, node);
-    case 'Verifying':
-      return afterStep(ctx, node);
     default:
-      // An unreadable phase: take it from the Job again (it is found, never re-made while it exists).
+      // An unreadable phase (Verifying is verify.ts'): take it from the Job again (it is found, never re-made while it exists).
       return jobStep(ctx, node);
   }
 }
@@ -148,6 +139,8 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode): void {
   const next = op.drain.enabled ? 'Draining' : 'Updating';
   setPhase(ctx, node, next, `node ${node.name} enters ${next}`, {
     [ANNOTATIONS.job]: `${ctx.settings.jobNamespace}/${name}`,
+    // What runs there now: the health gate waits for it to be back before the node is done.
+    [ANNOTATIONS.evicted]: workloadsOf(podsOn(ctx.view, node.name)),
   });
 }
 
@@ -225,7 +218,7 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
     return;
   }
   if (!op.rebootOnSuccess) {
-    completeNode(ctx, node, `node ${node.name}: Job ${jobRef} succeeded`, messageOf(job));
+    enterVerifying(ctx, node, `node ${node.name}: Job ${jobRef} succeeded; health gate next`, messageOf(job));
     return;
   }
   if (node.bootID === undefined || node.bootID === '') {
@@ -255,17 +248,6 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
   const deadline = since + settings.rebootTimeoutMs;
   const pod = rebootPodOf(ctx, node.name, recorded);
   if (node.bootID !== undefined && node.bootID !== recorded && node.ready) {
-    const minReady = ctx.op.rollout.healthGate.minReadySeconds * 1000;
-    const readySince = parseInstant(node.readySince) ?? ctx.now;
-    if (readySince + minReady > ctx.now) {
-      b.wait(
-        spec,
-        'health',
-        `node ${node.name} rebooted; Ready for ${ctx.op.rollout.healthGate.minReadySeconds}s first`,
-        { node: node.name, until: readySince + minReady },
-      );
-      return;
-    }
     if (pod.pod !== undefined)
       b.act({
         kind: 'deleteRebootPod',
@@ -275,7 +257,7 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
         name: pod.name,
         reason: `node ${node.name} rebooted`,
       });
-    completeNode(ctx, node, `node ${node.name} rebooted (bootID changed) and is Ready`);
+    enterVerifying(ctx, node, `node ${node.name} rebooted (bootID changed) and is Ready; health gate next`);
     return;
   }
   if (deadline <= ctx.now) {

@@ -11,7 +11,7 @@ import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
 import type { ResolvedOptions } from '../options.js';
 import { compareStrings, tierOf, type Ordered, compareOrdered } from '../order.js';
-import { holdsLock, lockValue, parseLock } from '../protocol.js';
+import { holdsLock, lockValue, parseLock, isInPlaceHold } from '../protocol.js';
 import { resolveLimits } from '../quantity.js';
 import type { PendingNode, SpecRef } from '../types.js';
 import { nodeOf, type ClusterView } from '../view.js';
@@ -113,7 +113,7 @@ export function ownership(ctx: Pick<RolloutContext, 'image' | 'round'>, node: Ob
   if (lock === undefined) return 'foreign';
   // Only this NodeImage replaces nodes of its groups, so any NodeImage lock here is ours:
   // another name is left from before the ScalingGroup pointed at this NodeImage.
-  if (lock.kind !== 'NodeImage') return 'foreign';
+  if (lock.kind !== 'NodeImage' || isInPlaceHold(node)) return 'foreign';
   if (ctx.round.adopted.has(node.name)) return 'current';
   return lock.name === ctx.image.name && lock.revision === ctx.image.revision ? 'current' : 'stale';
 }

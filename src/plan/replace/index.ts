@@ -10,7 +10,7 @@ import { canaryState, doneReplacements } from './canary.js';
 import type { ForecastInput } from '../forecast.js';
 import { advance, settleOrphanNode, settleStaleLock } from './inflight.js';
 import { compareOrdered } from '../order.js';
-import { holdsLock, parseLock } from '../protocol.js';
+import { holdsLock, isInPlaceHold, parseLock } from '../protocol.js';
 import { inFlightTotal, ownership, type RolloutContext } from './context.js';
 import { startNodes, windowOf, type GateResult, type StartGates } from './start.js';
 import { buildStatus } from './status.js';
@@ -39,7 +39,9 @@ export function planReplace(ctx: RolloutContext, gates: StartGates): ReplaceResu
     for (const node of ctx.view.observed.nodes) {
       if (ctx.entryByNode.has(node.name) || !holdsLock(node)) continue;
       const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
-      if (lock?.kind === 'NodeImage' && lock.name === ctx.image.name) settleOrphanNode(ctx, node);
+      // An in-place hold of the same name (the NodeImage changed strategy) is settled in place.
+      if (lock?.kind === 'NodeImage' && lock.name === ctx.image.name && !isInPlaceHold(node))
+        settleOrphanNode(ctx, node);
     }
   }
   for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'stale') settleStaleLock(ctx, e);

@@ -180,10 +180,13 @@ describe('NodeOp planner: UpgradeGates', () => {
     assert.deepEqual(annotation(p, ANNOTATIONS.job), [`${NS}/${REBALANCE}`]);
   });
 
-  it('without after-Jobs the node finishes at once, as before', () => {
+  it('without after-Jobs the node finishes once its health gate passed, with no gate Job', () => {
     const noAfter = gate({ after: [] });
     const p = run(op, [n('worker-0', held('Updating'))], { gates: [noAfter], jobs: [job(OP_JOB, 'succeeded')] });
-    assert.deepEqual(annotation(p, nodeOpRecordKey('patch')), ['r1']);
+    assert.deepEqual(annotation(p, ANNOTATIONS.phase), ['Verifying']);
+    const verified = run(op, [n('worker-0', held('Verifying'))], { gates: [noAfter], jobs: [] });
+    assert.deepEqual(kinds(verified), ['annotateNode worker-0']);
+    assert.deepEqual(annotation(verified, nodeOpRecordKey('patch')), ['r1']);
   });
 
   it('keeps the before-Jobs while Pending reads them, deletes them once the node moved on', () => {

@@ -211,7 +211,7 @@ describe('NodeOp planner', () => {
     assert.ok(withPod.waits.some((w) => w.code === 'reboot'));
   });
 
-  it('Rebooting: a new bootID and Ready finishes the node: pod deleted, uncordoned, revision recorded, lock released', () => {
+  it('Rebooting: a new bootID and Ready moves the node to its health gate (pod deleted, uncordoned); passing it finishes the node', () => {
     const node0 = n('worker-0', {
       annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1', [ANNOTATIONS.cordoned]: 'true' }),
       unschedulable: true,
@@ -221,9 +221,15 @@ describe('NodeOp planner', () => {
       pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')],
     });
     assert.deepEqual(kinds(p), ['deleteRebootPod worker-0', 'uncordon worker-0', 'annotateNode worker-0']);
-    const a = p.actions[2] as Extract<Action, { kind: 'annotateNode' }>;
+    const verifying = p.actions[2] as Extract<Action, { kind: 'annotateNode' }>;
+    assert.equal(verifying.annotations[ANNOTATIONS.phase], 'Verifying');
+    const healthy = n('worker-0', { annotations: held('Verifying'), bootID: 'b-2' });
+    const done = run(nodeOp('patch', { rebootOnSuccess: true }), [healthy]);
+    assert.deepEqual(kinds(done), ['annotateNode worker-0']);
+    const a = done.actions[0] as Extract<Action, { kind: 'annotateNode' }>;
     assert.equal(a.annotations[nodeOpRecordKey('patch')], 'r1');
     assert.equal(a.annotations[ANNOTATIONS.operation], null);
+    assert.equal(a.annotations[ANNOTATIONS.doneAt], iso(0));
   });
 
   it('Rebooting past the deadline fails the node; not Ready yet within it waits', () => {
@@ -319,7 +325,16 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
       },
       bootID: 'b-2',
     });
-    const done = plan(d, observed({ nodes: [rebooted, n('worker-1')] }), at(0), { jobNamespace: NS });
+    const verifying = plan(d, observed({ nodes: [rebooted, n('worker-1')] }), at(0), { jobNamespace: NS });
+    assert.ok(
+      verifying.actions.some(
+        (a) => a.kind === 'annotateNode' && a.node === 'worker-0' && a.annotations[ANNOTATIONS.phase] === 'Verifying',
+      ),
+    );
+    const healthy = n('worker-0', {
+      annotations: { [ANNOTATIONS.operation]: 'NodeImage/edge@e1', [ANNOTATIONS.phase]: 'Verifying' },
+    });
+    const done = plan(d, observed({ nodes: [healthy, n('worker-1')] }), at(0), { jobNamespace: NS });
     const release = done.actions.find(
       (a): a is Extract<Action, { kind: 'annotateNode' }> => a.kind === 'annotateNode' && a.node === 'worker-0',
     );

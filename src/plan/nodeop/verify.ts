@@ -1,0 +1,48 @@
+/**
+ * Verifying, the last step of an in-place node (NodeOp, NodeOpUpgrade, NodeImage inPlace): the
+ * node is uncordoned, then it must pass the shared health gate (health.ts) before it is done. A
+ * node that does not pass within healthGate.timeout fails, and stopOnFailure halts the spec.
+ * Then its UpgradeGate after-Jobs run (nodeop/gates.ts), and only then is its lock released.
+ */
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import { healthOf } from '../health.js';
+import { parseInstant } from '../protocol.js';
+import type { NodeOpContext } from './context.js';
+import { hasAfterGates, nodeGates } from './gates.js';
+import { failNode, finishNode } from './step.js';
+
+/**
+ * The node passed its health gate: the UpgradeGate after-Jobs run one after another (found
+ * again each round, never made twice), then the node is finished.
+ */
+function afterHealthy(ctx: NodeOpContext, node: ObservedNode): void {
+  if (!hasAfterGates(ctx, node)) {
+    finishNode(ctx, node, `node ${node.name} passed the health gate`);
+    return;
+  }
+  const gate = nodeGates(ctx, node, 'after');
+  if (gate.kind === 'passed') finishNode(ctx, node, `node ${node.name}: health gate and UpgradeGate after-Jobs passed`);
+  else if (gate.kind === 'failed') failNode(ctx, node, gate.reason, gate.job);
+}
+
+export function verifyStep(ctx: NodeOpContext, node: ObservedNode): void {
+  const gate = ctx.op.rollout.healthGate;
+  const health = healthOf(ctx.view, node, gate.minReadySeconds, ctx.now);
+  if (health.blocker === undefined && health.at <= ctx.now) {
+    afterHealthy(ctx, node);
+    return;
+  }
+  const since = parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
+  const deadline = gate.timeoutSeconds !== undefined ? since + gate.timeoutSeconds * 1000 : undefined;
+  const what = health.blocker ?? `it has not stayed Ready for ${gate.minReadySeconds}s`;
+  if (deadline !== undefined && deadline <= ctx.now) {
+    failNode(ctx, node, `node ${node.name} did not pass the health gate within ${gate.timeoutSeconds ?? 0}s (${what})`);
+    return;
+  }
+  const until = health.blocker === undefined ? Math.min(health.at, deadline ?? health.at) : deadline;
+  ctx.b.wait(ctx.spec, 'health', `node ${node.name}: health gate: ${what}`, {
+    node: node.name,
+    ...(until !== undefined ? { until } : {}),
+  });
+}
