@@ -87,7 +87,8 @@ function start(line: string, env: NodeJS.ProcessEnv): Running {
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close': every process holding its output has ended (npm's script too, not only npm).
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, output: () => out, exited };
 }
 
