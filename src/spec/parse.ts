@@ -11,7 +11,6 @@ import {
   isSeq,
   LineCounter,
   Parser,
-  type Alias,
   type Document,
   type Node,
   type Pair,
@@ -19,7 +18,7 @@ import {
 } from 'yaml';
 import { specError, type CodedSpecError } from './errors.js';
 import type { SourcePosition } from './model.js';
-import { checkDocument, codePoint } from './yaml-checks.js';
+import { checkDocument, codePoint, type WalkResult } from './yaml-checks.js';
 
 export interface ParseLimits {
   /** Deepest nesting of mappings and sequences. */
@@ -58,6 +57,8 @@ export interface ParsedFile {
  * (flow content must be indented), so stray brackets in block scalars do not add up.
  */
 function flowDepthExceeds(text: string, max: number): number | undefined {
+  // Most files hold few flow collections, many none: no bracket, nothing to count.
+  if (!text.includes('[') && !text.includes('{')) return undefined;
   let depth = 0;
   let quote: '"' | "'" | undefined;
   let lineStart = true;
@@ -127,28 +128,13 @@ function dataDepthExceeds(value: unknown, max: number): boolean {
 
 /**
  * Maps paths to positions in time linear in the path's length: each mapping's keys are indexed
- * the first time a path goes through it, and aliases resolve through the walk's table. (Searching
+ * by the structure walk (which needs them for duplicate keys anyway), and aliases resolve
+ * through the walk's table. (Searching
  * a mapping per lookup made a file of many errors quadratic: one error per key of a large mapping.)
  */
-function locator(
-  doc: Document,
-  file: string,
-  lc: LineCounter,
-  aliases: ReadonlyMap<Alias, Node>,
-): ParsedDocument['locate'] {
-  const indexes = new WeakMap<YAMLMap, Map<string, Pair>>();
-  const pairOf = (map: YAMLMap, key: string): Pair | undefined => {
-    let index = indexes.get(map);
-    if (index === undefined) {
-      index = new Map();
-      for (const p of map.items) {
-        const k = isScalar(p.key) ? String(p.key.value) : undefined;
-        if (k !== undefined && !index.has(k)) index.set(k, p);
-      }
-      indexes.set(map, index);
-    }
-    return index.get(key);
-  };
+function locator(doc: Document, file: string, lc: LineCounter, checked: WalkResult): ParsedDocument['locate'] {
+  const { aliases, keys } = checked;
+  const pairOf = (map: YAMLMap, key: string): Pair | undefined => keys.get(map)?.get(key);
   return (path, key = false) => {
     let node: unknown = doc.contents;
     let offset = nodeStart(node as Node);
@@ -293,7 +279,7 @@ function toParsed(
     index,
     value: value as Record<string, unknown>,
     start,
-    locate: locator(doc, file, lc, checked.aliases),
+    locate: locator(doc, file, lc, checked),
   };
 }
 

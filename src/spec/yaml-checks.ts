@@ -7,7 +7,7 @@
  * It also records which node each alias stands for, so locating a path through an alias does
  * not search the document again.
  */
-import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import { specError, type CodedSpecError } from './errors.js';
 import type { SourcePosition } from './model.js';
 
@@ -30,6 +30,8 @@ export interface WalkResult {
   readonly errors: CodedSpecError[];
   /** The node each defined alias stands for. */
   readonly aliases: ReadonlyMap<Alias, Node>;
+  /** Each mapping's pairs by key (the first of duplicates), built once here for locating paths later. */
+  readonly keys: ReadonlyMap<YAMLMap, ReadonlyMap<string, Pair>>;
 }
 
 export type Locate = (offset: number | undefined) => SourcePosition;
@@ -72,9 +74,8 @@ function checkScalar(node: Node, at: Locate, errors: CodedSpecError[]): void {
   }
 }
 
-function checkMapKeys(node: Node, at: Locate, errors: CodedSpecError[]): void {
-  if (!isMap(node)) return;
-  const seen = new Map<string, number | undefined>();
+function checkMapKeys(node: YAMLMap, at: Locate, errors: CodedSpecError[]): Map<string, Pair> {
+  const seen = new Map<string, Pair>();
   for (const pair of node.items) {
     const key = pair.key;
     if (!isScalar(key)) {
@@ -89,8 +90,9 @@ function checkMapKeys(node: Node, at: Locate, errors: CodedSpecError[]): void {
       continue;
     }
     const name = String(key.value);
-    if (seen.has(name)) {
-      const first = at(seen.get(name));
+    const earlier = seen.get(name);
+    if (earlier !== undefined) {
+      const first = at(nodeStart(earlier.key));
       errors.push(
         specError(
           'duplicate-key',
@@ -100,9 +102,10 @@ function checkMapKeys(node: Node, at: Locate, errors: CodedSpecError[]): void {
         ),
       );
     } else {
-      seen.set(name, nodeStart(key));
+      seen.set(name, pair);
     }
   }
+  return seen;
 }
 
 /**
@@ -113,6 +116,7 @@ export function checkDocument(doc: Document, text: string, at: Locate, maxDepth:
   const errors: CodedSpecError[] = [];
   const anchors = new Map<string, Node>();
   const aliases = new Map<Alias, Node>();
+  const keys = new Map<YAMLMap, Map<string, Pair>>();
   const stack: { node: unknown; depth: number }[] = [{ node: doc.contents, depth: 1 }];
   while (stack.length > 0) {
     const { node, depth } = stack.pop()!;
@@ -154,11 +158,11 @@ export function checkDocument(doc: Document, text: string, at: Locate, maxDepth:
           'flatten the document; no drydock spec needs this depth',
         ),
       );
-      return { errors, aliases };
+      return { errors, aliases, keys };
     }
-    checkMapKeys(n, at, errors);
     // Children pushed last-first so that they are visited in document order (anchors before aliases).
     if (isMap(n)) {
+      keys.set(n, checkMapKeys(n, at, errors));
       for (let i = n.items.length - 1; i >= 0; i--) {
         const pair = n.items[i]!;
         stack.push({ node: pair.value, depth: depth + 1 });
@@ -168,5 +172,5 @@ export function checkDocument(doc: Document, text: string, at: Locate, maxDepth:
       for (let i = n.items.length - 1; i >= 0; i--) stack.push({ node: n.items[i], depth: depth + 1 });
     }
   }
-  return { errors, aliases };
+  return { errors, aliases, keys };
 }
