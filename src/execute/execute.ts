@@ -12,6 +12,7 @@ import * as impl from './actions.js';
 import * as jobs from './job-actions.js';
 import type { ActionDeps } from './actions.js';
 import type { EventInput, EventRecorder } from './events.js';
+import { mutatingCallDone } from './crash-point.js';
 
 export interface ActionResult {
   readonly action: Action;
@@ -230,6 +231,8 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
       } catch (err) {
         outcome = classifyError(err, what);
       }
+      // The reliability suite's crash point: after a call that changed something, before its Event.
+      if (outcome.kind === 'done') mutatingCallDone(what);
       if (
         node !== undefined &&
         (action.kind === 'cordon' || action.kind === 'annotateNode') &&

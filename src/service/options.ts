@@ -27,6 +27,26 @@ export function parseDuration(flag: string, value: string): number {
   return Math.round(ms);
 }
 
+/**
+ * `DRYDOCK_TEST_CLOCK_OFFSET`: a signed duration ("2h", "-30m") added to every clock reading
+ * of the service, so the reliability suite can make time jump across a restart (a window
+ * that opens and closes while drydock is down). Unset: 0.
+ */
+export const CLOCK_OFFSET_ENV = 'DRYDOCK_TEST_CLOCK_OFFSET';
+
+export function parseClockOffset(value: string | undefined): number {
+  if (value === undefined || value === '') return 0;
+  const negative = value.startsWith('-');
+  const ms = parseDurationMs(negative ? value.slice(1) : value);
+  if (ms === undefined || !Number.isFinite(ms)) {
+    throw new OptionError(`${CLOCK_OFFSET_ENV} ${JSON.stringify(value)} is not a duration; write e.g. 2h or -30m`, {
+      flag: CLOCK_OFFSET_ENV,
+      value,
+    });
+  }
+  return Math.round(negative ? -ms : ms);
+}
+
 /** Commander's boolean-ish env values: true/false/1/0/yes/no. */
 export function parseBool(flag: string, value: string | boolean): boolean {
   if (typeof value === 'boolean') return value;

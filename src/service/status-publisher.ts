@@ -40,6 +40,9 @@ export class StatusPublisher {
     this.writtenKey = undefined;
   }
 
+  /** Status writes failed in a row (for the backoff). */
+  private failures = 0;
+
   async publish(snapshot: StatusSnapshot): Promise<void> {
     this.lastSnapshot = snapshot;
     const key = statusKey(snapshot);
@@ -62,10 +65,20 @@ export class StatusPublisher {
       await sink.write(snapshot);
       this.writtenKey = key;
       this.lastWriteAt = this.opts.clock();
+      this.failures = 0;
     } catch (err) {
+      // A write that fails has already spent its own retries inside the round; the next ones
+      // wait longer each time (5 s doubling to 1 min), so a Git host that refuses status
+      // pushes for minutes slows the rounds in between not at all.
+      this.failures += 1;
+      const backoff = Math.min(60_000, 5_000 * 2 ** (this.failures - 1));
+      this.lastWriteAt = this.opts.clock() + backoff - this.opts.intervalMs;
       this.opts.metrics.errors.inc({ kind: 'status', code: String(describeError(err).code ?? 'write') });
-      this.opts.logger.warn({ err: describeError(err) }, 'status not written; retrying next round');
-      this.opts.requestRound(5_000);
+      this.opts.logger.warn(
+        { err: describeError(err), retryInSeconds: backoff / 1000 },
+        'status not written; retrying later',
+      );
+      this.opts.requestRound(backoff);
     }
   }
 

@@ -108,3 +108,43 @@ describe('service status publisher (injected clock)', () => {
     assert.equal(w.written.length, 0);
   });
 });
+
+describe('service status publisher: refused writes back off', () => {
+  it('after a failed write the next rounds do not try again until the backoff (5 s, doubling) has passed', async () => {
+    let t = 1_000_000;
+    let attempts = 0;
+    let refuse = true;
+    const requests: number[] = [];
+    const publisher = new StatusPublisher({
+      sink: {
+        write: async () => {
+          attempts += 1;
+          if (refuse) throw new Error('push rejected');
+        },
+      },
+      logger: pino({ level: 'silent' }),
+      metrics: createMetrics({ defaultMetrics: false }),
+      intervalMs: 2_000,
+      clock: () => t,
+      mayWrite: () => true,
+      requestRound: (ms) => void requests.push(ms),
+    });
+    await publisher.publish(snap('a'));
+    assert.equal(attempts, 1);
+    assert.equal(requests.at(-1), 5_000);
+    t += 4_000;
+    await publisher.publish(snap('a'));
+    assert.equal(attempts, 1, 'within the first backoff: no write, the round is not held up');
+    t += 1_000;
+    await publisher.publish(snap('a'));
+    assert.equal(attempts, 2);
+    assert.equal(requests.at(-1), 10_000, 'the second backoff doubles');
+    refuse = false;
+    t += 10_000;
+    await publisher.publish(snap('a'));
+    assert.equal(attempts, 3, 'written once accepted again');
+    t += 2_000;
+    await publisher.publish(snap('b'));
+    assert.equal(attempts, 4, 'after a success the normal interval applies again');
+  });
+});

@@ -3,7 +3,15 @@ import { plan } from '../../plan/index.js';
 import { loadKubeConfig, KubeConfigError } from '../../observe/kube.js';
 import { startService, type Service } from '../../service/service.js';
 import { createLogger } from '../../service/logger.js';
-import { OptionError, parseBool, parseDuration, providersFrom } from '../../service/options.js';
+import {
+  CLOCK_OFFSET_ENV,
+  OptionError,
+  parseBool,
+  parseClockOffset,
+  parseDuration,
+  providersFrom,
+} from '../../service/options.js';
+import { CRASH_AFTER_ENV, parseCrashAfter } from '../../execute/crash-point.js';
 import { createServiceSources } from '../../service/sources.js';
 import { isCronSchedule } from '../../source/poller.js';
 import { ListenError } from '../../service/http.js';
@@ -37,6 +45,9 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
   let service: Service;
   try {
     const leaderElect = parseBool('--leader-elect', flags.leaderElect);
+    // The reliability suite's hooks, checked up front so a typo fails the start, not a round.
+    parseCrashAfter(process.env[CRASH_AFTER_ENV]);
+    const clockOffsetMs = parseClockOffset(process.env[CLOCK_OFFSET_ENV]);
     const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);
     const { source, status } = await createServiceSources(flags, logger);
@@ -45,6 +56,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
       source,
       // Node Jobs and reboot pods run in drydock's own namespace, where its RBAC allows creating them.
       planner: (d, o, now) => plan(d, o, now, { jobNamespace: flags.namespace }),
+      ...(clockOffsetMs !== 0 ? { now: () => new Date(Date.now() + clockOffsetMs) } : {}),
       providers,
       ...(status ? { status } : {}),
       cluster: flags.cluster,

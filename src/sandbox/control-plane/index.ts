@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 
 import { signCert, type Ca } from './certs.js';
 import { ControlPlaneError } from './errors.js';
-import { httpGet, waitFor } from './processes.js';
+import { httpGet, waitFor, type TlsOptions } from './processes.js';
 import {
   ComponentSet,
   createCertificates,
@@ -97,7 +97,15 @@ export interface ControlPlane {
   adminKubeConfig(): KubeConfig;
   /** a client certificate and kubeconfig for `user` in `groups` (grant it rights with RBAC yourself) */
   kubeconfigFor(user: string, groups?: string[]): Promise<UserKubeConfig>;
+  /**
+   * Restarts etcd or kube-apiserver (a fault for reliability tests): stops it (SIGKILL when
+   * `hard`, default), keeps it down `downMs` (default 0), starts it with the same flags and
+   * resolves once the API server is ready again.
+   */
+  restartComponent(name: RestartableComponent, opts?: { hard?: boolean; downMs?: number }): Promise<void>;
 }
+
+export type RestartableComponent = 'etcd' | 'kube-apiserver';
 
 function cacheBinDir(env: NodeJS.ProcessEnv): string {
   const cache = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
@@ -309,13 +317,22 @@ async function startComponents(
     ca: certs.ca,
     kubeconfig,
     kubeconfigPath,
+    adminTls,
   });
 }
 
 /** The running control plane as callers see it: its kubeconfigs, logs and stop(). */
 function controlPlaneHandle(
   ctx: StartContext,
-  p: { binDir: string; keepDataDir: boolean; server: string; ca: Ca; kubeconfig: string; kubeconfigPath: string },
+  p: {
+    binDir: string;
+    keepDataDir: boolean;
+    server: string;
+    ca: Ca;
+    kubeconfig: string;
+    kubeconfigPath: string;
+    adminTls: TlsOptions;
+  },
 ): ControlPlane {
   const { server, ca, kubeconfig } = p;
   const dataDir = ctx.dataDir;
@@ -332,6 +349,15 @@ function controlPlaneHandle(
     stop: async () => {
       await ctx.set.stopAll(!p.keepDataDir);
       running.delete(cp);
+    },
+    async restartComponent(name, o = {}) {
+      const c = await ctx.set.restart(name, { hard: o.hard ?? true, downMs: o.downMs ?? 0 });
+      await waitFor(
+        'kube-apiserver /readyz after a restart',
+        { timeoutMs: ctx.timeoutMs, watch: [c], blame: c },
+        async () => ((await httpGet(`${server}/readyz`, p.adminTls)).status === 200 ? true : undefined),
+      );
+      ctx.log('component restarted', { component: name });
     },
     adminKubeConfig() {
       const kc = new KubeConfig();

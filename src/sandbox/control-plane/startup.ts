@@ -6,6 +6,7 @@ import path from 'node:path';
 import { createCa, createServiceAccountKey, signCert, type Ca, type KeyPair } from './certs.js';
 import { KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, kwokStages, type JobPodPlayer } from './kwok.js';
 import { freePorts, httpGet, spawnComponent, waitFor, type Component, type TlsOptions } from './processes.js';
+import { ControlPlaneError } from './errors.js';
 
 /** Service CIDR of the API server; the `kubernetes` Service gets its first address. */
 export const SERVICE_CIDR = '10.0.0.0/24';
@@ -50,6 +51,8 @@ export class ComponentSet {
   readonly logs: Record<string, string> = {};
   readonly all: Component[] = [];
   private stopping: Promise<void> | undefined;
+  /** How each component was started, so restart() can start it the same way. */
+  private readonly specs = new Map<string, { args: string[]; env: NodeJS.ProcessEnv | undefined }>();
 
   constructor(
     private readonly binDir: string,
@@ -63,6 +66,7 @@ export class ComponentSet {
   }
 
   start(name: string, args: string[], env?: NodeJS.ProcessEnv): Component {
+    this.specs.set(name, { args, env });
     const logFile = path.join(this.logDir, `${name}.log`);
     this.logs[name] = logFile;
     const c = spawnComponent(name, path.join(this.binDir, name), args, {
@@ -73,6 +77,25 @@ export class ComponentSet {
     this.all.push(c);
     this.log('component started', { component: name, pid: c.pid, log: logFile });
     return c;
+  }
+
+  /**
+   * Stops the running component `name` (SIGKILL at once when `hard`, else SIGTERM first),
+   * waits `downMs`, and starts it again with the same arguments. The caller waits for it.
+   */
+  async restart(name: string, o: { hard: boolean; downMs: number }): Promise<Component> {
+    const old = this.all.find((c) => c.name === name && c.running());
+    const spec = this.specs.get(name);
+    if (!old || !spec) {
+      throw new ControlPlaneError(name, 'cannot be restarted: it is not running', {
+        hint: 'restart only a component of a running control plane',
+      });
+    }
+    this.log('component restarting', { component: name, hard: o.hard, downMs: o.downMs });
+    await old.stop(o.hard ? 0 : 10_000);
+    this.all.splice(this.all.indexOf(old), 1);
+    await new Promise((r) => setTimeout(r, o.downMs));
+    return this.start(name, spec.args, spec.env);
   }
 
   stopAll(removeDir: boolean): Promise<void> {

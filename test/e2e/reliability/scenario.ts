@@ -1,0 +1,194 @@
+/**
+ * The reliability world: one control plane (KWOK leaves Job pods to the sim hosts), the sim
+ * cloud with 20 workers, workloads under PDBs, the autoscaler Deployment, a fleet repository on
+ * a real Git server, and the invariant monitor watching all of it. Seeds and sizes come from
+ * the environment so the full run is the same suite with bigger numbers.
+ */
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { parseSimConfigText, runSimCloud, type RunningSimCloud } from '../../../src/cloud/index.js';
+import { nodeOpRecordKey } from '../../../src/protocol/keys.js';
+import { eventually, type ControlPlane } from '../../support/control-plane.js';
+import {
+  applyDeployRbac,
+  applyWorkloads,
+  drydockArgs,
+  E2E_APPS,
+  E2E_NAMESPACE,
+  IMAGE_V1,
+  locked,
+  rolloutYaml,
+  serviceAccountKubeconfig,
+  startFleetRepo,
+  tempDir,
+  viewNode,
+  type FleetRepo,
+  type NodeView,
+} from '../world.js';
+import { InvariantMonitor } from './monitor.js';
+
+export const JOB_NAMESPACE = 'drydock-system';
+export const BUDGET = 2;
+export const WORKERS = 20;
+export const AUTOSCALER = { namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 2 };
+
+/** `DRYDOCK_RELIABILITY_SEED` (default 1) and `DRYDOCK_RELIABILITY_KILLS` (default: the subset's 12). */
+export function reliabilitySettings(env: NodeJS.ProcessEnv = process.env): { seed: number; kills: number } {
+  const int = (name: string, fallback: number): number => {
+    const v = env[name];
+    if (v === undefined || v === '') return fallback;
+    if (!/^\d+$/.test(v)) throw new Error(`${name} must be a whole number, got "${v}"`);
+    return Number(v);
+  };
+  return { seed: int('DRYDOCK_RELIABILITY_SEED', 1), kills: int('DRYDOCK_RELIABILITY_KILLS', 12) };
+}
+
+export function specDoc(kind: string, name: string, spec: Record<string, unknown>): string {
+  return stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
+}
+
+export function workerImageDoc(image: string, rollout: Record<string, unknown> = {}): string {
+  return specDoc('NodeImage', 'worker', {
+    image,
+    strategy: 'replace',
+    rollout: rolloutYaml({ maxSurge: 2, maxUnavailable: 2, concurrency: 2, ...rollout }),
+  });
+}
+
+export function initialFiles(): Record<string, string> {
+  return {
+    'drydock.yaml': stringify({
+      apiVersion: 'drydock.dev/v1alpha1',
+      kind: 'RepoConfig',
+      cluster: 'reliability',
+      budget: { maxUnavailable: BUDGET },
+      paths: ['specs'],
+      statusBranch: 'drydock/status',
+    }),
+    'specs/workers.yaml': specDoc('ScalingGroup', 'workers', {
+      provider: 'sim',
+      groupId: 'workers',
+      nodeImage: 'worker',
+      role: 'worker',
+      autoscaling: true,
+    }),
+    'specs/worker-image.yaml': workerImageDoc(IMAGE_V1),
+    'specs/autoscaler.yaml': specDoc('AutoscalingStrategy', 'cluster-autoscaler', {
+      enabled: true,
+      deploymentName: AUTOSCALER.name,
+      deploymentNamespace: AUTOSCALER.namespace,
+    }),
+  };
+}
+
+export interface ReliabilityWorld {
+  readonly sim: RunningSimCloud;
+  readonly repo: FleetRepo;
+  readonly monitor: InvariantMonitor;
+  /** `drydock run` flags: deploy/'s ServiceAccount, its namespace, fast polling. */
+  readonly args: string[];
+  readonly dirs: string[];
+  /** Workers in the group. */
+  readonly size: number;
+}
+
+export async function startReliabilityWorld(cp: ControlPlane, size = WORKERS): Promise<ReliabilityWorld> {
+  const kc = cp.adminKubeConfig();
+  const stateDir = tempDir('drydock-rel-sim-');
+  const cacheDir = tempDir('drydock-rel-cache-');
+  const config = parseSimConfigText(
+    stringify({
+      bootDelaySeconds: 1,
+      terminateDelaySeconds: 1,
+      groups: [{ id: 'workers', role: 'worker', size, image: IMAGE_V1 }],
+      quota: { maxInstancesPerGroup: size + 6 },
+      host: { rebootSeconds: 2, jobRunSeconds: 1 },
+    }),
+  );
+  const running = await runSimCloud({
+    config,
+    stateDir,
+    kubeconfigPath: cp.kubeconfigPath,
+    host: '127.0.0.1',
+    port: 0,
+  });
+  await eventually(`${size} workers Ready`, async () => (await workers(kc)).filter((n) => n.ready).length === size, {
+    timeoutMs: 90_000,
+  });
+  await applyWorkloads(kc);
+  const want = E2E_APPS.reduce((n, a) => n + a.replicas, 0);
+  await eventually(
+    'workload pods Running',
+    async () => {
+      const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: E2E_NAMESPACE });
+      return pods.items.length === want && pods.items.every((p) => p.status?.phase === 'Running');
+    },
+    { timeoutMs: 60_000 },
+  );
+  await applyDeployRbac(kc);
+  const repo = await startFleetRepo(initialFiles());
+  const monitor = new InvariantMonitor(kc, running, {
+    budget: BUDGET,
+    jobNamespace: JOB_NAMESPACE,
+    autoscaler: AUTOSCALER,
+  });
+  monitor.expectAutoscaler(AUTOSCALER.replicas);
+  monitor.start();
+  const args = drydockArgs(repo, await serviceAccountKubeconfig(cp), running.url, cacheDir, JOB_NAMESPACE);
+  return { sim: running, repo, monitor, args, dirs: [stateDir, cacheDir], size };
+}
+
+export async function workers(kc: KubeConfig): Promise<NodeView[]> {
+  const list = await kc.makeApiClient(CoreV1Api).listNode({ labelSelector: 'sim.drydock.dev/group=workers' });
+  return list.items.map(viewNode).sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Free of drydock: schedulable and not locked (a replacement keeps its lock's record, phase Done). */
+export function free(n: NodeView): boolean {
+  return !n.unschedulable && !locked(n);
+}
+
+/** Every worker on `image`, Ready and free; the status branch says the NodeImage is Complete. */
+export async function replaceDone(kc: KubeConfig, repo: FleetRepo, image: string, size = WORKERS): Promise<boolean> {
+  const ws = await workers(kc);
+  if (ws.length !== size || !ws.every((n) => n.image === image && n.ready && free(n))) return false;
+  return /phase: Complete/.test((await repo.statusFile('status/NodeImage/worker.yaml')) ?? '');
+}
+
+/** Every target has NodeOp `name`'s success recorded and is Ready and free; status Complete. */
+export async function nodeOpDone(
+  kc: KubeConfig,
+  repo: FleetRepo,
+  name: string,
+  targets: readonly string[],
+): Promise<boolean> {
+  const ws = new Map((await workers(kc)).map((n) => [n.name, n]));
+  const key = nodeOpRecordKey(name);
+  const all = targets.every((t) => {
+    const n = ws.get(t);
+    return n !== undefined && n.annotations[key] !== undefined && n.ready && free(n);
+  });
+  return all && /phase: Complete/.test((await repo.statusFile(`status/NodeOp/${name}.yaml`)) ?? '');
+}
+
+export function nodeOpDoc(name: string, label: string): string {
+  return specDoc('NodeOp', name, {
+    nodeSelector: { matchLabels: { 'reliability-target': label } },
+    image: 'busybox:1.36',
+    command: ['sh', '-c', 'echo patched'],
+    cordon: true,
+    drainOptions: { enabled: true, ignoreDaemonSets: true, deleteEmptyDirData: true, timeoutSeconds: 60 },
+    rebootOnSuccess: true,
+    backoffLimit: 0,
+    concurrency: 2,
+    stopOnFailure: true,
+  });
+}
+
+/** Labels `names` as NodeOp `label`'s targets (the admin does it, not drydock). */
+export async function labelTargets(kc: KubeConfig, names: readonly string[], label: string): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  for (const name of names) {
+    await core.patchNode({ name, body: [{ op: 'add', path: '/metadata/labels/reliability-target', value: label }] });
+  }
+}
