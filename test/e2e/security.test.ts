@@ -20,8 +20,8 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments, parse, stringify } from 'yaml';
 import { startCountingProxy, type CountingProxy } from '../service/counting-proxy.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { git, TEST_USER } from '../support/git-server.js';
-import { hostileCorpus, seededSubset, type HostileCase } from '../reliability/hostile-corpus.js';
+import { git } from '../support/git-server.js';
+import { hostileCorpus, seededSubset } from '../reliability/hostile-corpus.js';
 import { allowed, apiCallOf, callKey, type ApiCall } from './api-calls.js';
 import {
   applyDeployRbac,
@@ -119,12 +119,14 @@ describe('e2e: hostile commits, secrets and least privilege on the running servi
 
   after(async function () {
     this.timeout(180_000);
-    if (standby) {
-      standby.kill('SIGTERM');
-      await standby.exited;
+    // Both replicas stop before the proxy they talk through.
+    for (const child of [standby, leader]) {
+      if (!child) continue;
+      child.kill('SIGTERM');
+      await child.exited;
     }
     await proxy?.close();
-    await stopWorld({ drydock: leader, sim, repo, dirs });
+    await stopWorld({ sim, repo, dirs });
   });
 
   async function signedWebhook(url: string, delivery: string): Promise<number> {
@@ -215,7 +217,10 @@ describe('e2e: hostile commits, secrets and least privilege on the running servi
       (n) => n.metadata?.labels?.['sim.drydock.dev/group'] === 'workers',
     );
     const name = worker?.metadata?.name ?? '';
-    await core.patchNode({ name, body: { metadata: { labels: { 'e2e.drydock.dev/op': 'yes' } } } });
+    await core.patchNode({
+      name,
+      body: [{ op: 'add', path: '/metadata/labels/e2e.drydock.dev~1op', value: 'yes' }],
+    });
     await repo.push(
       {
         'clusters/op.yaml': stringify({
