@@ -296,7 +296,10 @@ describe('e2e: hostile commits, secrets and least privilege on the running servi
       `      (${calls.size} distinct API calls recorded, ${calls.size - denied.length} allowed; ${grants} RBAC grants, ${grants - unused.length} used)\n`,
     );
     assert.deepEqual(denied, [], 'calls deploy/ RBAC does not allow');
-    assert.deepEqual(unused.sort(), [], 'grants no recorded call used');
+    // createRebootPod reads the pod only when its create meets 409 (a restart after the create):
+    // a path this run does not take. The one grant allowed to go unrecorded, named here.
+    const onlyAfterConflict = ['Role get core/pods'];
+    assert.deepEqual(unused.sort(), onlyAfterConflict, 'grants no recorded call used');
   });
 
   it('no canary secret appears in any output', async () => {
