@@ -11,4 +11,12 @@ export DRYDOCK_K8S_BIN
 # moto, the AWS emulator, for the AWS provider's tests: installed from PyPI once, then cached.
 DRYDOCK_MOTO_SERVER="$(bash scripts/moto.sh)"
 export DRYDOCK_MOTO_SERVER
+# The current Node LTS, installed once, then cached: engines promises it too.
+DRYDOCK_NODE_LTS="$(bash scripts/node-lts.sh)"
 npx mocha "$@"
+# The suites that need no control plane, moto or sandbox, again under the LTS (the runtime is
+# what this run checks; the cluster suites ran above).
+if [ "$#" = 0 ]; then
+  echo "unit suites under Node $("$DRYDOCK_NODE_LTS" --version):"
+  DRYDOCK_UNIT_ONLY=1 "$DRYDOCK_NODE_LTS" node_modules/mocha/bin/mocha.js --reporter dot
+fi

@@ -30,6 +30,14 @@ export interface HttpOptions {
   readonly healthy: () => { ok: boolean; reason?: string };
   readonly readiness: () => Readiness;
   readonly webhook?: WebhookHandler;
+  /**
+   * How long a client may take to send a whole request, headers and body (default 10 s, as long
+   * as GitHub itself waits for a webhook answer): a slow client (slowloris) gets 408 and is
+   * disconnected instead of holding a connection open.
+   */
+  readonly requestTimeoutMs?: number;
+  /** Largest request body; a larger one gets 413 before it is read (default 5 MiB). */
+  readonly bodyLimitBytes?: number;
 }
 
 export interface HttpServer {
@@ -61,7 +69,15 @@ export function parseListen(listen: string): { host: string; port: number } {
 
 export async function startHttp(opts: HttpOptions): Promise<HttpServer> {
   const { host, port } = parseListen(opts.listen);
-  const app = Fastify({ logger: false, bodyLimit: 5 * 1024 * 1024 });
+  const requestTimeout = opts.requestTimeoutMs ?? 10_000;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: opts.bodyLimitBytes ?? 5 * 1024 * 1024,
+    requestTimeout,
+    // Node checks request deadlines on this interval (30 s by default), so it bounds how late
+    // a slow client is cut off.
+    http: { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.min(1000, requestTimeout) },
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 

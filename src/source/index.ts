@@ -19,6 +19,8 @@ export { statusMessage, parseTrailers, SOURCE_TRAILER, CLUSTER_TRAILER } from '.
 export {
   verifyWebhook,
   webhookHandler,
+  DeliveryLog,
+  isJsonPayload,
   webhookPlugin,
   webhookSecret,
   type WebhookHeaders,

@@ -5,6 +5,10 @@
  *   GitLab   X-Gitlab-Token: <secret>
  *   generic  X-Drydock-Signature: sha256=<hex HMAC-SHA256 of the body>
  * Every comparison is constant-time. A wrong or missing proof gets 401 and fetches nothing.
+ * A signed body that is not a JSON object gets 400, and a GitHub delivery id (X-GitHub-Delivery)
+ * seen before gets 409: a captured request replayed as it was fetches nothing. The signature
+ * covers the body only, never the delivery id, so this stops replays, not forgeries; the ids
+ * are kept in memory (bounded), per replica, so a restart forgets them.
  * The secret comes from DRYDOCK_WEBHOOK_SECRET or --webhook-secret-file, never a flag's value.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -17,7 +21,7 @@ export type WebhookHeaders = Readonly<Record<string, string | string[] | undefin
 export type WebhookProvider = 'github' | 'gitlab' | 'generic';
 
 export type WebhookVerdict =
-  | { readonly ok: true; readonly provider: WebhookProvider; readonly event?: string }
+  | { readonly ok: true; readonly provider: WebhookProvider; readonly event?: string; readonly delivery?: string }
   | { readonly ok: false; readonly status: 401; readonly reason: 'missing-signature' | 'bad-signature' };
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
@@ -41,8 +45,9 @@ export function verifyWebhook(headers: WebhookHeaders, body: Buffer, secret: str
   const github = header(headers, 'x-hub-signature-256');
   if (github !== undefined) {
     const event = header(headers, 'x-github-event');
+    const delivery = header(headers, 'x-github-delivery');
     return hmacMatches(secret, body, github)
-      ? { ok: true, provider: 'github', ...(event ? { event } : {}) }
+      ? { ok: true, provider: 'github', ...(event ? { event } : {}), ...(delivery !== undefined ? { delivery } : {}) }
       : { ok: false, status: 401, reason: 'bad-signature' };
   }
   const gitlab = header(headers, 'x-gitlab-token');
@@ -86,6 +91,47 @@ export function webhookSecret(opts: { env?: NodeJS.ProcessEnv; file?: string }):
   return v ? v : undefined;
 }
 
+/**
+ * Delivery ids already accepted, oldest first. Bounded: a flood of signed deliveries forgets the
+ * oldest ids rather than growing without end (GitHub retries a delivery within hours, far fewer
+ * than `capacity` deliveries later).
+ */
+export class DeliveryLog {
+  private readonly seen = new Set<string>();
+  constructor(private readonly capacity = 10_000) {}
+
+  /** Records `id`; false when it was recorded before. */
+  admit(id: string): boolean {
+    if (this.seen.has(id)) return false;
+    this.seen.add(id);
+    if (this.seen.size > this.capacity) {
+      const oldest = this.seen.values().next();
+      if (oldest.done !== true) this.seen.delete(oldest.value);
+    }
+    return true;
+  }
+}
+
+/** A delivery id longer than this is not one a Git host sends (GitHub's are GUIDs). */
+const MAX_DELIVERY_ID = 128;
+
+/**
+ * Whether the body is a JSON object: sent as application/json (the default) or, as GitHub may
+ * be configured to, form-encoded with the JSON in its `payload` field.
+ */
+export function isJsonPayload(headers: WebhookHeaders, body: Buffer): boolean {
+  const type = header(headers, 'content-type')?.split(';')[0]?.trim().toLowerCase();
+  let text: string | null = body.toString('utf8');
+  if (type === 'application/x-www-form-urlencoded') text = new URLSearchParams(text).get('payload');
+  if (text === null) return false;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
 export interface WebhookResponse {
   readonly status: number;
   readonly body: unknown;
@@ -103,23 +149,34 @@ export function webhookHandler(opts: {
   trigger: () => void;
   path?: string;
   onRejected?: (reason: string) => void;
+  deliveries?: DeliveryLog;
 }): {
   readonly path: string;
   handle(headers: WebhookHeaders, body: Buffer): Promise<WebhookResponse>;
 } {
+  const deliveries = opts.deliveries ?? new DeliveryLog();
+  const refuse = (status: number, reason: string, error: string): WebhookResponse => {
+    opts.onRejected?.(reason);
+    return { status, body: { error } };
+  };
   return {
     path: opts.path ?? '/webhook',
     async handle(headers, body) {
       const verdict = verifyWebhook(headers, body, opts.secret);
-      if (!verdict.ok) {
-        opts.onRejected?.(verdict.reason);
-        return {
-          status: 401,
-          body: {
-            error:
-              verdict.reason === 'missing-signature' ? 'missing webhook signature' : 'webhook signature does not match',
-          },
-        };
+      if (!verdict.ok)
+        return refuse(
+          401,
+          verdict.reason,
+          verdict.reason === 'missing-signature' ? 'missing webhook signature' : 'webhook signature does not match',
+        );
+      if (!isJsonPayload(headers, body))
+        return refuse(400, 'bad-payload', "webhook body is not a JSON object; send the Git host's push event as it is");
+      // Checked last, so only a request that would otherwise be accepted uses up its id.
+      if (verdict.delivery !== undefined) {
+        if (verdict.delivery.length > MAX_DELIVERY_ID)
+          return refuse(400, 'bad-delivery', `X-GitHub-Delivery is longer than ${MAX_DELIVERY_ID} characters`);
+        if (!deliveries.admit(verdict.delivery))
+          return refuse(409, 'replayed-delivery', 'webhook delivery already received; a replayed delivery is refused');
       }
       if (verdict.event !== undefined && PING_EVENTS.has(verdict.event))
         return { status: 200, body: { accepted: false, reason: 'ping' } };

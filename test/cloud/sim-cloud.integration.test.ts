@@ -71,7 +71,7 @@ describe('sim cloud against a real control plane', function () {
   });
   after(async () => {
     await sim?.stop();
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('a group of N instances yields N Ready nodes, labelled, tainted and with their providerID', async () => {

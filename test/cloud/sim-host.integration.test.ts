@@ -55,7 +55,7 @@ describe('sim hosts against a real control plane', function () {
   });
   after(async () => {
     await sim?.stop();
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   const node = (name: string) => ({ name, taints: [] });

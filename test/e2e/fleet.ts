@@ -2,11 +2,15 @@
  * The e2e fleet repository: its files (a drydock.yaml, two ScalingGroups, two NodeImages, the
  * AutoscalingStrategy) and a bare repository on a real Git server that tests push to.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { startTestGitServer, git, gitEnv, withUser, type GitServer } from '../support/git-server.js';
+import { startTestGitServer, git, gitEnv, withUser, TEST_USER, type GitServer } from '../support/git-server.js';
+import type { GitServerUser } from '../../src/sandbox/git-server.js';
+
+/** A file's new content: text, bytes, or a symlink to `symlink`; null deletes it. */
+export type FleetEntry = string | Uint8Array | { readonly symlink: string } | null;
 
 export const IMAGE_V1 = 'registry.example/node-os:v1.0.0';
 export const IMAGE_V2 = 'registry.example/node-os:v2.0.0';
@@ -103,27 +107,31 @@ export interface FleetRepo {
   statusFile(file: string, branch?: string): Promise<string | undefined>;
   readonly server: GitServer;
   /** Writes (or with null deletes) files, commits and pushes; resolves to the commit id. */
-  push(files: Record<string, string | null>, message: string): Promise<string>;
+  push(files: Readonly<Record<string, FleetEntry>>, message: string): Promise<string>;
   head(): Promise<string>;
   close(): Promise<void>;
 }
 
-export async function startFleetRepo(initial: Record<string, string>): Promise<FleetRepo> {
-  const server = await startTestGitServer();
+/** `users` may read and push besides TEST_USER (who pushes here). */
+export async function startFleetRepo(
+  initial: Record<string, string>,
+  users: readonly GitServerUser[] = [],
+): Promise<FleetRepo> {
+  const server = await startTestGitServer([TEST_USER, ...users]);
   server.createBareRepo('fleet.git', 'main');
   const url = server.repoUrl('fleet.git');
   const work = mkdtempSync(path.join(tmpdir(), 'drydock-e2e-work-'));
   let tick = 0;
   await git(work, ['init', '-q', '-b', 'main']);
   await git(work, ['remote', 'add', 'origin', withUser(url)]);
-  const push = async (files: Record<string, string | null>, message: string): Promise<string> => {
+  const push = async (files: Readonly<Record<string, FleetEntry>>, message: string): Promise<string> => {
     for (const [file, content] of Object.entries(files)) {
       const abs = path.join(work, file);
-      if (content === null) rmSync(abs, { force: true });
-      else {
-        mkdirSync(path.dirname(abs), { recursive: true });
-        writeFileSync(abs, content);
-      }
+      rmSync(abs, { force: true });
+      if (content === null) continue;
+      mkdirSync(path.dirname(abs), { recursive: true });
+      if (typeof content === 'object' && 'symlink' in content) symlinkSync(content.symlink, abs);
+      else writeFileSync(abs, content);
     }
     tick += 1;
     await git(work, ['add', '-A'], gitEnv(tick));

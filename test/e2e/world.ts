@@ -14,6 +14,7 @@ import { eventually, type ControlPlane } from '../support/control-plane.js';
 import { IMAGE_V1, fleetFiles, startFleetRepo, type FleetRepo } from './fleet.js';
 import { drydockArgs, ROOT, startDrydockChild, type DrydockChild } from './drydock-child.js';
 import { applyObjects, type DemoApp } from '../../src/sandbox/workloads.js';
+import type { GitServerUser } from '../../src/sandbox/git-server.js';
 
 export * from './fleet.js';
 export * from './drydock-child.js';
@@ -115,6 +116,7 @@ export function workloadManifests(): (KubernetesObject & { spec?: unknown })[] {
 export async function startWorld(
   cp: ControlPlane,
   dirs: string[],
+  gitUsers: readonly GitServerUser[] = [],
 ): Promise<{ sim: RunningSimCloud; repo: FleetRepo; cacheDir: string }> {
   const stateDir = tempDir('drydock-e2e-sim-');
   const cacheDir = tempDir('drydock-e2e-cache-');
@@ -137,7 +139,7 @@ export async function startWorld(
     },
     { timeoutMs: 60_000 },
   );
-  const repo = await startFleetRepo(fleetFiles({ worker: IMAGE_V1, controlPlane: IMAGE_V1 }));
+  const repo = await startFleetRepo(fleetFiles({ worker: IMAGE_V1, controlPlane: IMAGE_V1 }), gitUsers);
   return { sim, repo, cacheDir };
 }
 

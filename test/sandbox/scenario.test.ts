@@ -16,11 +16,13 @@ import { resolveBinDir } from '../../src/sandbox/control-plane/index.js';
 import { isAlive } from '../../src/sandbox/layout.js';
 import { delay } from '../../src/sandbox/wait.js';
 import { tempDir } from '../support/git-server.js';
+import { unitOnly } from '../support/unit-only.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const bin = path.join(root, 'bin', 'drydock.js');
 
 function skipWithoutBinaries(ctx: Mocha.Context): void {
+  if (unitOnly()) ctx.skip();
   if (process.env.DRYDOCK_SKIP_CONTROL_PLANE !== '1') return;
   try {
     resolveBinDir();

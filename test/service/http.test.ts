@@ -32,7 +32,7 @@ describe('service HTTP: /healthz, /readyz, /metrics', function () {
   });
   after(async () => {
     await service?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('is alive at once, not ready while no valid commit is loaded, ready once one is', async () => {

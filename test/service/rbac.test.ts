@@ -1,10 +1,13 @@
-/** deploy/ grants exactly what the code uses: no call left out, nothing extra. */
+/**
+ * deploy/'s RBAC, statically: no wildcards, bound to drydock's ServiceAccount, and the plan
+ * reader's read-only role. That it grants exactly the calls drydock makes is proven on the real
+ * API server from the calls recorded in an end-to-end run: test/e2e/security.test.ts.
+ */
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, parse } from 'yaml';
-import { REQUIRED_PERMISSIONS } from '../../src/service/permissions.js';
 
 const DEPLOY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../deploy');
 
@@ -37,19 +40,6 @@ describe('deploy/ RBAC', () => {
   const rbac = docs('rbac.yaml');
   const clusterRole = rbac.find((d) => d.kind === 'ClusterRole');
   const role = rbac.find((d) => d.kind === 'Role');
-  const granted = new Set([...grants(clusterRole?.rules ?? [], 'cluster'), ...grants(role?.rules ?? [], 'namespace')]);
-  const required = new Set(
-    REQUIRED_PERMISSIONS.flatMap((p) => p.verbs.map((v) => `${p.scope} ${p.apiGroup}/${p.resource} ${v}`)),
-  );
-
-  it('grants every call the code makes', () => {
-    assert.deepEqual([...required].filter((x) => !granted.has(x)).sort(), []);
-  });
-
-  it('grants nothing the code does not use (least privilege)', () => {
-    assert.deepEqual([...granted].filter((x) => !required.has(x)).sort(), []);
-  });
-
   it('never uses a wildcard', () => {
     for (const r of [...(clusterRole?.rules ?? []), ...(role?.rules ?? [])]) {
       for (const x of [...r.apiGroups, ...r.resources, ...r.verbs]) assert.notEqual(x, '*');
@@ -103,10 +93,9 @@ describe('deploy/ RBAC', () => {
     const rules = reader.find((d) => d.kind === 'ClusterRole')?.rules ?? [];
     const readerGrants = grants(rules, 'cluster');
     for (const g of readerGrants) assert.match(g, / (get|list|watch)$/, `a read-only role grants ${g}`);
-    const lists = REQUIRED_PERMISSIONS.filter((p) => p.scope === 'cluster' && p.verbs.includes('list'));
+    const lists = [...grants(clusterRole?.rules ?? [], 'cluster')].filter((g) => g.endsWith(' list'));
     assert.ok(lists.length >= 4);
-    for (const p of lists)
-      assert.ok(readerGrants.has(`cluster ${p.apiGroup}/${p.resource} list`), `${p.apiGroup}/${p.resource} list`);
+    for (const g of lists) assert.ok(readerGrants.has(g), g);
     assert.deepEqual(reader.find((d) => d.kind === 'ClusterRoleBinding')?.subjects, [
       { kind: 'ServiceAccount', name: 'drydock-plan', namespace: 'drydock-system' },
     ]);

@@ -9,7 +9,8 @@
 //
 // The binaries come from DRYDOCK_K8S_BIN / KUBEBUILDER_ASSETS / the build cache (run
 // `bash scripts/k8s-binaries.sh`; `npm test` does). DRYDOCK_SKIP_CONTROL_PLANE=1 skips such
-// suites instead of failing them when the binaries are not there.
+// suites instead of failing them when the binaries are not there; DRYDOCK_UNIT_ONLY=1 always
+// skips them (see unit-only.ts).
 import { ApiException, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 
 import {
@@ -18,6 +19,7 @@ import {
   type ControlPlane,
   type ControlPlaneOptions,
 } from '../../src/sandbox/control-plane/index.js';
+import { unitOnly } from './unit-only.js';
 
 export { fakeNode, type ControlPlane } from '../../src/sandbox/control-plane/index.js';
 
@@ -32,6 +34,7 @@ export function useControlPlane(opts: UseControlPlaneOptions = {}): () => Contro
   const { startTimeoutMs = 180_000, ...cpOpts } = opts;
   before(async function () {
     this.timeout(startTimeoutMs);
+    if (unitOnly()) this.skip();
     if (process.env.DRYDOCK_SKIP_CONTROL_PLANE === '1') {
       try {
         resolveBinDir();

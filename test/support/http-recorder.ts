@@ -51,7 +51,10 @@ export async function startHttpRecorder(tls?: { key: string; cert: string }): Pr
       } catch {
         body = text;
       }
-      const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', body, headers: req.headers };
+      // Node 26's URL handling leaves an empty query ("…/workers?") where Node 20 and 22 drop it;
+      // the same request either way, so it is recorded without it.
+      const url = (req.url ?? '').replace(/\?$/, '');
+      const recorded: RecordedRequest = { method: req.method ?? '', path: url, body, headers: req.headers };
       requests.push(recorded);
       const pathOnly = recorded.path.split('?')[0] ?? '';
       let answer: Answer | undefined;

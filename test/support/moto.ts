@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './control-plane.js';
+import { unitOnly } from './unit-only.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -48,6 +49,7 @@ export function useMoto(): () => Moto {
   let moto: Moto | undefined;
   before(async function () {
     this.timeout(300_000);
+    if (unitOnly()) this.skip();
     const binary = motoServerBinary();
     const port = await freePort();
     const endpoint = `http://127.0.0.1:${port}`;

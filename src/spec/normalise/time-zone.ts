@@ -89,6 +89,13 @@ export function timeZoneProblem(tz: string): { message: string; hint: string } |
   });
   const meant = MEANT[tz] ?? MEANT[tz.toUpperCase()];
   if (meant !== undefined) return legacy(meant);
+  // Newer ICU (Node 26) takes a UTC offset such as "+01:00" as a zone, older ICU does not; an
+  // offset has no daylight-saving rules, so it is refused alike on every runtime.
+  if (/^[+\-\u2212]\d/.test(tz))
+    return {
+      message: `${JSON.stringify(tz)} is a UTC offset, not an IANA time zone`,
+      hint: 'write a zone name like UTC, Europe/Berlin or America/New_York',
+    };
   const known = resolved(tz);
   if (known === undefined)
     return {
