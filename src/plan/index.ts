@@ -6,7 +6,7 @@
  */
 import type { ObservedState } from '../observe/types.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
-import type { DesiredState, NodeOp } from '../spec/model.js';
+import type { DesiredState } from '../spec/model.js';
 import { planAutoscalers } from './autoscaler.js';
 import { ClusterBudget } from './budget.js';
 import { PlanBuilder } from './builder.js';

@@ -105,7 +105,7 @@ describe('the Git source plugged into the service', function () {
     assert.ok(tip);
     assert.match(
       (await readStatusFiles(src, tip)).get('README.md') ?? '',
-      /\| Waiting \| 1\/3 \|  \| window weeknights opens 22:00 \|/,
+      /\| Waiting \| 1\/3 \| {2}\| window weeknights opens 22:00 \|/,
     );
   });
 });

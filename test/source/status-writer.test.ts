@@ -145,7 +145,7 @@ describe('StatusWriter against git http-backend', function () {
     );
     assert.match(
       out.join(''),
-      /\| \[NodeImage\/worker\]\(status\/NodeImage\/worker\.yaml\) \| Progressing \| 3\/10 \|  \| PDB default\/web allows 0 disruptions \| 1a2b3c4 \|/,
+      /\| \[NodeImage\/worker\]\(status\/NodeImage\/worker\.yaml\) \| Progressing \| 3\/10 \| {2}\| PDB default\/web allows 0 disruptions \| 1a2b3c4 \|/,
     );
     out.length = 0;
     assert.equal(
