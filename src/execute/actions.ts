@@ -191,7 +191,7 @@ async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise
     previous = null;
   }
   if (current === a.replicas && (remembered ?? null) === previous)
-    return { kind: 'skipped', reason: `already at ${a.replicas} replicas` };
+    return { kind: 'skipped', reason: `already at ${a.replicas} replica${a.replicas === 1 ? '' : 's'}` };
   // Replicas and the remembered count change in one patch, so a crash can never separate them.
   await d.kube.apps.patchNamespacedDeployment(
     {
