@@ -32,7 +32,7 @@ import {
 const NS = 'drydock-system';
 const WORKERS = 'sim.drydock.dev/group=workers';
 /** Seconds a Job pod runs on a sim host: long enough to commit while a node is in flight. */
-const JOB_SECONDS = 3;
+const JOB_SECONDS = 4;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
