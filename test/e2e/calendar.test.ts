@@ -10,26 +10,13 @@
  * - A health gate that times out: the node fails, stopOnFailure halts, status says why.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
-import { parseSimConfigText, runSimCloud, type RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/cloud/index.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../src/protocol/keys.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import {
-  applyDeployRbac,
-  drydockArgs,
-  notifyWebhook,
-  serviceAccountKubeconfig,
-  specDoc,
-  startDrydockChild,
-  startFleetRepo,
-  tempDir,
-  type DrydockChild,
-  type FleetRepo,
-} from './world.js';
+import { notifyWebhook, specDoc, startWorkerWorld, stopWorld, type DrydockChild, type FleetRepo } from './world.js';
 
-const NS = 'drydock-system';
 const WORKERS = 'sim.drydock.dev/group=workers';
 /** Seconds a Job pod runs on a sim host: long enough to commit while a node is in flight. */
 const JOB_SECONDS = 4;
@@ -118,26 +105,6 @@ describe('e2e: one calendar for in-place kinds', function () {
 
   before(async function () {
     this.timeout(120_000);
-    const stateDir = tempDir('drydock-e2e-calendar-sim-');
-    const cacheDir = tempDir('drydock-e2e-calendar-cache-');
-    dirs.push(stateDir, cacheDir);
-    const config = parseSimConfigText(
-      stringify({
-        bootDelaySeconds: 0,
-        groups: [{ id: 'workers', role: 'worker', size: 3, image: 'os-v1' }],
-        host: { rebootSeconds: 1, jobRunSeconds: JOB_SECONDS },
-      }),
-    );
-    sim = await runSimCloud({ config, stateDir, kubeconfigPath: cp().kubeconfigPath, host: '127.0.0.1', port: 0 });
-    const kc = cp().adminKubeConfig();
-    await applyDeployRbac(kc);
-    await eventually(
-      '3 workers Ready',
-      async () =>
-        (await workers(kc)).filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-          .length === 3,
-      { timeoutMs: 60_000 },
-    );
     const repoConfig = stringify({
       apiVersion: 'drydock.dev/v1alpha1',
       kind: 'RepoConfig',
@@ -146,21 +113,17 @@ describe('e2e: one calendar for in-place kinds', function () {
       paths: ['ops', 'approvals'],
       statusBranch: 'drydock/status',
     });
-    repo = await startFleetRepo({ 'drydock.yaml': repoConfig, 'ops/.keep': '', 'approvals/.keep': '' });
-    drydock = startDrydockChild(drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, NS));
-    url = await drydock.url;
-    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+    ({ sim, repo, drydock, url } = await startWorkerWorld(cp(), dirs, {
+      name: 'calendar',
+      size: 3,
+      host: { rebootSeconds: 1, jobRunSeconds: JOB_SECONDS },
+      files: { 'drydock.yaml': repoConfig, 'ops/.keep': '', 'approvals/.keep': '' },
+    }));
   });
 
   after(async function () {
     this.timeout(30_000);
-    if (drydock) {
-      drydock.kill('SIGTERM');
-      await drydock.exited;
-    }
-    await sim?.stop();
-    await repo?.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await stopWorld({ drydock, sim, repo, dirs });
   });
 
   it('afterCanary: the rest waits; an approval of another revision does not count, the right one does and names its author', async () => {
