@@ -155,6 +155,46 @@ export async function startWorldWithDrydock(
   return { ...world, drydock };
 }
 
+/**
+ * The world of the in-place e2e files: one sim worker group of `size` hosts (which play the Job
+ * pods), deploy/'s RBAC, a fleet repository with `files`, and `drydock run` as deploy/'s
+ * ServiceAccount in drydock-system, once every host reports a bootID and drydock's /readyz answers.
+ */
+export async function startWorkerWorld(
+  cp: ControlPlane,
+  dirs: string[],
+  opts: { name: string; size: number; host: Record<string, unknown>; files: Record<string, string> },
+): Promise<{ sim: RunningSimCloud; repo: FleetRepo; drydock: DrydockChild; url: string }> {
+  const stateDir = tempDir(`drydock-e2e-${opts.name}-sim-`);
+  const cacheDir = tempDir(`drydock-e2e-${opts.name}-cache-`);
+  dirs.push(stateDir, cacheDir);
+  const config = parseSimConfigText(
+    stringify({
+      bootDelaySeconds: 0,
+      groups: [{ id: 'workers', role: 'worker', size: opts.size, image: 'os-v1' }],
+      host: opts.host,
+    }),
+  );
+  const sim = await runSimCloud({ config, stateDir, kubeconfigPath: cp.kubeconfigPath, host: '127.0.0.1', port: 0 });
+  const kc = cp.adminKubeConfig();
+  await eventually(
+    `${opts.size} Ready workers`,
+    async () => {
+      const list = await kc.makeApiClient(CoreV1Api).listNode({ labelSelector: 'sim.drydock.dev/group=workers' });
+      return list.items.filter((n) => viewNode(n).ready && n.status?.nodeInfo?.bootID).length === opts.size;
+    },
+    { timeoutMs: 60_000 },
+  );
+  await applyDeployRbac(kc);
+  const repo = await startFleetRepo(opts.files);
+  const drydock = startDrydockChild(
+    drydockArgs(repo, await serviceAccountKubeconfig(cp), sim.url, cacheDir, 'drydock-system'),
+  );
+  const url = await drydock.url;
+  await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+  return { sim, repo, drydock, url };
+}
+
 export async function applyWorkloads(kc: KubeConfig): Promise<void> {
   await applyObjects(kc, workloadManifests(), FIELD_MANAGER);
 }
