@@ -41,7 +41,7 @@ import {
 } from './layout.js';
 import { Monitor, Progress, type StepHandle } from './monitor.js';
 import { runUpgradeScenario, summaryLines, type ScenarioSummary } from './scenario.js';
-import { nodeOpSummaryLines, runNodeOpScenario, type NodeOpSummary } from './scenario-nodeop.js';
+import { nodeOpSummaryLines, runNodeOpScenario, watchOperation, type NodeOpSummary } from './scenario-nodeop.js';
 import { RepoReader } from './snapshot.js';
 import { createScreen, type ScreenOutput } from './terminal.js';
 import { applyObjects, demoManifests, demoWorkloadsReady } from './workloads.js';
@@ -252,21 +252,25 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
       }),
     );
 
+    // What every scenario follows and where it pushes.
+    const following = {
+      bare,
+      workDir: layout.work,
+      nextSnapshot: () => monitor.next(),
+      setHeadline: (text: string) => {
+        progress.headline = text;
+        monitor.refresh();
+      },
+      timeoutMs: options.scenarioTimeoutMs,
+      signal: options.signal,
+      failure: () => supervisor?.failure(),
+      log: drydock.child.logFile,
+    };
     if (options.scenario === 'nodeop') {
       const summary = await runNodeOpScenario({
-        bare,
-        workDir: layout.work,
+        ...following,
         workerGroups: groups.filter((g) => g.role === 'worker').map((g) => g.groupId),
-        kc,
-        nextSnapshot: () => monitor.next(),
-        setHeadline: (text) => {
-          progress.headline = text;
-          monitor.refresh();
-        },
-        timeoutMs: options.scenarioTimeoutMs,
-        signal: options.signal,
-        failure: () => supervisor?.failure(),
-        log: drydock.child.logFile,
+        watch: (ledger) => watchOperation(kc, ledger),
       });
       progress.headline = 'scenario nodeop: complete';
       monitor.refresh();
@@ -282,19 +286,9 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
         ]);
       }
       const summary = await runUpgradeScenario({
-        bare,
-        workDir: layout.work,
+        ...following,
         groups: groups.map((g) => ({ groupId: g.groupId, nodeImage: g.nodeImage, size: g.size })),
         cloud: new SimHttpProvider(cloud.url),
-        nextSnapshot: () => monitor.next(),
-        setHeadline: (text) => {
-          progress.headline = text;
-          monitor.refresh();
-        },
-        timeoutMs: options.scenarioTimeoutMs,
-        signal: options.signal,
-        failure: () => supervisor?.failure(),
-        log: drydock.child.logFile,
       });
       progress.headline = 'scenario upgrade: complete';
       monitor.refresh();

@@ -227,11 +227,12 @@ export function nodeOpSummaryLines(s: NodeOpSummary): string[] {
 export type NodeOpDeps = Omit<ScenarioDeps, 'groups' | 'cloud'> & {
   /** The worker scaling groups: their nodes are the NodeOp's targets. */
   readonly workerGroups: readonly string[];
-  readonly kc: KubeConfig;
+  /** Starts feeding the ledger every Job and pod drydock makes for the NodeOp; resolves with its stop. */
+  watch(ledger: NodeOpLedger): Promise<() => Promise<void>>;
 };
 
 /** Watches the Jobs and pods labelled with the NodeOp from the API server, until stopped. */
-async function watchOperation(kc: KubeConfig, ledger: NodeOpLedger): Promise<() => Promise<void>> {
+export async function watchOperation(kc: KubeConfig, ledger: NodeOpLedger): Promise<() => Promise<void>> {
   const labelSelector = `${JOB_LABELS.operation}=${operationLabel({ kind: 'NodeOp', name: NODEOP_NAME, revision: '' })}`;
   const batch = kc.makeApiClient(BatchV1Api);
   const core = kc.makeApiClient(CoreV1Api);
@@ -299,7 +300,7 @@ export async function runNodeOpScenario(deps: NodeOpDeps): Promise<NodeOpSummary
   // 2. The NodeOp, pushed as a person would, with the watch already on so no Job goes unseen.
   const workers = snapshot.nodes.filter((n) => n.group !== undefined && deps.workerGroups.includes(n.group));
   const ledger = new NodeOpLedger(workers);
-  const stopWatch = await watchOperation(deps.kc, ledger);
+  const stopWatch = await deps.watch(ledger);
   try {
     const commit = commitSpecFile(
       deps.bare,
