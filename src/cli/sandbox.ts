@@ -39,7 +39,11 @@ export function register(program: Command, done: (code: ExitCode) => void): void
       'after',
       '\nState (fleet.git, the cloud, etcd, logs of every process) stays in --state-dir, so running it again resumes.\n' +
         'The Kubernetes binaries are built on first use (scripts/k8s-binaries.sh) unless DRYDOCK_K8S_BIN or\n' +
-        'KUBEBUILDER_ASSETS points at them.',
+        'KUBEBUILDER_ASSETS points at them.\n' +
+        '\nScenarios:\n' +
+        "  upgrade  push a new image for every scaling group's NodeImage; check every instance and node on it\n" +
+        '  nodeop   push a NodeOp with a reboot across every worker (2 at a time); check each worker ran its Job\n' +
+        '           once, rebooted once (bootID changed once), is uncordoned and unlocked, and status Complete n/n',
     )
     .action(async (flags: SandboxFlags, command: Command) => {
       const { runSandboxCommand } = await import('./actions/sandbox.js');

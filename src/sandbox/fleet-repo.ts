@@ -4,7 +4,7 @@
  * native git, the way a person would do it, so what the sandbox does can be repeated by hand.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMap, isScalar, parseAllDocuments } from 'yaml';
 import { SandboxError } from './errors.js';
@@ -222,24 +222,50 @@ export function readNodeImages(worktree: string): Map<string, string> {
 }
 
 /**
- * What a person does to upgrade: clone, edit the NodeImages, commit, push. `choose` gets the
- * current images and returns the new ones. Returns the new commit and the changes made.
+ * What a person does: clone the tracked branch, edit, commit, push. `edit` changes the clone
+ * and returns the commit message. Returns the new commit and what `edit` returned with it.
+ */
+function commitAndPush<T>(
+  bare: string,
+  workDir: string,
+  step: string,
+  edit: (clone: string) => { readonly message: string; readonly result: T },
+): { readonly commit: string; readonly result: T } {
+  const clone = mkdtempSync(path.join(workDir, 'change-'));
+  try {
+    git(['clone', '--quiet', '--branch', TRACKED_BRANCH, bare, clone], { step });
+    const { message, result } = edit(clone);
+    git(['add', '--all'], { cwd: clone, step });
+    git(['commit', '--quiet', '-m', message], { cwd: clone, step });
+    git(['push', '--quiet', 'origin', `HEAD:refs/heads/${TRACKED_BRANCH}`], { cwd: clone, step });
+    return { commit: git(['rev-parse', 'HEAD'], { cwd: clone, step }), result };
+  } finally {
+    rmSync(clone, { recursive: true, force: true });
+  }
+}
+
+/**
+ * An upgrade: edit the NodeImages. `choose` gets the current images and returns the new ones.
+ * Returns the new commit and the changes made.
  */
 export function commitImageChange(
   bare: string,
   workDir: string,
   choose: (current: ReadonlyMap<string, string>) => ReadonlyMap<string, string>,
 ): { readonly commit: string; readonly changes: readonly ImageChange[] } {
-  const step = 'commit the image change';
-  const clone = mkdtempSync(path.join(workDir, 'upgrade-'));
-  try {
-    git(['clone', '--quiet', '--branch', TRACKED_BRANCH, bare, clone], { step });
+  const { commit, result } = commitAndPush(bare, workDir, 'commit the image change', (clone) => {
     const changes = setNodeImages(clone, choose(readNodeImages(clone)));
     const summary = changes.map((c) => `${c.nodeImage} ${c.from} → ${c.to}`).join(', ');
-    git(['commit', '--quiet', '--all', '-m', `Upgrade node images: ${summary}`], { cwd: clone, step });
-    git(['push', '--quiet', 'origin', `HEAD:refs/heads/${TRACKED_BRANCH}`], { cwd: clone, step });
-    return { commit: git(['rev-parse', 'HEAD'], { cwd: clone, step }), changes };
-  } finally {
-    rmSync(clone, { recursive: true, force: true });
-  }
+    return { message: `Upgrade node images: ${summary}`, result: changes };
+  });
+  return { commit, changes: result };
+}
+
+/** A new spec file (`file` relative to the repository's root), committed and pushed with `message`. */
+export function commitSpecFile(bare: string, workDir: string, file: string, text: string, message: string): string {
+  return commitAndPush(bare, workDir, `commit ${file}`, (clone) => {
+    mkdirSync(path.dirname(path.join(clone, file)), { recursive: true });
+    writeFileSync(path.join(clone, file), text);
+    return { message, result: undefined };
+  }).commit;
 }

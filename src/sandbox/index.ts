@@ -41,6 +41,7 @@ import {
 } from './layout.js';
 import { Monitor, Progress, type StepHandle } from './monitor.js';
 import { runUpgradeScenario, summaryLines, type ScenarioSummary } from './scenario.js';
+import { nodeOpSummaryLines, runNodeOpScenario, watchOperation, type NodeOpSummary } from './scenario-nodeop.js';
 import { RepoReader } from './snapshot.js';
 import { createScreen, type ScreenOutput } from './terminal.js';
 import { applyObjects, demoManifests, demoWorkloadsReady } from './workloads.js';
@@ -68,7 +69,7 @@ export interface SandboxOptions {
 
 export type SandboxOutcome =
   | { readonly kind: 'stopped' }
-  | { readonly kind: 'scenario'; readonly summary: ScenarioSummary }
+  | { readonly kind: 'scenario'; readonly summary: ScenarioSummary | NodeOpSummary }
   | { readonly kind: 'failed'; readonly error: SandboxError };
 
 const STEPS = {
@@ -251,6 +252,32 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
       }),
     );
 
+    // What every scenario follows and where it pushes.
+    const following = {
+      bare,
+      workDir: layout.work,
+      nextSnapshot: () => monitor.next(),
+      setHeadline: (text: string) => {
+        progress.headline = text;
+        monitor.refresh();
+      },
+      timeoutMs: options.scenarioTimeoutMs,
+      signal: options.signal,
+      failure: () => supervisor?.failure(),
+      log: drydock.child.logFile,
+    };
+    if (options.scenario === 'nodeop') {
+      const summary = await runNodeOpScenario({
+        ...following,
+        workerGroups: groups.filter((g) => g.role === 'worker').map((g) => g.groupId),
+        watch: (ledger) => watchOperation(kc, ledger),
+      });
+      progress.headline = 'scenario nodeop: complete';
+      monitor.refresh();
+      screen.print(nodeOpSummaryLines(summary));
+      logger.info({ ...summary }, 'scenario complete');
+      return { kind: 'scenario', summary };
+    }
     if (options.scenario === 'upgrade') {
       if (!seeded.created) {
         // A fleet repository someone may have worked in: say what will be pushed into it, first.
@@ -259,19 +286,9 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
         ]);
       }
       const summary = await runUpgradeScenario({
-        bare,
-        workDir: layout.work,
+        ...following,
         groups: groups.map((g) => ({ groupId: g.groupId, nodeImage: g.nodeImage, size: g.size })),
         cloud: new SimHttpProvider(cloud.url),
-        nextSnapshot: () => monitor.next(),
-        setHeadline: (text) => {
-          progress.headline = text;
-          monitor.refresh();
-        },
-        timeoutMs: options.scenarioTimeoutMs,
-        signal: options.signal,
-        failure: () => supervisor?.failure(),
-        log: drydock.child.logFile,
       });
       progress.headline = 'scenario upgrade: complete';
       monitor.refresh();

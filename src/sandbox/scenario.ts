@@ -30,7 +30,7 @@ export interface FinalObservation {
 
 const IN_FLIGHT = new Set(['Pending', 'Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying']);
 
-function sameCommit(a: string | undefined, b: string): boolean {
+export function sameCommit(a: string | undefined, b: string): boolean {
   return a !== undefined && a.length >= 7 && (b.startsWith(a) || a.startsWith(b));
 }
 
@@ -189,7 +189,7 @@ async function describeAll(
   return out;
 }
 
-function guard(deps: ScenarioDeps, step: string): void {
+export function guard(deps: Pick<ScenarioDeps, 'failure' | 'signal'>, step: string): void {
   const failed = deps.failure();
   if (failed !== undefined) throw failed;
   if (deps.signal.aborted) throw new SandboxError('Interrupted', `interrupted during ${step}`, { step });

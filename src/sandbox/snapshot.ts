@@ -27,6 +27,7 @@ export function nodeView(node: V1Node): NodeView {
   // A Done node keeps its lock as a record; the live view shows only what holds a node now.
   const operation = lock === undefined || phase === 'Done' ? undefined : `${lock.kind}/${lock.name}`;
   const job = operation === undefined ? undefined : annotations[ANNOTATIONS.job];
+  const bootID = str(node.status?.nodeInfo?.bootID);
   return {
     name: node.metadata?.name ?? '',
     ...(group === undefined ? {} : { group }),
@@ -38,6 +39,7 @@ export function nodeView(node: V1Node): NodeView {
     ...(reason === undefined ? {} : { reason }),
     ...(operation === undefined ? {} : { operation }),
     ...(job === undefined ? {} : { job }),
+    ...(bootID === undefined ? {} : { bootID }),
   };
 }
 

@@ -56,6 +56,8 @@ export interface NodeView {
   readonly operation?: string;
   /** drydock.dev/job: the Job a node operation runs on it (namespace/name). */
   readonly job?: string;
+  /** status.nodeInfo.bootID: changes when the host rebooted. */
+  readonly bootID?: string;
 }
 
 export interface GitView {

@@ -55,6 +55,20 @@ function git(bare: string, args: readonly string[]): string {
   return r.stdout.trim();
 }
 
+/** The scenario's commit (its subject matching `subject`) is main's head, and the newest status reports on it. */
+function pushedAndReported(bare: string, subject: RegExp): string {
+  const head = git(bare, ['rev-parse', 'refs/heads/main']);
+  assert.match(git(bare, ['log', '-1', '--format=%s', head]), subject);
+  const source = git(bare, [
+    'log',
+    '-1',
+    '--format=%(trailers:key=Drydock-Source,valueonly)',
+    'refs/heads/drydock/status',
+  ]);
+  assert.ok(source !== '' && head.startsWith(source), `status reports on ${source}, main is ${head}`);
+  return head;
+}
+
 function commandLine(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 200);
@@ -129,15 +143,7 @@ describe('drydock sandbox (end to end)', function () {
 
     // The fleet repository: the sandbox's change is the tracked head, and the newest status reports on it.
     const bare = path.join(stateDir, 'git', 'fleet.git');
-    const head = git(bare, ['rev-parse', 'refs/heads/main']);
-    assert.match(git(bare, ['log', '-1', '--format=%s', head]), /^Upgrade node images: /);
-    const source = git(bare, [
-      'log',
-      '-1',
-      '--format=%(trailers:key=Drydock-Source,valueonly)',
-      'refs/heads/drydock/status',
-    ]);
-    assert.ok(source !== '' && head.startsWith(source), `status reports on ${source}, main is ${head}`);
+    const head = pushedAndReported(bare, /^Upgrade node images: /);
 
     // The sim cloud's saved state: every instance of every group runs the group's (new) image.
     const state = JSON.parse(readFileSync(path.join(stateDir, 'cloud', 'sim-cloud-state.json'), 'utf8')) as {
@@ -161,6 +167,35 @@ describe('drydock sandbox (end to end)', function () {
         assert.equal(i.state, 'running', `${group.id}/${i.id}`);
       }
     }
+  });
+
+  it('--scenario nodeop runs a Job and one reboot on every worker and exits 0', async function () {
+    this.timeout(20 * 60_000);
+    const stateDir = path.join(tmpDir(), 'state');
+    const run = (current = sandbox(['--scenario', 'nodeop', '--state-dir', stateDir, '--timeout', '15m']));
+    const code = await run.exited;
+    assert.equal(code, 0, run.output());
+    const said =
+      /nodeop complete in \S+: NodeOp\/sandbox-reboot ran its Job once and rebooted once on each of (\d+) workers, at most (\d+) at a time/.exec(
+        run.output(),
+      );
+    assert.ok(said, run.output());
+    // The worker group of the sim cloud's saved state: the NodeOp covered every one of its instances.
+    const state = JSON.parse(readFileSync(path.join(stateDir, 'cloud', 'sim-cloud-state.json'), 'utf8')) as {
+      groups: { id: string; instances: { id: string }[] }[];
+    };
+    const workers = state.groups.find((g) => g.id === 'workers')?.instances.length ?? 0;
+    assert.ok(workers > 2, `only ${workers} workers`);
+    assert.equal(Number(said[1]), workers);
+    const inFlight = Number(said[2]);
+    assert.ok(inFlight >= 1 && inFlight <= 2, `${inFlight} in flight at most; the NodeOp's concurrency is 2`);
+
+    // The fleet repository: the NodeOp is the tracked head, and the newest status reports it Complete on it.
+    const bare = path.join(stateDir, 'git', 'fleet.git');
+    pushedAndReported(bare, /^Run NodeOp\/sandbox-reboot /);
+    const status = git(bare, ['show', 'refs/heads/drydock/status:status/NodeOp/sandbox-reboot.yaml']);
+    assert.match(status, /phase: Complete/, status);
+    assert.equal((status.match(/phase: Done/g) ?? []).length, workers, status);
   });
 
   it('every command it prints works as printed; Ctrl-C through a closed pipe still stops everything and cleans up', async function () {
