@@ -11,6 +11,7 @@
  *  - every API call recorded in a rollout, a NodeOp with a reboot and a relayed webhook is
  *    allowed by deploy/'s RBAC (SubjectAccessReviews), and RBAC grants nothing unrecorded.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -123,7 +124,14 @@ describe('e2e: hostile commits, secrets and least privilege on the running servi
     for (const child of [standby, leader]) {
       if (!child) continue;
       child.kill('SIGTERM');
-      await child.exited;
+      const stopped = await Promise.race([child.exited.then(() => true), sleep(30_000).then(() => false)]);
+      if (!stopped) {
+        process.stderr.write(
+          `      (a replica did not stop within 30 s of SIGTERM; killed)\n${child.lines.slice(-15).join('\n')}\n`,
+        );
+        child.kill('SIGKILL');
+        await child.exited;
+      }
     }
     await proxy?.close();
     await stopWorld({ sim, repo, dirs });

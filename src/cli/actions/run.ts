@@ -90,5 +90,9 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
   });
   logger.info({ signal }, 'signal received');
   await service.stop();
+  // Everything drydock started is stopped; a keep-alive socket a library still holds (seen with
+  // the API server answering 502 during the stop) must not keep the process past its graceful
+  // stop. Unref'd: a process that drains on its own exits at once.
+  setTimeout(() => process.exit(EXIT_OK), 2_000).unref();
   return EXIT_OK;
 }
