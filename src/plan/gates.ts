@@ -137,11 +137,6 @@ export function runGates(input: GateInput, step: GateStep): GateResult {
   return { kind: 'passed' };
 }
 
-/** Whether `node` has any `step` Job to run for this operation. */
-export function hasGates(input: Omit<GateInput, 'b' | 'view'>, step: GateStep): boolean {
-  return gateJobs(input, step).length > 0;
-}
-
 /**
  * Deletes this operation's finished gate Jobs that no step will read again: a Job is kept
  * while its node is held by the same revision in the phase that reads its step

@@ -4,7 +4,7 @@
  * is done and uncordoned, before its lock is released. src/plan/gates.ts walks the Jobs.
  */
 import type { ObservedNode } from '../../observe/types.js';
-import { cleanUpGateJobs, hasGates, runGates, type GateInput, type GateResult, type GateStep } from '../gates.js';
+import { cleanUpGateJobs, runGates, type GateInput, type GateResult, type GateStep } from '../gates.js';
 import { nodePhase } from '../protocol.js';
 import type { NodeOpContext } from './context.js';
 
@@ -22,10 +22,6 @@ function gateInput(ctx: NodeOpContext, node: ObservedNode): GateInput {
 
 export function nodeGates(ctx: NodeOpContext, node: ObservedNode, step: GateStep): GateResult {
   return runGates(gateInput(ctx, node), step);
-}
-
-export function hasAfterGates(ctx: NodeOpContext, node: ObservedNode): boolean {
-  return hasGates(gateInput(ctx, node), 'after');
 }
 
 /** The phase that reads each step's Jobs: Pending the before-Jobs, Verifying the after-Jobs. */

@@ -9,7 +9,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { healthOf } from '../health.js';
 import { parseInstant } from '../protocol.js';
 import type { NodeOpContext } from './context.js';
-import { hasAfterGates, nodeGates } from './gates.js';
+import { nodeGates } from './gates.js';
 import { failNode, finishNode } from './step.js';
 
 /**
@@ -17,12 +17,10 @@ import { failNode, finishNode } from './step.js';
  * again each round, never made twice), then the node is finished.
  */
 function afterHealthy(ctx: NodeOpContext, node: ObservedNode): void {
-  if (!hasAfterGates(ctx, node)) {
-    finishNode(ctx, node, `node ${node.name} passed the health gate`);
-    return;
-  }
+  // With no after-Job to run, the gates pass at once.
   const gate = nodeGates(ctx, node, 'after');
-  if (gate.kind === 'passed') finishNode(ctx, node, `node ${node.name}: health gate and UpgradeGate after-Jobs passed`);
+  if (gate.kind === 'passed')
+    finishNode(ctx, node, `node ${node.name} passed the health gate and any UpgradeGate after-Jobs`);
   else if (gate.kind === 'failed') failNode(ctx, node, gate.reason, gate.job);
 }
 
