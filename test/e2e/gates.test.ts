@@ -7,21 +7,9 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { CoreV1Api, Watch, type KubeConfig, type V1Job, type V1Node } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
-import { parseSimConfigText, runSimCloud, type RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/cloud/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import {
-  applyDeployRbac,
-  drydockArgs,
-  OPS_REPO_CONFIG,
-  serviceAccountKubeconfig,
-  specDoc,
-  startDrydockChild,
-  startFleetRepo,
-  tempDir,
-  type DrydockChild,
-  type FleetRepo,
-} from './world.js';
+import { OPS_REPO_CONFIG, specDoc, startWorkerWorld, type DrydockChild, type FleetRepo } from './world.js';
 
 const NS = 'drydock-system';
 const HELD = 'workers-i-0001';
@@ -134,33 +122,14 @@ describe('e2e: UpgradeGates on the real control plane', function () {
 
   before(async function () {
     this.timeout(120_000);
-    const kc = cp().adminKubeConfig();
-    const stateDir = tempDir('drydock-e2e-gates-sim-');
-    const cacheDir = tempDir('drydock-e2e-gates-cache-');
-    dirs.push(stateDir, cacheDir);
-    const config = parseSimConfigText(
-      stringify({
-        bootDelaySeconds: 0,
-        groups: [{ id: 'workers', role: 'worker', size: 3, image: 'os-v1' }],
-        host: { rebootSeconds: 2, jobRunSeconds: 1 },
-      }),
-    );
-    sim = await runSimCloud({ config, stateDir, kubeconfigPath: cp().kubeconfigPath, host: '127.0.0.1', port: 0 });
-    const core = kc.makeApiClient(CoreV1Api);
-    await eventually(
-      '3 Ready workers',
-      async () =>
-        (await core.listNode({ labelSelector: 'sim.drydock.dev/group=workers' })).items.filter(
-          (n) => n.status?.nodeInfo?.bootID,
-        ).length === 3,
-      { timeoutMs: 60_000 },
-    );
-    await applyDeployRbac(kc);
-    await recorder.start(kc);
-    repo = await startFleetRepo({ 'drydock.yaml': OPS_REPO_CONFIG, 'ops/.keep': '' });
-    drydock = startDrydockChild(drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, NS));
-    const url = await drydock.url;
-    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+    // The recorder watches from before the workers join, so it sees every cordon and Job.
+    await recorder.start(cp().adminKubeConfig());
+    ({ sim, repo, drydock } = await startWorkerWorld(cp(), dirs, {
+      name: 'gates',
+      size: 3,
+      host: { rebootSeconds: 2, jobRunSeconds: 1 },
+      files: { 'drydock.yaml': OPS_REPO_CONFIG, 'ops/.keep': '' },
+    }));
   });
 
   after(async function () {
