@@ -9,26 +9,34 @@
  * - removal: deleteInstances of that instance, which lowers the target size;
  * - every long-running operation is waited for (operations.wait) until DONE or its deadline.
  */
-import { createHash } from 'node:crypto';
 import type * as Compute from '@google-cloud/compute';
-import { parseGroupId } from '../group-id.js';
 import {
   CloudError,
   type CloudErrorData,
   type CloudProvider,
   type GroupDescription,
   type Instance,
-  type InstanceState,
 } from '../provider.js';
 import { byId, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, FirstSeen, withDeadline } from '../calls.js';
-import { defaultAuthClient, GcpHttpFailureError, typedErrors, type GcpAuthClient } from './auth.js';
+import { GcpHttpFailureError, type GcpAuthClient } from './auth.js';
+import { createClients, type Clients } from './clients.js';
+import {
+  bootImage,
+  copyWithImage,
+  derivedTemplateName,
+  instanceState,
+  lastSegment,
+  parseGcpGroup,
+  parseTemplateUrl,
+  templateOf,
+  type Group,
+} from './resources.js';
 import { gcpCloudError, gcpHttpError, gcpOperationError } from './errors.js';
 import { gceProviderID, parseGceProviderID, parseInstanceUrl, resourcePath } from './provider-id.js';
 
 type IOperation = Compute.protos.google.cloud.compute.v1.IOperation;
 type IManagedInstance = Compute.protos.google.cloud.compute.v1.IManagedInstance;
 type IInstanceGroupManager = Compute.protos.google.cloud.compute.v1.IInstanceGroupManager;
-type IInstanceTemplate = Compute.protos.google.cloud.compute.v1.IInstanceTemplate;
 
 export interface GcpProviderOptions {
   /** Another endpoint (a test server), e.g. http://127.0.0.1:8080; default: Compute Engine's. */
@@ -43,24 +51,6 @@ export interface GcpProviderOptions {
   readonly pageSize?: number;
   /** The project listGroups lists (groupIds name their own project; only listing needs one). */
   readonly project?: string;
-}
-
-interface Group {
-  readonly groupId: string;
-  readonly project: string;
-  readonly scope: 'zone' | 'region';
-  readonly location: string;
-  readonly name: string;
-}
-
-interface Clients {
-  readonly zonal: Compute.InstanceGroupManagersClient;
-  readonly regional: Compute.RegionInstanceGroupManagersClient;
-  readonly templates: Compute.InstanceTemplatesClient;
-  readonly instances: Compute.InstancesClient;
-  readonly zoneOps: Compute.ZoneOperationsClient;
-  readonly regionOps: Compute.RegionOperationsClient;
-  readonly globalOps: Compute.GlobalOperationsClient;
 }
 
 const IMAGE_PATH = /^projects\/[^/]+\/global\/images\/[^/]+$/;
@@ -388,22 +378,7 @@ export class GcpProvider implements CloudProvider {
   }
 
   private clients(): Promise<Clients> {
-    this.clientsPromise ??= (async () => {
-      const compute = await import('@google-cloud/compute');
-      const authClient = typedErrors(this.options.authClient ?? (await defaultAuthClient()));
-      const opts = { fallback: true, authClient, ...endpointOptions(this.options.endpoint) } as ConstructorParameters<
-        typeof Compute.InstanceGroupManagersClient
-      >[0];
-      return {
-        zonal: new compute.InstanceGroupManagersClient(opts),
-        regional: new compute.RegionInstanceGroupManagersClient(opts),
-        templates: new compute.InstanceTemplatesClient(opts),
-        instances: new compute.InstancesClient(opts),
-        zoneOps: new compute.ZoneOperationsClient(opts),
-        regionOps: new compute.RegionOperationsClient(opts),
-        globalOps: new compute.GlobalOperationsClient(opts),
-      };
-    })();
+    this.clientsPromise ??= createClients(this.options);
     this.clientsPromise.catch(() => {
       this.clientsPromise = undefined;
     });
@@ -423,98 +398,4 @@ export class GcpProvider implements CloudProvider {
       throw gcpCloudError(err, context, data);
     }
   }
-}
-
-function endpointOptions(endpoint: string | undefined): Record<string, unknown> {
-  if (endpoint === undefined) return {};
-  const u = new URL(endpoint);
-  return {
-    apiEndpoint: u.hostname,
-    port: Number(u.port || (u.protocol === 'http:' ? 80 : 443)),
-    protocol: u.protocol.replace(':', ''),
-  };
-}
-
-function parseGcpGroup(groupId: string): Group {
-  const p = parseGroupId('gcp', groupId);
-  if (p.provider !== 'gcp')
-    throw new CloudError('Permanent', `gcp: ${groupId} is not a managed instance group`, { groupId });
-  return { groupId, project: p.project, scope: p.scope, location: p.location, name: p.name };
-}
-
-function templateOf(mig: IInstanceGroupManager, g: Group): string {
-  const url = mig.versions?.[0]?.instanceTemplate ?? mig.instanceTemplate;
-  if (!url)
-    throw new CloudError('Permanent', `gcp: group ${g.groupId} has no instance template; give it one`, {
-      groupId: g.groupId,
-    });
-  if ((mig.versions?.length ?? 0) > 1) {
-    throw new CloudError(
-      'Permanent',
-      `gcp: group ${g.groupId} runs ${mig.versions?.length} versions (a canary of its own); leave one version and let drydock roll`,
-      { groupId: g.groupId },
-    );
-  }
-  return url;
-}
-
-function parseTemplateUrl(url: string, g: Group): { project: string; name: string } {
-  const m = /projects\/([^/]+)\/global\/instanceTemplates\/([^/]+)$/.exec(url);
-  if (!m)
-    throw new CloudError(
-      'Permanent',
-      `gcp: group ${g.groupId} uses ${resourcePath(url)}; drydock supports global instance templates only`,
-      { groupId: g.groupId },
-    );
-  return { project: m[1] ?? '', name: m[2] ?? '' };
-}
-
-function bootImage(t: IInstanceTemplate): string {
-  const boot = t.properties?.disks?.find((d) => d.boot) ?? t.properties?.disks?.[0];
-  return resourcePath(boot?.initializeParams?.sourceImage ?? '');
-}
-
-/** `<source without an earlier drydock suffix>-d<8 hex of the image>`, within GCP's 63 characters. */
-export function derivedTemplateName(source: string, image: string): string {
-  const base = source
-    .replace(/-d[0-9a-f]{8}$/, '')
-    .slice(0, 53)
-    .replace(/-+$/, '');
-  return `${base}-d${createHash('sha256').update(image).digest('hex').slice(0, 8)}`;
-}
-
-function copyWithImage(t: IInstanceTemplate, name: string, image: string): IInstanceTemplate {
-  const disks = (t.properties?.disks ?? []).map((d, i, all) =>
-    d.boot || (i === 0 && !all.some((x) => x.boot))
-      ? { ...d, initializeParams: { ...d.initializeParams, sourceImage: image } }
-      : d,
-  );
-  return { name, description: `drydock: ${t.name ?? ''} with image ${image}`, properties: { ...t.properties, disks } };
-}
-
-function lastSegment(url: string | null | undefined): string | undefined {
-  if (!url) return undefined;
-  return url.split('/').pop();
-}
-
-const PENDING_ACTIONS = new Set([
-  'CREATING',
-  'CREATING_WITHOUT_RETRIES',
-  'RECREATING',
-  'RESTARTING',
-  'RESUMING',
-  'STARTING',
-  'VERIFYING',
-  'REFRESHING',
-]);
-const LEAVING_ACTIONS = new Set(['DELETING', 'ABANDONING', 'STOPPING', 'SUSPENDING']);
-
-function instanceState(m: IManagedInstance): InstanceState {
-  const action = String(m.currentAction ?? 'NONE');
-  const status = String(m.instanceStatus ?? '');
-  if (LEAVING_ACTIONS.has(action) || ['STOPPING', 'TERMINATED', 'STOPPED', 'SUSPENDING', 'SUSPENDED'].includes(status))
-    return 'terminating';
-  if (PENDING_ACTIONS.has(action) || status === 'PROVISIONING' || status === 'STAGING' || status === '')
-    return 'pending';
-  return 'running';
 }
