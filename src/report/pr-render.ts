@@ -20,14 +20,20 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** What happens to the nodes: a replace rollout swaps them for new instances; inPlace updates and reboots them. */
 function impactWords(i: Impact): string {
-  if (i.nodes === 0) return 'no node needs replacing';
+  const inPlace = i.strategy === 'inPlace';
+  if (i.nodes === 0) return inPlace ? 'no node needs updating' : 'no node needs replacing';
   const waves = i.waves > 0 ? ` in ${plural(i.waves, 'wave')}${i.canaryFirst ? ', canary first' : ''}` : '';
   const eta =
     i.etaMinutes === undefined
       ? '; no ETA while blocked'
       : `; ETA ${i.etaMinutes} min${i.etaAfterApproval ? ' once approved' : ''}`;
-  return `${plural(i.nodes, 'node')} in ${plural(i.groups, 'group')} will be replaced${waves}${eta}`;
+  // In-place nodes are picked by a node selector, not by cloud groups: no group count to give.
+  const what = inPlace
+    ? `${plural(i.nodes, 'node')} will be updated in place and rebooted`
+    : `${plural(i.nodes, 'node')} in ${plural(i.groups, 'group')} will be replaced`;
+  return `${what}${waves}${eta}`;
 }
 
 /** "image v1 → v2; 12 nodes in 2 groups will be replaced in 5 waves, canary first; ETA 41 min". */

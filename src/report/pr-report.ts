@@ -21,6 +21,8 @@ export interface Revision {
 
 /** What the head's rollout of one changed spec does on the live cluster. */
 export interface Impact {
+  /** How the nodes change: replace (new instances) or inPlace (a Job on each node, then a reboot). */
+  readonly strategy: NodeImage['strategy'];
   readonly nodes: number;
   readonly groups: number;
   readonly waves: number;
@@ -138,6 +140,7 @@ function impactOf(live: LivePlan, desired: DesiredState, image: NodeImage, at: n
   // Before the group image is set the spec counts no outdated node yet; the forecast names them.
   const forecast = new Set(waves.flatMap((w) => w.nodes)).size;
   return {
+    strategy: image.strategy,
     nodes: forecast > 0 ? forecast : status ? status.progress.total - status.progress.done : 0,
     groups: desired.scalingGroups.filter((g) => g.nodeImage === image.name).length,
     waves: waves.length,

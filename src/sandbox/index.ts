@@ -42,6 +42,7 @@ import {
 import { Monitor, Progress, type StepHandle } from './monitor.js';
 import { runUpgradeScenario, summaryLines, type ScenarioSummary } from './scenario.js';
 import { nodeOpSummaryLines, runNodeOpScenario, watchOperation, type NodeOpSummary } from './scenario-nodeop.js';
+import { prSummaryLines, runPrScenario, type PrSummary } from './scenario-pr.js';
 import { RepoReader } from './snapshot.js';
 import { createScreen, type ScreenOutput } from './terminal.js';
 import { applyObjects, demoManifests, demoWorkloadsReady } from './workloads.js';
@@ -69,7 +70,7 @@ export interface SandboxOptions {
 
 export type SandboxOutcome =
   | { readonly kind: 'stopped' }
-  | { readonly kind: 'scenario'; readonly summary: ScenarioSummary | NodeOpSummary }
+  | { readonly kind: 'scenario'; readonly summary: ScenarioSummary | NodeOpSummary | PrSummary }
   | { readonly kind: 'failed'; readonly error: SandboxError };
 
 const STEPS = {
@@ -276,6 +277,24 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
       monitor.refresh();
       screen.print(nodeOpSummaryLines(summary));
       logger.info({ ...summary }, 'scenario complete');
+      return { kind: 'scenario', summary };
+    }
+    if (options.scenario === 'pr') {
+      const summary = await runPrScenario({
+        ...following,
+        groups: groups
+          .filter((g) => g.role === 'worker')
+          .slice(0, 1)
+          .map((g) => ({ groupId: g.groupId, nodeImage: g.nodeImage, size: g.size })),
+        cloud: new SimHttpProvider(cloud.url),
+        kubeconfig: controlPlane.kubeconfigPath,
+        cloudUrl: cloud.url,
+        print: (lines) => screen.print(lines),
+      });
+      progress.headline = 'scenario pr: complete';
+      monitor.refresh();
+      screen.print(prSummaryLines(summary));
+      logger.info({ durationMs: summary.durationMs, approvalFile: summary.approvalFile }, 'scenario complete');
       return { kind: 'scenario', summary };
     }
     if (options.scenario === 'upgrade') {

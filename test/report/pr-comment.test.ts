@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PR_COMMENT_MARKER, renderPr } from '../../src/report/pr-render.js';
 import type { PrReport } from '../../src/report/pr-report.js';
-import { cluster, invalid, ok, report, state, V1, V2 } from './pr-fixtures.js';
+import { cluster, edgeCluster, edgeState, invalid, ok, report, state, V1, V2 } from './pr-fixtures.js';
 
 const GOLDEN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/report/golden');
 
@@ -20,6 +20,8 @@ const comments: Array<[string, () => PrReport]> = [
   ],
   ['image-change-live-skipped', () => report(ok(state(V1)), ok(state(V2)))],
   ['rollout-ready', () => report(ok(state(V1)), ok(state(V2)), cluster())],
+  // inPlace: the nodes are updated and rebooted where they are, never "replaced".
+  ['inplace-image-change', () => report(ok(edgeState(V1)), ok(edgeState(V2)), edgeCluster())],
   [
     'invalid-head',
     () =>

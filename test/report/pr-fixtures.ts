@@ -2,6 +2,7 @@
 import type { ObservedState } from '../../src/observe/types.js';
 import { buildPrReport, planHead, type PrReport } from '../../src/report/pr-report.js';
 import type { DesiredState, LoadResult, SpecError } from '../../src/spec/model.js';
+import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { revisionOf } from '../../src/spec/revision.js';
 import {
   at,
@@ -56,3 +57,24 @@ export function worker(image: string, rollout = {}) {
 }
 export const state = (image: string, rollout = {}, extra: Partial<DesiredState> = {}) =>
   desired({ scalingGroups: groups, nodeImages: [worker(image, rollout)], ...extra });
+
+/** An inPlace NodeImage over `nodes` nodes picked by a label: no cloud group, a Job and a reboot on each. */
+export function edge(image: string, rollout = {}) {
+  const spec = {
+    ...nodeImage('edge', image, { ...CANARY, ...rollout }),
+    strategy: 'inPlace' as const,
+    nodeSelector: { matchLabels: { pool: 'edge' } },
+  };
+  return { ...spec, revision: revisionOf(spec) };
+}
+export const edgeState = (image: string, rollout = {}) => desired({ nodeImages: [edge(image, rollout)] });
+
+/** Three edge nodes, each with a bootID; with `updatedTo`, each records that image as applied in place. */
+export function edgeCluster(updatedTo?: string): ObservedState {
+  const annotations: Record<string, string> = updatedTo === undefined ? {} : { [ANNOTATIONS.image]: updatedTo };
+  const nodes = [0, 1, 2].map((i) => ({
+    ...node(`edge-${i}`, `sim://edge/edge-${i}`, { labels: { pool: 'edge' }, annotations }),
+    bootID: `boot-${i}`,
+  }));
+  return observed({ nodes });
+}

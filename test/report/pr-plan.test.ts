@@ -19,7 +19,7 @@ import {
   observed,
   scalingGroup,
 } from '../plan/fixtures.js';
-import { cluster, invalid, ok, report, state, worker, V1, V2 } from './pr-fixtures.js';
+import { cluster, edgeCluster, edgeState, invalid, ok, report, state, worker, V1, V2 } from './pr-fixtures.js';
 
 const sentences = (r: PrReport) => r.changes.map((c) => changeSentence(c, r.liveSkipped !== undefined));
 
@@ -172,6 +172,23 @@ const cases: Case[] = [
       assert.deepEqual(sentences(r), [
         'NodeImage worker: rollout.canary.nodes 1 → 2; rollout.maxSurge 2 → 3; no node needs replacing',
       ]),
+  },
+  {
+    name: 'an inPlace image change: the nodes are updated in place and rebooted, not replaced, and in no group',
+    base: ok(edgeState(V1)),
+    head: ok(edgeState(V2)),
+    live: edgeCluster(),
+    check: (r) =>
+      assert.deepEqual(sentences(r), [
+        'NodeImage edge: image img:v1 → img:v2; 3 nodes will be updated in place and rebooted in 2 waves, canary first; ETA 14 min',
+      ]),
+  },
+  {
+    name: 'an inPlace policy edit with every node on the image: no node needs updating',
+    base: ok(edgeState(V2)),
+    head: ok(edgeState(V2, { maxSurge: 3 })),
+    live: edgeCluster(V2),
+    check: (r) => assert.deepEqual(sentences(r), ['NodeImage edge: rollout.maxSurge 2 → 3; no node needs updating']),
   },
   {
     name: 'new specs and removed specs',

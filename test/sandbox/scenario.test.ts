@@ -198,6 +198,53 @@ describe('drydock sandbox (end to end)', function () {
     assert.equal((status.match(/phase: Done/g) ?? []).length, workers, status);
   });
 
+  it('--scenario pr plans a branch, merges it, approves after the canary with drydock approve, and exits 0', async function () {
+    this.timeout(20 * 60_000);
+    const stateDir = path.join(tmpDir(), 'state');
+    const run = (current = sandbox(['--scenario', 'pr', '--state-dir', stateDir, '--timeout', '15m']));
+    const code = await run.exited;
+    assert.equal(code, 0, run.output());
+    const out = run.output();
+    for (const n of [1, 2, 3, 4, 5, 6]) assert.match(out, new RegExp(`^scenario pr: ${n}/6 `, 'm'), out);
+    // The comment, as printed: the change in words and the file to merge.
+    assert.match(out, /^ {4}<!-- drydock-plan -->$/m, out);
+    assert.match(
+      out,
+      /NodeImage\/worker\*\* \(`images\/worker\.yaml:\d+`\): image \S+ → (\S+); .*6 nodes in 1 group/,
+      out,
+    );
+    assert.match(out, /^pr complete in \S+: NodeImage\/worker \S+ → \S+ on 6 nodes/m, out);
+
+    // The fleet repository: main's head is the approval, its parent the merged branch.
+    const bare = path.join(stateDir, 'git', 'fleet.git');
+    const head = pushedAndReported(bare, /^Approve NodeImage\/worker /);
+    assert.match(
+      git(bare, ['log', '-1', '--format=%s', `${head}~1`]),
+      /^Upgrade worker to \S+, approved after its canary$/,
+    );
+    assert.equal(git(bare, ['rev-parse', `${head}~1`]), git(bare, ['rev-parse', 'refs/heads/sandbox-pr']));
+    assert.deepEqual(git(bare, ['diff', '--name-only', `${head}~1`, head]).split('\n'), [
+      'approvals/worker-after-canary.yaml',
+    ]);
+    const image = /^\+\s*image:\s*(\S+)/m.exec(git(bare, ['diff', `${head}~2`, `${head}~1`]))?.[1];
+    assert.ok(image !== undefined, 'the branch changes no image');
+    assert.match(git(bare, ['show', `${head}:approvals/worker-after-canary.yaml`]), new RegExp(`image: ${image}\\n`));
+
+    // The status branch: Complete, with the approval's commit as its approver's.
+    const status = git(bare, ['show', 'refs/heads/drydock/status:status/NodeImage/worker.yaml']);
+    assert.match(status, /phase: Complete/, status);
+    assert.match(status, new RegExp(`stage: afterCanary[\\s\\S]*commit: "?${head.slice(0, 7)}`), status);
+
+    // The sim cloud's saved state: every worker instance on the branch's image.
+    const state = JSON.parse(readFileSync(path.join(stateDir, 'cloud', 'sim-cloud-state.json'), 'utf8')) as {
+      groups: { id: string; image: string; instances: { image: string; state: string }[] }[];
+    };
+    const workers = state.groups.find((g) => g.id === 'workers');
+    assert.equal(workers?.image, image);
+    assert.equal(workers.instances.length, 6);
+    for (const i of workers.instances) assert.deepEqual([i.image, i.state], [image, 'running']);
+  });
+
   it('every command it prints works as printed; Ctrl-C through a closed pipe still stops everything and cleans up', async function () {
     this.timeout(10 * 60_000);
     const stateDir = path.join(tmpDir(), 'state');
