@@ -31,17 +31,11 @@ LOG_DIR="$CACHE_ROOT/logs"
 STAMP="$BIN_DIR/.complete"
 STAMP_CONTENT="kubernetes=v${K8S_VERSION} etcd=v${ETCD_VERSION} kwok=v${KWOK_VERSION}"
 
-FORCE=0
-for arg in "$@"; do
-  case "$arg" in
-    --force) FORCE=1 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "k8s-binaries: unknown option '$arg' (see --help)" >&2; exit 2 ;;
-  esac
-done
+TOOL=k8s-binaries
+. "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
+cache_options "$@"
 
 START=$(date +%s)
-say() { echo "k8s-binaries: $*" >&2; }
 elapsed() { echo "$(( $(date +%s) - START ))s"; }
 die() {
   # die <step> <message> [log file]
@@ -89,11 +83,8 @@ mkdir -p "$CACHE_ROOT" 2>/dev/null || die "prepare the cache" \
   "cannot create $CACHE_ROOT; set XDG_CACHE_HOME (or HOME) to a writable directory"
 # One build at a time per version: a second run waits, then finds the cache complete.
 if command -v flock >/dev/null 2>&1; then
-  exec 9>"$CACHE_ROOT/.lock"
-  if ! flock -n 9; then
-    say "another build of k8s-${K8S_VERSION} is running; waiting for it (up to 90 min)"
-    flock -w 5400 9 || die "wait for the other build" "it still holds $CACHE_ROOT/.lock after 90 minutes"
-  fi
+  cache_lock "$CACHE_ROOT" "k8s-${K8S_VERSION} (up to 90 min)" 5400 ||
+    die "wait for the other build" "it still holds $CACHE_ROOT/.lock after 90 minutes"
   if [ "$FORCE" = 0 ] && cached; then
     say "cached (built by the other run): $BIN_DIR"
     echo "$BIN_DIR"

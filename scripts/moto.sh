@@ -22,16 +22,10 @@ SERVER="$VENV/bin/moto_server"
 STAMP="$CACHE_ROOT/.complete"
 LOG="$CACHE_ROOT/install.log"
 
-FORCE=0
-for arg in "$@"; do
-  case "$arg" in
-    --force) FORCE=1 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "moto: unknown option '$arg' (see --help)" >&2; exit 2 ;;
-  esac
-done
+TOOL=moto
+. "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
+cache_options "$@"
 
-say() { echo "moto: $*" >&2; }
 die() {
   say "FAILED: $1"
   if [ -f "$LOG" ]; then say "read the log: $LOG"; tail -n 25 "$LOG" >&2 || true; fi
@@ -43,11 +37,7 @@ complete() { [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "moto=${MOTO_VERSION}" ] &
 if [ "$FORCE" = 0 ] && complete; then echo "$SERVER"; exit 0; fi
 
 mkdir -p "$CACHE_ROOT"
-exec 9>"$CACHE_ROOT/.lock"
-if ! flock -n 9; then
-  say "another install of moto ${MOTO_VERSION} is running; waiting for it"
-  flock 9
-fi
+cache_lock "$CACHE_ROOT" "moto ${MOTO_VERSION}"
 # The holder of the lock may have finished the install while we waited.
 if [ "$FORCE" = 0 ] && complete; then echo "$SERVER"; exit 0; fi
 

@@ -23,16 +23,10 @@ BIN="$CACHE_ROOT/node_modules/node/bin/node"
 STAMP="$CACHE_ROOT/.complete"
 LOG="$CACHE_ROOT/install.log"
 
-FORCE=0
-for arg in "$@"; do
-  case "$arg" in
-    --force) FORCE=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "node-lts: unknown option '$arg' (see --help)" >&2; exit 2 ;;
-  esac
-done
+TOOL=node-lts
+. "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
+cache_options "$@"
 
-say() { echo "node-lts: $*" >&2; }
 die() {
   say "FAILED: $1"
   if [ -f "$LOG" ]; then say "read the log: $LOG"; tail -n 25 "$LOG" >&2 || true; fi
@@ -47,11 +41,7 @@ complete() {
 if [ "$FORCE" = 0 ] && complete; then echo "$BIN"; exit 0; fi
 
 mkdir -p "$CACHE_ROOT"
-exec 9>"$CACHE_ROOT/.lock"
-if ! flock -n 9; then
-  say "another install of node ${NODE_VERSION} is running; waiting for it"
-  flock 9
-fi
+cache_lock "$CACHE_ROOT" "node ${NODE_VERSION}"
 # The holder of the lock may have finished the install while we waited.
 if [ "$FORCE" = 0 ] && complete; then echo "$BIN"; exit 0; fi
 

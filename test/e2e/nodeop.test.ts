@@ -6,18 +6,13 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { BatchV1Api, CoreV1Api, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
-import { parseSimConfigText, runSimCloud, type RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/cloud/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
-  applyDeployRbac,
-  drydockArgs,
   OPS_REPO_CONFIG,
-  serviceAccountKubeconfig,
   specDoc,
   startDrydockChild,
-  startFleetRepo,
-  tempDir,
+  startWorkerWorld,
   type DrydockChild,
   type FleetRepo,
 } from './world.js';
@@ -111,31 +106,15 @@ describe('e2e: NodeOp on the real control plane', function () {
 
   before(async function () {
     this.timeout(120_000);
-    const kc = cp().adminKubeConfig();
-    const stateDir = tempDir('drydock-e2e-nodeop-sim-');
-    const cacheDir = tempDir('drydock-e2e-nodeop-cache-');
-    dirs.push(stateDir, cacheDir);
-    const config = parseSimConfigText(
-      stringify({
-        bootDelaySeconds: 0,
-        groups: [{ id: 'workers', role: 'worker', size: 6, image: 'os-v1' }],
-        host: { rebootSeconds: 3, jobRunSeconds: 2, failJobsOnNodes: [FAILING] },
-      }),
-    );
-    sim = await runSimCloud({ config, stateDir, kubeconfigPath: cp().kubeconfigPath, host: '127.0.0.1', port: 0 });
-    await eventually(
-      '6 Ready workers',
-      async () => [...(await hostNodes(kc)).values()].filter((n) => n.bootID !== '').length === 6,
-      { timeoutMs: 60_000 },
-    );
-    boots = await hostNodes(kc);
-    await applyDeployRbac(kc);
-    await census.start(kc);
-    repo = await startFleetRepo({ 'drydock.yaml': OPS_REPO_CONFIG, 'ops/.keep': '' });
-    args = drydockArgs(repo, await serviceAccountKubeconfig(cp()), sim.url, cacheDir, NS);
-    drydock = startDrydockChild(args);
-    const url = await drydock.url;
-    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
+    // The census watches from before drydock starts, so it sees every Job and reboot pod.
+    await census.start(cp().adminKubeConfig());
+    ({ sim, repo, drydock, args } = await startWorkerWorld(cp(), dirs, {
+      name: 'nodeop',
+      size: 6,
+      host: { rebootSeconds: 3, jobRunSeconds: 2, failJobsOnNodes: [FAILING] },
+      files: { 'drydock.yaml': OPS_REPO_CONFIG, 'ops/.keep': '' },
+    }));
+    boots = await hostNodes(cp().adminKubeConfig());
   });
 
   after(async function () {

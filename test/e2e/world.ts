@@ -159,12 +159,13 @@ export async function startWorldWithDrydock(
  * The world of the in-place e2e files: one sim worker group of `size` hosts (which play the Job
  * pods), deploy/'s RBAC, a fleet repository with `files`, and `drydock run` as deploy/'s
  * ServiceAccount in drydock-system, once every host reports a bootID and drydock's /readyz answers.
+ * `args` start the same drydock again after a test kills it.
  */
 export async function startWorkerWorld(
   cp: ControlPlane,
   dirs: string[],
   opts: { name: string; size: number; host: Record<string, unknown>; files: Record<string, string> },
-): Promise<{ sim: RunningSimCloud; repo: FleetRepo; drydock: DrydockChild; url: string }> {
+): Promise<{ sim: RunningSimCloud; repo: FleetRepo; drydock: DrydockChild; url: string; args: string[] }> {
   const stateDir = tempDir(`drydock-e2e-${opts.name}-sim-`);
   const cacheDir = tempDir(`drydock-e2e-${opts.name}-cache-`);
   dirs.push(stateDir, cacheDir);
@@ -187,12 +188,11 @@ export async function startWorkerWorld(
   );
   await applyDeployRbac(kc);
   const repo = await startFleetRepo(opts.files);
-  const drydock = startDrydockChild(
-    drydockArgs(repo, await serviceAccountKubeconfig(cp), sim.url, cacheDir, 'drydock-system'),
-  );
+  const args = drydockArgs(repo, await serviceAccountKubeconfig(cp), sim.url, cacheDir, 'drydock-system');
+  const drydock = startDrydockChild(args);
   const url = await drydock.url;
   await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
-  return { sim, repo, drydock, url };
+  return { sim, repo, drydock, url, args };
 }
 
 export async function applyWorkloads(kc: KubeConfig): Promise<void> {
