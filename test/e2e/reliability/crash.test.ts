@@ -35,8 +35,9 @@ import {
 
 const settings = reliabilitySettings();
 /**
- * The NodeMaintenance makes four mutating calls (lock and cordon in, uncordon and release out):
- * it is killed after every one of them. The other kill points are shared out by these weights.
+ * The NodeMaintenance makes four mutating calls (lock and cordon in, uncordon and release out;
+ * a restart may repeat one): it is killed after every one of them, so it takes about four of
+ * the kill points asked for. The others are shared out by these weights.
  */
 const MAINTENANCE_KILLS = 4;
 const SHARES = { replace: 0.45, nodeop: 0.3, leader: 0.25 };
