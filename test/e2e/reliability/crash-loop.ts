@@ -22,7 +22,7 @@ export interface CrashLoopOptions {
   readonly scenario: string;
   readonly args: readonly string[];
   readonly replicas: 1 | 2;
-  /** Mean mutating calls between kills: counts are drawn from [1, 2·gap − 1]. */
+  /** Mean mutating calls between kills: counts are drawn from [1, 2·gap − 1] ([1, gap] for the first lives). */
   readonly gap: number;
   readonly rng: SeededRandom;
   /** The rollout's end condition, read from the API server, cloud and status branch. */
@@ -42,12 +42,17 @@ export interface CrashLoopResult {
 export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult> {
   const kills: KillPoint[] = [];
   let calls = 0;
-  const spawnOne = (): DrydockChild =>
-    startDrydockChild(o.args, { ...o.env, [CRASH_AFTER_ENV]: String(o.rng.int(1, Math.max(1, 2 * o.gap - 1))) });
+  // The first life draws from [1, gap], so a rollout of at least `gap` calls is killed at least once.
+  let lives = 0;
+  const spawnOne = (): DrydockChild => {
+    const most = lives++ < o.replicas ? o.gap : 2 * o.gap - 1;
+    return startDrydockChild(o.args, { ...o.env, [CRASH_AFTER_ENV]: String(o.rng.int(1, Math.max(1, most))) });
+  };
   const applied = (c: DrydockChild): number => c.records().filter((r) => r.msg === 'action applied').length;
   const children: DrydockChild[] = [];
   for (let i = 0; i < o.replicas; i++) children.push(spawnOne());
-  const deadline = Date.now() + o.timeoutMs;
+  const started = Date.now();
+  const deadline = started + o.timeoutMs;
   try {
     for (;;) {
       if (await o.done().catch(() => false)) break;
@@ -70,7 +75,8 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
         kills.push({ scenario: o.scenario, after: Number(line[1]), call: line[2] ?? '' });
         calls += Number(line[1]);
         if (process.env.DRYDOCK_E2E_VERBOSE !== undefined) {
-          process.stderr.write(`      (${o.scenario}: killed after call ${line[1]}: ${line[2]})\n`);
+          const t = ((Date.now() - started) / 1000).toFixed(0);
+          process.stderr.write(`      (${o.scenario} +${t}s: killed after call ${line[1]}: ${line[2]})\n`);
         }
         children[i] = spawnOne();
       }
