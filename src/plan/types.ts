@@ -257,6 +257,8 @@ export interface SpecStatus {
   readonly revision: string;
   readonly phase: SpecPhase;
   readonly progress: { readonly done: number; readonly total: number };
+  /** NodeImage only, when its nodes are updated in place rather than replaced. */
+  readonly strategy?: 'inPlace';
   readonly failures: number;
   readonly conditions: readonly Condition[];
   readonly nodes: readonly NodeRow[];

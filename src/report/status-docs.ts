@@ -100,13 +100,19 @@ function gist(waitingFor: string): string {
   return (waitingFor.split(/[:;]/)[0] ?? waitingFor).trim();
 }
 
+/** What a NodeImage's progress counts: nodes replaced, or updated in place (and rebooted). */
+function progressWord(s: SpecReport): string {
+  if (s.kind !== 'NodeImage') return '';
+  return s.strategy === 'inPlace' ? ' updated' : ' replaced';
+}
+
 /** What changed in one spec between two reports, in a few words; undefined when nothing did. */
 function specChange(s: SpecReport, was: SpecReport | undefined): string | undefined {
   const name = `${s.kind}/${s.name}`;
   if (was === undefined) return `${name} new (${s.phase.toLowerCase()})`;
   const parts: string[] = [];
   const moved = s.progress.done !== was.progress.done || s.progress.total !== was.progress.total;
-  if (moved) parts.push(`${s.progress.done}/${s.progress.total}${s.kind === 'NodeImage' ? ' replaced' : ''}`);
+  if (moved) parts.push(`${s.progress.done}/${s.progress.total}${progressWord(s)}`);
   if (s.phase !== was.phase) parts.push(s.phase.toLowerCase());
   if (s.waitingFor !== was.waitingFor) {
     if (s.waitingFor !== undefined) parts.push(`waiting: ${gist(s.waitingFor)}`);

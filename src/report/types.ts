@@ -42,6 +42,8 @@ export interface SpecReport {
   /** Pending, Waiting, Progressing, Halted, Complete, Failed, ... */
   readonly phase: string;
   readonly progress: { readonly done: number; readonly total: number };
+  /** NodeImage only: how its nodes change, which names its progress ("replaced", "updated"). */
+  readonly strategy?: 'replace' | 'inPlace';
   /** ISO 8601 estimate of when every node is done; absent when none is left or a person must act first. */
   readonly eta?: string;
   /** What it waits for now, in words a person can act on. */

@@ -75,6 +75,7 @@ export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
       revision: x.revision,
       phase: x.phase,
       progress: x.progress,
+      ...(x.strategy !== undefined ? { strategy: x.strategy } : {}),
       ...(x.eta !== undefined ? { eta: x.eta } : {}),
       ...(x.waitingFor !== undefined ? { waitingFor: x.waitingFor } : {}),
       conditions: x.conditions,

@@ -275,6 +275,12 @@ describe('status commit subject: what changed since the last report', () => {
       'NodeImage/worker 6/12 replaced, progressing, 11 node(s) queued ended',
     ],
     [
+      'an inPlace NodeImage counts nodes updated, not replaced',
+      next({ strategy: 'inPlace', progress: { done: 2, total: 12 } }),
+      { ...base, specs: [{ ...base.specs[0]!, strategy: 'inPlace' }] },
+      'NodeImage/worker 2/12 updated',
+    ],
+    [
       'a new wait, in its gist',
       next({ waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml' }),
       base,

@@ -82,6 +82,8 @@ export function buildNodeOpStatus(
     revision: ctx.op.revision,
     phase,
     progress: { done, total: rows.length },
+    // The in-place kinds share this status; a NodeImage among them is an inPlace one.
+    ...(ctx.spec.kind === 'NodeImage' ? { strategy: 'inPlace' as const } : {}),
     failures,
     conditions,
     nodes: rows,
