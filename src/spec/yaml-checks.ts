@@ -24,7 +24,7 @@ const CORE_TAGS = new Set([
 
 /** C0 and C1 controls and DEL; tab and line feed are text. */
 // eslint-disable-next-line no-control-regex -- control characters written through escapes are refused: this finds them
-const CONTROL_IN_VALUE = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+export const CONTROL_IN_VALUE = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 
 export interface WalkResult {
   readonly errors: CodedSpecError[];

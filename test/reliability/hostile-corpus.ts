@@ -8,8 +8,11 @@
  * Each case names the file the refusal must point at and, where the generator knows it from the
  * text it wrote (never from the loader), the line.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from 'yaml';
 import { SeededRandom } from '../../src/cloud/sim/random.js';
+import { ROOT } from '../spec/support.js';
 
 export type RepoEntry = string | Uint8Array | { readonly symlink: string };
 /** Changes over the base: path → new content, or null to delete. */
@@ -400,6 +403,20 @@ export function seededSubset(corpus: readonly HostileCase[], count: number, seed
       if (pool.length === 0 || out.length >= count) continue;
       out.push(pool.splice(Math.floor(rnd.next() * pool.length), 1)[0]!);
     }
+  }
+  return out;
+}
+
+/** examples-repo/'s YAML files, path → text; templates/ holds files to copy, not specs drydock reads. */
+export function examplesRepo(): Record<string, string> {
+  const dir = path.join(ROOT, 'examples-repo');
+  const out: Record<string, string> = {};
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !/\.ya?ml$/.test(entry.name)) continue;
+    const abs = path.join(entry.parentPath, entry.name);
+    const rel = path.relative(dir, abs).split(path.sep).join('/');
+    if (rel.split('/').some((p) => p.startsWith('.')) || rel.startsWith('templates/')) continue;
+    out[rel] = readFileSync(abs, 'utf8');
   }
   return out;
 }

@@ -6,25 +6,9 @@
  * the same corpus to the running service.
  */
 import { strict as assert } from 'node:assert';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { loadFromSource } from '../../src/spec/index.js';
-import { memorySource, ROOT, type MemoryEntry } from '../spec/support.js';
-import { hostileCorpus, type HostileCase } from './hostile-corpus.js';
-
-/** examples-repo/'s YAML files, path → text; templates/ holds files to copy, not specs drydock reads. */
-export function examplesRepo(): Record<string, string> {
-  const dir = path.join(ROOT, 'examples-repo');
-  const out: Record<string, string> = {};
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !/\.ya?ml$/.test(entry.name)) continue;
-    const abs = path.join(entry.parentPath, entry.name);
-    const rel = path.relative(dir, abs).split(path.sep).join('/');
-    if (rel.split('/').some((p) => p.startsWith('.')) || rel.startsWith('templates/')) continue;
-    out[rel] = readFileSync(abs, 'utf8');
-  }
-  return out;
-}
+import { memorySource, type MemoryEntry } from '../spec/support.js';
+import { examplesRepo, hostileCorpus, type HostileCase } from './hostile-corpus.js';
 
 function apply(base: Readonly<Record<string, string>>, c: HostileCase): Record<string, MemoryEntry> {
   const files: Record<string, MemoryEntry> = { ...base };
