@@ -24,6 +24,7 @@ import {
 import { nodeOpStartGate } from './gate.js';
 import { advance, cleanUpJob, settle } from './step.js';
 import { cleanUpNodeGateJobs } from './gates.js';
+import { cleanUpRemovedJobs } from './removed.js';
 import { buildNodeOpStatus } from './status.js';
 import { verifyStep } from './verify.js';
 
@@ -160,4 +161,5 @@ export function planRemovedNodeOps(desired: DesiredState, base: Omit<SettleConte
       (lock.kind === 'NodeImage' && !inPlace.has(lock.name) && isInPlaceHold(node));
     if (gone) settle({ ...base, jobsByName, spec: { kind: lock.kind, name: lock.name } }, node);
   }
+  cleanUpRemovedJobs(desired, base.view, base.b);
 }
