@@ -6,7 +6,7 @@
  * worded; status shows the ones the plan reports, report/approval-file.ts writes the file.
  */
 import type { Approval, DesiredState, NodeImage, NodeOp, RepoConfig, SpecKind } from '../spec/model.js';
-import type { ApprovalInForce } from './types.js';
+import type { ApprovalInForce, ApprovalWanted } from './types.js';
 
 export type ApprovalStage = Approval['stage'];
 
@@ -69,12 +69,29 @@ export function approvalRef(a: Approval): ApprovalInForce {
   };
 }
 
+/** A wait for an approval: its words, and the file that ends it. */
+export interface ApprovalWait {
+  readonly reason: string;
+  readonly approval: ApprovalWanted;
+}
+
 /** The file a person merges to approve, with what it must say. */
-export function approvalNeeded(config: Pick<RepoConfig, 'paths'>, image: NodeImage, stage: ApprovalStage): string {
-  return (
-    `${WAIT_PREFIX} (${STAGE_WORDS[stage]}): merge ${approvalPath(image.name, stage, config)} ` +
-    `(kind Approval, target NodeImage/${image.name}, image ${image.image}, stage ${stage})`
-  );
+export function approvalNeeded(
+  config: Pick<RepoConfig, 'paths'>,
+  image: NodeImage,
+  stage: ApprovalStage,
+): ApprovalWait {
+  const path = approvalPath(image.name, stage, config);
+  return {
+    reason:
+      `${WAIT_PREFIX} (${STAGE_WORDS[stage]}): merge ${path} ` +
+      `(kind Approval, target NodeImage/${image.name}, image ${image.image}, stage ${stage})`,
+    approval: {
+      stage,
+      path,
+      target: { kind: 'NodeImage', name: image.name, revision: image.revision, image: image.image },
+    },
+  };
 }
 
 /**
@@ -114,11 +131,20 @@ export function nodeOpApprovalNeeded(
   op: NodeOp,
   target: { kind: SpecKind; name: string },
   stage: ApprovalStage = 'start',
-): string {
+): ApprovalWait {
   // The Approval's field names: spec.revision for a NodeOp, spec.image for the other kinds.
-  const what = target.kind === 'NodeOp' ? `revision ${op.revision}` : `image ${op.image}`;
-  return (
-    `${WAIT_PREFIX} (${STAGE_WORDS[stage]}): merge ${approvalPath(target.name, stage, config)} ` +
-    `(kind Approval, target ${target.kind}/${target.name}, ${what}, stage ${stage})`
-  );
+  const byImage = target.kind !== 'NodeOp';
+  const what = byImage ? `image ${op.image}` : `revision ${op.revision}`;
+  const path = approvalPath(target.name, stage, config);
+  const kind = target.kind === 'NodeImage' || target.kind === 'NodeOpUpgrade' ? target.kind : 'NodeOp';
+  return {
+    reason:
+      `${WAIT_PREFIX} (${STAGE_WORDS[stage]}): merge ${path} ` +
+      `(kind Approval, target ${target.kind}/${target.name}, ${what}, stage ${stage})`,
+    approval: {
+      stage,
+      path,
+      target: { kind, name: target.name, revision: op.revision, ...(byImage ? { image: op.image } : {}) },
+    },
+  };
 }

@@ -3,7 +3,18 @@
  * decides them (that order is part of the contract: the executor applies actions in list
  * order, and the first wait of a spec is what its status says it waits for).
  */
-import type { Action, Note, SpecRef, Wait, WaitCode } from './types.js';
+import type { Action, ApprovalWanted, Note, SpecRef, Wait, WaitCode } from './types.js';
+
+/** A closed start gate's wait details: until when, and the approval file it asks for. */
+export function waitExtra(gate: { until?: number; approval?: ApprovalWanted }): {
+  until?: number;
+  approval?: ApprovalWanted;
+} {
+  return {
+    ...(gate.until !== undefined ? { until: gate.until } : {}),
+    ...(gate.approval !== undefined ? { approval: gate.approval } : {}),
+  };
+}
 
 export class PlanBuilder {
   readonly actions: Action[] = [];
@@ -23,12 +34,18 @@ export class PlanBuilder {
     if (node !== undefined) this.act({ kind: 'deleteNode', spec, node, reason });
   }
 
-  wait(spec: SpecRef, code: WaitCode, reason: string, extra: { node?: string; until?: number } = {}): void {
+  wait(
+    spec: SpecRef,
+    code: WaitCode,
+    reason: string,
+    extra: { node?: string; until?: number; approval?: ApprovalWanted } = {},
+  ): void {
     this.waits.push({
       spec,
       code,
       reason,
       ...(extra.node !== undefined ? { node: extra.node } : {}),
+      ...(extra.approval !== undefined ? { approval: extra.approval } : {}),
       ...(extra.until !== undefined && Number.isFinite(extra.until)
         ? { until: new Date(extra.until).toISOString() }
         : {}),

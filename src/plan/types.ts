@@ -155,6 +155,23 @@ export type WaitCode =
   /** controlPlaneFirst across specs: workers wait for every spec's control plane. */
   | 'order';
 
+/**
+ * The Approval file a wait for one asks for: where it goes and what it approves, so status can
+ * show the file to merge (report/approval-file.ts writes its content) without reading words.
+ */
+export interface ApprovalWanted {
+  readonly stage: 'start' | 'afterCanary';
+  /** Repository path, relative to the specs root. */
+  readonly path: string;
+  readonly target: {
+    readonly kind: 'NodeImage' | 'NodeOp' | 'NodeOpUpgrade';
+    readonly name: string;
+    readonly revision: string;
+    /** NodeImage and NodeOpUpgrade: the image approved (a NodeOp's approval names its revision). */
+    readonly image?: string;
+  };
+}
+
 /** Something that holds progress back, with a reason a person can act on. */
 export interface Wait {
   readonly spec: SpecRef;
@@ -164,6 +181,8 @@ export interface Wait {
   readonly reason: string;
   /** ISO 8601: the earliest time this wait can end by itself, if known. */
   readonly until?: string;
+  /** A wait for an approval: the file that ends it. */
+  readonly approval?: ApprovalWanted;
 }
 
 export interface Note {
@@ -268,6 +287,8 @@ export interface SpecStatus {
   readonly lastError?: string;
   /** The approvals in force for the spec as it is now; absent when there are none. */
   readonly approvals?: readonly ApprovalInForce[];
+  /** When it waits for an approval first: the file to merge. */
+  readonly approvalWanted?: ApprovalWanted;
   /** NodeMaintenance only. */
   readonly maintenance?: MaintenanceReport;
   /**

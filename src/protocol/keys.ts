@@ -48,7 +48,8 @@ export const ANNOTATIONS = {
   jobMessage: 'drydock.dev/job-message',
   /**
    * The workloads (Kind/namespace/name, comma-separated) that had pods on the node when an
-   * in-place operation took it: its health gate waits until they are ready again.
+   * operation took it (in place: at its start; replace: at the old node's cordon): the health
+   * gate waits until they are ready again before the node is done (replace: removed).
    */
   evicted: 'drydock.dev/evicted-workloads',
   /** ISO 8601 time a node's last in-place operation finished: a canary's soak counts from it. */

@@ -7,18 +7,13 @@
  */
 import { stringify } from 'yaml';
 import { approvalName, approvalPath, type ApprovalStage } from '../plan/approval.js';
+import type { ApprovalWanted } from '../plan/types.js';
 import type { RepoConfig } from '../spec/model.js';
 
 export type { ApprovalStage } from '../plan/approval.js';
 
-/** The spec an approval is for, as much of it as the approval names. */
-export interface ApprovalTarget {
-  readonly kind: 'NodeImage' | 'NodeOp' | 'NodeOpUpgrade';
-  readonly name: string;
-  readonly revision: string;
-  /** NodeImage and NodeOpUpgrade: the image approved. */
-  readonly image?: string;
-}
+/** The spec an approval is for, as much of it as the approval names (the planner's shape). */
+export type ApprovalTarget = ApprovalWanted['target'];
 
 export interface ApprovalFile {
   /** Repository-relative path (under the specs directory). */
@@ -31,6 +26,15 @@ export function approvalFile(
   stage: ApprovalStage,
   config: Pick<RepoConfig, 'paths'>,
 ): ApprovalFile {
+  return { path: approvalPath(target.name, stage, config), content: approvalContent(target, stage) };
+}
+
+/** The file a wait asks for, at `path` (its repository path), as status shows it. */
+export function wantedApprovalFile(wanted: ApprovalWanted, path = wanted.path): ApprovalFile {
+  return { path, content: approvalContent(wanted.target, wanted.stage) };
+}
+
+function approvalContent(target: ApprovalTarget, stage: ApprovalStage): string {
   const name = approvalName(target.name, stage);
   // The loader's rule: NodeImage and NodeOpUpgrade approvals name the image, a NodeOp's its revision.
   const byImage = target.image !== undefined;
@@ -48,5 +52,5 @@ export function approvalFile(
       stage,
     },
   };
-  return { path: approvalPath(target.name, stage, config), content: header + stringify(doc, { lineWidth: 0 }) };
+  return header + stringify(doc, { lineWidth: 0 });
 }

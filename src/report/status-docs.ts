@@ -82,7 +82,8 @@ export function needsAPerson(report: StatusReport): string[] {
       out.push(`${name} is halted: ${cell(s.waitingFor ?? s.lastError ?? 'see its status file')}`);
     else if (stage !== undefined)
       out.push(
-        `${name} waits for an approval: ${cell(s.waitingFor ?? '')}; \`drydock approve ${s.kind}/${s.name} --stage ${stage}\` writes the file.`,
+        `${name} waits for an approval: ${cell(s.waitingFor ?? '')}; \`drydock approve ${s.kind}/${s.name} --stage ${stage}\` writes the file.` +
+          fileToMerge(s.approvalFile),
       );
   }
   for (const s of specs) {
@@ -93,6 +94,22 @@ export function needsAPerson(report: StatusReport): string[] {
         );
   }
   return out;
+}
+
+/**
+ * The exact approval file, as a list item's continuation: its path, then its content in a
+ * fenced block indented under the item (Markdown keeps it inside the item that way).
+ */
+function fileToMerge(file: SpecReport['approvalFile']): string {
+  if (file === undefined) return '';
+  const fence = file.content.includes('```') ? '~~~~' : '```';
+  const body = file.content.replace(/\n$/, '').split('\n');
+  return [
+    `\n\n  Merge \`${file.path}\` with exactly this content:\n`,
+    `  ${fence}yaml`,
+    ...body.map((l) => `  ${l}`),
+    `  ${fence}`,
+  ].join('\n');
 }
 
 /** A wait's gist for a one-line message: its words up to the first colon or semicolon. */
@@ -226,6 +243,7 @@ export function renderSpecDoc(report: StatusReport, spec: SpecReport): string {
     progress: spec.progress,
     ...(spec.eta !== undefined ? { eta: spec.eta } : {}),
     ...(spec.waitingFor !== undefined ? { waitingFor: spec.waitingFor } : {}),
+    ...(spec.approvalFile !== undefined ? { approvalFile: spec.approvalFile } : {}),
     ...(spec.lastError !== undefined ? { lastError: spec.lastError } : {}),
     ...(spec.counts ? { counts: spec.counts } : {}),
     ...(spec.maintenance ?? {}),

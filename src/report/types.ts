@@ -52,6 +52,8 @@ export interface SpecReport {
   readonly nodes: readonly StatusNodeRow[];
   readonly lastError?: string;
   readonly approvals?: readonly StatusApproval[];
+  /** When it waits for an approval: the exact file to merge (repository path and content). */
+  readonly approvalFile?: { readonly path: string; readonly content: string };
   /** e.g. { failures: 1, outdated: 4 }. */
   readonly counts?: Readonly<Record<string, number>>;
   /** NodeMaintenance only: medik8s' status fields (totalPods, evictionPods, pendingPods, ...). */

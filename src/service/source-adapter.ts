@@ -7,6 +7,7 @@
 import path from 'node:path';
 import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
 import type { StatusSnapshot } from './status.js';
+import { wantedApprovalFile } from '../report/approval-file.js';
 import type { SpecReport, StatusApproval, StatusReport } from '../report/types.js';
 import type { GitSourceError } from '../source/errors.js';
 import { coalesce } from '../source/coalesce.js';
@@ -83,6 +84,14 @@ export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
       ...(x.lastError !== undefined ? { lastError: x.lastError } : {}),
       counts: { failures: x.failures },
       ...(approvals.length > 0 ? { approvals } : {}),
+      ...(x.approvalWanted !== undefined
+        ? {
+            approvalFile: wantedApprovalFile(
+              x.approvalWanted,
+              root ? path.posix.join(root, x.approvalWanted.path) : x.approvalWanted.path,
+            ),
+          }
+        : {}),
       ...(x.pending.length > 0 ? { extra: { pending: x.pending } } : {}),
       ...(x.maintenance !== undefined ? { maintenance: x.maintenance } : {}),
     };

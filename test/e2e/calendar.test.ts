@@ -68,6 +68,7 @@ interface OpStatus {
   lastError?: string;
   approvals?: { stage: string; name: string; approvedBy?: { name: string; email: string; commit: string } }[];
   nodes?: { node: string; phase: string }[];
+  approvalFile?: { path: string; content: string };
 }
 
 describe('e2e: one calendar for in-place kinds', function () {
@@ -161,7 +162,11 @@ describe('e2e: one calendar for in-place kinds', function () {
     assert.equal((await records(kc, 'patch')).length, 1, 'an approval of another revision unblocks nothing');
     assert.equal((await inFlight(kc)).size, 0, 'no node started after the approval of another revision');
 
-    const right = await commit({ 'approvals/patch-after-canary.yaml': approval(revision) }, 'approve: this revision');
+    // The status file shows the exact file to merge; merged as shown, it is the right approval.
+    const shown = waiting.approvalFile;
+    assert.equal(shown?.path, 'approvals/patch-after-canary.yaml');
+    assert.match(shown.content, new RegExp(`revision: ${revision}\n`));
+    const right = await commit({ [shown.path]: shown.content }, 'approve: this revision, as status shows it');
     const complete = await statusWhen('every worker done', 'patch', (s) => s.phase === 'Complete', 90_000);
     assert.equal((await records(kc, 'patch')).length, 3);
     assert.deepEqual(

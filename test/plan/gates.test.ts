@@ -252,7 +252,18 @@ describe('plan: approvals', () => {
       now: at(0),
       check: (p) => {
         assert.deepEqual(bare(p), []);
-        assert.deepEqual(p.waits, [{ spec: SPEC, code: 'approval', reason: needStart }]);
+        assert.deepEqual(p.waits, [
+          {
+            spec: SPEC,
+            code: 'approval',
+            reason: needStart,
+            approval: {
+              stage: 'start',
+              path: 'approvals/workers-start.yaml',
+              target: { kind: 'NodeImage', name: 'workers', revision: 'workers-img:v2', image: V2 },
+            },
+          },
+        ]);
         assert.equal(
           p.specs.find((s) => s.spec.name === 'workers')?.conditions.find((c) => c.type === 'Stalled')?.status,
           'True',

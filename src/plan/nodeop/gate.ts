@@ -8,6 +8,7 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { findNodeOpApproval, nodeOpApprovalNeeded } from '../approval.js';
+import type { ApprovalWanted } from '../types.js';
 import { compareStrings } from '../order.js';
 import { parseInstant } from '../protocol.js';
 import { windowGate } from '../window.js';
@@ -20,6 +21,7 @@ export type NodeOpGate =
       readonly code: 'window' | 'approval' | 'soak';
       readonly reason: string;
       readonly until?: number;
+      readonly approval?: ApprovalWanted;
     };
 
 /** Nodes done under this spec as it is now, earliest first. */
@@ -76,10 +78,10 @@ export function nodeOpStartGate(
   if (closed !== undefined) return { open: false, ...closed };
   const required = op.rollout.approval.required;
   if (required === 'start' && findNodeOpApproval(desired, op, spec, 'start') === undefined)
-    return { open: false, code: 'approval', reason: nodeOpApprovalNeeded(desired.config, op, spec, 'start') };
+    return { open: false, code: 'approval', ...nodeOpApprovalNeeded(desired.config, op, spec, 'start') };
   const canary = canaryGate(ctx, standing, running);
   if (canary !== undefined) return canary;
   if (required === 'afterCanary' && findNodeOpApproval(desired, op, spec, 'afterCanary') === undefined)
-    return { open: false, code: 'approval', reason: nodeOpApprovalNeeded(desired.config, op, spec, 'afterCanary') };
+    return { open: false, code: 'approval', ...nodeOpApprovalNeeded(desired.config, op, spec, 'afterCanary') };
   return { open: true };
 }

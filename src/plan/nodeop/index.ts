@@ -8,6 +8,7 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
+import { waitExtra } from '../builder.js';
 import { maintenanceOn } from '../maintenance/index.js';
 import { holdsLock, isInPlaceHold, lockValue, nodePhase, parseLock } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
@@ -23,6 +24,7 @@ import {
 import { nodeOpStartGate } from './gate.js';
 import { advance, cleanUpJob, settle } from './step.js';
 import { cleanUpNodeGateJobs } from './gates.js';
+import { cleanUpRemovedJobs } from './removed.js';
 import { buildNodeOpStatus } from './status.js';
 import { verifyStep } from './verify.js';
 
@@ -59,7 +61,7 @@ export function planNodeOp(ctx: NodeOpContext): SpecStatus {
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
     const gate = nodeOpStartGate(ctx, standing, inFlight(ctx, all, standing));
     if (gate.open) startNodes(ctx, all, standing, gate.limit);
-    else b.wait(ctx.spec, gate.code, gate.reason, gate.until !== undefined ? { until: gate.until } : {});
+    else b.wait(ctx.spec, gate.code, gate.reason, waitExtra(gate));
   }
   return buildNodeOpStatus(ctx, all, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
 }
@@ -159,4 +161,5 @@ export function planRemovedNodeOps(desired: DesiredState, base: Omit<SettleConte
       (lock.kind === 'NodeImage' && !inPlace.has(lock.name) && isInPlaceHold(node));
     if (gone) settle({ ...base, jobsByName, spec: { kind: lock.kind, name: lock.name } }, node);
   }
+  cleanUpRemovedJobs(desired, base.view, base.b);
 }

@@ -89,6 +89,7 @@ export function buildNodeOpStatus(
     nodes: rows,
     pending: [],
     ...(first !== undefined ? { waitingFor: first.reason } : {}),
+    ...(first?.approval !== undefined ? { approvalWanted: first.approval } : {}),
     ...(lastError !== undefined ? { lastError } : {}),
     ...(approvals.length > 0 ? { approvals: approvals.map(approvalRef) } : {}),
   };

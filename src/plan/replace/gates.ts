@@ -38,10 +38,10 @@ export function replaceGates(ctx: RolloutContext, e: Entry, node: ObservedNode, 
   );
 }
 
-/** Pending reads the before-Jobs (up to the cordon); Draining the after-Jobs. */
+/** Pending reads the before-Jobs (up to the cordon); Draining and Verifying the after-Jobs. */
 function consults(node: ObservedNode): GateStep | undefined {
   const phase = nodePhase(node);
-  return phase === 'Pending' ? 'before' : phase === 'Draining' ? 'after' : undefined;
+  return phase === 'Pending' ? 'before' : phase === 'Draining' || phase === 'Verifying' ? 'after' : undefined;
 }
 
 export function cleanUpReplaceGateJobs(ctx: RolloutContext): void {

@@ -13,6 +13,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { drainLeft, drainView, podKey, preflight } from '../drain.js';
 import { failureCount, labelsToCopy, nodePhase, parseInstant, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
 import { addInFlight, type Entry, type RolloutContext } from './context.js';
+import { evictedBack, evictedRecord } from './evicted.js';
 import { replaceGates } from './gates.js';
 import { podsOn } from '../view.js';
 
@@ -129,7 +130,7 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
 /** A node held by this rollout whose instance is gone from its group. */
 export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void {
   const phase = nodePhase(node);
-  if (phase === 'Draining' || phase === 'Cordoned') {
+  if (phase === 'Draining' || phase === 'Cordoned' || phase === 'Verifying') {
     ctx.b.act({
       kind: 'deleteNode',
       spec: ctx.spec,
@@ -200,7 +201,7 @@ export function advance(ctx: RolloutContext, e: Entry): void {
   }
   ctx.round.failures += failureCount(node);
   addInFlight(ctx, e.group.group.groupId);
-  if (phase === 'Cordoned' || phase === 'Draining') {
+  if (phase === 'Cordoned' || phase === 'Draining' || phase === 'Verifying') {
     drainStep(ctx, e, node, phase);
     return;
   }
@@ -346,8 +347,11 @@ function healthyFrom(ctx: RolloutContext, rn: ObservedNode): { at: number; notRe
   return { at: from + min };
 }
 
-/** A gate Job failed: the node fails (named with the Job), and is uncordoned unless onFailure keeps it. */
-function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: string; job: string }): void {
+/**
+ * A gate Job failed, or the evicted workloads did not come back: the node fails (named with
+ * the Job, if any), and is uncordoned unless onFailure keeps it.
+ */
+function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: string; job?: string }): void {
   const keep = ctx.image.rollout.onFailure === 'keepCordoned';
   if (!keep && node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
     ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${gate.reason}` });
@@ -355,7 +359,10 @@ function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: str
     ctx,
     node,
     gate.reason,
-    { [ANNOTATIONS.job]: gate.job, ...(keep ? {} : { [ANNOTATIONS.cordoned]: null }) },
+    {
+      ...(gate.job !== undefined ? { [ANNOTATIONS.job]: gate.job } : {}),
+      ...(keep ? {} : { [ANNOTATIONS.cordoned]: null }),
+    },
     true,
   );
 }
@@ -386,7 +393,7 @@ function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
     kind: 'annotateNode',
     spec,
     node: node.name,
-    annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: ctx.nowIso },
+    annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: ctx.nowIso, ...evictedRecord(ctx, node) },
     reason: `${node.name}'s replacement is Ready; it is cordoned before its drain`,
   });
   if (!node.unschedulable)
@@ -398,7 +405,12 @@ function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
     });
 }
 
-function drainStep(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: 'Cordoned' | 'Draining'): void {
+function drainStep(
+  ctx: RolloutContext,
+  e: Entry,
+  node: ObservedNode,
+  phase: 'Cordoned' | 'Draining' | 'Verifying',
+): void {
   const { b, spec, now, image } = ctx;
   const policy = image.rollout.drain;
   if (!node.unschedulable)
@@ -428,6 +440,9 @@ function drainStep(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: 'Co
     started = now;
   }
   if (drainLeft(drain) === 0) {
+    const back = evictedBack(ctx, node, phase === 'Verifying');
+    if (back.kind === 'failed') gateFailed(ctx, node, back);
+    if (back.kind !== 'back') return;
     // UpgradeGate after-Jobs run once the node is drained and replaced, before it is removed.
     const gate = replaceGates(ctx, e, node, 'after');
     if (gate.kind === 'failed') gateFailed(ctx, node, gate);

@@ -7,6 +7,8 @@
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { MaintenanceWindow } from '../../spec/model.js';
 import { approvalNeeded, findApproval } from '../approval.js';
+import { waitExtra } from '../builder.js';
+import type { ApprovalWanted } from '../types.js';
 import { canaryState } from './canary.js';
 import { maintenanceOn } from '../maintenance/index.js';
 import { addInFlight, inFlightTotal, ownership, type Entry, type RolloutContext } from './context.js';
@@ -29,6 +31,7 @@ export type GateResult =
       readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak';
       readonly reason: string;
       readonly until?: number;
+      readonly approval?: ApprovalWanted;
     };
 
 export function windowOf(ctx: RolloutContext): MaintenanceWindow | undefined {
@@ -51,7 +54,7 @@ export function startGate(ctx: RolloutContext, gates: StartGates): GateResult {
   if (closed !== undefined) return { open: false, ...closed };
   const required = image.rollout.approval.required;
   if (required === 'start' && findApproval(ctx.desired, image, 'start') === undefined) {
-    return { open: false, code: 'approval', reason: approvalNeeded(ctx.desired.config, image, 'start') };
+    return { open: false, code: 'approval', ...approvalNeeded(ctx.desired.config, image, 'start') };
   }
   const canary = canaryState(ctx, inFlightTotal(ctx));
   if (canary.stage === 'starting') return { open: true, limit: canary.slots };
@@ -63,7 +66,7 @@ export function startGate(ctx: RolloutContext, gates: StartGates): GateResult {
       ...(canary.until !== undefined ? { until: canary.until } : {}),
     };
   if (required === 'afterCanary' && findApproval(ctx.desired, image, 'afterCanary') === undefined) {
-    return { open: false, code: 'approval', reason: approvalNeeded(ctx.desired.config, image, 'afterCanary') };
+    return { open: false, code: 'approval', ...approvalNeeded(ctx.desired.config, image, 'afterCanary') };
   }
   return { open: true };
 }
@@ -103,7 +106,7 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
       ? { open: false, code: 'order', reason: gates.controlPlane }
       : startGate(ctx, gates);
   if (!gate.open) {
-    b.wait(spec, gate.code, gate.reason, gate.until !== undefined ? { until: gate.until } : {});
+    b.wait(spec, gate.code, gate.reason, waitExtra(gate));
     return gate;
   }
   const concurrency = image.rollout.concurrency > 0 ? image.rollout.concurrency : Number.POSITIVE_INFINITY;

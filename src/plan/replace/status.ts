@@ -148,6 +148,7 @@ export function buildStatus(
       a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0,
     ),
     ...(first !== undefined ? { waitingFor: first.reason } : {}),
+    ...(first?.approval !== undefined ? { approvalWanted: first.approval } : {}),
     ...(ctx.round.haltReason !== undefined || ctx.round.lastError !== undefined
       ? { lastError: ctx.round.haltReason ?? ctx.round.lastError }
       : {}),

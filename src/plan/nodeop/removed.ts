@@ -1,0 +1,56 @@
+/**
+ * The finished Jobs of an operation no longer in Git. While the operation is in Git, its Jobs
+ * are deleted once their outcome is recorded (step.ts' cleanUpJob, gates.ts' cleanUpGateJobs);
+ * once its file is gone nothing would ever look for them again: a released node no longer names
+ * the operation, and its UpgradeGate before- and after-Jobs were only ever found through it.
+ * So every finished Job drydock made for an operation that is gone is deleted, unless its node
+ * is still held by that operation (settle() finishes that node's step and deletes its Job).
+ */
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import { JOB_LABELS, labelValue, MANAGED_BY, operationLabel } from '../../execute/jobs/index.js';
+import type { DesiredState, SpecKind } from '../../spec/model.js';
+import type { PlanBuilder } from '../builder.js';
+import { parseLock } from '../protocol.js';
+import type { ClusterView } from '../view.js';
+
+const SWEPT = new Set(['operation', 'before', 'after']);
+/** The kinds whose Jobs carry an operation label (`Kind.name`). */
+const KINDS: readonly SpecKind[] = ['NodeOpUpgrade', 'NodeOp', 'NodeImage'];
+
+/** Every operation label a spec in Git may put on its Jobs. */
+function liveLabels(desired: DesiredState): Set<string> {
+  return new Set([
+    ...desired.nodeOps.map((o) => operationLabel({ kind: 'NodeOp', name: o.name, revision: o.revision })),
+    ...desired.nodeOpUpgrades.map((o) => operationLabel({ kind: 'NodeOpUpgrade', name: o.name, revision: o.revision })),
+    ...desired.nodeImages.map((i) => operationLabel({ kind: 'NodeImage', name: i.name, revision: i.revision })),
+  ]);
+}
+
+export function cleanUpRemovedJobs(desired: DesiredState, view: ClusterView, b: PlanBuilder): void {
+  const live = liveLabels(desired);
+  const heldBy = new Map<string, string>();
+  for (const n of view.observed.nodes) {
+    const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
+    const kind = KINDS.find((k) => k === lock?.kind);
+    if (lock !== undefined && kind !== undefined)
+      heldBy.set(labelValue(n.name), operationLabel({ kind, name: lock.name, revision: lock.revision }));
+  }
+  for (const job of view.observed.jobs) {
+    const label = job.labels[JOB_LABELS.operation] ?? '';
+    if (job.labels[JOB_LABELS.managedBy] !== MANAGED_BY || !SWEPT.has(job.labels[JOB_LABELS.step] ?? '')) continue;
+    if (!job.succeeded && !job.failed) continue;
+    if (label === '' || live.has(label)) continue;
+    const node = job.labels[JOB_LABELS.node] ?? '';
+    if (heldBy.get(node) === label) continue;
+    const kind = KINDS.find((k) => label.startsWith(`${k}.`));
+    if (kind === undefined) continue;
+    b.act({
+      kind: 'deleteJob',
+      spec: { kind, name: label.slice(kind.length + 1) },
+      node,
+      namespace: job.namespace,
+      name: job.name,
+      reason: `its operation ${label} is no longer in Git and the Job's outcome is recorded (node ${node})`,
+    });
+  }
+}

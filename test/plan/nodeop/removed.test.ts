@@ -1,0 +1,71 @@
+/**
+ * A NodeOp removed from Git leaves no finished Job behind: its own Jobs and its UpgradeGate
+ * before- and after-Jobs are deleted once finished, unless their node is still held by it (that
+ * node's step finishes first); the Jobs of an operation still in Git are left to its own round.
+ */
+import assert from 'node:assert/strict';
+import { JOB_LABELS, MANAGED_BY } from '../../../src/execute/jobs/index.js';
+import type { ObservedJob } from '../../../src/observe/types.js';
+import { plan } from '../../../src/plan/index.js';
+import { ANNOTATIONS } from '../../../src/protocol/keys.js';
+import { at, config, desired, iso, node, observed } from '../fixtures.js';
+import { nodeOp } from './fixtures.js';
+
+const NS = 'drydock-system';
+
+function job(
+  name: string,
+  o: { op?: string; node?: string; step?: string; state?: 'running' | 'succeeded' | 'failed' } = {},
+): ObservedJob {
+  const state = o.state ?? 'succeeded';
+  return {
+    namespace: NS,
+    name,
+    labels: {
+      [JOB_LABELS.managedBy]: MANAGED_BY,
+      [JOB_LABELS.operation]: o.op ?? 'NodeOp.patch',
+      [JOB_LABELS.node]: o.node ?? 'worker-1',
+      [JOB_LABELS.revision]: 'r1',
+      [JOB_LABELS.step]: o.step ?? 'operation',
+    },
+    succeeded: state === 'succeeded',
+    failed: state === 'failed',
+    attempts: 1,
+  };
+}
+
+const deleted = (jobs: ObservedJob[], nodes = [node('worker-1', 'sim://g/worker-1')], ops = [nodeOp('other')]) =>
+  plan(desired({ config: config(10), nodeOps: ops }), observed({ nodes, jobs }), at(0), { jobNamespace: NS })
+    .actions.filter((a) => a.kind === 'deleteJob')
+    .map((a) => (a.kind === 'deleteJob' ? a.name : ''));
+
+describe('plan: the finished Jobs of a NodeOp removed from Git', () => {
+  const cases: Array<[string, ObservedJob[], string[]]> = [
+    ['its own finished Job on a released node is deleted', [job('own')], ['own']],
+    ['a failed one too', [job('own', { state: 'failed' })], ['own']],
+    ['a running one is left to finish', [job('own', { state: 'running' })], []],
+    [
+      'its UpgradeGate before- and after-Jobs are deleted',
+      [job('before', { step: 'before' }), job('after', { step: 'after' })],
+      ['after', 'before'],
+    ],
+    ['a NodeOp still in Git keeps its Jobs to its own round', [job('other', { op: 'NodeOp.other' })], []],
+    ['a Job drydock did not make is never touched', [{ ...job('foreign'), labels: {} }], []],
+    ['a reboot pod step is not a Job of this sweep', [job('reboot', { step: 'reboot' })], []],
+  ];
+  for (const [name, jobs, want] of cases) it(name, () => assert.deepEqual(deleted(jobs).sort(), want));
+
+  it('a node still held by the removed NodeOp: its step finishes and settle deletes its Job, once', () => {
+    const heldNode = node('worker-1', 'sim://g/worker-1', {
+      annotations: {
+        [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
+        [ANNOTATIONS.phase]: 'Updating',
+        [ANNOTATIONS.phaseSince]: iso(-10),
+      },
+    });
+    // Named as the NodeOp names it, so settle() finds it as the node's Job.
+    const own = job('nodeop-patch-worker-1-r1');
+    assert.deepEqual(deleted([own], [heldNode]), ['nodeop-patch-worker-1-r1']);
+    assert.deepEqual(deleted([{ ...own, succeeded: false }], [heldNode]), []);
+  });
+});
