@@ -50,21 +50,39 @@ export interface MinimalWrite {
   readonly why: string;
 }
 
-/** Per replaced node, draining `pods` pods (with one Event per state-changing step, see `events`). */
+/*
+ * The minimum, step by step. The rule: one write per phase the protocol makes durable on the
+ * node (DESIGN.md: the node's annotations are the only state; a restarted or second replica,
+ * the status branch and `kubectl get nodes -L drydock.dev/phase` read them), plus each write
+ * that is itself the step (an eviction, a Job, a reboot pod, a cleanup). A cordon or uncordon
+ * belongs to the phase change beside it: the two fit in one patch.
+ */
+
+/** Per replaced node, draining `pods` pods. The old Node object is deleted by the cloud with its instance. */
 export function replaceMinimum(pods: number): MinimalWrite[] {
   return [
     {
-      write: 'patch node: lock (operation, phase)',
+      write: 'patch node: lock (operation, phase Pending)',
       count: 1,
-      why: 'the durable claim before any cloud or node change, so a crash or a second replica finds the node taken',
+      why: 'the durable claim before the surge, so a crash or a second replica finds the node taken and surges no second instance',
     },
-    { write: 'patch node: cordon (+ phase Draining)', count: 1, why: 'no new pods land on the node being drained' },
+    {
+      write: 'patch node: replaced-by',
+      count: 1,
+      why: 'names the new instance once it exists (its id is known only then), so a restart does not surge again',
+    },
+    {
+      write: 'patch replacement: replaces, phase Done',
+      count: 1,
+      why: 'the replacement passed its health gate; what the status and a restart read',
+    },
+    { write: 'patch node: cordon + phase Cordoned', count: 1, why: 'no new pods land on the node to drain; one patch' },
+    { write: 'patch node: phase Draining', count: 1, why: 'the drain and its timeout start from this instant' },
     {
       write: 'create pods/eviction',
       count: pods,
       why: 'one eviction per pod: the Eviction API is per pod and holds PDBs',
     },
-    { write: 'delete node', count: 1, why: 'the old Node object goes with its instance' },
   ];
 }
 
@@ -72,25 +90,36 @@ export function replaceMinimum(pods: number): MinimalWrite[] {
 export function nodeOpMinimum(pods: number): MinimalWrite[] {
   return [
     {
-      write: 'patch node: lock + cordon',
+      write: 'patch node: lock (operation, phase Pending)',
       count: 1,
-      why: 'claim and cordon in one write: both before anything disruptive',
+      why: 'the claim, durable before the budget, drain preflight and UpgradeGate before-Jobs, which may wait',
     },
-    { write: 'create pods/eviction', count: pods, why: 'one per pod, through PDBs' },
+    {
+      write: 'patch node: cordon + phase Draining (Job name, evicted workloads)',
+      count: 1,
+      why: 'no new pods land; what was running is remembered for the health gate; one patch',
+    },
+    { write: 'create pods/eviction', count: pods, why: 'one eviction per pod, through PDBs' },
+    { write: 'patch node: phase Updating', count: 1, why: 'drained: the Job runs now' },
     { write: 'create job', count: 1, why: 'the operation itself' },
     {
-      write: 'patch node: Job succeeded + bootID',
+      write: 'patch node: phase Rebooting + bootID',
       count: 1,
-      why: 'the Job never re-runs, and the reboot is seen done only once bootID changed: both must be durable before the reboot',
+      why: 'the Job succeeded (never re-run) and the boot to leave is recorded before any reboot pod exists',
     },
     { write: 'create pod (reboot)', count: 1, why: 'the reboot' },
-    {
-      write: 'patch node: record + uncordon + unlock',
-      count: 1,
-      why: 'the revision is done on this node; pods may return',
-    },
-    { write: 'delete job', count: 1, why: 'finished Jobs are cleaned up once recorded (issue 11)' },
     { write: 'delete pod (reboot)', count: 1, why: 'the finished reboot pod is cleaned up' },
+    {
+      write: 'patch node: uncordon + phase Verifying',
+      count: 1,
+      why: 'rebooted: pods may return while the health gate runs; one patch',
+    },
+    {
+      write: 'patch node: record revision, release lock',
+      count: 1,
+      why: 'done: this revision never runs on the node again',
+    },
+    { write: 'delete job', count: 1, why: 'finished Jobs are cleaned up once their outcome is recorded (issue 11)' },
   ];
 }
 
