@@ -23,7 +23,7 @@ import {
   type RolloutWorld,
   type RolloutWorldOptions,
 } from './rollout-world.js';
-import { isWrite, nodeOpMinimum, replaceMinimum, tally, total, type MinimalWrite } from './rollout-writes.js';
+import { isWrite, nodeOpMinimum, refused, replaceMinimum, tally, total, type MinimalWrite } from './rollout-writes.js';
 
 const positive = (name: string, fallback: number): number => {
   const v = Number(process.env[name] ?? fallback);
@@ -135,6 +135,7 @@ export async function run(): Promise<Figure[]> {
       });
       const objectWrites = (m: Measured): number => m.writes.filter((r) => !isEvent(r)).length;
       const events = (m: Measured): number => m.writes.filter(isEvent).length;
+      const refusals = (m: Measured): number => m.writes.filter((r) => !isEvent(r) && refused(r)).length;
       const figures = [
         figure(
           'replaceOneNode',
@@ -196,6 +197,20 @@ export async function run(): Promise<Figure[]> {
           1.2,
         ),
         figure('nodeOpEventsPerNode', 'Events per NodeOp node', events(fleetOp) / o.nodes, 'writes', null),
+        figure(
+          'replaceRefusedPerNode',
+          'of the writes per replaced node, refused by the API server (a PDB 429, a 409)',
+          refusals(fleetReplace) / o.nodes,
+          'writes',
+          null,
+        ),
+        figure(
+          'nodeOpRefusedPerNode',
+          'of the writes per NodeOp node, refused by the API server (a PDB 429, a 409)',
+          refusals(fleetOp) / o.nodes,
+          'writes',
+          null,
+        ),
       ];
       recordFigures(figures);
       return figures;

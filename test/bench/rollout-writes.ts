@@ -33,8 +33,13 @@ function nodePatchFields(body: string | undefined): string {
 /** "verb group/resource[/sub] in ns" and, for a node patch, the fields it sets. */
 export function writeKey(r: ProxiedRequest): string {
   const call = apiCallOf(r);
-  const key = callKey(call);
+  const key = callKey(call) + (refused(r) ? ` → ${r.status}` : '');
   return call.resource === 'nodes' && call.verb === 'patch' ? key + nodePatchFields(r.body) : key;
+}
+
+/** A write the API server refused (a PDB's 429 on an eviction, a 409 conflict): it changed nothing. */
+export function refused(r: ProxiedRequest): boolean {
+  return r.status !== undefined && r.status >= 400;
 }
 
 export function tally(writes: readonly ProxiedRequest[]): Map<string, number> {
@@ -58,7 +63,7 @@ export interface MinimalWrite {
  * belongs to the phase change beside it: the two fit in one patch.
  */
 
-/** Per replaced node, draining `pods` pods. The old Node object is deleted by the cloud with its instance. */
+/** Per replaced node, draining `pods` pods. */
 export function replaceMinimum(pods: number): MinimalWrite[] {
   return [
     {
@@ -82,6 +87,11 @@ export function replaceMinimum(pods: number): MinimalWrite[] {
       write: 'create pods/eviction',
       count: pods,
       why: 'one eviction per pod: the Eviction API is per pod and holds PDBs',
+    },
+    {
+      write: 'delete node',
+      count: 1,
+      why: 'the old Node object goes with its instance, at once rather than when the cloud controller notices',
     },
   ];
 }

@@ -18,6 +18,8 @@ export interface ProxiedRequest {
   readonly at: number;
   /** The request body of a write (any method but GET), for telling writes apart by content. */
   body?: string;
+  /** The API server's status code, once it answered. */
+  status?: number;
 }
 
 export interface CountingProxy {
@@ -63,6 +65,7 @@ export async function startCountingProxy(admin: KubeConfig): Promise<CountingPro
         key: tls.key,
       },
       (up) => {
+        seen.status = up.statusCode;
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
       },
