@@ -309,7 +309,8 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
         }
       }
       // The reliability suite's crash point: after a call that changed something, before its Event.
-      if (outcome.kind === 'done') mutatingCallDone(what);
+      // A pair's second action made no call of its own: the first one's patch carried it.
+      if (outcome.kind === 'done' && decided === undefined) mutatingCallDone(what);
       if (
         node !== undefined &&
         (action.kind === 'cordon' || action.kind === 'annotateNode') &&
