@@ -73,8 +73,21 @@ async function operated(w: RolloutWorld, group: Group, op: string): Promise<bool
   return ns.every((n) => annotations(n)[nodeOpRecordKey(op)] !== undefined && settled(n));
 }
 
+/** Per node, the seconds from the push to each write on its Node object: where a wave's time goes. */
+function timeline(m: Measured): void {
+  const t0 = m.writes[0]?.at ?? 0;
+  const byNode = new Map<string, string[]>();
+  for (const r of m.writes) {
+    const node = /^\/api\/v1\/nodes\/([^/?]+)/.exec(r.path)?.[1];
+    if (node === undefined) continue;
+    byNode.set(node, [...(byNode.get(node) ?? []), `${r.method[0]}${((r.at - t0) / 1000).toFixed(1)}`]);
+  }
+  for (const [node, at] of byNode) console.log(`    ${node}: ${at.join(' ')}`);
+}
+
 function breakdown(title: string, m: Measured, nodes: number, minimum: readonly MinimalWrite[]): void {
   console.log(`\n${title}: ${m.writes.length} writes over ${nodes} node(s) in ${(m.ms / 1000).toFixed(1)} s`);
+  if (process.env.DRYDOCK_BENCH_TIMELINE === '1') timeline(m);
   for (const [key, n] of tally(m.writes)) console.log(`  ${String(n).padStart(5)}  ${key}`);
   console.log(`  minimum per node (${total(minimum)}):`);
   for (const s of minimum) console.log(`  ${String(s.count).padStart(5)}  ${s.write}`);
