@@ -70,11 +70,33 @@ function noCloud(groupId: string): never {
   );
 }
 
-export function cordon(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome> {
-  return withFreshRead(() => cordonOnce(a, d));
+/**
+ * What an annotateNode action writes, to ride along in a cordon's or uncordon's patch: one
+ * write instead of two, and the phase and the cordon change together (see pairedAnnotation).
+ */
+export interface NodeMetadataPatch {
+  readonly annotations: Record<string, string | null>;
+  readonly labels: Record<string, string | null>;
 }
 
-async function cordonOnce(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome> {
+export function metadataOf(a: ActionOf<'annotateNode'>): NodeMetadataPatch {
+  // The phase label changes in the same patch as the annotation, so the two never disagree.
+  const phase = a.annotations[ANNOTATIONS.phase];
+  return { annotations: { ...a.annotations }, labels: phase === undefined ? {} : { [LABELS.phase]: phase } };
+}
+
+const NO_METADATA: NodeMetadataPatch = { annotations: {}, labels: {} };
+
+function labelsPart(m: NodeMetadataPatch): { labels?: Record<string, string | null> } {
+  return Object.keys(m.labels).length > 0 ? { labels: m.labels } : {};
+}
+
+/** Cordons; `with` (an annotateNode's patch) is written in the same patch when the cordon is done. */
+export function cordon(a: ActionOf<'cordon'>, d: ActionDeps, withMeta = NO_METADATA): Promise<Outcome> {
+  return withFreshRead(() => cordonOnce(a, d, withMeta));
+}
+
+async function cordonOnce(a: ActionOf<'cordon'>, d: ActionDeps, withMeta: NodeMetadataPatch): Promise<Outcome> {
   const node = await d.kube.core.readNode({ name: a.node });
   const ours = node.metadata?.annotations?.[ANNOTATIONS.cordoned] === 'true';
   if (node.spec?.unschedulable === true) {
@@ -89,7 +111,11 @@ async function cordonOnce(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome
       name: a.node,
       fieldManager: d.fieldManager,
       body: {
-        metadata: { resourceVersion: node.metadata?.resourceVersion, annotations: { [ANNOTATIONS.cordoned]: 'true' } },
+        metadata: {
+          resourceVersion: node.metadata?.resourceVersion,
+          annotations: { ...withMeta.annotations, [ANNOTATIONS.cordoned]: 'true' },
+          ...labelsPart(withMeta),
+        },
         spec: { unschedulable: true },
       },
     },
@@ -98,11 +124,12 @@ async function cordonOnce(a: ActionOf<'cordon'>, d: ActionDeps): Promise<Outcome
   return DONE;
 }
 
-export function uncordon(a: ActionOf<'uncordon'>, d: ActionDeps): Promise<Outcome> {
-  return withFreshRead(() => uncordonOnce(a, d));
+/** Uncordons what drydock cordoned; `with` as for cordon. */
+export function uncordon(a: ActionOf<'uncordon'>, d: ActionDeps, withMeta = NO_METADATA): Promise<Outcome> {
+  return withFreshRead(() => uncordonOnce(a, d, withMeta));
 }
 
-async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps): Promise<Outcome> {
+async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps, withMeta: NodeMetadataPatch): Promise<Outcome> {
   let node;
   try {
     node = await d.kube.core.readNode({ name: a.node });
@@ -118,7 +145,11 @@ async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps): Promise<Out
       name: a.node,
       fieldManager: d.fieldManager,
       body: {
-        metadata: { resourceVersion: node.metadata?.resourceVersion, annotations: { [ANNOTATIONS.cordoned]: null } },
+        metadata: {
+          resourceVersion: node.metadata?.resourceVersion,
+          annotations: { ...withMeta.annotations, [ANNOTATIONS.cordoned]: null },
+          ...labelsPart(withMeta),
+        },
         spec: { unschedulable: null },
       },
     },
@@ -128,14 +159,12 @@ async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps): Promise<Out
 }
 
 export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): Promise<Outcome> {
-  // The phase label changes in the same patch as the annotation, so the two never disagree.
-  const phase = a.annotations[ANNOTATIONS.phase];
-  const labels = phase === undefined ? {} : { labels: { [LABELS.phase]: phase } };
+  const m = metadataOf(a);
   await d.kube.core.patchNode(
     {
       name: a.node,
       fieldManager: d.fieldManager,
-      body: { metadata: { annotations: { ...a.annotations }, ...labels } },
+      body: { metadata: { annotations: m.annotations, ...labelsPart(m) } },
     },
     MERGE,
   );

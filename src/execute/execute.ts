@@ -10,9 +10,11 @@ import { ANNOTATIONS } from '../protocol/keys.js';
 import { classifyError, type Outcome } from './classify.js';
 import * as impl from './actions.js';
 import * as jobs from './job-actions.js';
-import type { ActionDeps } from './actions.js';
+import type { ActionDeps, ActionOf } from './actions.js';
 import type { EventInput, EventRecorder } from './events.js';
 import { mutatingCallDone } from './crash-point.js';
+
+const DEFERRED: Outcome = { kind: 'transient', code: 'Deferred', reason: 'deferred' };
 
 export interface ActionResult {
   readonly action: Action;
@@ -205,12 +207,78 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
   }
 }
 
+type Toggle = ActionOf<'cordon'> | ActionOf<'uncordon'>;
+
+/**
+ * The index of the annotateNode that goes with a cordon or uncordon of the same node next to it
+ * in the plan (the planner emits them together: a phase change with its cordon), keyed by
+ * the index of the pair's first action. Each such pair is written as one patch.
+ */
+export function annotationPairs(actions: readonly Action[]): Map<number, { toggle: number; annotate: number }> {
+  const pairs = new Map<number, { toggle: number; annotate: number }>();
+  const toggles = (a: Action | undefined): a is Toggle => a?.kind === 'cordon' || a?.kind === 'uncordon';
+  for (let i = 0; i + 1 < actions.length; i++) {
+    const [a, b] = [actions[i], actions[i + 1]];
+    if (a === undefined || b === undefined || nodeOf(a) !== nodeOf(b)) continue;
+    if (toggles(a) && b.kind === 'annotateNode') pairs.set(i, { toggle: i, annotate: i + 1 });
+    else if (a.kind === 'annotateNode' && toggles(b)) pairs.set(i, { toggle: i + 1, annotate: i });
+    else continue;
+    i++;
+  }
+  return pairs;
+}
+
+/**
+ * Runs a cordon or uncordon with its annotateNode in one patch. Outcomes per index: when the
+ * toggle is skipped (someone else's cordon, already uncordoned) the annotation is written alone.
+ */
+async function runPair(
+  actions: readonly Action[],
+  pair: { toggle: number; annotate: number },
+  d: ActionDeps,
+): Promise<Map<number, Outcome>> {
+  const toggle = actions[pair.toggle] as Toggle;
+  const annotate = actions[pair.annotate] as ActionOf<'annotateNode'>;
+  const meta = impl.metadataOf(annotate);
+  const attempt = async (fn: () => Promise<Outcome>, what: string): Promise<Outcome> => {
+    try {
+      return await fn();
+    } catch (err) {
+      return classifyError(err, what);
+    }
+  };
+  const both = await attempt(
+    () => (toggle.kind === 'cordon' ? impl.cordon(toggle, d, meta) : impl.uncordon(toggle, d, meta)),
+    describeAction(toggle),
+  );
+  if (both.kind === 'done')
+    return new Map([
+      [pair.toggle, both],
+      [pair.annotate, both],
+    ]);
+  const alone =
+    both.kind === 'skipped'
+      ? await attempt(() => impl.annotateNode(annotate, d), describeAction(annotate))
+      : {
+          kind: 'transient' as const,
+          code: 'Deferred',
+          reason: `${describeAction(annotate)}: deferred, ${describeAction(toggle)} did not succeed`,
+        };
+  return new Map([
+    [pair.toggle, both],
+    [pair.annotate, alone],
+  ]);
+}
+
 export async function executeActions(actions: readonly Action[], opts: ExecuteOptions): Promise<ActionResult[]> {
   const results: ActionResult[] = [];
   // A node whose cordon or annotation failed gets nothing else this round: draining a node that
   // is still schedulable, or one whose lock was not written, would be unsafe.
   const held = new Set<string>();
-  for (const action of actions) {
+  const pairs = annotationPairs(actions);
+  /** Outcomes of the second action of a pair, decided when its first ran. */
+  let carried = new Map<number, Outcome>();
+  for (const [index, action] of actions.entries()) {
     if (opts.shouldContinue && !opts.shouldContinue()) {
       opts.logger.info({ remaining: actions.length - results.length }, 'execution stopped before the next action');
       break;
@@ -226,13 +294,23 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
         reason: `${what}: deferred, an earlier step on node ${node} did not succeed`,
       };
     } else {
-      try {
-        outcome = await run(action, opts);
-      } catch (err) {
-        outcome = classifyError(err, what);
+      const pair = pairs.get(index);
+      const decided = carried.get(index);
+      if (pair !== undefined) {
+        carried = await runPair(actions, pair, opts);
+        outcome = carried.get(index) ?? DEFERRED;
+      } else if (decided !== undefined) {
+        outcome = decided;
+      } else {
+        try {
+          outcome = await run(action, opts);
+        } catch (err) {
+          outcome = classifyError(err, what);
+        }
       }
       // The reliability suite's crash point: after a call that changed something, before its Event.
-      if (outcome.kind === 'done') mutatingCallDone(what);
+      // A pair's second action made no call of its own: the first one's patch carried it.
+      if (outcome.kind === 'done' && decided === undefined) mutatingCallDone(what);
       if (
         node !== undefined &&
         (action.kind === 'cordon' || action.kind === 'annotateNode') &&

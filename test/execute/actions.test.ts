@@ -2,13 +2,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { AppsV1Api, CoreV1Api, PolicyV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
 import { resolveBinDir } from '../../src/sandbox/control-plane/index.js';
 import { executeActions, kubeApis, NO_EVENTS, kubeEventRecorder, type ActionResult } from '../../src/execute/index.js';
 import { ANNOTATIONS } from '../../src/observe/types.js';
 import type { Action, SpecRef } from '../../src/plan/types.js';
+import { startCountingProxy } from '../service/counting-proxy.js';
 
 const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
 const logger = pino({ level: 'silent' });
@@ -293,5 +294,59 @@ describe('execute against a real API server', function () {
     assert.equal(events.items.length, 1);
     assert.equal(events.items[0]?.source?.component, 'drydock');
     assert.equal(events.items[0]?.metadata?.annotations?.['drydock.dev/operation'], 'NodeImage/worker');
+  });
+  it('writes a phase change and the cordon or uncordon next to it as one patch, and the phase alone when the cordon is not ours', async () => {
+    const proxy = await startCountingProxy(kc);
+    try {
+      const viaProxy = new KubeConfig();
+      viaProxy.loadFromString(proxy.kubeconfig);
+      const runVia = (actions: Action[]) =>
+        executeActions(actions, {
+          kube: kubeApis(viaProxy),
+          cloud: () => undefined,
+          fieldManager: 'drydock',
+          logger,
+          events: NO_EVENTS,
+          now: () => new Date(),
+        });
+      // Patches that changed the node (a 409 from KWOK's status update on the fresh node is retried).
+      const patches = () => proxy.requests.filter((r) => r.method === 'PATCH' && r.status === 200).length;
+      await core.createNode({ body: fakeNode('n-pair') });
+      const phase = (node: string, p: string): Action => ({
+        kind: 'annotateNode',
+        spec,
+        reason: 'test',
+        node,
+        annotations: { [ANNOTATIONS.phase]: p },
+      });
+      const cordon: Action = { kind: 'cordon', spec, reason: 'test', node: 'n-pair' };
+      const uncordon: Action = { kind: 'uncordon', spec, reason: 'test', node: 'n-pair' };
+      assert.deepEqual(kinds(await runVia([phase('n-pair', 'Cordoned'), cordon])), ['done', 'done']);
+      assert.equal(patches(), 1);
+      let node = await core.readNode({ name: 'n-pair' });
+      assert.equal(node.spec?.unschedulable, true);
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.phase], 'Cordoned');
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], 'true');
+      assert.equal(node.metadata?.labels?.['drydock.dev/phase'], 'Cordoned');
+      assert.deepEqual(kinds(await runVia([uncordon, phase('n-pair', 'Verifying')])), ['done', 'done']);
+      assert.equal(patches(), 2);
+      node = await core.readNode({ name: 'n-pair' });
+      assert.notEqual(node.spec?.unschedulable, true);
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.phase], 'Verifying');
+      // A person's cordon: drydock does not claim it, yet its phase is still written.
+      const manual: Action = { kind: 'cordon', spec, reason: 'test', node: 'n-manual' };
+      assert.deepEqual(kinds(await runVia([manual, phase('n-manual', 'Draining')])), ['skipped', 'done']);
+      assert.equal(patches(), 3);
+      node = await core.readNode({ name: 'n-manual' });
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.phase], 'Draining');
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
+      // A failed cordon writes no phase either: the node's steps wait for the next round.
+      const rs = await runVia([phase('no-such-node', 'Cordoned'), { ...cordon, node: 'no-such-node' }]);
+      assert.deepEqual(kinds(rs), ['transient', 'transient']);
+      assert.equal(patches(), 3);
+    } finally {
+      await proxy.close();
+    }
   });
 });

@@ -16,6 +16,10 @@ export interface ProxiedRequest {
   readonly watch: boolean;
   readonly lease: boolean;
   readonly at: number;
+  /** The request body of a write (any method but GET), for telling writes apart by content. */
+  body?: string;
+  /** The API server's status code, once it answered. */
+  status?: number;
 }
 
 export interface CountingProxy {
@@ -36,13 +40,19 @@ export async function startCountingProxy(admin: KubeConfig): Promise<CountingPro
   const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer((req, res) => {
     const path = req.url ?? '/';
-    requests.push({
+    const seen: ProxiedRequest = {
       method: req.method ?? 'GET',
       path,
       watch: /[?&]watch=(true|1)/.test(path),
       lease: path.includes('/apis/coordination.k8s.io/'),
       at: Date.now(),
-    });
+    };
+    requests.push(seen);
+    if (seen.method !== 'GET') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => (seen.body = Buffer.concat(chunks).toString('utf8')));
+    }
     const upstream = https.request(
       {
         host: target.hostname,
@@ -55,6 +65,7 @@ export async function startCountingProxy(admin: KubeConfig): Promise<CountingPro
         key: tls.key,
       },
       (up) => {
+        seen.status = up.statusCode;
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
       },

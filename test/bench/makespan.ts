@@ -1,0 +1,241 @@
+/**
+ * Benchmark (issue 16 items 2–3, issue 11's benchmark): on the real control plane, a replace
+ * rollout and an in-place NodeOp with reboots, each over N nodes `concurrency` at a time,
+ * against the ideal — waves × the time the same step takes on one node, measured in the same
+ * run — and the API writes they make per node against the minimum the steps need.
+ * Sizes: DRYDOCK_BENCH_MAKESPAN_NODES (default 6), DRYDOCK_BENCH_MAKESPAN_CONCURRENCY
+ * (default 2). Alone: `npx tsc -p . && node dist/test/bench/makespan.js`.
+ */
+import type { V1Node } from '@kubernetes/client-node';
+import { ANNOTATIONS, nodeOpRecordKey } from '../../src/protocol/keys.js';
+import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
+import { eventually } from '../support/control-plane.js';
+import type { ProxiedRequest } from '../service/counting-proxy.js';
+import { recordFigures, type Figure } from './results.js';
+import {
+  IMAGE,
+  imageDoc,
+  nodeOpDoc,
+  PODS_PER_NODE,
+  ready,
+  startRolloutWorld,
+  type Group,
+  type RolloutWorld,
+  type RolloutWorldOptions,
+} from './rollout-world.js';
+import { isWrite, nodeOpMinimum, refused, replaceMinimum, tally, total, type MinimalWrite } from './rollout-writes.js';
+
+const positive = (name: string, fallback: number): number => {
+  const v = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name}=${process.env[name]}: expected a positive integer`);
+  return v;
+};
+
+interface Measured {
+  readonly ms: number;
+  readonly writes: ProxiedRequest[];
+}
+
+/** Pushes `files`, waits until `done`, then until drydock has written nothing for 3 s. */
+async function measure(
+  w: RolloutWorld,
+  files: Record<string, string>,
+  message: string,
+  done: () => Promise<boolean>,
+): Promise<Measured> {
+  const i0 = w.proxy.requests.length;
+  const t0 = Date.now();
+  await w.repo.push(files, message);
+  // Ten minutes: a rollout stuck on something outside drydock must not hold a shared slot for an hour.
+  await eventually(message, async () => (await done()) || undefined, { timeoutMs: 600_000, intervalMs: 200 });
+  const ms = Date.now() - t0;
+  const lastWrite = (): number => w.proxy.requests.filter(isWrite).at(-1)?.at ?? 0;
+  await eventually('writes settled', async () => Date.now() - lastWrite() > 3_000 || undefined, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+  });
+  return { ms, writes: w.proxy.requests.slice(i0).filter(isWrite) };
+}
+
+const annotations = (n: V1Node): Record<string, string> => n.metadata?.annotations ?? {};
+/** Ready, schedulable, and not held by an operation (a replacement keeps its lock with phase Done). */
+const settled = (n: V1Node): boolean =>
+  ready(n) &&
+  n.spec?.unschedulable !== true &&
+  (annotations(n)[ANNOTATIONS.operation] === undefined || annotations(n)[ANNOTATIONS.phase] === 'Done');
+
+async function replaced(w: RolloutWorld, group: Group, size: number, image: string): Promise<boolean> {
+  const ns = await w.groupNodes(group);
+  return ns.length === size && ns.every((n) => annotations(n)['sim.drydock.dev/image'] === image && settled(n));
+}
+
+async function operated(w: RolloutWorld, group: Group, op: string): Promise<boolean> {
+  const ns = await w.groupNodes(group);
+  return ns.every((n) => annotations(n)[nodeOpRecordKey(op)] !== undefined && settled(n));
+}
+
+/** Per node, the seconds from the push to each write on its Node object: where a wave's time goes. */
+function timeline(m: Measured): void {
+  const t0 = m.writes[0]?.at ?? 0;
+  const byNode = new Map<string, string[]>();
+  for (const r of m.writes) {
+    const node = /^\/api\/v1\/nodes\/([^/?]+)/.exec(r.path)?.[1];
+    if (node === undefined) continue;
+    byNode.set(node, [...(byNode.get(node) ?? []), `${r.method[0]}${((r.at - t0) / 1000).toFixed(1)}`]);
+  }
+  for (const [node, at] of byNode) console.log(`    ${node}: ${at.join(' ')}`);
+}
+
+function breakdown(title: string, m: Measured, nodes: number, minimum: readonly MinimalWrite[]): void {
+  console.log(`\n${title}: ${m.writes.length} writes over ${nodes} node(s) in ${(m.ms / 1000).toFixed(1)} s`);
+  if (process.env.DRYDOCK_BENCH_TIMELINE === '1') timeline(m);
+  for (const [key, n] of tally(m.writes)) console.log(`  ${String(n).padStart(5)}  ${key}`);
+  console.log(`  minimum per node (${total(minimum)}):`);
+  for (const s of minimum) console.log(`  ${String(s.count).padStart(5)}  ${s.write}`);
+}
+
+const isEvent = (r: ProxiedRequest): boolean => /\/events(\?|$)/.test(r.path);
+
+export async function run(): Promise<Figure[]> {
+  const o: RolloutWorldOptions = {
+    nodes: positive('DRYDOCK_BENCH_MAKESPAN_NODES', 6),
+    concurrency: positive('DRYDOCK_BENCH_MAKESPAN_CONCURRENCY', 2),
+    bootDelaySeconds: 5,
+    rebootSeconds: 5,
+    jobRunSeconds: 2,
+  };
+  const waves = Math.ceil(o.nodes / o.concurrency);
+  const size = `${o.nodes} nodes, ${o.concurrency} at a time (${waves} waves), ${PODS_PER_NODE} pods per node, boot ${o.bootDelaySeconds} s, reboot ${o.rebootSeconds} s, Job ${o.jobRunSeconds} s`;
+  const command = `npx tsc -p . && DRYDOCK_BENCH_MAKESPAN_NODES=${o.nodes} DRYDOCK_BENCH_MAKESPAN_CONCURRENCY=${o.concurrency} node dist/test/bench/makespan.js`;
+  const cp = await startControlPlane({ log: () => undefined, jobPods: 'host' });
+  try {
+    const w = await startRolloutWorld(cp, o);
+    try {
+      const soloReplace = await measure(
+        w,
+        { 'specs/solo-image.yaml': imageDoc('solo', IMAGE(2), o) },
+        'solo to v2',
+        () => replaced(w, 'solo', 1, IMAGE(2)),
+      );
+      const fleetReplace = await measure(
+        w,
+        { 'specs/fleet-image.yaml': imageDoc('fleet', IMAGE(2), o) },
+        'fleet to v2',
+        () => replaced(w, 'fleet', o.nodes, IMAGE(2)),
+      );
+      const soloOp = await measure(w, { 'specs/solo-op.yaml': nodeOpDoc('solo-op', 'solo', o) }, 'solo NodeOp', () =>
+        operated(w, 'solo', 'solo-op'),
+      );
+      const fleetOp = await measure(
+        w,
+        { 'specs/fleet-op.yaml': nodeOpDoc('fleet-op', 'fleet', o) },
+        'fleet NodeOp',
+        () => operated(w, 'fleet', 'fleet-op'),
+      );
+      const replaceMin = replaceMinimum(PODS_PER_NODE);
+      const opMin = nodeOpMinimum(PODS_PER_NODE);
+      breakdown('replace, one node', soloReplace, 1, replaceMin);
+      breakdown('replace, fleet', fleetReplace, o.nodes, replaceMin);
+      breakdown('NodeOp with reboot, one node', soloOp, 1, opMin);
+      breakdown('NodeOp with reboot, fleet', fleetOp, o.nodes, opMin);
+      const figure = (id: string, what: string, value: number, unit: string, target: number | null): Figure => ({
+        id: `makespan.${id}@${o.nodes}`,
+        what,
+        value: Number(value.toFixed(4)),
+        unit,
+        target,
+        size,
+        command,
+      });
+      const objectWrites = (m: Measured): number => m.writes.filter((r) => !isEvent(r)).length;
+      const events = (m: Measured): number => m.writes.filter(isEvent).length;
+      const refusals = (m: Measured): number => m.writes.filter((r) => !isEvent(r) && refused(r)).length;
+      const figures = [
+        figure(
+          'replaceOneNode',
+          'replace rollout of one node: push → old node gone, new one Ready',
+          soloReplace.ms / 1000,
+          's',
+          null,
+        ),
+        figure(
+          'replaceFleet',
+          `replace rollout of ${o.nodes} nodes: push → every node replaced`,
+          fleetReplace.ms / 1000,
+          's',
+          null,
+        ),
+        figure(
+          'replaceRatio',
+          'replace makespan ÷ (waves × one-node time)',
+          fleetReplace.ms / (waves * soloReplace.ms),
+          '×',
+          1.1,
+        ),
+        figure(
+          'nodeOpOneNode',
+          'NodeOp with drain and reboot on one node: push → recorded, uncordoned',
+          soloOp.ms / 1000,
+          's',
+          null,
+        ),
+        figure('nodeOpFleet', `NodeOp with drain and reboot on ${o.nodes} nodes`, fleetOp.ms / 1000, 's', null),
+        figure('nodeOpRatio', 'NodeOp makespan ÷ (waves × one-node time)', fleetOp.ms / (waves * soloOp.ms), '×', 1.1),
+        figure(
+          'replaceWritesPerNode',
+          'API writes per replaced node (not Events), fleet rollout',
+          objectWrites(fleetReplace) / o.nodes,
+          'writes',
+          null,
+        ),
+        figure(
+          'replaceWritesRatio',
+          `… ÷ the steps' minimum (${total(replaceMin)})`,
+          objectWrites(fleetReplace) / o.nodes / total(replaceMin),
+          '×',
+          1.2,
+        ),
+        figure('replaceEventsPerNode', 'Events per replaced node', events(fleetReplace) / o.nodes, 'writes', null),
+        figure(
+          'nodeOpWritesPerNode',
+          'API writes per NodeOp node with reboot (not Events)',
+          objectWrites(fleetOp) / o.nodes,
+          'writes',
+          null,
+        ),
+        figure(
+          'nodeOpWritesRatio',
+          `… ÷ the steps' minimum (${total(opMin)})`,
+          objectWrites(fleetOp) / o.nodes / total(opMin),
+          '×',
+          1.2,
+        ),
+        figure('nodeOpEventsPerNode', 'Events per NodeOp node', events(fleetOp) / o.nodes, 'writes', null),
+        figure(
+          'replaceRefusedPerNode',
+          'of the writes per replaced node, refused by the API server (a PDB 429, a 409)',
+          refusals(fleetReplace) / o.nodes,
+          'writes',
+          null,
+        ),
+        figure(
+          'nodeOpRefusedPerNode',
+          'of the writes per NodeOp node, refused by the API server (a PDB 429, a 409)',
+          refusals(fleetOp) / o.nodes,
+          'writes',
+          null,
+        ),
+      ];
+      recordFigures(figures);
+      return figures;
+    } finally {
+      await w.close();
+    }
+  } finally {
+    await cp.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await run();
+}

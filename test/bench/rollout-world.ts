@@ -1,0 +1,209 @@
+/**
+ * The world of the rollout benchmarks (makespan, API writes per node): the real control plane
+ * with the sim cloud playing the hosts (boots after a delay, Job pods, reboots), two worker
+ * groups — `solo` (one node, the per-node reference) and `fleet` (N nodes) — each with pods
+ * under a PDB roomy enough not to serialise drains, a fleet repository on a real Git server,
+ * and `drydock run` as a child process reaching the API server only through the counting proxy.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { parseSimConfigText, runSimCloud, type RunningSimCloud } from '../../src/cloud/index.js';
+import { applyObjects } from '../../src/sandbox/workloads.js';
+import { eventually, type ControlPlane } from '../support/control-plane.js';
+import { startCountingProxy, type CountingProxy } from '../service/counting-proxy.js';
+import {
+  drydockArgs,
+  specDoc,
+  startDrydockChild,
+  startFleetRepo,
+  stopWorld,
+  tempDir,
+  type DrydockChild,
+  type FleetRepo,
+} from '../e2e/world.js';
+
+export const GROUPS = ['solo', 'fleet'] as const;
+export type Group = (typeof GROUPS)[number];
+export const IMAGE = (v: number): string => `os-v${v}`;
+/** Pods per node, drained on every replace and in-place step. */
+export const PODS_PER_NODE = 2;
+const GROUP_LABEL = 'sim.drydock.dev/group';
+const NAMESPACE = 'bench';
+
+export interface RolloutWorldOptions {
+  readonly nodes: number;
+  readonly concurrency: number;
+  readonly bootDelaySeconds: number;
+  readonly rebootSeconds: number;
+  readonly jobRunSeconds: number;
+}
+
+export interface RolloutWorld {
+  readonly proxy: CountingProxy;
+  readonly repo: FleetRepo;
+  readonly drydock: DrydockChild;
+  readonly kc: KubeConfig;
+  groupNodes(group: Group): Promise<V1Node[]>;
+  close(): Promise<void>;
+}
+
+/** The rollout every spec of the benchmark shares: `concurrency` nodes at a time, no canary. */
+export function rollout(o: RolloutWorldOptions): Record<string, unknown> {
+  return {
+    maxSurge: o.concurrency,
+    maxUnavailable: o.concurrency,
+    concurrency: o.concurrency,
+    joinTimeout: '300s',
+    healthGate: { minReadySeconds: 1 },
+    drain: { timeoutSeconds: 300, onTimeout: 'halt' },
+    approval: { required: 'none' },
+  };
+}
+
+export function imageDoc(group: Group, image: string, o: RolloutWorldOptions): string {
+  return specDoc('NodeImage', group, { image, strategy: 'replace', rollout: rollout(o) });
+}
+
+/** A NodeOp over one group: cordon, drain, a Job, a reboot; `concurrency` nodes at a time. */
+export function nodeOpDoc(name: string, group: Group, o: RolloutWorldOptions): string {
+  return specDoc('NodeOp', name, {
+    nodeSelector: { matchLabels: { [GROUP_LABEL]: group } },
+    image: 'busybox:1.36',
+    command: ['sh', '-c', 'echo patched'],
+    cordon: true,
+    drainOptions: { enabled: true, timeoutSeconds: 300 },
+    rebootOnSuccess: true,
+    backoffLimit: 0,
+    concurrency: group === 'solo' ? 1 : o.concurrency,
+    rollout: { healthGate: { minReadySeconds: 1 }, approval: { required: 'none' } },
+  });
+}
+
+function repoFiles(o: RolloutWorldOptions): Record<string, string> {
+  const files: Record<string, string> = {
+    'drydock.yaml': stringify({
+      apiVersion: 'drydock.dev/v1alpha1',
+      kind: 'RepoConfig',
+      cluster: 'bench',
+      budget: { maxUnavailable: o.concurrency },
+      paths: ['specs'],
+      statusBranch: 'drydock/status',
+    }),
+  };
+  for (const g of GROUPS) {
+    files[`specs/${g}-group.yaml`] = specDoc('ScalingGroup', g, {
+      provider: 'sim',
+      groupId: g,
+      nodeImage: g,
+      role: 'worker',
+    });
+    files[`specs/${g}-image.yaml`] = imageDoc(g, IMAGE(1), o);
+  }
+  return files;
+}
+
+/** A Deployment of PODS_PER_NODE pods per node of `group`, under a PDB allowing a wave's drains. */
+function workloads(group: Group, size: number, o: RolloutWorldOptions): KubernetesObject[] {
+  const labels = { app: group };
+  return [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: group, namespace: NAMESPACE, labels },
+      spec: {
+        replicas: size * PODS_PER_NODE,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            nodeSelector: { [GROUP_LABEL]: group },
+            containers: [{ name: 'app', image: 'registry.example/app:1' }],
+          },
+        },
+      },
+    } as KubernetesObject,
+    {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: group, namespace: NAMESPACE },
+      spec: { maxUnavailable: o.concurrency * PODS_PER_NODE, selector: { matchLabels: labels } },
+    } as KubernetesObject,
+  ];
+}
+
+export async function startRolloutWorld(cp: ControlPlane, o: RolloutWorldOptions): Promise<RolloutWorld> {
+  const dirs = [tempDir('drydock-bench-rollout-sim-'), tempDir('drydock-bench-rollout-cache-')];
+  const [stateDir = '', cacheDir = ''] = dirs;
+  const sizes: Record<Group, number> = { solo: 1, fleet: o.nodes };
+  const config = parseSimConfigText(
+    stringify({
+      bootDelaySeconds: o.bootDelaySeconds,
+      terminateDelaySeconds: 1,
+      groups: GROUPS.map((g) => ({ id: g, role: 'worker', size: sizes[g], image: IMAGE(1) })),
+      host: { rebootSeconds: o.rebootSeconds, jobRunSeconds: o.jobRunSeconds },
+    }),
+  );
+  let sim: RunningSimCloud | undefined;
+  let repo: FleetRepo | undefined;
+  let proxy: CountingProxy | undefined;
+  let drydock: DrydockChild | undefined;
+  const kc = cp.adminKubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const groupNodes = async (g: Group): Promise<V1Node[]> =>
+    (await core.listNode({ labelSelector: `${GROUP_LABEL}=${g}` })).items;
+  try {
+    sim = await runSimCloud({ config, stateDir, kubeconfigPath: cp.kubeconfigPath, host: '127.0.0.1', port: 0 });
+    await eventually(
+      `${o.nodes + 1} Ready hosts`,
+      async () => {
+        const all = [...(await groupNodes('solo')), ...(await groupNodes('fleet'))];
+        return all.filter((n) => n.status?.nodeInfo?.bootID && ready(n)).length === o.nodes + 1;
+      },
+      { timeoutMs: 300_000, intervalMs: 1_000 },
+    );
+    await applyObjects(
+      kc,
+      [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } },
+        ...GROUPS.flatMap((g) => workloads(g, sizes[g], o)),
+      ],
+      'drydock-bench',
+    );
+    const want = (o.nodes + 1) * PODS_PER_NODE;
+    await eventually(
+      `${want} pods Running`,
+      async () => {
+        const pods = await core.listNamespacedPod({ namespace: NAMESPACE });
+        return pods.items.filter((p) => p.status?.phase === 'Running').length === want;
+      },
+      { timeoutMs: 300_000, intervalMs: 1_000 },
+    );
+    repo = await startFleetRepo(repoFiles(o));
+    proxy = await startCountingProxy(kc);
+    const kubeconfig = path.join(cacheDir, 'proxy.kubeconfig');
+    writeFileSync(kubeconfig, proxy.kubeconfig);
+    drydock = startDrydockChild(drydockArgs(repo, kubeconfig, sim.url, cacheDir));
+    const url = await drydock.url;
+    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 60_000 });
+  } catch (err) {
+    await proxy?.close();
+    await stopWorld({ drydock, sim, repo, dirs });
+    throw err;
+  }
+  const world = { sim, repo, drydock, proxy };
+  return {
+    ...world,
+    kc,
+    groupNodes,
+    close: async () => {
+      await stopWorld({ ...world, dirs });
+      await world.proxy.close();
+    },
+  };
+}
+
+export function ready(n: V1Node): boolean {
+  return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
