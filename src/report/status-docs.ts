@@ -10,7 +10,8 @@ import { stringify } from 'yaml';
 import { shortCommit } from '../commit.js';
 import { approvalWaitStage } from '../plan/approval.js';
 import { cell } from './markdown.js';
-import type { SpecReport, StatusDocs, StatusNodeRow, StatusReport } from './types.js';
+import { nodeFileNames, renderNodeFiles, renderRows } from './status-nodes.js';
+import type { SpecReport, StatusDocs, StatusReport } from './types.js';
 
 const SETTLED: ReadonlySet<string> = new Set(['Complete', 'Succeeded', 'Ended']);
 
@@ -31,6 +32,11 @@ export function safeName(name: string): string {
 
 export function specDocPath(spec: Pick<SpecReport, 'kind' | 'name'>): string {
   return `status/${safeName(spec.kind)}/${safeName(spec.name)}.yaml`;
+}
+
+/** Where a spec's node files go when its rows are too many for its own file. */
+function specNodesDir(spec: Pick<SpecReport, 'kind' | 'name'>): string {
+  return `status/${safeName(spec.kind)}/${safeName(spec.name)}`;
 }
 
 /** One line for the commit message: the most interesting spec, or the refusal. */
@@ -209,30 +215,6 @@ export function renderReadme(report: StatusReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * Each spec's node rows as last rendered (row JSON → YAML), so a status write where one row
- * changed renders one row, not the fleet: at 5,000 rows the YAML library took seconds per
- * document. Replaced whole on every render of that spec, so it holds one render's rows.
- */
-const renderedRows = new Map<string, Map<string, string>>();
-
-function renderRows(key: string, rows: readonly StatusNodeRow[]): string {
-  if (rows.length === 0) return 'nodes: []\n';
-  const before = renderedRows.get(key);
-  const now = new Map<string, string>();
-  const parts = ['nodes:\n'];
-  for (const row of [...rows].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0))) {
-    const json = JSON.stringify(row);
-    let text = before?.get(json) ?? now.get(json);
-    // The same text the document's own stringify gives an item of a sequence under a key.
-    text ??= stringify([row], { lineWidth: 0, sortMapEntries: false }).replace(/^(?=.)/gm, '  ');
-    now.set(json, text);
-    parts.push(text);
-  }
-  renderedRows.set(key, now);
-  return parts.join('');
-}
-
 export function renderSpecDoc(report: StatusReport, spec: SpecReport): string {
   const head: Record<string, unknown> = {
     kind: spec.kind,
@@ -254,9 +236,11 @@ export function renderSpecDoc(report: StatusReport, spec: SpecReport): string {
     ...(spec.extra ? { extra: spec.extra } : {}),
   };
   const options = { lineWidth: 0, sortMapEntries: false };
+  // Many rows live in node files beside this one (status-nodes.ts); this file names them.
+  const files = nodeFileNames(spec.nodes.length);
   return (
     stringify(head, options) +
-    renderRows(specDocPath(spec), spec.nodes) +
+    (files.length > 0 ? stringify({ nodeFiles: files }, options) : renderRows(specDocPath(spec), spec.nodes)) +
     (Object.keys(tail).length > 0 ? stringify(tail, options) : '')
   );
 }
@@ -286,6 +270,10 @@ export function renderStatusDocs(report: StatusReport): StatusDocs {
   docs.set('README.md', renderReadme(report));
   const errors = renderErrors(report);
   if (errors !== undefined) docs.set('errors.yaml', errors);
-  for (const spec of report.specs) docs.set(specDocPath(spec), renderSpecDoc(report, spec));
+  for (const spec of report.specs) {
+    docs.set(specDocPath(spec), renderSpecDoc(report, spec));
+    const dir = specNodesDir(spec);
+    for (const [name, text] of renderNodeFiles(dir, spec.nodes)) docs.set(`${dir}/${name}`, text);
+  }
   return docs;
 }

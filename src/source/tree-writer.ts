@@ -27,14 +27,27 @@ function insert(root: DirNode, filepath: string, content: string): void {
   node.files.set(name, content);
 }
 
-async function writeDir(gitdir: string, node: DirNode): Promise<string> {
+/**
+ * The blobs of each object database's last writeFilesTree (text → id). isomorphic-git's
+ * writeBlob hashes and deflates a blob even when it is stored already; with a spec's node rows
+ * spread over many files, most of them unchanged, that was most of a status write's Git work.
+ */
+const lastBlobs = new Map<string, Map<string, string>>();
+
+async function writeDir(
+  gitdir: string,
+  node: DirNode,
+  blobs: { before: Map<string, string> | undefined; now: Map<string, string> },
+): Promise<string> {
   const entries: TreeEntry[] = [];
   for (const [name, content] of node.files) {
-    const oid = await git.writeBlob({ fs, gitdir, blob: Buffer.from(content, 'utf8') });
+    let oid = blobs.before?.get(content) ?? blobs.now.get(content);
+    oid ??= await git.writeBlob({ fs, gitdir, blob: Buffer.from(content, 'utf8') });
+    blobs.now.set(content, oid);
     entries.push({ mode: '100644', path: name, oid, type: 'blob' });
   }
   for (const [name, child] of node.dirs) {
-    entries.push({ mode: '040000', path: name, oid: await writeDir(gitdir, child), type: 'tree' });
+    entries.push({ mode: '040000', path: name, oid: await writeDir(gitdir, child, blobs), type: 'tree' });
   }
   // writeTree sorts entries the way Git does.
   return git.writeTree({ fs, gitdir, tree: entries });
@@ -44,7 +57,10 @@ async function writeDir(gitdir: string, node: DirNode): Promise<string> {
 export async function writeFilesTree(gitdir: string, files: ReadonlyMap<string, string>): Promise<string> {
   const root: DirNode = { files: new Map(), dirs: new Map() };
   for (const [p, content] of files) insert(root, p, content);
-  return writeDir(gitdir, root);
+  const blobs = { before: lastBlobs.get(gitdir), now: new Map<string, string>() };
+  const tree = await writeDir(gitdir, root, blobs);
+  lastBlobs.set(gitdir, blobs.now);
+  return tree;
 }
 
 /** Every file of a commit's tree (path → UTF-8 text), for reading the status branch back. */

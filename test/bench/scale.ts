@@ -10,7 +10,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
-import { startIdleWorld } from '../service/idle-world.js';
+import { idleNodeName, startIdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
 import { createWorkloads, REPLICAS, waitRunning } from './scale-world.js';
 
@@ -38,25 +38,36 @@ async function until(what: string, timeoutMs: number, ok: () => boolean): Promis
 export async function measureSize(nodes: number): Promise<Figure[]> {
   const pods = nodes * REPLICAS;
   const size = `${nodes} nodes, ${pods} pods, ${pods / REPLICAS} Deployments and PDBs`;
-  const cp = await startControlPlane({ log: () => undefined, clientQps: 300 });
+  const cp = await startControlPlane({ log: () => undefined, clientQps: 1000 });
   try {
     const admin = cp.adminKubeConfig();
     const tSetup = Date.now();
+    const setup: Record<string, number> = {};
     let baseline = { rss: 0, heap: 0 };
     let t0 = 0;
-    let podsMs = 0;
-    // Workloads first; startIdleWorld creates the nodes, then everything is Running before
-    // drydock starts, so the baseline holds no part of the fleet and the first plan sees all.
-    await createWorkloads(admin, pods);
+    // startIdleWorld creates the nodes; the workloads (bound to them) follow, and every pod
+    // exists before drydock starts, so the baseline holds no part of the fleet and the first
+    // plan sees all of it.
     const world = await startIdleWorld(admin, cp.kubeconfigPath, nodes, 3, async () => {
-      podsMs = await waitRunning(admin, pods, 1_800_000);
+      setup.nodes = Date.now() - tSetup;
+      const t = Date.now();
+      await createWorkloads(admin, pods, idleNodeName);
+      setup.workloads = Date.now() - t;
+      setup.pods = await waitRunning(admin, pods, 1_800_000);
       baseline = settledMemory();
       t0 = Date.now();
     });
     try {
-      await until('first plan', 600_000, () => (world.service.state().lastOutcome?.observed.pods.length ?? 0) >= pods);
+      await until(
+        'first plan',
+        1_800_000,
+        () => (world.service.state().lastOutcome?.observed.pods.length ?? 0) >= pods,
+      );
       const firstPlanMs = Date.now() - t0;
-      console.log(`(setup: ${t0 - tSetup} ms, of which waiting for pods Running ${podsMs} ms)`);
+      console.log(
+        `(setup ${t0 - tSetup} ms: nodes ${setup.nodes} ms, Deployments and PDBs ${setup.workloads} ms, ` +
+          `their pods created ${setup.pods} ms)`,
+      );
       console.error('measuring');
       await world.idleRounds(20);
       const mem = settledMemory();

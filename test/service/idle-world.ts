@@ -48,6 +48,9 @@ function writeRepo(dir: string): void {
   );
 }
 
+/** The name of the i-th node createNodes makes. */
+export const idleNodeName = (i: number): string => `idle-${String(i).padStart(5, '0')}`;
+
 export async function createNodes(kc: KubeConfig, count: number, concurrency = 16): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   let next = 0;
@@ -55,7 +58,7 @@ export async function createNodes(kc: KubeConfig, count: number, concurrency = 1
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         const i = next++;
-        await core.createNode({ body: fakeNode(`idle-${String(i).padStart(5, '0')}`) });
+        await core.createNode({ body: fakeNode(idleNodeName(i)) });
       }
     }),
   );

@@ -1,9 +1,9 @@
 /** What `drydock approve` does once its arguments are parsed (loaded only when it runs). */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
 import { approvalFile, type ApprovalStage, type ApprovalTarget } from '../../report/approval-file.js';
 import { specDocPath } from '../../report/status-docs.js';
+import { readSpecDocs } from '../../report/status-nodes.js';
 import { GitSource, isGitSourceError, readStatusFiles } from '../../source/index.js';
 import { loadFromDirectory, SpecSourceError, type DesiredState } from '../../spec/index.js';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
@@ -55,9 +55,9 @@ async function statusDoc(
   try {
     const source = new GitSource({ repo: flags.statusRepo ?? flags.dir, retries: 1 });
     const commit = await source.readBranchTip(flags.statusBranch);
-    const text = (await readStatusFiles(source, commit)).get(specDocPath({ kind, name }));
-    if (text === undefined) return { none: `the status branch has no ${specDocPath({ kind, name })} yet` };
-    return { doc: parse(text) as Record<string, unknown>, commit };
+    const doc = readSpecDocs(await readStatusFiles(source, commit)).get(specDocPath({ kind, name }));
+    if (doc === undefined) return { none: `the status branch has no ${specDocPath({ kind, name })} yet` };
+    return { doc, commit };
   } catch (e) {
     if (isGitSourceError(e)) return { none: e.message };
     throw e;

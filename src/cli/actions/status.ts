@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import git from 'isomorphic-git';
 import { parse } from 'yaml';
 import { parseDuration } from '../../duration.js';
+import { readSpecDocs } from '../../report/status-nodes.js';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
 import { GitSource, isGitSourceError, readRecord, readStatusFiles, resolveCredentials } from '../../source/index.js';
 import type { StatusCommandOptions } from '../flags.js';
@@ -86,10 +87,7 @@ export async function runStatus(
     const files = await readStatusFiles(source, tip);
     if (opts.format === 'json') {
       const record = await readRecord(source, tip);
-      const specs: unknown[] = [];
-      for (const [p, text] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        if (p.startsWith('status/') && p.endsWith('.yaml')) specs.push(parse(text));
-      }
+      const specs = [...readSpecDocs(files).values()];
       const errorsText = files.get('errors.yaml');
       out(
         `${JSON.stringify({ statusCommit: tip, cluster: record.cluster ?? null, sourceCommit: record.sourceCommit ?? null, specs, errors: errorsText ? (parse(errorsText) as unknown) : null }, null, 2)}\n`,

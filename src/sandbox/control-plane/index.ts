@@ -60,7 +60,8 @@ export interface ControlPlaneOptions {
   keepDataDir?: boolean;
   /**
    * client QPS of the controller manager and the scheduler (burst twice that); default theirs
-   * (20 and 50), which creates and binds pods at that rate: too slow for tens of thousands
+   * (20 and 50), which creates and binds pods at that rate: too slow for tens of thousands.
+   * When set, the controller manager also runs 50 ReplicaSet and Deployment workers (default 5).
    */
   clientQps?: number;
   /** overall start-up timeout per wait, ms (default 90 000; DRYDOCK_CONTROL_PLANE_TIMEOUT_MS) */

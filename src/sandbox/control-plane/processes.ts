@@ -117,6 +117,10 @@ export function spawnComponent(
     running: () => !done,
     async stop(graceMs = 10_000) {
       if (done) return;
+      // Unreferenced, the child's exit event alone would not keep the event loop alive: with
+      // nothing else pending (a benchmark's last teardown), awaiting it would end the process
+      // with an unsettled await (exit code 13) instead of waiting for the exit.
+      child.ref();
       killGroup(child.pid, 'SIGTERM');
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([

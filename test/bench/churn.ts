@@ -1,0 +1,139 @@
+/**
+ * Benchmark: reconcile latency under churn (issue 16, item 4). The idle-at-scale world (N KWOK
+ * nodes, ten pods each in Deployments under PDBs, drydock in-process), then for CHURN_MS: pods
+ * created at 50 a second and each deleted ten seconds later, and a new KWOK node every two
+ * seconds. Per new node: the time from this process's own watch seeing its Ready condition
+ * True to drydock's first plan whose observed state holds the node as Ready ("acting": the
+ * first reconcile that would act on it, read from the service's last outcome every 10 ms).
+ * Sizes (nodes): DRYDOCK_BENCH_CHURN, default 50.
+ */
+import { CoreV1Api, Watch, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { fakeNode, startControlPlane } from '../../src/sandbox/control-plane/index.js';
+import { idleNodeName, startIdleWorld } from '../service/idle-world.js';
+import { recordFigures, sizesFrom, type Figure } from './results.js';
+import { createWorkloads, REPLICAS, waitRunning } from './scale-world.js';
+
+const CHURN_MS = 60_000;
+const PODS_PER_SECOND = 50;
+const POD_LIFE_MS = 10_000;
+const NODE_EVERY_MS = 2_000;
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+}
+
+/** When this process's watch first saw each node Ready. */
+async function watchReady(kc: KubeConfig, seen: Map<string, number>): Promise<{ abort(): void }> {
+  return new Watch(kc).watch(
+    '/api/v1/nodes',
+    {},
+    (_type: string, node: V1Node) => {
+      const name = node.metadata?.name ?? '';
+      const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+      if (ready && !seen.has(name)) seen.set(name, performance.now());
+    },
+    () => undefined,
+  );
+}
+
+/** Pods created at PODS_PER_SECOND on the fleet's nodes, each deleted POD_LIFE_MS later. */
+function churnPods(kc: KubeConfig, nodes: number): { stop(): Promise<number> } {
+  const core = kc.makeApiClient(CoreV1Api);
+  let i = 0;
+  let errors = 0;
+  const pending: Promise<unknown>[] = [];
+  const timer = setInterval(() => {
+    const name = `churn-${i}`;
+    const nodeName = idleNodeName(i++ % nodes);
+    const body = {
+      metadata: { name },
+      spec: {
+        nodeName,
+        containers: [{ name: 'c', image: 'registry.example/churn:1' }],
+        tolerations: [{ operator: 'Exists' as const }],
+      },
+    };
+    const life = core
+      .createNamespacedPod({ namespace: 'default', body })
+      .then(() => new Promise((r) => setTimeout(r, POD_LIFE_MS)))
+      .then(() => core.deleteNamespacedPod({ namespace: 'default', name, gracePeriodSeconds: 0 }))
+      .catch(() => errors++);
+    pending.push(life);
+  }, 1000 / PODS_PER_SECOND);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all(pending);
+      return errors;
+    },
+  };
+}
+
+export async function measureChurn(nodes: number): Promise<Figure[]> {
+  const cp = await startControlPlane({ log: () => undefined, clientQps: 1000 });
+  try {
+    const admin = cp.adminKubeConfig();
+    const world = await startIdleWorld(admin, cp.kubeconfigPath, nodes, 3, async () => {
+      await createWorkloads(admin, nodes * REPLICAS, idleNodeName);
+      await waitRunning(admin, nodes * REPLICAS, 1_800_000);
+    });
+    try {
+      const readySeen = new Map<string, number>();
+      const planned = new Map<string, number>();
+      const watch = await watchReady(admin, readySeen);
+      const poll = setInterval(() => {
+        for (const n of world.service.state().lastOutcome?.observed.nodes ?? [])
+          if (n.ready && !planned.has(n.name)) planned.set(n.name, performance.now());
+      }, 10);
+      const core = admin.makeApiClient(CoreV1Api);
+      const churn = churnPods(admin, nodes);
+      const created: string[] = [];
+      for (let t = 0; t < CHURN_MS; t += NODE_EVERY_MS) {
+        const name = `churn-node-${created.length}`;
+        await core.createNode({ body: fakeNode(name) });
+        created.push(name);
+        await new Promise((r) => setTimeout(r, NODE_EVERY_MS));
+      }
+      const errors = await churn.stop();
+      await new Promise((r) => setTimeout(r, 5_000));
+      clearInterval(poll);
+      watch.abort();
+      const lat = created
+        .filter((n) => readySeen.has(n) && planned.has(n))
+        .map((n) => (planned.get(n) ?? 0) - (readySeen.get(n) ?? 0))
+        .sort((a, b) => a - b);
+      const size = `${nodes} nodes, ${nodes * REPLICAS} pods, ${PODS_PER_SECOND} pods/s created and deleted, ${created.length} new nodes (${lat.length} measured, ${errors} pod requests failed)`;
+      const command = `npx tsc -p . && DRYDOCK_BENCH_CHURN=${nodes} node dist/test/bench/churn.js`;
+      const f = (name: string, what: string, value: number): Figure => ({
+        id: `churn.${name}@${nodes}`,
+        what,
+        value,
+        unit: 'ms',
+        target: null,
+        size,
+        command,
+      });
+      const figures = [
+        f('readyToPlanP50', 'node Ready (watch) → first plan observing it Ready, p50', quantile(lat, 0.5)),
+        f('readyToPlanP99', 'node Ready (watch) → first plan observing it Ready, p99', quantile(lat, 0.99)),
+      ];
+      recordFigures(figures);
+      return figures;
+    } finally {
+      await world.close();
+    }
+  } finally {
+    await cp.stop();
+  }
+}
+
+export async function run(): Promise<void> {
+  for (const nodes of sizesFrom('DRYDOCK_BENCH_CHURN', [50])) {
+    console.log(`## ${nodes} nodes under churn`);
+    await measureChurn(nodes);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await run();
+}
