@@ -205,10 +205,15 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
   }
 }
 
+/** Steps whose failure holds the node's later steps this round (see executeActions). */
+const HOLDING_STEPS: ReadonlySet<Action['kind']> = new Set(['cordon', 'annotateNode', 'removeInstance']);
+
 export async function executeActions(actions: readonly Action[], opts: ExecuteOptions): Promise<ActionResult[]> {
   const results: ActionResult[] = [];
-  // A node whose cordon or annotation failed gets nothing else this round: draining a node that
-  // is still schedulable, or one whose lock was not written, would be unsafe.
+  // A node whose cordon, annotation or instance removal failed gets nothing else this round:
+  // draining a node that is still schedulable, or one whose lock was not written, would be
+  // unsafe, and deleting the Node of an instance the cloud did not remove would orphan the
+  // instance (nothing would then say it was being replaced).
   const held = new Set<string>();
   for (const action of actions) {
     if (opts.shouldContinue && !opts.shouldContinue()) {
@@ -235,7 +240,7 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
       if (outcome.kind === 'done') mutatingCallDone(what);
       if (
         node !== undefined &&
-        (action.kind === 'cordon' || action.kind === 'annotateNode') &&
+        HOLDING_STEPS.has(action.kind) &&
         (outcome.kind === 'transient' || outcome.kind === 'stalled' || outcome.kind === 'waiting')
       ) {
         held.add(node);
