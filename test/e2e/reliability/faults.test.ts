@@ -232,67 +232,60 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
     }
   });
 
-  // Opt-in (DRYDOCK_RELIABILITY_FAULTS=1) until it passes: DRYDOCK_TEST_CLOCK_OFFSET moves only
-  // drydock's clock, so every instance the cloud creates looks a day old to it and is removed
-  // for not joining within joinTimeout, then surged again (see README, Reliability/Faults).
-  const itClock = process.env.DRYDOCK_RELIABILITY_FAULTS === '1' ? it : it.skip;
-  itClock(
-    'the clock jumps past a window while drydock is down: nothing starts outside it, an in-flight node finishes, the rest waits for the next',
-    async () => {
-      // A daily window 00:00–01:00 UTC; drydock's clock is moved around it with each restart.
-      const now = Date.now();
-      const midnight = Math.ceil(now / 86_400_000) * 86_400_000;
-      const offset = (t: number): NodeJS.ProcessEnv => ({
-        DRYDOCK_TEST_CLOCK_OFFSET: `${Math.round((t - now) / 1000)}s`,
-      });
-      await restartDrydock(offset(midnight - 30 * 60_000));
-      const window = specDoc('MaintenanceWindow', 'nightly', {
-        timeZone: 'UTC',
-        schedules: [{ cron: '0 0 * * *', duration: '1h' }],
-      });
-      const { image, commit } = await nextImage({ 'specs/window.yaml': window }, { window: 'nightly' });
-      const status = async (): Promise<string> => (await w.repo.statusFile('status/NodeImage/worker.yaml')) ?? '';
-      await eventually(
-        'waiting for the window, for this commit',
-        async () => (await status()).includes(commit.slice(0, 7)) && /waiting for window nightly/.test(await status()),
-        { timeoutMs: 60_000 },
-      );
-      assert.equal(await onImage(image), 0, 'nothing started before the window');
-      // Killed; back after the window opened and closed.
-      await restartDrydock(offset(midnight + 90 * 60_000), 'SIGKILL');
-      await new Promise((r) => setTimeout(r, 8_000));
-      assert.equal(await onImage(image), 0, 'nothing started after the window closed');
-      assert.ok(
-        (await workers(cp().adminKubeConfig())).every(
-          (n) => n.annotations['drydock.dev/operation'] === undefined || n.annotations['drydock.dev/phase'] === 'Done',
-        ),
-        'no node locked',
-      );
-      // Inside the next window: the first nodes start; killed mid-node, back after it closed.
-      await restartDrydock(offset(midnight + 86_400_000 + 5 * 60_000), 'SIGKILL');
-      await eventually(
-        'a node in flight',
-        async () => (await workers(cp().adminKubeConfig())).some((n) => n.unschedulable),
-        { timeoutMs: 60_000, intervalMs: 100 },
-      );
-      await restartDrydock(offset(midnight + 86_400_000 + 90 * 60_000), 'SIGKILL');
-      await eventually(
-        'the nodes in flight finished',
-        async () => (await workers(cp().adminKubeConfig())).every((n) => !n.unschedulable),
-        { timeoutMs: 120_000 },
-      );
-      const done = await onImage(image);
-      await new Promise((r) => setTimeout(r, 6_000));
-      assert.equal(await onImage(image), done, 'no new node started outside the window');
-      assert.ok(done < SIZE, `the rollout waits for the next window (${done} of ${SIZE} done)`);
-      await eventually(
-        'status says it waits for the window',
-        async () => /waiting for window nightly/.test(await status()),
-        { timeoutMs: 30_000 },
-      );
-      await restartDrydock(offset(midnight + 2 * 86_400_000 + 1_000), 'SIGKILL');
-      await completes(image, commit);
-      await restartDrydock();
-    },
-  );
+  it('the clock jumps past a window while drydock is down: nothing starts outside it, an in-flight node finishes, the rest waits for the next', async () => {
+    // A daily window 00:00–01:00 UTC; drydock's clock is moved around it with each restart.
+    const now = Date.now();
+    const midnight = Math.ceil(now / 86_400_000) * 86_400_000;
+    const offset = (t: number): NodeJS.ProcessEnv => ({
+      DRYDOCK_TEST_CLOCK_OFFSET: `${Math.round((t - now) / 1000)}s`,
+    });
+    await restartDrydock(offset(midnight - 30 * 60_000));
+    const window = specDoc('MaintenanceWindow', 'nightly', {
+      timeZone: 'UTC',
+      schedules: [{ cron: '0 0 * * *', duration: '1h' }],
+    });
+    const { image, commit } = await nextImage({ 'specs/window.yaml': window }, { window: 'nightly' });
+    const status = async (): Promise<string> => (await w.repo.statusFile('status/NodeImage/worker.yaml')) ?? '';
+    await eventually(
+      'waiting for the window, for this commit',
+      async () => (await status()).includes(commit.slice(0, 7)) && /waiting for window nightly/.test(await status()),
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(await onImage(image), 0, 'nothing started before the window');
+    // Killed; back after the window opened and closed.
+    await restartDrydock(offset(midnight + 90 * 60_000), 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 8_000));
+    assert.equal(await onImage(image), 0, 'nothing started after the window closed');
+    assert.ok(
+      (await workers(cp().adminKubeConfig())).every(
+        (n) => n.annotations['drydock.dev/operation'] === undefined || n.annotations['drydock.dev/phase'] === 'Done',
+      ),
+      'no node locked',
+    );
+    // Inside the next window: the first nodes start; killed mid-node, back after it closed.
+    await restartDrydock(offset(midnight + 86_400_000 + 5 * 60_000), 'SIGKILL');
+    await eventually(
+      'a node in flight',
+      async () => (await workers(cp().adminKubeConfig())).some((n) => n.unschedulable),
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
+    await restartDrydock(offset(midnight + 86_400_000 + 90 * 60_000), 'SIGKILL');
+    await eventually(
+      'the nodes in flight finished',
+      async () => (await workers(cp().adminKubeConfig())).every((n) => !n.unschedulable),
+      { timeoutMs: 120_000 },
+    );
+    const done = await onImage(image);
+    await new Promise((r) => setTimeout(r, 6_000));
+    assert.equal(await onImage(image), done, 'no new node started outside the window');
+    assert.ok(done < SIZE, `the rollout waits for the next window (${done} of ${SIZE} done)`);
+    await eventually(
+      'status says it waits for the window',
+      async () => /waiting for window nightly/.test(await status()),
+      { timeoutMs: 30_000 },
+    );
+    await restartDrydock(offset(midnight + 2 * 86_400_000 + 1_000), 'SIGKILL');
+    await completes(image, commit);
+    await restartDrydock();
+  });
 });
