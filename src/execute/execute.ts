@@ -270,10 +270,15 @@ async function runPair(
   ]);
 }
 
+/** Steps whose failure holds the node's later steps this round (see executeActions). */
+const HOLDING_STEPS: ReadonlySet<Action['kind']> = new Set(['cordon', 'annotateNode', 'removeInstance']);
+
 export async function executeActions(actions: readonly Action[], opts: ExecuteOptions): Promise<ActionResult[]> {
   const results: ActionResult[] = [];
-  // A node whose cordon or annotation failed gets nothing else this round: draining a node that
-  // is still schedulable, or one whose lock was not written, would be unsafe.
+  // A node whose cordon, annotation or instance removal failed gets nothing else this round:
+  // draining a node that is still schedulable, or one whose lock was not written, would be
+  // unsafe, and deleting the Node of an instance the cloud did not remove would orphan the
+  // instance (nothing would then say it was being replaced).
   const held = new Set<string>();
   const pairs = annotationPairs(actions);
   /** Outcomes of the second action of a pair, decided when its first ran. */
@@ -313,7 +318,7 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
       if (outcome.kind === 'done' && decided === undefined) mutatingCallDone(what);
       if (
         node !== undefined &&
-        (action.kind === 'cordon' || action.kind === 'annotateNode') &&
+        HOLDING_STEPS.has(action.kind) &&
         (outcome.kind === 'transient' || outcome.kind === 'stalled' || outcome.kind === 'waiting')
       ) {
         held.add(node);

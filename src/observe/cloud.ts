@@ -53,3 +53,36 @@ export async function observeCloud(
   problems.sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
   return { groups, problems };
 }
+
+/**
+ * When this process first saw each instance, by its own clock. An instance's age is counted
+ * from the later of the cloud's createdAt and that sighting, so a cloud clock behind drydock's
+ * (or a drydock clock that jumped forward) never makes a fresh instance look old enough to be
+ * removed for not joining; a restart only gives pending instances a fresh joinTimeout.
+ */
+export class InstanceSightings {
+  private readonly seen = new Map<string, number>();
+
+  stamp(groups: readonly ObservedCloudGroup[], now: number): ObservedCloudGroup[] {
+    const live = new Set<string>();
+    const out = groups.map((g) => {
+      const instances = g.description.instances.map((inst) => {
+        const key = `${g.description.groupId}/${inst.id}`;
+        live.add(key);
+        const first = this.seen.get(key) ?? now;
+        this.seen.set(key, first);
+        const created = Date.parse(inst.createdAt);
+        return Number.isFinite(created) && created >= first
+          ? inst
+          : { ...inst, createdAt: new Date(first).toISOString() };
+      });
+      return { ...g, description: { ...g.description, instances } };
+    });
+    // Forget instances gone from groups that answered (an unanswered group keeps its sightings).
+    const answered = new Set(groups.map((g) => `${g.description.groupId}/`));
+    for (const key of this.seen.keys()) {
+      if (!live.has(key) && [...answered].some((prefix) => key.startsWith(prefix))) this.seen.delete(key);
+    }
+    return out;
+  }
+}

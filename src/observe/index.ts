@@ -4,7 +4,7 @@
 import type { DesiredState } from '../spec/model.js';
 import type { ObservedState } from './types.js';
 import type { ClusterCache } from './cluster-cache.js';
-import { observeCloud, type ProviderLookup } from './cloud.js';
+import { observeCloud, type InstanceSightings, type ProviderLookup } from './cloud.js';
 
 export * from './types.js';
 export {
@@ -16,7 +16,7 @@ export {
   type ClusterSnapshot,
   type ClusterCacheOptions,
 } from './cluster-cache.js';
-export { observeCloud, type ProviderLookup } from './cloud.js';
+export { InstanceSightings, observeCloud, type ProviderLookup } from './cloud.js';
 export {
   loadKubeConfig,
   cloneKubeConfig,
@@ -38,9 +38,11 @@ export async function observe(
   desired: Pick<DesiredState, 'scalingGroups' | 'autoscalingStrategies'>,
   cluster: Pick<ClusterCache, 'snapshot'>,
   providers: ProviderLookup,
+  sightings?: { readonly log: InstanceSightings; readonly now: number },
 ): Promise<ObservedState> {
   const snap = cluster.snapshot();
   const cloud = await observeCloud(desired, providers);
+  const groups = sightings ? sightings.log.stamp(cloud.groups, sightings.now) : cloud.groups;
   const wanted = autoscalerKeys(desired);
   return Object.freeze({
     nodes: snap.nodes,
@@ -49,7 +51,7 @@ export async function observe(
     deployments: Object.freeze(snap.deployments.filter((d) => wanted.has(`${d.namespace}/${d.name}`))),
     jobs: snap.jobs,
     workloads: snap.workloads,
-    cloudGroups: Object.freeze(cloud.groups),
+    cloudGroups: Object.freeze(groups),
     problems: Object.freeze(cloud.problems),
   });
 }

@@ -22,6 +22,8 @@ export function planAutoscalers(
   view: ClusterView,
   rolloutActive: boolean,
   b: PlanBuilder,
+  /** Why it is unknown whether a rollout runs (a group not observed): a paused autoscaler stays paused. */
+  unknown?: string,
 ): AutoscalerResult {
   const blocking: string[] = [];
   const statuses: SpecStatus[] = [];
@@ -80,6 +82,10 @@ export function planAutoscalers(
     }
     if (remembered === undefined) {
       statuses.push(status('Complete', 'no rollout running'));
+      continue;
+    }
+    if (unknown !== undefined) {
+      statuses.push(status('Waiting', `paused until the rollouts are known to be done; ${unknown}`));
       continue;
     }
     if (!/^\d+$/.test(remembered)) {

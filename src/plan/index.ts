@@ -86,7 +86,12 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
       ),
   );
   const active = [...rollouts.values()].some((r) => r.running);
-  const autoscalers = planAutoscalers(desired, view, active, b);
+  // A group the cloud did not answer for may still be mid-rollout: the autoscaler is then
+  // neither restored nor paused on a guess (a 20 % error rate would flap it every round).
+  const unobserved = [...rollouts.values()].flatMap((r) => r.notices).find((n) => n.kind === 'unobserved');
+  const hold =
+    !active && unobserved !== undefined ? `ScalingGroup ${unobserved.sg.name}: ${unobserved.why}` : undefined;
+  const autoscalers = planAutoscalers(desired, view, active, b, hold);
   const gates = autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {};
 
   // Maintenances go before any rollout moves a node: a person's order takes its budget share

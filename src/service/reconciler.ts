@@ -9,7 +9,7 @@ import type { Plan } from '../plan/types.js';
 import type { ObservedState } from '../observe/types.js';
 import type { ClusterCache } from '../observe/cluster-cache.js';
 import { observe } from '../observe/index.js';
-import type { ProviderLookup } from '../observe/cloud.js';
+import type { InstanceSightings, ProviderLookup } from '../observe/cloud.js';
 import { executeActions, type ActionResult } from '../execute/execute.js';
 import type { ActionDeps } from '../execute/actions.js';
 import type { EventRecorder } from '../execute/events.js';
@@ -27,6 +27,8 @@ export interface ReconcileDeps {
   readonly logger: Logger;
   readonly metrics: ServiceMetrics;
   readonly now: () => Date;
+  /** This process's first sighting of each instance (its age never predates it). */
+  readonly sightings: InstanceSightings;
   /** Checked before every action: false (leadership lost, shutting down) stops at once. */
   readonly mayAct: () => boolean;
   /** Delay after a round that changed something, before looking again. */
@@ -46,7 +48,10 @@ export interface ReconcileOutcome {
 }
 
 export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps): Promise<ReconcileOutcome> {
-  const observed = await observe(desired, deps.cluster, deps.providers);
+  const observed = await observe(desired, deps.cluster, deps.providers, {
+    log: deps.sightings,
+    now: deps.now().getTime(),
+  });
   const now = deps.now();
   const plan = deps.planner(desired, observed, now);
   let results: ActionResult[] = [];

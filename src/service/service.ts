@@ -12,6 +12,7 @@ import type { Provider } from '../spec/model.js';
 import { startClusterCache, type ClusterCache } from '../observe/cluster-cache.js';
 import { cloneKubeConfig, type CountingKubeConfig } from '../observe/kube.js';
 import { describeError } from '../observe/informer.js';
+import { InstanceSightings } from '../observe/cloud.js';
 import { kubeApis } from '../execute/index.js';
 import { kubeEventRecorder } from '../execute/events.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
@@ -297,6 +298,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
   const resyncMs = opts.resyncMs ?? 60_000;
   const settleMs = opts.settleMs ?? 250;
   const providers = (provider: Provider): CloudProvider | undefined => opts.providers[provider];
+  const sightings = new InstanceSightings();
   return new RoundLoop({
     cluster: p.cluster,
     desired,
@@ -310,6 +312,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         logger: log,
         metrics,
         now,
+        sightings,
         mayAct: p.mayAct,
         settleMs,
         resyncMs,

@@ -3,7 +3,9 @@
  * running instances into KWOK nodes with AWS providerIDs, and `drydock run --provider aws`
  * (credentials, region and endpoint from the SDK's default chain, i.e. AWS_* variables) rolls
  * the group to a new AMI when a commit says so: a new launch-template version, surges,
- * drains and terminations, on the real control plane with the real planner.
+ * drains and terminations, on the real control plane with the real planner. The credentials
+ * are canaries (moto takes any key): after the rollout, `drydock plan` and `drydock status`
+ * run with them too, and they are found in no output.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -12,9 +14,11 @@ import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { stringify } from 'yaml';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { MOTO_CREDENTIALS, MOTO_REGION, useMoto } from '../support/moto.js';
+import { freePort, MOTO_REGION, useMoto } from '../support/moto.js';
 import { JOINER_IMAGE_ANNOTATION, startAwsJoiner, type AwsJoiner } from '../support/aws-joiner.js';
 import { awsFixture, createGroup, twoAmis } from '../support/aws-fixture.js';
+import { TEST_USER } from '../support/git-server.js';
+import { CANARY, CANARY_AWS_ENV, drydockCli, findCanaries, serviceOutputs } from './canaries.js';
 import {
   notifyWebhook,
   rolloutYaml,
@@ -79,6 +83,13 @@ describe('e2e: image rollout on AWS (moto) driven by Git', function () {
   let original: string[] = [];
   const dirs: string[] = [];
   let cloud: ReturnType<typeof awsFixture>;
+  /** The SDK's default chain: moto's endpoint and region, canary credentials. */
+  const awsEnv = (): NodeJS.ProcessEnv => ({
+    AWS_ENDPOINT_URL: moto().endpoint,
+    AWS_REGION: MOTO_REGION,
+    ...CANARY_AWS_ENV,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  });
 
   before(async function () {
     this.timeout(120_000);
@@ -116,13 +127,7 @@ describe('e2e: image rollout on AWS (moto) driven by Git', function () {
         '--leader-elect',
         'false',
       ],
-      {
-        AWS_ENDPOINT_URL: moto().endpoint,
-        AWS_REGION: MOTO_REGION,
-        AWS_ACCESS_KEY_ID: MOTO_CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: MOTO_CREDENTIALS.secretAccessKey,
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      },
+      awsEnv(),
     );
     const url = await drydock.url;
     await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
@@ -185,5 +190,25 @@ describe('e2e: image rollout on AWS (moto) driven by Git', function () {
       [...new Set((ec2.Reservations ?? []).flatMap((r) => r.Instances ?? []).map((i) => i.ImageId))],
       [amis[1]],
     );
+  });
+
+  it('the AWS canary credentials appear in no output: logs, Events, status branch, metrics, plan, status, errors', async () => {
+    assert.ok(repo && drydock);
+    const kc = cp().adminKubeConfig();
+    const outputs = await serviceOutputs(kc, repo, [drydock]);
+    const env = { ...awsEnv(), DRYDOCK_GIT_USERNAME: TEST_USER.username, DRYDOCK_GIT_PASSWORD: TEST_USER.password };
+    const planArgs = ['plan', '--repo', repo.url, '--kubeconfig', cp().kubeconfigPath, '--provider', 'aws'];
+    const plan = await drydockCli([...planArgs, '--namespace', 'kube-system'], env);
+    assert.match(plan, /worker/, `drydock plan read the group through the AWS provider: ${plan.slice(0, 2000)}`);
+    const cache = tempDir('drydock-e2e-aws-cli-');
+    dirs.push(cache);
+    const status = await drydockCli(['status', '--repo', repo.url, '--cache-dir', cache], env);
+    assert.match(status, /NodeImage/, 'drydock status printed the status');
+    // A thrown error from the provider: the cloud unreachable, the canaries still in the signing chain.
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const failed = await drydockCli([...planArgs, '--namespace', 'kube-system'], { ...env, AWS_ENDPOINT_URL: closed });
+    assert.match(failed, /ECONNREFUSED|unreachable|connect|cloud/i, `the provider's failure is reported: ${failed}`);
+    outputs.push(plan, status, failed);
+    assert.deepEqual(findCanaries(outputs, { awsKey: CANARY.awsKey, awsSecret: CANARY.awsSecret }), []);
   });
 });

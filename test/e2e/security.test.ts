@@ -13,20 +13,17 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { strict as assert } from 'node:assert';
-import { execFile } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments, parse, stringify } from 'yaml';
 import { startCountingProxy, type CountingProxy } from '../service/counting-proxy.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { git } from '../support/git-server.js';
 import { hostileCorpus, seededSubset } from '../reliability/hostile-corpus.js';
+import { CANARY, CANARY_AWS_ENV, drydockCli, findCanaries, serviceOutputs } from './canaries.js';
 import { allowed, apiCallOf, callKey, type ApiCall } from './api-calls.js';
 import {
   applyDeployRbac,
-  DRYDOCK_BIN,
   drydockArgs,
   fleetFiles,
   IMAGE_V1,
@@ -43,17 +40,9 @@ import {
 } from './world.js';
 import type { RunningSimCloud } from '../../src/cloud/index.js';
 
-const run = promisify(execFile);
 const NS = 'drydock-system';
 const SA = 'system:serviceaccount:drydock-system:drydock';
 const SA_GROUPS = ['system:serviceaccounts', 'system:serviceaccounts:drydock-system', 'system:authenticated'];
-const CANARY = {
-  token: 'CANARY-git-token-5d1f0c7e',
-  password: 'CANARY-git-password-91b2',
-  webhook: 'CANARY-webhook-secret-4a77',
-  awsKey: 'AKIACANARY0000000042',
-  awsSecret: 'CANARY-aws-secret-key-e3c9/7Zq',
-};
 const TOKEN_USER = { username: 'x-access-token', password: CANARY.token };
 const READER = { username: 'reader', password: CANARY.password };
 const HOSTILE_CASES = Number(process.env['DRYDOCK_HOSTILE_SERVICE_CASES'] ?? 30);
@@ -100,8 +89,7 @@ describe('e2e: hostile commits, secrets and least privilege on the running servi
       DRYDOCK_GIT_PASSWORD: '',
       DRYDOCK_GIT_TOKEN: CANARY.token,
       DRYDOCK_WEBHOOK_SECRET: CANARY.webhook,
-      AWS_ACCESS_KEY_ID: CANARY.awsKey,
-      AWS_SECRET_ACCESS_KEY: CANARY.awsSecret,
+      ...CANARY_AWS_ENV,
     };
     const start = (n: number): DrydockChild => {
       const cache = tempDir(`drydock-e2e-sec-cache${n}-`);
@@ -311,34 +299,13 @@ describe('e2e: hostile commits, secrets and least privilege on the running servi
   });
 
   it('no canary secret appears in any output', async () => {
-    const kc = cp().adminKubeConfig();
-    outputs.push(...leader.lines, ...standby.lines);
-    outputs.push(JSON.stringify((await kc.makeApiClient(CoreV1Api).listEventForAllNamespaces()).items));
-    outputs.push(await git(repo.bare, ['--git-dir', repo.bare, 'log', '-p', '--format=%H%n%B', 'drydock/status']));
-    outputs.push(await repo.statusFile('errors.yaml').then((t) => t ?? ''));
-    for (const child of [leader, standby]) outputs.push(await (await fetch(`${await child.url}/metrics`)).text());
-    const cli = async (args: string[], env: NodeJS.ProcessEnv): Promise<string> => {
-      try {
-        const r = await run(process.execPath, [DRYDOCK_BIN, ...args], {
-          env: { ...process.env, ...env },
-          encoding: 'utf8',
-        });
-        return r.stdout + r.stderr;
-      } catch (err) {
-        const e = err as { stdout?: string; stderr?: string; message: string };
-        return `${e.stdout ?? ''}${e.stderr ?? ''}${e.message}`;
-      }
-    };
-    const reader = {
-      DRYDOCK_GIT_USERNAME: READER.username,
-      DRYDOCK_GIT_PASSWORD: CANARY.password,
-      ...{ AWS_ACCESS_KEY_ID: CANARY.awsKey, AWS_SECRET_ACCESS_KEY: CANARY.awsSecret },
-    };
+    outputs.push(...(await serviceOutputs(cp().adminKubeConfig(), repo, [leader, standby])));
+    const reader = { DRYDOCK_GIT_USERNAME: READER.username, DRYDOCK_GIT_PASSWORD: CANARY.password, ...CANARY_AWS_ENV };
     const cache = tempDir('drydock-e2e-sec-cli-');
     dirs.push(cache);
-    const status = await cli(['status', '--repo', repo.url, '--cache-dir', cache], reader);
+    const status = await drydockCli(['status', '--repo', repo.url, '--cache-dir', cache], reader);
     assert.match(status, /NodeImage/, 'drydock status printed the status');
-    const plan = await cli(
+    const plan = await drydockCli(
       [
         'plan',
         '--repo',
@@ -356,21 +323,14 @@ describe('e2e: hostile commits, secrets and least privilege on the running servi
     );
     assert.match(plan, /worker/, `drydock plan printed a plan: ${plan.slice(0, 2000)}`);
     // Thrown errors: a wrong token and a wrong password, refused by the server.
-    const wrong = await cli(['status', '--repo', repo.url, '--cache-dir', cache], {
+    const wrong = await drydockCli(['status', '--repo', repo.url, '--cache-dir', cache], {
       DRYDOCK_GIT_USERNAME: 'reader',
       DRYDOCK_GIT_PASSWORD: `${CANARY.password}-wrong`,
     });
-    const wrongToken = await cli(['plan', '--repo', repo.url], { DRYDOCK_GIT_TOKEN: `${CANARY.token}-wrong` });
+    const wrongToken = await drydockCli(['plan', '--repo', repo.url], { DRYDOCK_GIT_TOKEN: `${CANARY.token}-wrong` });
     assert.match(wrong + wrongToken, /401|auth|credential/i, 'the refusals are reported');
     outputs.push(status, plan, wrong, wrongToken);
-    const found: string[] = [];
-    for (const [name, value] of Object.entries(CANARY))
-      for (const [i, out] of outputs.entries())
-        if (out.includes(value) || out.includes(value.replace('-wrong', ''))) found.push(`${name} in output ${i}`);
-    process.stderr.write(
-      `      (${outputs.length} outputs, ${outputs.reduce((n, o) => n + o.length, 0)} characters searched for ${Object.keys(CANARY).length} canaries: ${found.length} found)\n`,
-    );
-    assert.deepEqual(found, []);
+    assert.deepEqual(findCanaries(outputs), []);
     rmSync(cache, { recursive: true, force: true });
   });
 });

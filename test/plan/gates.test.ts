@@ -529,6 +529,26 @@ describe('plan: autoscaler', () => {
       },
     },
     {
+      name: 'a paused autoscaler stays paused while a group goes unobserved (a cloud error is no sign the rollout ended)',
+      desired: withAutoscaler(),
+      observed: (() => {
+        const w = workers(2, V1);
+        return observed({
+          nodes: w.nodes,
+          cloudGroups: [],
+          deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '3' })],
+        });
+      })(),
+      now: at(0),
+      check: (p) => {
+        assert.deepEqual(bare(p), []);
+        assert.match(
+          p.specs.find((s) => s.spec.kind === 'AutoscalingStrategy')?.waitingFor ?? '',
+          /^paused until the rollouts are known to be done; ScalingGroup workers: scaling group workers was not observed this round$/,
+        );
+      },
+    },
+    {
       name: 'a remembered count that is not a number is reported, not guessed',
       desired: withAutoscaler(),
       observed: (() => {
