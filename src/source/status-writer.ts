@@ -134,7 +134,12 @@ export class StatusWriter {
         });
         try {
           await this.source.pushBranch(this.branch, commit, parent);
+          this.synced = true;
         } catch (err) {
+          // The local ref already names the commit (a push sends the local ref) though the remote
+          // does not have it: read the remote's tip again before the next write, or a report
+          // identical to this one would look written and never be pushed.
+          this.synced = false;
           if (isGitSourceError(err, 'push-rejected') && err.data.conflict === true) {
             this.log.info({ attempted: commit }, 'status branch moved; re-applying on the new tip');
             parent = await this.fetchTip();

@@ -24,6 +24,8 @@ export interface CommitOptions {
 export interface Fixture {
   readonly server: GitServer;
   readonly url: string;
+  /** The bare repository's directory on the server (for hooks). */
+  readonly bare: string;
   readonly work: string;
   readonly cacheRoot: string;
   /** Writes files (path → content; null deletes), commits at the given tick, pushes; resolves to the commit id. */
@@ -35,7 +37,7 @@ export interface Fixture {
 
 export async function createFixture(): Promise<Fixture> {
   const server = await startTestGitServer();
-  server.createBareRepo('specs.git', 'master');
+  const bare = server.createBareRepo('specs.git', 'master');
   const url = server.repoUrl('specs.git');
   const work = tempDir('drydock-work-');
   const cache = tempDir('drydock-cache-');
@@ -44,6 +46,7 @@ export async function createFixture(): Promise<Fixture> {
   const fixture: Fixture = {
     server,
     url,
+    bare,
     work: work.dir,
     cacheRoot: cache.dir,
     async commit(files, tick, opts = {}) {

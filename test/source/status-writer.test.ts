@@ -1,4 +1,6 @@
 import { strict as assert } from 'node:assert';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { GitSource, StatusWriter } from '../../src/source/index.js';
 import type { StatusReport } from '../../src/report/types.js';
 import { runStatus } from '../../src/cli/actions/status.js';
@@ -92,6 +94,20 @@ describe('StatusWriter against git http-backend', function () {
     assert.equal(await nativeShow('%s'), 'status: NodeImage/worker 4/10 replaced (source 1a2b3c4)');
     // A writer started later (a restart) sees the same content and writes nothing either.
     assert.deepEqual(await writer().write(report(4)), { commit: second.commit, changed: false });
+  });
+
+  it('a push the server refused is pushed by the next write, even of the same report', async () => {
+    const hook = path.join(fx.bare, 'hooks', 'pre-receive');
+    writeFileSync(hook, '#!/bin/sh\necho "read-only for now" >&2\nexit 1\n');
+    chmodSync(hook, 0o755);
+    const w = writer({ retries: 0 });
+    await assert.rejects(w.write(report(5)));
+    rmSync(hook);
+    // The same report again (the rollout did not move while the server refused): it must land.
+    const res = await w.write(report(5));
+    assert.equal(res.changed, true);
+    assert.equal(await nativeShow('%H'), res.commit);
+    assert.deepEqual(await w.write(report(5)), { commit: res.commit, changed: false });
   });
 
   it('re-applies on the new tip when another writer moved the branch, without forcing', async () => {
