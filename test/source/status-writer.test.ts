@@ -97,6 +97,7 @@ describe('StatusWriter against git http-backend', function () {
   });
 
   it('a push the server refused is pushed by the next write, even of the same report', async () => {
+    await git(clone.dir, ['init', '-q', '--bare']);
     const hook = path.join(fx.bare, 'hooks', 'pre-receive');
     writeFileSync(hook, '#!/bin/sh\necho "read-only for now" >&2\nexit 1\n');
     chmodSync(hook, 0o755);
