@@ -122,32 +122,25 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
     });
   }
 
-  // Opt-in (DRYDOCK_RELIABILITY_FAULTS=1): it passed on its own run of the file, but in the whole
-  // file, after the API server and etcd restarts, the status was not written again for 6 min
-  // after the Git server came back (not yet understood; see README, Reliability/Faults).
-  const itGitDown = process.env.DRYDOCK_RELIABILITY_FAULTS === '1' ? it : it.skip;
-  itGitDown(
-    `the Git server down ${GIT_DOWN_MS / 1000} s: the rollout goes on, the status catches up after`,
-    async () => {
-      const { image, commit } = await nextImage();
-      await eventually('a worker replaced', async () => (await onImage(image)) >= 1, { timeoutMs: 120_000 });
-      await gate.down();
-      const downAt = Date.now();
-      // Progress: instances created plus nodes on the new image (a wave takes longer than a poll).
-      const progress = async (): Promise<number> =>
-        w.sim.cloud.inspectGroup('workers').nextInstance + (await onImage(image));
-      const before = await progress();
-      await new Promise((r) => setTimeout(r, GIT_DOWN_MS));
-      const during = await progress();
-      await gate.up();
-      assert.ok(
-        during > before || (await onImage(image)) === SIZE,
-        `the rollout went on while Git was down (${before} → ${during})`,
-      );
-      await completes(image, commit);
-      process.stderr.write(`      (Git down ${Math.round((Date.now() - downAt) / 1000)} s including catch-up)\n`);
-    },
-  );
+  it(`the Git server down ${GIT_DOWN_MS / 1000} s: the rollout goes on, the status catches up after`, async () => {
+    const { image, commit } = await nextImage();
+    await eventually('a worker replaced', async () => (await onImage(image)) >= 1, { timeoutMs: 120_000 });
+    await gate.down();
+    const downAt = Date.now();
+    // Progress: instances created plus nodes on the new image (a wave takes longer than a poll).
+    const progress = async (): Promise<number> =>
+      w.sim.cloud.inspectGroup('workers').nextInstance + (await onImage(image));
+    const before = await progress();
+    await new Promise((r) => setTimeout(r, GIT_DOWN_MS));
+    const during = await progress();
+    await gate.up();
+    assert.ok(
+      during > before || (await onImage(image)) === SIZE,
+      `the rollout went on while Git was down (${before} → ${during})`,
+    );
+    await completes(image, commit);
+    process.stderr.write(`      (Git down ${Math.round((Date.now() - downAt) / 1000)} s including catch-up)\n`);
+  });
 
   it('status pushes rejected repeatedly: the rollout completes, the report lands once they are accepted', async () => {
     const hooks = path.join(w.repo.bare, 'hooks');
