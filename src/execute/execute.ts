@@ -209,6 +209,15 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
 
 type Toggle = ActionOf<'cordon'> | ActionOf<'uncordon'>;
 
+/** One call's outcome: what it returned, or its error as classifyError words it. */
+async function attempt(fn: () => Promise<Outcome>, what: string): Promise<Outcome> {
+  try {
+    return await fn();
+  } catch (err) {
+    return classifyError(err, what);
+  }
+}
+
 /**
  * The index of the annotateNode that goes with a cordon or uncordon of the same node next to it
  * in the plan (the planner emits them together: a phase change with its cordon), keyed by
@@ -240,13 +249,6 @@ async function runPair(
   const toggle = actions[pair.toggle] as Toggle;
   const annotate = actions[pair.annotate] as ActionOf<'annotateNode'>;
   const meta = impl.metadataOf(annotate);
-  const attempt = async (fn: () => Promise<Outcome>, what: string): Promise<Outcome> => {
-    try {
-      return await fn();
-    } catch (err) {
-      return classifyError(err, what);
-    }
-  };
   const both = await attempt(
     () => (toggle.kind === 'cordon' ? impl.cordon(toggle, d, meta) : impl.uncordon(toggle, d, meta)),
     describeAction(toggle),
@@ -307,11 +309,7 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
       } else if (decided !== undefined) {
         outcome = decided;
       } else {
-        try {
-          outcome = await run(action, opts);
-        } catch (err) {
-          outcome = classifyError(err, what);
-        }
+        outcome = await attempt(() => run(action, opts), what);
       }
       // The reliability suite's crash point: after a call that changed something, before its Event.
       // A pair's second action made no call of its own: the first one's patch carried it.

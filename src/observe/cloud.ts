@@ -61,28 +61,25 @@ export async function observeCloud(
  * removed for not joining; a restart only gives pending instances a fresh joinTimeout.
  */
 export class InstanceSightings {
-  private readonly seen = new Map<string, number>();
+  /** groupId → instance id → first sighting (ms). */
+  private readonly seen = new Map<string, Map<string, number>>();
 
   stamp(groups: readonly ObservedCloudGroup[], now: number): ObservedCloudGroup[] {
-    const live = new Set<string>();
-    const out = groups.map((g) => {
+    return groups.map((g) => {
+      const before = this.seen.get(g.description.groupId);
+      // A group that answered keeps only its live instances; one that did not is not in
+      // `groups` and keeps its sightings.
+      const after = new Map<string, number>();
       const instances = g.description.instances.map((inst) => {
-        const key = `${g.description.groupId}/${inst.id}`;
-        live.add(key);
-        const first = this.seen.get(key) ?? now;
-        this.seen.set(key, first);
+        const first = before?.get(inst.id) ?? now;
+        after.set(inst.id, first);
         const created = Date.parse(inst.createdAt);
         return Number.isFinite(created) && created >= first
           ? inst
           : { ...inst, createdAt: new Date(first).toISOString() };
       });
+      this.seen.set(g.description.groupId, after);
       return { ...g, description: { ...g.description, instances } };
     });
-    // Forget instances gone from groups that answered (an unanswered group keeps its sightings).
-    const answered = new Set(groups.map((g) => `${g.description.groupId}/`));
-    for (const key of this.seen.keys()) {
-      if (!live.has(key) && [...answered].some((prefix) => key.startsWith(prefix))) this.seen.delete(key);
-    }
-    return out;
   }
 }

@@ -8,12 +8,13 @@
  * its file while the fleet changes (until it doubles or halves) and a change touches one file.
  */
 import { parse, stringify } from 'yaml';
+import { compareStrings } from '../plan/order.js';
 import type { StatusNodeRow } from './types.js';
 
 /** The most rows a spec's own file holds; above it, rows go to files of about this many. */
 export const ROWS_PER_FILE = 100;
 
-const byNode = (a: StatusNodeRow, b: StatusNodeRow): number => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0);
+const byNode = (a: StatusNodeRow, b: StatusNodeRow): number => compareStrings(a.node, b.node);
 
 /**
  * Each file's node rows as last rendered (row JSON → YAML), so a status write where one row
@@ -80,7 +81,7 @@ export function renderNodeFiles(dir: string, rows: readonly StatusNodeRow[]): Ma
  */
 export function readSpecDocs(files: ReadonlyMap<string, string>): Map<string, Record<string, unknown>> {
   const docs = new Map<string, Record<string, unknown>>();
-  for (const [p, text] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [p, text] of [...files].sort(([a], [b]) => compareStrings(a, b))) {
     // status/<Kind>/<name>.yaml; node files lie one level deeper
     if (!/^status\/[^/]+\/[^/]+\.yaml$/.test(p)) continue;
     const doc = parse(text) as Record<string, unknown>;
