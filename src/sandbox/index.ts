@@ -10,7 +10,6 @@
 import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
-import { SimHttpProvider } from '../cloud/sim/http-client.js';
 import { createLogger } from '../service/logger.js';
 import { Supervisor, stopLeftovers } from './children.js';
 import {
@@ -40,9 +39,10 @@ import {
   type StateLayout,
 } from './layout.js';
 import { Monitor, Progress, type StepHandle } from './monitor.js';
-import { runUpgradeScenario, summaryLines, type ScenarioSummary } from './scenario.js';
-import { nodeOpSummaryLines, runNodeOpScenario, watchOperation, type NodeOpSummary } from './scenario-nodeop.js';
-import { prSummaryLines, runPrScenario, type PrSummary } from './scenario-pr.js';
+import type { ScenarioSummary } from './scenario.js';
+import type { NodeOpSummary } from './scenario-nodeop.js';
+import type { PrSummary } from './scenario-pr.js';
+import { runScenario, type Following } from './scenario-run.js';
 import { RepoReader } from './snapshot.js';
 import { createScreen, type ScreenOutput } from './terminal.js';
 import { applyObjects, demoManifests, demoWorkloadsReady } from './workloads.js';
@@ -126,103 +126,110 @@ export function instructions(o: {
   ];
 }
 
-/** Runs the sandbox until Ctrl-C, or through the scenario. Never throws: failures come back as an outcome. */
-export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcome> {
-  const startedAt = new Date();
-  const layout = stateLayout(options.stateDir);
-  const screen = createScreen(options.out, options.live === undefined ? {} : { live: options.live });
-  const progress = new Progress(
-    Object.values(STEPS),
-    options.scenario === undefined ? 'starting' : `scenario ${options.scenario}: starting`,
-  );
-  const monitor = new Monitor(progress, startedAt, (s) => screen.show(s));
-  let current: { title: string; handle: StepHandle } | undefined;
-  const begin = (title: string, detail?: string): StepHandle => {
-    const handle = progress.start(title, detail);
-    current = { title, handle };
-    monitor.refresh();
-    return handle;
-  };
-  const finish = (handle: StepHandle, detail?: string): void => {
-    handle.done(detail);
-    current = undefined;
-    monitor.refresh();
-  };
+/** The parts a run has started so far, and its steps on the screen: what the way out stops and names. */
+class Run {
+  current: { title: string; handle: StepHandle } | undefined;
+  logger: Logger = pino({ level: 'silent' });
+  release: (() => void) | undefined;
+  supervisor: Supervisor | undefined;
+  controlPlane: ControlPlane | undefined;
+  gitServer: GitServer | undefined;
 
-  let release: (() => void) | undefined;
-  let logger: Logger = pino({ level: 'silent' });
-  let supervisor: Supervisor | undefined;
-  let controlPlane: ControlPlane | undefined;
-  let gitServer: GitServer | undefined;
-  monitor.start();
-  // Said on the screen, above the live view, so a redraw never leaves a stale view behind it.
-  const onAbort = (): void => {
-    const reason: unknown = options.signal.reason;
-    screen.print([
-      `${typeof reason === 'string' ? reason : 'interrupted'}: stopping every process it started (Ctrl-C again to exit at once)…`,
-    ]);
-  };
-  options.signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    // 1. The state directory, and whatever a crashed run left running.
-    let step = begin(STEPS.state, layout.root);
+  constructor(
+    readonly options: SandboxOptions,
+    readonly layout: StateLayout,
+    readonly screen: ReturnType<typeof createScreen>,
+    readonly progress: Progress,
+    readonly monitor: Monitor,
+  ) {}
+
+  begin(title: string, detail?: string): StepHandle {
+    const handle = this.progress.start(title, detail);
+    this.current = { title, handle };
+    this.monitor.refresh();
+    return handle;
+  }
+
+  finish(handle: StepHandle, detail?: string): void {
+    handle.done(detail);
+    this.current = undefined;
+    this.monitor.refresh();
+  }
+
+  headline(text: string): void {
+    this.progress.headline = text;
+    this.monitor.refresh();
+  }
+
+  /** Steps 1–2: the state directory (stopping what a crashed run left running), binaries, control plane. */
+  async startCluster() {
+    const { layout, options } = this;
+    let step = this.begin(STEPS.state, layout.root);
     mkdirSync(layout.root, { recursive: true });
-    release = prepareStateDir(layout, { reset: options.reset });
-    logger = fileLogger(layout);
-    logger.info(
+    this.release = prepareStateDir(layout, { reset: options.reset });
+    this.logger = fileLogger(layout);
+    this.logger.info(
       { stateDir: layout.root, reset: options.reset, scenario: options.scenario ?? 'none' },
       'sandbox starting',
     );
-    const leftovers = await stopLeftovers(layout.pidFile, logger);
-    supervisor = new Supervisor(layout.logs, layout.pidFile, logger);
-    const ctx: StartContext = { layout, supervisor, logger, signal: options.signal };
+    const leftovers = await stopLeftovers(layout.pidFile, this.logger);
+    this.supervisor = new Supervisor(layout.logs, layout.pidFile, this.logger);
+    const ctx: StartContext = { layout, supervisor: this.supervisor, logger: this.logger, signal: options.signal };
     const settings = readSettings(layout, parseSettings) ?? newSettings();
-    finish(step, leftovers.length > 0 ? `${layout.root} (stopped leftovers: ${leftovers.join(', ')})` : layout.root);
+    this.finish(
+      step,
+      leftovers.length > 0 ? `${layout.root} (stopped leftovers: ${leftovers.join(', ')})` : layout.root,
+    );
 
-    // 2. Kubernetes binaries, then the control plane.
-    step = begin(STEPS.binaries);
+    step = this.begin(STEPS.binaries);
     const binDir = await ensureBinaries(ctx, step, BINARIES_TIMEOUT_MS);
-    finish(step, binDir);
-    step = begin(STEPS.controlPlane, 'etcd, kube-apiserver, controllers, scheduler, KWOK');
-    controlPlane = await startSandboxControlPlane(ctx, binDir);
+    this.finish(step, binDir);
+    step = this.begin(STEPS.controlPlane, 'etcd, kube-apiserver, controllers, scheduler, KWOK');
+    const controlPlane = await startSandboxControlPlane(ctx, binDir);
+    this.controlPlane = controlPlane;
     const kc = controlPlane.adminKubeConfig();
-    monitor.watchCluster(kc);
-    finish(step, controlPlane.server);
+    this.monitor.watchCluster(kc);
+    this.finish(step, controlPlane.server);
+    return { ctx, settings, binDir, controlPlane, kc };
+  }
 
-    // 3. The fleet repository and the Git server serving it.
-    step = begin(STEPS.git);
+  /** Steps 3–6: the fleet repository and its Git server, the sim cloud, demo workloads, drydock. */
+  async startFleet(cluster: Awaited<ReturnType<Run['startCluster']>>) {
+    const { layout, options } = this;
+    const { ctx, settings, controlPlane, kc } = cluster;
+    let step = this.begin(STEPS.git);
     const examplesDir = options.examplesDir ?? path.join(PACKAGE_ROOT, 'examples-repo');
     const seeded = seedFleetRepo(layout.gitRoot, examplesDir, layout.work);
-    gitServer = await startSandboxGitServer(ctx, settings);
+    const gitServer = await startSandboxGitServer(ctx, settings);
+    this.gitServer = gitServer;
     writeSettings(layout, { ...settings, gitPort: gitServer.port });
     const bare = fleetRepoPath(layout.gitRoot);
-    monitor.watchRepo(new RepoReader(bare, TRACKED_BRANCH, DEFAULT_STATUS_BRANCH));
-    finish(
+    this.monitor.watchRepo(new RepoReader(bare, TRACKED_BRANCH, DEFAULT_STATUS_BRANCH));
+    this.finish(
       step,
       `${gitServer.repoUrl('fleet.git')}${seeded.created ? ` (new, from ${path.relative(process.cwd(), examplesDir) || '.'})` : ' (resumed)'}`,
     );
 
-    // 4. The sim cloud, shaped by the repository's ScalingGroups.
-    step = begin(STEPS.cloud);
+    // The sim cloud, shaped by the repository's ScalingGroups.
+    step = this.begin(STEPS.cloud);
     const fleetFiles = readTree(bare, TRACKED_BRANCH, '.');
     const groups: FleetGroup[] = fleetGroups(fleetFiles);
     const cloud = await startSimCloud(ctx, kc, controlPlane.kubeconfigPath, groups, step, options.startTimeoutMs);
-    finish(step, `${cloud.url}: ${groups.map((g) => `${g.groupId} ×${g.size}`).join(', ')}`);
+    this.finish(step, `${cloud.url}: ${groups.map((g) => `${g.groupId} ×${g.size}`).join(', ')}`);
 
-    // 5. Workloads whose PDBs make drains go one at a time.
-    step = begin(STEPS.workloads);
+    // Workloads whose PDBs make drains go one at a time.
+    step = this.begin(STEPS.workloads);
     await applyObjects(kc, demoManifests());
     await waitFor('the demo Deployments to be available', () => demoWorkloadsReady(kc), {
       timeoutMs: options.startTimeoutMs,
       step: STEPS.workloads,
       signal: options.signal,
-      failure: () => supervisor?.failure(),
+      failure: () => this.supervisor?.failure(),
       log: controlPlane.logs['kube-scheduler'] ?? layout.logs,
     });
-    finish(step, 'web ×6, api ×3, queue ×2, one disruption each');
+    this.finish(step, 'web ×6, api ×3, queue ×2, one disruption each');
 
-    // 6. drydock itself.
-    step = begin(STEPS.drydock);
+    step = this.begin(STEPS.drydock);
     const drydock = await startDrydock(
       ctx,
       {
@@ -233,17 +240,17 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
       },
       options.startTimeoutMs,
     );
-    monitor.watchMetrics(`${drydock.url}/metrics`);
-    finish(step, drydock.url);
-    logger.info({ drydock: drydock.url, cloud: cloud.url, git: gitServer.baseUrl }, 'sandbox running');
+    this.monitor.watchMetrics(`${drydock.url}/metrics`);
+    this.finish(step, drydock.url);
+    this.logger.info({ drydock: drydock.url, cloud: cloud.url, git: gitServer.baseUrl }, 'sandbox running');
 
     const exampleImage = groups.find((g) => g.role === 'worker') ?? groups[0];
     const exampleFile = exampleImage === undefined ? undefined : nodeImageFile(fleetFiles, exampleImage.nodeImage);
-    screen.print(
+    this.screen.print(
       instructions({
         ...(exampleFile === undefined ? {} : { nodeImageFile: exampleFile }),
         kubeconfig: controlPlane.kubeconfigPath,
-        binDir,
+        binDir: cluster.binDir,
         drydockDir: await writeLauncher(layout),
         cloneUrl: cloneUrl(gitServer, settings.gitUser),
         cloudUrl: cloud.url,
@@ -252,108 +259,94 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
         controlPlaneLogs: path.join(controlPlane.dataDir, 'logs'),
       }),
     );
+    return { bare, seeded, groups, cloud, drydock };
+  }
 
-    // What every scenario follows and where it pushes.
-    const following = {
-      bare,
+  /** Until Ctrl-C or a process the sandbox needs dies. */
+  async untilStopped(): Promise<SandboxOutcome> {
+    this.headline('running (Ctrl-C stops everything)');
+    const { signal } = this.options;
+    await new Promise<void>((resolve) => {
+      if (signal.aborted || this.supervisor?.failure() !== undefined) resolve();
+      signal.addEventListener('abort', () => resolve(), { once: true });
+      this.supervisor?.onFailure(() => resolve());
+    });
+    const failed = this.supervisor?.failure();
+    return failed === undefined ? { kind: 'stopped' } : { kind: 'failed', error: failed };
+  }
+
+  /** Every part started, stopped, whatever the way out. */
+  async stop(): Promise<void> {
+    this.monitor.stop();
+    this.headline('stopping');
+    this.screen.close();
+    await this.supervisor
+      ?.stopAll()
+      .catch((err: unknown) => this.logger.error({ err: String(err) }, 'stopping processes failed'));
+    await this.gitServer?.stop().catch(() => undefined);
+    await this.controlPlane
+      ?.stop()
+      .catch((err: unknown) => this.logger.error({ err: String(err) }, 'stopping the control plane failed'));
+    this.logger.info({}, 'sandbox stopped');
+    this.release?.();
+  }
+}
+
+/** Runs the sandbox until Ctrl-C, or through the scenario. Never throws: failures come back as an outcome. */
+export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcome> {
+  const layout = stateLayout(options.stateDir);
+  const screen = createScreen(options.out, options.live === undefined ? {} : { live: options.live });
+  const progress = new Progress(
+    Object.values(STEPS),
+    options.scenario === undefined ? 'starting' : `scenario ${options.scenario}: starting`,
+  );
+  const monitor = new Monitor(progress, new Date(), (s) => screen.show(s));
+  const run = new Run(options, layout, screen, progress, monitor);
+  monitor.start();
+  // Said on the screen, above the live view, so a redraw never leaves a stale view behind it.
+  const onAbort = (): void => {
+    const reason: unknown = options.signal.reason;
+    screen.print([
+      `${typeof reason === 'string' ? reason : 'interrupted'}: stopping every process it started (Ctrl-C again to exit at once)…`,
+    ]);
+  };
+  options.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const cluster = await run.startCluster();
+    const fleet = await run.startFleet(cluster);
+    if (options.scenario === undefined) return await run.untilStopped();
+    const following: Following = {
+      bare: fleet.bare,
       workDir: layout.work,
       nextSnapshot: () => monitor.next(),
-      setHeadline: (text: string) => {
-        progress.headline = text;
-        monitor.refresh();
-      },
+      setHeadline: (text: string) => run.headline(text),
       timeoutMs: options.scenarioTimeoutMs,
       signal: options.signal,
-      failure: () => supervisor?.failure(),
-      log: drydock.child.logFile,
+      failure: () => run.supervisor?.failure(),
+      log: fleet.drydock.child.logFile,
     };
-    if (options.scenario === 'nodeop') {
-      const summary = await runNodeOpScenario({
-        ...following,
-        workerGroups: groups.filter((g) => g.role === 'worker').map((g) => g.groupId),
-        watch: (ledger) => watchOperation(kc, ledger),
-      });
-      progress.headline = 'scenario nodeop: complete';
-      monitor.refresh();
-      screen.print(nodeOpSummaryLines(summary));
-      logger.info({ ...summary }, 'scenario complete');
-      return { kind: 'scenario', summary };
-    }
-    if (options.scenario === 'pr') {
-      const summary = await runPrScenario({
-        ...following,
-        groups: groups
-          .filter((g) => g.role === 'worker')
-          .slice(0, 1)
-          .map((g) => ({ groupId: g.groupId, nodeImage: g.nodeImage, size: g.size })),
-        cloud: new SimHttpProvider(cloud.url),
-        kubeconfig: controlPlane.kubeconfigPath,
-        cloudUrl: cloud.url,
-        print: (lines) => screen.print(lines),
-      });
-      progress.headline = 'scenario pr: complete';
-      monitor.refresh();
-      screen.print(prSummaryLines(summary));
-      logger.info({ durationMs: summary.durationMs, approvalFile: summary.approvalFile }, 'scenario complete');
-      return { kind: 'scenario', summary };
-    }
-    if (options.scenario === 'upgrade') {
-      if (!seeded.created) {
-        // A fleet repository someone may have worked in: say what will be pushed into it, first.
-        screen.print([
-          `scenario upgrade: will push a new image for ${groups.map((g) => `NodeImage/${g.nodeImage}`).join(', ')} to ${TRACKED_BRANCH} of ${bare} (resumed, not new)`,
-        ]);
-      }
-      const summary = await runUpgradeScenario({
-        ...following,
-        groups: groups.map((g) => ({ groupId: g.groupId, nodeImage: g.nodeImage, size: g.size })),
-        cloud: new SimHttpProvider(cloud.url),
-      });
-      progress.headline = 'scenario upgrade: complete';
-      monitor.refresh();
-      screen.print(summaryLines(summary));
-      logger.info(
-        {
-          commit: summary.commit,
-          durationMs: summary.durationMs,
-          nodesReplaced: summary.nodesReplaced,
-          waves: summary.waves,
-        },
-        'scenario complete',
-      );
-      return { kind: 'scenario', summary };
-    }
-
-    progress.headline = 'running (Ctrl-C stops everything)';
-    monitor.refresh();
-    await new Promise<void>((resolve) => {
-      if (options.signal.aborted || supervisor?.failure() !== undefined) resolve();
-      options.signal.addEventListener('abort', () => resolve(), { once: true });
-      supervisor?.onFailure(() => resolve());
+    const done = await runScenario(options.scenario, {
+      following,
+      groups: fleet.groups,
+      kc: cluster.kc,
+      kubeconfig: cluster.controlPlane.kubeconfigPath,
+      cloudUrl: fleet.cloud.url,
+      resumed: !fleet.seeded.created,
+      print: (lines) => screen.print(lines),
     });
-    const failed = supervisor.failure();
-    return failed === undefined ? { kind: 'stopped' } : { kind: 'failed', error: failed };
+    run.headline(`scenario ${options.scenario}: complete`);
+    screen.print(done.lines);
+    run.logger.info(done.logged, 'scenario complete');
+    return { kind: 'scenario', summary: done.summary };
   } catch (err) {
-    const error = current === undefined ? stepError('the sandbox', err) : stepError(current.title, err);
-    current?.handle.fail(error.message.split('\n')[0] ?? error.message);
+    const error = stepError(run.current?.title ?? 'the sandbox', err);
+    run.current?.handle.fail(error.message.split('\n')[0] ?? error.message);
     monitor.refresh();
-    logger.error({ code: error.code, step: error.data.step, log: error.data.log }, 'sandbox failed');
+    run.logger.error({ code: error.code, step: error.data.step, log: error.data.log }, 'sandbox failed');
     return { kind: 'failed', error };
   } finally {
     options.signal.removeEventListener('abort', onAbort);
-    monitor.stop();
-    progress.headline = 'stopping';
-    monitor.refresh();
-    screen.close();
-    await supervisor
-      ?.stopAll()
-      .catch((err: unknown) => logger.error({ err: String(err) }, 'stopping processes failed'));
-    await gitServer?.stop().catch(() => undefined);
-    await controlPlane
-      ?.stop()
-      .catch((err: unknown) => logger.error({ err: String(err) }, 'stopping the control plane failed'));
-    logger.info({}, 'sandbox stopped');
-    release?.();
+    await run.stop();
   }
 }
 
