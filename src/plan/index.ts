@@ -17,6 +17,7 @@ import { resolveOptions, type PlanOptions } from './options.js';
 import { compareStrings } from './order.js';
 import { buildRollout, type RolloutContext } from './replace/context.js';
 import { isReplace, outdatedControlPlane, planReplace } from './replace/index.js';
+import { releaseRemovedRollouts } from './replace/removed.js';
 import type { Plan, SpecStatus, Wait, Wave } from './types.js';
 import { notActedOn, notActedOnReason, notSupportedStatus } from './unsupported.js';
 import { buildView } from './view.js';
@@ -85,6 +86,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
         (image) => [image.name, buildRollout({ desired, image, now: nowMs, options: opts, view, b, budget })] as const,
       ),
   );
+  releaseRemovedRollouts(desired, view, [...rollouts.values()], b);
   const active = [...rollouts.values()].some((r) => r.running);
   // A group the cloud did not answer for may still be mid-rollout: the autoscaler is then
   // neither restored nor paused on a guess (a 20 % error rate would flap it every round).

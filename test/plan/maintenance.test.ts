@@ -24,6 +24,20 @@ import {
 const M = { kind: 'NodeMaintenance', name: 'disk' } as const;
 const M_LOCK = 'NodeMaintenance/disk@m-disk';
 
+/**
+ * The NodeImage whose lock (`NodeImage/workers@r7`) holds a node in the tests of a busy node,
+ * in Git with its group, as a lock's holder is: a lock whose NodeImage is gone is released.
+ */
+const holding = {
+  scalingGroups: [scalingGroup('workers', 'workers')],
+  nodeImages: [nodeImage('workers', V2, {}, 'r7')],
+};
+
+/** What the maintenance itself does or waits for, beside the holder's own steps. */
+function ofMaintenance<T extends { readonly spec: { readonly kind: string } }>(items: readonly T[]): T[] {
+  return items.filter((x) => x.spec.kind === 'NodeMaintenance');
+}
+
 function statusOf(p: Plan): SpecStatus {
   const s = p.specs.find((x) => x.spec.kind === 'NodeMaintenance');
   assert.ok(s, 'a NodeMaintenance status row');
@@ -138,15 +152,18 @@ describe('plan: NodeMaintenance', () => {
     },
     {
       name: 'an operation in flight on the node finishes it first; the maintenance says it waits, and touches nothing',
-      desired: desired({ nodeMaintenances: [nodeMaintenance('disk', 'worker-0')] }),
+      desired: desired({ ...holding, nodeMaintenances: [nodeMaintenance('disk', 'worker-0')] }),
       observed: busyNode({ [ANNOTATIONS.operation]: 'NodeImage/workers@r7', [ANNOTATIONS.phase]: 'Pending' }),
       now: at(0),
       check: (p) => {
-        assert.deepEqual(p.actions, []);
+        assert.deepEqual(ofMaintenance(p.actions), []);
         const s = statusOf(p);
         assert.equal(s.phase, 'Running');
         assert.match(s.waitingFor ?? '', /waits for NodeImage\/workers@r7 \(phase Pending\) to finish worker-0/);
-        assert.deepEqual(waitCodes(p), ['lock']);
+        assert.deepEqual(
+          ofMaintenance(p.waits).map((w) => w.code),
+          ['lock'],
+        );
       },
     },
     {
@@ -167,7 +184,7 @@ describe('plan: NodeMaintenance', () => {
     },
     {
       name: 'the cluster budget is full: it waits for room, and no rollout node takes it meanwhile',
-      desired: desired({ config: config(1), nodeMaintenances: [nodeMaintenance('disk', 'worker-0')] }),
+      desired: desired({ config: config(1), ...holding, nodeMaintenances: [nodeMaintenance('disk', 'worker-0')] }),
       observed: (() => {
         const down = {
           [ANNOTATIONS.operation]: 'NodeImage/workers@r7',
@@ -175,12 +192,16 @@ describe('plan: NodeMaintenance', () => {
           [ANNOTATIONS.cordoned]: 'true',
         };
         const w = workers(2, V1, (i) => (i === 1 ? { annotations: down, unschedulable: true } : {}));
-        return observed({ nodes: w.nodes });
+        return observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V1, w.instances)] });
       })(),
       now: at(0),
       check: (p) => {
-        // worker-1 is down for a NodeImage already, so nothing else may go.
-        assert.deepEqual(p.actions, []);
+        // worker-1 is down for a NodeImage already (which goes on draining it), so nothing else may go.
+        assert.deepEqual(ofMaintenance(p.actions), []);
+        assert.deepEqual(
+          p.actions.filter((a) => 'node' in a && a.node === 'worker-0'),
+          [],
+        );
         assert.match(
           statusOf(p).waitingFor ?? '',
           /worker-0 not cordoned yet: cluster budget allows 1 node unavailable/,

@@ -4,8 +4,8 @@ import { plan } from '../../../src/plan/index.js';
 import type { Action, Plan } from '../../../src/plan/types.js';
 import type { ObservedJob, ObservedNode } from '../../../src/observe/types.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
-import type { NodeImage, NodeOp } from '../../../src/spec/model.js';
-import { at, config, desired, iso, node, nodeImage, observed, pod } from '../fixtures.js';
+import type { NodeImage, NodeMaintenance, NodeOp } from '../../../src/spec/model.js';
+import { at, config, desired, iso, node, nodeImage, nodeMaintenance, observed, pod } from '../fixtures.js';
 import { nodeOp } from './fixtures.js';
 
 const NS = 'drydock-system';
@@ -52,9 +52,18 @@ const job = (name: string, state: 'running' | 'succeeded' | 'failed', attempts =
 function run(
   op: NodeOp | undefined,
   nodes: ObservedNode[],
-  o: { jobs?: ObservedJob[]; budget?: number; pods?: ReturnType<typeof pod>[] } = {},
+  o: {
+    jobs?: ObservedJob[];
+    budget?: number;
+    pods?: ReturnType<typeof pod>[];
+    nodeMaintenances?: NodeMaintenance[];
+  } = {},
 ): Plan {
-  const d = desired({ config: config(o.budget ?? 10), nodeOps: op === undefined ? [] : [op] });
+  const d = desired({
+    config: config(o.budget ?? 10),
+    nodeOps: op === undefined ? [] : [op],
+    nodeMaintenances: o.nodeMaintenances ?? [],
+  });
   return plan(d, observed({ nodes, jobs: o.jobs ?? [], pods: o.pods ?? [] }), at(0), {
     jobNamespace: NS,
     rebootTimeoutSeconds: 600,
@@ -157,12 +166,20 @@ describe('NodeOp planner', () => {
   });
 
   it('leaves a node another operation holds, and says so', () => {
-    const p = run(nodeOp('patch'), [
-      n('worker-0', {
-        annotations: { [ANNOTATIONS.operation]: 'NodeImage/worker@x', [ANNOTATIONS.phase]: 'Draining' },
-      }),
-    ]);
-    assert.deepEqual(p.actions, []);
+    // The holder is a NodeMaintenance in Git: its own steps on the node are its business.
+    const p = run(
+      nodeOp('patch'),
+      [
+        n('worker-0', {
+          annotations: { [ANNOTATIONS.operation]: 'NodeMaintenance/disk@m-disk', [ANNOTATIONS.phase]: 'Cordoned' },
+        }),
+      ],
+      { nodeMaintenances: [nodeMaintenance('disk', 'worker-0')] },
+    );
+    assert.deepEqual(
+      p.actions.filter((a) => a.spec.kind === 'NodeOp'),
+      [],
+    );
     assert.ok(p.waits.some((w) => w.code === 'lock' && w.node === 'worker-0'));
   });
 
