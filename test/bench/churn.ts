@@ -9,7 +9,7 @@
  */
 import { CoreV1Api, Watch, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { fakeNode, startControlPlane } from '../../src/sandbox/control-plane/index.js';
-import { idleNodeName, startIdleWorld } from '../service/idle-world.js';
+import { idleNodeName, startIdleWorld, type IdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
 import { createWorkloads, REPLICAS, waitRunning } from './scale-world.js';
 
@@ -78,53 +78,60 @@ export async function measureChurn(nodes: number): Promise<Figure[]> {
       await waitRunning(admin, nodes * REPLICAS, 1_800_000);
     });
     try {
-      const readySeen = new Map<string, number>();
-      const planned = new Map<string, number>();
-      const watch = await watchReady(admin, readySeen);
-      const poll = setInterval(() => {
-        for (const n of world.service.state().lastOutcome?.observed.nodes ?? [])
-          if (n.ready && !planned.has(n.name)) planned.set(n.name, performance.now());
-      }, 10);
-      const core = admin.makeApiClient(CoreV1Api);
-      const churn = churnPods(admin, nodes);
-      const created: string[] = [];
-      for (let t = 0; t < CHURN_MS; t += NODE_EVERY_MS) {
-        const name = `churn-node-${created.length}`;
-        await core.createNode({ body: fakeNode(name) });
-        created.push(name);
-        await new Promise((r) => setTimeout(r, NODE_EVERY_MS));
-      }
-      const errors = await churn.stop();
-      await new Promise((r) => setTimeout(r, 5_000));
-      clearInterval(poll);
-      watch.abort();
-      const lat = created
-        .filter((n) => readySeen.has(n) && planned.has(n))
-        .map((n) => (planned.get(n) ?? 0) - (readySeen.get(n) ?? 0))
-        .sort((a, b) => a - b);
-      const size = `${nodes} nodes, ${nodes * REPLICAS} pods, ${PODS_PER_SECOND} pods/s created and deleted, ${created.length} new nodes (${lat.length} measured, ${errors} pod requests failed)`;
-      const command = `npx tsc -p . && DRYDOCK_BENCH_CHURN=${nodes} node dist/test/bench/churn.js`;
-      const f = (name: string, what: string, value: number): Figure => ({
-        id: `churn.${name}@${nodes}`,
-        what,
-        value,
-        unit: 'ms',
-        target: null,
-        size,
-        command,
-      });
-      const figures = [
-        f('readyToPlanP50', 'node Ready (watch) → first plan observing it Ready, p50', quantile(lat, 0.5)),
-        f('readyToPlanP99', 'node Ready (watch) → first plan observing it Ready, p99', quantile(lat, 0.99)),
-      ];
-      recordFigures(figures);
-      return figures;
+      return await churnOn(admin, world, nodes, `DRYDOCK_BENCH_CHURN=${nodes} node dist/test/bench/churn.js`);
     } finally {
       await world.close();
     }
   } finally {
     await cp.stop();
   }
+}
+
+/**
+ * The churn measurement on a world that is already up (this module's own, or the idle-at-scale
+ * benchmark's after its figures, which spares a second set-up of the largest size).
+ */
+export async function churnOn(admin: KubeConfig, world: IdleWorld, nodes: number, run: string): Promise<Figure[]> {
+  const readySeen = new Map<string, number>();
+  const planned = new Map<string, number>();
+  const watch = await watchReady(admin, readySeen);
+  const poll = setInterval(() => {
+    for (const n of world.service.state().lastOutcome?.observed.nodes ?? [])
+      if (n.ready && !planned.has(n.name)) planned.set(n.name, performance.now());
+  }, 10);
+  const core = admin.makeApiClient(CoreV1Api);
+  const churn = churnPods(admin, nodes);
+  const created: string[] = [];
+  for (let t = 0; t < CHURN_MS; t += NODE_EVERY_MS) {
+    const name = `churn-node-${created.length}`;
+    await core.createNode({ body: fakeNode(name) });
+    created.push(name);
+    await new Promise((r) => setTimeout(r, NODE_EVERY_MS));
+  }
+  const errors = await churn.stop();
+  await new Promise((r) => setTimeout(r, 5_000));
+  clearInterval(poll);
+  watch.abort();
+  const lat = created
+    .filter((n) => readySeen.has(n) && planned.has(n))
+    .map((n) => (planned.get(n) ?? 0) - (readySeen.get(n) ?? 0))
+    .sort((a, b) => a - b);
+  const size = `${nodes} nodes, ${nodes * REPLICAS} pods, ${PODS_PER_SECOND} pods/s created and deleted, ${created.length} new nodes (${lat.length} measured, ${errors} pod requests failed)`;
+  const f = (name: string, what: string, value: number): Figure => ({
+    id: `churn.${name}@${nodes}`,
+    what,
+    value,
+    unit: 'ms',
+    target: null,
+    size,
+    command: `npx tsc -p . && ${run}`,
+  });
+  const figures = [
+    f('readyToPlanP50', 'node Ready (watch) → first plan observing it Ready, p50', quantile(lat, 0.5)),
+    f('readyToPlanP99', 'node Ready (watch) → first plan observing it Ready, p99', quantile(lat, 0.99)),
+  ];
+  recordFigures(figures);
+  return figures;
 }
 
 export async function run(): Promise<void> {

@@ -3,10 +3,16 @@
  * that allows one disruption, fifty to a namespace, scheduled by the real scheduler onto KWOK
  * nodes and made Running by KWOK. Only what the benchmarks create; drydock is started apart.
  */
-import { AppsV1Api, CoreV1Api, PolicyV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, PolicyV1Api, type KubeConfig } from '@kubernetes/client-node';
 
 export const REPLICAS = 10;
 const DEPLOYMENTS_PER_NAMESPACE = 50;
+/**
+ * Requests in flight while creating Deployments and PDBs: at 16 (one PDB then its Deployment
+ * per worker) the benchmark made about ten a second, the client's round trips and not the API
+ * server setting the pace.
+ */
+const IN_FLIGHT = 64;
 
 /** Runs `work(i)` for i in [0, count) with `concurrency` in flight. */
 export async function inParallel(count: number, concurrency: number, work: (i: number) => Promise<unknown>) {
@@ -24,7 +30,13 @@ export async function inParallel(count: number, concurrency: number, work: (i: n
  * scheduler: on the shared machine the scheduler binding pods one by one was most of the
  * set-up time at 200 nodes (minutes for 2,000 pods), and it is not what the benchmark measures.
  */
-export async function createWorkloads(kc: KubeConfig, pods: number, nodeOf: (i: number) => string): Promise<void> {
+export async function createWorkloads(
+  kc: KubeConfig,
+  pods: number,
+  nodeOf: (i: number) => string,
+  /** called after every thousandth Deployment with how many have been created */
+  progress?: (deployments: number) => void,
+): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const policy = kc.makeApiClient(PolicyV1Api);
@@ -34,15 +46,15 @@ export async function createWorkloads(kc: KubeConfig, pods: number, nodeOf: (i: 
   await inParallel(namespaces, 8, (i) =>
     core.createNamespace({ body: { metadata: { name: ns(i * DEPLOYMENTS_PER_NAMESPACE) } } }),
   );
-  await inParallel(deployments, 16, async (i) => {
+  await inParallel(deployments, IN_FLIGHT / 2, async (i) => {
     const namespace = ns(i);
     const name = `app-${String(i).padStart(5, '0')}`;
     const labels = { app: name };
-    await policy.createNamespacedPodDisruptionBudget({
+    const pdb = policy.createNamespacedPodDisruptionBudget({
       namespace,
       body: { metadata: { name }, spec: { maxUnavailable: 1, selector: { matchLabels: labels } } },
     });
-    await apps.createNamespacedDeployment({
+    const deployment = apps.createNamespacedDeployment({
       namespace,
       body: {
         metadata: { name, labels },
@@ -60,7 +72,25 @@ export async function createWorkloads(kc: KubeConfig, pods: number, nodeOf: (i: 
         },
       },
     });
+    await Promise.all([pdb, deployment]);
+    if ((i + 1) % 1000 === 0) progress?.(i + 1);
   });
+}
+
+/**
+ * How far KWOK keeps up with its nodes: how many are Ready, and the age of their leases'
+ * last renewal (KWOK renews each every ten seconds with a 40 s lease; older means its lease
+ * workers or the API server lag behind).
+ */
+export async function nodeHealth(kc: KubeConfig): Promise<{ ready: number; leaseAgeP50: number; leaseAgeMax: number }> {
+  const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+  const ready = nodes.items.filter((n) =>
+    n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  ).length;
+  const leases = await kc.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: 'kube-node-lease' });
+  const now = Date.now();
+  const ages = leases.items.map((l) => (now - new Date(l.spec?.renewTime ?? 0).getTime()) / 1000).sort((a, b) => a - b);
+  return { ready, leaseAgeP50: ages[Math.floor(ages.length / 2)] ?? NaN, leaseAgeMax: ages.at(-1) ?? NaN };
 }
 
 /**
@@ -74,11 +104,25 @@ export async function runningPods(kc: KubeConfig): Promise<number> {
   return list.items.reduce((n, d) => n + (d.status?.replicas ?? 0), 0);
 }
 
-export async function waitRunning(kc: KubeConfig, want: number, timeoutMs: number): Promise<number> {
+/**
+ * Waits until the Deployments have `want` pods; returns the wait, ms. `progress`, if given, is
+ * called about every 30 s with the count so far (a long set-up shows its rate as it goes).
+ */
+export async function waitRunning(
+  kc: KubeConfig,
+  want: number,
+  timeoutMs: number,
+  progress?: (pods: number) => void,
+): Promise<number> {
   const t0 = Date.now();
+  let reported = t0;
   for (;;) {
     const n = await runningPods(kc);
     if (n >= want) return Date.now() - t0;
+    if (progress && Date.now() - reported >= 30_000) {
+      reported = Date.now();
+      progress(n);
+    }
     if (Date.now() - t0 > timeoutMs)
       throw new Error(`only ${n} of ${want} pods Running after ${Math.round(timeoutMs / 1000)} s`);
     await new Promise((r) => setTimeout(r, 2_000));

@@ -5,14 +5,20 @@
  * reconcile (target 0), CPU time per idle reconcile (process.cpuUsage, not wall time), resident
  * memory over the baseline per pod and per node (targets 1 KiB and 10 KiB), time from start to
  * the first plan. Sizes (nodes; pods are ten times as many): DRYDOCK_BENCH_SCALE, default 50.
+ * DRYDOCK_BENCH_SCALE_CHURN=1 runs the churn benchmark (churn.ts) on each world after its idle
+ * figures, so the largest size is set up once for both. Set-up phases, each control-plane
+ * process's CPU and memory, and KWOK's lease lag are printed as the run goes.
  * Alone: `npx tsc -p . && node dist/test/bench/scale.js`.
  */
+import { loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { idleNodeName, startIdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
-import { createWorkloads, REPLICAS, waitRunning } from './scale-world.js';
+import { churnOn } from './churn.js';
+import { componentUsage, describeUsage, type Usage } from './components.js';
+import { createWorkloads, nodeHealth, REPLICAS, waitRunning } from './scale-world.js';
 
 const ROUNDS = 200;
 const QUIET_MS = 20_000;
@@ -25,6 +31,12 @@ function settledMemory(): { rss: number; heap: number } {
   for (let i = 0; i < 3; i++) gc();
   const m = process.memoryUsage();
   return { rss: m.rss, heap: m.heapUsed };
+}
+
+function loadAverage(): string {
+  return loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 }
 
 async function until(what: string, timeoutMs: number, ok: () => boolean): Promise<void> {
@@ -43,6 +55,8 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
     const admin = cp.adminKubeConfig();
     const tSetup = Date.now();
     const setup: Record<string, number> = {};
+    const cpStarted = componentUsage();
+    let afterSetup: Record<string, Usage> = {};
     let baseline = { rss: 0, heap: 0 };
     let t0 = 0;
     // startIdleWorld creates the nodes; the workloads (bound to them) follow, and every pod
@@ -51,9 +65,15 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
     const world = await startIdleWorld(admin, cp.kubeconfigPath, nodes, 3, async () => {
       setup.nodes = Date.now() - tSetup;
       const t = Date.now();
-      await createWorkloads(admin, pods, idleNodeName);
+      const say = (what: string) =>
+        console.log(
+          `(${what} after ${Math.round((Date.now() - tSetup) / 1000)} s: ${describeUsage(componentUsage(), cpStarted)}; load ${loadAverage()})`,
+        );
+      await createWorkloads(admin, pods, idleNodeName, (n) => say(`${n} Deployments`));
       setup.workloads = Date.now() - t;
-      setup.pods = await waitRunning(admin, pods, 1_800_000);
+      setup.pods = await waitRunning(admin, pods, 1_800_000, (n) => say(`${n} of ${pods} pods`));
+      afterSetup = componentUsage();
+      console.log(`(set-up use: ${describeUsage(afterSetup, cpStarted)}; load ${loadAverage()})`);
       baseline = settledMemory();
       t0 = Date.now();
     });
@@ -81,6 +101,13 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       const qcpu = process.cpuUsage(qcpu0);
       const quietRounds = world.service.state().rounds - r0;
       const quietRequests = world.clusterRequests() - q0;
+      const measured = componentUsage();
+      const health = await nodeHealth(admin);
+      console.log(
+        `(measurement use: ${describeUsage(measured, afterSetup)}; load ${loadAverage()}; ` +
+          `${health.ready} of ${nodes} nodes Ready, lease age p50 ${health.leaseAgeP50.toFixed(1)} s, ` +
+          `max ${health.leaseAgeMax.toFixed(1)} s)`,
+      );
       const rss = mem.rss - baseline.rss;
       const heap = mem.heap - baseline.heap;
       const id = (name: string) => `scale.${name}@${nodes}`;
@@ -144,6 +171,15 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           1,
         ),
         figure('heapPerPod', 'JS heap over baseline ÷ pods (after GC)', heap / pods / 1024, 'KiB', null),
+        figure('setup', 'world set-up: nodes, Deployments and PDBs, their pods', (t0 - tSetup) / 1000, 's', null),
+        figure(
+          'apiserverRss',
+          'kube-apiserver resident memory after set-up',
+          afterSetup['kube-apiserver']?.rssMiB ?? NaN,
+          'MiB',
+          null,
+        ),
+        figure('etcdRss', 'etcd resident memory after set-up', afterSetup.etcd?.rssMiB ?? NaN, 'MiB', null),
         figure(
           'firstPlan',
           'start → first plan (every node and pod listed and watched; empty plan)',
@@ -154,6 +190,15 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       ];
       // Recorded before the teardown: a slow stop must not lose minutes of setup.
       recordFigures(figures);
+      if (process.env.DRYDOCK_BENCH_SCALE_CHURN === '1') {
+        console.log(`## ${nodes} nodes under churn (same world)`);
+        await churnOn(
+          admin,
+          world,
+          nodes,
+          `DRYDOCK_BENCH_SCALE=${nodes} DRYDOCK_BENCH_SCALE_CHURN=1 node dist/test/bench/scale.js`,
+        );
+      }
       return figures;
     } finally {
       console.error('stopping');

@@ -61,7 +61,8 @@ export interface ControlPlaneOptions {
   /**
    * client QPS of the controller manager and the scheduler (burst twice that); default theirs
    * (20 and 50), which creates and binds pods at that rate: too slow for tens of thousands.
-   * When set, the controller manager also runs 50 ReplicaSet and Deployment workers (default 5).
+   * When set, the controller manager also runs 50 ReplicaSet and Deployment workers (default 5)
+   * and KWOK runs unthrottled with more workers (startup.ts, KWOK_THROUGHPUT).
    */
   clientQps?: number;
   /** overall start-up timeout per wait, ms (default 90 000; DRYDOCK_CONTROL_PLANE_TIMEOUT_MS) */

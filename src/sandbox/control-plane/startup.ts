@@ -240,6 +240,20 @@ export async function startApiserver(
 }
 
 /**
+ * KWOK for tens of thousands of objects (with clientQps): its own client unthrottled (it
+ * otherwise paces its status writes) and more workers playing node and pod stages and
+ * renewing leases than its default few, which left pods Pending for minutes behind a queue.
+ */
+const KWOK_THROUGHPUT = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  disableQPSLimits: true
+  nodePlayStageParallelism: 16
+  podPlayStageParallelism: 16
+  nodeLeaseParallelism: 16
+  podsOnNodeSyncParallelism: 16`;
+
+/**
  * kube-controller-manager, kube-scheduler and KWOK; all as cluster admins (system:masters):
  * they are test infrastructure, not what RBAC tests are about.
  */
@@ -279,7 +293,8 @@ export async function startControllers(
     writeKubeconfig('kwok', 'system:kwok-controller'),
   ]);
   const kwokConfigFile = path.join(dataDir, 'kwok.yaml');
-  await fs.writeFile(kwokConfigFile, kwokStages(p.jobPods) + (p.kwokConfig ? `\n---\n${p.kwokConfig}` : ''));
+  const extra = [...(p.clientQps ? [KWOK_THROUGHPUT] : []), ...(p.kwokConfig ? [p.kwokConfig] : [])];
+  await fs.writeFile(kwokConfigFile, [kwokStages(p.jobPods), ...extra].join('\n---\n'));
   const qps = p.clientQps ? [`--kube-api-qps=${p.clientQps}`, `--kube-api-burst=${2 * p.clientQps}`] : [];
   const kwokHome = path.join(dataDir, 'kwok-home');
   await fs.mkdir(kwokHome, { recursive: true });

@@ -1,0 +1,49 @@
+/**
+ * CPU time and resident memory of this process's child processes (the control plane's etcd,
+ * kube-apiserver, controller manager, scheduler and KWOK), read from /proc: at scale the
+ * question is which of them limits the machine, and drydock's own share is process.cpuUsage().
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+export interface Usage {
+  /** user + system CPU seconds since the process started */
+  cpuS: number;
+  rssMiB: number;
+}
+
+const TICKS_PER_SECOND = 100;
+const WATCHED = new Set(['etcd', 'kube-apiserver', 'kube-controller', 'kube-scheduler', 'kwok']);
+
+function usageOf(pid: string): { name: string; ppid: number; usage: Usage } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // comm is in parentheses and may hold spaces; the fields after it are space-separated
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    const cpuS = (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND;
+    return { name, ppid: Number(f[1]), usage: { cpuS, rssMiB: rssKiB / 1024 } };
+  } catch {
+    return undefined; // gone meanwhile, or not ours to read
+  }
+}
+
+/** The control plane's components that are children of this process, by name. */
+export function componentUsage(): Record<string, Usage> {
+  const out: Record<string, Usage> = {};
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    const p = usageOf(pid);
+    if (p && p.ppid === process.pid && WATCHED.has(p.name)) out[p.name] = p.usage;
+  }
+  const self = process.cpuUsage();
+  out['bench process'] = { cpuS: (self.user + self.system) / 1e6, rssMiB: process.memoryUsage().rss / 2 ** 20 };
+  return out;
+}
+
+/** One line per component: CPU seconds since `since` and resident memory now. */
+export function describeUsage(now: Record<string, Usage>, since: Record<string, Usage> = {}): string {
+  return Object.entries(now)
+    .map(([n, u]) => `${n} ${(u.cpuS - (since[n]?.cpuS ?? 0)).toFixed(0)} s CPU, ${u.rssMiB.toFixed(0)} MiB`)
+    .join('; ');
+}
