@@ -242,13 +242,13 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   // while): the rollout goes on with the old node, never judging the new one again or writing
   // over that operation's lock. Taken before it was marked, it is judged once that one is done.
   const marked = rn?.annotations[ANNOTATIONS.replaces] === e.instance.id;
-  if (rn !== undefined && holdsLock(rn)) {
+  if (rn !== undefined && (holdsLock(rn) || b.taken.has(rn.name))) {
     if (marked) cordonStep(ctx, e, node);
     else
       b.wait(
         spec,
         'lock',
-        `replacement ${rn.name} of ${node.name} is held by ${rn.annotations[ANNOTATIONS.operation] ?? '?'}; it is checked and marked once that operation is done`,
+        `replacement ${rn.name} of ${node.name} is held by ${rn.annotations[ANNOTATIONS.operation] ?? 'an operation that took it this round'}; it is checked and marked once that operation is done`,
         { node: node.name },
       );
     return;
