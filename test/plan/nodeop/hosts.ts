@@ -69,6 +69,8 @@ export class NodeHosts {
   readonly jobCreates = new Map<string, number>();
   readonly reboots = new Map<string, number>();
   readonly successes = new Map<string, number>();
+  /** Told when a host goes down for its reboot, and when it is back (its pods restart then). */
+  onReboot: (node: string, up: boolean) => void = () => undefined;
   private readonly boots = new Map<string, Boot>();
   private bootCount = 0;
 
@@ -217,10 +219,12 @@ export class NodeHosts {
     this.reboots.set(a.node, (this.reboots.get(a.node) ?? 0) + 1);
     this.clock.at(this.random.int(...this.timing.rebootStart) * 1000, () => {
       b.up = false;
+      this.onReboot(a.node, false);
       this.clock.at(this.random.int(...this.timing.down) * 1000, () => {
         b.bootID = this.newBootID();
         b.up = true;
         b.upSince = this.clock.now();
+        this.onReboot(a.node, true);
       });
     });
     return true;
