@@ -21,7 +21,7 @@ import {
   scalingGroup,
   workers,
 } from './fixtures.js';
-import { LOCK, V1, V2 } from './helpers.js';
+import { replacementJoined, V1, V2 } from './helpers.js';
 import { nodeOp } from './nodeop/fixtures.js';
 
 const sg = scalingGroup('workers', 'workers');
@@ -55,19 +55,6 @@ describe('plan: one lock per node across kinds, within a round', () => {
   });
 
   it('a replacement a maintenance takes this round is not marked Done by the rollout over its lock', () => {
-    const w = workers(2, V1, (i) =>
-      i === 0
-        ? {
-            annotations: {
-              [ANNOTATIONS.operation]: LOCK,
-              [ANNOTATIONS.phase]: 'Pending',
-              [ANNOTATIONS.phaseSince]: iso(0),
-              [ANNOTATIONS.replacedBy]: 'i-9',
-            },
-          }
-        : {},
-    );
-    const rn = node('worker-9', providerID('workers', 'i-9'), { readySince: 60 });
     const p = plan(
       desired({
         config: config(10),
@@ -75,10 +62,7 @@ describe('plan: one lock per node across kinds, within a round', () => {
         nodeImages: [nodeImage('workers', V2)],
         nodeMaintenances: [nodeMaintenance('disk', 'worker-9')],
       }),
-      observed({
-        nodes: [...w.nodes, rn],
-        cloudGroups: [cloudGroup('workers', V2, [...w.instances, instance('workers', 'i-9', V2, 5)], 3)],
-      }),
+      replacementJoined({ readySince: 60 }),
       at(200),
     );
     assert.deepEqual(lockers(p).get('worker-9'), ['NodeMaintenance/disk']);
