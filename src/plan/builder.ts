@@ -20,6 +20,11 @@ export class PlanBuilder {
   readonly actions: Action[] = [];
   readonly waits: Wait[] = [];
   readonly notes: Note[] = [];
+  /**
+   * Nodes an operation locked in this round. The observed state shows them free, so every kind
+   * that starts nodes later in the round checks here: one lock per node across all kinds.
+   */
+  readonly taken = new Set<string>();
 
   act(action: Action): void {
     this.actions.push(action);

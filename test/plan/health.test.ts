@@ -6,42 +6,16 @@ import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { plan } from '../../src/plan/index.js';
 import type { RolloutPolicy } from '../../src/spec/model.js';
-import {
-  at,
-  cloudGroup,
-  desired,
-  instance,
-  iso,
-  node,
-  nodeImage,
-  observed,
-  pod,
-  providerID,
-  scalingGroup,
-  workers,
-} from './fixtures.js';
-import { bare, LOCK, SPEC, V1, V2 } from './helpers.js';
+import { at, desired, iso, nodeImage, pod, scalingGroup } from './fixtures.js';
+import { bare, replacementJoined, SPEC, V2 } from './helpers.js';
 
 /** Node objects in the fixtures are created at -3600 s: a timeout of 3660 s ends at t=60. */
 const TIMEOUT = 3660;
 
 function world(podReady: boolean) {
-  const w = workers(2, V1, (i) =>
-    i === 0
-      ? {
-          annotations: {
-            [ANNOTATIONS.operation]: LOCK,
-            [ANNOTATIONS.phase]: 'Pending',
-            [ANNOTATIONS.phaseSince]: iso(0),
-            [ANNOTATIONS.replacedBy]: 'i-9',
-          },
-        }
-      : {},
-  );
-  return observed({
-    nodes: [...w.nodes, node('worker-9', providerID('workers', 'i-9'), { readySince: 10 })],
+  return replacementJoined({
+    readySince: 10,
     pods: [pod('default', 'web-9', 'worker-9', { ready: podReady, readySince: iso(10) })],
-    cloudGroups: [cloudGroup('workers', V2, [...w.instances, instance('workers', 'i-9', V2, 5)], 3)],
   });
 }
 

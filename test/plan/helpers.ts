@@ -3,6 +3,9 @@ import type { ObservedState } from '../../src/observe/types.js';
 import type { DesiredState } from '../../src/spec/model.js';
 import { strict as assert } from 'node:assert';
 import { plan, type Action, type Plan, type PlanOptions } from '../../src/plan/index.js';
+import type { ObservedPod } from '../../src/observe/types.js';
+import { ANNOTATIONS } from '../../src/protocol/keys.js';
+import { cloudGroup, instance, iso, node, observed, providerID, workers } from './fixtures.js';
 
 export const SPEC = { kind: 'NodeImage', name: 'workers' } as const;
 export const V1 = 'img:v1';
@@ -44,4 +47,28 @@ export function bare(p: Plan): Array<Omit<Action, 'reason'> | Action> {
 
 export function waitCodes(p: Plan): string[] {
   return p.waits.map((w) => w.code);
+}
+
+/**
+ * worker-0 and worker-1 on V1; worker-0 started at t=0 for replacement i-9 (created at 5 s),
+ * which has joined as worker-9, Ready since `readySince`, not marked yet.
+ */
+export function replacementJoined(o: { readySince: number; pods?: ObservedPod[] }): ObservedState {
+  const w = workers(2, V1, (i) =>
+    i === 0
+      ? {
+          annotations: {
+            [ANNOTATIONS.operation]: LOCK,
+            [ANNOTATIONS.phase]: 'Pending',
+            [ANNOTATIONS.phaseSince]: iso(0),
+            [ANNOTATIONS.replacedBy]: 'i-9',
+          },
+        }
+      : {},
+  );
+  return observed({
+    nodes: [...w.nodes, node('worker-9', providerID('workers', 'i-9'), { readySince: o.readySince })],
+    pods: o.pods ?? [],
+    cloudGroups: [cloudGroup('workers', V2, [...w.instances, instance('workers', 'i-9', V2, 5)], 3)],
+  });
 }

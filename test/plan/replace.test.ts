@@ -19,6 +19,7 @@ import { LOCK, runCases, SPEC, V1, V2, waitCodes, bare } from './helpers.js';
 
 const sg = scalingGroup('workers', 'workers');
 const want = (rollout = {}) => desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, rollout)] });
+const ownActions = (p: Parameters<typeof bare>[0]) => bare(p).filter((a) => a.spec.kind === 'NodeImage');
 const locked = (phase: string, since: number, extra: Record<string, string> = {}) => ({
   [ANNOTATIONS.operation]: LOCK,
   [ANNOTATIONS.phase]: phase,
@@ -263,6 +264,55 @@ describe('plan: replace rollout steps', () => {
           },
           { kind: 'cordon', spec: SPEC, node: 'worker-0' },
         ]),
+    },
+    {
+      // A NodeOp took the replacement once it was marked Done, and reboots it (NotReady past the
+      // join timeout): the mark stands, the old node goes on, the NodeOp's lock is not written
+      // over and the rebooting replacement is not taken for one that never joined.
+      name: 'a marked replacement another operation took since is neither marked again nor removed',
+      desired: want(),
+      observed: (() => {
+        const o = inFlight({
+          replacement: 'joined',
+          rn: {
+            [ANNOTATIONS.replaces]: 'i-0',
+            [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
+            [ANNOTATIONS.phase]: 'Rebooting',
+          },
+        });
+        return { ...o, nodes: o.nodes.map((n) => (n.name === 'worker-9' ? { ...n, ready: false } : n)) };
+      })(),
+      now: at(700),
+      // The NodeOp is not in this desired state, so it settles its node; the rollout's own actions are the test.
+      check: (p) =>
+        assert.deepEqual(ownActions(p), [
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-0',
+            annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: iso(700) },
+          },
+          { kind: 'cordon', spec: SPEC, node: 'worker-0' },
+        ]),
+    },
+    {
+      name: 'a replacement another operation took before it was marked waits for that operation',
+      desired: want(),
+      observed: inFlight({
+        replacement: 'joined',
+        rn: { [ANNOTATIONS.operation]: 'NodeOp/patch@r1', [ANNOTATIONS.phase]: 'Pending' },
+      }),
+      now: at(200),
+      check: (p) => {
+        assert.deepEqual(ownActions(p), []);
+        assert.deepEqual(p.waits[0], {
+          spec: SPEC,
+          code: 'lock',
+          node: 'worker-0',
+          reason:
+            'replacement worker-9 of worker-0 is held by NodeOp/patch@r1; it is checked and marked once that operation is done',
+        });
+      },
     },
     {
       name: 'PDB pre-flight: a PDB allowing 0 disruptions keeps the node uncordoned and is named',

@@ -142,6 +142,7 @@ export function drainStep(
 ): SpecStatus {
   const { b, view } = round;
   const spec = { kind: 'NodeMaintenance', name: m.name } as const;
+  if (how.taking) b.taken.add(node.name);
   const previous = readRecord(node);
   const own =
     previous !== undefined && previous.name === m.name && previous.phase !== 'Ended' && !how.taking

@@ -93,8 +93,9 @@ function startNodes(
   );
   for (const n of ctx.nodes) {
     const s = standing.get(n.name);
-    if (s === 'foreign') {
-      b.wait(spec, 'lock', `node ${n.name} is held by ${n.annotations[ANNOTATIONS.operation] ?? '?'}`, {
+    if (s === 'foreign' || (s === 'free' && b.taken.has(n.name))) {
+      const holder = n.annotations[ANNOTATIONS.operation] ?? 'another operation that took it this round';
+      b.wait(spec, 'lock', `node ${n.name} is held by ${holder}`, {
         node: n.name,
       });
       continue;
@@ -126,6 +127,7 @@ function startNodes(
       return;
     }
     ctx.budget.reserve();
+    b.taken.add(n.name);
     running++;
     standing.set(n.name, 'current');
     const annotations = {

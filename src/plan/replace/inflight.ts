@@ -11,7 +11,15 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { drainLeft, drainView, podKey, preflight } from '../drain.js';
-import { failureCount, labelsToCopy, nodePhase, parseInstant, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
+import {
+  failureCount,
+  holdsLock,
+  labelsToCopy,
+  nodePhase,
+  parseInstant,
+  parseLock,
+  RELEASE_ANNOTATIONS,
+} from '../protocol.js';
 import { addInFlight, type Entry, type RolloutContext } from './context.js';
 import { evictedBack, evictedRecord } from './evicted.js';
 import { replaceGates } from './gates.js';
@@ -229,6 +237,22 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
     return;
   }
   const rn = ctx.view.nodeByProviderID.get(inst.providerID);
+  // Marked (replaces=<old instance>, written in one patch with the Done lock): from then on the
+  // new node is free. Another operation may take it, cordon it, even reboot it (NotReady for a
+  // while): the rollout goes on with the old node, never judging the new one again or writing
+  // over that operation's lock. Taken before it was marked, it is judged once that one is done.
+  const marked = rn?.annotations[ANNOTATIONS.replaces] === e.instance.id;
+  if (rn !== undefined && (holdsLock(rn) || b.taken.has(rn.name))) {
+    if (marked) cordonStep(ctx, e, node);
+    else
+      b.wait(
+        spec,
+        'lock',
+        `replacement ${rn.name} of ${node.name} is held by ${rn.annotations[ANNOTATIONS.operation] ?? 'an operation that took it this round'}; it is checked and marked once that operation is done`,
+        { node: node.name },
+      );
+    return;
+  }
   if (rn === undefined || !rn.ready) {
     const created = parseInstant(inst.createdAt) ?? now;
     const deadline = created + image.rollout.joinTimeoutSeconds * 1000;
@@ -259,53 +283,56 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
     );
     return;
   }
-  const marked = rn.annotations[ANNOTATIONS.replaces] === e.instance.id && rn.annotations[ANNOTATIONS.phase] === 'Done';
-  if (!marked) {
-    const health = healthyFrom(ctx, rn);
-    if (healthTimedOut(ctx, e, node, rn, health)) return;
-    if (health.notReady !== undefined) {
-      b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: pod ${health.notReady} is not Ready yet`, {
-        node: node.name,
-      });
-      return;
-    }
-    if (health.at > now) {
-      b.wait(
-        spec,
-        'health',
-        `replacement ${rn.name} of ${node.name} must stay Ready for ${image.rollout.healthGate.minReadySeconds}s (with its pods)`,
-        {
-          node: node.name,
-          until: health.at,
-        },
-      );
-      return;
-    }
-    const labels = labelsToCopy(node, rn);
-    const ready = `replacement ${rn.name} of ${node.name} is Ready and healthy`;
-    if (Object.keys(labels).length > 0)
-      b.act({
-        kind: 'copyLabels',
-        spec,
-        from: node.name,
-        to: rn.name,
-        labels,
-        reason: `${ready}; it takes over ${node.name}'s labels`,
-      });
-    b.act({
-      kind: 'annotateNode',
-      spec,
-      node: rn.name,
-      annotations: {
-        [ANNOTATIONS.replaces]: e.instance.id,
-        [ANNOTATIONS.operation]: ctx.lock,
-        [ANNOTATIONS.phase]: 'Done',
-        [ANNOTATIONS.phaseSince]: ctx.nowIso,
-      },
-      reason: `${ready}; marked Done as the node replacing ${e.instance.id}`,
+  if (marked || markReplacement(ctx, e, node, rn)) cordonStep(ctx, e, node);
+}
+
+/** The replacement's health gate; once passed, it takes the old node's labels and is marked Done. */
+function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: ObservedNode): boolean {
+  const { b, spec, now, image } = ctx;
+  const health = healthyFrom(ctx, rn);
+  if (healthTimedOut(ctx, e, node, rn, health)) return false;
+  if (health.notReady !== undefined) {
+    b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: pod ${health.notReady} is not Ready yet`, {
+      node: node.name,
     });
+    return false;
   }
-  cordonStep(ctx, e, node);
+  if (health.at > now) {
+    b.wait(
+      spec,
+      'health',
+      `replacement ${rn.name} of ${node.name} must stay Ready for ${image.rollout.healthGate.minReadySeconds}s (with its pods)`,
+      {
+        node: node.name,
+        until: health.at,
+      },
+    );
+    return false;
+  }
+  const labels = labelsToCopy(node, rn);
+  const ready = `replacement ${rn.name} of ${node.name} is Ready and healthy`;
+  if (Object.keys(labels).length > 0)
+    b.act({
+      kind: 'copyLabels',
+      spec,
+      from: node.name,
+      to: rn.name,
+      labels,
+      reason: `${ready}; it takes over ${node.name}'s labels`,
+    });
+  b.act({
+    kind: 'annotateNode',
+    spec,
+    node: rn.name,
+    annotations: {
+      [ANNOTATIONS.replaces]: e.instance.id,
+      [ANNOTATIONS.operation]: ctx.lock,
+      [ANNOTATIONS.phase]: 'Done',
+      [ANNOTATIONS.phaseSince]: ctx.nowIso,
+    },
+    reason: `${ready}; marked Done as the node replacing ${e.instance.id}`,
+  });
+  return true;
 }
 
 /**

@@ -141,6 +141,17 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
       );
       continue;
     }
+    if (b.taken.has(node.name)) {
+      b.wait(
+        spec,
+        'lock',
+        `${node.name} was taken by another operation this round; it is replaced once that one is done`,
+        {
+          node: node.name,
+        },
+      );
+      continue;
+    }
     const groupId = e.group.group.groupId;
     const room = groupSlots.get(groupId) ?? 0;
     if (specSlots <= 0) {
@@ -168,6 +179,7 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
       continue;
     }
     ctx.budget.reserve();
+    b.taken.add(node.name);
     specSlots--;
     groupSlots.set(groupId, room - 1);
     addInFlight(ctx, groupId);

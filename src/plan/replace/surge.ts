@@ -99,7 +99,9 @@ function removeStrays(ctx: RolloutContext, g: GroupState, orphans: { inst: Insta
     const o = orphans[i];
     if (o === undefined || o.created + timeout > ctx.now) continue;
     const node = ctx.view.nodeByProviderID.get(o.inst.providerID);
-    if (node?.ready === true) continue;
+    // A node another operation holds (a NodeOp rebooting it is NotReady for a while) is left
+    // until that operation is done with it.
+    if (node?.ready === true || (node !== undefined && holdsLock(node))) continue;
     orphans.splice(i, 1);
     const reason = `instance ${o.inst.id} did not join within ${ctx.image.rollout.joinTimeoutSeconds}s and no node claims it; removed`;
     ctx.b.removeInstance(ctx.spec, g.group.groupId, o.inst.id, node?.name, reason);

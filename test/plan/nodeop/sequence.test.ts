@@ -49,9 +49,11 @@ function checkInvariants(w: NodeOpWorld, op: NodeOp, budget: number): void {
   );
   if (cpOpen && workerStarted)
     w.violations.push(`t=${w.now}: a worker started before every control-plane node was done`);
-  for (const [node, r] of w.reboots)
-    if (r > (w.successes.get(node) ?? 0))
-      w.violations.push(`t=${w.now}: node ${node} rebooted ${r} times for ${w.successes.get(node) ?? 0} Job successes`);
+  for (const [node, r] of w.hosts.reboots)
+    if (r > (w.hosts.successes.get(node) ?? 0))
+      w.violations.push(
+        `t=${w.now}: node ${node} rebooted ${r} times for ${w.hosts.successes.get(node) ?? 0} Job successes`,
+      );
 }
 
 /** Runs until the spec is Complete or Halted with nothing left to do; returns the last status. */
@@ -91,14 +93,14 @@ describe('NodeOp sequences (seeded, with crashes between actions)', () => {
       assert.equal(status.phase, 'Complete');
       assert.deepEqual(status.progress, { done: 8, total: 8 });
       for (const n of world.nodes.values()) {
-        assert.equal(world.reboots.get(n.name), 1, `${n.name} rebooted once`);
+        assert.equal(world.hosts.reboots.get(n.name), 1, `${n.name} rebooted once`);
         assert.equal(n.annotations[nodeOpRecordKey('patch')], op.revision);
         assert.equal(n.unschedulable, false, `${n.name} uncordoned`);
         assert.equal(n.annotations[ANNOTATIONS.operation], undefined, `${n.name} released`);
       }
-      assert.equal(world.jobs.size, 0, 'finished Jobs are cleaned up');
+      assert.equal(world.hosts.jobs.size, 0, 'finished Jobs are cleaned up');
       assert.equal(
-        [...world.jobCreates.values()].reduce((x, y) => x + y, 0),
+        [...world.hosts.jobCreates.values()].reduce((x, y) => x + y, 0),
         8,
       );
     });
@@ -120,7 +122,7 @@ describe('NodeOp sequences (seeded, with crashes between actions)', () => {
       const row = status.nodes.find((r) => r.node === 'worker-2');
       assert.equal(row?.phase, 'Failed');
       assert.equal(row?.job, 'drydock-system/nodeop-patch-worker-2-r1');
-      assert.equal(world.reboots.get('worker-2'), undefined, 'a failed Job is never followed by a reboot');
+      assert.equal(world.hosts.reboots.get('worker-2'), undefined, 'a failed Job is never followed by a reboot');
       for (const n of world.nodes.values()) assert.equal(n.unschedulable, false, `${n.name} not left cordoned`);
     });
   }
@@ -132,11 +134,11 @@ describe('NodeOp sequences (seeded, with crashes between actions)', () => {
       const { world, status } = run({ seed, op, budget: 2, gates: [gate] });
       assert.deepEqual(world.violations, []);
       assert.equal(status.phase, 'Complete');
-      const gateCreates = [...world.jobCreates].filter(([name]) => name.startsWith('storage-'));
+      const gateCreates = [...world.hosts.jobCreates].filter(([name]) => name.startsWith('storage-'));
       assert.equal(gateCreates.length, 8 * 3, 'two before-Jobs and one after-Job on each of 8 nodes');
       assert.ok(gateCreates.every(([, n]) => n === 1));
-      for (const n of world.nodes.values()) assert.equal(world.reboots.get(n.name), 1, `${n.name} rebooted once`);
-      assert.equal(world.jobs.size, 0, 'gate Jobs are cleaned up too');
+      for (const n of world.nodes.values()) assert.equal(world.hosts.reboots.get(n.name), 1, `${n.name} rebooted once`);
+      assert.equal(world.hosts.jobs.size, 0, 'gate Jobs are cleaned up too');
     });
   }
 });

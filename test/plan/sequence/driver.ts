@@ -59,7 +59,7 @@ export interface RunResult {
   readonly overlapRounds: number;
 }
 
-const START = Date.parse('2026-03-02T10:00:00.000Z');
+export const START = Date.parse('2026-03-02T10:00:00.000Z');
 const OURS = /^NodeImage\/workers@/;
 const UNAVAILABLE = new Set(['Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying']);
 
@@ -225,7 +225,7 @@ export function runScenario(s: Scenario): RunResult {
 }
 
 /** A node is never in two operations: no spec acts on a node another operation holds. */
-function checkAction(a: Action, world: World, violations: string[]): void {
+export function checkAction(a: Action, world: World, violations: string[]): void {
   const nodeName = 'node' in a ? a.node : undefined;
   if (nodeName === undefined) return;
   const n = world.nodes.get(nodeName);
@@ -302,9 +302,9 @@ function checkWorld(
     violations.push(`capacity: only ${serving} schedulable Ready nodes (+${held} held elsewhere) of ${total}`);
 }
 
-function finalChecks(
+export function finalChecks(
   world: World,
-  s: Scenario,
+  s: Pick<Scenario, 'nodes' | 'controlPlane'>,
   outcome: Outcome,
   everLocked: Set<string>,
   image: string,

@@ -1,9 +1,18 @@
 /** Scenario families for the sequence tests, each a function of its seed. */
 import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
 import type { Scenario } from './driver.js';
-import { maintenanceWindow } from '../fixtures.js';
+import { maintenanceWindow, policy } from '../fixtures.js';
+import { nodeOp } from '../nodeop/fixtures.js';
+import type { MixedScenario } from './mixed.js';
 
 export const STEADY = { boot: [60, 60], terminate: 10, reschedule: 5, podReady: 15 } as const;
+const STEADY_DRAIN = {
+  enabled: true,
+  force: false,
+  ignoreDaemonSets: true,
+  deleteEmptyDirData: false,
+  onTimeout: 'skipNode',
+} as const;
 
 /** Random delays, boots that never join, refused evictions, restarts mid-round. */
 export function chaos(seed: number): Scenario {
@@ -95,5 +104,48 @@ export function revertRace(seed: number): Scenario {
       [0, 'img:v2'],
       [r.int(5, 300), 'img:v1'],
     ],
+  };
+}
+
+/**
+ * A NodeImage replace rollout, a NodeOp with a Job and a reboot per node, and NodeMaintenances
+ * (one on the node the rollout is about to take, one added mid-run on a node the NodeOp has in
+ * flight, one on a node a person cordoned), with slow boots, refused evictions and restarts.
+ */
+export function mixed(seed: number): MixedScenario {
+  const r = new Random(seed * 15_485_863);
+  const nodes = r.int(4, 7);
+  const drain = {
+    enabled: r.chance(0.5),
+    force: false,
+    ignoreDaemonSets: true,
+    deleteEmptyDirData: true,
+    timeoutSeconds: 1800,
+    onTimeout: 'force' as const,
+  };
+  return {
+    seed,
+    nodes,
+    budget: r.int(2, 3),
+    rollout: {
+      maxSurge: r.int(1, 2),
+      joinTimeoutSeconds: 300,
+      healthGate: { minReadySeconds: r.int(0, 30) },
+      drain: { ...STEADY_DRAIN, timeoutSeconds: 1800 },
+    },
+    op: nodeOp('patch', {
+      cordon: true,
+      rebootOnSuccess: true,
+      concurrency: r.int(1, 2),
+      drain,
+      rollout: policy({ drain, healthGate: { minReadySeconds: r.int(0, 20) } }),
+    }),
+    timing: { boot: [20, 150], terminate: r.int(1, 20), reschedule: r.int(1, 10), podReady: r.int(1, 20) },
+    faults: { neverJoins: 0.1, evict429: 0.2 },
+    crash: 0.1,
+    handNode: `worker-${r.int(0, nodes - 1)}`,
+    midAt: r.int(30, 600),
+    hold: r.int(0, 300),
+    ...(r.chance(0.3) ? { earlyRemoval: r.int(10, 200) } : {}),
   };
 }

@@ -134,7 +134,7 @@ export class World {
     return g;
   }
 
-  private at(delayMs: number, run: () => void): void {
+  protected at(delayMs: number, run: () => void): void {
     this.events.push({ at: this.now + delayMs, seq: this.seq++, run });
   }
 
