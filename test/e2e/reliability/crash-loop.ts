@@ -104,7 +104,9 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
   const deadline = started + o.timeoutMs;
   const alive = (c: DrydockChild): boolean => c.proc.exitCode === null && c.proc.signalCode === null;
   /** A dead life's kill point, counted; throws when it died of anything but its crash point. */
+  const reaped = new Set<DrydockChild>();
   const reap = (c: DrydockChild): void => {
+    reaped.add(c);
     const line = c.lines.map((l) => CRASH_LINE.exec(l)).find((m) => m !== null);
     if (c.proc.signalCode !== 'SIGKILL' || !line) {
       throw new Error(
@@ -115,7 +117,8 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
     const kill = { scenario: o.scenario, when, after: Number(line[2]), kind: line[3] ?? '', call: line[4] ?? '' };
     kills.push(when === 'after' ? kill : { ...kill, after: kill.after - 1 });
     o.coverage[when].add(kill.kind);
-    for (const k of issued(c)) o.coverage.issued.add(k);
+    // The call killed after made its change but never logged it.
+    for (const k of when === 'after' ? [...issued(c), kill.kind] : issued(c)) o.coverage.issued.add(k);
     calls += kills.at(-1)?.after ?? 0;
     if (process.env.DRYDOCK_E2E_VERBOSE !== undefined) {
       const t = ((Date.now() - started) / 1000).toFixed(0);
@@ -130,9 +133,9 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
       // A life that died just before the end still counts its kill point (the autoscaler's restore, say).
       for (let i = 0; i < children.length; i++) {
         const c = children[i]!;
-        if (alive(c)) continue;
+        if (alive(c) || reaped.has(c)) continue;
         reap(c);
-        children[i] = spawnOne();
+        children[i] = done ? c : spawnOne();
       }
       if (done) break;
       if (Date.now() > deadline) {
@@ -146,6 +149,9 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
     }
   } finally {
     for (const c of children) {
+      // Killed at a crash point as the rollout ended: its kill counts. Reaped already, it is counted.
+      if (!alive(c) && !reaped.has(c) && c.proc.signalCode === 'SIGKILL') reap(c);
+      if (reaped.has(c)) continue;
       calls += issued(c).length;
       for (const k of issued(c)) o.coverage.issued.add(k);
     }
