@@ -1,13 +1,36 @@
 /**
- * A crash point for the reliability suite: with `DRYDOCK_TEST_CRASH_AFTER=N` the process kills
- * itself with SIGKILL right after its Nth mutating call (an action that changed something),
- * before that call's Event and before the next call. The suite restarts drydock with a new,
- * seeded N each time, so it can stop drydock between any two API calls of a node's sequence.
- * Unset (always, outside that suite) it does nothing.
+ * Crash points for the reliability suite, test-only: unset (always, outside that suite) they do
+ * nothing. The process kills itself with SIGKILL, naming the call on stderr first:
+ *
+ * - `DRYDOCK_TEST_CRASH_AFTER=N`: right after its Nth mutating call (an action that changed
+ *   something), before that call's Event and before the next call. The suite restarts drydock
+ *   with a new, seeded N each time, so it stops drydock between two calls anywhere.
+ * - `DRYDOCK_TEST_CRASH_KINDS={"after":[…],"before":[…],"only":[…]}`: right after the first
+ *   mutating call whose kind (callKind in execute.ts: the action kind, and for a node's
+ *   annotation the phase it writes) is not in `after`, or right before the first call whose
+ *   kind is not in `before`; `only` (optional) limits the kinds that count to those named or
+ *   under a named prefix (`scaleDeployment` covers `scaleDeployment:pause`). The suite adds
+ *   each kind it killed at to the list for the next life, so every kind of call a rollout
+ *   makes is killed after (and before) once, whatever order the rollout makes them in.
  */
 import { writeSync } from 'node:fs';
 
 export const CRASH_AFTER_ENV = 'DRYDOCK_TEST_CRASH_AFTER';
+export const CRASH_KINDS_ENV = 'DRYDOCK_TEST_CRASH_KINDS';
+
+export type CrashWhen = 'after' | 'before';
+
+/** Kinds of call already killed at, per side; a side left out is not killed at. */
+export interface KindCrashes {
+  readonly after?: readonly string[];
+  readonly before?: readonly string[];
+  readonly only?: readonly string[];
+}
+
+export interface CrashSettings {
+  readonly after?: number;
+  readonly kinds?: KindCrashes;
+}
 
 /** The N of `DRYDOCK_TEST_CRASH_AFTER`, or undefined when unset; throws on anything but a positive integer. */
 export function parseCrashAfter(value: string | undefined): number | undefined {
@@ -18,37 +41,93 @@ export function parseCrashAfter(value: string | undefined): number | undefined {
   return Number(value);
 }
 
-/** The line written to stderr just before the kill, so the suite knows which call came last. */
-export function crashLine(call: number, what: string): string {
-  return `drydock: crash point after mutating call ${call}: ${what}\n`;
+/** `DRYDOCK_TEST_CRASH_KINDS` as JSON, or undefined when unset; throws naming what is wrong. */
+export function parseCrashKinds(value: string | undefined): KindCrashes | undefined {
+  if (value === undefined || value === '') return undefined;
+  const wrong = (why: string): Error =>
+    new Error(
+      `${CRASH_KINDS_ENV} must be JSON like {"after":["surge"],"before":[],"only":["copyLabels"]} (${why}), got ${JSON.stringify(value)}`,
+    );
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw wrong('not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw wrong('not an object');
+  const out: Record<string, readonly string[]> = {};
+  for (const [key, list] of Object.entries(parsed)) {
+    if (key !== 'after' && key !== 'before' && key !== 'only') throw wrong(`unknown key "${key}"`);
+    if (!Array.isArray(list) || !list.every((k) => typeof k === 'string'))
+      throw wrong(`"${key}" is not a list of kinds`);
+    out[key] = list;
+  }
+  return out;
+}
+
+/** The line written to stderr just before the kill, so the suite knows where it stopped. */
+export function crashLine(when: CrashWhen, call: number, kind: string, what: string): string {
+  return `drydock: crash point ${when === 'after' ? 'after mutating' : 'before'} call ${call} (${kind}): ${what}\n`;
+}
+
+export interface CrashPoints {
+  /** A call of `kind` is about to be made. */
+  before(kind: string, what: string): void;
+  /** A call of `kind` changed something. */
+  done(kind: string, what: string): void;
 }
 
 /**
- * Counts mutating calls and calls `kill` at the Nth, naming the call; a no-op without N.
- * `kill` defaults to writing crashLine synchronously (a pipe's buffer would die with the
- * process) and SIGKILL.
+ * Counts mutating calls and calls `kill` where the settings say, naming the call; no-ops
+ * without settings. `kill` defaults to writing crashLine synchronously (a pipe's buffer
+ * would die with the process) and SIGKILL.
  */
-export function crashPoint(
-  after: number | undefined,
-  kill: (call: number, what: string) => void = killNow,
-): (what: string) => void {
-  if (after === undefined) return () => undefined;
+export function crashPoints(
+  s: CrashSettings,
+  kill: (when: CrashWhen, call: number, kind: string, what: string) => void = killNow,
+): CrashPoints {
   let calls = 0;
-  return (what) => {
-    calls += 1;
-    if (calls >= after) kill(calls, what);
+  const only = s.kinds?.only;
+  const isNew = (kind: string, seen: readonly string[] | undefined): boolean =>
+    seen !== undefined &&
+    !seen.includes(kind) &&
+    (only === undefined || only.some((k) => kind === k || kind.startsWith(`${k}:`)));
+  return {
+    before: (kind, what) => {
+      if (isNew(kind, s.kinds?.before)) kill('before', calls + 1, kind, what);
+    },
+    done: (kind, what) => {
+      calls += 1;
+      if ((s.after !== undefined && calls >= s.after) || isNew(kind, s.kinds?.after)) kill('after', calls, kind, what);
+    },
   };
 }
 
-function killNow(call: number, what: string): void {
-  writeSync(2, crashLine(call, what));
+function killNow(when: CrashWhen, call: number, kind: string, what: string): void {
+  writeSync(2, crashLine(when, call, kind, what));
   process.kill(process.pid, 'SIGKILL');
 }
 
-let processCrashPoint: ((what: string) => void) | undefined;
+/** The settings in this process's environment; throws on a malformed one (checked at start). */
+export function crashSettings(env: NodeJS.ProcessEnv = process.env): CrashSettings {
+  const after = parseCrashAfter(env[CRASH_AFTER_ENV]);
+  const kinds = parseCrashKinds(env[CRASH_KINDS_ENV]);
+  return { ...(after !== undefined ? { after } : {}), ...(kinds !== undefined ? { kinds } : {}) };
+}
 
-/** This process's crash point, read from the environment once; `what` names the call just made. */
-export function mutatingCallDone(what: string): void {
-  processCrashPoint ??= crashPoint(parseCrashAfter(process.env[CRASH_AFTER_ENV]));
-  processCrashPoint(what);
+let processCrashPoints: CrashPoints | undefined;
+
+function points(): CrashPoints {
+  processCrashPoints ??= crashPoints(crashSettings());
+  return processCrashPoints;
+}
+
+/** This process's crash point before a call: `kind` is its callKind, `what` names it. */
+export function mutatingCallStarts(kind: string, what: string): void {
+  points().before(kind, what);
+}
+
+/** This process's crash point after a call that changed something. */
+export function mutatingCallDone(kind: string, what: string): void {
+  points().done(kind, what);
 }

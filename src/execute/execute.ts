@@ -12,7 +12,7 @@ import * as impl from './actions.js';
 import * as jobs from './job-actions.js';
 import type { ActionDeps, ActionOf } from './actions.js';
 import type { EventInput, EventRecorder } from './events.js';
-import { mutatingCallDone } from './crash-point.js';
+import { mutatingCallDone, mutatingCallStarts } from './crash-point.js';
 
 const DEFERRED: Outcome = { kind: 'transient', code: 'Deferred', reason: 'deferred' };
 
@@ -62,6 +62,33 @@ export function describeAction(a: Action): string {
     case 'deleteJob':
     case 'deleteRebootPod':
       return `${a.kind} ${a.namespace}/${a.name}`;
+  }
+}
+
+/**
+ * The kind of call an action makes, finer than its action kind where a node's sequence has
+ * several steps of one kind: an annotation by the phase it writes (`annotateNode:Draining`,
+ * `annotateNode:released`) or, without one, the keys it sets (`annotateNode:replaced-by`); the
+ * autoscaler's pause and restore; a gate Job's step. The reliability suite kills drydock once
+ * after (and before) each kind, so every step of every node's sequence is interrupted once.
+ */
+export function callKind(a: Action): string {
+  switch (a.kind) {
+    case 'annotateNode': {
+      const phase = a.annotations[ANNOTATIONS.phase];
+      if (phase !== undefined) return `annotateNode:${phase ?? 'released'}`;
+      const keys = Object.keys(a.annotations)
+        .filter((k) => k !== ANNOTATIONS.phaseSince)
+        .map((k) => k.slice(k.indexOf('/') + 1))
+        .sort();
+      return `annotateNode:${keys.join('+')}`;
+    }
+    case 'scaleDeployment':
+      return `scaleDeployment:${a.replicas === 0 ? 'pause' : 'restore'}`;
+    case 'createGateJob':
+      return `createGateJob:${a.step}`;
+    default:
+      return a.kind;
   }
 }
 
@@ -294,6 +321,8 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     const what = describeAction(action);
     const node = nodeOf(action);
     let outcome: Outcome;
+    /** The kind of the mutating call this action made, if it made one (a pair's second made none). */
+    let call: string | undefined;
     if (node !== undefined && held.has(node)) {
       outcome = {
         kind: 'transient',
@@ -303,6 +332,12 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     } else {
       const pair = pairs.get(index);
       const decided = carried.get(index);
+      // One kind per call: a pair's patch is one call, named by both of its actions.
+      const kind =
+        pair !== undefined
+          ? `${actions[pair.toggle]?.kind ?? ''}+${callKind(actions[pair.annotate] ?? action)}`
+          : callKind(action);
+      if (decided === undefined) mutatingCallStarts(kind, what);
       if (pair !== undefined) {
         carried = await runPair(actions, pair, opts);
         outcome = carried.get(index) ?? DEFERRED;
@@ -313,7 +348,10 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
       }
       // The reliability suite's crash point: after a call that changed something, before its Event.
       // A pair's second action made no call of its own: the first one's patch carried it.
-      if (outcome.kind === 'done' && decided === undefined) mutatingCallDone(what);
+      if (outcome.kind === 'done' && decided === undefined) {
+        mutatingCallDone(kind, what);
+        call = kind;
+      }
       if (
         node !== undefined &&
         HOLDING_STEPS.has(action.kind) &&
@@ -331,6 +369,7 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
       spec: `${action.spec.kind}/${action.spec.name}`,
       why: action.reason,
       outcome: outcome.kind,
+      ...(call !== undefined ? { call } : {}),
     };
     if (outcome.kind === 'done') {
       opts.logger.info(fields, 'action applied');

@@ -11,7 +11,7 @@ import {
   parseDuration,
   providersFrom,
 } from '../../service/options.js';
-import { CRASH_AFTER_ENV, parseCrashAfter } from '../../execute/crash-point.js';
+import { crashSettings } from '../../execute/crash-point.js';
 import { createServiceSources } from '../../service/sources.js';
 import { isCronSchedule } from '../../source/poller.js';
 import { ListenError } from '../../service/http.js';
@@ -46,7 +46,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
   try {
     const leaderElect = parseBool('--leader-elect', flags.leaderElect);
     // The reliability suite's hooks, checked up front so a typo fails the start, not a round.
-    parseCrashAfter(process.env[CRASH_AFTER_ENV]);
+    crashSettings();
     const clockOffsetMs = parseClockOffset(process.env[CLOCK_OFFSET_ENV]);
     const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);

@@ -1,37 +1,65 @@
 /**
- * Kill points over one rollout: drydock runs with a seeded `DRYDOCK_TEST_CRASH_AFTER`, kills
- * itself after that many mutating calls, and is started again (with the next seeded count) on
- * the same rollout, until the rollout's own end condition holds. With two replicas both carry a
- * crash point; only the leader acts, so the one that dies is the leader, and it comes back as
- * the standby. Every life gets a crash point until the rollout is done, so the number of kills
-is the rollout's mutating calls divided by the mean gap; the last life finishes the work.
+ * Kill points over one rollout: drydock runs with crash points, kills itself at one, and is
+ * started again (with the next one) on the same rollout, until the rollout's own end condition
+ * holds. Two kinds of crash point, alone or together (whichever comes first):
+ *
+ * - seeded: after a seeded count of mutating calls (`DRYDOCK_TEST_CRASH_AFTER`), drawn around a
+ *   mean gap, so kills fall between any two calls, in proportion to how often each comes;
+ * - by kind: right after (and before) the first call of a kind not yet killed at
+ *   (`DRYDOCK_TEST_CRASH_KINDS`), so each kind of call the rollout makes is killed at once,
+ *   however rare. The coverage (kinds killed at, kinds the rollout made) is kept across lives.
+ *
+ * With two replicas both carry the crash points; only the leader acts, so the one that dies is
+ * the leader, and it comes back as the standby. The last life finishes the work.
  */
-import { CRASH_AFTER_ENV } from '../../../src/execute/crash-point.js';
+import {
+  CRASH_AFTER_ENV,
+  CRASH_KINDS_ENV,
+  type CrashWhen,
+  type KindCrashes,
+} from '../../../src/execute/crash-point.js';
 import { SeededRandom } from '../../../src/cloud/sim/random.js';
 import { startDrydockChild, type DrydockChild } from '../drydock-child.js';
 
 export interface KillPoint {
   readonly scenario: string;
-  /** The mutating calls this process made, the last one included. */
+  readonly when: CrashWhen;
+  /** The mutating calls this process made before the kill (after: the last one included). */
   readonly after: number;
-  /** The last call made before the kill (action kind and target). */
+  /** The kind of the call (callKind: action kind, an annotation's phase). */
+  readonly kind: string;
+  /** The call (action kind and target). */
   readonly call: string;
+}
+
+/** Per scenario: the kinds killed after and before, and every kind of mutating call its lives made. */
+export interface KindCoverage {
+  readonly after: Set<string>;
+  readonly before: Set<string>;
+  readonly issued: Set<string>;
+}
+
+export function emptyCoverage(): KindCoverage {
+  return { after: new Set(), before: new Set(), issued: new Set() };
 }
 
 export interface CrashLoopOptions {
   readonly scenario: string;
   readonly args: readonly string[];
   readonly replicas: 1 | 2;
-  /** Mean mutating calls between kills: counts are drawn from [1, 2·gap − 1] ([1, gap] for the first lives). */
-  readonly gap: number;
+  /** Seeded: mean mutating calls between kills, counts drawn from [1, 2·gap − 1] ([1, gap] for the first lives). */
+  readonly gap?: number;
   readonly rng: SeededRandom;
+  /** By kind: the sides killed at (and the kinds that count), with the coverage so far, updated. */
+  readonly kinds?: { readonly when: readonly CrashWhen[]; readonly only?: readonly string[] };
+  readonly coverage: KindCoverage;
   /** The rollout's end condition, read from the API server, cloud and status branch. */
   readonly done: () => Promise<boolean>;
   readonly timeoutMs: number;
   readonly env?: NodeJS.ProcessEnv;
 }
 
-const CRASH_LINE = /^drydock: crash point after mutating call (\d+): (.*)$/;
+const CRASH_LINE = /^drydock: crash point (after|before) (?:mutating )?call (\d+) \(([^)]*)\): (.*)$/;
 
 export interface CrashLoopResult {
   readonly kills: KillPoint[];
@@ -39,23 +67,77 @@ export interface CrashLoopResult {
   readonly calls: number;
 }
 
+function crashEnv(o: CrashLoopOptions, lives: number): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...o.env };
+  if (o.gap !== undefined) {
+    // The first life draws from [1, gap], so a rollout of at least `gap` calls is killed at least once.
+    const most = lives < o.replicas ? o.gap : 2 * o.gap - 1;
+    env[CRASH_AFTER_ENV] = String(o.rng.int(1, Math.max(1, most)));
+  }
+  if (o.kinds !== undefined) {
+    const k: KindCrashes = {
+      ...(o.kinds.when.includes('after') ? { after: [...o.coverage.after] } : {}),
+      ...(o.kinds.when.includes('before') ? { before: [...o.coverage.before] } : {}),
+      ...(o.kinds.only !== undefined ? { only: o.kinds.only } : {}),
+    };
+    env[CRASH_KINDS_ENV] = JSON.stringify(k);
+  }
+  return env;
+}
+
+/** The kinds of mutating call a life made, from the `call` field of its "action applied" lines. */
+function issued(c: DrydockChild): string[] {
+  return c
+    .records()
+    .filter((r) => r.msg === 'action applied' && typeof r.call === 'string')
+    .map((r) => r.call as string);
+}
+
 export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult> {
   const kills: KillPoint[] = [];
   let calls = 0;
-  // The first life draws from [1, gap], so a rollout of at least `gap` calls is killed at least once.
   let lives = 0;
-  const spawnOne = (): DrydockChild => {
-    const most = lives++ < o.replicas ? o.gap : 2 * o.gap - 1;
-    return startDrydockChild(o.args, { ...o.env, [CRASH_AFTER_ENV]: String(o.rng.int(1, Math.max(1, most))) });
-  };
-  const applied = (c: DrydockChild): number => c.records().filter((r) => r.msg === 'action applied').length;
+  const spawnOne = (): DrydockChild => startDrydockChild(o.args, crashEnv(o, lives++));
   const children: DrydockChild[] = [];
   for (let i = 0; i < o.replicas; i++) children.push(spawnOne());
   const started = Date.now();
   const deadline = started + o.timeoutMs;
+  const alive = (c: DrydockChild): boolean => c.proc.exitCode === null && c.proc.signalCode === null;
+  /** A dead life's kill point, counted; throws when it died of anything but its crash point. */
+  const reaped = new Set<DrydockChild>();
+  const reap = (c: DrydockChild): void => {
+    reaped.add(c);
+    const line = c.lines.map((l) => CRASH_LINE.exec(l)).find((m) => m !== null);
+    if (c.proc.signalCode !== 'SIGKILL' || !line) {
+      throw new Error(
+        `${o.scenario}: drydock exited on its own (code ${c.proc.exitCode}, signal ${c.proc.signalCode}):\n${c.lines.slice(-30).join('\n')}`,
+      );
+    }
+    const when = line[1] as CrashWhen;
+    const kill = { scenario: o.scenario, when, after: Number(line[2]), kind: line[3] ?? '', call: line[4] ?? '' };
+    kills.push(when === 'after' ? kill : { ...kill, after: kill.after - 1 });
+    o.coverage[when].add(kill.kind);
+    // The call killed after made its change but never logged it.
+    for (const k of when === 'after' ? [...issued(c), kill.kind] : issued(c)) o.coverage.issued.add(k);
+    calls += kills.at(-1)?.after ?? 0;
+    if (process.env.DRYDOCK_E2E_VERBOSE !== undefined) {
+      const t = ((Date.now() - started) / 1000).toFixed(0);
+      process.stderr.write(
+        `      (${o.scenario} +${t}s: killed ${when} call ${line[2]} (${kill.kind}): ${kill.call})\n`,
+      );
+    }
+  };
   try {
     for (;;) {
-      if (await o.done().catch(() => false)) break;
+      const done = await o.done().catch(() => false);
+      // A life that died just before the end still counts its kill point (the autoscaler's restore, say).
+      for (let i = 0; i < children.length; i++) {
+        const c = children[i]!;
+        if (alive(c) || reaped.has(c)) continue;
+        reap(c);
+        children[i] = done ? c : spawnOne();
+      }
+      if (done) break;
       if (Date.now() > deadline) {
         throw new Error(
           `${o.scenario}: not done after ${o.timeoutMs} ms and ${kills.length} kills; last lines:\n${children
@@ -63,30 +145,19 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
             .join('\n')}`,
         );
       }
-      for (let i = 0; i < children.length; i++) {
-        const c = children[i]!;
-        if (c.proc.exitCode === null && c.proc.signalCode === null) continue;
-        const line = c.lines.map((l) => CRASH_LINE.exec(l)).find((m) => m !== null);
-        if (c.proc.signalCode !== 'SIGKILL' || !line) {
-          throw new Error(
-            `${o.scenario}: drydock exited on its own (code ${c.proc.exitCode}, signal ${c.proc.signalCode}):\n${c.lines.slice(-30).join('\n')}`,
-          );
-        }
-        kills.push({ scenario: o.scenario, after: Number(line[1]), call: line[2] ?? '' });
-        calls += Number(line[1]);
-        if (process.env.DRYDOCK_E2E_VERBOSE !== undefined) {
-          const t = ((Date.now() - started) / 1000).toFixed(0);
-          process.stderr.write(`      (${o.scenario} +${t}s: killed after call ${line[1]}: ${line[2]})\n`);
-        }
-        children[i] = spawnOne();
-      }
       await new Promise((r) => setTimeout(r, 200));
     }
   } finally {
-    calls += children.reduce((n, c) => n + applied(c), 0);
+    for (const c of children) {
+      // Killed at a crash point as the rollout ended: its kill counts. Reaped already, it is counted.
+      if (!alive(c) && !reaped.has(c) && c.proc.signalCode === 'SIGKILL') reap(c);
+      if (reaped.has(c)) continue;
+      calls += issued(c).length;
+      for (const k of issued(c)) o.coverage.issued.add(k);
+    }
     await Promise.all(
       children.map(async (c) => {
-        if (c.proc.exitCode === null && c.proc.signalCode === null) {
+        if (alive(c)) {
           c.kill('SIGTERM');
           await c.exited;
         }

@@ -6,10 +6,18 @@
  * the invariant monitor (API server and cloud, not drydock's logs) finds no breach throughout.
  *
  * Each rollout absorbs its scenario's share of the kills: every life of drydock gets a seeded
- * crash point until the rollout's own end condition holds. `npm test` runs a seeded subset
- * (about 10 kill points over 10 workers); the full run (60 aimed at, 20 workers):
+ * crash point until the rollout's own end condition holds, and is also killed right before and
+ * right after the first call of each kind in NEVER_SEEDED (rare calls the seeded points never
+ * landed after).
+ * `npm test` runs that subset (about 10 seeded kill points over 10 workers); the full run (60
+ * aimed at, 20 workers):
  *   DRYDOCK_RELIABILITY_KILLS=60 DRYDOCK_RELIABILITY_WORKERS=20 DRYDOCK_RELIABILITY_SEED=1 \
  *     npx mocha --no-config --timeout 0 --exit dist/test/e2e/reliability/crash.test.js
+ * The exhaustive pass (no seeded counts: each life is killed right before and right after the
+ * first call of a kind not yet killed at, so every kind of call of every scenario, and so every
+ * step of a node's sequence, is interrupted on both sides; it fails if a kind a scenario made
+ * was never killed after, so a new kind of call cannot slip by):
+ *   DRYDOCK_RELIABILITY_EXHAUSTIVE=1 npx mocha --no-config --timeout 0 --exit dist/test/e2e/reliability/crash.test.js
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -18,9 +26,18 @@ import { SeededRandom } from '../../../src/cloud/sim/random.js';
 import { useControlPlane } from '../../support/control-plane.js';
 import { IMAGE_V2 } from '../world.js';
 import { checkEnd } from './monitor.js';
-import { runWithKills, type CrashLoopResult, type KillPoint } from './crash-loop.js';
+import {
+  emptyCoverage,
+  runWithKills,
+  type CrashLoopOptions,
+  type CrashLoopResult,
+  type KillPoint,
+  type KindCoverage,
+} from './crash-loop.js';
 import {
   AUTOSCALER,
+  gateDoc,
+  labelNodes,
   labelTargets,
   nodeOpDoc,
   nodeOpDone,
@@ -46,6 +63,23 @@ const CALLS_PER_NODE = { replace: 9, nodeop: 13, leader: 12 };
 /** NodeOp targets as a share of the workers: 6 and 4 of the full run's 20, 3 and 2 of the subset's 10. */
 const NODEOP_TARGETS = Math.round(settings.workers * 0.3);
 const LEADER_TARGETS = Math.round(settings.workers * 0.2);
+/**
+ * Kinds of call (callKind) the seeded points of the 60-point run never landed after, each made
+ * once or once per node: outside the exhaustive pass every life is also killed right before and
+ * right after the first call of each of these kinds, so `npm test` interrupts them all.
+ */
+const NEVER_SEEDED = ['setGroupImage', 'scaleDeployment', 'copyLabels', 'deleteNode', 'createGateJob'];
+/** The NEVER_SEEDED kinds each scenario reaches (it fails when one was not: the scenario changed). */
+const RARE: Record<string, readonly string[]> = {
+  replace: ['setGroupImage', 'scaleDeployment:pause', 'scaleDeployment:restore', 'copyLabels', 'deleteNode'],
+  nodeop: ['createGateJob:before', 'createGateJob:after'],
+};
+/**
+ * The sim cloud deletes an instance's Node as it removes the instance (as a cloud's node
+ * lifecycle controller does), so drydock's deleteNode right after finds it gone and changes
+ * nothing: it is killed right before (after the removal), never after.
+ */
+const NEVER_MADE = new Set(['deleteNode']);
 
 /** The mean gap between kills that gives a scenario its share (at least two) of the kill points. */
 function gap(scenario: keyof typeof SHARES, nodes: number): number {
@@ -63,6 +97,17 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
   let began = 0;
   const killed: KillPoint[] = [];
   const calls = new Map<string, number>();
+  const coverage = new Map<string, KindCoverage>();
+  const coverageOf = (scenario: string): KindCoverage => {
+    const c = coverage.get(scenario) ?? emptyCoverage();
+    coverage.set(scenario, c);
+    return c;
+  };
+  /** The crash points of a scenario's lives: seeded around `gap` plus the rare kinds, or the exhaustive pass. */
+  const crashes = (scenario: string, seededGap: number): Pick<CrashLoopOptions, 'gap' | 'kinds' | 'coverage'> =>
+    settings.exhaustive
+      ? { kinds: { when: ['after', 'before'] }, coverage: coverageOf(scenario) }
+      : { gap: seededGap, kinds: { when: ['after', 'before'], only: NEVER_SEEDED }, coverage: coverageOf(scenario) };
   const record = (scenario: string, r: CrashLoopResult): void => {
     killed.push(...r.kills);
     calls.set(scenario, (calls.get(scenario) ?? 0) + r.calls);
@@ -88,9 +133,9 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
 
   /** The figures the README reports: kill points per scenario and per kind of call, observations, violations, time. */
   function summary(): string {
-    const tally = (key: (k: KillPoint) => string): string => {
+    const tally = (when: KillPoint['when']): string => {
       const m = new Map<string, number>();
-      for (const k of killed) m.set(key(k), (m.get(key(k)) ?? 0) + 1);
+      for (const k of killed) if (k.when === when) m.set(k.kind, (m.get(k.kind) ?? 0) + 1);
       return [...m].map(([k, n]) => `${k} ×${n}`).join(', ');
     };
     const perScenario = [...calls].map(
@@ -99,7 +144,11 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     return [
       `seed ${settings.seed}, ${settings.workers} workers: ${killed.length} kill points survived (${settings.kills} aimed at)`,
       perScenario.join('; '),
-      `after ${tally((k) => k.call.split(' ')[0] ?? '')}`,
+      `after ${tally('after')}`,
+      ...(settings.exhaustive ? [`before ${tally('before')}`] : []),
+      [...coverage]
+        .map(([sc, c]) => `${sc} made ${c.issued.size} kinds, killed after ${c.after.size}, before ${c.before.size}`)
+        .join('; '),
       `${w?.monitor.checks ?? 0} observations checked, ${w?.monitor.violations.length ?? 0} violations`,
       `${Math.round((Date.now() - began) / 1000)} s`,
     ].join('; ');
@@ -118,6 +167,13 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     const kc = cp().adminKubeConfig();
     w.monitor.allowInstances('workers', settings.workers);
     const before = w.sim.cloud.inspectGroup('workers').nextInstance;
+    // A label of the admin's on every worker: each replacement takes it over (copyLabels).
+    await labelNodes(
+      kc,
+      (await workers(kc)).map((n) => n.name),
+      'reliability-pool',
+      'blue',
+    );
     await w.repo.push({ 'specs/worker-image.yaml': workerImageDoc(IMAGE_V2) }, 'images: workers to v2');
     record(
       'replace',
@@ -125,7 +181,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         scenario: 'replace',
         args: singleReplica(),
         replicas: 1,
-        gap: gap('replace', settings.workers),
+        ...crashes('replace', gap('replace', settings.workers)),
         rng,
         done: () => replaceDone(kc, w.repo, IMAGE_V2, settings.workers),
         timeoutMs: 600_000 + settings.kills * 30_000,
@@ -136,21 +192,28 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
       settings.workers,
       'one new instance per worker',
     );
+    assert.ok(
+      (await workers(kc)).every((n) => n.labels['reliability-pool'] === 'blue'),
+      'every replacement took over the label',
+    );
     await assertEnd();
   });
 
-  it('in-place NodeOp with reboots: each target runs its Job once and reboots once, whatever the kills', async () => {
+  it('in-place NodeOp with reboots and an UpgradeGate: each target runs each Job once and reboots once, whatever the kills', async () => {
     const kc = cp().adminKubeConfig();
     const targets = (await workers(kc)).slice(0, NODEOP_TARGETS).map((n) => n.name);
     await labelTargets(kc, targets, 'crash');
-    await w.repo.push({ 'specs/op-crash.yaml': nodeOpDoc('crash', 'crash') }, 'ops: patch workers, reboot each');
+    await w.repo.push(
+      { 'specs/op-crash.yaml': nodeOpDoc('crash', 'crash'), 'specs/gate-crash.yaml': gateDoc('check', 'crash') },
+      'ops: patch workers, reboot each, a check before and after',
+    );
     record(
       'nodeop',
       await runWithKills({
         scenario: 'nodeop',
         args: singleReplica(),
         replicas: 1,
-        gap: gap('nodeop', NODEOP_TARGETS),
+        ...crashes('nodeop', gap('nodeop', NODEOP_TARGETS)),
         rng,
         done: () => nodeOpDone(kc, w.repo, 'crash', targets),
         timeoutMs: 600_000 + settings.kills * 30_000,
@@ -158,6 +221,8 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     );
     for (const t of targets) {
       assert.equal(w.monitor.count('NodeOp.crash', t, 'operation'), 1, `${t}: one Job`);
+      assert.equal(w.monitor.count('NodeOp.crash', t, 'before'), 1, `${t}: one gate before-Job`);
+      assert.equal(w.monitor.count('NodeOp.crash', t, 'after'), 1, `${t}: one gate after-Job`);
       assert.equal(w.monitor.count('NodeOp.crash', t, 'reboot'), 1, `${t}: one reboot pod`);
       assert.equal(w.monitor.reboots.get(t), 1, `${t}: rebooted exactly once`);
     }
@@ -182,7 +247,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         scenario: 'maintenance',
         args: singleReplica(),
         replicas: 1,
-        gap: 1,
+        ...crashes('maintenance', 1),
         rng,
         done: async () =>
           (await status())?.phase === 'Succeeded' &&
@@ -200,7 +265,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         scenario: 'maintenance',
         args: singleReplica(),
         replicas: 1,
-        gap: 1,
+        ...crashes('maintenance', 1),
         rng,
         done: async () => (await status())?.phase === 'Ended' && (await workers(kc)).every((n) => !n.unschedulable),
         timeoutMs: 300_000 + settings.kills * 10_000,
@@ -220,7 +285,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         scenario: 'leader',
         args: w.args,
         replicas: 2,
-        gap: gap('leader', LEADER_TARGETS),
+        ...crashes('leader', gap('leader', LEADER_TARGETS)),
         rng,
         done: () => nodeOpDone(kc, w.repo, 'leader', targets),
         timeoutMs: 600_000 + settings.kills * 30_000,
@@ -240,10 +305,27 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         killed.some((k) => k.scenario === scenario),
         `${scenario}: no kill point`,
       );
-    assert.ok(
-      killed.length >= Math.ceil(settings.kills / 2),
-      `${killed.length} kills, about ${settings.kills} aimed at`,
-    );
+    if (!settings.exhaustive)
+      assert.ok(
+        killed.length >= Math.ceil(settings.kills / 2),
+        `${killed.length} kills, about ${settings.kills} aimed at`,
+      );
     assert.deepEqual(w.monitor.violations, []);
+  });
+
+  it('killed right before and right after every kind of call each scenario made (outside the exhaustive pass: the rare ones)', () => {
+    for (const [scenario, c] of coverage) {
+      const uncovered = (side: Set<string>, kinds: Iterable<string>): string[] =>
+        [...kinds].filter((k) => !side.has(k)).sort();
+      const counted = (k: string): boolean => settings.exhaustive || NEVER_SEEDED.includes(k.split(':')[0] ?? '');
+      const made = [...c.issued].filter(counted);
+      assert.deepEqual(uncovered(c.after, made), [], `${scenario}: kinds made but never killed after`);
+      assert.deepEqual(uncovered(c.before, made), [], `${scenario}: kinds made but never killed before`);
+      const rare = RARE[scenario] ?? [];
+      assert.deepEqual(uncovered(c.before, rare), [], `${scenario}: rare kinds it should reach, never killed before`);
+      const madeRare = rare.filter((k) => !NEVER_MADE.has(k));
+      assert.deepEqual(uncovered(c.issued, madeRare), [], `${scenario}: rare kinds it should make`);
+    }
+    assert.deepEqual([...coverage.keys()].sort(), ['leader', 'maintenance', 'nodeop', 'replace']);
   });
 });

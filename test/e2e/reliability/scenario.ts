@@ -37,12 +37,19 @@ export interface ReliabilitySettings {
   readonly kills: number;
   /** Workers in the crash suite's group: the replace rollout's size; NodeOp targets are a share of it. */
   readonly workers: number;
+  /**
+   * The exhaustive pass: every life killed right before and right after the first call of each
+   * kind not yet killed at, no seeded counts; otherwise seeded counts, and after each kind of
+   * NEVER_SEEDED once.
+   */
+  readonly exhaustive: boolean;
 }
 
 /**
  * `DRYDOCK_RELIABILITY_SEED` (default 1), `DRYDOCK_RELIABILITY_KILLS` (default 10) and
  * `DRYDOCK_RELIABILITY_WORKERS` (default 10): the defaults are the subset `npm test` runs; the
- * full run asks for 60 kills over 20 workers.
+ * full run asks for 60 kills over 20 workers. `DRYDOCK_RELIABILITY_EXHAUSTIVE=1`: the
+ * exhaustive pass, by kind of call instead of seeded counts.
  */
 export function reliabilitySettings(env: NodeJS.ProcessEnv = process.env): ReliabilitySettings {
   const int = (name: string, fallback: number, min = 0): number => {
@@ -55,6 +62,7 @@ export function reliabilitySettings(env: NodeJS.ProcessEnv = process.env): Relia
     seed: int('DRYDOCK_RELIABILITY_SEED', 1),
     kills: int('DRYDOCK_RELIABILITY_KILLS', 10),
     workers: int('DRYDOCK_RELIABILITY_WORKERS', 10, 10),
+    exhaustive: int('DRYDOCK_RELIABILITY_EXHAUSTIVE', 0) > 0,
   };
 }
 
@@ -200,10 +208,37 @@ export function nodeOpDoc(name: string, label: string): string {
   });
 }
 
+/** An UpgradeGate on NodeOp `nodeOp`: one before-Job and one after-Job per node, each a second long on the sim host. */
+export function gateDoc(name: string, nodeOp: string): string {
+  const job = (step: string) => ({
+    name: `${name}-${step}`,
+    spec: {
+      backoffLimit: 0,
+      template: {
+        metadata: { annotations: { 'sim.drydock.dev/run-seconds': '1', 'sim.drydock.dev/exit-code': '0' } },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'check', image: 'busybox:1.36', command: ['sh', '-c', 'echo $NODE_NAME'] }],
+        },
+      },
+    },
+  });
+  return specDoc('UpgradeGate', name, {
+    appliesTo: { targets: [{ kind: 'NodeOp', name: nodeOp }] },
+    before: [job('before')],
+    after: [job('after')],
+  });
+}
+
 /** Labels `names` as NodeOp `label`'s targets (the admin does it, not drydock). */
 export async function labelTargets(kc: KubeConfig, names: readonly string[], label: string): Promise<void> {
+  await labelNodes(kc, names, 'reliability-target', label);
+}
+
+/** Sets label `key` on `names` (the admin does it, not drydock): a replace copies it to each replacement. */
+export async function labelNodes(kc: KubeConfig, names: readonly string[], key: string, value: string): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   for (const name of names) {
-    await core.patchNode({ name, body: [{ op: 'add', path: '/metadata/labels/reliability-target', value: label }] });
+    await core.patchNode({ name, body: [{ op: 'add', path: `/metadata/labels/${key}`, value }] });
   }
 }
