@@ -296,6 +296,7 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
       kind: 'annotateNode',
       spec,
       node: rn.name,
+      forNode: node.name,
       annotations: {
         [ANNOTATIONS.replaces]: e.instance.id,
         [ANNOTATIONS.operation]: ctx.lock,
