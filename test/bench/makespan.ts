@@ -17,6 +17,7 @@ import { recordFigures, type Figure } from './results.js';
 import {
   IMAGE,
   imageDoc,
+  KWOK_POD_READY_AGAIN,
   nodeOpDoc,
   PODS_PER_NODE,
   ready,
@@ -38,12 +39,16 @@ interface Measured {
   readonly writes: ProxiedRequest[];
 }
 
-/** Pushes `files`, waits until `done`, then until drydock has written nothing for 3 s. */
+/**
+ * Pushes `files`, waits until `done`, then until drydock has written nothing for 3 s; prints
+ * the writes at once (a later step that gets stuck does not lose this one's figures).
+ */
 async function measure(
   w: RolloutWorld,
   files: Record<string, string>,
   message: string,
   done: () => Promise<boolean>,
+  shown: { nodes: number; minimum: readonly MinimalWrite[] },
 ): Promise<Measured> {
   const i0 = w.proxy.requests.length;
   const t0 = Date.now();
@@ -56,7 +61,9 @@ async function measure(
     timeoutMs: 60_000,
     intervalMs: 250,
   });
-  return { ms, writes: w.proxy.requests.slice(i0).filter(isWrite) };
+  const m = { ms, writes: w.proxy.requests.slice(i0).filter(isWrite) };
+  breakdown(message, m, shown.nodes, shown.minimum);
+  return m;
 }
 
 const annotations = (n: V1Node): Record<string, string> => n.metadata?.annotations ?? {};
@@ -109,10 +116,21 @@ export async function run(): Promise<Figure[]> {
   const waves = Math.ceil(o.nodes / o.concurrency);
   const size = `${o.nodes} nodes, ${o.concurrency} at a time (${waves} waves), ${PODS_PER_NODE} pods per node, boot ${o.bootDelaySeconds} s, reboot ${o.rebootSeconds} s, Job ${o.jobRunSeconds} s`;
   const command = `npx tsc -p . && DRYDOCK_BENCH_MAKESPAN_NODES=${o.nodes} DRYDOCK_BENCH_MAKESPAN_CONCURRENCY=${o.concurrency} node dist/test/bench/makespan.js`;
-  const cp = await startControlPlane({ log: () => undefined, jobPods: 'host' });
+  const cp = await startControlPlane({
+    log: () => undefined,
+    jobPods: 'host',
+    kwokConfig: KWOK_POD_READY_AGAIN,
+    // Hundreds of nodes: the controller manager's default 20 requests/s would make the
+    // rescheduling of a wave's evicted pods the bottleneck of the benchmark, not drydock.
+    ...(o.nodes >= 100 ? { clientQps: 100 } : {}),
+  });
   try {
     const w = await startRolloutWorld(cp, o);
     try {
+      const replaceMin = replaceMinimum(PODS_PER_NODE);
+      const opMin = nodeOpMinimum(PODS_PER_NODE);
+      const one = (minimum: readonly MinimalWrite[]) => ({ nodes: 1, minimum });
+      const fleet = (minimum: readonly MinimalWrite[]) => ({ nodes: o.nodes, minimum });
       // The one-node reference is measured before and after the fleet and averaged, so a swing
       // of the shared machine's load during the run does not set the ideal by itself.
       const soloReplace = await measure(
@@ -120,44 +138,45 @@ export async function run(): Promise<Figure[]> {
         { 'specs/solo-image.yaml': imageDoc('solo', IMAGE(2), o) },
         'solo to v2',
         () => replaced(w, 'solo', 1, IMAGE(2)),
+        one(replaceMin),
       );
       const fleetReplace = await measure(
         w,
         { 'specs/fleet-image.yaml': imageDoc('fleet', IMAGE(2), o) },
         'fleet to v2',
         () => replaced(w, 'fleet', o.nodes, IMAGE(2)),
+        fleet(replaceMin),
       );
       const soloReplaceAfter = await measure(
         w,
         { 'specs/solo-image.yaml': imageDoc('solo', IMAGE(3), o) },
         'solo to v3',
         () => replaced(w, 'solo', 1, IMAGE(3)),
+        one(replaceMin),
       );
-      const soloOp = await measure(w, { 'specs/solo-op.yaml': nodeOpDoc('solo-op', 'solo', o) }, 'solo NodeOp', () =>
-        operated(w, 'solo', 'solo-op'),
+      const soloOp = await measure(
+        w,
+        { 'specs/solo-op.yaml': nodeOpDoc('solo-op', 'solo', o) },
+        'solo NodeOp',
+        () => operated(w, 'solo', 'solo-op'),
+        one(opMin),
       );
       const fleetOp = await measure(
         w,
         { 'specs/fleet-op.yaml': nodeOpDoc('fleet-op', 'fleet', o) },
         'fleet NodeOp',
         () => operated(w, 'fleet', 'fleet-op'),
+        fleet(opMin),
       );
       const soloOpAfter = await measure(
         w,
         { 'specs/solo-op-after.yaml': nodeOpDoc('solo-op-after', 'solo', o) },
         'solo NodeOp after the fleet',
         () => operated(w, 'solo', 'solo-op-after'),
+        one(opMin),
       );
       const replaceOne = (soloReplace.ms + soloReplaceAfter.ms) / 2;
       const opOne = (soloOp.ms + soloOpAfter.ms) / 2;
-      const replaceMin = replaceMinimum(PODS_PER_NODE);
-      const opMin = nodeOpMinimum(PODS_PER_NODE);
-      breakdown('replace, one node (before the fleet)', soloReplace, 1, replaceMin);
-      breakdown('replace, one node (after the fleet)', soloReplaceAfter, 1, replaceMin);
-      breakdown('replace, fleet', fleetReplace, o.nodes, replaceMin);
-      breakdown('NodeOp with reboot, one node (before the fleet)', soloOp, 1, opMin);
-      breakdown('NodeOp with reboot, one node (after the fleet)', soloOpAfter, 1, opMin);
-      breakdown('NodeOp with reboot, fleet', fleetOp, o.nodes, opMin);
       const figure = (id: string, what: string, value: number, unit: string, target: number | null): Figure => ({
         id: `makespan.${id}@${o.nodes}`,
         what,

@@ -102,6 +102,43 @@ describe('service status publisher (injected clock)', () => {
     );
   });
 
+  it('one write at a time: a change published while a write is under way asks for a later round; idle() waits for the write', async () => {
+    let t = 1_000_000;
+    const started: string[] = [];
+    const requests: number[] = [];
+    let finish!: () => void;
+    const publisher = new StatusPublisher({
+      sink: {
+        write: (s) => {
+          started.push(s.sourceCommit ?? '');
+          return new Promise<void>((resolve) => (finish = resolve));
+        },
+      },
+      logger: pino({ level: 'silent' }),
+      metrics: createMetrics({ defaultMetrics: false }),
+      intervalMs: 2_000,
+      clock: () => t,
+      mayWrite: () => true,
+      requestRound: (ms) => void requests.push(ms),
+    });
+    const first = publisher.publish(snap('a'));
+    t += 5_000;
+    await publisher.publish(snap('b'));
+    assert.deepEqual(started, ['a'], 'no second write while the first is under way');
+    assert.deepEqual(requests, [2_000], 'the round that writes b is asked for');
+    let idle = false;
+    const waiting = publisher.idle().then(() => (idle = true));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(idle, false, 'idle() waits for the write under way');
+    finish();
+    await Promise.all([first, waiting]);
+    t += 2_000;
+    const second = publisher.publish(snap('b'));
+    assert.deepEqual(started, ['a', 'b'], 'written once the first is done and the interval has passed');
+    finish();
+    await second;
+  });
+
   it('no cluster name yet: nothing is written', async () => {
     const w = world();
     await w.publisher.publish(snap('a', ''));
