@@ -14,7 +14,7 @@ import * as jobs from './job-actions.js';
 import type { ActionDeps, ActionOf } from './actions.js';
 import type { EventInput, EventRecorder } from './events.js';
 import { mutatingCallDone } from './crash-point.js';
-import { eachAtMost, laneOf, segments } from './lanes.js';
+import { eachAtMost, laneOf, nodeOf, segments } from './lanes.js';
 
 const DEFERRED: Outcome = { kind: 'transient', code: 'Deferred', reason: 'deferred' };
 
@@ -64,33 +64,6 @@ export function describeAction(a: Action): string {
     case 'deleteJob':
     case 'deleteRebootPod':
       return `${a.kind} ${a.namespace}/${a.name}`;
-  }
-}
-
-/** The node an action touches, if any. */
-export function nodeOf(a: Action): string | undefined {
-  switch (a.kind) {
-    case 'annotateNode':
-    case 'cordon':
-    case 'uncordon':
-    case 'evict':
-    case 'deletePod':
-    case 'deleteNode':
-      return a.node;
-    case 'copyLabels':
-      return a.to;
-    case 'removeInstance':
-      return a.node;
-    case 'createNodeJob':
-    case 'createGateJob':
-    case 'createRebootPod':
-    case 'deleteJob':
-    case 'deleteRebootPod':
-      return a.node;
-    case 'setGroupImage':
-    case 'surge':
-    case 'scaleDeployment':
-      return undefined;
   }
 }
 

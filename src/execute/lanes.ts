@@ -8,32 +8,39 @@
  */
 import type { Action } from '../plan/types.js';
 
-/** The node whose order an action keeps; undefined for an action that touches no node. */
-export function laneOf(a: Action): string | undefined {
+/** The node an action touches, if any. */
+export function nodeOf(a: Action): string | undefined {
   switch (a.kind) {
     case 'annotateNode':
-      return a.forNode ?? a.node;
-    case 'copyLabels':
-      // Labels copied onto a replacement are the replaced node's step, like its Done mark.
-      return a.from;
     case 'cordon':
     case 'uncordon':
     case 'evict':
     case 'deletePod':
     case 'deleteNode':
+      return a.node;
+    case 'copyLabels':
+      return a.to;
+    case 'removeInstance':
+      return a.node;
     case 'createNodeJob':
     case 'createGateJob':
     case 'createRebootPod':
     case 'deleteJob':
     case 'deleteRebootPod':
       return a.node;
-    case 'removeInstance':
-      return a.node;
     case 'setGroupImage':
     case 'surge':
     case 'scaleDeployment':
       return undefined;
   }
+}
+
+/** The node whose order an action keeps; undefined for an action that touches no node. */
+export function laneOf(a: Action): string | undefined {
+  if (a.kind === 'annotateNode') return a.forNode ?? a.node;
+  // Labels copied onto a replacement are the replaced node's step, like its Done mark.
+  if (a.kind === 'copyLabels') return a.from;
+  return nodeOf(a);
 }
 
 /** A run of the plan: one barrier action, or lanes (plan indices, in order) that may overlap. */
