@@ -1,8 +1,9 @@
 /**
- * execute: applies a Plan's actions in order, one at a time, each idempotent. Stops early
- * (without starting the next action) as soon as `shouldContinue` says no — leadership lost or
- * shutdown — so the action in flight finishes and nothing else starts. Every failure goes
- * through classifyError; the results say what happened to each action.
+ * execute: applies a Plan's actions, each idempotent: each node's in plan order, different
+ * nodes' side by side (lanes.ts). Stops early (without starting another action) as soon as
+ * `shouldContinue` says no — leadership lost or shutdown — so the actions in flight finish and
+ * nothing else starts. Every failure goes through classifyError; the results say what
+ * happened to each action.
  */
 import type { Logger } from 'pino';
 import type { Action } from '../plan/types.js';
@@ -13,6 +14,7 @@ import * as jobs from './job-actions.js';
 import type { ActionDeps, ActionOf } from './actions.js';
 import type { EventInput, EventRecorder } from './events.js';
 import { mutatingCallDone, mutatingCallStarts } from './crash-point.js';
+import { eachAtMost, laneOf, nodeOf, segments } from './lanes.js';
 
 const DEFERRED: Outcome = { kind: 'transient', code: 'Deferred', reason: 'deferred' };
 
@@ -89,33 +91,6 @@ export function callKind(a: Action): string {
       return `createGateJob:${a.step}`;
     default:
       return a.kind;
-  }
-}
-
-/** The node an action touches, if any. */
-export function nodeOf(a: Action): string | undefined {
-  switch (a.kind) {
-    case 'annotateNode':
-    case 'cordon':
-    case 'uncordon':
-    case 'evict':
-    case 'deletePod':
-    case 'deleteNode':
-      return a.node;
-    case 'copyLabels':
-      return a.to;
-    case 'removeInstance':
-      return a.node;
-    case 'createNodeJob':
-    case 'createGateJob':
-    case 'createRebootPod':
-    case 'deleteJob':
-    case 'deleteRebootPod':
-      return a.node;
-    case 'setGroupImage':
-    case 'surge':
-    case 'scaleDeployment':
-      return undefined;
   }
 }
 
@@ -255,7 +230,7 @@ export function annotationPairs(actions: readonly Action[]): Map<number, { toggl
   const toggles = (a: Action | undefined): a is Toggle => a?.kind === 'cordon' || a?.kind === 'uncordon';
   for (let i = 0; i + 1 < actions.length; i++) {
     const [a, b] = [actions[i], actions[i + 1]];
-    if (a === undefined || b === undefined || nodeOf(a) !== nodeOf(b)) continue;
+    if (a === undefined || b === undefined || nodeOf(a) !== nodeOf(b) || laneOf(a) !== laneOf(b)) continue;
     if (toggles(a) && b.kind === 'annotateNode') pairs.set(i, { toggle: i, annotate: i + 1 });
     else if (a.kind === 'annotateNode' && toggles(b)) pairs.set(i, { toggle: i + 1, annotate: i });
     else continue;
@@ -302,89 +277,120 @@ async function runPair(
 /** Steps whose failure holds the node's later steps this round (see executeActions). */
 const HOLDING_STEPS: ReadonlySet<Action['kind']> = new Set(['cordon', 'annotateNode', 'removeInstance']);
 
+/** How many nodes' steps run at once (lanes.ts): enough for a wide wave, few enough not to flood the API server. */
+export const LANES_AT_ONCE = 16;
+
+/**
+ * Runs the plan: each node's steps in plan order, different nodes' steps side by side, steps
+ * that touch no node alone (lanes.ts). Results come back in plan order; actions not started
+ * (shouldContinue said no) have none.
+ */
 export async function executeActions(actions: readonly Action[], opts: ExecuteOptions): Promise<ActionResult[]> {
-  const results: ActionResult[] = [];
+  const results: (ActionResult | undefined)[] = [];
   // A node whose cordon, annotation or instance removal failed gets nothing else this round:
   // draining a node that is still schedulable, or one whose lock was not written, would be
   // unsafe, and deleting the Node of an instance the cloud did not remove would orphan the
   // instance (nothing would then say it was being replaced).
   const held = new Set<string>();
   const pairs = annotationPairs(actions);
-  /** Outcomes of the second action of a pair, decided when its first ran. */
-  let carried = new Map<number, Outcome>();
-  for (const [index, action] of actions.entries()) {
-    if (opts.shouldContinue && !opts.shouldContinue()) {
-      opts.logger.info({ remaining: actions.length - results.length }, 'execution stopped before the next action');
-      break;
+  let stopped = false;
+  const mayStart = (): boolean => {
+    if (!stopped && opts.shouldContinue && !opts.shouldContinue()) {
+      stopped = true;
+      const remaining = actions.length - results.filter((r) => r !== undefined).length;
+      opts.logger.info({ remaining }, 'execution stopped before the next action');
     }
-    const started = Date.now();
-    const what = describeAction(action);
-    const node = nodeOf(action);
-    let outcome: Outcome;
-    /** The kind of the mutating call this action made, if it made one (a pair's second made none). */
-    let call: string | undefined;
-    if (node !== undefined && held.has(node)) {
-      outcome = {
-        kind: 'transient',
-        code: 'Deferred',
-        reason: `${what}: deferred, an earlier step on node ${node} did not succeed`,
-      };
-    } else {
-      const pair = pairs.get(index);
-      const decided = carried.get(index);
-      // One kind per call: a pair's patch is one call, named by both of its actions.
-      const kind =
-        pair !== undefined
-          ? `${actions[pair.toggle]?.kind ?? ''}+${callKind(actions[pair.annotate] ?? action)}`
-          : callKind(action);
-      if (decided === undefined) mutatingCallStarts(kind, what);
-      if (pair !== undefined) {
-        carried = await runPair(actions, pair, opts);
-        outcome = carried.get(index) ?? DEFERRED;
-      } else if (decided !== undefined) {
-        outcome = decided;
+    return !stopped;
+  };
+  /** Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. */
+  const runLane = async (lane: string | undefined, indices: readonly number[]): Promise<void> => {
+    /** Outcomes of the second action of a pair, decided when its first ran. */
+    let carried = new Map<number, Outcome>();
+    for (const index of indices) {
+      const action = actions[index];
+      if (action === undefined || !mayStart()) return;
+      const started = Date.now();
+      const what = describeAction(action);
+      let outcome: Outcome;
+      /** The kind of the mutating call this action made, if it made one (a pair's second made none). */
+      let call: string | undefined;
+      if (lane !== undefined && held.has(lane)) {
+        outcome = {
+          kind: 'transient',
+          code: 'Deferred',
+          reason: `${what}: deferred, an earlier step on node ${lane} did not succeed`,
+        };
       } else {
-        outcome = await attempt(() => run(action, opts), what);
+        const pair = pairs.get(index);
+        const decided = carried.get(index);
+        // One kind per call: a pair's patch is one call, named by both of its actions.
+        const kind =
+          pair !== undefined
+            ? `${actions[pair.toggle]?.kind ?? ''}+${callKind(actions[pair.annotate] ?? action)}`
+            : callKind(action);
+        if (decided === undefined) mutatingCallStarts(kind, what);
+        if (pair !== undefined) {
+          carried = await runPair(actions, pair, opts);
+          outcome = carried.get(index) ?? DEFERRED;
+        } else if (decided !== undefined) {
+          outcome = decided;
+        } else {
+          outcome = await attempt(() => run(action, opts), what);
+        }
+        // The reliability suite's crash point: after a call that changed something, before its Event.
+        // A pair's second action made no call of its own: the first one's patch carried it.
+        if (outcome.kind === 'done' && decided === undefined) {
+          mutatingCallDone(kind, what);
+          call = kind;
+        }
+        if (lane !== undefined && HOLDING_STEPS.has(action.kind) && holds(outcome)) held.add(lane);
       }
-      // The reliability suite's crash point: after a call that changed something, before its Event.
-      // A pair's second action made no call of its own: the first one's patch carried it.
-      if (outcome.kind === 'done' && decided === undefined) {
-        mutatingCallDone(kind, what);
-        call = kind;
-      }
-      if (
-        node !== undefined &&
-        HOLDING_STEPS.has(action.kind) &&
-        (outcome.kind === 'transient' || outcome.kind === 'stalled' || outcome.kind === 'waiting')
-      ) {
-        held.add(node);
-      }
+      const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
+      results[index] = result;
+      opts.onResult?.(result);
+      await report(action, outcome, what, call, opts);
     }
-    const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
-    results.push(result);
-    opts.onResult?.(result);
-    const fields = {
-      action: action.kind,
-      target: what,
-      spec: `${action.spec.kind}/${action.spec.name}`,
-      why: action.reason,
-      outcome: outcome.kind,
-      ...(call !== undefined ? { call } : {}),
-    };
-    if (outcome.kind === 'done') {
-      opts.logger.info(fields, 'action applied');
-      const event = eventFor(action);
-      if (event) await opts.events.record({ ...event, spec: action.spec }, opts.now());
-    } else if (outcome.kind === 'skipped') {
-      opts.logger.debug({ ...fields, reason: outcome.reason }, 'action already in effect');
-    } else if (outcome.kind === 'waiting') {
-      opts.logger.info(
-        { ...fields, code: outcome.code, reason: outcome.reason, retryAfterSeconds: outcome.retryAfterSeconds },
-        'action must wait',
-      );
-    } else {
-      opts.logger.warn({ ...fields, code: outcome.code, reason: outcome.reason }, 'action failed');
-    }
+  };
+  for (const segment of segments(actions)) {
+    if ('barrier' in segment) await runLane(undefined, [segment.barrier]);
+    else await eachAtMost([...segment.lanes], LANES_AT_ONCE, ([lane, indices]) => runLane(lane, indices));
+    if (stopped) break;
   }
-  return results;
+  return results.filter((r): r is ActionResult => r !== undefined);
+}
+
+function holds(outcome: Outcome): boolean {
+  return outcome.kind === 'transient' || outcome.kind === 'stalled' || outcome.kind === 'waiting';
+}
+
+/** The action's log line, and its Event once it has done something. */
+async function report(
+  action: Action,
+  outcome: Outcome,
+  what: string,
+  call: string | undefined,
+  opts: ExecuteOptions,
+): Promise<void> {
+  const fields = {
+    action: action.kind,
+    target: what,
+    spec: `${action.spec.kind}/${action.spec.name}`,
+    why: action.reason,
+    outcome: outcome.kind,
+    ...(call !== undefined ? { call } : {}),
+  };
+  if (outcome.kind === 'done') {
+    opts.logger.info(fields, 'action applied');
+    const event = eventFor(action);
+    if (event) await opts.events.record({ ...event, spec: action.spec }, opts.now());
+  } else if (outcome.kind === 'skipped') {
+    opts.logger.debug({ ...fields, reason: outcome.reason }, 'action already in effect');
+  } else if (outcome.kind === 'waiting') {
+    opts.logger.info(
+      { ...fields, code: outcome.code, reason: outcome.reason, retryAfterSeconds: outcome.retryAfterSeconds },
+      'action must wait',
+    );
+  } else {
+    opts.logger.warn({ ...fields, code: outcome.code, reason: outcome.reason }, 'action failed');
+  }
 }

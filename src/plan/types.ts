@@ -43,6 +43,11 @@ export type Action = ActionBase &
         readonly node: string;
         /** null removes the annotation. */
         readonly annotations: Readonly<Record<string, string | null>>;
+        /**
+         * The node whose step this is, when it is another node (a replacement marked Done is
+         * the replaced node's step): the executor keeps it in that node's order.
+         */
+        readonly forNode?: string;
       }
     | { readonly kind: 'cordon'; readonly node: string }
     | { readonly kind: 'uncordon'; readonly node: string }

@@ -86,7 +86,10 @@ export class RoundLoop {
     const outcome = await o.reconcile(inForce.desired);
     this.last = outcome;
     this.transientStreak = outcome.transientFailures > 0 ? this.transientStreak + 1 : 0;
-    await o.report({ plan: outcome.plan, results: outcome.results, problems: outcome.observed.problems });
+    // Not awaited: the status commit goes out while the next rounds run (status-publisher.ts).
+    void o
+      .report({ plan: outcome.plan, results: outcome.results, problems: outcome.observed.problems })
+      .catch((err: unknown) => o.logger.warn({ err: describeError(err) }, 'status not published'));
     o.request(Math.max(outcome.nextInMs, transientBackoffMs(this.transientStreak)));
     return 'ok';
   }

@@ -187,7 +187,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     stop: () => {
       stopped ??= (async () => {
         stopping = true;
-        await shutdown(opts, { watch, polling, scheduler, leader, cluster, http });
+        await shutdown(opts, { watch, polling, scheduler, leader, cluster, http, publisher });
       })();
       return stopped;
     },
@@ -345,13 +345,17 @@ async function shutdown(
     leader: LeaderElector;
     cluster: ClusterCache;
     http: HttpServer | undefined;
+    publisher: StatusPublisher;
   },
 ): Promise<void> {
   const log = opts.logger;
   p.watch.shuttingDown();
   await p.polling.stop();
   log.info({}, 'shutting down: finishing the action in flight');
-  const finished = await within(p.scheduler.stop(), opts.shutdownTimeoutMs ?? 30_000);
+  const finished = await within(
+    p.scheduler.stop().then(() => p.publisher.idle()),
+    opts.shutdownTimeoutMs ?? 30_000,
+  );
   if (!finished) log.warn({}, 'the action in flight did not finish in time; stopping without it');
   await p.leader.stop();
   await Promise.allSettled([p.cluster.stop(), p.http?.close(), opts.source.close?.()]);

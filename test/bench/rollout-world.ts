@@ -32,6 +32,59 @@ export const PODS_PER_NODE = 2;
 const GROUP_LABEL = 'sim.drydock.dev/group';
 const NAMESPACE = 'bench';
 
+/**
+ * A KWOK Stage the rollout world adds: a Running pod whose containers are ready but whose Ready
+ * condition is False is made Ready again after 10 s. The node-lifecycle controller marks the
+ * pods of a NotReady node not Ready; under load it does so late, after the sim's reboot is
+ * over and a pod has been scheduled onto the node again, and KWOK never turns a Running pod
+ * Ready again (a 16-node NodeOp waited for such a pod until its time ran out). A real kubelet
+ * would: its next status update says Ready. The delay keeps a pod on a node that is really down
+ * (longer than a reboot here) not Ready while it is.
+ */
+export const KWOK_POD_READY_AGAIN = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ready-again
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+    - key: '.status.conditions.[] | select( .type == "ContainersReady" ) | .status'
+      operator: 'In'
+      values:
+      - 'True'
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'NotIn'
+      values:
+      - 'True'
+  delay:
+    durationMilliseconds: 10000
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Initialized
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: ContainersReady
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: PodScheduled
+`;
+
 export interface RolloutWorldOptions {
   readonly nodes: number;
   readonly concurrency: number;

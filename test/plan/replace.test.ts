@@ -249,6 +249,8 @@ describe('plan: replace rollout steps', () => {
             kind: 'annotateNode',
             spec: SPEC,
             node: 'worker-9',
+            // The replaced node's step: the executor keeps it before worker-0's cordon.
+            forNode: 'worker-0',
             annotations: {
               [ANNOTATIONS.replaces]: 'i-0',
               [ANNOTATIONS.operation]: LOCK,

@@ -2,16 +2,16 @@ import { strict as assert } from 'node:assert';
 import { pino } from 'pino';
 import { createMetrics } from '../../src/service/metrics.js';
 import { StatusPublisher } from '../../src/service/status-publisher.js';
-import { buildStatus, type StatusSnapshot } from '../../src/service/status.js';
+import { buildStatus, type StatusSink, type StatusSnapshot } from '../../src/service/status.js';
 import type { SpecStatus } from '../../src/plan/types.js';
 
-function world(leader = true) {
+function world(leader = true, sink?: StatusSink) {
   let t = 1_000_000;
   const written: StatusSnapshot[] = [];
   const requests: number[] = [];
   let isLeader = leader;
   const publisher = new StatusPublisher({
-    sink: { write: async (s) => void written.push(s) },
+    sink: sink ?? { write: async (s) => void written.push(s) },
     logger: pino({ level: 'silent' }),
     metrics: createMetrics({ defaultMetrics: false }),
     intervalMs: 2_000,
@@ -100,6 +100,34 @@ describe('service status publisher (injected clock)', () => {
         ['2026-01-01T10:00:20.000Z', '2026-01-01T10:00:20.000Z'],
       ],
     );
+  });
+
+  it('one write at a time: a change published while a write is under way asks for a later round; idle() waits for the write', async () => {
+    const started: string[] = [];
+    let finish!: () => void;
+    const w = world(true, {
+      write: (s) => {
+        started.push(s.sourceCommit ?? '');
+        return new Promise<void>((resolve) => (finish = resolve));
+      },
+    });
+    const { publisher, requests } = w;
+    const first = publisher.publish(snap('a'));
+    w.advance(5_000);
+    await publisher.publish(snap('b'));
+    assert.deepEqual(started, ['a'], 'no second write while the first is under way');
+    assert.deepEqual(requests, [2_000], 'the round that writes b is asked for');
+    let idle = false;
+    const waiting = publisher.idle().then(() => (idle = true));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(idle, false, 'idle() waits for the write under way');
+    finish();
+    await Promise.all([first, waiting]);
+    w.advance(2_000);
+    const second = publisher.publish(snap('b'));
+    assert.deepEqual(started, ['a', 'b'], 'written once the first is done and the interval has passed');
+    finish();
+    await second;
   });
 
   it('no cluster name yet: nothing is written', async () => {

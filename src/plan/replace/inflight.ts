@@ -324,6 +324,7 @@ function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: 
     kind: 'annotateNode',
     spec,
     node: rn.name,
+    forNode: node.name,
     annotations: {
       [ANNOTATIONS.replaces]: e.instance.id,
       [ANNOTATIONS.operation]: ctx.lock,

@@ -1,0 +1,83 @@
+/**
+ * How a plan's actions may overlap: each node's steps form a lane, run in plan order; lanes of
+ * different nodes run at the same time, a bounded number at once. An action that touches no
+ * node (set a group's image, surge, scale the autoscaler) is a barrier: everything before it
+ * has finished when it starts, and nothing after it starts before it has finished. A wave of
+ * twenty nodes then costs about one node's calls in wall time, not twenty nodes' one by one,
+ * while the protocol's order (lock before surge, annotation before cordon) is kept.
+ */
+import type { Action } from '../plan/types.js';
+
+/** The node an action touches, if any. */
+export function nodeOf(a: Action): string | undefined {
+  switch (a.kind) {
+    case 'annotateNode':
+    case 'cordon':
+    case 'uncordon':
+    case 'evict':
+    case 'deletePod':
+    case 'deleteNode':
+      return a.node;
+    case 'copyLabels':
+      return a.to;
+    case 'removeInstance':
+      return a.node;
+    case 'createNodeJob':
+    case 'createGateJob':
+    case 'createRebootPod':
+    case 'deleteJob':
+    case 'deleteRebootPod':
+      return a.node;
+    case 'setGroupImage':
+    case 'surge':
+    case 'scaleDeployment':
+      return undefined;
+  }
+}
+
+/** The node whose order an action keeps; undefined for an action that touches no node. */
+export function laneOf(a: Action): string | undefined {
+  if (a.kind === 'annotateNode') return a.forNode ?? a.node;
+  // Labels copied onto a replacement are the replaced node's step, like its Done mark.
+  if (a.kind === 'copyLabels') return a.from;
+  return nodeOf(a);
+}
+
+/** A run of the plan: one barrier action, or lanes (plan indices, in order) that may overlap. */
+export type Segment = { readonly barrier: number } | { readonly lanes: ReadonlyMap<string, readonly number[]> };
+
+/** The plan cut at its barriers; between two barriers, the actions grouped by lane. */
+export function segments(actions: readonly Action[]): Segment[] {
+  const out: Segment[] = [];
+  let lanes = new Map<string, number[]>();
+  for (const [i, a] of actions.entries()) {
+    const lane = laneOf(a);
+    if (lane === undefined) {
+      if (lanes.size > 0) out.push({ lanes });
+      lanes = new Map();
+      out.push({ barrier: i });
+      continue;
+    }
+    const list = lanes.get(lane);
+    if (list === undefined) lanes.set(lane, [i]);
+    else list.push(i);
+  }
+  if (lanes.size > 0) out.push({ lanes });
+  return out;
+}
+
+/** Runs `work` on every item, at most `limit` at once; resolves when all have finished. */
+export async function eachAtMost<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+}
