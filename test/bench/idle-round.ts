@@ -2,8 +2,9 @@
  * An idle round without a control plane, for profiling: the objects the benchmark's KWOK world
  * holds (N nodes, ten pods each in Deployments under PDBs), trimmed as the caches trim them,
  * and the service's round on top (snapshot → observe → plan → metrics → status key). Rounds
- * run either with nothing changed or after one node heartbeat each (a new node object, as the
- * informer stores an update). `node --cpu-prof dist/test/bench/idle-round.js 1000` profiles it.
+ * run either with nothing changed or after one node changed each (a new node object, as the
+ * informer stores an update, so the snapshot is rebuilt).
+ * `node --cpu-prof dist/test/bench/idle-round.js 1000 [unchanged|changed] [rounds]` profiles it.
  */
 import type { V1Node, V1Pod, V1PodDisruptionBudget, V1Deployment, V1ReplicaSet } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -132,7 +133,7 @@ const sim: CloudProvider = {
   instanceForProviderID: () => undefined,
 };
 
-export async function measureIdleRounds(nodes: number, rounds: number, heartbeat: boolean): Promise<number> {
+export async function measureIdleRounds(nodes: number, rounds: number, changed: boolean): Promise<number> {
   const w = world(nodes);
   const memo = newConversionMemo();
   let current: ReturnType<typeof buildClusterSnapshot> | undefined;
@@ -171,7 +172,7 @@ export async function measureIdleRounds(nodes: number, rounds: number, heartbeat
   for (let i = 0; i < 20; i++) await round();
   const t0 = process.cpuUsage();
   for (let i = 0; i < rounds; i++) {
-    if (heartbeat) {
+    if (changed) {
       const k = i % nodes;
       w.nodes[k] = nodeObject(k, i + 1);
       current = undefined;
@@ -185,11 +186,11 @@ export async function measureIdleRounds(nodes: number, rounds: number, heartbeat
 if (import.meta.url === `file://${process.argv[1]}`) {
   const nodes = Number(process.argv[2] ?? 1000);
   const rounds = Number(process.argv[4] ?? 200);
-  const modes = process.argv[3] ? [process.argv[3] === 'heartbeat'] : [false, true];
-  for (const heartbeat of modes) {
-    const ms = await measureIdleRounds(nodes, rounds, heartbeat);
+  const modes = process.argv[3] ? [process.argv[3] === 'changed'] : [false, true];
+  for (const changed of modes) {
+    const ms = await measureIdleRounds(nodes, rounds, changed);
     console.log(
-      `${nodes} nodes: ${ms.toFixed(2)} ms CPU per ${heartbeat ? 'round after a heartbeat' : 'unchanged round'}`,
+      `${nodes} nodes: ${ms.toFixed(2)} ms CPU per ${changed ? 'round after one node changed' : 'unchanged round'}`,
     );
   }
 }
