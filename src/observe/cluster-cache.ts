@@ -140,11 +140,15 @@ export function buildClusterSnapshot(
     pdbsByNamespace.set(pdb.namespace, list);
   }
   const seen = new Set<string>();
+  // The informer lists a namespace's pods together: the last namespace's memo is reused.
+  let last: { namespace: string; known: WeakMap<V1Pod, ObservedPod> } | undefined;
   const podMemo = (namespace: string): WeakMap<V1Pod, ObservedPod> | undefined => {
     if (!memo) return undefined;
+    if (last?.namespace === namespace) return last.known;
     seen.add(namespace);
     let known = memo.pods.get(namespace);
     if (!known) memo.pods.set(namespace, (known = new WeakMap()));
+    last = { namespace, known };
     return known;
   };
   const pods = raw.pods
