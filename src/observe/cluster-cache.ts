@@ -24,9 +24,19 @@ import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, Observ
 import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
 import { matchesSelector } from './selector.js';
 import { podWorkload, replicaSetOwners, toObservedWorkloads, type ObservedWorkload } from './workloads.js';
-import { watchCollection, type WatchedCollection } from './informer.js';
+import { watchCollection, type CollectionChange, type WatchedCollection } from './informer.js';
 import type { CountingKubeConfig } from './kube.js';
-import { trimDeployment, trimJob, trimNode, trimPDB, trimPod, trimReplicaSet, trimStatefulSet } from './trim.js';
+import {
+  sameContent,
+  sameTrimmed,
+  trimDeployment,
+  trimJob,
+  trimNode,
+  trimPDB,
+  trimPod,
+  trimReplicaSet,
+  trimStatefulSet,
+} from './trim.js';
 
 /** The cluster part of an ObservedState. */
 export interface ClusterSnapshot {
@@ -78,16 +88,23 @@ function byName(a: { name: string }, b: { name: string }): number {
 /**
  * Conversions remembered per cached object, so a rebuild after one watch event converts only
  * what changed: the informer replaces an object on update, so an object seen before is
- * unchanged. A pod's conversion also depends on the PDBs (which cover it): `pods` is emptied
- * whenever a PDB changes.
+ * unchanged. A pod's conversion also reads which PDBs cover it and which Deployment owns its
+ * ReplicaSet: pods are remembered per namespace, and the cache forgets a namespace's pods
+ * (forgetPods) when a PDB there is added, deleted or changes its selector, or a ReplicaSet
+ * there changes; a PDB's status moving (every eviction moves it) converts no pod again.
  */
 export interface ConversionMemo {
   readonly objects: WeakMap<object, unknown>;
-  pods: WeakMap<V1Pod, ObservedPod>;
+  readonly pods: Map<string, WeakMap<V1Pod, ObservedPod>>;
 }
 
 export function newConversionMemo(): ConversionMemo {
-  return { objects: new WeakMap(), pods: new WeakMap() };
+  return { objects: new WeakMap(), pods: new Map() };
+}
+
+/** The pods of `namespace` are to be converted again (their PDBs or owners changed). */
+export function forgetPods(memo: ConversionMemo, namespace: string): void {
+  memo.pods.delete(namespace);
 }
 
 function remembered<T extends object, R>(memo: ConversionMemo | undefined, convert: (raw: T) => R): (raw: T) => R {
@@ -122,21 +139,36 @@ export function buildClusterSnapshot(
     list.push(pdb);
     pdbsByNamespace.set(pdb.namespace, list);
   }
+  const seen = new Set<string>();
+  // The informer lists a namespace's pods together: the last namespace's memo is reused.
+  let last: { namespace: string; known: WeakMap<V1Pod, ObservedPod> } | undefined;
+  const podMemo = (namespace: string): WeakMap<V1Pod, ObservedPod> | undefined => {
+    if (!memo) return undefined;
+    if (last?.namespace === namespace) return last.known;
+    seen.add(namespace);
+    let known = memo.pods.get(namespace);
+    if (!known) memo.pods.set(namespace, (known = new WeakMap()));
+    last = { namespace, known };
+    return known;
+  };
   const pods = raw.pods
     // Pods not yet scheduled belong to no node; a drain never waits for them.
     .filter((p) => (p.spec?.nodeName ?? '') !== '')
     .map((p) => {
-      const hit = memo?.pods.get(p);
+      const namespace = p.metadata?.namespace ?? '';
+      const known = podMemo(namespace);
+      const hit = known?.get(p);
       if (hit) return hit;
       const labels = p.metadata?.labels ?? {};
-      const covering = (pdbsByNamespace.get(p.metadata?.namespace ?? '') ?? [])
+      const covering = (pdbsByNamespace.get(namespace) ?? [])
         .filter((pdb) => matchesSelector(pdb.selector, labels))
         .map((pdb) => `${pdb.namespace}/${pdb.name}`);
       const out = toObservedPod(p, covering, podWorkload(p, rsOwners));
-      memo?.pods.set(p, out);
+      known?.set(p, out);
       return out;
     })
     .sort(byNamespacedName);
+  for (const namespace of memo?.pods.keys() ?? []) if (!seen.has(namespace)) memo?.pods.delete(namespace);
   return Object.freeze({
     nodes: Object.freeze(raw.nodes.map(remembered(memo, toObservedNode)).sort(byName)),
     pods: Object.freeze(pods),
@@ -171,20 +203,26 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     current = undefined;
     opts.onChange?.();
   };
+  // A pod's conversion reads the PDBs covering it (their selectors) and its ReplicaSet's owner.
+  const onPodInputChange = (change: CollectionChange<V1PodDisruptionBudget | V1ReplicaSet>): void => {
+    const pdbSelectorKept =
+      change.type === 'update' &&
+      change.before !== undefined &&
+      'spec' in change.object &&
+      sameContent(change.before.spec, change.object.spec);
+    if (!pdbSelectorKept) forgetPods(memo, change.object.metadata?.namespace ?? '');
+    onChange();
+  };
   const common = (name: string) => ({
     kubeConfig: kc,
     name,
     logger: opts.logger,
-    // A pod's conversion reads the PDBs covering it and its ReplicaSet's owner.
-    onChange: name === 'poddisruptionbudgets' || name === 'replicasets' ? onPodInputChange : onChange,
+    onChange,
+    // An update that changed only what trimming dropped is no change (informer.ts).
+    same: sameTrimmed,
     onError: (err: unknown) => opts.onError?.(name, err),
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
   });
-
-  function onPodInputChange(): void {
-    memo.pods = new WeakMap();
-    onChange();
-  }
 
   const nodes: WatchedCollection<V1Node> = watchCollection({
     ...common('nodes'),
@@ -200,6 +238,7 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
   });
   const pdbs: WatchedCollection<V1PodDisruptionBudget> = watchCollection({
     ...common('poddisruptionbudgets'),
+    onChange: onPodInputChange,
     trim: trimPDB,
     path: '/apis/policy/v1/poddisruptionbudgets',
     list: () => policy.listPodDisruptionBudgetForAllNamespaces(),
@@ -226,6 +265,7 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
   });
   const replicaSets: WatchedCollection<V1ReplicaSet> = watchCollection({
     ...common('replicasets'),
+    onChange: onPodInputChange,
     trim: trimReplicaSet,
     path: '/apis/apps/v1/replicasets',
     list: () => apps.listReplicaSetForAllNamespaces(),

@@ -48,7 +48,9 @@ export async function observe(
     nodes: snap.nodes,
     pods: snap.pods,
     pdbs: snap.pdbs,
-    deployments: Object.freeze(snap.deployments.filter((d) => wanted.has(`${d.namespace}/${d.name}`))),
+    deployments: Object.freeze(
+      wanted.size === 0 ? [] : snap.deployments.filter((d) => wanted.has(`${d.namespace}/${d.name}`)),
+    ),
     jobs: snap.jobs,
     workloads: snap.workloads,
     cloudGroups: Object.freeze(groups),

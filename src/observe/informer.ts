@@ -22,7 +22,7 @@ export interface CollectionOptions<T extends KubernetesObject> {
   readonly labelSelector?: string;
   readonly logger: Logger;
   /** Called on every add, update and delete after the cache has changed. */
-  readonly onChange: () => void;
+  readonly onChange: (change: CollectionChange<T>) => void;
   /** Called on every watch or list error (for the errors metric). */
   readonly onError?: (err: unknown) => void;
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
@@ -31,6 +31,19 @@ export interface CollectionOptions<T extends KubernetesObject> {
    * the informer otherwise keeps every object whole (see trim.ts).
    */
   readonly trim?: (obj: T) => void;
+  /**
+   * Whether an update says nothing new (trim.ts's sameTrimmed): then onChange is not called,
+   * so a watch event about a field drydock does not read wakes no round.
+   */
+  readonly same?: (before: T, after: T) => boolean;
+}
+
+/** What changed: an object added, updated (with the version it replaced) or deleted. */
+export interface CollectionChange<T> {
+  readonly type: 'add' | 'update' | 'delete';
+  readonly object: T;
+  /** An update's previous version, when the collection held one. */
+  readonly before?: T;
 }
 
 export interface WatchedCollection<T> {
@@ -66,17 +79,37 @@ export function watchCollection<T extends KubernetesObject>(opts: CollectionOpti
     opts.labelSelector,
   );
 
-  const changed = (): void => {
-    if (!stopped) opts.onChange();
+  // The version each update replaces: client-node's informer hands its callbacks only the new
+  // one. Keyed by the objects' own namespace and name strings, so it costs map entries only.
+  const held = new Map<string, Map<string, T>>();
+  const keep = (obj: T): T | undefined => {
+    const ns = obj.metadata?.namespace ?? '';
+    let names = held.get(ns);
+    if (!names) held.set(ns, (names = new Map<string, T>()));
+    const before = names.get(obj.metadata?.name ?? '');
+    names.set(obj.metadata?.name ?? '', obj);
+    return before;
   };
-  const trim = opts.trim;
-  const trimmed = (obj: T): void => {
-    trim?.(obj);
-    changed();
+  const changed = (change: CollectionChange<T>): void => {
+    if (!stopped) opts.onChange(change);
   };
-  informer.on('add', trimmed);
-  informer.on('update', trimmed);
-  informer.on('delete', changed);
+  informer.on('add', (obj) => {
+    opts.trim?.(obj);
+    keep(obj);
+    changed({ type: 'add', object: obj });
+  });
+  informer.on('update', (obj) => {
+    opts.trim?.(obj);
+    const before = keep(obj);
+    if (before && opts.same?.(before, obj)) return;
+    changed({ type: 'update', object: obj, ...(before ? { before } : {}) });
+  });
+  informer.on('delete', (obj) => {
+    const names = held.get(obj.metadata?.namespace ?? '');
+    names?.delete(obj.metadata?.name ?? '');
+    if (names?.size === 0) held.delete(obj.metadata?.namespace ?? '');
+    changed({ type: 'delete', object: obj });
+  });
   informer.on('connect', () => {
     delay = backoff.initialMs;
   });

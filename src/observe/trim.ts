@@ -44,6 +44,59 @@ function meta(m: V1ObjectMeta | undefined, keep: { labels?: boolean; annotations
   return out;
 }
 
+/**
+ * The Ready condition as the planner reads it: its status and since when. Its heartbeat time,
+ * reason and message go: a kubelet (or KWOK) renews the heartbeat every few seconds, and a
+ * cache that kept it would see every node change all the time (see sameTrimmed).
+ */
+function readyCondition<C extends { type: string; status: string; lastTransitionTime?: Date }>(
+  conditions: readonly C[] | undefined,
+): C[] | undefined {
+  const ready = conditions?.find((c) => c.type === 'Ready');
+  if (!conditions) return undefined;
+  if (!ready) return [];
+  return [
+    {
+      type: ready.type,
+      status: ready.status,
+      ...(ready.lastTransitionTime !== undefined ? { lastTransitionTime: ready.lastTransitionTime } : {}),
+    } as C,
+  ];
+}
+
+/**
+ * Whether two trimmed versions of one object say the same to the planner: equal but for
+ * metadata.resourceVersion. A watch update that changes only what trimming dropped (a node's
+ * heartbeat, a ReplicaSet's status, a PDB's observedGeneration) is no change to drydock and
+ * wakes no round. Timestamps compare by instant: the initial list gives Dates, the watch
+ * stream strings.
+ */
+export function sameTrimmed(a: KubernetesObject, b: KubernetesObject): boolean {
+  const { resourceVersion: _a, ...metaA } = a.metadata ?? {};
+  const { resourceVersion: _b, ...metaB } = b.metadata ?? {};
+  return sameContent({ ...a, metadata: metaA }, { ...b, metadata: metaB });
+}
+
+function instant(v: unknown): number | undefined {
+  if (v instanceof Date) return v.getTime();
+  return typeof v === 'string' ? Date.parse(v) : undefined;
+}
+
+/** Deep equality of two parts of trimmed objects (timestamps by instant). */
+export function sameContent(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a instanceof Date || b instanceof Date) {
+    const [x, y] = [instant(a), instant(b)];
+    return x !== undefined && y !== undefined && !Number.isNaN(x) && x === y;
+  }
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => sameContent((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
 /** Replaces `target`'s own properties with `kept`'s. */
 function replaceWith<T extends KubernetesObject>(target: T, kept: T): void {
   for (const key of Object.keys(target)) delete (target as Record<string, unknown>)[key];
@@ -53,7 +106,7 @@ function replaceWith<T extends KubernetesObject>(target: T, kept: T): void {
 export function trimNode(node: V1Node): void {
   const m = meta(node.metadata, { labels: true, annotations: () => true });
   if (node.metadata?.creationTimestamp) m.creationTimestamp = node.metadata.creationTimestamp;
-  const ready = node.status?.conditions?.filter((c) => c.type === 'Ready');
+  const ready = readyCondition(node.status?.conditions);
   const bootID = node.status?.nodeInfo?.bootID;
   replaceWith(node, {
     metadata: m,
@@ -77,7 +130,7 @@ export function trimPod(pod: V1Pod): void {
   const owner = pod.metadata?.ownerReferences?.find((r) => r.controller === true) ?? pod.metadata?.ownerReferences?.[0];
   if (owner) m.ownerReferences = [owner];
   const emptyDir = (pod.spec?.volumes ?? []).find((v) => v.emptyDir !== undefined && v.emptyDir !== null);
-  const ready = pod.status?.conditions?.filter((c) => c.type === 'Ready');
+  const ready = readyCondition(pod.status?.conditions);
   // A Job pod's ended containers carry the termination message status keeps (execute/jobs/outcome.ts).
   const ended = pod.status?.containerStatuses
     ?.filter((c) => c.state?.terminated !== undefined)

@@ -20,25 +20,60 @@ export interface ClusterView {
 
 const NO_PODS: readonly ObservedPod[] = [];
 
-export function buildView(observed: ObservedState, replacedByKey: string): ClusterView {
+/**
+ * The pods-by-node index of a frozen pod list (the service's snapshot, which stays the same
+ * object until a watch event changes something): an idle round re-plans over the same list,
+ * and this index was its largest allocation. A list that is not frozen may be changed in
+ * place by its owner, so it is indexed afresh each time.
+ */
+const podIndex = new WeakMap<readonly ObservedPod[], ReadonlyMap<string, readonly ObservedPod[]>>();
+
+function podsByNodeOf(pods: readonly ObservedPod[]): ReadonlyMap<string, readonly ObservedPod[]> {
+  const hit = podIndex.get(pods);
+  if (hit) return hit;
+  const byNode = new Map<string, ObservedPod[]>();
+  for (const pod of pods) {
+    let list = byNode.get(pod.nodeName);
+    if (list === undefined) {
+      list = [];
+      byNode.set(pod.nodeName, list);
+    }
+    list.push(pod);
+  }
+  if (Object.isFrozen(pods)) podIndex.set(pods, byNode);
+  return byNode;
+}
+
+interface NodeIndex {
+  readonly replacedByKey: string;
+  readonly nodeByName: ReadonlyMap<string, ObservedNode>;
+  readonly nodeByProviderID: ReadonlyMap<string, ObservedNode>;
+  readonly claimed: ReadonlySet<string>;
+}
+
+/** The node lookups of a frozen node list, kept like podIndex. */
+const nodeIndex = new WeakMap<readonly ObservedNode[], NodeIndex>();
+
+function nodeIndexOf(nodes: readonly ObservedNode[], replacedByKey: string): NodeIndex {
+  const hit = nodeIndex.get(nodes);
+  if (hit?.replacedByKey === replacedByKey) return hit;
   const nodeByName = new Map<string, ObservedNode>();
   const nodeByProviderID = new Map<string, ObservedNode>();
   const claimed = new Set<string>();
-  for (const node of observed.nodes) {
+  for (const node of nodes) {
     nodeByName.set(node.name, node);
     if (node.providerID !== undefined) nodeByProviderID.set(node.providerID, node);
     const by = node.annotations[replacedByKey];
     if (by !== undefined && by !== '') claimed.add(by);
   }
-  const podsByNode = new Map<string, ObservedPod[]>();
-  for (const pod of observed.pods) {
-    let list = podsByNode.get(pod.nodeName);
-    if (list === undefined) {
-      list = [];
-      podsByNode.set(pod.nodeName, list);
-    }
-    list.push(pod);
-  }
+  const index = { replacedByKey, nodeByName, nodeByProviderID, claimed };
+  if (Object.isFrozen(nodes)) nodeIndex.set(nodes, index);
+  return index;
+}
+
+export function buildView(observed: ObservedState, replacedByKey: string): ClusterView {
+  const { nodeByName, nodeByProviderID, claimed } = nodeIndexOf(observed.nodes, replacedByKey);
+  const podsByNode = podsByNodeOf(observed.pods);
   const pdbByKey = new Map<string, ObservedPDB>();
   for (const pdb of observed.pdbs) pdbByKey.set(`${pdb.namespace}/${pdb.name}`, pdb);
   const jobByKey = new Map<string, ObservedJob>();

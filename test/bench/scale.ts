@@ -11,6 +11,9 @@
  * Alone: `npx tsc -p . && node dist/test/bench/scale.js`.
  */
 import { loadavg } from 'node:os';
+import { Session } from 'node:inspector/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
@@ -27,10 +30,42 @@ const COMMAND = (nodes: number) => `npx tsc -p . && DRYDOCK_BENCH_SCALE=${nodes}
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-function settledMemory(): { rss: number; heap: number } {
+interface Memory {
+  readonly rss: number;
+  readonly heap: number;
+  /** The JS heap V8 has committed (used or not). */
+  readonly heapTotal: number;
+  /** Memory of C++ objects bound to JS ones (Buffers among them), outside the JS heap. */
+  readonly external: number;
+  readonly arrayBuffers: number;
+}
+
+function settledMemory(): Memory {
   for (let i = 0; i < 3; i++) gc();
   const m = process.memoryUsage();
-  return { rss: m.rss, heap: m.heapUsed };
+  return { rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+}
+
+/**
+ * With DRYDOCK_BENCH_PROFILE=DIR, a CPU profile of `work` is written to DIR/NAME.cpuprofile
+ * (open it in Chrome's DevTools or speedscope): the forced rounds and the quiet period alone,
+ * without the minutes of set-up a whole-process --cpu-prof would hold.
+ */
+async function profiled<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const dir = process.env.DRYDOCK_BENCH_PROFILE;
+  if (!dir) return work();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
 }
 
 function loadAverage(): string {
@@ -57,7 +92,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
     const setup: Record<string, number> = {};
     const cpStarted = componentUsage();
     let afterSetup: Record<string, Usage> = {};
-    let baseline = { rss: 0, heap: 0 };
+    let baseline: Memory = { rss: 0, heap: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
     let t0 = 0;
     // startIdleWorld creates the nodes; the workloads (bound to them) follow, and every pod
     // exists before drydock starts, so the baseline holds no part of the fleet and the first
@@ -92,12 +127,12 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       await world.idleRounds(20);
       const mem = settledMemory();
       const cpu0 = process.cpuUsage();
-      const forced = await world.idleRounds(ROUNDS);
+      const forced = await profiled(`forced-${nodes}`, () => world.idleRounds(ROUNDS));
       const cpu = process.cpuUsage(cpu0);
       const r0 = world.service.state().rounds;
       const q0 = world.clusterRequests();
       const qcpu0 = process.cpuUsage();
-      await new Promise((r) => setTimeout(r, QUIET_MS));
+      await profiled(`quiet-${nodes}`, () => new Promise((r) => setTimeout(r, QUIET_MS)));
       const qcpu = process.cpuUsage(qcpu0);
       const quietRounds = world.service.state().rounds - r0;
       const quietRequests = world.clusterRequests() - q0;
@@ -110,6 +145,11 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       );
       const rss = mem.rss - baseline.rss;
       const heap = mem.heap - baseline.heap;
+      const mib = (k: keyof Memory) => `${((mem[k] - baseline[k]) / 2 ** 20).toFixed(1)} MiB`;
+      console.log(
+        `(memory over baseline: rss ${mib('rss')}, heap used ${mib('heap')}, heap committed ${mib('heapTotal')}, ` +
+          `external ${mib('external')}, of which arrayBuffers ${mib('arrayBuffers')})`,
+      );
       const id = (name: string) => `scale.${name}@${nodes}`;
       const figure = (name: string, what: string, value: number, unit: string, target: number | null): Figure => ({
         id: id(name),
@@ -180,6 +220,20 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           null,
         ),
         figure('etcdRss', 'etcd resident memory after set-up', afterSetup.etcd?.rssMiB ?? NaN, 'MiB', null),
+        figure(
+          'heapCommitted',
+          'JS heap committed by V8 over baseline (after GC)',
+          (mem.heapTotal - baseline.heapTotal) / 2 ** 20,
+          'MiB',
+          null,
+        ),
+        figure(
+          'external',
+          'memory outside the JS heap held by JS objects (external, Buffers included) over baseline',
+          (mem.external - baseline.external) / 2 ** 20,
+          'MiB',
+          null,
+        ),
         figure(
           'firstPlan',
           'start → first plan (every node and pod listed and watched; empty plan)',

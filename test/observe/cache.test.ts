@@ -1,10 +1,11 @@
 /** Watch-backed observation against a real API server. */
 import assert from 'node:assert/strict';
-import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
 import { CountingKubeConfig, observe, startClusterCache, type ClusterCache } from '../../src/observe/index.js';
-import { watchCollection } from '../../src/observe/informer.js';
+import { watchCollection, type CollectionChange } from '../../src/observe/informer.js';
+import { sameTrimmed, trimNode } from '../../src/observe/trim.js';
 import type { DesiredState } from '../../src/spec/model.js';
 
 const logger = pino({ level: 'silent' });
@@ -106,6 +107,68 @@ describe('observe against a real API server', function () {
       assert.ok(c.list().some((n) => n.metadata?.name === 'obs-a'));
     } finally {
       await c.stop();
+    }
+  });
+
+  it('a watch update that changes only what trimming drops (a heartbeat) is no change', async () => {
+    const admin = cp().adminKubeConfig().makeApiClient(CoreV1Api);
+    const changes: CollectionChange<V1Node>[] = [];
+    const nodes = watchCollection<V1Node>({
+      kubeConfig: kc,
+      name: 'nodes',
+      path: '/api/v1/nodes',
+      logger,
+      trim: trimNode,
+      same: sameTrimmed,
+      onChange: (c) => changes.push(c),
+      list: () => kc.makeApiClient(CoreV1Api).listNode(),
+    });
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+    const heartbeat = (name: string, at: string, status = 'True'): Promise<unknown> =>
+      admin.patchNodeStatus(
+        {
+          name,
+          body: {
+            status: {
+              conditions: [
+                {
+                  type: 'Ready',
+                  status,
+                  reason: 'KubeletReady',
+                  lastHeartbeatTime: at,
+                  lastTransitionTime: '2024-01-01T00:00:00Z',
+                },
+              ],
+            },
+          },
+        },
+        merge,
+      );
+    // Nodes KWOK does not manage (no kwok annotation): only this test writes their status.
+    for (const name of ['obs-quiet', 'obs-marker']) await admin.createNode({ body: { metadata: { name } } });
+    try {
+      await heartbeat('obs-quiet', '2024-01-01T00:00:01Z');
+      await nodes.synced;
+      const ready = (name: string) =>
+        nodes
+          .list()
+          .find((n) => n.metadata?.name === name)
+          ?.status?.conditions?.some((c) => c.type === 'Ready');
+      await eventually('obs-quiet Ready in the cache', () => Promise.resolve(ready('obs-quiet')));
+      const mark = changes.length;
+      await heartbeat('obs-quiet', '2024-01-01T00:00:02Z');
+      await heartbeat('obs-quiet', '2024-01-01T00:00:03Z');
+      // Watch events of one resource arrive in order: once this one is in, the heartbeats were too.
+      await heartbeat('obs-marker', '2024-01-01T00:00:04Z');
+      await eventually('the marker node changed', () => Promise.resolve(ready('obs-marker')));
+      const names = changes.slice(mark).map((c) => `${c.type} ${c.object.metadata?.name ?? ''}`);
+      assert.deepEqual(names, ['update obs-marker'], 'the heartbeats alone were no change');
+      await heartbeat('obs-quiet', '2024-01-01T00:00:05Z', 'False');
+      await eventually('Ready=False is a change', () =>
+        Promise.resolve(changes.some((c) => c.type === 'update' && c.object.metadata?.name === 'obs-quiet')),
+      );
+    } finally {
+      await nodes.stop();
     }
   });
 });

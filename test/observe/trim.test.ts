@@ -7,8 +7,8 @@ import {
   toObservedPDB,
   toObservedPod,
 } from '../../src/observe/convert.js';
-import { buildClusterSnapshot, newConversionMemo } from '../../src/observe/cluster-cache.js';
-import { trimDeployment, trimJob, trimNode, trimPDB, trimPod } from '../../src/observe/trim.js';
+import { buildClusterSnapshot, forgetPods, newConversionMemo } from '../../src/observe/cluster-cache.js';
+import { sameTrimmed, trimDeployment, trimJob, trimNode, trimPDB, trimPod } from '../../src/observe/trim.js';
 
 const managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:x': {} } } }];
 
@@ -188,10 +188,66 @@ describe('buildClusterSnapshot with a conversion memo', () => {
     assert.equal(second.pods[0], first.pods[0]);
     assert.equal(second.nodes[0], first.nodes[0]);
     assert.deepEqual(first.pods[0]?.pdbs, ['web/web']);
-    // The PDB is gone: the cache empties the pod memo, and the pod is no longer covered.
-    memo.pods = new WeakMap();
+    // The PDB is gone: the cache forgets the namespace's pods, and the pod is no longer covered.
+    forgetPods(memo, 'web');
     const third = buildClusterSnapshot({ ...raw, pdbs: [] }, memo);
     assert.deepEqual(third.pods[0]?.pdbs, []);
     assert.equal(third.nodes[0], first.nodes[0]);
+  });
+});
+
+describe('sameTrimmed: which watch updates are no change to drydock', () => {
+  const trimmed = (edit: (n: V1Node) => void): V1Node => {
+    const n = fullNode();
+    edit(n);
+    trimNode(n);
+    return n;
+  };
+  const ready = (n: V1Node) => n.status?.conditions?.find((c) => c.type === 'Ready');
+
+  it('a heartbeat, a new resourceVersion or another condition is no change', () => {
+    const before = trimmed(() => undefined);
+    const after = trimmed((n) => {
+      n.metadata = { ...n.metadata, resourceVersion: '43' };
+      const r = ready(n);
+      if (r) Object.assign(r, { lastHeartbeatTime: new Date('2024-01-02T00:00:00Z'), reason: 'KubeletReady' });
+      n.status?.conditions?.push({ type: 'DiskPressure', status: 'True' });
+    });
+    assert.ok(sameTrimmed(before, after));
+  });
+
+  it('a timestamp from the watch (text) equals the same instant from the list (Date)', () => {
+    const fromList = trimmed(() => undefined);
+    const fromWatch = trimmed((n) => {
+      const r = ready(n);
+      if (r) r.lastTransitionTime = '2024-01-01T00:01:00Z' as unknown as Date;
+    });
+    assert.ok(sameTrimmed(fromList, fromWatch));
+  });
+
+  it('what the planner reads is a change: Ready, its transition, a label, an annotation, cordon', () => {
+    const before = trimmed(() => undefined);
+    const edits: ((n: V1Node) => void)[] = [
+      (n) => Object.assign(ready(n) ?? {}, { status: 'False' }),
+      (n) => Object.assign(ready(n) ?? {}, { lastTransitionTime: new Date('2024-01-01T00:02:00Z') }),
+      (n) => Object.assign(n.metadata?.labels ?? {}, { pool: 'other' }),
+      (n) => Object.assign(n.metadata?.annotations ?? {}, { 'drydock.dev/phase': 'Draining' }),
+      (n) => Object.assign(n.spec ?? {}, { unschedulable: false }),
+    ];
+    for (const edit of edits) assert.equal(sameTrimmed(before, trimmed(edit)), false, edit.toString());
+  });
+});
+
+describe('the pod memo across PDB updates', () => {
+  it("keeps a namespace's pod conversions while only a PDB's status moves", () => {
+    const memo = newConversionMemo();
+    const pod = fullPod();
+    const raw = { nodes: [fullNode()], pods: [pod], pdbs: [fullPdb()], deployments: [], jobs: [] };
+    const first = buildClusterSnapshot(raw, memo);
+    const moved = fullPdb();
+    moved.status = { ...moved.status, disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 2, expectedPods: 2 };
+    const second = buildClusterSnapshot({ ...raw, pdbs: [moved] }, memo);
+    assert.equal(second.pods[0], first.pods[0]);
+    assert.equal(second.pdbs[0]?.disruptionsAllowed, 0);
   });
 });
