@@ -4,8 +4,7 @@
  * is never copied) loses its pods to the first node's drain, and they stay Pending until the
  * test labels a node for them. Replayed from API-server watches (Nodes and Deployments), no
  * other old worker is locked or cordoned while that Deployment is short of its ready replicas;
- * once it is back the rollout completes. With healthGate.timeout the same short Deployment
- * fails the node and stopOnFailure halts the rollout.
+ * once it is back the rollout completes.
  */
 import assert from 'node:assert/strict';
 import { AppsV1Api, CoreV1Api, type KubeConfig, type V1Deployment, type V1Node } from '@kubernetes/client-node';
@@ -14,12 +13,10 @@ import type { RunningSimCloud } from '../../src/cloud/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { ApiLog, replay } from './api-watch.js';
 import {
-  converged,
   E2E_NAMESPACE,
   fleetFiles,
   IMAGE_V1,
   IMAGE_V2,
-  IMAGE_V3,
   locked,
   nodes,
   notifyWebhook,
@@ -140,7 +137,14 @@ describe('e2e: replace waits for the workloads evicted from a node', function ()
     const replacement = (await nodes(kc)).find((n) => n.group === 'workers' && n.image === IMAGE_V2);
     assert.ok(replacement, "the first node's replacement has joined");
     await labelNode(kc, replacement.name);
-    await eventually('every node on v2', () => converged(kc, IMAGE_V2), { timeoutMs: 150_000, intervalMs: 500 });
+    await eventually(
+      'every worker on v2, unlocked and schedulable',
+      async () => {
+        const ws = (await nodes(kc)).filter((n) => n.group === 'workers');
+        return ws.length === 6 && ws.every((n) => n.image === IMAGE_V2 && n.ready && !locked(n) && !n.unschedulable);
+      },
+      { timeoutMs: 150_000, intervalMs: 500 },
+    );
     log.stop();
 
     // Replay: whenever an old worker other than the first is locked or cordoned, the held Deployment is whole.
@@ -169,44 +173,5 @@ describe('e2e: replace waits for the workloads evicted from a node', function ()
     assert.deepEqual(violations, []);
     assert.ok(others > 0, 'the other old workers were seen taken');
     assert.ok(shortFor >= HOLD_MS, `the held Deployment was short for ${shortFor} ms, at least the hold`);
-  });
-
-  it('healthGate.timeout: a Deployment that does not come back fails the node and stopOnFailure halts', async () => {
-    const kc = cp().adminKubeConfig();
-    // The held pods now run on one v2 worker only; the next rollout takes it and nothing else may host them.
-    const hosts = (await nodes(kc)).filter((n) => n.labels[HELD_LABEL] === 'yes');
-    assert.equal(hosts.length, 1);
-    await rollWorkers(
-      IMAGE_V3,
-      { concurrency: 1, stopOnFailure: true, healthGate: { minReadySeconds: 1, timeout: '8s' } },
-      'images: workers to v3, health gate within 8s',
-    );
-    const halted = await eventually(
-      'the rollout halted',
-      async () => {
-        const s = parse((await repo.statusFile('status/NodeImage/worker.yaml')) ?? '{}') as {
-          phase?: string;
-          lastError?: string;
-          nodes?: { node: string; phase: string }[];
-        };
-        return s.phase === 'Halted' ? s : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
-    const failed = (halted.nodes ?? []).filter((n) => n.phase === 'Failed').map((n) => n.node);
-    assert.equal(failed.length, 1, 'one node failed');
-    assert.match(
-      halted.lastError ?? '',
-      new RegExp(
-        `the workloads evicted from ${failed[0] ?? ''} were not back within the health gate's 8s \\(Deployment ${E2E_NAMESPACE}/${HELD} has 0/2 ready replicas\\)`,
-      ),
-    );
-    await sleep(3000);
-    const taken = (await nodes(kc)).filter((n) => n.group === 'workers' && n.name !== failed[0] && locked(n));
-    assert.deepEqual(
-      taken.map((n) => n.name),
-      [],
-      'no other worker started after the halt',
-    );
   });
 });
