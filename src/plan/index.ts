@@ -15,6 +15,7 @@ import { forecastWaves, withEta, type ForecastInput } from './forecast.js';
 import { planMaintenances } from './maintenance/index.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import { compareStrings } from './order.js';
+import { controlPlaneWait, type PendingControlPlane } from './control-plane.js';
 import { buildRollout, type RolloutContext } from './replace/context.js';
 import { isReplace, outdatedControlPlane, planReplace } from './replace/index.js';
 import { releaseRemovedRollouts } from './replace/removed.js';
@@ -25,6 +26,7 @@ import {
   buildNodeOpContext,
   inPlaceNodeOp,
   nodeOpForecastInput,
+  pendingControlPlane,
   planNodeOp,
   planRemovedNodeOps,
   type NodeOpContext,
@@ -48,20 +50,24 @@ export function earliestWake(waits: readonly Wait[], nowMs: number): number | un
   return wakeAt;
 }
 
-/**
- * controlPlaneFirst across specs: while another NodeImage still has a control-plane node on
- * an old image, this one's workers wait (its own control plane goes first by its tiers).
- */
-function controlPlaneGate(rollouts: ReadonlyMap<string, RolloutContext>, self: string): { controlPlane?: string } {
+/** Every spec's first control-plane node still to do, replace rollouts first, then the in-place kinds. */
+function pendingControlPlanes(
+  rollouts: ReadonlyMap<string, RolloutContext>,
+  inPlace: readonly NodeOpContext[],
+): PendingControlPlane[] {
+  const out: PendingControlPlane[] = [];
   for (const [name, r] of rollouts) {
-    if (name === self) continue;
     const node = outdatedControlPlane(r);
     if (node !== undefined)
-      return {
-        controlPlane: `workers wait for the control plane first: ${node} of NodeImage ${name} is not on ${r.image.image} yet (order controlPlaneFirst)`,
-      };
+      out.push({ operation: `NodeImage/${name}`, spec: r.spec, node, missing: `is not on ${r.image.image} yet` });
   }
-  return {};
+  for (const ctx of inPlace) {
+    const node = pendingControlPlane(ctx);
+    if (node === undefined) continue;
+    const missing = ctx.appliesImage !== undefined ? `is not on ${ctx.appliesImage} yet` : 'is not done yet';
+    out.push({ operation: `${ctx.operation.kind}/${ctx.operation.name}`, spec: ctx.spec, node, missing });
+  }
+  return out;
 }
 
 /**
@@ -110,35 +116,44 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     waves.push(...f.waves);
     eta = eta === undefined || f.end === undefined ? undefined : Math.max(eta, f.end);
   };
-  for (const image of images) {
-    // A NodeImage this build does not roll out is reported with the other specs it does not act on.
-    const rollout = rollouts.get(image.name);
-    if (rollout === undefined) continue;
-    const result = planReplace(rollout, { ...gates, ...controlPlaneGate(rollouts, image.name) });
-    forecastOf(result.status, result.forecast);
-  }
-
   // NodeOps (and the NodeOps NodeOpUpgrades generate) share the budget and the per-node lock.
   const settings = {
     jobNamespace: opts.jobNamespace,
     rebootTimeoutMs: opts.rebootTimeoutMs,
     ...(opts.rebootImage !== undefined ? { rebootImage: opts.rebootImage } : {}),
   };
-  planRemovedNodeOps(desired, { b, view, settings });
-  const inPlace = (ctx: NodeOpContext): void => {
-    const status = planNodeOp(ctx);
-    forecastOf(status, nodeOpForecastInput(ctx, status));
-  };
-  for (const op of [...desired.nodeOps].sort((x, y) => compareStrings(x.name, y.name))) {
-    inPlace(buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings }));
-  }
-  for (const image of images.filter((i) => i.strategy === 'inPlace')) {
-    inPlace(
-      buildNodeOpContext(
-        { desired, op: inPlaceNodeOp(image), now: nowMs, view, b, budget, settings },
-        { spec: { kind: 'NodeImage', name: image.name }, image: image.image },
+  const inPlace = [
+    ...[...desired.nodeOps]
+      .sort((x, y) => compareStrings(x.name, y.name))
+      .map((op) => buildNodeOpContext({ desired, op, now: nowMs, view, b, budget, settings })),
+    ...images
+      .filter((i) => i.strategy === 'inPlace')
+      .map((image) =>
+        buildNodeOpContext(
+          { desired, op: inPlaceNodeOp(image), now: nowMs, view, b, budget, settings },
+          { spec: { kind: 'NodeImage', name: image.name }, image: image.image },
+        ),
       ),
-    );
+  ];
+  // Read before any spec moves a node: a control-plane node started this round is still to do.
+  const controlPlanes = pendingControlPlanes(rollouts, inPlace);
+  const controlPlaneGate = (operation: string): { controlPlane?: string } => {
+    const reason = controlPlaneWait(controlPlanes, operation);
+    return reason !== undefined ? { controlPlane: reason } : {};
+  };
+
+  for (const image of images) {
+    // A NodeImage this build does not roll out is reported with the other specs it does not act on.
+    const rollout = rollouts.get(image.name);
+    if (rollout === undefined) continue;
+    const result = planReplace(rollout, { ...gates, ...controlPlaneGate(`NodeImage/${image.name}`) });
+    forecastOf(result.status, result.forecast);
+  }
+
+  planRemovedNodeOps(desired, { b, view, settings });
+  for (const ctx of inPlace) {
+    const status = planNodeOp(ctx, controlPlaneGate(`${ctx.operation.kind}/${ctx.operation.name}`));
+    forecastOf(status, nodeOpForecastInput(ctx, status));
   }
 
   for (const n of notActedOn(desired)) {

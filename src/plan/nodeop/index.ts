@@ -32,7 +32,15 @@ export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './c
 export { inPlaceNodeOp } from './inplace.js';
 export { nodeOpForecastInput } from './forecast.js';
 
-export function planNodeOp(ctx: NodeOpContext): SpecStatus {
+/**
+ * What holds this NodeOp's starts from outside it: controlPlane, the reason its workers wait
+ * for another spec's control plane (control-plane.ts).
+ */
+export interface NodeOpGates {
+  readonly controlPlane?: string;
+}
+
+export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecStatus {
   const { b } = ctx;
   const actionsBefore = b.actions.length;
   const waitsBefore = b.waits.length;
@@ -60,7 +68,7 @@ export function planNodeOp(ctx: NodeOpContext): SpecStatus {
     );
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
     const gate = nodeOpStartGate(ctx, standing, inFlight(ctx, all, standing));
-    if (gate.open) startNodes(ctx, all, standing, gate.limit);
+    if (gate.open) startNodes(ctx, all, standing, gates, gate.limit);
     else b.wait(ctx.spec, gate.code, gate.reason, waitExtra(gate));
   }
   return buildNodeOpStatus(ctx, all, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
@@ -76,21 +84,35 @@ function inFlight(ctx: NodeOpContext, all: readonly ObservedNode[], standing: Re
 }
 
 /**
+ * This NodeOp's first selected control-plane node still to do (not done, and not failed in
+ * flight, which no longer holds anything up): its own workers wait for it, and with
+ * controlPlaneFirst every other spec's workers too.
+ */
+export function pendingControlPlane(ctx: NodeOpContext): string | undefined {
+  return ctx.nodes.find((n) => {
+    if (!isControlPlane(n)) return false;
+    const s = standingOf(ctx, n);
+    return s !== 'done' && !(s === 'current' && isFailed(n));
+  })?.name;
+}
+
+/**
  * Starts free nodes in order, at most `canaryLimit` of them (the canary wave's share); workers
- * wait until every selected control-plane node is done.
+ * wait until every selected control-plane node is done, and with controlPlaneFirst until every
+ * other spec's control plane is too.
  */
 function startNodes(
   ctx: NodeOpContext,
   all: readonly ObservedNode[],
   standing: Map<string, Standing>,
+  gates: NodeOpGates,
   canaryLimit = Number.POSITIVE_INFINITY,
 ): void {
   const { b, op, spec } = ctx;
   let running = inFlight(ctx, all, standing);
   const limit = Math.min(op.concurrency > 0 ? op.concurrency : Number.POSITIVE_INFINITY, running + canaryLimit);
-  const controlPlaneLeft = ctx.nodes.some(
-    (n) => isControlPlane(n) && standing.get(n.name) !== 'done' && !(standing.get(n.name) === 'current' && isFailed(n)),
-  );
+  const controlPlaneLeft = pendingControlPlane(ctx) !== undefined;
+  const otherControlPlane = op.rollout.order === 'controlPlaneFirst' ? gates.controlPlane : undefined;
   for (const n of ctx.nodes) {
     const s = standing.get(n.name);
     if (s === 'foreign' || (s === 'free' && b.taken.has(n.name))) {
@@ -113,6 +135,10 @@ function startNodes(
     }
     if (controlPlaneLeft && !isControlPlane(n)) {
       b.wait(spec, 'concurrency', `workers start once every control-plane node is done`, { node: n.name });
+      return;
+    }
+    if (otherControlPlane !== undefined && !isControlPlane(n)) {
+      b.wait(spec, 'order', otherControlPlane, { node: n.name });
       return;
     }
     if (running >= limit) {
