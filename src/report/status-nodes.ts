@@ -16,29 +16,45 @@ export const ROWS_PER_FILE = 100;
 
 const byNode = (a: StatusNodeRow, b: StatusNodeRow): number => compareStrings(a.node, b.node);
 
-/**
- * Each file's node rows as last rendered (row JSON → YAML), so a status write where one row
- * changed renders one row, not the fleet: at 5,000 rows the YAML library took seconds per
- * document. Replaced whole on every render of that file, so it holds one render's rows.
- */
-const renderedRows = new Map<string, Map<string, string>>();
+/** A row and its text as an item of `nodes:`. */
+interface RenderedRow {
+  readonly row: StatusNodeRow;
+  readonly text: string;
+}
 
-/** `nodes:` and the rows sorted by node: the same text the whole document's stringify gives. */
-export function renderRows(key: string, rows: readonly StatusNodeRow[]): string {
-  if (rows.length === 0) return 'nodes: []\n';
-  const before = renderedRows.get(key);
-  const now = new Map<string, string>();
-  const parts = ['nodes:\n'];
-  for (const row of [...rows].sort(byNode)) {
-    const json = JSON.stringify(row);
-    let text = before?.get(json) ?? now.get(json);
-    // The same text the document's own stringify gives an item of a sequence under a key.
-    text ??= stringify([row], { lineWidth: 0, sortMapEntries: false }).replace(/^(?=.)/gm, '  ');
-    now.set(json, text);
-    parts.push(text);
+/** One spec's rows as last rendered: each row by node, and each file's text. */
+interface RenderedSpec {
+  readonly rows: Map<string, RenderedRow>;
+  readonly files: readonly string[];
+  /** No two rows named the same node, so `rows` held every row. */
+  readonly distinct: boolean;
+}
+
+/**
+ * Each spec's rows as last rendered, by cluster and spec file, so a status write where one row
+ * changed renders and sorts one file's rows, not the fleet's: at 5,000 rows the YAML library
+ * took seconds per document, and re-sorting and re-joining every file was most of what was
+ * left. An unchanged file keeps its very string, which the tree writer then finds at once.
+ * Replaced whole on every render of that spec, so it holds one render's rows.
+ */
+const rendered = new Map<string, RenderedSpec>();
+
+/** The same text the document's own stringify gives an item of a sequence under a key. */
+function renderRow(row: StatusNodeRow): string {
+  return stringify([row], { lineWidth: 0, sortMapEntries: false }).replace(/^(?=.)/gm, '  ');
+}
+
+/** Same keys in the same order (the text follows key order) with the same values. */
+function sameRow(a: StatusNodeRow, b: StatusNodeRow): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as keyof StatusNodeRow;
+    if (k !== kb[i] || a[k] !== b[k]) return false;
   }
-  renderedRows.set(key, now);
-  return parts.join('');
+  return true;
 }
 
 /** FNV-1a, 32 bits: stable across runs and versions, unlike anything keyed on memory. */
@@ -46,6 +62,41 @@ function hash(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h >>> 0;
+}
+
+/** `nodes:` and the rows sorted by node: the same text the whole document's stringify gives. */
+function joinRows(rows: RenderedRow[]): string {
+  if (rows.length === 0) return 'nodes: []\n';
+  rows.sort((a, b) => byNode(a.row, b.row));
+  return ['nodes:\n', ...rows.map((r) => r.text)].join('');
+}
+
+/**
+ * The text of each of `count` files the rows go to (a row's file by the hash of its node),
+ * rendering again only the files whose rows changed since the last render under `key`.
+ */
+function renderFiles(key: string, rows: readonly StatusNodeRow[], count: number): string[] {
+  const before = rendered.get(key);
+  const now = new Map<string, RenderedRow>();
+  const files: RenderedRow[][] = Array.from({ length: count }, () => []);
+  const changed = new Set<number>();
+  const fileOf = (node: string): number => (count === 1 ? 0 : hash(node) % count);
+  for (const row of rows) {
+    const i = fileOf(row.node);
+    const was = before?.rows.get(row.node);
+    const r = was !== undefined && sameRow(was.row, row) ? was : { row, text: renderRow(row) };
+    if (r !== was) changed.add(i);
+    now.set(row.node, r);
+    files[i]?.push(r);
+  }
+  const distinct = now.size === rows.length;
+  // A file's rows are the same as last time when none changed and none left it; another file
+  // count moves rows between files, and a repeated node name hides rows from the record.
+  const same = before !== undefined && before.distinct && distinct && before.files.length === count;
+  if (same) for (const node of before.rows.keys()) if (!now.has(node)) changed.add(fileOf(node));
+  const texts = files.map((f, i) => (same && !changed.has(i) ? (before.files[i] ?? joinRows(f)) : joinRows(f)));
+  rendered.set(key, { rows: now, files: texts, distinct });
+  return texts;
 }
 
 /** How many node files `rows` rows take: 0 (they stay in the spec's file) or a power of two. */
@@ -64,14 +115,22 @@ export function nodeFileNames(rows: number): string[] {
 }
 
 /**
- * The node files of one spec: name (relative to `dir`, the spec's file without `.yaml`) → text.
- * Empty when the rows fit in the spec's own file.
+ * `nodes:` and the rows sorted by node, for a spec's own file; `key` names the spec (cluster and
+ * file) whose last render may be reused.
  */
-export function renderNodeFiles(dir: string, rows: readonly StatusNodeRow[]): Map<string, string> {
+export function renderRows(key: string, rows: readonly StatusNodeRow[]): string {
+  return renderFiles(key, rows, 1)[0] ?? 'nodes: []\n';
+}
+
+/**
+ * The node files of one spec: name (relative to `dir`, the spec's file without `.yaml`) → text.
+ * Empty when the rows fit in the spec's own file. `key` as for renderRows.
+ */
+export function renderNodeFiles(key: string, rows: readonly StatusNodeRow[]): Map<string, string> {
   const names = nodeFileNames(rows.length);
-  const buckets: StatusNodeRow[][] = names.map(() => []);
-  for (const row of rows) buckets[hash(row.node) % names.length]?.push(row);
-  return new Map(names.map((name, i) => [name, renderRows(`${dir}/${name}`, buckets[i] ?? [])]));
+  if (names.length === 0) return new Map();
+  const texts = renderFiles(key, rows, names.length);
+  return new Map(names.map((name, i) => [name, texts[i] ?? 'nodes: []\n']));
 }
 
 /**

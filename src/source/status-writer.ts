@@ -14,7 +14,7 @@ import type { StatusReport } from '../report/types.js';
 import { GitSourceError, isGitSourceError } from './errors.js';
 import type { GitSource } from './git-source.js';
 import { CLUSTER_TRAILER, DEFAULT_STATUS_BRANCH, parseTrailers, SOURCE_TRAILER, statusMessage } from './trailers.js';
-import { readFilesTree, writeFilesTree } from './tree-writer.js';
+import { readFilesTree, TreeWriter } from './tree-writer.js';
 
 export { DEFAULT_STATUS_BRANCH };
 
@@ -71,6 +71,7 @@ export class StatusWriter {
   /** The report the branch holds now, as this process wrote it: the next message says what changed since. */
   private lastWritten: StatusReport | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly trees: TreeWriter;
 
   constructor(opts: StatusWriterOptions) {
     this.source = opts.source;
@@ -81,6 +82,7 @@ export class StatusWriter {
     this.retries = opts.retries ?? 5;
     this.retryDelayMs = opts.retryDelayMs ?? 100;
     this.now = opts.now ?? (() => new Date());
+    this.trees = new TreeWriter(opts.source.gitdir);
     if (this.branch === opts.source.branch) {
       throw new GitSourceError(
         'invalid-option',
@@ -118,7 +120,7 @@ export class StatusWriter {
     const clock = lap();
     const docs = renderStatusDocs(report);
     const renderMs = clock();
-    const tree = await writeFilesTree(gitdir, docs);
+    const tree = await this.trees.write(docs);
     const treeMs = clock();
     const message = statusMessage(summarizeChange(report, this.lastWritten), this.cluster, report.sourceCommit);
     let commitMs = 0;
