@@ -16,26 +16,30 @@ export const ROWS_PER_FILE = 100;
 
 const byNode = (a: StatusNodeRow, b: StatusNodeRow): number => compareStrings(a.node, b.node);
 
-/** A row and its text as an item of `nodes:`. */
+/** A row, its text as an item of `nodes:`, its file, and the last render that saw it. */
 interface RenderedRow {
   readonly row: StatusNodeRow;
   readonly text: string;
+  readonly file: number;
+  seen: number;
 }
 
-/** One spec's rows as last rendered: each row by node, and each file's text. */
+/** One spec's rows as last rendered: each row by node, the same rows by file, and each file's text. */
 interface RenderedSpec {
   readonly rows: Map<string, RenderedRow>;
-  readonly files: readonly string[];
-  /** No two rows named the same node, so `rows` held every row. */
-  readonly distinct: boolean;
+  readonly files: Map<string, RenderedRow>[];
+  readonly texts: string[];
+  /** Counts renders: a row whose `seen` is not the current count has left. */
+  render: number;
 }
 
 /**
- * Each spec's rows as last rendered, by cluster and spec file, so a status write where one row
- * changed renders and sorts one file's rows, not the fleet's: at 5,000 rows the YAML library
- * took seconds per document, and re-sorting and re-joining every file was most of what was
- * left. An unchanged file keeps its very string, which the tree writer then finds at once.
- * Replaced whole on every render of that spec, so it holds one render's rows.
+ * Each spec's rows as last rendered, by cluster and spec file, updated in place, so a status
+ * write where one row changed renders, sorts and joins one file's rows, not the fleet's, and
+ * allocates nothing for the rows that did not change: at 5,000 rows the YAML library took
+ * seconds per document, and rebuilding a record of every row each round was most of what was
+ * left (the garbage collector's share included). An unchanged file keeps its very string,
+ * which the tree writer then finds at once.
  */
 const rendered = new Map<string, RenderedSpec>();
 
@@ -71,32 +75,70 @@ function joinRows(rows: RenderedRow[]): string {
   return ['nodes:\n', ...rows.map((r) => r.text)].join('');
 }
 
+const fileOf = (node: string, count: number): number => (count === 1 ? 0 : hash(node) % count);
+
+/** A row as rendered before when it is the same, else rendered now. */
+function renderedRow(row: StatusNodeRow, count: number, was: RenderedRow | undefined, seen: number): RenderedRow {
+  if (was !== undefined && sameRow(was.row, row)) return { ...was, file: fileOf(row.node, count), seen };
+  return { row, text: renderRow(row), file: fileOf(row.node, count), seen };
+}
+
+/**
+ * The files' texts with nothing kept for next time: for rows that name a node twice, which a
+ * record by node cannot hold. Row texts still come from the last render where rows match.
+ */
+function renderUnkept(rows: readonly StatusNodeRow[], count: number, before?: RenderedSpec): string[] {
+  const files: RenderedRow[][] = Array.from({ length: count }, () => []);
+  for (const row of rows) {
+    const r = renderedRow(row, count, before?.rows.get(row.node), 0);
+    files[r.file]?.push(r);
+  }
+  return files.map(joinRows);
+}
+
 /**
  * The text of each of `count` files the rows go to (a row's file by the hash of its node),
  * rendering again only the files whose rows changed since the last render under `key`.
  */
 function renderFiles(key: string, rows: readonly StatusNodeRow[], count: number): string[] {
   const before = rendered.get(key);
-  const now = new Map<string, RenderedRow>();
-  const files: RenderedRow[][] = Array.from({ length: count }, () => []);
-  const changed = new Set<number>();
-  const fileOf = (node: string): number => (count === 1 ? 0 : hash(node) % count);
+  // Another file count moves rows between files: start the record again, reusing row texts.
+  const spec: RenderedSpec =
+    before?.files.length === count
+      ? before
+      : {
+          rows: new Map(),
+          files: Array.from({ length: count }, () => new Map<string, RenderedRow>()),
+          texts: [],
+          render: 0,
+        };
+  const changed = new Set<number>(spec === before ? [] : spec.files.keys());
+  const now = ++spec.render;
   for (const row of rows) {
-    const i = fileOf(row.node);
-    const was = before?.rows.get(row.node);
-    const r = was !== undefined && sameRow(was.row, row) ? was : { row, text: renderRow(row) };
-    if (r !== was) changed.add(i);
-    now.set(row.node, r);
-    files[i]?.push(r);
+    const was = spec.rows.get(row.node);
+    if (was?.seen === now) {
+      rendered.delete(key);
+      return renderUnkept(rows, count, before);
+    }
+    if (was !== undefined && sameRow(was.row, row)) {
+      was.seen = now;
+      continue;
+    }
+    const r = renderedRow(row, count, was ?? before?.rows.get(row.node), now);
+    spec.rows.set(row.node, r);
+    spec.files[r.file]?.set(row.node, r);
+    changed.add(r.file);
   }
-  const distinct = now.size === rows.length;
-  // A file's rows are the same as last time when none changed and none left it; another file
-  // count moves rows between files, and a repeated node name hides rows from the record.
-  const same = before !== undefined && before.distinct && distinct && before.files.length === count;
-  if (same) for (const node of before.rows.keys()) if (!now.has(node)) changed.add(fileOf(node));
-  const texts = files.map((f, i) => (same && !changed.has(i) ? (before.files[i] ?? joinRows(f)) : joinRows(f)));
-  rendered.set(key, { rows: now, files: texts, distinct });
-  return texts;
+  if (spec.rows.size > rows.length)
+    for (const [node, r] of spec.rows)
+      if (r.seen !== now) {
+        spec.rows.delete(node);
+        spec.files[r.file]?.delete(node);
+        changed.add(r.file);
+      }
+  for (const i of changed) spec.texts[i] = joinRows([...(spec.files[i]?.values() ?? [])]);
+  rendered.set(key, spec);
+  return [...spec.texts];
 }
 
 /** How many node files `rows` rows take: 0 (they stay in the spec's file) or a power of two. */
