@@ -11,9 +11,11 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { drainLeft, drainView, podKey, preflight } from '../drain.js';
+import { readyAt, type HealthCheck } from '../health.js';
 import { failureCount, labelsToCopy, nodePhase, parseInstant, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
 import { addInFlight, type Entry, type RolloutContext } from './context.js';
 import { evictedBack, evictedRecord } from './evicted.js';
+import { fail, gateFailed } from './failure.js';
 import { replaceGates } from './gates.js';
 import { podsOn } from '../view.js';
 
@@ -142,42 +144,6 @@ export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void 
   release(ctx, node, 'its instance is no longer in the scaling group');
 }
 
-/**
- * Counts a failure on the old node (drydock.dev/failures). The node becomes Failed, holding
- * its lock with a reason, when `final` says so, under stopOnFailure, or after maxAttempts.
- */
-function fail(
-  ctx: RolloutContext,
-  node: ObservedNode,
-  reason: string,
-  extra: Record<string, string | null>,
-  final = false,
-): void {
-  const failures = failureCount(node) + 1;
-  final ||= ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
-  ctx.round.failures++;
-  ctx.b.act({
-    kind: 'annotateNode',
-    spec: ctx.spec,
-    node: node.name,
-    annotations: {
-      ...extra,
-      [ANNOTATIONS.failures]: String(failures),
-      [ANNOTATIONS.phaseSince]: ctx.nowIso,
-      ...(final ? { [ANNOTATIONS.phase]: 'Failed', [ANNOTATIONS.reason]: reason } : {}),
-    },
-    reason: `${node.name}: ${reason}`,
-  });
-  ctx.round.nodeMessages.set(node.name, reason);
-  ctx.round.lastError ??= `${node.name}: ${reason}`;
-  ctx.b.note(
-    ctx.spec,
-    `${node.name}: ${reason}${final ? '' : ` (attempt ${failures} of ${ctx.options.maxAttempts})`}`,
-    node.name,
-  );
-  if (ctx.image.rollout.stopOnFailure) ctx.round.haltReason ??= `${node.name}: ${reason}`;
-}
-
 /** Moves a current-revision node one step on, and counts it in flight unless it failed. */
 export function advance(ctx: RolloutContext, e: Entry): void {
   const { b, spec } = ctx;
@@ -261,10 +227,10 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   }
   const marked = rn.annotations[ANNOTATIONS.replaces] === e.instance.id && rn.annotations[ANNOTATIONS.phase] === 'Done';
   if (!marked) {
-    const health = healthyFrom(ctx, rn);
+    const health = readyAt(ctx.view, rn, image.rollout.healthGate.minReadySeconds, now);
     if (healthTimedOut(ctx, e, node, rn, health)) return;
-    if (health.notReady !== undefined) {
-      b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: pod ${health.notReady} is not Ready yet`, {
+    if (health.blocker !== undefined) {
+      b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: ${health.blocker} yet`, {
         node: node.name,
       });
       return;
@@ -318,53 +284,18 @@ function healthTimedOut(
   e: Entry,
   node: ObservedNode,
   rn: ObservedNode,
-  health: { at: number; notReady?: string },
+  health: HealthCheck,
 ): boolean {
   const limit = ctx.image.rollout.healthGate.timeoutSeconds;
   if (limit === undefined) return false;
   const deadline = (parseInstant(rn.createdAt) ?? ctx.now) + limit * 1000;
-  if (ctx.now < deadline || (health.notReady === undefined && health.at <= ctx.now)) return false;
-  const what =
-    health.notReady !== undefined
-      ? `pod ${health.notReady} is not Ready`
-      : `it has not stayed Ready for ${ctx.image.rollout.healthGate.minReadySeconds}s`;
+  if (ctx.now < deadline || (health.blocker === undefined && health.at <= ctx.now)) return false;
+  const what = health.blocker ?? `it has not stayed Ready for ${ctx.image.rollout.healthGate.minReadySeconds}s`;
   const why = `replacement ${rn.name} did not pass the health gate within ${limit}s (${what})`;
   const id = replacementOf(e) ?? ctx.round.reclaimed.get(node.name);
   fail(ctx, node, why, { [ANNOTATIONS.replacedBy]: null });
   if (id !== undefined) ctx.b.removeInstance(ctx.spec, e.group.group.groupId, id, rn.name, `${node.name}: ${why}`);
   return true;
-}
-
-/** When the replacement has been Ready, and every pod on it Ready, for minReadySeconds; or which pod is not Ready. */
-function healthyFrom(ctx: RolloutContext, rn: ObservedNode): { at: number; notReady?: string } {
-  const min = ctx.image.rollout.healthGate.minReadySeconds * 1000;
-  let from = parseInstant(rn.readySince) ?? parseInstant(rn.createdAt) ?? ctx.now;
-  for (const pod of podsOn(ctx.view, rn.name)) {
-    if (pod.terminating || pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
-    if (!pod.ready) return { at: from + min, notReady: podKey(pod) };
-    from = Math.max(from, parseInstant(pod.readySince) ?? from);
-  }
-  return { at: from + min };
-}
-
-/**
- * A gate Job failed, or the evicted workloads did not come back: the node fails (named with
- * the Job, if any), and is uncordoned unless onFailure keeps it.
- */
-function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: string; job?: string }): void {
-  const keep = ctx.image.rollout.onFailure === 'keepCordoned';
-  if (!keep && node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
-    ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${gate.reason}` });
-  fail(
-    ctx,
-    node,
-    gate.reason,
-    {
-      ...(gate.job !== undefined ? { [ANNOTATIONS.job]: gate.job } : {}),
-      ...(keep ? {} : { [ANNOTATIONS.cordoned]: null }),
-    },
-    true,
-  );
 }
 
 function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
