@@ -37,8 +37,12 @@ export interface HealthCheck {
   readonly blocker?: string;
 }
 
-/** Where `node` stands in its health gate at `now`. */
-export function healthOf(view: ClusterView, node: ObservedNode, minReadySeconds: number, now: number): HealthCheck {
+/**
+ * When `node` and every pod on it will have been Ready for minReadySeconds, or which of them is
+ * not Ready: the gate without the recorded workloads, for a node that replaces another (it has
+ * no workloads of its own taken from it).
+ */
+export function readyAt(view: ClusterView, node: ObservedNode, minReadySeconds: number, now: number): HealthCheck {
   const min = minReadySeconds * 1000;
   let from = parseInstant(node.readySince) ?? parseInstant(node.createdAt) ?? now;
   if (!node.ready) return { at: from + min, blocker: `node ${node.name} is not Ready` };
@@ -47,6 +51,13 @@ export function healthOf(view: ClusterView, node: ObservedNode, minReadySeconds:
     if (!pod.ready) return { at: from + min, blocker: `pod ${pod.namespace}/${pod.name} is not Ready` };
     from = Math.max(from, parseInstant(pod.readySince) ?? from);
   }
+  return { at: from + min };
+}
+
+/** Where `node` stands in its health gate at `now`. */
+export function healthOf(view: ClusterView, node: ObservedNode, minReadySeconds: number, now: number): HealthCheck {
+  const ready = readyAt(view, node, minReadySeconds, now);
+  if (ready.blocker !== undefined) return ready;
   const short = workloadShort(view, node.annotations[ANNOTATIONS.evicted]);
-  return short !== undefined ? { at: from + min, blocker: short } : { at: from + min };
+  return short !== undefined ? { at: ready.at, blocker: short } : ready;
 }

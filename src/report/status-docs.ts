@@ -34,6 +34,11 @@ export function specDocPath(spec: Pick<SpecReport, 'kind' | 'name'>): string {
   return `status/${safeName(spec.kind)}/${safeName(spec.name)}.yaml`;
 }
 
+/** Whose last render of node rows a spec's render may reuse (status-nodes.ts): one per cluster and spec. */
+function rowsKey(report: StatusReport, spec: Pick<SpecReport, 'kind' | 'name'>): string {
+  return `${report.cluster}\0${specDocPath(spec)}`;
+}
+
 /** Where a spec's node files go when its rows are too many for its own file. */
 function specNodesDir(spec: Pick<SpecReport, 'kind' | 'name'>): string {
   return `status/${safeName(spec.kind)}/${safeName(spec.name)}`;
@@ -240,7 +245,7 @@ export function renderSpecDoc(report: StatusReport, spec: SpecReport): string {
   const files = nodeFileNames(spec.nodes.length);
   return (
     stringify(head, options) +
-    (files.length > 0 ? stringify({ nodeFiles: files }, options) : renderRows(specDocPath(spec), spec.nodes)) +
+    (files.length > 0 ? stringify({ nodeFiles: files }, options) : renderRows(rowsKey(report, spec), spec.nodes)) +
     (Object.keys(tail).length > 0 ? stringify(tail, options) : '')
   );
 }
@@ -273,7 +278,7 @@ export function renderStatusDocs(report: StatusReport): StatusDocs {
   for (const spec of report.specs) {
     docs.set(specDocPath(spec), renderSpecDoc(report, spec));
     const dir = specNodesDir(spec);
-    for (const [name, text] of renderNodeFiles(dir, spec.nodes)) docs.set(`${dir}/${name}`, text);
+    for (const [name, text] of renderNodeFiles(rowsKey(report, spec), spec.nodes)) docs.set(`${dir}/${name}`, text);
   }
   return docs;
 }

@@ -16,29 +16,49 @@ export const ROWS_PER_FILE = 100;
 
 const byNode = (a: StatusNodeRow, b: StatusNodeRow): number => compareStrings(a.node, b.node);
 
-/**
- * Each file's node rows as last rendered (row JSON → YAML), so a status write where one row
- * changed renders one row, not the fleet: at 5,000 rows the YAML library took seconds per
- * document. Replaced whole on every render of that file, so it holds one render's rows.
- */
-const renderedRows = new Map<string, Map<string, string>>();
+/** A row, its text as an item of `nodes:`, its file, and the last render that saw it. */
+interface RenderedRow {
+  readonly row: StatusNodeRow;
+  readonly text: string;
+  readonly file: number;
+  seen: number;
+}
 
-/** `nodes:` and the rows sorted by node: the same text the whole document's stringify gives. */
-export function renderRows(key: string, rows: readonly StatusNodeRow[]): string {
-  if (rows.length === 0) return 'nodes: []\n';
-  const before = renderedRows.get(key);
-  const now = new Map<string, string>();
-  const parts = ['nodes:\n'];
-  for (const row of [...rows].sort(byNode)) {
-    const json = JSON.stringify(row);
-    let text = before?.get(json) ?? now.get(json);
-    // The same text the document's own stringify gives an item of a sequence under a key.
-    text ??= stringify([row], { lineWidth: 0, sortMapEntries: false }).replace(/^(?=.)/gm, '  ');
-    now.set(json, text);
-    parts.push(text);
+/** One spec's rows as last rendered: each row by node, the same rows by file, and each file's text. */
+interface RenderedSpec {
+  readonly rows: Map<string, RenderedRow>;
+  readonly files: Map<string, RenderedRow>[];
+  readonly texts: string[];
+  /** Counts renders: a row whose `seen` is not the current count has left. */
+  render: number;
+}
+
+/**
+ * Each spec's rows as last rendered, by cluster and spec file, updated in place, so a status
+ * write where one row changed renders, sorts and joins one file's rows, not the fleet's, and
+ * allocates nothing for the rows that did not change: at 5,000 rows the YAML library took
+ * seconds per document, and rebuilding a record of every row each round was most of what was
+ * left (the garbage collector's share included). An unchanged file keeps its very string,
+ * which the tree writer then finds at once.
+ */
+const rendered = new Map<string, RenderedSpec>();
+
+/** The same text the document's own stringify gives an item of a sequence under a key. */
+function renderRow(row: StatusNodeRow): string {
+  return stringify([row], { lineWidth: 0, sortMapEntries: false }).replace(/^(?=.)/gm, '  ');
+}
+
+/** Same keys in the same order (the text follows key order) with the same values. */
+function sameRow(a: StatusNodeRow, b: StatusNodeRow): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as keyof StatusNodeRow;
+    if (k !== kb[i] || a[k] !== b[k]) return false;
   }
-  renderedRows.set(key, now);
-  return parts.join('');
+  return true;
 }
 
 /** FNV-1a, 32 bits: stable across runs and versions, unlike anything keyed on memory. */
@@ -46,6 +66,79 @@ function hash(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h >>> 0;
+}
+
+/** `nodes:` and the rows sorted by node: the same text the whole document's stringify gives. */
+function joinRows(rows: RenderedRow[]): string {
+  if (rows.length === 0) return 'nodes: []\n';
+  rows.sort((a, b) => byNode(a.row, b.row));
+  return ['nodes:\n', ...rows.map((r) => r.text)].join('');
+}
+
+const fileOf = (node: string, count: number): number => (count === 1 ? 0 : hash(node) % count);
+
+/** A row as rendered before when it is the same, else rendered now. */
+function renderedRow(row: StatusNodeRow, count: number, was: RenderedRow | undefined, seen: number): RenderedRow {
+  if (was !== undefined && sameRow(was.row, row)) return { ...was, file: fileOf(row.node, count), seen };
+  return { row, text: renderRow(row), file: fileOf(row.node, count), seen };
+}
+
+/**
+ * The files' texts with nothing kept for next time: for rows that name a node twice, which a
+ * record by node cannot hold. Row texts still come from the last render where rows match.
+ */
+function renderUnkept(rows: readonly StatusNodeRow[], count: number, before?: RenderedSpec): string[] {
+  const files: RenderedRow[][] = Array.from({ length: count }, () => []);
+  for (const row of rows) {
+    const r = renderedRow(row, count, before?.rows.get(row.node), 0);
+    files[r.file]?.push(r);
+  }
+  return files.map(joinRows);
+}
+
+/**
+ * The text of each of `count` files the rows go to (a row's file by the hash of its node),
+ * rendering again only the files whose rows changed since the last render under `key`.
+ */
+function renderFiles(key: string, rows: readonly StatusNodeRow[], count: number): string[] {
+  const before = rendered.get(key);
+  // Another file count moves rows between files: start the record again, reusing row texts.
+  const spec: RenderedSpec =
+    before?.files.length === count
+      ? before
+      : {
+          rows: new Map(),
+          files: Array.from({ length: count }, () => new Map<string, RenderedRow>()),
+          texts: [],
+          render: 0,
+        };
+  const changed = new Set<number>(spec === before ? [] : spec.files.keys());
+  const now = ++spec.render;
+  for (const row of rows) {
+    const was = spec.rows.get(row.node);
+    if (was?.seen === now) {
+      rendered.delete(key);
+      return renderUnkept(rows, count, before);
+    }
+    if (was !== undefined && sameRow(was.row, row)) {
+      was.seen = now;
+      continue;
+    }
+    const r = renderedRow(row, count, was ?? before?.rows.get(row.node), now);
+    spec.rows.set(row.node, r);
+    spec.files[r.file]?.set(row.node, r);
+    changed.add(r.file);
+  }
+  if (spec.rows.size > rows.length)
+    for (const [node, r] of spec.rows)
+      if (r.seen !== now) {
+        spec.rows.delete(node);
+        spec.files[r.file]?.delete(node);
+        changed.add(r.file);
+      }
+  for (const i of changed) spec.texts[i] = joinRows([...(spec.files[i]?.values() ?? [])]);
+  rendered.set(key, spec);
+  return [...spec.texts];
 }
 
 /** How many node files `rows` rows take: 0 (they stay in the spec's file) or a power of two. */
@@ -64,14 +157,22 @@ export function nodeFileNames(rows: number): string[] {
 }
 
 /**
- * The node files of one spec: name (relative to `dir`, the spec's file without `.yaml`) → text.
- * Empty when the rows fit in the spec's own file.
+ * `nodes:` and the rows sorted by node, for a spec's own file; `key` names the spec (cluster and
+ * file) whose last render may be reused.
  */
-export function renderNodeFiles(dir: string, rows: readonly StatusNodeRow[]): Map<string, string> {
+export function renderRows(key: string, rows: readonly StatusNodeRow[]): string {
+  return renderFiles(key, rows, 1)[0] ?? 'nodes: []\n';
+}
+
+/**
+ * The node files of one spec: name (relative to `dir`, the spec's file without `.yaml`) → text.
+ * Empty when the rows fit in the spec's own file. `key` as for renderRows.
+ */
+export function renderNodeFiles(key: string, rows: readonly StatusNodeRow[]): Map<string, string> {
   const names = nodeFileNames(rows.length);
-  const buckets: StatusNodeRow[][] = names.map(() => []);
-  for (const row of rows) buckets[hash(row.node) % names.length]?.push(row);
-  return new Map(names.map((name, i) => [name, renderRows(`${dir}/${name}`, buckets[i] ?? [])]));
+  if (names.length === 0) return new Map();
+  const texts = renderFiles(key, rows, names.length);
+  return new Map(names.map((name, i) => [name, texts[i] ?? 'nodes: []\n']));
 }
 
 /**

@@ -14,6 +14,7 @@ export {
   type AppliedRecord,
   type StatusWriterOptions,
   type WriteResult,
+  type WriteTimings,
 } from './status-writer.js';
 export { statusMessage, parseTrailers, SOURCE_TRAILER, CLUSTER_TRAILER } from './trailers.js';
 export {

@@ -14,7 +14,7 @@ import type { StatusReport } from '../report/types.js';
 import { GitSourceError, isGitSourceError } from './errors.js';
 import type { GitSource } from './git-source.js';
 import { CLUSTER_TRAILER, DEFAULT_STATUS_BRANCH, parseTrailers, SOURCE_TRAILER, statusMessage } from './trailers.js';
-import { readFilesTree, writeFilesTree } from './tree-writer.js';
+import { readFilesTree, TreeWriter } from './tree-writer.js';
 
 export { DEFAULT_STATUS_BRANCH };
 
@@ -35,6 +35,19 @@ export interface WriteResult {
   /** The status branch's tip after the write. */
   readonly commit?: string;
   readonly changed: boolean;
+  readonly timings: WriteTimings;
+}
+
+/** Where a write's time went, in milliseconds of wall time (also logged with "status written"). */
+export interface WriteTimings {
+  /** The report laid out as files; each spec's rows compared with its last render. */
+  readonly renderMs: number;
+  /** New blobs and trees written into the object database. */
+  readonly treeMs: number;
+  /** The message, the parent commit looked up and read, the commit object; for every attempt. */
+  readonly commitMs: number;
+  /** Pack and push to the remote (two HTTP requests each attempt); 0 when nothing changed. */
+  readonly pushMs: number;
 }
 
 /** The status branch's tip as drydock reads it back after a restart. */
@@ -58,6 +71,7 @@ export class StatusWriter {
   /** The report the branch holds now, as this process wrote it: the next message says what changed since. */
   private lastWritten: StatusReport | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly trees: TreeWriter;
 
   constructor(opts: StatusWriterOptions) {
     this.source = opts.source;
@@ -68,6 +82,7 @@ export class StatusWriter {
     this.retries = opts.retries ?? 5;
     this.retryDelayMs = opts.retryDelayMs ?? 100;
     this.now = opts.now ?? (() => new Date());
+    this.trees = new TreeWriter(opts.source.gitdir);
     if (this.branch === opts.source.branch) {
       throw new GitSourceError(
         'invalid-option',
@@ -102,11 +117,20 @@ export class StatusWriter {
 
   private async writeNow(report: StatusReport): Promise<WriteResult> {
     const gitdir = this.source.gitdir;
-    const tree = await writeFilesTree(gitdir, renderStatusDocs(report));
+    const clock = lap();
+    const docs = renderStatusDocs(report);
+    const renderMs = clock();
+    const tree = await this.trees.write(docs);
+    const treeMs = clock();
     const message = statusMessage(summarizeChange(report, this.lastWritten), this.cluster, report.sourceCommit);
+    let commitMs = 0;
+    let pushMs = 0;
+    const timings = (): WriteTimings => ({ renderMs, treeMs, commitMs, pushMs });
     let parent = this.synced ? await this.source.resolveOwn(this.branch) : await this.fetchTip();
+    commitMs += clock();
     const result = await pRetry(
-      async (): Promise<WriteResult> => {
+      async (): Promise<Omit<WriteResult, 'timings'>> => {
+        clock(); // not the backoff before a retry
         if (parent !== undefined) {
           const { commit: head } = await git.readCommit({ fs, gitdir, oid: parent, cache: this.source.cache });
           const owner = parseTrailers(head.message).get(CLUSTER_TRAILER);
@@ -124,7 +148,10 @@ export class StatusWriter {
               ),
             );
           }
-          if (head.tree === tree) return { commit: parent, changed: false };
+          if (head.tree === tree) {
+            commitMs += clock();
+            return { commit: parent, changed: false };
+          }
         }
         const when = { ...this.author, timestamp: Math.floor(this.now().getTime() / 1000), timezoneOffset: 0 };
         const commit = await git.writeCommit({
@@ -132,10 +159,13 @@ export class StatusWriter {
           gitdir,
           commit: { tree, parent: parent === undefined ? [] : [parent], author: when, committer: when, message },
         });
+        commitMs += clock();
         try {
           await this.source.pushBranch(this.branch, commit, parent);
+          pushMs += clock();
           this.synced = true;
         } catch (err) {
+          pushMs += clock();
           // The local ref already names the commit (a push sends the local ref) though the remote
           // does not have it: read the remote's tip again before the next write, or a report
           // identical to this one would look written and never be pushed.
@@ -147,13 +177,13 @@ export class StatusWriter {
           }
           throw isGitSourceError(err) && err.retry === 'stalled' ? new AbortError(err) : err;
         }
-        this.log.info({ commit, sourceCommit: report.sourceCommit }, 'status written');
+        this.log.info({ commit, sourceCommit: report.sourceCommit, ...timings() }, 'status written');
         return { commit, changed: true };
       },
       { retries: this.retries, minTimeout: this.retryDelayMs, factor: 2, randomize: true },
     );
     this.lastWritten = report;
-    return result;
+    return { ...result, timings: timings() };
   }
 
   /** The status branch's tip and its trailers, fetched; undefined when the branch does not exist. */
@@ -161,6 +191,17 @@ export class StatusWriter {
     const tip = await this.fetchTip();
     return tip === undefined ? undefined : readRecord(this.source, tip);
   }
+}
+
+/** A stopwatch: each call returns the milliseconds since the previous call (or its creation). */
+function lap(): () => number {
+  let at = performance.now();
+  return () => {
+    const t = performance.now();
+    const ms = t - at;
+    at = t;
+    return ms;
+  };
 }
 
 export async function readRecord(source: GitSource, commit: string): Promise<AppliedRecord> {

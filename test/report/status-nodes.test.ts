@@ -68,3 +68,68 @@ describe('status node rows across files', () => {
     assert.equal(moved.length, 1);
   });
 });
+
+describe('status node rows rendered again from the last render', () => {
+  /** A cluster name never rendered before: nothing remembered, the text from scratch. */
+  let fresh = 0;
+  const fromScratch = (nodes: StatusNodeRow[]): ReadonlyMap<string, string> =>
+    renderStatusDocs({ ...report(nodes), cluster: `fresh-${fresh++}` });
+  const specFiles = (docs: ReadonlyMap<string, string>): Map<string, string> =>
+    new Map([...docs].filter(([p]) => p.startsWith('status/')));
+
+  /** Seeded (mulberry32), so a failure repeats. */
+  function random(seed: number): () => number {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  type Step = (nodes: StatusNodeRow[], rnd: () => number) => StatusNodeRow[];
+  const at = (nodes: StatusNodeRow[], rnd: () => number): number => Math.floor(rnd() * nodes.length);
+  const steps: Record<string, Step> = {
+    'one row changes': (n, rnd) => {
+      const i = at(n, rnd);
+      return n.map((r, j) => (j === i ? { ...r, phase: `P${Math.floor(rnd() * 5)}` } : r));
+    },
+    'a row gains a message': (n, rnd) => {
+      const i = at(n, rnd);
+      return n.map((r, j) => (j === i ? { ...r, message: 'drain: PDB web allows 0' } : r));
+    },
+    'the same fields in another order': (n, rnd) => {
+      const i = at(n, rnd);
+      return n.map((r, j) => (j === i ? { phase: r.phase, node: r.node } : r));
+    },
+    'a row leaves': (n, rnd) => n.filter((_, j) => j !== at(n, rnd)),
+    'rows arrive': (n, rnd) => [...n, ...rows(1 + Math.floor(rnd() * 40)).map((r) => ({ ...r, node: `new-${rnd()}` }))],
+    'a node listed twice': (n, rnd) => [
+      ...n,
+      { ...(n[at(n, rnd)] ?? { node: 'x', phase: 'Pending' }), phase: 'Twice' },
+    ],
+    'the duplicate goes again': (n) => n.filter((r) => r.phase !== 'Twice'),
+    'the input order changes': (n) => [...n].reverse(),
+    'nothing changes': (n) => [...n],
+  };
+
+  for (const [size, seed] of [
+    [30, 1],
+    [190, 2], // crosses 100 rows (the spec's file) and 200 (two node files to four) as rows come and go
+    [400, 3],
+  ] as const) {
+    it(`gives the text rendered from scratch after each of 60 random changes, from ${size} rows`, () => {
+      const rnd = random(seed);
+      const names = Object.keys(steps);
+      let nodes = rows(size);
+      renderStatusDocs(report(nodes));
+      for (let k = 0; k < 60; k++) {
+        const name = names[Math.floor(rnd() * names.length)] ?? 'nothing changes';
+        nodes = steps[name]?.(nodes, rnd) ?? nodes;
+        const cached = specFiles(renderStatusDocs(report(nodes)));
+        assert.deepEqual(cached, specFiles(fromScratch(nodes)), `after step ${k}: ${name} (${nodes.length} rows)`);
+      }
+    });
+  }
+});

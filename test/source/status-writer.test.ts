@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { GitSource, StatusWriter } from '../../src/source/index.js';
+import { GitSource, StatusWriter, type WriteResult } from '../../src/source/index.js';
 import type { StatusReport } from '../../src/report/types.js';
 import { runStatus } from '../../src/cli/actions/status.js';
 import { git, gitEnv, tempDir, TEST_USER, withUser } from '../support/git-server.js';
@@ -24,6 +24,12 @@ const report = (done: number): StatusReport => ({
     },
   ],
 });
+
+/** What a write did, without where its time went. */
+const outcome = async (res: Promise<WriteResult>): Promise<Omit<WriteResult, 'timings'>> => {
+  const { timings: _, ...rest } = await res;
+  return rest;
+};
 
 async function eventuallyTrue(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
@@ -86,14 +92,17 @@ describe('StatusWriter against git http-backend', function () {
     await git(clone.dir, ['init', '-q', '--bare']);
     const w = writer();
     const first = await w.write(report(3));
-    assert.deepEqual(await w.write(report(3)), { commit: first.commit, changed: false });
+    assert.deepEqual(await outcome(w.write(report(3))), { commit: first.commit, changed: false });
     const second = await w.write(report(4));
     assert.equal(second.changed, true);
+    // Where the time went: a commit pushed; nothing pushed when nothing changed.
+    assert.ok(second.timings.pushMs > 0 && second.timings.renderMs > 0, JSON.stringify(second.timings));
+    assert.equal((await w.write(report(4))).timings.pushMs, 0);
     assert.equal(await nativeShow('%P'), first.commit);
     // The second commit says what changed since the first.
     assert.equal(await nativeShow('%s'), 'status: NodeImage/worker 4/10 replaced (source 1a2b3c4)');
     // A writer started later (a restart) sees the same content and writes nothing either.
-    assert.deepEqual(await writer().write(report(4)), { commit: second.commit, changed: false });
+    assert.deepEqual(await outcome(writer().write(report(4))), { commit: second.commit, changed: false });
   });
 
   it('a push the server refused is pushed by the next write, even of the same report', async () => {
@@ -108,7 +117,7 @@ describe('StatusWriter against git http-backend', function () {
     const res = await w.write(report(5));
     assert.equal(res.changed, true);
     assert.equal(await nativeShow('%H'), res.commit);
-    assert.deepEqual(await w.write(report(5)), { commit: res.commit, changed: false });
+    assert.deepEqual(await outcome(w.write(report(5))), { commit: res.commit, changed: false });
   });
 
   it('re-applies on the new tip when another writer moved the branch, without forcing', async () => {

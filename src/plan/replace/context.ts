@@ -11,7 +11,7 @@ import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
 import type { ResolvedOptions } from '../options.js';
 import { compareStrings, tierOf, type Ordered, compareOrdered } from '../order.js';
-import { holdsLock, lockValue, parseLock, isInPlaceHold } from '../protocol.js';
+import { holdsLock, lockValue, parseLock, isInPlaceHold, parseInstant } from '../protocol.js';
 import { resolveLimits } from '../quantity.js';
 import type { PendingNode, SpecRef } from '../types.js';
 import { nodeOf, type ClusterView } from '../view.js';
@@ -264,4 +264,15 @@ export function buildRollout(
     running,
     round: newTally(),
   };
+}
+
+/** When the node entered its current phase (drydock.dev/phase-since), or now. */
+export function since(ctx: RolloutContext, node: ObservedNode): number {
+  return parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
+}
+
+/** The replacement instance the node names (drydock.dev/replaced-by), if any. */
+export function replacementOf(e: Entry): string | undefined {
+  const id = e.node?.annotations[ANNOTATIONS.replacedBy];
+  return id === undefined || id === '' ? undefined : id;
 }

@@ -6,187 +6,20 @@
  *     ─ pre-flight ok ─ Cordoned ─ Draining ─ drained ─ instance and Node removed
  *
  * plus the ways out: a replacement that never joins (removed, counted as a failure), a drain
- * that times out (halt, force or skipNode), and locks left by an older revision of the spec.
+ * that times out (halt, force or skipNode). What older rounds or revisions left behind is
+ * settled in settle.ts; how failures are counted, in failure.ts.
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { drainLeft, drainView, podKey, preflight } from '../drain.js';
-import {
-  failureCount,
-  holdsLock,
-  labelsToCopy,
-  nodePhase,
-  parseInstant,
-  parseLock,
-  RELEASE_ANNOTATIONS,
-} from '../protocol.js';
-import { addInFlight, type Entry, type RolloutContext } from './context.js';
+import { readyAt, type HealthCheck } from '../health.js';
+import { failureCount, holdsLock, labelsToCopy, nodePhase, parseInstant } from '../protocol.js';
+import { addInFlight, replacementOf, since, type Entry, type RolloutContext } from './context.js';
 import { evictedBack, evictedRecord } from './evicted.js';
+import { fail, gateFailed } from './failure.js';
 import { replaceGates } from './gates.js';
 import { podsOn } from '../view.js';
 
-function since(ctx: RolloutContext, node: ObservedNode): number {
-  return parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
-}
-
-function replacementOf(e: Entry): string | undefined {
-  const id = e.node?.annotations[ANNOTATIONS.replacedBy];
-  return id === undefined || id === '' ? undefined : id;
-}
-
-function release(ctx: RolloutContext, node: ObservedNode, why: string): void {
-  const { b, spec } = ctx;
-  const reason = `released ${node.name}: ${why}`;
-  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
-    b.act({ kind: 'uncordon', spec, node: node.name, reason });
-  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: RELEASE_ANNOTATIONS, reason });
-  b.note(spec, reason, node.name);
-  ctx.round.released.add(node.name);
-}
-
-function removeReplacement(ctx: RolloutContext, e: Entry, id: string, why: string): void {
-  const inst = e.group.byId.get(id);
-  if (inst === undefined) return;
-  const rn = ctx.view.nodeByProviderID.get(inst.providerID);
-  ctx.b.removeInstance(
-    ctx.spec,
-    e.group.group.groupId,
-    id,
-    rn?.name,
-    `replacement ${id} of ${e.node?.name ?? e.instance.id}: ${why}`,
-  );
-}
-
-/**
- * The instance surged for a stale node whose claim never got written (drydock stopped right
- * after the surge): unclaimed, on an image no longer desired, created after the node was
- * started, and not a finished replacement. The oldest such instance is taken, so two stale
- * nodes never take the same one.
- */
-function unclaimedSurgeOf(ctx: RolloutContext, e: Entry, node: ObservedNode): string | undefined {
-  const from = since(ctx, node) - ctx.options.skewMs;
-  let found: { id: string; created: number } | undefined;
-  for (const inst of e.group.byId.values()) {
-    if (inst.image === ctx.image.image || ctx.view.claimed.has(inst.id) || ctx.round.abandoned.has(inst.id)) continue;
-    const created = parseInstant(inst.createdAt);
-    if (created === undefined || created < from) continue;
-    if (ctx.view.nodeByProviderID.get(inst.providerID)?.annotations[ANNOTATIONS.replaces] !== undefined) continue;
-    if (found === undefined || created < found.created || (created === found.created && inst.id < found.id))
-      found = { id: inst.id, created };
-  }
-  return found?.id;
-}
-
-/**
- * A lock from an older revision (an edited spec, or an image changed back mid-rollout). A node
- * whose replacement has joined is finished under the new revision (its pods may already run
- * there); so is a still-outdated node whose replacement is on the desired image. Anything else
- * was not yet cordoned: it is released and its replacement on the abandoned image removed.
- */
-export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
-  const node = e.node;
-  if (node === undefined) return;
-  let id = replacementOf(e);
-  let claim: Record<string, string> = {};
-  if (id === undefined && nodePhase(node) !== 'Failed') {
-    // A surge made for this node whose claim was lost (drydock stopped right after it): one
-    // that joined is claimed now and the node finishes as if it had been; one still booting
-    // is removed, or the group would keep it as one instance too many.
-    const lost = unclaimedSurgeOf(ctx, e, node);
-    const lostInst = lost !== undefined ? e.group.byId.get(lost) : undefined;
-    if (lost !== undefined && lostInst !== undefined) {
-      ctx.round.abandoned.add(lost);
-      if (ctx.view.nodeByProviderID.get(lostInst.providerID) !== undefined) {
-        id = lost;
-        claim = { [ANNOTATIONS.replacedBy]: lost };
-        ctx.round.reclaimed.set(node.name, lost);
-      } else {
-        removeReplacement(
-          ctx,
-          e,
-          lost,
-          `surged for revision ${parseLock(node.annotations[ANNOTATIONS.operation])?.revision ?? '?'}, which is no longer desired`,
-        );
-      }
-    }
-  }
-  const inst = id !== undefined ? e.group.byId.get(id) : undefined;
-  const joined = inst !== undefined && ctx.view.nodeByProviderID.get(inst.providerID) !== undefined;
-  if (nodePhase(node) === 'Failed') {
-    if (id !== undefined && !joined) removeReplacement(ctx, e, id, 'its node failed under an older revision');
-    release(ctx, node, 'the spec changed since it failed; it starts over under the new revision');
-    return;
-  }
-  if (joined || (e.outdated && (inst === undefined || inst.image === ctx.image.image))) {
-    const reason = `${node.name} continues under revision ${ctx.image.revision}`;
-    ctx.b.act({
-      kind: 'annotateNode',
-      spec: ctx.spec,
-      node: node.name,
-      annotations: { [ANNOTATIONS.operation]: ctx.lock, ...claim },
-      reason,
-    });
-    ctx.b.note(ctx.spec, reason, node.name);
-    ctx.round.adopted.add(node.name);
-    return;
-  }
-  const why = e.outdated ? 'its replacement runs an image no longer desired' : `it already runs ${ctx.image.image}`;
-  if (id !== undefined) removeReplacement(ctx, e, id, why);
-  release(ctx, node, why);
-}
-
-/** A node held by this rollout whose instance is gone from its group. */
-export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void {
-  const phase = nodePhase(node);
-  if (phase === 'Draining' || phase === 'Cordoned' || phase === 'Verifying') {
-    ctx.b.act({
-      kind: 'deleteNode',
-      spec: ctx.spec,
-      node: node.name,
-      reason: `${node.name} was ${phase} and its instance is no longer in the scaling group`,
-    });
-    return;
-  }
-  release(ctx, node, 'its instance is no longer in the scaling group');
-}
-
-/**
- * Counts a failure on the old node (drydock.dev/failures). The node becomes Failed, holding
- * its lock with a reason, when `final` says so, under stopOnFailure, or after maxAttempts.
- */
-function fail(
-  ctx: RolloutContext,
-  node: ObservedNode,
-  reason: string,
-  extra: Record<string, string | null>,
-  final = false,
-): void {
-  const failures = failureCount(node) + 1;
-  final ||= ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
-  ctx.round.failures++;
-  ctx.b.act({
-    kind: 'annotateNode',
-    spec: ctx.spec,
-    node: node.name,
-    annotations: {
-      ...extra,
-      [ANNOTATIONS.failures]: String(failures),
-      [ANNOTATIONS.phaseSince]: ctx.nowIso,
-      ...(final ? { [ANNOTATIONS.phase]: 'Failed', [ANNOTATIONS.reason]: reason } : {}),
-    },
-    reason: `${node.name}: ${reason}`,
-  });
-  ctx.round.nodeMessages.set(node.name, reason);
-  ctx.round.lastError ??= `${node.name}: ${reason}`;
-  ctx.b.note(
-    ctx.spec,
-    `${node.name}: ${reason}${final ? '' : ` (attempt ${failures} of ${ctx.options.maxAttempts})`}`,
-    node.name,
-  );
-  if (ctx.image.rollout.stopOnFailure) ctx.round.haltReason ??= `${node.name}: ${reason}`;
-}
-
-/** Moves a current-revision node one step on, and counts it in flight unless it failed. */
 export function advance(ctx: RolloutContext, e: Entry): void {
   const { b, spec } = ctx;
   const node = e.node;
@@ -289,12 +122,10 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
 /** The replacement's health gate; once passed, it takes the old node's labels and is marked Done. */
 function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: ObservedNode): boolean {
   const { b, spec, now, image } = ctx;
-  const health = healthyFrom(ctx, rn);
+  const health = readyAt(ctx.view, rn, image.rollout.healthGate.minReadySeconds, now);
   if (healthTimedOut(ctx, e, node, rn, health)) return false;
-  if (health.notReady !== undefined) {
-    b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: pod ${health.notReady} is not Ready yet`, {
-      node: node.name,
-    });
+  if (health.blocker !== undefined) {
+    b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: ${health.blocker} yet`, { node: node.name });
     return false;
   }
   if (health.at > now) {
@@ -302,10 +133,7 @@ function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: 
       spec,
       'health',
       `replacement ${rn.name} of ${node.name} must stay Ready for ${image.rollout.healthGate.minReadySeconds}s (with its pods)`,
-      {
-        node: node.name,
-        until: health.at,
-      },
+      { node: node.name, until: health.at },
     );
     return false;
   }
@@ -346,53 +174,18 @@ function healthTimedOut(
   e: Entry,
   node: ObservedNode,
   rn: ObservedNode,
-  health: { at: number; notReady?: string },
+  health: HealthCheck,
 ): boolean {
   const limit = ctx.image.rollout.healthGate.timeoutSeconds;
   if (limit === undefined) return false;
   const deadline = (parseInstant(rn.createdAt) ?? ctx.now) + limit * 1000;
-  if (ctx.now < deadline || (health.notReady === undefined && health.at <= ctx.now)) return false;
-  const what =
-    health.notReady !== undefined
-      ? `pod ${health.notReady} is not Ready`
-      : `it has not stayed Ready for ${ctx.image.rollout.healthGate.minReadySeconds}s`;
+  if (ctx.now < deadline || (health.blocker === undefined && health.at <= ctx.now)) return false;
+  const what = health.blocker ?? `it has not stayed Ready for ${ctx.image.rollout.healthGate.minReadySeconds}s`;
   const why = `replacement ${rn.name} did not pass the health gate within ${limit}s (${what})`;
   const id = replacementOf(e) ?? ctx.round.reclaimed.get(node.name);
   fail(ctx, node, why, { [ANNOTATIONS.replacedBy]: null });
   if (id !== undefined) ctx.b.removeInstance(ctx.spec, e.group.group.groupId, id, rn.name, `${node.name}: ${why}`);
   return true;
-}
-
-/** When the replacement has been Ready, and every pod on it Ready, for minReadySeconds; or which pod is not Ready. */
-function healthyFrom(ctx: RolloutContext, rn: ObservedNode): { at: number; notReady?: string } {
-  const min = ctx.image.rollout.healthGate.minReadySeconds * 1000;
-  let from = parseInstant(rn.readySince) ?? parseInstant(rn.createdAt) ?? ctx.now;
-  for (const pod of podsOn(ctx.view, rn.name)) {
-    if (pod.terminating || pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
-    if (!pod.ready) return { at: from + min, notReady: podKey(pod) };
-    from = Math.max(from, parseInstant(pod.readySince) ?? from);
-  }
-  return { at: from + min };
-}
-
-/**
- * A gate Job failed, or the evicted workloads did not come back: the node fails (named with
- * the Job, if any), and is uncordoned unless onFailure keeps it.
- */
-function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: string; job?: string }): void {
-  const keep = ctx.image.rollout.onFailure === 'keepCordoned';
-  if (!keep && node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
-    ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${gate.reason}` });
-  fail(
-    ctx,
-    node,
-    gate.reason,
-    {
-      ...(gate.job !== undefined ? { [ANNOTATIONS.job]: gate.job } : {}),
-      ...(keep ? {} : { [ANNOTATIONS.cordoned]: null }),
-    },
-    true,
-  );
 }
 
 function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {

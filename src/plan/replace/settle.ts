@@ -1,0 +1,127 @@
+/**
+ * Settling what an earlier round or revision left behind in a replace rollout: a lock taken
+ * under an older revision of the spec (its node released, its unclaimed replacement removed),
+ * and a node that carries drydock's annotations but is no longer in the scaling group.
+ */
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import { nodePhase, parseInstant, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
+import { replacementOf, since, type Entry, type RolloutContext } from './context.js';
+
+function release(ctx: RolloutContext, node: ObservedNode, why: string): void {
+  const { b, spec } = ctx;
+  const reason = `released ${node.name}: ${why}`;
+  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
+    b.act({ kind: 'uncordon', spec, node: node.name, reason });
+  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: RELEASE_ANNOTATIONS, reason });
+  b.note(spec, reason, node.name);
+  ctx.round.released.add(node.name);
+}
+
+function removeReplacement(ctx: RolloutContext, e: Entry, id: string, why: string): void {
+  const inst = e.group.byId.get(id);
+  if (inst === undefined) return;
+  const rn = ctx.view.nodeByProviderID.get(inst.providerID);
+  ctx.b.removeInstance(
+    ctx.spec,
+    e.group.group.groupId,
+    id,
+    rn?.name,
+    `replacement ${id} of ${e.node?.name ?? e.instance.id}: ${why}`,
+  );
+}
+
+/**
+ * The instance surged for a stale node whose claim never got written (drydock stopped right
+ * after the surge): unclaimed, on an image no longer desired, created after the node was
+ * started, and not a finished replacement. The oldest such instance is taken, so two stale
+ * nodes never take the same one.
+ */
+function unclaimedSurgeOf(ctx: RolloutContext, e: Entry, node: ObservedNode): string | undefined {
+  const from = since(ctx, node) - ctx.options.skewMs;
+  let found: { id: string; created: number } | undefined;
+  for (const inst of e.group.byId.values()) {
+    if (inst.image === ctx.image.image || ctx.view.claimed.has(inst.id) || ctx.round.abandoned.has(inst.id)) continue;
+    const created = parseInstant(inst.createdAt);
+    if (created === undefined || created < from) continue;
+    if (ctx.view.nodeByProviderID.get(inst.providerID)?.annotations[ANNOTATIONS.replaces] !== undefined) continue;
+    if (found === undefined || created < found.created || (created === found.created && inst.id < found.id))
+      found = { id: inst.id, created };
+  }
+  return found?.id;
+}
+
+/**
+ * A lock from an older revision (an edited spec, or an image changed back mid-rollout). A node
+ * whose replacement has joined is finished under the new revision (its pods may already run
+ * there); so is a still-outdated node whose replacement is on the desired image. Anything else
+ * was not yet cordoned: it is released and its replacement on the abandoned image removed.
+ */
+export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
+  const node = e.node;
+  if (node === undefined) return;
+  let id = replacementOf(e);
+  let claim: Record<string, string> = {};
+  if (id === undefined && nodePhase(node) !== 'Failed') {
+    // A surge made for this node whose claim was lost (drydock stopped right after it): one
+    // that joined is claimed now and the node finishes as if it had been; one still booting
+    // is removed, or the group would keep it as one instance too many.
+    const lost = unclaimedSurgeOf(ctx, e, node);
+    const lostInst = lost !== undefined ? e.group.byId.get(lost) : undefined;
+    if (lost !== undefined && lostInst !== undefined) {
+      ctx.round.abandoned.add(lost);
+      if (ctx.view.nodeByProviderID.get(lostInst.providerID) !== undefined) {
+        id = lost;
+        claim = { [ANNOTATIONS.replacedBy]: lost };
+        ctx.round.reclaimed.set(node.name, lost);
+      } else {
+        removeReplacement(
+          ctx,
+          e,
+          lost,
+          `surged for revision ${parseLock(node.annotations[ANNOTATIONS.operation])?.revision ?? '?'}, which is no longer desired`,
+        );
+      }
+    }
+  }
+  const inst = id !== undefined ? e.group.byId.get(id) : undefined;
+  const joined = inst !== undefined && ctx.view.nodeByProviderID.get(inst.providerID) !== undefined;
+  if (nodePhase(node) === 'Failed') {
+    if (id !== undefined && !joined) removeReplacement(ctx, e, id, 'its node failed under an older revision');
+    release(ctx, node, 'the spec changed since it failed; it starts over under the new revision');
+    return;
+  }
+  if (joined || (e.outdated && (inst === undefined || inst.image === ctx.image.image))) {
+    const reason = `${node.name} continues under revision ${ctx.image.revision}`;
+    ctx.b.act({
+      kind: 'annotateNode',
+      spec: ctx.spec,
+      node: node.name,
+      annotations: { [ANNOTATIONS.operation]: ctx.lock, ...claim },
+      reason,
+    });
+    ctx.b.note(ctx.spec, reason, node.name);
+    ctx.round.adopted.add(node.name);
+    return;
+  }
+  const why = e.outdated ? 'its replacement runs an image no longer desired' : `it already runs ${ctx.image.image}`;
+  if (id !== undefined) removeReplacement(ctx, e, id, why);
+  release(ctx, node, why);
+}
+
+/** A node held by this rollout whose instance is gone from its group. */
+export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void {
+  const phase = nodePhase(node);
+  if (phase === 'Draining' || phase === 'Cordoned' || phase === 'Verifying') {
+    ctx.b.act({
+      kind: 'deleteNode',
+      spec: ctx.spec,
+      node: node.name,
+      reason: `${node.name} was ${phase} and its instance is no longer in the scaling group`,
+    });
+    return;
+  }
+  release(ctx, node, 'its instance is no longer in the scaling group');
+}
+
+/** Moves a current-revision node one step on, and counts it in flight unless it failed. */
