@@ -14,9 +14,10 @@
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import type { PlanBuilder } from '../builder.js';
-import { holdsLock, isInPlaceHold, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
+import { holdsLock, isInPlaceHold, parseLock } from '../protocol.js';
 import type { ClusterView } from '../view.js';
 import type { RolloutContext } from './context.js';
+import { releaseNode } from './settle.js';
 
 export function releaseRemovedRollouts(
   desired: DesiredState,
@@ -33,10 +34,11 @@ export function releaseRemovedRollouts(
     if (inGit.has(lock.name) || rollouts.some((r) => r.entryByNode.has(node.name))) continue;
     const spec = { kind: 'NodeImage', name: lock.name } as const;
     const surge = node.annotations[ANNOTATIONS.replacedBy];
-    const reason = `released ${node.name}: NodeImage/${lock.name} is no longer in Git and no rollout covers its group${surge === undefined ? '' : ` (its replacement ${surge} is left in the group)`}`;
-    if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
-      b.act({ kind: 'uncordon', spec, node: node.name, reason });
-    b.act({ kind: 'annotateNode', spec, node: node.name, annotations: RELEASE_ANNOTATIONS, reason });
-    b.note(spec, reason, node.name);
+    releaseNode(
+      b,
+      spec,
+      node,
+      `NodeImage/${lock.name} is no longer in Git and no rollout covers its group${surge === undefined ? '' : ` (its replacement ${surge} is left in the group)`}`,
+    );
   }
 }

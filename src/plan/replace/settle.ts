@@ -6,15 +6,21 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodePhase, parseInstant, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
+import type { PlanBuilder } from '../builder.js';
+import type { SpecRef } from '../types.js';
 import { replacementOf, since, type Entry, type RolloutContext } from './context.js';
 
-function release(ctx: RolloutContext, node: ObservedNode, why: string): void {
-  const { b, spec } = ctx;
+/** Releases a node a replace rollout held: uncordoned if drydock cordoned it, its lock cleared, and said. */
+export function releaseNode(b: PlanBuilder, spec: SpecRef, node: ObservedNode, why: string): void {
   const reason = `released ${node.name}: ${why}`;
   if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
     b.act({ kind: 'uncordon', spec, node: node.name, reason });
   b.act({ kind: 'annotateNode', spec, node: node.name, annotations: RELEASE_ANNOTATIONS, reason });
   b.note(spec, reason, node.name);
+}
+
+function release(ctx: RolloutContext, node: ObservedNode, why: string): void {
+  releaseNode(ctx.b, ctx.spec, node, why);
   ctx.round.released.add(node.name);
 }
 
