@@ -70,11 +70,20 @@ export function specDoc(kind: string, name: string, spec: Record<string, unknown
   return stringify({ apiVersion: 'drydock.dev/v1alpha1', kind, metadata: { name }, spec });
 }
 
+/**
+ * A drain's clock runs across kills (it counts from the phase's annotation): each restart costs
+ * 10-20 s on a loaded machine, and an eviction a PDB refuses waits for the previous evictee's
+ * replacement. At 60 s a full run on a machine at load 10 halted on a drain timeout. These
+ * scenarios prove crash safety; drain timeouts are the faults suite's PDB hold.
+ */
+const DRAIN_TIMEOUT_SECONDS = 600;
+
 export function workerImageDoc(image: string, rollout: Record<string, unknown> = {}): string {
+  const drain = { ...(rolloutYaml()['drain'] as object), timeoutSeconds: DRAIN_TIMEOUT_SECONDS };
   return specDoc('NodeImage', 'worker', {
     image,
     strategy: 'replace',
-    rollout: rolloutYaml({ maxSurge: 2, maxUnavailable: 2, concurrency: 2, ...rollout }),
+    rollout: rolloutYaml({ maxSurge: 2, maxUnavailable: 2, concurrency: 2, drain, ...rollout }),
   });
 }
 
@@ -200,7 +209,12 @@ export function nodeOpDoc(name: string, label: string): string {
     image: 'busybox:1.36',
     command: ['sh', '-c', 'echo patched'],
     cordon: true,
-    drainOptions: { enabled: true, ignoreDaemonSets: true, deleteEmptyDirData: true, timeoutSeconds: 60 },
+    drainOptions: {
+      enabled: true,
+      ignoreDaemonSets: true,
+      deleteEmptyDirData: true,
+      timeoutSeconds: DRAIN_TIMEOUT_SECONDS,
+    },
     rebootOnSuccess: true,
     backoffLimit: 0,
     concurrency: 2,
