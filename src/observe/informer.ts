@@ -36,6 +36,8 @@ export interface CollectionOptions<T extends KubernetesObject> {
   /** Called on every watch or list error (for the errors metric). */
   readonly onError?: (err: unknown) => void;
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /** Items per list page (pages.ts's PAGE_SIZE unless given). */
+  readonly pageSize?: number;
   /**
    * Returns the part of an object its reader needs, as a new object, which the cache stores
    * instead of the whole one (see trim.ts).
@@ -93,7 +95,7 @@ export function watchCollection<T extends KubernetesObject>(opts: CollectionOpti
       }
     }),
     async () => {
-      const result = await listInPages(opts.list, trim);
+      const result = await listInPages(opts.list, trim, opts.pageSize);
       listed = true;
       return result;
     },

@@ -171,4 +171,49 @@ describe('observe against a real API server', function () {
       await nodes.stop();
     }
   });
+
+  it('lists in pages: every object is cached, and the watch from the last page misses nothing', async () => {
+    const admin = cp().adminKubeConfig().makeApiClient(CoreV1Api);
+    for (const name of ['obs-page-1', 'obs-page-2', 'obs-page-3'])
+      await admin.createNode({ body: fakeNode(name, { providerID: `sim://w/${name}` }) });
+    const pages: (string | undefined)[] = [];
+    const changes: CollectionChange<V1Node>[] = [];
+    const nodes = watchCollection<V1Node>({
+      kubeConfig: kc,
+      name: 'nodes',
+      path: '/api/v1/nodes',
+      logger,
+      trim: trimNode,
+      pageSize: 2,
+      onChange: (c) => changes.push(c),
+      list: (page) => {
+        pages.push(page._continue);
+        return kc.makeApiClient(CoreV1Api).listNode(page);
+      },
+    });
+    try {
+      await nodes.synced;
+      const all = (await admin.listNode()).items.map((n) => n.metadata?.name).sort();
+      assert.ok(all.length >= 5, `${all.length} nodes`);
+      assert.deepEqual(
+        nodes
+          .list()
+          .map((n) => n.metadata?.name)
+          .sort(),
+        all,
+      );
+      assert.equal(pages.length, Math.ceil(all.length / 2), 'one request per page of two');
+      assert.equal(pages[0], undefined);
+      assert.ok(pages.slice(1).every((token) => typeof token === 'string' && token !== ''));
+      // The cached node is the compact one; the watch follows from the list's resourceVersion.
+      assert.equal(nodes.list().find((n) => n.metadata?.name === 'obs-page-1')?.metadata?.managedFields, undefined);
+      await admin.createNode({ body: fakeNode('obs-page-4') });
+      await eventually('the node created after the list arrives by the watch', () =>
+        Promise.resolve(changes.some((c) => c.type === 'add' && c.object.metadata?.name === 'obs-page-4')),
+      );
+      assert.equal(pages.length, Math.ceil(all.length / 2), 'no second list');
+    } finally {
+      await nodes.stop();
+    }
+  });
 });
