@@ -10,20 +10,24 @@
  * process's CPU and memory, and KWOK's lease lag are printed as the run goes.
  * Alone: `npx tsc -p . && node dist/test/bench/scale.js`.
  */
+import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
-import { idleNodeName, startIdleWorld } from '../service/idle-world.js';
+import { startIdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
 import { churnOn } from './churn.js';
 import { componentUsage, describeUsage, type Usage } from './components.js';
-import { createWorkloads, nodeHealth, REPLICAS, waitRunning } from './scale-world.js';
+import { nodeHealth, REPLICAS } from './scale-world.js';
 
 const ROUNDS = 200;
+const SETTLE_MS = 3_000;
 const QUIET_MS = 20_000;
 const COMMAND = (nodes: number) => `npx tsc -p . && DRYDOCK_BENCH_SCALE=${nodes} node dist/test/bench/scale.js`;
 
@@ -40,10 +44,36 @@ interface Memory {
   readonly arrayBuffers: number;
 }
 
-function settledMemory(): Memory {
+/** Memory after three garbage collections and a few quiet seconds (V8 uncommits some pages late). */
+async function settledMemory(): Promise<Memory> {
   for (let i = 0; i < 3; i++) gc();
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  gc();
   const m = process.memoryUsage();
   return { rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+}
+
+/**
+ * Creates the workloads from a process of its own (scale-setup.ts), so this process, where
+ * drydock runs, holds nothing of the set-up when its baseline is taken. Returns the phases' ms.
+ */
+function setUpElsewhere(kubeconfigPath: string, pods: number): Promise<{ workloads: number; pods: number }> {
+  const script = fileURLToPath(new URL('./scale-setup.js', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, kubeconfigPath, String(pods)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let last = '';
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('{')) last = line;
+      else console.log(line);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`workload set-up exited with ${code}`));
+      else resolve(JSON.parse(last) as { workloads: number; pods: number });
+    });
+  });
 }
 
 /**
@@ -99,17 +129,19 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
     // plan sees all of it.
     const world = await startIdleWorld(admin, cp.kubeconfigPath, nodes, 3, async () => {
       setup.nodes = Date.now() - tSetup;
-      const t = Date.now();
       const say = (what: string) =>
         console.log(
           `(${what} after ${Math.round((Date.now() - tSetup) / 1000)} s: ${describeUsage(componentUsage(), cpStarted)}; load ${loadAverage()})`,
         );
-      await createWorkloads(admin, pods, idleNodeName, (n) => say(`${n} Deployments`));
-      setup.workloads = Date.now() - t;
-      setup.pods = await waitRunning(admin, pods, 1_800_000, (n) => say(`${n} of ${pods} pods`));
+      const timer = setInterval(() => say('set-up'), 60_000);
+      try {
+        Object.assign(setup, await setUpElsewhere(cp.kubeconfigPath, pods));
+      } finally {
+        clearInterval(timer);
+      }
       afterSetup = componentUsage();
       console.log(`(set-up use: ${describeUsage(afterSetup, cpStarted)}; load ${loadAverage()})`);
-      baseline = settledMemory();
+      baseline = await settledMemory();
       t0 = Date.now();
     });
     try {
@@ -125,7 +157,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       );
       console.error('measuring');
       await world.idleRounds(20);
-      const mem = settledMemory();
+      const mem = await settledMemory();
       const cpu0 = process.cpuUsage();
       const forced = await profiled(`forced-${nodes}`, () => world.idleRounds(ROUNDS));
       const cpu = process.cpuUsage(cpu0);
@@ -211,6 +243,13 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           1,
         ),
         figure('heapPerPod', 'JS heap over baseline ÷ pods (after GC)', heap / pods / 1024, 'KiB', null),
+        figure(
+          'heapBudget',
+          'JS heap used over baseline (after GC) ÷ (1 KiB × pods + 10 KiB × nodes)',
+          heap / (pods * 1024 + nodes * 10 * 1024),
+          '×',
+          null,
+        ),
         figure('setup', 'world set-up: nodes, Deployments and PDBs, their pods', (t0 - tSetup) / 1000, 's', null),
         figure(
           'apiserverRss',
