@@ -23,19 +23,23 @@ import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { startIdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
 import { churnOn } from './churn.js';
-import { componentUsage, describeUsage, type Usage } from './components.js';
+import { componentUsage, describeUsage, residentByMapping, type Usage } from './components.js';
 import { nodeHealth, REPLICAS } from './scale-world.js';
 
 const ROUNDS = 200;
 const SETTLE_MS = 3_000;
 const QUIET_MS = 20_000;
-const COMMAND = (nodes: number) => `npx tsc -p . && DRYDOCK_BENCH_SCALE=${nodes} node dist/test/bench/scale.js`;
+/** How to reproduce a size's figures, with the V8 flags this run was given (a semi-space limit). */
+const COMMAND = (nodes: number) =>
+  `npx tsc -p . && DRYDOCK_BENCH_SCALE=${nodes} node ${[...process.execArgv, ''].join(' ')}dist/test/bench/scale.js`;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 interface Memory {
   readonly rss: number;
+  /** Resident MiB by kind of mapping (components.ts). */
+  readonly mappings: ReturnType<typeof residentByMapping>;
   readonly heap: number;
   /** The JS heap V8 has committed (used or not). */
   readonly heapTotal: number;
@@ -50,7 +54,14 @@ async function settledMemory(): Promise<Memory> {
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   gc();
   const m = process.memoryUsage();
-  return { rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+  return {
+    rss: m.rss,
+    mappings: residentByMapping(),
+    heap: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+  };
 }
 
 /**
@@ -122,7 +133,14 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
     const setup: Record<string, number> = {};
     const cpStarted = componentUsage();
     let afterSetup: Record<string, Usage> = {};
-    let baseline: Memory = { rss: 0, heap: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
+    let baseline: Memory = {
+      rss: 0,
+      mappings: residentByMapping(),
+      heap: 0,
+      heapTotal: 0,
+      external: 0,
+      arrayBuffers: 0,
+    };
     let t0 = 0;
     // startIdleWorld creates the nodes; the workloads (bound to them) follow, and every pod
     // exists before drydock starts, so the baseline holds no part of the fleet and the first
@@ -177,10 +195,14 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       );
       const rss = mem.rss - baseline.rss;
       const heap = mem.heap - baseline.heap;
-      const mib = (k: keyof Memory) => `${((mem[k] - baseline[k]) / 2 ** 20).toFixed(1)} MiB`;
+      const mib = (k: Exclude<keyof Memory, 'mappings'>) => `${((mem[k] - baseline[k]) / 2 ** 20).toFixed(1)} MiB`;
       console.log(
         `(memory over baseline: rss ${mib('rss')}, heap used ${mib('heap')}, heap committed ${mib('heapTotal')}, ` +
-          `external ${mib('external')}, of which arrayBuffers ${mib('arrayBuffers')})`,
+          `external ${mib('external')}, of which arrayBuffers ${mib('arrayBuffers')}; resident by mapping: ` +
+          Object.entries(mem.mappings)
+            .map(([k, v]) => `${k} ${(v - baseline.mappings[k as keyof Memory['mappings']]).toFixed(1)} MiB`)
+            .join(', ') +
+          ')',
       );
       const id = (name: string) => `scale.${name}@${nodes}`;
       const figure = (name: string, what: string, value: number, unit: string, target: number | null): Figure => ({
