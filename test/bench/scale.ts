@@ -311,7 +311,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           admin,
           world,
           nodes,
-          `DRYDOCK_BENCH_SCALE=${nodes} DRYDOCK_BENCH_SCALE_CHURN=1 node dist/test/bench/scale.js`,
+          COMMAND(nodes).replace('DRYDOCK_BENCH_SCALE=', 'DRYDOCK_BENCH_SCALE_CHURN=1 DRYDOCK_BENCH_SCALE='),
         );
       }
       return figures;
