@@ -4,7 +4,7 @@ import { CoreV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions, type V1Node } 
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
 import { CountingKubeConfig, observe, startClusterCache, type ClusterCache } from '../../src/observe/index.js';
-import { watchCollection, type CollectionChange } from '../../src/observe/informer.js';
+import { watchCollection, type CollectionChange, type CollectionOptions } from '../../src/observe/informer.js';
 import { sameTrimmed, trimNode } from '../../src/observe/trim.js';
 import type { DesiredState } from '../../src/spec/model.js';
 
@@ -45,6 +45,19 @@ describe('observe against a real API server', function () {
     await cache.synced();
   });
   after(async () => cache?.stop());
+
+  /** A trimmed node collection recording its changes; `opts` override the defaults. */
+  const watchNodes = (changes: CollectionChange<V1Node>[], opts: Partial<CollectionOptions<V1Node>>) =>
+    watchCollection<V1Node>({
+      kubeConfig: kc,
+      name: 'nodes',
+      path: '/api/v1/nodes',
+      logger,
+      trim: trimNode,
+      onChange: (c) => changes.push(c),
+      list: (page) => kc.makeApiClient(CoreV1Api).listNode(page),
+      ...opts,
+    });
 
   it('sees nodes, pods and the PDBs covering them after the initial list', async () => {
     const o = await observe(noSpecs, cache, () => undefined);
@@ -113,16 +126,7 @@ describe('observe against a real API server', function () {
   it('a watch update that changes only what trimming drops (a heartbeat) is no change', async () => {
     const admin = cp().adminKubeConfig().makeApiClient(CoreV1Api);
     const changes: CollectionChange<V1Node>[] = [];
-    const nodes = watchCollection<V1Node>({
-      kubeConfig: kc,
-      name: 'nodes',
-      path: '/api/v1/nodes',
-      logger,
-      trim: trimNode,
-      same: sameTrimmed,
-      onChange: (c) => changes.push(c),
-      list: () => kc.makeApiClient(CoreV1Api).listNode(),
-    });
+    const nodes = watchNodes(changes, { same: sameTrimmed });
     const merge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
     const heartbeat = (name: string, at: string, status = 'True'): Promise<unknown> =>
       admin.patchNodeStatus(
@@ -178,14 +182,8 @@ describe('observe against a real API server', function () {
       await admin.createNode({ body: fakeNode(name, { providerID: `sim://w/${name}` }) });
     const pages: (string | undefined)[] = [];
     const changes: CollectionChange<V1Node>[] = [];
-    const nodes = watchCollection<V1Node>({
-      kubeConfig: kc,
-      name: 'nodes',
-      path: '/api/v1/nodes',
-      logger,
-      trim: trimNode,
+    const nodes = watchNodes(changes, {
       pageSize: 2,
-      onChange: (c) => changes.push(c),
       list: (page) => {
         pages.push(page._continue);
         return kc.makeApiClient(CoreV1Api).listNode(page);
