@@ -151,6 +151,15 @@ export function buildClusterSnapshot(
     last = { namespace, known };
     return known;
   };
+  // Pods covered by the same PDBs share one frozen list, and pods of one workload one key.
+  const shared = new Map<string, string | readonly string[]>();
+  const share = <V extends string | readonly string[]>(key: string, make: () => V): V => {
+    const hit = shared.get(key) as V | undefined;
+    if (hit !== undefined) return hit;
+    const made = make();
+    shared.set(key, made);
+    return made;
+  };
   const pods = raw.pods
     // Pods not yet scheduled belong to no node; a drain never waits for them.
     .filter((p) => (p.spec?.nodeName ?? '') !== '')
@@ -162,8 +171,11 @@ export function buildClusterSnapshot(
       const labels = p.metadata?.labels ?? {};
       const covering = (pdbsByNamespace.get(namespace) ?? [])
         .filter((pdb) => matchesSelector(pdb.selector, labels))
-        .map((pdb) => `${pdb.namespace}/${pdb.name}`);
-      const out = toObservedPod(p, covering, podWorkload(p, rsOwners));
+        .map((pdb) => `${pdb.namespace}/${pdb.name}`)
+        .sort();
+      const pdbKeys = share(`pdbs\n${covering.join('\n')}`, () => Object.freeze(covering));
+      const workload = podWorkload(p, rsOwners);
+      const out = toObservedPod(p, pdbKeys, workload === undefined ? undefined : share(workload, () => workload));
       known?.set(p, out);
       return out;
     })
@@ -228,47 +240,47 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     ...common('nodes'),
     trim: trimNode,
     path: '/api/v1/nodes',
-    list: () => core.listNode(),
+    list: (page) => core.listNode(page),
   });
   const pods: WatchedCollection<V1Pod> = watchCollection({
     ...common('pods'),
     trim: trimPod,
     path: '/api/v1/pods',
-    list: () => core.listPodForAllNamespaces(),
+    list: (page) => core.listPodForAllNamespaces(page),
   });
   const pdbs: WatchedCollection<V1PodDisruptionBudget> = watchCollection({
     ...common('poddisruptionbudgets'),
     onChange: onPodInputChange,
     trim: trimPDB,
     path: '/apis/policy/v1/poddisruptionbudgets',
-    list: () => policy.listPodDisruptionBudgetForAllNamespaces(),
+    list: (page) => policy.listPodDisruptionBudgetForAllNamespaces(page),
   });
   const deployments: WatchedCollection<V1Deployment> = watchCollection({
     ...common('deployments'),
     trim: trimDeployment,
     path: '/apis/apps/v1/deployments',
-    list: () => apps.listDeploymentForAllNamespaces(),
+    list: (page) => apps.listDeploymentForAllNamespaces(page),
   });
   const jobs: WatchedCollection<V1Job> = watchCollection({
     ...common('jobs'),
     trim: trimJob,
     path: '/apis/batch/v1/jobs',
     labelSelector: DRYDOCK_JOB_SELECTOR,
-    list: () => batch.listJobForAllNamespaces({ labelSelector: DRYDOCK_JOB_SELECTOR }),
+    list: (page) => batch.listJobForAllNamespaces({ ...page, labelSelector: DRYDOCK_JOB_SELECTOR }),
   });
   // Held for the health gate: which workload a pod belongs to, and whether it is back.
   const statefulSets: WatchedCollection<V1StatefulSet> = watchCollection({
     ...common('statefulsets'),
     trim: trimStatefulSet,
     path: '/apis/apps/v1/statefulsets',
-    list: () => apps.listStatefulSetForAllNamespaces(),
+    list: (page) => apps.listStatefulSetForAllNamespaces(page),
   });
   const replicaSets: WatchedCollection<V1ReplicaSet> = watchCollection({
     ...common('replicasets'),
     onChange: onPodInputChange,
     trim: trimReplicaSet,
     path: '/apis/apps/v1/replicasets',
-    list: () => apps.listReplicaSetForAllNamespaces(),
+    list: (page) => apps.listReplicaSetForAllNamespaces(page),
   });
   const all = [nodes, pods, pdbs, deployments, jobs, statefulSets, replicaSets] as const;
 

@@ -16,15 +16,30 @@ import { DRYDOCK_PREFIX } from '../protocol/keys.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../spec/model.js';
 import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod, PodOwnerKind } from './types.js';
 
-/** ISO 8601 text of a timestamp that may be a Date or a string; undefined stays undefined. */
+/**
+ * ISO 8601 text of a timestamp that may be a Date or a string; undefined stays undefined. Text
+ * already in that form is returned itself, so a conversion shares the cached object's string.
+ */
 export function isoTime(value: Date | string | undefined | null): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
   const d = new Date(value);
-  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+  if (Number.isNaN(d.getTime())) return undefined;
+  const iso = d.toISOString();
+  return iso === value ? value : iso;
 }
 
-function record(value: Record<string, string> | undefined): Readonly<Record<string, string>> {
+function sortedKeys(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if ((keys[i - 1] ?? '') >= (keys[i] ?? '')) return false;
+  return true;
+}
+
+/**
+ * A frozen copy of a string map, its keys sorted. A map that is already frozen with sorted keys
+ * (one this made, as trim.ts keeps labels) is returned itself: shared, not copied again.
+ */
+export function record(value: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
+  if (value !== undefined && Object.isFrozen(value) && sortedKeys(Object.keys(value))) return value;
   const out: Record<string, string> = {};
   for (const key of Object.keys(value ?? {}).sort()) out[key] = value?.[key] ?? '';
   return Object.freeze(out);
@@ -61,7 +76,10 @@ function ownerOf(pod: V1Pod): { kind: PodOwnerKind; name?: string } {
   return { kind, name: controller.name };
 }
 
-/** Converts a pod; `pdbs` are the namespace/names of the PDBs covering it. */
+/**
+ * Converts a pod; `pdbs` are the namespace/names of the PDBs covering it. A frozen `pdbs` is
+ * taken as sorted and shared (the cache hands one list to all the pods one set of PDBs covers).
+ */
 export function toObservedPod(pod: V1Pod, pdbs: readonly string[], workload?: string): ObservedPod {
   const owner = ownerOf(pod);
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
@@ -80,7 +98,7 @@ export function toObservedPod(pod: V1Pod, pdbs: readonly string[], workload?: st
     terminating: pod.metadata?.deletionTimestamp !== undefined && pod.metadata?.deletionTimestamp !== null,
     hasEmptyDir: (pod.spec?.volumes ?? []).some((v) => v.emptyDir !== undefined && v.emptyDir !== null),
     mirror: pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined,
-    pdbs: Object.freeze([...pdbs].sort()),
+    pdbs: Object.isFrozen(pdbs) ? pdbs : Object.freeze([...pdbs].sort()),
     ...(workload !== undefined ? { workload } : {}),
   });
 }

@@ -3,14 +3,20 @@
  * made resilient. client-node stops an informer on any watch error; this restarts it with
  * exponential backoff (from the last resource version, or a fresh list after 410 Gone) and
  * exposes `synced`, resolved once the first list has landed in the cache.
+ *
+ * Memory: the list is read in pages (listInPages) and every object, listed or watched, is cut
+ * down to a new compact object (`trim`) before the informer stores it, so the cache never holds
+ * a whole object, nor one left in V8's slow dictionary mode by deleting its fields in place.
  */
 import {
-  makeInformer,
+  ListWatch,
+  Watch,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { listInPages, type ListPage } from './pages.js';
 
 export interface CollectionOptions<T extends KubernetesObject> {
   readonly kubeConfig: KubeConfig;
@@ -18,7 +24,11 @@ export interface CollectionOptions<T extends KubernetesObject> {
   readonly name: string;
   /** The watch path, e.g. /api/v1/nodes. */
   readonly path: string;
-  readonly list: () => Promise<KubernetesListObject<T>>;
+  /**
+   * One page of the list: pass `page` on as the list call's `limit` and `_continue`. A list
+   * function that ignores it returns everything at once, which works too.
+   */
+  readonly list: (page: ListPage) => Promise<KubernetesListObject<T>>;
   readonly labelSelector?: string;
   readonly logger: Logger;
   /** Called on every add, update and delete after the cache has changed. */
@@ -26,11 +36,13 @@ export interface CollectionOptions<T extends KubernetesObject> {
   /** Called on every watch or list error (for the errors metric). */
   readonly onError?: (err: unknown) => void;
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /** Items per list page (pages.ts's PAGE_SIZE unless given). */
+  readonly pageSize?: number;
   /**
-   * Cuts an object down, in place, to what its reader needs, before the cache's callers see it:
-   * the informer otherwise keeps every object whole (see trim.ts).
+   * Returns the part of an object its reader needs, as a new object, which the cache stores
+   * instead of the whole one (see trim.ts).
    */
-  readonly trim?: (obj: T) => void;
+  readonly trim?: (obj: T) => T;
   /**
    * Whether an update says nothing new (trim.ts's sameTrimmed): then onChange is not called,
    * so a watch event about a field drydock does not read wakes no round.
@@ -68,46 +80,42 @@ export function watchCollection<T extends KubernetesObject>(opts: CollectionOpti
     resolveSynced = resolve;
   });
 
-  const informer = makeInformer<T>(
-    opts.kubeConfig,
+  const trim = opts.trim ?? ((obj: T) => obj);
+  // The version an update replaces, read from the cache just before the informer stores the
+  // new one (client-node hands its callbacks only the new version).
+  let replaced: T | undefined;
+  const informer: ListWatch<T> = new ListWatch<T>(
     opts.path,
+    new TrimmingWatch(opts.kubeConfig, trim, (obj, store) => {
+      replaced = informer.get(obj.metadata?.name ?? '', obj.metadata?.namespace);
+      try {
+        store();
+      } finally {
+        replaced = undefined;
+      }
+    }),
     async () => {
-      const result = await opts.list();
+      const result = await listInPages(opts.list, trim, opts.pageSize);
       listed = true;
       return result;
     },
+    false,
     opts.labelSelector,
   );
 
-  // The version each update replaces: client-node's informer hands its callbacks only the new
-  // one. Keyed by the objects' own namespace and name strings, so it costs map entries only.
-  const held = new Map<string, Map<string, T>>();
-  const keep = (obj: T): T | undefined => {
-    const ns = obj.metadata?.namespace ?? '';
-    let names = held.get(ns);
-    if (!names) held.set(ns, (names = new Map<string, T>()));
-    const before = names.get(obj.metadata?.name ?? '');
-    names.set(obj.metadata?.name ?? '', obj);
-    return before;
-  };
   const changed = (change: CollectionChange<T>): void => {
     if (!stopped) opts.onChange(change);
   };
   informer.on('add', (obj) => {
-    opts.trim?.(obj);
-    keep(obj);
     changed({ type: 'add', object: obj });
   });
   informer.on('update', (obj) => {
-    opts.trim?.(obj);
-    const before = keep(obj);
+    // A relist after 410 Gone updates without a watch event: no previous version, a change.
+    const before = replaced;
     if (before && opts.same?.(before, obj)) return;
     changed({ type: 'update', object: obj, ...(before ? { before } : {}) });
   });
   informer.on('delete', (obj) => {
-    const names = held.get(obj.metadata?.namespace ?? '');
-    names?.delete(obj.metadata?.name ?? '');
-    if (names?.size === 0) held.delete(obj.metadata?.namespace ?? '');
     changed({ type: 'delete', object: obj });
   });
   informer.on('connect', () => {
@@ -150,6 +158,41 @@ export function watchCollection<T extends KubernetesObject>(opts: CollectionOpti
       await informer.stop();
     },
   };
+}
+
+/**
+ * client-node's watch, with each event's object trimmed before the informer sees it; `around`
+ * is handed the trimmed object and the informer's handling of it (`store`, synchronous: the
+ * informer stores the object and calls its callbacks without awaiting).
+ */
+class TrimmingWatch<T extends KubernetesObject> extends Watch {
+  constructor(
+    config: KubeConfig,
+    private readonly trim: (obj: T) => T,
+    private readonly around: (obj: T, store: () => void) => void,
+  ) {
+    super(config);
+  }
+
+  override watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    return super.watch(
+      path,
+      queryParams,
+      (phase, obj: unknown, watchObj) => {
+        // ERROR carries a Status and BOOKMARK only a resourceVersion: passed on as they are.
+        if ((phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED') && obj && typeof obj === 'object') {
+          const trimmed = this.trim(obj as T);
+          this.around(trimmed, () => callback(phase, trimmed, watchObj));
+        } else callback(phase, obj, watchObj);
+      },
+      done,
+    );
+  }
 }
 
 /** A loggable description of a client error without headers or bodies (no secrets). */

@@ -1,24 +1,31 @@
 /**
  * What the caches keep of each object: only the fields `convert.ts` reads. client-node's
- * informer stores every object whole (managedFields, container specs, images, volumes, the
+ * informer would store every object whole (managedFields, container specs, images, volumes, the
  * last-applied annotation), which at 50,000 pods is most of drydock's memory; these functions
- * replace an object's contents in place with the part the planner sees, on every add and update,
- * before anything else holds it. metadata.name, namespace and resourceVersion stay: the cache
- * keys and compares by them.
+ * return a new object with the part the planner sees, which the informer stores instead
+ * (informer.ts). metadata.name, namespace and resourceVersion stay: the cache keys and compares
+ * by them. Labels are kept as the frozen, sorted record the conversion hands the planner, and
+ * timestamps as ISO text, so a pod's ObservedPod shares them rather than holding copies.
  */
 import type {
   KubernetesObject,
   V1Deployment,
+  V1Container,
   V1ContainerStatus,
   V1Job,
   V1Node,
   V1ObjectMeta,
+  V1OwnerReference,
   V1Pod,
   V1PodDisruptionBudget,
+  V1PodSpec,
+  V1PodStatus,
   V1ReplicaSet,
   V1StatefulSet,
 } from '@kubernetes/client-node';
+import { JOB_NAME_LABEL } from '../execute/jobs/outcome.js';
 import { DRYDOCK_PREFIX } from '../protocol/keys.js';
+import { isoTime, record } from './convert.js';
 
 /** The only foreign annotation a pod is read for: it marks a static (mirror) pod. */
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -29,7 +36,7 @@ function meta(m: V1ObjectMeta | undefined, keep: { labels?: boolean; annotations
   if (m.name !== undefined) out.name = m.name;
   if (m.namespace !== undefined) out.namespace = m.namespace;
   if (m.resourceVersion !== undefined) out.resourceVersion = m.resourceVersion;
-  if (keep.labels && m.labels) out.labels = m.labels;
+  if (keep.labels && m.labels) out.labels = record(m.labels);
   const wanted = keep.annotations;
   if (wanted && m.annotations) {
     const annotations: Record<string, string> = {};
@@ -55,13 +62,34 @@ function readyCondition<C extends { type: string; status: string; lastTransition
   const ready = conditions?.find((c) => c.type === 'Ready');
   if (!conditions) return undefined;
   if (!ready) return [];
-  return [
-    {
-      type: ready.type,
-      status: ready.status,
-      ...(ready.lastTransitionTime !== undefined ? { lastTransitionTime: ready.lastTransitionTime } : {}),
-    } as C,
-  ];
+  const since = isoTime(ready.lastTransitionTime);
+  return shared(`ready\0${ready.status}\0${since ?? ''}`, () => [
+    { type: 'Ready', status: ready.status, ...(since !== undefined ? { lastTransitionTime: since } : {}) } as C,
+  ]);
+}
+
+/** How many shared parts `shared` remembers before it starts over. */
+const SHARED_LIMIT = 4096;
+const sharedParts = new Map<string, unknown>();
+
+/**
+ * One frozen object for equal parts of many objects, by `key`: the pods of one ReplicaSet have
+ * one owner, and pods made Ready in the same second one Ready condition. Bounded (it starts
+ * over when full); the informer lists a namespace's objects together, so equal parts arrive
+ * together and are shared all the same. Nothing edits a cached object, and freezing ensures it.
+ */
+function shared<V extends object>(key: string, make: () => V): V {
+  const hit = sharedParts.get(key) as V | undefined;
+  if (hit !== undefined) return hit;
+  if (sharedParts.size >= SHARED_LIMIT) sharedParts.clear();
+  const made = deepFreeze(make());
+  sharedParts.set(key, made);
+  return made;
+}
+
+function deepFreeze<V extends object>(value: V): V {
+  for (const v of Object.values(value)) if (v !== null && typeof v === 'object') deepFreeze(v as object);
+  return Object.freeze(value);
 }
 
 /**
@@ -97,18 +125,17 @@ export function sameContent(a: unknown, b: unknown): boolean {
   return ka.every((k) => sameContent((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
-/** Replaces `target`'s own properties with `kept`'s. */
-function replaceWith<T extends KubernetesObject>(target: T, kept: T): void {
-  for (const key of Object.keys(target)) delete (target as Record<string, unknown>)[key];
-  Object.assign(target, kept);
-}
+/** The `containers` the Pod type requires and nothing reads: one empty list for every pod. */
+const NO_CONTAINERS = Object.freeze([]) as unknown as V1Container[];
 
-export function trimNode(node: V1Node): void {
+export function trimNode(node: V1Node): V1Node {
   const m = meta(node.metadata, { labels: true, annotations: () => true });
-  if (node.metadata?.creationTimestamp) m.creationTimestamp = node.metadata.creationTimestamp;
+  if (m.annotations) m.annotations = record(m.annotations);
+  const created = isoTime(node.metadata?.creationTimestamp);
+  if (created !== undefined) m.creationTimestamp = created as unknown as Date;
   const ready = readyCondition(node.status?.conditions);
   const bootID = node.status?.nodeInfo?.bootID;
-  replaceWith(node, {
+  return {
     metadata: m,
     spec: {
       ...(node.spec?.providerID !== undefined ? { providerID: node.spec.providerID } : {}),
@@ -120,41 +147,53 @@ export function trimNode(node: V1Node): void {
       // nodeInfo's other fields are required by the type, never read: kept empty.
       ...(bootID !== undefined ? { nodeInfo: { bootID } as NonNullable<V1Node['status']>['nodeInfo'] } : {}),
     },
-  });
+  };
 }
 
-export function trimPod(pod: V1Pod): void {
+/**
+ * A pod's or ReplicaSet's controller as its readers use it (convert.ts, workloads.ts): kind and
+ * name, shared by the objects it owns. Its uid and apiVersion, required by the type, are never read.
+ */
+function controllerRef(refs: readonly V1OwnerReference[] | undefined): V1OwnerReference[] | undefined {
+  const owner = refs?.find((r) => r.controller === true) ?? refs?.[0];
+  if (!owner) return undefined;
+  const controller = owner.controller === true;
+  return shared(`owner\0${owner.kind}\0${owner.name}\0${controller}`, () => [
+    { kind: owner.kind, name: owner.name, ...(controller ? { controller } : {}) } as V1OwnerReference,
+  ]);
+}
+
+export function trimPod(pod: V1Pod): V1Pod {
   const m = meta(pod.metadata, { labels: true, annotations: (k) => k === MIRROR_ANNOTATION });
   if (pod.metadata?.uid !== undefined) m.uid = pod.metadata.uid;
   if (pod.metadata?.deletionTimestamp) m.deletionTimestamp = pod.metadata.deletionTimestamp;
-  const owner = pod.metadata?.ownerReferences?.find((r) => r.controller === true) ?? pod.metadata?.ownerReferences?.[0];
-  if (owner) m.ownerReferences = [owner];
+  const owners = controllerRef(pod.metadata?.ownerReferences);
+  if (owners) m.ownerReferences = owners;
+  // A Job pod's creation time picks the Job's last pod (execute/jobs/outcome.ts); no other pod's is read.
+  const created = isoTime(pod.metadata?.creationTimestamp);
+  if (created !== undefined && pod.metadata?.labels?.[JOB_NAME_LABEL] !== undefined)
+    m.creationTimestamp = created as unknown as Date;
+  // Built by assignment, one property after another: V8 gives objects built by spreading
+  // optional parts a shape of their own each, which at 10,000 pods is a megabyte of shapes.
+  const spec: V1PodSpec = { containers: NO_CONTAINERS };
+  if (pod.spec?.nodeName !== undefined) spec.nodeName = pod.spec.nodeName;
   const emptyDir = (pod.spec?.volumes ?? []).find((v) => v.emptyDir !== undefined && v.emptyDir !== null);
+  if (emptyDir) spec.volumes = [{ name: emptyDir.name, emptyDir: {} }];
+  const status: V1PodStatus = {};
+  if (pod.status?.phase !== undefined) status.phase = pod.status.phase;
   const ready = readyCondition(pod.status?.conditions);
-  // A Job pod's ended containers carry the termination message status keeps (execute/jobs/outcome.ts).
+  if (ready) status.conditions = ready;
+  // A Job pod's ended containers carry the termination message status keeps.
   const ended = pod.status?.containerStatuses
     ?.filter((c) => c.state?.terminated !== undefined)
     .map((c) => ({ name: c.name, state: { terminated: c.state?.terminated } }) as V1ContainerStatus);
-  if (pod.metadata?.creationTimestamp !== undefined) m.creationTimestamp = pod.metadata.creationTimestamp;
-  replaceWith(pod, {
-    metadata: m,
-    // containers is required by the type and never read: kept empty.
-    spec: {
-      containers: [],
-      ...(pod.spec?.nodeName !== undefined ? { nodeName: pod.spec.nodeName } : {}),
-      ...(emptyDir ? { volumes: [emptyDir] } : {}),
-    },
-    status: {
-      ...(pod.status?.phase !== undefined ? { phase: pod.status.phase } : {}),
-      ...(ready ? { conditions: ready } : {}),
-      ...(ended !== undefined && ended.length > 0 ? { containerStatuses: ended } : {}),
-    },
-  });
+  if (ended !== undefined && ended.length > 0) status.containerStatuses = ended;
+  return { metadata: m, spec, status };
 }
 
-export function trimPDB(pdb: V1PodDisruptionBudget): void {
+export function trimPDB(pdb: V1PodDisruptionBudget): V1PodDisruptionBudget {
   const s = pdb.status;
-  replaceWith(pdb, {
+  return {
     metadata: meta(pdb.metadata, {}),
     spec: pdb.spec?.selector ? { selector: pdb.spec.selector } : {},
     ...(s
@@ -167,42 +206,42 @@ export function trimPDB(pdb: V1PodDisruptionBudget): void {
           },
         }
       : {}),
-  });
+  };
 }
 
-export function trimDeployment(d: V1Deployment): void {
+export function trimDeployment(d: V1Deployment): V1Deployment {
   // Only drydock's own annotations are read (the remembered replica count); the
   // last-applied-configuration annotation alone can be kilobytes.
-  replaceWith(d, {
+  return {
     metadata: meta(d.metadata, { annotations: (k) => k.startsWith(DRYDOCK_PREFIX) }),
     ...(d.spec ? { spec: { replicas: d.spec.replicas, selector: d.spec.selector, template: {} } } : {}),
     // The health gate waits for an evicted workload's ready count (observe/workloads.ts).
     ...(d.status?.readyReplicas !== undefined ? { status: { readyReplicas: d.status.readyReplicas } } : {}),
-  });
+  };
 }
 
 /** A StatefulSet as the health gate reads it: its desired and ready replicas. */
-export function trimStatefulSet(s: V1StatefulSet): void {
-  replaceWith(s, {
+export function trimStatefulSet(s: V1StatefulSet): V1StatefulSet {
+  return {
     metadata: meta(s.metadata, {}),
     ...(s.spec
       ? { spec: { replicas: s.spec.replicas, selector: s.spec.selector, serviceName: '', template: {} } }
       : {}),
     ...(s.status ? { status: { replicas: s.status.replicas, readyReplicas: s.status.readyReplicas } } : {}),
-  });
+  };
 }
 
 /** A ReplicaSet as pod ownership reads it: which Deployment controls it. */
-export function trimReplicaSet(rs: V1ReplicaSet): void {
+export function trimReplicaSet(rs: V1ReplicaSet): V1ReplicaSet {
   const m = meta(rs.metadata, {});
-  const owner = rs.metadata?.ownerReferences?.find((r) => r.controller === true) ?? rs.metadata?.ownerReferences?.[0];
-  if (owner) m.ownerReferences = [owner];
-  replaceWith(rs, { metadata: m });
+  const owners = controllerRef(rs.metadata?.ownerReferences);
+  if (owners) m.ownerReferences = owners;
+  return { metadata: m };
 }
 
-export function trimJob(job: V1Job): void {
+export function trimJob(job: V1Job): V1Job {
   const s = job.status;
-  replaceWith(job, {
+  return {
     metadata: meta(job.metadata, { labels: true }),
     ...(s
       ? {
@@ -214,5 +253,5 @@ export function trimJob(job: V1Job): void {
           },
         }
       : {}),
-  });
+  };
 }

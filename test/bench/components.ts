@@ -47,3 +47,25 @@ export function describeUsage(now: Record<string, Usage>, since: Record<string, 
     .map(([n, u]) => `${n} ${(u.cpuS - (since[n]?.cpuS ?? 0)).toFixed(0)} s CPU, ${u.rssMiB.toFixed(0)} MiB`)
     .join('; ');
 }
+
+/**
+ * This process's resident memory by kind of mapping, MiB, from /proc/self/smaps: the main
+ * allocator's heap (`[heap]`, malloc), other anonymous mappings (V8's heap pages, thread
+ * arenas, large mallocs) and file mappings (code). Where the resident set above the JS heap is.
+ */
+export function residentByMapping(): { malloc: number; anonymous: number; files: number } {
+  const out = { malloc: 0, anonymous: 0, files: 0 };
+  let kind: keyof typeof out = 'anonymous';
+  try {
+    for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+      const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+      if (header) {
+        const name = header[2] ?? '';
+        kind = name === '[heap]' ? 'malloc' : name.startsWith('/') ? 'files' : 'anonymous';
+      } else if (line.startsWith('Rss:')) out[kind] += Number(/(\d+)/.exec(line)?.[1] ?? 0) / 1024;
+    }
+  } catch {
+    // Not Linux: nothing to tell.
+  }
+  return out;
+}

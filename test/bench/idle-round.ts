@@ -44,8 +44,7 @@ function nodeObject(i: number, beat: number): V1Node {
     >['nodeInfo'],
   };
   n.status.conditions?.push(condition('Ready', 'True'));
-  trimNode(n);
-  return n;
+  return trimNode(n);
 }
 
 function world(nodes: number) {
@@ -63,15 +62,13 @@ function world(nodes: number) {
       spec: { maxUnavailable: 1, selector: { matchLabels: { app: name } } },
       status: { currentHealthy: 10, desiredHealthy: 9, disruptionsAllowed: 1, expectedPods: 10 },
     };
-    trimPDB(pdb);
-    pdbs.push(pdb);
+    pdbs.push(trimPDB(pdb));
     const dep: V1Deployment = {
       metadata: { name, namespace, resourceVersion: '1' },
       spec: { replicas: REPLICAS, selector: { matchLabels: { app: name } }, template: {} },
       status: { readyReplicas: REPLICAS },
     };
-    trimDeployment(dep);
-    deployments.push(dep);
+    deployments.push(trimDeployment(dep));
     const rs: V1ReplicaSet = {
       metadata: {
         name: `${name}-abc`,
@@ -80,8 +77,7 @@ function world(nodes: number) {
         ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid: `u-${d}`, controller: true }],
       },
     };
-    trimReplicaSet(rs);
-    replicaSets.push(rs);
+    replicaSets.push(trimReplicaSet(rs));
     for (let r = 0; r < REPLICAS; r++) {
       const p: V1Pod = {
         metadata: {
@@ -104,8 +100,7 @@ function world(nodes: number) {
           ],
         },
       };
-      trimPod(p);
-      pods.push(p);
+      pods.push(trimPod(p));
     }
   }
   return { nodes: Array.from({ length: nodes }, (_, i) => nodeObject(i, 0)), pods, pdbs, deployments, replicaSets };

@@ -10,28 +10,36 @@
  * process's CPU and memory, and KWOK's lease lag are printed as the run goes.
  * Alone: `npx tsc -p . && node dist/test/bench/scale.js`.
  */
+import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
-import { idleNodeName, startIdleWorld } from '../service/idle-world.js';
+import { startIdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
 import { churnOn } from './churn.js';
-import { componentUsage, describeUsage, type Usage } from './components.js';
-import { createWorkloads, nodeHealth, REPLICAS, waitRunning } from './scale-world.js';
+import { componentUsage, describeUsage, residentByMapping, type Usage } from './components.js';
+import { nodeHealth, REPLICAS } from './scale-world.js';
 
 const ROUNDS = 200;
+const SETTLE_MS = 3_000;
 const QUIET_MS = 20_000;
-const COMMAND = (nodes: number) => `npx tsc -p . && DRYDOCK_BENCH_SCALE=${nodes} node dist/test/bench/scale.js`;
+/** How to reproduce a size's figures, with the V8 flags this run was given (a semi-space limit). */
+const COMMAND = (nodes: number) =>
+  `npx tsc -p . && DRYDOCK_BENCH_SCALE=${nodes} node ${[...process.execArgv, ''].join(' ')}dist/test/bench/scale.js`;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 interface Memory {
   readonly rss: number;
+  /** Resident MiB by kind of mapping (components.ts). */
+  readonly mappings: ReturnType<typeof residentByMapping>;
   readonly heap: number;
   /** The JS heap V8 has committed (used or not). */
   readonly heapTotal: number;
@@ -40,10 +48,43 @@ interface Memory {
   readonly arrayBuffers: number;
 }
 
-function settledMemory(): Memory {
+/** Memory after three garbage collections and a few quiet seconds (V8 uncommits some pages late). */
+async function settledMemory(): Promise<Memory> {
   for (let i = 0; i < 3; i++) gc();
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  gc();
   const m = process.memoryUsage();
-  return { rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+  return {
+    rss: m.rss,
+    mappings: residentByMapping(),
+    heap: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+  };
+}
+
+/**
+ * Creates the workloads from a process of its own (scale-setup.ts), so this process, where
+ * drydock runs, holds nothing of the set-up when its baseline is taken. Returns the phases' ms.
+ */
+function setUpElsewhere(kubeconfigPath: string, pods: number): Promise<{ workloads: number; pods: number }> {
+  const script = fileURLToPath(new URL('./scale-setup.js', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, kubeconfigPath, String(pods)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let last = '';
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('{')) last = line;
+      else console.log(line);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`workload set-up exited with ${code}`));
+      else resolve(JSON.parse(last) as { workloads: number; pods: number });
+    });
+  });
 }
 
 /**
@@ -92,24 +133,33 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
     const setup: Record<string, number> = {};
     const cpStarted = componentUsage();
     let afterSetup: Record<string, Usage> = {};
-    let baseline: Memory = { rss: 0, heap: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
+    let baseline: Memory = {
+      rss: 0,
+      mappings: residentByMapping(),
+      heap: 0,
+      heapTotal: 0,
+      external: 0,
+      arrayBuffers: 0,
+    };
     let t0 = 0;
     // startIdleWorld creates the nodes; the workloads (bound to them) follow, and every pod
     // exists before drydock starts, so the baseline holds no part of the fleet and the first
     // plan sees all of it.
     const world = await startIdleWorld(admin, cp.kubeconfigPath, nodes, 3, async () => {
       setup.nodes = Date.now() - tSetup;
-      const t = Date.now();
       const say = (what: string) =>
         console.log(
           `(${what} after ${Math.round((Date.now() - tSetup) / 1000)} s: ${describeUsage(componentUsage(), cpStarted)}; load ${loadAverage()})`,
         );
-      await createWorkloads(admin, pods, idleNodeName, (n) => say(`${n} Deployments`));
-      setup.workloads = Date.now() - t;
-      setup.pods = await waitRunning(admin, pods, 1_800_000, (n) => say(`${n} of ${pods} pods`));
+      const timer = setInterval(() => say('set-up'), 60_000);
+      try {
+        Object.assign(setup, await setUpElsewhere(cp.kubeconfigPath, pods));
+      } finally {
+        clearInterval(timer);
+      }
       afterSetup = componentUsage();
       console.log(`(set-up use: ${describeUsage(afterSetup, cpStarted)}; load ${loadAverage()})`);
-      baseline = settledMemory();
+      baseline = await settledMemory();
       t0 = Date.now();
     });
     try {
@@ -125,7 +175,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       );
       console.error('measuring');
       await world.idleRounds(20);
-      const mem = settledMemory();
+      const mem = await settledMemory();
       const cpu0 = process.cpuUsage();
       const forced = await profiled(`forced-${nodes}`, () => world.idleRounds(ROUNDS));
       const cpu = process.cpuUsage(cpu0);
@@ -145,10 +195,14 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       );
       const rss = mem.rss - baseline.rss;
       const heap = mem.heap - baseline.heap;
-      const mib = (k: keyof Memory) => `${((mem[k] - baseline[k]) / 2 ** 20).toFixed(1)} MiB`;
+      const mib = (k: Exclude<keyof Memory, 'mappings'>) => `${((mem[k] - baseline[k]) / 2 ** 20).toFixed(1)} MiB`;
       console.log(
         `(memory over baseline: rss ${mib('rss')}, heap used ${mib('heap')}, heap committed ${mib('heapTotal')}, ` +
-          `external ${mib('external')}, of which arrayBuffers ${mib('arrayBuffers')})`,
+          `external ${mib('external')}, of which arrayBuffers ${mib('arrayBuffers')}; resident by mapping: ` +
+          Object.entries(mem.mappings)
+            .map(([k, v]) => `${k} ${(v - baseline.mappings[k as keyof Memory['mappings']]).toFixed(1)} MiB`)
+            .join(', ') +
+          ')',
       );
       const id = (name: string) => `scale.${name}@${nodes}`;
       const figure = (name: string, what: string, value: number, unit: string, target: number | null): Figure => ({
@@ -211,6 +265,13 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           1,
         ),
         figure('heapPerPod', 'JS heap over baseline ÷ pods (after GC)', heap / pods / 1024, 'KiB', null),
+        figure(
+          'heapBudget',
+          'JS heap used over baseline (after GC) ÷ (1 KiB × pods + 10 KiB × nodes)',
+          heap / (pods * 1024 + nodes * 10 * 1024),
+          '×',
+          null,
+        ),
         figure('setup', 'world set-up: nodes, Deployments and PDBs, their pods', (t0 - tSetup) / 1000, 's', null),
         figure(
           'apiserverRss',
@@ -250,7 +311,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           admin,
           world,
           nodes,
-          `DRYDOCK_BENCH_SCALE=${nodes} DRYDOCK_BENCH_SCALE_CHURN=1 node dist/test/bench/scale.js`,
+          COMMAND(nodes).replace('DRYDOCK_BENCH_SCALE=', 'DRYDOCK_BENCH_SCALE_CHURN=1 DRYDOCK_BENCH_SCALE='),
         );
       }
       return figures;

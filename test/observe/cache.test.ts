@@ -4,7 +4,7 @@ import { CoreV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions, type V1Node } 
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
 import { CountingKubeConfig, observe, startClusterCache, type ClusterCache } from '../../src/observe/index.js';
-import { watchCollection, type CollectionChange } from '../../src/observe/informer.js';
+import { watchCollection, type CollectionChange, type CollectionOptions } from '../../src/observe/informer.js';
 import { sameTrimmed, trimNode } from '../../src/observe/trim.js';
 import type { DesiredState } from '../../src/spec/model.js';
 
@@ -45,6 +45,19 @@ describe('observe against a real API server', function () {
     await cache.synced();
   });
   after(async () => cache?.stop());
+
+  /** A trimmed node collection recording its changes; `opts` override the defaults. */
+  const watchNodes = (changes: CollectionChange<V1Node>[], opts: Partial<CollectionOptions<V1Node>>) =>
+    watchCollection<V1Node>({
+      kubeConfig: kc,
+      name: 'nodes',
+      path: '/api/v1/nodes',
+      logger,
+      trim: trimNode,
+      onChange: (c) => changes.push(c),
+      list: (page) => kc.makeApiClient(CoreV1Api).listNode(page),
+      ...opts,
+    });
 
   it('sees nodes, pods and the PDBs covering them after the initial list', async () => {
     const o = await observe(noSpecs, cache, () => undefined);
@@ -113,16 +126,7 @@ describe('observe against a real API server', function () {
   it('a watch update that changes only what trimming drops (a heartbeat) is no change', async () => {
     const admin = cp().adminKubeConfig().makeApiClient(CoreV1Api);
     const changes: CollectionChange<V1Node>[] = [];
-    const nodes = watchCollection<V1Node>({
-      kubeConfig: kc,
-      name: 'nodes',
-      path: '/api/v1/nodes',
-      logger,
-      trim: trimNode,
-      same: sameTrimmed,
-      onChange: (c) => changes.push(c),
-      list: () => kc.makeApiClient(CoreV1Api).listNode(),
-    });
+    const nodes = watchNodes(changes, { same: sameTrimmed });
     const merge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
     const heartbeat = (name: string, at: string, status = 'True'): Promise<unknown> =>
       admin.patchNodeStatus(
@@ -167,6 +171,45 @@ describe('observe against a real API server', function () {
       await eventually('Ready=False is a change', () =>
         Promise.resolve(changes.some((c) => c.type === 'update' && c.object.metadata?.name === 'obs-quiet')),
       );
+    } finally {
+      await nodes.stop();
+    }
+  });
+
+  it('lists in pages: every object is cached, and the watch from the last page misses nothing', async () => {
+    const admin = cp().adminKubeConfig().makeApiClient(CoreV1Api);
+    for (const name of ['obs-page-1', 'obs-page-2', 'obs-page-3'])
+      await admin.createNode({ body: fakeNode(name, { providerID: `sim://w/${name}` }) });
+    const pages: (string | undefined)[] = [];
+    const changes: CollectionChange<V1Node>[] = [];
+    const nodes = watchNodes(changes, {
+      pageSize: 2,
+      list: (page) => {
+        pages.push(page._continue);
+        return kc.makeApiClient(CoreV1Api).listNode(page);
+      },
+    });
+    try {
+      await nodes.synced;
+      const all = (await admin.listNode()).items.map((n) => n.metadata?.name).sort();
+      assert.ok(all.length >= 5, `${all.length} nodes`);
+      assert.deepEqual(
+        nodes
+          .list()
+          .map((n) => n.metadata?.name)
+          .sort(),
+        all,
+      );
+      assert.equal(pages.length, Math.ceil(all.length / 2), 'one request per page of two');
+      assert.equal(pages[0], undefined);
+      assert.ok(pages.slice(1).every((token) => typeof token === 'string' && token !== ''));
+      // The cached node is the compact one; the watch follows from the list's resourceVersion.
+      assert.equal(nodes.list().find((n) => n.metadata?.name === 'obs-page-1')?.metadata?.managedFields, undefined);
+      await admin.createNode({ body: fakeNode('obs-page-4') });
+      await eventually('the node created after the list arrives by the watch', () =>
+        Promise.resolve(changes.some((c) => c.type === 'add' && c.object.metadata?.name === 'obs-page-4')),
+      );
+      assert.equal(pages.length, Math.ceil(all.length / 2), 'no second list');
     } finally {
       await nodes.stop();
     }

@@ -9,6 +9,7 @@ import {
 } from '../../src/observe/convert.js';
 import { buildClusterSnapshot, forgetPods, newConversionMemo } from '../../src/observe/cluster-cache.js';
 import { sameTrimmed, trimDeployment, trimJob, trimNode, trimPDB, trimPod } from '../../src/observe/trim.js';
+import { JOB_NAME_LABEL } from '../../src/execute/jobs/outcome.js';
 
 const managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:x': {} } } }];
 
@@ -132,12 +133,11 @@ function fullJob(): V1Job {
 
 function trimsSafely<T extends { metadata?: { name?: string; resourceVersion?: string } }>(
   make: () => T,
-  trim: (obj: T) => void,
+  trim: (obj: T) => T,
   convert: (obj: T) => unknown,
 ): void {
   const whole = make();
-  const trimmed = make();
-  trim(trimmed);
+  const trimmed = trim(make());
   assert.deepEqual(convert(trimmed), convert(whole));
   assert.ok(JSON.stringify(trimmed).length < JSON.stringify(whole).length);
   assert.equal((trimmed.metadata as Record<string, unknown> | undefined)?.managedFields, undefined);
@@ -159,20 +159,17 @@ describe('trim: what the caches keep of each object', () => {
     trimsSafely(fullJob, trimJob, toObservedJob));
 
   it('drops what the planner never reads', () => {
-    const node = fullNode();
-    trimNode(node);
+    const node = trimNode(fullNode());
     assert.equal(node.status?.images, undefined);
     assert.deepEqual(
       node.status?.conditions?.map((c) => c.type),
       ['Ready'],
     );
-    const pod = fullPod();
-    trimPod(pod);
+    const pod = trimPod(fullPod());
     assert.deepEqual(pod.spec?.containers, []);
     assert.equal(pod.status?.containerStatuses, undefined);
     assert.deepEqual(pod.metadata?.annotations, { 'kubernetes.io/config.mirror': 'x' });
-    const dep = fullDeployment();
-    trimDeployment(dep);
+    const dep = trimDeployment(fullDeployment());
     assert.deepEqual(dep.metadata?.annotations, { 'drydock.dev/previous-replicas': '2' });
   });
 });
@@ -200,8 +197,7 @@ describe('sameTrimmed: which watch updates are no change to drydock', () => {
   const trimmed = (edit: (n: V1Node) => void): V1Node => {
     const n = fullNode();
     edit(n);
-    trimNode(n);
-    return n;
+    return trimNode(n);
   };
   const ready = (n: V1Node) => n.status?.conditions?.find((c) => c.type === 'Ready');
 
@@ -249,5 +245,85 @@ describe('the pod memo across PDB updates', () => {
     const second = buildClusterSnapshot({ ...raw, pdbs: [moved] }, memo);
     assert.equal(second.pods[0], first.pods[0]);
     assert.equal(second.pdbs[0]?.disruptionsAllowed, 0);
+  });
+});
+
+describe('the compact pod: what the cache stores instead of the whole pod', () => {
+  /** The same pod as the list (Dates, typed) and the watch (JSON text) give it. */
+  const asWatched = (p: V1Pod): V1Pod => JSON.parse(JSON.stringify(p)) as V1Pod;
+
+  it('converts exactly as the whole pod, from the list or the watch, and holds no field the planner does not read', () => {
+    for (const whole of [fullPod(), asWatched(fullPod())]) {
+      const compact = trimPod(whole);
+      assert.deepEqual(
+        toObservedPod(compact, ['web/web'], 'Deployment/web/web'),
+        toObservedPod(whole, ['web/web'], 'Deployment/web/web'),
+      );
+      assert.deepEqual(JSON.parse(JSON.stringify(compact)), {
+        metadata: {
+          name: 'web-1',
+          namespace: 'web',
+          resourceVersion: '7',
+          labels: { app: 'web' },
+          annotations: { 'kubernetes.io/config.mirror': 'x' },
+          uid: 'u-1',
+          deletionTimestamp: '2024-01-01T00:02:00.000Z',
+          ownerReferences: [{ kind: 'ReplicaSet', name: 'web-abc', controller: true }],
+        },
+        spec: { containers: [], nodeName: 'n1', volumes: [{ name: 'tmp', emptyDir: {} }] },
+        status: {
+          phase: 'Running',
+          conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2024-01-01T00:01:30.000Z' }],
+        },
+      });
+    }
+  });
+
+  it('shares its labels, owner, Ready condition and timestamps with its ObservedPod and its siblings', () => {
+    const a = trimPod(fullPod());
+    const other = fullPod();
+    other.metadata = { ...other.metadata, name: 'web-2', labels: { app: 'web' } };
+    const b = trimPod(asWatched(other));
+    const observed = toObservedPod(a, []);
+    assert.equal(observed.labels, a.metadata?.labels);
+    assert.equal(observed.readySince, a.status?.conditions?.[0]?.lastTransitionTime);
+    assert.equal(b.metadata?.ownerReferences, a.metadata?.ownerReferences);
+    assert.equal(b.status?.conditions, a.status?.conditions);
+    assert.ok(Object.isFrozen(a.metadata?.labels) && Object.isFrozen(a.status?.conditions?.[0]));
+  });
+
+  it("keeps a Job pod's creation time and ended containers: the Job's outcome reads them", () => {
+    const jobPod = (name: string, created: string, message: string): V1Pod => ({
+      metadata: {
+        namespace: 'drydock',
+        name,
+        resourceVersion: '1',
+        labels: { [JOB_NAME_LABEL]: 'op-n1' },
+        creationTimestamp: new Date(created),
+      },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+      status: {
+        phase: 'Failed',
+        containerStatuses: [
+          {
+            name: 'c',
+            image: 'x',
+            imageID: 'x',
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 1, message } },
+          },
+        ],
+      },
+    });
+    // Created later but named first: only the creation time makes op-n1-b the last attempt.
+    const pods = [
+      jobPod('op-n1-b', '2024-01-01T00:05:00Z', 'second try'),
+      jobPod('op-n1-a', '2024-01-01T00:01:00Z', 'first try'),
+    ];
+    assert.equal(toObservedJob(fullJob(), pods).message, 'second try');
+    assert.deepEqual(toObservedJob(fullJob(), pods.map(trimPod)), toObservedJob(fullJob(), pods));
+    // Any other pod's creation time is not kept.
+    assert.equal(trimPod(fullPod()).metadata?.creationTimestamp, undefined);
   });
 });
