@@ -1,5 +1,6 @@
 /** execute: a Plan's actions → idempotent API and cloud calls, with Events and classified outcomes. */
-export { executeActions, describeAction, eventFor, type ActionResult, type ExecuteOptions } from './execute.js';
+export { executeActions, type ActionResult, type ExecuteOptions } from './execute.js';
+export { describeAction, eventFor } from './describe.js';
 export {
   classifyError,
   httpStatus,
