@@ -14,7 +14,7 @@ import type { ActionDeps, ActionOf } from './actions.js';
 import type { EventRecorder } from './events.js';
 import { callKind, describeAction, eventFor } from './describe.js';
 import { mutatingCallDone, mutatingCallStarts } from './crash-point.js';
-import { eachAtMost, laneOf, nodeOf, segments } from './lanes.js';
+import { eachAtMost, laneOf, laneSteps, nodeOf, segments } from './lanes.js';
 
 const DEFERRED: Outcome = { kind: 'transient', code: 'Deferred', reason: 'deferred' };
 
@@ -139,8 +139,28 @@ async function runPair(
 /** Steps whose failure holds the node's later steps this round (see executeActions). */
 const HOLDING_STEPS: ReadonlySet<Action['kind']> = new Set(['cordon', 'annotateNode', 'removeInstance']);
 
-/** How many nodes' steps run at once (lanes.ts): enough for a wide wave, few enough not to flood the API server. */
-export const LANES_AT_ONCE = 16;
+/**
+ * How many nodes' steps run at once (lanes.ts): a whole wave of a wide rollout (twenty nodes at a
+ * time is common) in one go, since a round lasts as long as its slowest lane; few enough not to
+ * flood the API server (each lane has one call in flight, or one per pod while it drains).
+ */
+export const LANES_AT_ONCE = 32;
+
+/** What the actions of one executeActions run share. */
+interface Run {
+  readonly actions: readonly Action[];
+  readonly opts: ExecuteOptions;
+  readonly results: (ActionResult | undefined)[];
+  // A node whose cordon, annotation or instance removal failed gets nothing else this round:
+  // draining a node that is still schedulable, or one whose lock was not written, would be
+  // unsafe, and deleting the Node of an instance the cloud did not remove would orphan the
+  // instance (nothing would then say it was being replaced).
+  readonly held: Set<string>;
+  readonly pairs: ReadonlyMap<number, { toggle: number; annotate: number }>;
+  /** Events under way: best effort, written beside the lanes, awaited before the run returns. */
+  readonly events: Promise<void>[];
+  mayStart(): boolean;
+}
 
 /**
  * Runs the plan: each node's steps in plan order, different nodes' steps side by side, steps
@@ -148,103 +168,135 @@ export const LANES_AT_ONCE = 16;
  * (shouldContinue said no) have none.
  */
 export async function executeActions(actions: readonly Action[], opts: ExecuteOptions): Promise<ActionResult[]> {
+  const startedAt = Date.now();
   const results: (ActionResult | undefined)[] = [];
-  // A node whose cordon, annotation or instance removal failed gets nothing else this round:
-  // draining a node that is still schedulable, or one whose lock was not written, would be
-  // unsafe, and deleting the Node of an instance the cloud did not remove would orphan the
-  // instance (nothing would then say it was being replaced).
-  const held = new Set<string>();
-  const pairs = annotationPairs(actions);
   let stopped = false;
-  const mayStart = (): boolean => {
-    if (!stopped && opts.shouldContinue && !opts.shouldContinue()) {
-      stopped = true;
-      const remaining = actions.length - results.filter((r) => r !== undefined).length;
-      opts.logger.info({ remaining }, 'execution stopped before the next action');
-    }
-    return !stopped;
-  };
-  /** Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. */
-  const runLane = async (lane: string | undefined, indices: readonly number[]): Promise<void> => {
-    /** Outcomes of the second action of a pair, decided when its first ran. */
-    let carried = new Map<number, Outcome>();
-    for (const index of indices) {
-      const action = actions[index];
-      if (action === undefined || !mayStart()) return;
-      const started = Date.now();
-      const what = describeAction(action);
-      let outcome: Outcome;
-      /** The kind of the mutating call this action made, if it made one (a pair's second made none). */
-      let call: string | undefined;
-      if (lane !== undefined && held.has(lane)) {
-        outcome = {
-          kind: 'transient',
-          code: 'Deferred',
-          reason: `${what}: deferred, an earlier step on node ${lane} did not succeed`,
-        };
-      } else {
-        const pair = pairs.get(index);
-        const decided = carried.get(index);
-        // One kind per call: a pair's patch is one call, named by both of its actions.
-        const kind =
-          pair !== undefined
-            ? `${actions[pair.toggle]?.kind ?? ''}+${callKind(actions[pair.annotate] ?? action)}`
-            : callKind(action);
-        if (decided === undefined) mutatingCallStarts(kind, what);
-        if (pair !== undefined) {
-          carried = await runPair(actions, pair, opts);
-          outcome = carried.get(index) ?? DEFERRED;
-        } else if (decided !== undefined) {
-          outcome = decided;
-        } else {
-          outcome = await attempt(() => run(action, opts), what);
-        }
-        // The reliability suite's crash point: after a call that changed something, before its Event.
-        // A pair's second action made no call of its own: the first one's patch carried it.
-        if (outcome.kind === 'done' && decided === undefined) {
-          mutatingCallDone(kind, what);
-          call = kind;
-        }
-        if (lane !== undefined && HOLDING_STEPS.has(action.kind) && holds(outcome)) held.add(lane);
+  const r: Run = {
+    actions,
+    opts,
+    results,
+    held: new Set(),
+    pairs: annotationPairs(actions),
+    events: [],
+    mayStart: () => {
+      if (!stopped && opts.shouldContinue && !opts.shouldContinue()) {
+        stopped = true;
+        const remaining = actions.length - results.filter((x) => x !== undefined).length;
+        opts.logger.info({ remaining }, 'execution stopped before the next action');
       }
-      const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
-      results[index] = result;
-      opts.onResult?.(result);
-      await report(action, outcome, what, call, opts);
-    }
+      return !stopped;
+    },
   };
   for (const segment of segments(actions)) {
-    if ('barrier' in segment) await runLane(undefined, [segment.barrier]);
-    else await eachAtMost([...segment.lanes], LANES_AT_ONCE, ([lane, indices]) => runLane(lane, indices));
+    if ('barrier' in segment) await runLane(r, undefined, [segment.barrier]);
+    else await eachAtMost([...segment.lanes], LANES_AT_ONCE, ([lane, indices]) => runLane(r, lane, indices));
     if (stopped) break;
   }
-  return results.filter((r): r is ActionResult => r !== undefined);
+  await Promise.all(r.events);
+  const done = results.filter((x): x is ActionResult => x !== undefined);
+  opts.logger.info({ actions: done.length, planned: actions.length, ms: Date.now() - startedAt }, 'actions executed');
+  return done;
+}
+
+/**
+ * Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. A run of
+ * evictions and pod deletions of the node goes out together: each is a different pod, none
+ * orders another, and all come after the step before them (the Draining mark) and before the
+ * one after them.
+ */
+async function runLane(r: Run, lane: string | undefined, indices: readonly number[]): Promise<void> {
+  /** Outcomes of the second action of a pair, decided when its first ran. */
+  let carried = new Map<number, Outcome>();
+  for (const step of laneSteps(r.actions, indices)) {
+    if (step.length > 1) {
+      const started = await Promise.all(step.map((i) => runAction(r, lane, i, new Map())));
+      if (started.includes(undefined)) return;
+      continue;
+    }
+    const next = await runAction(r, lane, step[0] ?? -1, carried);
+    if (next === undefined) return;
+    carried = next;
+  }
+}
+
+/**
+ * Runs one action (or, for a cordon with its phase change, the patch of both) and records its
+ * result; undefined when it was not started (told to stop), else the outcomes it decided for
+ * the pair's second action.
+ */
+async function runAction(
+  r: Run,
+  lane: string | undefined,
+  index: number,
+  carried: Map<number, Outcome>,
+): Promise<Map<number, Outcome> | undefined> {
+  const { actions, opts } = r;
+  const action = actions[index];
+  if (action === undefined || !r.mayStart()) return undefined;
+  const started = Date.now();
+  const what = describeAction(action);
+  let outcome: Outcome;
+  /** The kind of the mutating call this action made, if it made one (a pair's second made none). */
+  let call: string | undefined;
+  if (lane !== undefined && r.held.has(lane)) {
+    outcome = {
+      kind: 'transient',
+      code: 'Deferred',
+      reason: `${what}: deferred, an earlier step on node ${lane} did not succeed`,
+    };
+  } else {
+    const pair = r.pairs.get(index);
+    const decided = carried.get(index);
+    // One kind per call: a pair's patch is one call, named by both of its actions.
+    const kind =
+      pair !== undefined
+        ? `${actions[pair.toggle]?.kind ?? ''}+${callKind(actions[pair.annotate] ?? action)}`
+        : callKind(action);
+    if (decided === undefined) mutatingCallStarts(kind, what);
+    if (pair !== undefined) {
+      carried = await runPair(actions, pair, opts);
+      outcome = carried.get(index) ?? DEFERRED;
+    } else if (decided !== undefined) {
+      outcome = decided;
+    } else {
+      outcome = await attempt(() => run(action, opts), what);
+    }
+    // The reliability suite's crash point: after a call that changed something, before its Event.
+    // A pair's second action made no call of its own: the first one's patch carried it.
+    if (outcome.kind === 'done' && decided === undefined) {
+      mutatingCallDone(kind, what);
+      call = kind;
+    }
+    if (lane !== undefined && HOLDING_STEPS.has(action.kind) && holds(outcome)) r.held.add(lane);
+  }
+  const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
+  r.results[index] = result;
+  opts.onResult?.(result);
+  report(r, result, what, call);
+  return carried;
 }
 
 function holds(outcome: Outcome): boolean {
   return outcome.kind === 'transient' || outcome.kind === 'stalled' || outcome.kind === 'waiting';
 }
 
-/** The action's log line, and its Event once it has done something. */
-async function report(
-  action: Action,
-  outcome: Outcome,
-  what: string,
-  call: string | undefined,
-  opts: ExecuteOptions,
-): Promise<void> {
+/** The action's log line, and its Event once it has done something (written beside the lane). */
+function report(r: Run, result: ActionResult, what: string, call: string | undefined): void {
+  const { action, outcome } = result;
+  const { opts } = r;
   const fields = {
     action: action.kind,
     target: what,
     spec: `${action.spec.kind}/${action.spec.name}`,
     why: action.reason,
     outcome: outcome.kind,
+    ms: result.durationMs,
     ...(call !== undefined ? { call } : {}),
   };
   if (outcome.kind === 'done') {
     opts.logger.info(fields, 'action applied');
     const event = eventFor(action);
-    if (event) await opts.events.record({ ...event, spec: action.spec }, opts.now());
+    if (event) r.events.push(opts.events.record({ ...event, spec: action.spec }, opts.now()).catch(() => undefined));
   } else if (outcome.kind === 'skipped') {
     opts.logger.debug({ ...fields, reason: outcome.reason }, 'action already in effect');
   } else if (outcome.kind === 'waiting') {

@@ -4,7 +4,8 @@
  * node (set a group's image, surge, scale the autoscaler) is a barrier: everything before it
  * has finished when it starts, and nothing after it starts before it has finished. A wave of
  * twenty nodes then costs about one node's calls in wall time, not twenty nodes' one by one,
- * while the protocol's order (lock before surge, annotation before cordon) is kept.
+ * while the protocol's order (lock before surge, annotation before cordon) is kept. Within a
+ * lane, a run of evictions (one per pod of the node) goes out together (laneSteps).
  */
 import type { Action } from '../plan/types.js';
 
@@ -64,6 +65,27 @@ export function segments(actions: readonly Action[]): Segment[] {
   }
   if (lanes.size > 0) out.push({ lanes });
   return out;
+}
+
+/** Actions of a node that touch one pod each: different pods' calls, none ordering another. */
+const PER_POD: ReadonlySet<Action['kind']> = new Set(['evict', 'deletePod']);
+
+/**
+ * A lane's actions (plan indices, in order) as the steps it runs one after another: each action
+ * alone, except that a run of evictions and pod deletions is one step, its calls sent together.
+ */
+export function laneSteps(actions: readonly Action[], indices: readonly number[]): number[][] {
+  const perPod = (j: number | undefined): boolean => {
+    const kind = j === undefined ? undefined : actions[j]?.kind;
+    return kind !== undefined && PER_POD.has(kind);
+  };
+  const steps: number[][] = [];
+  for (const i of indices) {
+    const last = steps.at(-1);
+    if (last !== undefined && perPod(i) && perPod(last[0])) last.push(i);
+    else steps.push([i]);
+  }
+  return steps;
 }
 
 /** Runs `work` on every item, at most `limit` at once; resolves when all have finished. */

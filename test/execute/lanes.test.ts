@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { CloudProvider } from '../../src/cloud/provider.js';
-import { executeActions, NO_EVENTS, type KubeApis } from '../../src/execute/index.js';
+import { executeActions, NO_EVENTS, type EventRecorder, type KubeApis } from '../../src/execute/index.js';
 import { LANES_AT_ONCE } from '../../src/execute/execute.js';
-import { laneOf, segments } from '../../src/execute/lanes.js';
+import { laneOf, laneSteps, segments } from '../../src/execute/lanes.js';
 import type { Action, SpecRef } from '../../src/plan/types.js';
 
 const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
@@ -38,9 +38,13 @@ function recorder(ms: number, fail: (node: string, phase: string) => boolean = (
         const phase = body.metadata.annotations['drydock.dev/phase'] ?? '?';
         return call(`${name} ${phase}`, fail(name, phase));
       },
+      createNamespacedPodEviction: ({ name }: { name: string }) => call(`evict ${name}`, false),
+      deleteNode: ({ name }: { name: string }) => call(`delete ${name}`, false),
     },
   } as unknown as KubeApis;
   const cloud = { addCapacity: () => call('surge', false) } as unknown as CloudProvider;
+  // Events take as long as a call, so a lane that waited for them would show it.
+  const events: EventRecorder = { record: (e) => call(`event ${e.reason} ${e.involved.name}`, false) };
   const deps = {
     kube,
     cloud: () => cloud,
@@ -49,8 +53,17 @@ function recorder(ms: number, fail: (node: string, phase: string) => boolean = (
     events: NO_EVENTS,
     now: () => new Date(),
   };
-  return { log, deps, widest: () => widest };
+  return { log, deps, events, widest: () => widest };
 }
+
+const evict = (node: string, pod: string): Action => ({
+  kind: 'evict',
+  spec,
+  reason: 'test',
+  node,
+  namespace: 'ns',
+  pod,
+});
 
 describe('execute: lanes (one per node, side by side; barriers alone)', () => {
   it('cuts the plan at node-less actions and groups the rest by the node whose step it is', () => {
@@ -135,5 +148,54 @@ describe('execute: lanes (one per node, side by side; barriers alone)', () => {
       ['annotateNode done', 'annotateNode done'],
     );
     assert.ok(!r.log.includes('start surge'));
+  });
+
+  it("groups a run of a node's evictions into one step, and nothing else", () => {
+    const plan: Action[] = [
+      annotate('a', 'Draining'),
+      evict('a', 'p1'),
+      evict('a', 'p2'),
+      { kind: 'deletePod', spec, reason: 'test', node: 'a', namespace: 'ns', pod: 'p3' },
+      { kind: 'deleteNode', spec, reason: 'test', node: 'a' },
+      evict('a', 'p4'),
+    ];
+    assert.deepEqual(laneSteps(plan, [0, 1, 2, 3, 4, 5]), [[0], [1, 2, 3], [4], [5]]);
+  });
+
+  it("sends a node's evictions together, after its Draining mark and before its next step", async () => {
+    const r = recorder(30);
+    const plan: Action[] = [
+      annotate('a', 'Draining'),
+      evict('a', 'p1'),
+      evict('a', 'p2'),
+      evict('a', 'p3'),
+      { kind: 'deleteNode', spec, reason: 'test', node: 'a' },
+    ];
+    const results = await executeActions(plan, r.deps);
+    assert.deepEqual(
+      results.map((x) => x.outcome.kind),
+      plan.map(() => 'done'),
+    );
+    const at = (line: string): number => r.log.indexOf(line);
+    for (const p of ['p1', 'p2', 'p3']) {
+      assert.ok(at('end a Draining') < at(`start evict ${p}`), `${p} evicted after the Draining mark`);
+      assert.ok(at(`end evict ${p}`) < at('start delete a'), `the Node deleted after ${p}'s eviction`);
+    }
+    assert.ok(at('start evict p3') < at('end evict p1'), 'the evictions overlap');
+    assert.equal(r.widest(), 3);
+  });
+
+  it('writes Events beside the lane, not between its steps, and returns once they are written', async () => {
+    const r = recorder(30);
+    const plan: Action[] = [annotate('a', 'Draining'), evict('a', 'p1'), annotate('a', 'Verifying')];
+    await executeActions(plan, { ...r.deps, events: r.events });
+    const at = (line: string): number => r.log.indexOf(line);
+    assert.ok(at('start event DrydockPhase a') >= 0, `an Event for the phase in ${r.log.join(', ')}`);
+    assert.ok(
+      at('start evict p1') < at('end event DrydockPhase a'),
+      "the eviction does not wait for the phase's Event",
+    );
+    const ends = r.log.filter((l) => l.startsWith('end event'));
+    assert.equal(ends.length, 3, 'every Event written before executeActions returned');
   });
 });
