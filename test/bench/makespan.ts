@@ -13,6 +13,7 @@ import { ANNOTATIONS, nodeOpRecordKey } from '../../src/protocol/keys.js';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { eventually } from '../support/control-plane.js';
 import type { ProxiedRequest } from '../service/counting-proxy.js';
+import { apiCallOf, callKey } from '../e2e/api-calls.js';
 import { recordFigures, type Figure } from './results.js';
 import {
   IMAGE,
@@ -95,9 +96,28 @@ function timeline(m: Measured): void {
   for (const [node, at] of byNode) console.log(`    ${node}: ${at.join(' ')}`);
 }
 
+/** Per kind of write, how long the API server took to answer (seen through the proxy): median, p90, max. */
+function latencies(m: Measured): void {
+  const byKind = new Map<string, number[]>();
+  for (const r of m.writes) {
+    if (r.answeredAt === undefined) continue;
+    const kind = callKey(apiCallOf(r));
+    byKind.set(kind, [...(byKind.get(kind) ?? []), r.answeredAt - r.at]);
+  }
+  console.log('  API latency per write kind (ms): median / p90 / max');
+  for (const [kind, ms] of byKind) {
+    const s = [...ms].sort((a, b) => a - b);
+    const at = (q: number): number => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
+    console.log(`  ${String(s.length).padStart(5)}  ${kind}: ${at(0.5)} / ${at(0.9)} / ${at(1)}`);
+  }
+}
+
 function breakdown(title: string, m: Measured, nodes: number, minimum: readonly MinimalWrite[]): void {
   console.log(`\n${title}: ${m.writes.length} writes over ${nodes} node(s) in ${(m.ms / 1000).toFixed(1)} s`);
-  if (process.env.DRYDOCK_BENCH_TIMELINE === '1') timeline(m);
+  if (process.env.DRYDOCK_BENCH_TIMELINE === '1') {
+    timeline(m);
+    latencies(m);
+  }
   for (const [key, n] of tally(m.writes)) console.log(`  ${String(n).padStart(5)}  ${key}`);
   console.log(`  minimum per node (${total(minimum)}):`);
   for (const s of minimum) console.log(`  ${String(s.count).padStart(5)}  ${s.write}`);
