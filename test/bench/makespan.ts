@@ -41,13 +41,30 @@ interface Measured {
   readonly writes: ProxiedRequest[];
 }
 
-/** CPU seconds per process while `work` ran: where the machine's cores went (drydock, the API server, KWOK…). */
-async function cpuOver<T>(w: RolloutWorld, title: string, work: () => Promise<T>): Promise<T> {
+/** drydock's rounds so far, from its /metrics: how many, and their total seconds. */
+async function rounds(w: RolloutWorld): Promise<{ count: number; sum: number }> {
+  const text = await (await fetch(`${await w.drydock.url}/metrics`)).text();
+  const value = (name: string): number =>
+    Number(
+      new RegExp(`^drydock_reconcile_duration_seconds_${name}\\{result="ok"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0,
+    );
+  return { count: value('count'), sum: value('sum') };
+}
+
+/**
+ * While `work` ran: CPU seconds per process (where the machine's cores went: drydock, the API
+ * server, KWOK…) and drydock's rounds (how many, how long each on average).
+ */
+async function usageOver<T>(w: RolloutWorld, title: string, work: () => Promise<T>): Promise<T> {
   const usage = () => componentUsage({ drydock: w.drydock.proc.pid });
-  const before = usage();
+  const [before, roundsBefore] = [usage(), await rounds(w)];
   const t0 = Date.now();
   const out = await work();
-  console.log(`  ${title}, CPU over ${((Date.now() - t0) / 1000).toFixed(0)} s: ${describeUsage(usage(), before)}`);
+  const [after, roundsAfter] = [usage(), await rounds(w)];
+  const n = roundsAfter.count - roundsBefore.count;
+  const mean = n > 0 ? (roundsAfter.sum - roundsBefore.sum) / n : 0;
+  console.log(`  ${title}, CPU over ${((Date.now() - t0) / 1000).toFixed(0)} s: ${describeUsage(after, before)}`);
+  console.log(`  ${title}: ${n} drydock rounds, ${mean.toFixed(2)} s each on average`);
   return out;
 }
 
@@ -181,7 +198,7 @@ export async function run(): Promise<Figure[]> {
         () => replaced(w, 'solo', 1, IMAGE(2)),
         one(replaceMin),
       );
-      const fleetReplace = await cpuOver(w, 'fleet to v2', () =>
+      const fleetReplace = await usageOver(w, 'fleet to v2', () =>
         measure(
           w,
           { 'specs/fleet-image.yaml': imageDoc('fleet', IMAGE(2), o) },
@@ -206,7 +223,7 @@ export async function run(): Promise<Figure[]> {
         () => operated(w, 'solo', 'solo-op'),
         one(opMin),
       );
-      const fleetOp = await cpuOver(w, 'fleet NodeOp', () =>
+      const fleetOp = await usageOver(w, 'fleet NodeOp', () =>
         measure(
           w,
           { 'specs/fleet-op.yaml': nodeOpDoc('fleet-op', 'fleet', o) },
