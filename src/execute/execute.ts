@@ -14,7 +14,8 @@ import type { ActionDeps, ActionOf } from './actions.js';
 import type { EventRecorder } from './events.js';
 import { callKind, describeAction, eventFor } from './describe.js';
 import { mutatingCallDone, mutatingCallStarts } from './crash-point.js';
-import { eachAtMost, laneOf, laneSteps, nodeOf, segments } from './lanes.js';
+import { eachAtMost, laneOf, laneSteps, nodeOf, segments, touchesOnePod } from './lanes.js';
+import type { InFlight } from './in-flight.js';
 
 const DEFERRED: Outcome = { kind: 'transient', code: 'Deferred', reason: 'deferred' };
 
@@ -32,6 +33,11 @@ export interface ExecuteOptions extends ActionDeps {
   readonly shouldContinue?: () => boolean;
   /** Called after each action (metrics). */
   readonly onResult?: (result: ActionResult) => void;
+  /**
+   * Nodes whose drain outlives its round (in-flight.ts). Without it, every call a round starts
+   * has answered when the round returns.
+   */
+  readonly inFlight?: InFlight;
 }
 
 function run(a: Action, d: ActionDeps): Promise<Outcome> {
@@ -159,6 +165,12 @@ interface Run {
   readonly pairs: ReadonlyMap<number, { toggle: number; annotate: number }>;
   /** Events under way: best effort, written beside the lanes, awaited before the run returns. */
   readonly events: Promise<void>[];
+  /** Nodes an earlier round's drain still holds (opts.inFlight when this run began). */
+  readonly taken: ReadonlySet<string>;
+  /** Lanes not run because an earlier round's drain still holds their node. */
+  readonly skipped: string[];
+  /** Drains of this run left running past its end (handed to opts.inFlight). */
+  readonly detached: Promise<unknown>[];
   mayStart(): boolean;
 }
 
@@ -178,6 +190,9 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     held: new Set(),
     pairs: annotationPairs(actions),
     events: [],
+    taken: new Set(opts.inFlight?.nodes()),
+    skipped: [],
+    detached: [],
     mayStart: () => {
       if (!stopped && opts.shouldContinue && !opts.shouldContinue()) {
         stopped = true;
@@ -188,13 +203,22 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     },
   };
   for (const segment of segments(actions)) {
-    if ('barrier' in segment) await runLane(r, undefined, [segment.barrier]);
-    else await eachAtMost([...segment.lanes], LANES_AT_ONCE, ([lane, indices]) => runLane(r, lane, indices));
+    if ('lanes' in segment) {
+      await eachAtMost([...segment.lanes], LANES_AT_ONCE, ([lane, indices]) => runLane(r, lane, indices));
+    } else if (r.skipped.length > 0) {
+      // A step before the barrier did not run (its node is still draining): the barrier waits.
+      opts.logger.info({ nodes: r.skipped }, 'execution stopped before a step that waits for nodes still draining');
+      break;
+    } else {
+      await Promise.all(r.detached); // everything before a barrier has finished when it starts
+      await runLane(r, undefined, [segment.barrier]);
+    }
     if (stopped) break;
   }
   await Promise.all(r.events);
   const done = results.filter((x): x is ActionResult => x !== undefined);
-  opts.logger.info({ actions: done.length, planned: actions.length, ms: Date.now() - startedAt }, 'actions executed');
+  const fields = { actions: done.length, planned: actions.length, ms: Date.now() - startedAt };
+  opts.logger.info({ ...fields, draining: r.detached.length, waiting: r.skipped.length }, 'actions executed');
   return done;
 }
 
@@ -202,15 +226,38 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
  * Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. A run of
  * evictions and pod deletions of the node goes out together: each is a different pod, none
  * orders another, and all come after the step before them (the Draining mark) and before the
- * one after them.
+ * one after them. When they are the lane's last step and opts.inFlight is given, the run does
+ * not wait for them (in-flight.ts); a lane whose node an earlier round's drain still holds is
+ * not run at all.
  */
 async function runLane(r: Run, lane: string | undefined, indices: readonly number[]): Promise<void> {
+  const inFlight = r.opts.inFlight;
+  const taken = (i: number): boolean => {
+    const a = r.actions[i];
+    return a !== undefined && [laneOf(a), nodeOf(a)].some((n) => n !== undefined && r.taken.has(n));
+  };
+  if (lane !== undefined && indices.some(taken)) {
+    r.skipped.push(lane);
+    return;
+  }
   /** Outcomes of the second action of a pair, decided when its first ran. */
   let carried = new Map<number, Outcome>();
-  for (const step of laneSteps(r.actions, indices)) {
-    if (step.length > 1) {
-      const started = await Promise.all(step.map((i) => runAction(r, lane, i, new Map())));
-      if (started.includes(undefined)) return;
+  const steps = laneSteps(r.actions, indices);
+  for (const [n, step] of steps.entries()) {
+    if (touchesOnePod(r.actions[step[0] ?? -1])) {
+      const all = Promise.all(step.map((i) => runAction(r, lane, i, new Map())));
+      if (lane !== undefined && inFlight !== undefined && n === steps.length - 1) {
+        const drained = all.then(async () => {
+          await Promise.all(r.events);
+          // A refused eviction (a PDB's 429) is retried when the API server said, not at once.
+          const waits = step.map((i) => r.results[i]?.outcome).filter((o) => o?.kind === 'waiting');
+          return Math.max(0, ...waits.map((o) => (o?.kind === 'waiting' ? o.retryAfterSeconds * 1000 : 0)));
+        });
+        inFlight.add(lane, drained);
+        r.detached.push(drained);
+        return;
+      }
+      if ((await all).includes(undefined)) return;
       continue;
     }
     const next = await runAction(r, lane, step[0] ?? -1, carried);

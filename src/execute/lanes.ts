@@ -67,22 +67,20 @@ export function segments(actions: readonly Action[]): Segment[] {
   return out;
 }
 
-/** Actions of a node that touch one pod each: different pods' calls, none ordering another. */
-const PER_POD: ReadonlySet<Action['kind']> = new Set(['evict', 'deletePod']);
+/** An action of a node that touches one pod: different pods' calls, none ordering another. */
+export function touchesOnePod(a: Action | undefined): boolean {
+  return a?.kind === 'evict' || a?.kind === 'deletePod';
+}
 
 /**
  * A lane's actions (plan indices, in order) as the steps it runs one after another: each action
  * alone, except that a run of evictions and pod deletions is one step, its calls sent together.
  */
 export function laneSteps(actions: readonly Action[], indices: readonly number[]): number[][] {
-  const perPod = (j: number | undefined): boolean => {
-    const kind = j === undefined ? undefined : actions[j]?.kind;
-    return kind !== undefined && PER_POD.has(kind);
-  };
   const steps: number[][] = [];
   for (const i of indices) {
     const last = steps.at(-1);
-    if (last !== undefined && perPod(i) && perPod(last[0])) last.push(i);
+    if (last !== undefined && touchesOnePod(actions[i]) && touchesOnePod(actions[last[0] ?? -1])) last.push(i);
     else steps.push([i]);
   }
   return steps;
