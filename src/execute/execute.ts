@@ -223,12 +223,10 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
 }
 
 /**
- * Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. A run of
- * evictions and pod deletions of the node goes out together: each is a different pod, none
- * orders another, and all come after the step before them (the Draining mark) and before the
- * one after them. When they are the lane's last step and opts.inFlight is given, the run does
- * not wait for them (in-flight.ts); a lane whose node an earlier round's drain still holds is
- * not run at all.
+ * Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. When the
+ * lane ends with its evictions (and pod deletions) and opts.inFlight is given, the run does not
+ * wait for them (in-flight.ts); a lane whose node an earlier round's drain still holds is not
+ * run at all.
  */
 async function runLane(r: Run, lane: string | undefined, indices: readonly number[]): Promise<void> {
   const inFlight = r.opts.inFlight;
@@ -245,7 +243,12 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
   const steps = laneSteps(r.actions, indices);
   for (const [n, step] of steps.entries()) {
     if (touchesOnePod(r.actions[step[0] ?? -1])) {
-      const all = Promise.all(step.map((i) => runAction(r, lane, i, new Map())));
+      // One after another: a node's pods often share a PDB, and two evictions updating one PDB
+      // at once cost the API server a 500 ms retry.
+      const all = (async () => {
+        for (const i of step) if ((await runAction(r, lane, i, new Map())) === undefined) return false;
+        return true;
+      })();
       if (lane !== undefined && inFlight !== undefined && n === steps.length - 1) {
         const drained = all.then(async () => {
           await Promise.all(r.events);
@@ -257,7 +260,7 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
         r.detached.push(drained);
         return;
       }
-      if ((await all).includes(undefined)) return;
+      if (!(await all)) return;
       continue;
     }
     const next = await runAction(r, lane, step[0] ?? -1, carried);
