@@ -167,7 +167,7 @@ interface Run {
   readonly events: Promise<void>[];
   /** Nodes an earlier round's drain still holds (opts.inFlight when this run began). */
   readonly taken: ReadonlySet<string>;
-  /** Lanes not run because an earlier round's drain still holds their node. */
+  /** Lanes not run because an earlier round's drain still holds their node (but for repeated evictions). */
   readonly skipped: string[];
   /** Drains of this run left running past its end (handed to opts.inFlight). */
   readonly detached: Promise<unknown>[];
@@ -235,7 +235,9 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
     return a !== undefined && [laneOf(a), nodeOf(a)].some((n) => n !== undefined && r.taken.has(n));
   };
   if (lane !== undefined && indices.some(taken)) {
-    r.skipped.push(lane);
+    // Evictions planned again for pods whose eviction is still under way repeat that work; only
+    // a lane with another step makes a barrier after it wait.
+    if (!indices.every((i) => touchesOnePod(r.actions[i]))) r.skipped.push(lane);
     return;
   }
   /** Outcomes of the second action of a pair, decided when its first ran. */

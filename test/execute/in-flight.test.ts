@@ -127,4 +127,16 @@ describe('execute: a drain left running past its round (InFlight)', () => {
     await w.inFlight.idle();
     assert.deepEqual(w.settled, [5000]);
   });
+
+  it('runs a barrier after a lane skipped only for evictions already under way', async () => {
+    const w = world(200);
+    await executeActions([annotate('a', 'Draining'), evict('a', 'p1')], w.deps);
+    const results = await executeActions([evict('a', 'p1'), annotate('b', 'Pending'), surge], w.deps);
+    assert.deepEqual(
+      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      ['annotateNode done', 'surge done'],
+    );
+    assert.ok(w.log.includes('end surge') && !w.log.includes('end evict p1'), 'the surge did not wait for the drain');
+    await w.inFlight.idle();
+  });
 });
