@@ -3,25 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { CloudProvider } from '../../src/cloud/provider.js';
 import { executeActions, InFlight, NO_EVENTS, type KubeApis } from '../../src/execute/index.js';
-import type { Action, SpecRef } from '../../src/plan/types.js';
+import { annotate, evict, surge as surgeOf } from './plan-actions.js';
 
-const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
-const annotate = (node: string, phase: string): Action => ({
-  kind: 'annotateNode',
-  spec,
-  reason: 'test',
-  node,
-  annotations: { 'drydock.dev/phase': phase },
-});
-const evict = (node: string, pod: string): Action => ({
-  kind: 'evict',
-  spec,
-  reason: 'test',
-  node,
-  namespace: 'ns',
-  pod,
-});
-const surge: Action = { kind: 'surge', spec, reason: 'test', groupId: 'workers', count: 1 };
+const surge = surgeOf(1);
 
 /** A fake API server (unit test of the executor's ordering): evictions are slow, the rest quick. */
 function world(evictMs: number, refuse = false) {

@@ -5,18 +5,10 @@ import type { CloudProvider } from '../../src/cloud/provider.js';
 import { executeActions, NO_EVENTS, type EventRecorder, type KubeApis } from '../../src/execute/index.js';
 import { LANES_AT_ONCE } from '../../src/execute/execute.js';
 import { laneOf, laneSteps, segments } from '../../src/execute/lanes.js';
-import type { Action, SpecRef } from '../../src/plan/types.js';
+import type { Action } from '../../src/plan/types.js';
+import { annotate, evict, spec, surge as surgeOf } from './plan-actions.js';
 
-const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
-const annotate = (node: string, phase: string, forNode?: string): Action => ({
-  kind: 'annotateNode',
-  spec,
-  reason: 'test',
-  node,
-  annotations: { 'drydock.dev/phase': phase },
-  ...(forNode !== undefined ? { forNode } : {}),
-});
-const surge: Action = { kind: 'surge', spec, reason: 'test', groupId: 'workers', count: 2 };
+const surge = surgeOf(2);
 
 /** A fake API server (unit test of the executor's ordering): each call takes `ms` and is logged. */
 function recorder(ms: number, fail: (node: string, phase: string) => boolean = () => false) {
@@ -55,15 +47,6 @@ function recorder(ms: number, fail: (node: string, phase: string) => boolean = (
   };
   return { log, deps, events, widest: () => widest };
 }
-
-const evict = (node: string, pod: string): Action => ({
-  kind: 'evict',
-  spec,
-  reason: 'test',
-  node,
-  namespace: 'ns',
-  pod,
-});
 
 describe('execute: lanes (one per node, side by side; barriers alone)', () => {
   it('cuts the plan at node-less actions and groups the rest by the node whose step it is', () => {
