@@ -6,7 +6,7 @@
  *   something), before that call's Event and before the next call. The suite restarts drydock
  *   with a new, seeded N each time, so it stops drydock between two calls anywhere.
  * - `DRYDOCK_TEST_CRASH_KINDS={"after":[…],"before":[…],"only":[…]}`: right after the first
- *   mutating call whose kind (callKind in execute.ts: the action kind, and for a node's
+ *   mutating call whose kind (callKind in describe.ts: the action kind, and for a node's
  *   annotation the phase it writes) is not in `after`, or right before the first call whose
  *   kind is not in `before`; `only` (optional) limits the kinds that count to those named or
  *   under a named prefix (`scaleDeployment` covers `scaleDeployment:pause`). The suite adds

@@ -7,14 +7,15 @@
  */
 import type { Logger } from 'pino';
 import type { Action } from '../plan/types.js';
-import { ANNOTATIONS } from '../protocol/keys.js';
 import { classifyError, type Outcome } from './classify.js';
 import * as impl from './actions.js';
 import * as jobs from './job-actions.js';
 import type { ActionDeps, ActionOf } from './actions.js';
-import type { EventInput, EventRecorder } from './events.js';
+import type { EventRecorder } from './events.js';
+import { callKind, describeAction, eventFor } from './describe.js';
 import { mutatingCallDone, mutatingCallStarts } from './crash-point.js';
-import { eachAtMost, laneOf, nodeOf, segments } from './lanes.js';
+import { eachAtMost, laneOf, laneSteps, nodeOf, segments, touchesOnePod } from './lanes.js';
+import type { InFlight } from './in-flight.js';
 
 const DEFERRED: Outcome = { kind: 'transient', code: 'Deferred', reason: 'deferred' };
 
@@ -32,66 +33,11 @@ export interface ExecuteOptions extends ActionDeps {
   readonly shouldContinue?: () => boolean;
   /** Called after each action (metrics). */
   readonly onResult?: (result: ActionResult) => void;
-}
-
-/** Where an action lands, for logs and error context. */
-export function describeAction(a: Action): string {
-  switch (a.kind) {
-    case 'setGroupImage':
-      return `setGroupImage ${a.groupId} ${a.image}`;
-    case 'surge':
-      return `surge ${a.groupId} +${a.count}`;
-    case 'annotateNode':
-    case 'cordon':
-    case 'uncordon':
-    case 'deleteNode':
-      return `${a.kind} ${a.node}`;
-    case 'evict':
-    case 'deletePod':
-      return `${a.kind} ${a.namespace}/${a.pod}`;
-    case 'copyLabels':
-      return `copyLabels ${a.from} -> ${a.to}`;
-    case 'removeInstance':
-      return `removeInstance ${a.groupId}/${a.instanceId}`;
-    case 'scaleDeployment':
-      return `scaleDeployment ${a.namespace}/${a.name} to ${a.replicas}`;
-    case 'createNodeJob':
-      return `createNodeJob ${a.namespace} on ${a.node}`;
-    case 'createRebootPod':
-      return `createRebootPod ${a.namespace} on ${a.node} (bootID ${a.bootID})`;
-    case 'createGateJob':
-      return `createGateJob ${a.gate} ${a.step}[${a.index}] on ${a.node}`;
-    case 'deleteJob':
-    case 'deleteRebootPod':
-      return `${a.kind} ${a.namespace}/${a.name}`;
-  }
-}
-
-/**
- * The kind of call an action makes, finer than its action kind where a node's sequence has
- * several steps of one kind: an annotation by the phase it writes (`annotateNode:Draining`,
- * `annotateNode:released`) or, without one, the keys it sets (`annotateNode:replaced-by`); the
- * autoscaler's pause and restore; a gate Job's step. The reliability suite kills drydock once
- * after (and before) each kind, so every step of every node's sequence is interrupted once.
- */
-export function callKind(a: Action): string {
-  switch (a.kind) {
-    case 'annotateNode': {
-      const phase = a.annotations[ANNOTATIONS.phase];
-      if (phase !== undefined) return `annotateNode:${phase ?? 'released'}`;
-      const keys = Object.keys(a.annotations)
-        .filter((k) => k !== ANNOTATIONS.phaseSince)
-        .map((k) => k.slice(k.indexOf('/') + 1))
-        .sort();
-      return `annotateNode:${keys.join('+')}`;
-    }
-    case 'scaleDeployment':
-      return `scaleDeployment:${a.replicas === 0 ? 'pause' : 'restore'}`;
-    case 'createGateJob':
-      return `createGateJob:${a.step}`;
-    default:
-      return a.kind;
-  }
+  /**
+   * Nodes whose drain outlives its round (in-flight.ts). Without it, every call a round starts
+   * has answered when the round returns.
+   */
+  readonly inFlight?: InFlight;
 }
 
 function run(a: Action, d: ActionDeps): Promise<Outcome> {
@@ -128,84 +74,6 @@ function run(a: Action, d: ActionDeps): Promise<Outcome> {
       return jobs.deleteJobAction(a, d);
     case 'deleteRebootPod':
       return jobs.deleteRebootPodAction(a, d);
-  }
-}
-
-/** The Event an action deserves once it has done something, or undefined (group-level actions). */
-export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
-  const op = `${a.spec.kind}/${a.spec.name}`;
-  switch (a.kind) {
-    case 'cordon':
-      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockCordon', message: `cordoned for ${op}` };
-    case 'uncordon':
-      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockUncordon', message: `uncordoned after ${op}` };
-    case 'evict':
-      return {
-        involved: { kind: 'Node', name: a.node },
-        reason: 'DrydockDrain',
-        message: `evicted pod ${a.namespace}/${a.pod} for ${op}`,
-      };
-    case 'deletePod':
-      return {
-        involved: { kind: 'Node', name: a.node },
-        reason: 'DrydockForceDelete',
-        type: 'Warning',
-        message: `deleted pod ${a.namespace}/${a.pod} for ${op}: ${a.reason}`,
-      };
-    case 'annotateNode': {
-      const phase = a.annotations[ANNOTATIONS.phase];
-      if (phase === undefined) return undefined;
-      return {
-        involved: { kind: 'Node', name: a.node },
-        reason: 'DrydockPhase',
-        message: phase === null ? `released by ${op}` : `phase ${phase} for ${op}`,
-      };
-    }
-    case 'copyLabels':
-      return {
-        involved: { kind: 'Node', name: a.to },
-        reason: 'DrydockCopyLabels',
-        message: `labels copied from ${a.from} for ${op}`,
-      };
-    case 'removeInstance':
-      return a.node
-        ? {
-            involved: { kind: 'Node', name: a.node },
-            reason: 'DrydockReplace',
-            message: `instance ${a.instanceId} of ${a.groupId} removed for ${op}`,
-          }
-        : undefined;
-    case 'deleteNode':
-      return {
-        involved: { kind: 'Node', name: a.node },
-        reason: 'DrydockDeleteNode',
-        message: `node object deleted for ${op}`,
-      };
-    case 'scaleDeployment':
-      return {
-        involved: { kind: 'Deployment', name: a.name, namespace: a.namespace },
-        reason: 'DrydockScaleAutoscaler',
-        message: `scaled to ${a.replicas} replica${a.replicas === 1 ? '' : 's'} for ${op}`,
-      };
-    case 'createNodeJob':
-      return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockJob', message: `Job started for ${op}` };
-    case 'createGateJob':
-      return {
-        involved: { kind: 'Node', name: a.node },
-        reason: 'DrydockGateJob',
-        message: `UpgradeGate ${a.gate} ${a.step}-Job ${a.index + 1} started for ${op}`,
-      };
-    case 'createRebootPod':
-      return {
-        involved: { kind: 'Node', name: a.node },
-        reason: 'DrydockReboot',
-        message: `reboot started for ${op} (bootID ${a.bootID})`,
-      };
-    case 'setGroupImage':
-    case 'surge':
-    case 'deleteJob':
-    case 'deleteRebootPod':
-      return undefined;
   }
 }
 
@@ -277,8 +145,34 @@ async function runPair(
 /** Steps whose failure holds the node's later steps this round (see executeActions). */
 const HOLDING_STEPS: ReadonlySet<Action['kind']> = new Set(['cordon', 'annotateNode', 'removeInstance']);
 
-/** How many nodes' steps run at once (lanes.ts): enough for a wide wave, few enough not to flood the API server. */
-export const LANES_AT_ONCE = 16;
+/**
+ * How many nodes' steps run at once (lanes.ts): a whole wave of a wide rollout (twenty nodes at a
+ * time is common) in one go, since a round lasts as long as its slowest lane; few enough not to
+ * flood the API server (each lane has one call in flight, or one per pod while it drains).
+ */
+export const LANES_AT_ONCE = 32;
+
+/** What the actions of one executeActions run share. */
+interface Run {
+  readonly actions: readonly Action[];
+  readonly opts: ExecuteOptions;
+  readonly results: (ActionResult | undefined)[];
+  // A node whose cordon, annotation or instance removal failed gets nothing else this round:
+  // draining a node that is still schedulable, or one whose lock was not written, would be
+  // unsafe, and deleting the Node of an instance the cloud did not remove would orphan the
+  // instance (nothing would then say it was being replaced).
+  readonly held: Set<string>;
+  readonly pairs: ReadonlyMap<number, { toggle: number; annotate: number }>;
+  /** Events under way: best effort, written beside the lanes, awaited before the run returns. */
+  readonly events: Promise<void>[];
+  /** Nodes an earlier round's drain still holds (opts.inFlight when this run began). */
+  readonly taken: ReadonlySet<string>;
+  /** Lanes not run because an earlier round's drain still holds their node (but for repeated evictions). */
+  readonly skipped: string[];
+  /** Drains of this run left running past its end (handed to opts.inFlight). */
+  readonly detached: Promise<unknown>[];
+  mayStart(): boolean;
+}
 
 /**
  * Runs the plan: each node's steps in plan order, different nodes' steps side by side, steps
@@ -286,103 +180,175 @@ export const LANES_AT_ONCE = 16;
  * (shouldContinue said no) have none.
  */
 export async function executeActions(actions: readonly Action[], opts: ExecuteOptions): Promise<ActionResult[]> {
+  const startedAt = Date.now();
   const results: (ActionResult | undefined)[] = [];
-  // A node whose cordon, annotation or instance removal failed gets nothing else this round:
-  // draining a node that is still schedulable, or one whose lock was not written, would be
-  // unsafe, and deleting the Node of an instance the cloud did not remove would orphan the
-  // instance (nothing would then say it was being replaced).
-  const held = new Set<string>();
-  const pairs = annotationPairs(actions);
   let stopped = false;
-  const mayStart = (): boolean => {
-    if (!stopped && opts.shouldContinue && !opts.shouldContinue()) {
-      stopped = true;
-      const remaining = actions.length - results.filter((r) => r !== undefined).length;
-      opts.logger.info({ remaining }, 'execution stopped before the next action');
-    }
-    return !stopped;
-  };
-  /** Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. */
-  const runLane = async (lane: string | undefined, indices: readonly number[]): Promise<void> => {
-    /** Outcomes of the second action of a pair, decided when its first ran. */
-    let carried = new Map<number, Outcome>();
-    for (const index of indices) {
-      const action = actions[index];
-      if (action === undefined || !mayStart()) return;
-      const started = Date.now();
-      const what = describeAction(action);
-      let outcome: Outcome;
-      /** The kind of the mutating call this action made, if it made one (a pair's second made none). */
-      let call: string | undefined;
-      if (lane !== undefined && held.has(lane)) {
-        outcome = {
-          kind: 'transient',
-          code: 'Deferred',
-          reason: `${what}: deferred, an earlier step on node ${lane} did not succeed`,
-        };
-      } else {
-        const pair = pairs.get(index);
-        const decided = carried.get(index);
-        // One kind per call: a pair's patch is one call, named by both of its actions.
-        const kind =
-          pair !== undefined
-            ? `${actions[pair.toggle]?.kind ?? ''}+${callKind(actions[pair.annotate] ?? action)}`
-            : callKind(action);
-        if (decided === undefined) mutatingCallStarts(kind, what);
-        if (pair !== undefined) {
-          carried = await runPair(actions, pair, opts);
-          outcome = carried.get(index) ?? DEFERRED;
-        } else if (decided !== undefined) {
-          outcome = decided;
-        } else {
-          outcome = await attempt(() => run(action, opts), what);
-        }
-        // The reliability suite's crash point: after a call that changed something, before its Event.
-        // A pair's second action made no call of its own: the first one's patch carried it.
-        if (outcome.kind === 'done' && decided === undefined) {
-          mutatingCallDone(kind, what);
-          call = kind;
-        }
-        if (lane !== undefined && HOLDING_STEPS.has(action.kind) && holds(outcome)) held.add(lane);
+  const r: Run = {
+    actions,
+    opts,
+    results,
+    held: new Set(),
+    pairs: annotationPairs(actions),
+    events: [],
+    taken: new Set(opts.inFlight?.nodes()),
+    skipped: [],
+    detached: [],
+    mayStart: () => {
+      if (!stopped && opts.shouldContinue && !opts.shouldContinue()) {
+        stopped = true;
+        const remaining = actions.length - results.filter((x) => x !== undefined).length;
+        opts.logger.info({ remaining }, 'execution stopped before the next action');
       }
-      const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
-      results[index] = result;
-      opts.onResult?.(result);
-      await report(action, outcome, what, call, opts);
-    }
+      return !stopped;
+    },
   };
   for (const segment of segments(actions)) {
-    if ('barrier' in segment) await runLane(undefined, [segment.barrier]);
-    else await eachAtMost([...segment.lanes], LANES_AT_ONCE, ([lane, indices]) => runLane(lane, indices));
+    if ('lanes' in segment) {
+      await eachAtMost([...segment.lanes], LANES_AT_ONCE, ([lane, indices]) => runLane(r, lane, indices));
+    } else if (r.skipped.length > 0) {
+      // A step before the barrier did not run (its node is still draining): the barrier waits.
+      opts.logger.info({ nodes: r.skipped }, 'execution stopped before a step that waits for nodes still draining');
+      break;
+    } else {
+      await Promise.all(r.detached); // everything before a barrier has finished when it starts
+      await runLane(r, undefined, [segment.barrier]);
+    }
     if (stopped) break;
   }
-  return results.filter((r): r is ActionResult => r !== undefined);
+  await Promise.all(r.events);
+  const done = results.filter((x): x is ActionResult => x !== undefined);
+  const fields = { actions: done.length, planned: actions.length, ms: Date.now() - startedAt };
+  opts.logger.info({ ...fields, draining: r.detached.length, waiting: r.skipped.length }, 'actions executed');
+  return done;
+}
+
+/**
+ * Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. When the
+ * lane ends with its evictions (and pod deletions) and opts.inFlight is given, the run does not
+ * wait for them (in-flight.ts); a lane whose node an earlier round's drain still holds is not
+ * run at all.
+ */
+async function runLane(r: Run, lane: string | undefined, indices: readonly number[]): Promise<void> {
+  const inFlight = r.opts.inFlight;
+  const taken = (i: number): boolean => {
+    const a = r.actions[i];
+    return a !== undefined && [laneOf(a), nodeOf(a)].some((n) => n !== undefined && r.taken.has(n));
+  };
+  if (lane !== undefined && indices.some(taken)) {
+    // Evictions planned again for pods whose eviction is still under way repeat that work; only
+    // a lane with another step makes a barrier after it wait.
+    if (!indices.every((i) => touchesOnePod(r.actions[i]))) r.skipped.push(lane);
+    return;
+  }
+  /** Outcomes of the second action of a pair, decided when its first ran. */
+  let carried = new Map<number, Outcome>();
+  const steps = laneSteps(r.actions, indices);
+  for (const [n, step] of steps.entries()) {
+    if (touchesOnePod(r.actions[step[0] ?? -1])) {
+      // One after another: a node's pods often share a PDB, and two evictions updating one PDB
+      // at once cost the API server a 500 ms retry.
+      const all = (async () => {
+        for (const i of step) if ((await runAction(r, lane, i, new Map())) === undefined) return false;
+        return true;
+      })();
+      if (lane !== undefined && inFlight !== undefined && n === steps.length - 1) {
+        const drained = all.then(async () => {
+          await Promise.all(r.events);
+          // A refused eviction (a PDB's 429) is retried when the API server said, not at once.
+          const waits = step.map((i) => r.results[i]?.outcome).filter((o) => o?.kind === 'waiting');
+          return Math.max(0, ...waits.map((o) => (o?.kind === 'waiting' ? o.retryAfterSeconds * 1000 : 0)));
+        });
+        inFlight.add(lane, drained);
+        r.detached.push(drained);
+        return;
+      }
+      if (!(await all)) return;
+      continue;
+    }
+    const next = await runAction(r, lane, step[0] ?? -1, carried);
+    if (next === undefined) return;
+    carried = next;
+  }
+}
+
+/**
+ * Runs one action (or, for a cordon with its phase change, the patch of both) and records its
+ * result; undefined when it was not started (told to stop), else the outcomes it decided for
+ * the pair's second action.
+ */
+async function runAction(
+  r: Run,
+  lane: string | undefined,
+  index: number,
+  carried: Map<number, Outcome>,
+): Promise<Map<number, Outcome> | undefined> {
+  const { actions, opts } = r;
+  const action = actions[index];
+  if (action === undefined || !r.mayStart()) return undefined;
+  const started = Date.now();
+  const what = describeAction(action);
+  let outcome: Outcome;
+  /** The kind of the mutating call this action made, if it made one (a pair's second made none). */
+  let call: string | undefined;
+  if (lane !== undefined && r.held.has(lane)) {
+    outcome = {
+      kind: 'transient',
+      code: 'Deferred',
+      reason: `${what}: deferred, an earlier step on node ${lane} did not succeed`,
+    };
+  } else {
+    const pair = r.pairs.get(index);
+    const decided = carried.get(index);
+    // One kind per call: a pair's patch is one call, named by both of its actions.
+    const kind =
+      pair !== undefined
+        ? `${actions[pair.toggle]?.kind ?? ''}+${callKind(actions[pair.annotate] ?? action)}`
+        : callKind(action);
+    if (decided === undefined) mutatingCallStarts(kind, what);
+    if (pair !== undefined) {
+      carried = await runPair(actions, pair, opts);
+      outcome = carried.get(index) ?? DEFERRED;
+    } else if (decided !== undefined) {
+      outcome = decided;
+    } else {
+      outcome = await attempt(() => run(action, opts), what);
+    }
+    // The reliability suite's crash point: after a call that changed something, before its Event.
+    // A pair's second action made no call of its own: the first one's patch carried it.
+    if (outcome.kind === 'done' && decided === undefined) {
+      mutatingCallDone(kind, what);
+      call = kind;
+    }
+    if (lane !== undefined && HOLDING_STEPS.has(action.kind) && holds(outcome)) r.held.add(lane);
+  }
+  const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
+  r.results[index] = result;
+  opts.onResult?.(result);
+  report(r, result, what, call);
+  return carried;
 }
 
 function holds(outcome: Outcome): boolean {
   return outcome.kind === 'transient' || outcome.kind === 'stalled' || outcome.kind === 'waiting';
 }
 
-/** The action's log line, and its Event once it has done something. */
-async function report(
-  action: Action,
-  outcome: Outcome,
-  what: string,
-  call: string | undefined,
-  opts: ExecuteOptions,
-): Promise<void> {
+/** The action's log line, and its Event once it has done something (written beside the lane). */
+function report(r: Run, result: ActionResult, what: string, call: string | undefined): void {
+  const { action, outcome } = result;
+  const { opts } = r;
   const fields = {
     action: action.kind,
     target: what,
     spec: `${action.spec.kind}/${action.spec.name}`,
     why: action.reason,
     outcome: outcome.kind,
+    ms: result.durationMs,
     ...(call !== undefined ? { call } : {}),
   };
   if (outcome.kind === 'done') {
     opts.logger.info(fields, 'action applied');
     const event = eventFor(action);
-    if (event) await opts.events.record({ ...event, spec: action.spec }, opts.now());
+    if (event) r.events.push(opts.events.record({ ...event, spec: action.spec }, opts.now()).catch(() => undefined));
   } else if (outcome.kind === 'skipped') {
     opts.logger.debug({ ...fields, reason: outcome.reason }, 'action already in effect');
   } else if (outcome.kind === 'waiting') {

@@ -1,5 +1,7 @@
 /** execute: a Plan's actions → idempotent API and cloud calls, with Events and classified outcomes. */
-export { executeActions, describeAction, eventFor, type ActionResult, type ExecuteOptions } from './execute.js';
+export { executeActions, type ActionResult, type ExecuteOptions } from './execute.js';
+export { describeAction, eventFor } from './describe.js';
+export { InFlight } from './in-flight.js';
 export {
   classifyError,
   httpStatus,

@@ -4,7 +4,9 @@
  * node (set a group's image, surge, scale the autoscaler) is a barrier: everything before it
  * has finished when it starts, and nothing after it starts before it has finished. A wave of
  * twenty nodes then costs about one node's calls in wall time, not twenty nodes' one by one,
- * while the protocol's order (lock before surge, annotation before cordon) is kept.
+ * while the protocol's order (lock before surge, annotation before cordon) is kept. A lane's
+ * run of evictions (one per pod of the node) is one step (laneSteps): a drain, which may
+ * outlive its round (in-flight.ts).
  */
 import type { Action } from '../plan/types.js';
 
@@ -64,6 +66,25 @@ export function segments(actions: readonly Action[]): Segment[] {
   }
   if (lanes.size > 0) out.push({ lanes });
   return out;
+}
+
+/** An action of a node that touches one of its pods: an eviction or a pod deletion. */
+export function touchesOnePod(a: Action | undefined): boolean {
+  return a?.kind === 'evict' || a?.kind === 'deletePod';
+}
+
+/**
+ * A lane's actions (plan indices, in order) as its steps: each action alone, except that a run
+ * of evictions and pod deletions is one step, the node's drain.
+ */
+export function laneSteps(actions: readonly Action[], indices: readonly number[]): number[][] {
+  const steps: number[][] = [];
+  for (const i of indices) {
+    const last = steps.at(-1);
+    if (last !== undefined && touchesOnePod(actions[i]) && touchesOnePod(actions[last[0] ?? -1])) last.push(i);
+    else steps.push([i]);
+  }
+  return steps;
 }
 
 /** Runs `work` on every item, at most `limit` at once; resolves when all have finished. */

@@ -13,6 +13,7 @@ import type { InstanceSightings, ProviderLookup } from '../observe/cloud.js';
 import { executeActions, type ActionResult } from '../execute/execute.js';
 import type { ActionDeps } from '../execute/actions.js';
 import type { EventRecorder } from '../execute/events.js';
+import type { InFlight } from '../execute/in-flight.js';
 import { classifyError } from '../execute/classify.js';
 import type { ServiceMetrics } from './metrics.js';
 
@@ -31,6 +32,8 @@ export interface ReconcileDeps {
   readonly sightings: InstanceSightings;
   /** Checked before every action: false (leadership lost, shutting down) stops at once. */
   readonly mayAct: () => boolean;
+  /** Drains left running past their round (execute/in-flight.ts); without it a round waits for them. */
+  readonly inFlight?: InFlight;
   /** Delay after a round that changed something, before looking again. */
   readonly settleMs: number;
   /** The longest sleep between rounds even when nothing is expected (cloud has no watch). */
@@ -62,6 +65,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
       events: deps.events,
       now: deps.now,
       shouldContinue: deps.mayAct,
+      ...(deps.inFlight ? { inFlight: deps.inFlight } : {}),
       onResult: (r) => {
         deps.metrics.actions.inc({ action: r.action.kind, outcome: r.outcome.kind });
         if (r.outcome.kind === 'stalled' || r.outcome.kind === 'transient' || r.outcome.kind === 'waiting') {

@@ -15,6 +15,7 @@ import { describeError } from '../observe/informer.js';
 import { InstanceSightings } from '../observe/cloud.js';
 import { kubeApis } from '../execute/index.js';
 import { kubeEventRecorder } from '../execute/events.js';
+import { InFlight } from '../execute/in-flight.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { startHttp, type HttpServer } from './http.js';
 import { alwaysLeader, DEFAULT_LEASE, startLeaderElection, type LeaderElector } from './leader.js';
@@ -128,6 +129,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     syncRequested: () => void desired.sync(),
   });
   const mayAct = (): boolean => !stopping && leader.isLeader();
+  // A drain left running past its round asks for a round once it has answered.
+  const inFlight = new InFlight((retryInMs) => scheduler.request(Math.max(opts.settleMs ?? 250, retryInMs)));
   const publisher = new StatusPublisher({
     ...(opts.status ? { sink: opts.status } : {}),
     logger: log,
@@ -147,6 +150,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     scheduler,
     mayAct,
     stopping: () => stopping,
+    inFlight,
   });
 
   let http: HttpServer | undefined;
@@ -187,7 +191,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     stop: () => {
       stopped ??= (async () => {
         stopping = true;
-        await shutdown(opts, { watch, polling, scheduler, leader, cluster, http, publisher });
+        await shutdown(opts, { watch, polling, scheduler, leader, cluster, http, publisher, inFlight });
       })();
       return stopped;
     },
@@ -282,6 +286,7 @@ interface RoundParts {
   readonly scheduler: Scheduler;
   readonly mayAct: () => boolean;
   readonly stopping: () => boolean;
+  readonly inFlight: InFlight;
 }
 
 /** The round loop, wired to the cluster, the clouds, the planner and the status publisher. */
@@ -314,6 +319,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         now,
         sightings,
         mayAct: p.mayAct,
+        inFlight: p.inFlight,
         settleMs,
         resyncMs,
       }),
@@ -346,6 +352,7 @@ async function shutdown(
     cluster: ClusterCache;
     http: HttpServer | undefined;
     publisher: StatusPublisher;
+    inFlight: InFlight;
   },
 ): Promise<void> {
   const log = opts.logger;
@@ -353,7 +360,10 @@ async function shutdown(
   await p.polling.stop();
   log.info({}, 'shutting down: finishing the action in flight');
   const finished = await within(
-    p.scheduler.stop().then(() => p.publisher.idle()),
+    p.scheduler
+      .stop()
+      .then(() => p.inFlight.idle())
+      .then(() => p.publisher.idle()),
     opts.shutdownTimeoutMs ?? 30_000,
   );
   if (!finished) log.warn({}, 'the action in flight did not finish in time; stopping without it');

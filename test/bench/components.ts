@@ -29,12 +29,16 @@ function usageOf(pid: string): { name: string; ppid: number; usage: Usage } | un
   }
 }
 
-/** The control plane's components that are children of this process, by name. */
-export function componentUsage(): Record<string, Usage> {
+/** The control plane's components that are children of this process, by name; and `others` (label → pid). */
+export function componentUsage(others: Record<string, number | undefined> = {}): Record<string, Usage> {
   const out: Record<string, Usage> = {};
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     const p = usageOf(pid);
     if (p && p.ppid === process.pid && WATCHED.has(p.name)) out[p.name] = p.usage;
+  }
+  for (const [label, pid] of Object.entries(others)) {
+    const p = pid === undefined ? undefined : usageOf(String(pid));
+    if (p) out[label] = p.usage;
   }
   const self = process.cpuUsage();
   out['bench process'] = { cpuS: (self.user + self.system) / 1e6, rssMiB: process.memoryUsage().rss / 2 ** 20 };

@@ -13,6 +13,8 @@ import { ANNOTATIONS, nodeOpRecordKey } from '../../src/protocol/keys.js';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { eventually } from '../support/control-plane.js';
 import type { ProxiedRequest } from '../service/counting-proxy.js';
+import { apiCallOf, callKey } from '../e2e/api-calls.js';
+import { componentUsage, describeUsage } from './components.js';
 import { recordFigures, type Figure } from './results.js';
 import {
   IMAGE,
@@ -37,6 +39,33 @@ const positive = (name: string, fallback: number): number => {
 interface Measured {
   readonly ms: number;
   readonly writes: ProxiedRequest[];
+}
+
+/** drydock's rounds so far, from its /metrics: how many, and their total seconds. */
+async function rounds(w: RolloutWorld): Promise<{ count: number; sum: number }> {
+  const text = await (await fetch(`${await w.drydock.url}/metrics`)).text();
+  const value = (name: string): number =>
+    Number(
+      new RegExp(`^drydock_reconcile_duration_seconds_${name}\\{result="ok"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0,
+    );
+  return { count: value('count'), sum: value('sum') };
+}
+
+/**
+ * While `work` ran: CPU seconds per process (where the machine's cores went: drydock, the API
+ * server, KWOK…) and drydock's rounds (how many, how long each on average).
+ */
+async function usageOver<T>(w: RolloutWorld, title: string, work: () => Promise<T>): Promise<T> {
+  const usage = () => componentUsage({ drydock: w.drydock.proc.pid });
+  const [before, roundsBefore] = [usage(), await rounds(w)];
+  const t0 = Date.now();
+  const out = await work();
+  const [after, roundsAfter] = [usage(), await rounds(w)];
+  const n = roundsAfter.count - roundsBefore.count;
+  const mean = n > 0 ? (roundsAfter.sum - roundsBefore.sum) / n : 0;
+  console.log(`  ${title}, CPU over ${((Date.now() - t0) / 1000).toFixed(0)} s: ${describeUsage(after, before)}`);
+  console.log(`  ${title}: ${n} drydock rounds, ${mean.toFixed(2)} s each on average`);
+  return out;
 }
 
 /**
@@ -95,9 +124,28 @@ function timeline(m: Measured): void {
   for (const [node, at] of byNode) console.log(`    ${node}: ${at.join(' ')}`);
 }
 
+/** Per kind of write, how long the API server took to answer (seen through the proxy): median, p90, max. */
+function latencies(m: Measured): void {
+  const byKind = new Map<string, number[]>();
+  for (const r of m.writes) {
+    if (r.answeredAt === undefined) continue;
+    const kind = callKey(apiCallOf(r));
+    byKind.set(kind, [...(byKind.get(kind) ?? []), r.answeredAt - r.at]);
+  }
+  console.log('  API latency per write kind (ms): median / p90 / max');
+  for (const [kind, ms] of byKind) {
+    const s = [...ms].sort((a, b) => a - b);
+    const at = (q: number): number => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
+    console.log(`  ${String(s.length).padStart(5)}  ${kind}: ${at(0.5)} / ${at(0.9)} / ${at(1)}`);
+  }
+}
+
 function breakdown(title: string, m: Measured, nodes: number, minimum: readonly MinimalWrite[]): void {
   console.log(`\n${title}: ${m.writes.length} writes over ${nodes} node(s) in ${(m.ms / 1000).toFixed(1)} s`);
-  if (process.env.DRYDOCK_BENCH_TIMELINE === '1') timeline(m);
+  if (process.env.DRYDOCK_BENCH_TIMELINE === '1') {
+    timeline(m);
+    latencies(m);
+  }
   for (const [key, n] of tally(m.writes)) console.log(`  ${String(n).padStart(5)}  ${key}`);
   console.log(`  minimum per node (${total(minimum)}):`);
   for (const s of minimum) console.log(`  ${String(s.count).padStart(5)}  ${s.write}`);
@@ -127,9 +175,10 @@ export async function run(): Promise<Figure[]> {
     log: () => undefined,
     jobPods: 'host',
     kwokConfig: KWOK_POD_READY_AGAIN,
-    // Hundreds of nodes: the controller manager's default 20 requests/s would make the
-    // rescheduling of a wave's evicted pods the bottleneck of the benchmark, not drydock.
-    ...(o.nodes >= 100 ? { clientQps: 100 } : {}),
+    // At every size: the controller manager's and scheduler's default 20 requests/s, and KWOK's
+    // paced status writes, make the re-creation of a wave's evicted pods the bottleneck of the
+    // benchmark, not drydock (a wave of 20 nodes evicts and re-creates 40 pods at once).
+    clientQps: 100,
   });
   try {
     const w = await startRolloutWorld(cp, o);
@@ -149,12 +198,14 @@ export async function run(): Promise<Figure[]> {
         () => replaced(w, 'solo', 1, IMAGE(2)),
         one(replaceMin),
       );
-      const fleetReplace = await measure(
-        w,
-        { 'specs/fleet-image.yaml': imageDoc('fleet', IMAGE(2), o) },
-        'fleet to v2',
-        () => replaced(w, 'fleet', o.nodes, IMAGE(2)),
-        fleet(replaceMin),
+      const fleetReplace = await usageOver(w, 'fleet to v2', () =>
+        measure(
+          w,
+          { 'specs/fleet-image.yaml': imageDoc('fleet', IMAGE(2), o) },
+          'fleet to v2',
+          () => replaced(w, 'fleet', o.nodes, IMAGE(2)),
+          fleet(replaceMin),
+        ),
       );
       const soloReplaceAfter =
         twice &&
@@ -172,12 +223,14 @@ export async function run(): Promise<Figure[]> {
         () => operated(w, 'solo', 'solo-op'),
         one(opMin),
       );
-      const fleetOp = await measure(
-        w,
-        { 'specs/fleet-op.yaml': nodeOpDoc('fleet-op', 'fleet', o) },
-        'fleet NodeOp',
-        () => operated(w, 'fleet', 'fleet-op'),
-        fleet(opMin),
+      const fleetOp = await usageOver(w, 'fleet NodeOp', () =>
+        measure(
+          w,
+          { 'specs/fleet-op.yaml': nodeOpDoc('fleet-op', 'fleet', o) },
+          'fleet NodeOp',
+          () => operated(w, 'fleet', 'fleet-op'),
+          fleet(opMin),
+        ),
       );
       const soloOpAfter =
         twice &&

@@ -38,8 +38,10 @@ const NAMESPACE = 'bench';
  * pods of a NotReady node not Ready; under load it does so late, after the sim's reboot is
  * over and a pod has been scheduled onto the node again, and KWOK never turns a Running pod
  * Ready again (a 16-node NodeOp waited for such a pod until its time ran out). A real kubelet
- * would: its next status update says Ready. The delay keeps a pod on a node that is really down
- * (longer than a reboot here) not Ready while it is.
+ * would: its next status update says Ready. The delay stands for that update: 2 s (it was 10 s,
+ * and a 16-node NodeOp's health gate then waited up to 9 s for one such pod after its node was
+ * back). The benchmark's reboots drain their node first, so no pod of the benchmark's workload
+ * is on a node while it is down.
  */
 export const KWOK_POD_READY_AGAIN = `apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -66,7 +68,7 @@ spec:
       values:
       - 'True'
   delay:
-    durationMilliseconds: 10000
+    durationMilliseconds: 2000
   next:
     statusTemplate: |
       {{ $now := Now }}

@@ -7,7 +7,7 @@ import {
   parseCrashKinds,
   type CrashSettings,
 } from '../../src/execute/crash-point.js';
-import { callKind } from '../../src/execute/execute.js';
+import { callKind } from '../../src/execute/describe.js';
 import type { Action } from '../../src/plan/types.js';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { OptionError, parseClockOffset } from '../../src/service/options.js';

@@ -2,21 +2,13 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { CloudProvider } from '../../src/cloud/provider.js';
-import { executeActions, NO_EVENTS, type KubeApis } from '../../src/execute/index.js';
+import { executeActions, NO_EVENTS, type EventRecorder, type KubeApis } from '../../src/execute/index.js';
 import { LANES_AT_ONCE } from '../../src/execute/execute.js';
-import { laneOf, segments } from '../../src/execute/lanes.js';
-import type { Action, SpecRef } from '../../src/plan/types.js';
+import { laneOf, laneSteps, segments } from '../../src/execute/lanes.js';
+import type { Action } from '../../src/plan/types.js';
+import { annotate, evict, spec, surge as surgeOf } from './plan-actions.js';
 
-const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
-const annotate = (node: string, phase: string, forNode?: string): Action => ({
-  kind: 'annotateNode',
-  spec,
-  reason: 'test',
-  node,
-  annotations: { 'drydock.dev/phase': phase },
-  ...(forNode !== undefined ? { forNode } : {}),
-});
-const surge: Action = { kind: 'surge', spec, reason: 'test', groupId: 'workers', count: 2 };
+const surge = surgeOf(2);
 
 /** A fake API server (unit test of the executor's ordering): each call takes `ms` and is logged. */
 function recorder(ms: number, fail: (node: string, phase: string) => boolean = () => false) {
@@ -38,9 +30,13 @@ function recorder(ms: number, fail: (node: string, phase: string) => boolean = (
         const phase = body.metadata.annotations['drydock.dev/phase'] ?? '?';
         return call(`${name} ${phase}`, fail(name, phase));
       },
+      createNamespacedPodEviction: ({ name }: { name: string }) => call(`evict ${name}`, false),
+      deleteNode: ({ name }: { name: string }) => call(`delete ${name}`, false),
     },
   } as unknown as KubeApis;
   const cloud = { addCapacity: () => call('surge', false) } as unknown as CloudProvider;
+  // Events take as long as a call, so a lane that waited for them would show it.
+  const events: EventRecorder = { record: (e) => call(`event ${e.reason} ${e.involved.name}`, false) };
   const deps = {
     kube,
     cloud: () => cloud,
@@ -49,7 +45,7 @@ function recorder(ms: number, fail: (node: string, phase: string) => boolean = (
     events: NO_EVENTS,
     now: () => new Date(),
   };
-  return { log, deps, widest: () => widest };
+  return { log, deps, events, widest: () => widest };
 }
 
 describe('execute: lanes (one per node, side by side; barriers alone)', () => {
@@ -135,5 +131,56 @@ describe('execute: lanes (one per node, side by side; barriers alone)', () => {
       ['annotateNode done', 'annotateNode done'],
     );
     assert.ok(!r.log.includes('start surge'));
+  });
+
+  it("groups a run of a node's evictions into one step (its drain), and nothing else", () => {
+    const plan: Action[] = [
+      annotate('a', 'Draining'),
+      evict('a', 'p1'),
+      evict('a', 'p2'),
+      { kind: 'deletePod', spec, reason: 'test', node: 'a', namespace: 'ns', pod: 'p3' },
+      { kind: 'deleteNode', spec, reason: 'test', node: 'a' },
+      evict('a', 'p4'),
+    ];
+    assert.deepEqual(laneSteps(plan, [0, 1, 2, 3, 4, 5]), [[0], [1, 2, 3], [4], [5]]);
+  });
+
+  it("sends a node's evictions one after another (pods of one PDB would make the API server retry), after its Draining mark and before its next step", async () => {
+    const r = recorder(30);
+    const plan: Action[] = [
+      annotate('a', 'Draining'),
+      evict('a', 'p1'),
+      evict('a', 'p2'),
+      { kind: 'deleteNode', spec, reason: 'test', node: 'a' },
+    ];
+    const results = await executeActions(plan, r.deps);
+    assert.deepEqual(
+      results.map((x) => x.outcome.kind),
+      plan.map(() => 'done'),
+    );
+    assert.deepEqual(r.log, [
+      'start a Draining',
+      'end a Draining',
+      'start evict p1',
+      'end evict p1',
+      'start evict p2',
+      'end evict p2',
+      'start delete a',
+      'end delete a',
+    ]);
+  });
+
+  it('writes Events beside the lane, not between its steps, and returns once they are written', async () => {
+    const r = recorder(30);
+    const plan: Action[] = [annotate('a', 'Draining'), evict('a', 'p1'), annotate('a', 'Verifying')];
+    await executeActions(plan, { ...r.deps, events: r.events });
+    const at = (line: string): number => r.log.indexOf(line);
+    assert.ok(at('start event DrydockPhase a') >= 0, `an Event for the phase in ${r.log.join(', ')}`);
+    assert.ok(
+      at('start evict p1') < at('end event DrydockPhase a'),
+      "the eviction does not wait for the phase's Event",
+    );
+    const ends = r.log.filter((l) => l.startsWith('end event'));
+    assert.equal(ends.length, 3, 'every Event written before executeActions returned');
   });
 });

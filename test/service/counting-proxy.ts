@@ -20,6 +20,8 @@ export interface ProxiedRequest {
   body?: string;
   /** The API server's status code, once it answered. */
   status?: number;
+  /** When the API server's answer began (ms since the epoch): its latency, seen from drydock's side. */
+  answeredAt?: number;
 }
 
 export interface CountingProxy {
@@ -66,6 +68,7 @@ export async function startCountingProxy(admin: KubeConfig): Promise<CountingPro
       },
       (up) => {
         seen.status = up.statusCode;
+        seen.answeredAt = Date.now();
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
       },

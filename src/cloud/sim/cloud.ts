@@ -132,16 +132,19 @@ export class SimCloud {
         checkInstanceId(groupId, instanceId);
         const instance = group.instances.find((i) => i.id === instanceId);
         // Already gone or going: removing is idempotent.
-        if (!instance || instance.state === 'terminating') return;
+        if (!instance || instance.state === 'terminating') return false;
         const goneAt = this.clock.now() + this.config.terminateDelaySeconds * 1000;
         const { bootAt: _bootAt, ...rest } = instance;
         await this.commit(replaceInstance(this.state, groupId, { ...rest, state: 'terminating', goneAt }));
         this.cancelTimer(timerKey(groupId, instanceId, 'boot'));
         this.schedule();
         this.log.info({ group: groupId, instance: instanceId }, 'instance terminating');
+        return true;
+      }).then(async (terminating) => {
         // The Node goes at once, as when a VM is shut down; if the cluster refuses, the
-        // deletion is retried when the instance is gone.
-        await this.deregister(groupId, instanceId);
+        // deletion is retried when the instance is gone. Outside the queue: other instances'
+        // changes do not wait for this one's API call.
+        if (terminating) await this.deregister(groupId, instanceId);
       }),
     );
   }
@@ -246,30 +249,31 @@ export class SimCloud {
             this.finishTermination(group.id, inst.id),
           );
         } else if (inst.state === 'running' && inst.joins && !inst.registered) {
-          this.setTimer(timerKey(group.id, inst.id, 'register'), 0, () => this.register(group.id, inst.id));
+          this.joinLater(group.id, inst.id, 0);
         }
       }
     }
   }
 
-  private setTimer(key: string, delayMs: number, fn: () => Promise<void>): void {
+  /** Runs `fn` after `delayMs`, in the queue of changes unless `queued` is false (it queues its own). */
+  private setTimer(key: string, delayMs: number, fn: () => Promise<void>, queued = true): void {
     if (this.timers.has(key)) return;
     this.timers.set(
       key,
       this.clock.setTimer(delayMs, () => {
         this.timers.delete(key);
         if (this.closed) return undefined;
-        return this.exclusive(fn).catch((err: unknown) => {
+        return (queued ? this.exclusive(fn) : fn()).catch((err: unknown) => {
           this.log.error({ timer: key, reason: (err as Error).message }, 'sim cloud timer failed');
-          this.retryLater(key, fn);
+          this.retryLater(key, fn, queued);
         });
       }),
     );
   }
 
-  private retryLater(key: string, fn: () => Promise<void>): void {
+  private retryLater(key: string, fn: () => Promise<void>, queued = true): void {
     if (this.closed) return;
-    this.setTimer(key, this.retryDelayMs, fn);
+    this.setTimer(key, this.retryDelayMs, fn, queued);
   }
 
   private cancelTimer(key: string): void {
@@ -288,7 +292,12 @@ export class SimCloud {
       { group: groupId, instance: id, joins },
       joins ? 'instance booted' : 'instance booted but will never join',
     );
-    if (joins) await this.register(groupId, id);
+    if (joins) this.joinLater(groupId, id, 0);
+  }
+
+  /** Registers the instance's Node in `delayMs`: the API call outside the queue, so instances join side by side. */
+  private joinLater(groupId: string, id: string, delayMs: number): void {
+    this.setTimer(timerKey(groupId, id, 'register'), delayMs, () => this.register(groupId, id), false);
   }
 
   private async register(groupId: string, id: string): Promise<void> {
@@ -308,11 +317,17 @@ export class SimCloud {
       await this.nodes.register(node);
     } catch (err) {
       this.log.warn({ node: node.metadata?.name, reason: kubeReason(err) }, 'node registration failed; retrying');
-      this.retryLater(timerKey(groupId, id, 'register'), () => this.register(groupId, id));
+      this.joinLater(groupId, id, this.retryDelayMs);
       return;
     }
-    await this.commit(replaceInstance(this.state, groupId, { ...inst, registered: true }));
-    this.log.info({ group: groupId, instance: id, node: node.metadata?.name }, 'node joined');
+    await this.exclusive(async () => {
+      // Read again: the instance may have been removed while its Node was created (its
+      // termination deletes the Node again).
+      const now = this.findInstance(groupId, id);
+      if (!now || now.state !== 'running' || now.registered) return;
+      await this.commit(replaceInstance(this.state, groupId, { ...now, registered: true }));
+      this.log.info({ group: groupId, instance: id, node: node.metadata?.name }, 'node joined');
+    });
   }
 
   private async deregister(groupId: string, id: string): Promise<boolean> {

@@ -101,18 +101,9 @@ export function startSimHost(options: SimHostOptions): SimHost {
     wake.unref?.();
   }
 
-  async function round(): Promise<void> {
-    if (stopped || !(jobPods.isSynced() && rebootPods.isSynced() && nodes.isSynced())) return;
-    const { steps, nextAt } = decideHost({
-      jobPods: jobPods.list(),
-      rebootPods: rebootPods.list(),
-      nodes: nodes.list(),
-      config: options.config,
-      now: now(),
-    });
-    for (const step of steps) {
+  async function applySteps(mine: readonly HostStep[]): Promise<void> {
+    for (const step of mine) {
       if (stopped) return;
-      if (applied.has(step.key)) continue;
       try {
         await applyStep(core, step, new Date(now()).toISOString());
         applied.add(step.key);
@@ -128,6 +119,23 @@ export function startSimHost(options: SimHostOptions): SimHost {
         schedule(1000);
       }
     }
+  }
+
+  async function round(): Promise<void> {
+    if (stopped || !(jobPods.isSynced() && rebootPods.isSynced() && nodes.isSynced())) return;
+    const { steps, nextAt } = decideHost({
+      jobPods: jobPods.list(),
+      rebootPods: rebootPods.list(),
+      nodes: nodes.list(),
+      config: options.config,
+      now: now(),
+    });
+    // Hosts are separate machines: each node's steps in order, different nodes' at once (a wave of
+    // twenty reboots does not come back one host after another).
+    const byNode = new Map<string, HostStep[]>();
+    for (const step of steps)
+      if (!applied.has(step.key)) byNode.set(step.node, [...(byNode.get(step.node) ?? []), step]);
+    await Promise.all([...byNode.values()].map(applySteps));
     if (nextAt !== undefined) schedule(nextAt - now());
   }
 
@@ -178,14 +186,16 @@ async function applyStep(core: CoreV1Api, step: HostStep, at: string): Promise<v
 /** The host is up again: its pods restart (or end), then the node reports a new boot, then KWOK takes it back. */
 async function comeBack(core: CoreV1Api, step: Extract<HostStep, { kind: 'comeBack' }>, at: string): Promise<void> {
   const pods = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${step.node}` });
-  for (const pod of pods.items) {
-    const status = restartedStatus(pod, at);
-    if (status === undefined) continue;
-    await core.patchNamespacedPodStatus(
-      { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status } },
-      MERGE,
-    );
-  }
+  await Promise.all(
+    pods.items.map(async (pod) => {
+      const status = restartedStatus(pod, at);
+      if (status === undefined) return;
+      await core.patchNamespacedPodStatus(
+        { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', body: { status } },
+        MERGE,
+      );
+    }),
+  );
   await core.patchNodeStatus(
     { name: step.node, body: { status: { conditions: step.conditions, nodeInfo: { bootID: randomUUID() } } } },
     MERGE,

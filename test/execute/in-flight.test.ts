@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import type { CloudProvider } from '../../src/cloud/provider.js';
+import { executeActions, InFlight, NO_EVENTS, type KubeApis } from '../../src/execute/index.js';
+import { annotate, evict, surge as surgeOf } from './plan-actions.js';
+
+const surge = surgeOf(1);
+
+/** A fake API server (unit test of the executor's ordering): evictions are slow, the rest quick. */
+function world(evictMs: number, refuse = false) {
+  const log: string[] = [];
+  const call = async (what: string, ms: number, refused = false): Promise<void> => {
+    log.push(`start ${what}`);
+    await sleep(ms);
+    log.push(`end ${what}`);
+    // A PDB's refusal, as the API server answers it.
+    if (refused) throw Object.assign(new Error('Too Many Requests'), { statusCode: 429 });
+  };
+  const kube = {
+    core: {
+      patchNode: ({ name, body }: { name: string; body: { metadata: { annotations: Record<string, string> } } }) =>
+        call(`${name} ${body.metadata.annotations['drydock.dev/phase'] ?? '?'}`, 5),
+      createNamespacedPodEviction: ({ name }: { name: string }) => call(`evict ${name}`, evictMs, refuse),
+    },
+  } as unknown as KubeApis;
+  const cloud = { addCapacity: () => call('surge', 5) } as unknown as CloudProvider;
+  const settled: number[] = [];
+  const inFlight = new InFlight((ms) => settled.push(ms));
+  const deps = {
+    kube,
+    cloud: () => cloud,
+    fieldManager: 'drydock',
+    logger: pino({ level: 'silent' }),
+    events: NO_EVENTS,
+    now: () => new Date(),
+    inFlight,
+  };
+  return { log, deps, inFlight, settled };
+}
+
+describe('execute: a drain left running past its round (InFlight)', () => {
+  it("ends the round without a node's last-step evictions; the next round starts nothing on that node until they answer", async () => {
+    const w = world(200);
+    const first = await executeActions([annotate('a', 'Draining'), evict('a', 'p1'), annotate('b', 'Pending')], w.deps);
+    assert.deepEqual(
+      first.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      ['annotateNode done', 'annotateNode done'],
+      'the round returned with its other steps, not the evictions',
+    );
+    assert.ok(w.log.includes('start evict p1') && !w.log.includes('end evict p1'), 'the eviction is still under way');
+    assert.ok(w.inFlight.has('a'));
+
+    // The next round plans the eviction again (the pod is still there) and a step on another node.
+    const second = await executeActions(
+      [evict('a', 'p1'), annotate('a', 'Drained'), annotate('b', 'Cordoned')],
+      w.deps,
+    );
+    assert.deepEqual(
+      second.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      ['annotateNode done'],
+      "b goes on; nothing of a's is started or reported",
+    );
+    assert.equal(
+      w.log.filter((l) => l === 'start evict p1').length,
+      1,
+      'no second eviction while the first is in flight',
+    );
+    assert.ok(!w.log.includes('start a Drained'));
+
+    await w.inFlight.idle();
+    assert.ok(w.log.includes('end evict p1'));
+    assert.equal(w.inFlight.has('a'), false, 'the node is free once its evictions answered');
+    assert.deepEqual(w.settled, [0], 'and a round is asked for at once');
+    const third = await executeActions([annotate('a', 'Drained')], w.deps);
+    assert.equal(third[0]?.outcome.kind, 'done');
+  });
+
+  it('runs no barrier after a step that waits for a node still draining (the protocol orders them)', async () => {
+    const w = world(200);
+    await executeActions([annotate('a', 'Draining'), evict('a', 'p1')], w.deps);
+    const results = await executeActions([annotate('a', 'Pending'), annotate('b', 'Pending'), surge], w.deps);
+    assert.deepEqual(
+      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      ['annotateNode done'],
+    );
+    assert.ok(!w.log.includes('start surge'), 'the surge waits until the lock before it can be written');
+    await w.inFlight.idle();
+  });
+
+  it("runs a barrier after this round's own drains only once they have answered", async () => {
+    const w = world(60);
+    await executeActions([annotate('a', 'Draining'), evict('a', 'p1'), surge], w.deps);
+    assert.ok(w.log.indexOf('end evict p1') < w.log.indexOf('start surge'), w.log.join(', '));
+  });
+
+  it('waits for evictions that are not the last step of their node', async () => {
+    const w = world(30);
+    const results = await executeActions([evict('a', 'p1'), annotate('a', 'Drained')], w.deps);
+    assert.deepEqual(
+      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      ['evict done', 'annotateNode done'],
+    );
+    assert.ok(w.log.indexOf('end evict p1') < w.log.indexOf('start a Drained'));
+    assert.equal(w.inFlight.has('a'), false);
+  });
+
+  it("asks for the next round after a refused eviction's retry delay, not at once", async () => {
+    const w = world(10, true);
+    await executeActions([annotate('a', 'Draining'), evict('a', 'p1')], w.deps);
+    await w.inFlight.idle();
+    assert.deepEqual(w.settled, [5000]);
+  });
+
+  it('runs a barrier after a lane skipped only for evictions already under way', async () => {
+    const w = world(200);
+    await executeActions([annotate('a', 'Draining'), evict('a', 'p1')], w.deps);
+    const results = await executeActions([evict('a', 'p1'), annotate('b', 'Pending'), surge], w.deps);
+    assert.deepEqual(
+      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      ['annotateNode done', 'surge done'],
+    );
+    assert.ok(w.log.includes('end surge') && !w.log.includes('end evict p1'), 'the surge did not wait for the drain');
+    await w.inFlight.idle();
+  });
+});
