@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pino } from 'pino';
 import type { CloudProvider } from '../../src/cloud/provider.js';
-import { executeActions, InFlight, NO_EVENTS, type KubeApis } from '../../src/execute/index.js';
-import { annotate, evict, surge as surgeOf } from './plan-actions.js';
+import { executeActions, InFlight, type KubeApis } from '../../src/execute/index.js';
+import { annotate, evict, recordingDeps, surge as surgeOf } from './plan-actions.js';
 
 const surge = surgeOf(1);
 
@@ -27,15 +26,7 @@ function world(evictMs: number, refuse = false) {
   const cloud = { addCapacity: () => call('surge', 5) } as unknown as CloudProvider;
   const settled: number[] = [];
   const inFlight = new InFlight((ms) => settled.push(ms));
-  const deps = {
-    kube,
-    cloud: () => cloud,
-    fieldManager: 'drydock',
-    logger: pino({ level: 'silent' }),
-    events: NO_EVENTS,
-    now: () => new Date(),
-    inFlight,
-  };
+  const deps = { ...recordingDeps(kube, cloud), inFlight };
   return { log, deps, inFlight, settled };
 }
 

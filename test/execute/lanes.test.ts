@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pino } from 'pino';
 import type { CloudProvider } from '../../src/cloud/provider.js';
-import { executeActions, NO_EVENTS, type EventRecorder, type KubeApis } from '../../src/execute/index.js';
+import { executeActions, type EventRecorder, type KubeApis } from '../../src/execute/index.js';
 import { LANES_AT_ONCE } from '../../src/execute/execute.js';
 import { laneOf, laneSteps, segments } from '../../src/execute/lanes.js';
 import type { Action } from '../../src/plan/types.js';
-import { annotate, evict, spec, surge as surgeOf } from './plan-actions.js';
+import { annotate, evict, recordingDeps, spec, surge as surgeOf } from './plan-actions.js';
 
 const surge = surgeOf(2);
 
@@ -37,14 +36,7 @@ function recorder(ms: number, fail: (node: string, phase: string) => boolean = (
   const cloud = { addCapacity: () => call('surge', false) } as unknown as CloudProvider;
   // Events take as long as a call, so a lane that waited for them would show it.
   const events: EventRecorder = { record: (e) => call(`event ${e.reason} ${e.involved.name}`, false) };
-  const deps = {
-    kube,
-    cloud: () => cloud,
-    fieldManager: 'drydock',
-    logger: pino({ level: 'silent' }),
-    events: NO_EVENTS,
-    now: () => new Date(),
-  };
+  const deps = recordingDeps(kube, cloud);
   return { log, deps, events, widest: () => widest };
 }
 

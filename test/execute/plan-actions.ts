@@ -1,5 +1,20 @@
 /** Plan actions for the executor's unit tests (lanes, drains in flight). */
+import { pino } from 'pino';
+import type { CloudProvider } from '../../src/cloud/provider.js';
+import { NO_EVENTS, type KubeApis } from '../../src/execute/index.js';
 import type { Action, SpecRef } from '../../src/plan/types.js';
+
+/** The executor's dependencies around a recording kube and cloud: silent, no Events. */
+export function recordingDeps(kube: KubeApis, cloud: CloudProvider) {
+  return {
+    kube,
+    cloud: () => cloud,
+    fieldManager: 'drydock',
+    logger: pino({ level: 'silent' }),
+    events: NO_EVENTS,
+    now: () => new Date(),
+  };
+}
 
 export const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
 
