@@ -167,10 +167,12 @@ export async function run(): Promise<Figure[]> {
     bootDelaySeconds: 5,
     rebootSeconds: 5,
     jobRunSeconds: 2,
+    workloads: positive('DRYDOCK_BENCH_MAKESPAN_WORKLOADS', 1),
   };
   const waves = Math.ceil(o.nodes / o.concurrency);
-  const size = `${o.nodes} nodes, ${o.concurrency} at a time (${waves} waves), ${PODS_PER_NODE} pods per node, boot ${o.bootDelaySeconds} s, reboot ${o.rebootSeconds} s, Job ${o.jobRunSeconds} s`;
-  const command = `npx tsc -p . && DRYDOCK_BENCH_MAKESPAN_NODES=${o.nodes} DRYDOCK_BENCH_MAKESPAN_CONCURRENCY=${o.concurrency} node dist/test/bench/makespan.js`;
+  const size = `${o.nodes} nodes, ${o.concurrency} at a time (${waves} waves), ${PODS_PER_NODE} pods per node in ${o.workloads} workload(s), boot ${o.bootDelaySeconds} s, reboot ${o.rebootSeconds} s, Job ${o.jobRunSeconds} s`;
+  const workloads = o.workloads === 1 ? '' : ` DRYDOCK_BENCH_MAKESPAN_WORKLOADS=${o.workloads}`;
+  const command = `npx tsc -p . && DRYDOCK_BENCH_MAKESPAN_NODES=${o.nodes} DRYDOCK_BENCH_MAKESPAN_CONCURRENCY=${o.concurrency}${workloads} node dist/test/bench/makespan.js`;
   const cp = await startControlPlane({
     log: () => undefined,
     jobPods: 'host',
@@ -249,7 +251,7 @@ export async function run(): Promise<Figure[]> {
       const replaceOne = mean(soloReplace, soloReplaceAfter);
       const opOne = mean(soloOp, soloOpAfter);
       const figure = (id: string, what: string, value: number, unit: string, target: number | null): Figure => ({
-        id: `makespan.${id}@${o.nodes}`,
+        id: `makespan.${id}@${o.nodes}${o.workloads === 1 ? '' : `/${o.workloads}pdb`}`,
         what,
         value: Number(value.toFixed(4)),
         unit,

@@ -93,6 +93,8 @@ export interface RolloutWorldOptions {
   readonly bootDelaySeconds: number;
   readonly rebootSeconds: number;
   readonly jobRunSeconds: number;
+  /** Deployments (each with its PDB) the fleet's pods are split into; 1 unless given. */
+  readonly workloads?: number;
 }
 
 export interface RolloutWorld {
@@ -159,33 +161,44 @@ function repoFiles(o: RolloutWorldOptions): Record<string, string> {
   return files;
 }
 
-/** A Deployment of PODS_PER_NODE pods per node of `group`, under a PDB allowing a wave's drains. */
+/**
+ * PODS_PER_NODE pods per node of `group` in `o.workloads` Deployments (one for the one-node
+ * group), each under its own PDB allowing a wave's drains. With one PDB, a wave's evictions all
+ * update that one object, and the API server makes them wait on each other's writes.
+ */
 function workloads(group: Group, size: number, o: RolloutWorldOptions): KubernetesObject[] {
-  const labels = { app: group };
-  return [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: group, namespace: NAMESPACE, labels },
-      spec: {
-        replicas: size * PODS_PER_NODE,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            nodeSelector: { [GROUP_LABEL]: group },
-            containers: [{ name: 'app', image: 'registry.example/app:1' }],
+  const count = group === 'fleet' ? Math.min(o.workloads ?? 1, size) : 1;
+  return Array.from({ length: count }, (_, i) => {
+    const name = count === 1 ? group : `${group}-${i + 1}`;
+    const labels = { app: name };
+    // Replicas spread as evenly as whole numbers allow.
+    const replicas =
+      Math.floor(((i + 1) * size * PODS_PER_NODE) / count) - Math.floor((i * size * PODS_PER_NODE) / count);
+    return [
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name, namespace: NAMESPACE, labels },
+        spec: {
+          replicas,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              nodeSelector: { [GROUP_LABEL]: group },
+              containers: [{ name: 'app', image: 'registry.example/app:1' }],
+            },
           },
         },
-      },
-    } as KubernetesObject,
-    {
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: group, namespace: NAMESPACE },
-      spec: { maxUnavailable: o.concurrency * PODS_PER_NODE, selector: { matchLabels: labels } },
-    } as KubernetesObject,
-  ];
+      } as KubernetesObject,
+      {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name, namespace: NAMESPACE },
+        spec: { maxUnavailable: o.concurrency * PODS_PER_NODE, selector: { matchLabels: labels } },
+      } as KubernetesObject,
+    ];
+  }).flat();
 }
 
 export async function startRolloutWorld(cp: ControlPlane, o: RolloutWorldOptions): Promise<RolloutWorld> {
