@@ -255,8 +255,13 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
         const drained = all.then(async () => {
           await Promise.all(r.events);
           // A refused eviction (a PDB's 429) is retried when the API server said, not at once.
-          const waits = step.map((i) => r.results[i]?.outcome).filter((o) => o?.kind === 'waiting');
-          return Math.max(0, ...waits.map((o) => (o?.kind === 'waiting' ? o.retryAfterSeconds * 1000 : 0)));
+          return Math.max(
+            0,
+            ...step.map((i) => {
+              const o = r.results[i]?.outcome;
+              return o?.kind === 'waiting' ? o.retryAfterSeconds * 1000 : 0;
+            }),
+          );
         });
         inFlight.add(lane, drained);
         r.detached.push(drained);
