@@ -130,7 +130,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
   const mayAct = (): boolean => !stopping && leader.isLeader();
   // A drain left running past its round asks for a round once it has answered.
-  const inFlight = new InFlight((retryInMs) => scheduler.request(Math.max(opts.settleMs ?? 250, retryInMs)));
+  const inFlight = new InFlight((retryInMs) => scheduler.request(Math.max(settleMsOf(opts), retryInMs)));
   const publisher = new StatusPublisher({
     ...(opts.status ? { sink: opts.status } : {}),
     logger: log,
@@ -289,6 +289,11 @@ interface RoundParts {
   readonly inFlight: InFlight;
 }
 
+/** The delay after a round that changed something, before looking again. */
+function settleMsOf(opts: ServiceOptions): number {
+  return opts.settleMs ?? 250;
+}
+
 /** The round loop, wired to the cluster, the clouds, the planner and the status publisher. */
 function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
   const { desired, metrics } = p;
@@ -301,7 +306,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
   };
   const events = kubeEventRecorder(opts.kubeConfig, log, p.identity);
   const resyncMs = opts.resyncMs ?? 60_000;
-  const settleMs = opts.settleMs ?? 250;
+  const settleMs = settleMsOf(opts);
   const providers = (provider: Provider): CloudProvider | undefined => opts.providers[provider];
   const sightings = new InstanceSightings();
   return new RoundLoop({
