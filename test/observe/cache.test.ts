@@ -165,8 +165,15 @@ describe('observe against a real API server', function () {
       // Watch events of one resource arrive in order: once this one is in, the heartbeats were too.
       await heartbeat('obs-marker', '2024-01-01T00:00:04Z');
       await eventually('the marker node changed', () => Promise.resolve(ready('obs-marker')));
+      // The node lifecycle controller may also write obs-marker (a taint, its Ready condition), so
+      // only obs-quiet's absence is asserted, beside the marker having arrived.
       const names = changes.slice(mark).map((c) => `${c.type} ${c.object.metadata?.name ?? ''}`);
-      assert.deepEqual(names, ['update obs-marker'], 'the heartbeats alone were no change');
+      assert.deepEqual(
+        names.filter((n) => n !== 'update obs-marker'),
+        [],
+        'the heartbeats alone were no change',
+      );
+      assert.ok(names.includes('update obs-marker'), 'the marker arrived');
       await heartbeat('obs-quiet', '2024-01-01T00:00:05Z', 'False');
       await eventually('Ready=False is a change', () =>
         Promise.resolve(changes.some((c) => c.type === 'update' && c.object.metadata?.name === 'obs-quiet')),
