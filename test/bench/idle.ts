@@ -41,11 +41,11 @@ export async function run(): Promise<{
       const forced = await world.idleRounds(ROUNDS);
       // Then leave it alone: rounds now come only from watch events (KWOK heartbeats).
       const r0 = world.service.state().rounds;
-      const q0 = world.clusterRequests();
+      const q0 = await world.clusterRequests();
       await new Promise((r) => setTimeout(r, QUIET_MS));
       const quietRounds = world.service.state().rounds - r0;
-      const quietRequests = world.clusterRequests() - q0;
-      const leaseRequests = world.proxy.requests.filter((x) => x.lease).length;
+      const quietRequests = (await world.clusterRequests()) - q0;
+      const leaseRequests = await world.leaseRequests();
       const result = {
         requestsPerReconcile: forced.requests / forced.rounds,
         msPerReconcile: forced.ms / forced.rounds,

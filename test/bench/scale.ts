@@ -1,7 +1,8 @@
 /**
  * Benchmark: drydock idle at scale on the real control plane. KWOK nodes, ten pods per node in
  * Deployments under PDBs; drydock runs in-process (so its CPU and memory are this process's),
- * reaching the API server only through the counting proxy. Per size: API requests per idle
+ * reaching the API server only through the counting proxy, which runs in a process of its own
+ * (relaying the watch streams is not drydock's CPU, nor its buffers drydock's memory). Per size: API requests per idle
  * reconcile (target 0), CPU time per idle reconcile (process.cpuUsage, not wall time), resident
  * memory over the baseline per pod and per node (targets 1 KiB and 10 KiB), time from start to
  * the first plan. Sizes (nodes; pods are ten times as many): DRYDOCK_BENCH_SCALE, default 50.
@@ -145,23 +146,30 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
     // startIdleWorld creates the nodes; the workloads (bound to them) follow, and every pod
     // exists before drydock starts, so the baseline holds no part of the fleet and the first
     // plan sees all of it.
-    const world = await startIdleWorld(admin, cp.kubeconfigPath, nodes, 3, async () => {
-      setup.nodes = Date.now() - tSetup;
-      const say = (what: string) =>
-        console.log(
-          `(${what} after ${Math.round((Date.now() - tSetup) / 1000)} s: ${describeUsage(componentUsage(), cpStarted)}; load ${loadAverage()})`,
-        );
-      const timer = setInterval(() => say('set-up'), 60_000);
-      try {
-        Object.assign(setup, await setUpElsewhere(cp.kubeconfigPath, pods));
-      } finally {
-        clearInterval(timer);
-      }
-      afterSetup = componentUsage();
-      console.log(`(set-up use: ${describeUsage(afterSetup, cpStarted)}; load ${loadAverage()})`);
-      baseline = await settledMemory();
-      t0 = Date.now();
-    });
+    const world = await startIdleWorld(
+      admin,
+      cp.kubeconfigPath,
+      nodes,
+      3,
+      async () => {
+        setup.nodes = Date.now() - tSetup;
+        const say = (what: string) =>
+          console.log(
+            `(${what} after ${Math.round((Date.now() - tSetup) / 1000)} s: ${describeUsage(componentUsage(), cpStarted)}; load ${loadAverage()})`,
+          );
+        const timer = setInterval(() => say('set-up'), 60_000);
+        try {
+          Object.assign(setup, await setUpElsewhere(cp.kubeconfigPath, pods));
+        } finally {
+          clearInterval(timer);
+        }
+        afterSetup = componentUsage();
+        console.log(`(set-up use: ${describeUsage(afterSetup, cpStarted)}; load ${loadAverage()})`);
+        baseline = await settledMemory();
+        t0 = Date.now();
+      },
+      true,
+    );
     try {
       await until(
         'first plan',
@@ -180,12 +188,12 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       const forced = await profiled(`forced-${nodes}`, () => world.idleRounds(ROUNDS));
       const cpu = process.cpuUsage(cpu0);
       const r0 = world.service.state().rounds;
-      const q0 = world.clusterRequests();
+      const q0 = await world.clusterRequests();
       const qcpu0 = process.cpuUsage();
       await profiled(`quiet-${nodes}`, () => new Promise((r) => setTimeout(r, QUIET_MS)));
       const qcpu = process.cpuUsage(qcpu0);
       const quietRounds = world.service.state().rounds - r0;
-      const quietRequests = world.clusterRequests() - q0;
+      const quietRequests = (await world.clusterRequests()) - q0;
       const measured = componentUsage();
       const health = await nodeHealth(admin);
       console.log(

@@ -16,15 +16,19 @@ import { directoryDesiredSource } from '../../src/service/directory-source.js';
 import { startService, type Service } from '../../src/service/service.js';
 import { fakeNode } from '../support/control-plane.js';
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
+import { startProxyProcess } from './counting-proxy-process.js';
 
 export const IDLE_IMAGE = 'registry.example/node-os:v1.0.0';
 
 export interface IdleWorld {
   readonly service: Service;
-  readonly proxy: CountingProxy;
+  /** The proxy, when it runs in this process (the default); see `proxyProcess`. */
+  readonly proxy?: CountingProxy;
   readonly sim: RunningSimCloud;
   /** Requests (not lease renewals) the proxy has seen. */
-  clusterRequests(): number;
+  clusterRequests(): Promise<number>;
+  /** Lease requests the proxy has seen. */
+  leaseRequests(): Promise<number>;
   /** Runs `rounds` reconciles and returns the non-lease requests made during them. */
   idleRounds(rounds: number): Promise<{ requests: number; rounds: number; ms: number }>;
   close(): Promise<void>;
@@ -72,6 +76,8 @@ export async function startIdleWorld(
   groupSize = 3,
   /** Called once everything but the service runs (a benchmark's memory baseline). */
   beforeService?: () => Promise<void> | void,
+  /** Runs the counting proxy in a process of its own, so its CPU and memory are not this one's. */
+  proxyProcess = false,
 ): Promise<IdleWorld> {
   await createNodes(admin, nodeCount);
   const dir = mkdtempSync(path.join(tmpdir(), 'drydock-idle-'));
@@ -85,9 +91,15 @@ export async function startIdleWorld(
     host: '127.0.0.1',
     port: 0,
   });
-  const proxy = await startCountingProxy(admin);
+  const remote = proxyProcess ? await startProxyProcess(adminKubeconfigPath) : undefined;
+  const proxy = remote ? undefined : await startCountingProxy(admin);
+  const counts = async () => {
+    if (remote) return remote.counts();
+    const leases = proxy?.requests.filter((r) => r.lease).length ?? 0;
+    return { requests: (proxy?.requests.length ?? 0) - leases, leases };
+  };
   const kc = new CountingKubeConfig();
-  kc.loadFromString(proxy.kubeconfig);
+  kc.loadFromString(remote?.kubeconfig ?? proxy?.kubeconfig ?? '');
   await beforeService?.();
   const service = await startService({
     kubeConfig: kc,
@@ -106,26 +118,27 @@ export async function startIdleWorld(
     pollIntervalMs: 3_600_000,
     resyncMs: 3_600_000,
   });
-  const clusterRequests = (): number => proxy.requests.filter((r) => !r.lease).length;
+  const clusterRequests = async (): Promise<number> => (await counts()).requests;
   return {
     service,
     proxy,
     sim,
     clusterRequests,
+    leaseRequests: async () => (await counts()).leases,
     async idleRounds(rounds) {
       const start = service.state().rounds;
-      const before = clusterRequests();
+      const before = await clusterRequests();
       const t0 = Date.now();
       while (service.state().rounds < start + rounds) {
         service.poke();
         await new Promise((r) => setTimeout(r, 5));
       }
       const done = service.state().rounds - start;
-      return { requests: clusterRequests() - before, rounds: done, ms: Date.now() - t0 };
+      return { requests: (await clusterRequests()) - before, rounds: done, ms: Date.now() - t0 };
     },
     async close() {
       await service.stop();
-      await proxy.close();
+      await (remote ?? proxy)?.close();
       await sim.stop();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,0 +1,74 @@
+/**
+ * The counting proxy in a process of its own, for benchmarks that measure drydock's memory and
+ * CPU from its process: relaying thousands of nodes' watch streams costs the relaying process
+ * CPU, and the list responses it buffers leave the allocator holding pages, which an in-process
+ * proxy charged to drydock. The parent forks this module with the admin kubeconfig's path; it
+ * answers IPC messages `count` (requests and lease requests seen so far) and `close`.
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { startCountingProxy } from './counting-proxy.js';
+
+export interface ProxyCounts {
+  /** Requests other than lease renewals. */
+  readonly requests: number;
+  readonly leases: number;
+}
+
+export interface ProxyProcess {
+  readonly kubeconfig: string;
+  counts(): Promise<ProxyCounts>;
+  close(): Promise<void>;
+}
+
+type Reply = { kubeconfig: string } | { counts: ProxyCounts };
+
+export async function startProxyProcess(adminKubeconfigPath: string): Promise<ProxyProcess> {
+  const child = fork(fileURLToPath(import.meta.url), [adminKubeconfigPath], { stdio: 'inherit' });
+  const waiting: { resolve: (r: Reply) => void; reject: (e: Error) => void }[] = [];
+  const exited = new Promise<void>((resolve) =>
+    child.on('exit', (code) => {
+      for (const w of waiting.splice(0)) w.reject(new Error(`the counting proxy's process exited with ${code}`));
+      resolve();
+    }),
+  );
+  child.on('message', (m) => waiting.shift()?.resolve(m as Reply));
+  const next = (): Promise<Reply> => new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  const first = await next();
+  if (!('kubeconfig' in first)) throw new Error('the counting proxy did not start');
+  return {
+    kubeconfig: first.kubeconfig,
+    async counts() {
+      const reply = next();
+      child.send('count');
+      const r = await reply;
+      if (!('counts' in r)) throw new Error('the counting proxy answered out of turn');
+      return r.counts;
+    },
+    async close() {
+      child.send('close');
+      await exited;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(process.argv[2] ?? '');
+  const proxy = await startCountingProxy(kc);
+  const send = (m: Reply) => process.send?.(m);
+  process.on('message', (m) => {
+    if (m === 'count') {
+      let leases = 0;
+      for (const r of proxy.requests) if (r.lease) leases++;
+      send({ counts: { requests: proxy.requests.length - leases, leases } });
+    } else if (m === 'close') {
+      void proxy.close().then(() => process.disconnect());
+    }
+  });
+  send({ kubeconfig: proxy.kubeconfig });
+}
+
+// Imported by the parent for startProxyProcess: only the forked process runs the proxy.
+if (import.meta.url === `file://${process.argv[1]}` && process.send) await main();
