@@ -30,9 +30,14 @@ import { nodeHealth, REPLICAS } from './scale-world.js';
 const ROUNDS = 200;
 const SETTLE_MS = 3_000;
 const QUIET_MS = 20_000;
-/** How to reproduce a size's figures, with the V8 flags this run was given (a semi-space limit). */
+/** glibc's malloc settings this run was given (read from the environment at start), as `K=V `. */
+const MALLOC_ENV = Object.entries(process.env)
+  .filter(([k]) => k.startsWith('MALLOC_'))
+  .map(([k, v]) => `${k}=${v ?? ''} `)
+  .join('');
+/** How to reproduce a size's figures, with the V8 flags and malloc settings this run was given. */
 const COMMAND = (nodes: number) =>
-  `npx tsc -p . && DRYDOCK_BENCH_SCALE=${nodes} node ${[...process.execArgv, ''].join(' ')}dist/test/bench/scale.js`;
+  `npx tsc -p . && ${MALLOC_ENV}DRYDOCK_BENCH_SCALE=${nodes} node ${[...process.execArgv, ''].join(' ')}dist/test/bench/scale.js`;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
