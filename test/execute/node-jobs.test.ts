@@ -1,6 +1,7 @@
 /** Creating, reading and deleting what drydock runs on nodes, against a real API server (KWOK completes Job pods). */
 import assert from 'node:assert/strict';
 import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { httpStatus } from '../../src/execute/classify.js';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
 import {
   classifyError,
@@ -121,6 +122,16 @@ describe('node jobs against a real API server', function () {
     const live = await core.readNamespacedPod({ namespace: NS, name: pod.metadata?.name ?? '' });
     assert.equal(live.spec?.hostPID, true);
     assert.equal((await deleteRebootPod(NS, pod.metadata?.name ?? '', d)).kind, 'done');
+    // The delete is graceful: the pod lingers, terminating, until KWOK lets it go; deleting it
+    // again meanwhile is answered 200. Once it is gone, another delete is skipped.
+    await eventually('the reboot pod gone', async () => {
+      try {
+        await core.readNamespacedPod({ namespace: NS, name: pod.metadata?.name ?? '' });
+        return false;
+      } catch (err) {
+        return httpStatus(err) === 404;
+      }
+    });
     assert.equal((await deleteRebootPod(NS, pod.metadata?.name ?? '', d)).kind, 'skipped');
   });
 
