@@ -64,7 +64,8 @@ async function main(): Promise<void> {
       for (const r of proxy.requests) if (r.lease) leases++;
       send({ counts: { requests: proxy.requests.length - leases, leases } });
     } else if (m === 'close') {
-      void proxy.close().then(() => process.disconnect());
+      // The upstream watch connections would keep this process alive: it ends here.
+      void proxy.close().then(() => process.exit(0));
     }
   });
   send({ kubeconfig: proxy.kubeconfig });
