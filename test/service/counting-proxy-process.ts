@@ -8,15 +8,10 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import { startCountingProxy } from './counting-proxy.js';
+import { countsOf, startCountingProxy, type ProxyCounts } from './counting-proxy.js';
 
-export interface ProxyCounts {
-  /** Requests other than lease renewals. */
-  readonly requests: number;
-  readonly leases: number;
-}
-
-export interface ProxyProcess {
+/** A counting proxy as its user sees it, wherever it runs. */
+export interface ProxyCounter {
   readonly kubeconfig: string;
   counts(): Promise<ProxyCounts>;
   close(): Promise<void>;
@@ -24,7 +19,7 @@ export interface ProxyProcess {
 
 type Reply = { kubeconfig: string } | { counts: ProxyCounts };
 
-export async function startProxyProcess(adminKubeconfigPath: string): Promise<ProxyProcess> {
+export async function startProxyProcess(adminKubeconfigPath: string): Promise<ProxyCounter> {
   const child = fork(fileURLToPath(import.meta.url), [adminKubeconfigPath], { stdio: 'inherit' });
   const waiting: { resolve: (r: Reply) => void; reject: (e: Error) => void }[] = [];
   const exited = new Promise<void>((resolve) =>
@@ -59,11 +54,8 @@ async function main(): Promise<void> {
   const proxy = await startCountingProxy(kc);
   const send = (m: Reply) => process.send?.(m);
   process.on('message', (m) => {
-    if (m === 'count') {
-      let leases = 0;
-      for (const r of proxy.requests) if (r.lease) leases++;
-      send({ counts: { requests: proxy.requests.length - leases, leases } });
-    } else if (m === 'close') {
+    if (m === 'count') send({ counts: countsOf(proxy.requests) });
+    else if (m === 'close') {
       // The upstream watch connections would keep this process alive: it ends here.
       void proxy.close().then(() => process.exit(0));
     }

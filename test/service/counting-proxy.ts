@@ -24,6 +24,19 @@ export interface ProxiedRequest {
   answeredAt?: number;
 }
 
+export interface ProxyCounts {
+  /** Requests other than lease renewals. */
+  readonly requests: number;
+  readonly leases: number;
+}
+
+/** The requests seen, lease renewals counted apart. */
+export function countsOf(requests: readonly ProxiedRequest[]): ProxyCounts {
+  let leases = 0;
+  for (const r of requests) if (r.lease) leases++;
+  return { requests: requests.length - leases, leases };
+}
+
 export interface CountingProxy {
   readonly url: string;
   readonly requests: ProxiedRequest[];

@@ -15,8 +15,8 @@ import { plan } from '../../src/plan/index.js';
 import { directoryDesiredSource } from '../../src/service/directory-source.js';
 import { startService, type Service } from '../../src/service/service.js';
 import { fakeNode } from '../support/control-plane.js';
-import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
-import { startProxyProcess } from './counting-proxy-process.js';
+import { countsOf, startCountingProxy, type CountingProxy } from './counting-proxy.js';
+import { startProxyProcess, type ProxyCounter } from './counting-proxy-process.js';
 
 export const IDLE_IMAGE = 'registry.example/node-os:v1.0.0';
 
@@ -91,15 +91,12 @@ export async function startIdleWorld(
     host: '127.0.0.1',
     port: 0,
   });
-  const remote = proxyProcess ? await startProxyProcess(adminKubeconfigPath) : undefined;
-  const proxy = remote ? undefined : await startCountingProxy(admin);
-  const counts = async () => {
-    if (remote) return remote.counts();
-    const leases = proxy?.requests.filter((r) => r.lease).length ?? 0;
-    return { requests: (proxy?.requests.length ?? 0) - leases, leases };
-  };
+  const proxy = proxyProcess ? undefined : await startCountingProxy(admin);
+  const counter: ProxyCounter = proxy
+    ? { kubeconfig: proxy.kubeconfig, counts: async () => countsOf(proxy.requests), close: () => proxy.close() }
+    : await startProxyProcess(adminKubeconfigPath);
   const kc = new CountingKubeConfig();
-  kc.loadFromString(remote?.kubeconfig ?? proxy?.kubeconfig ?? '');
+  kc.loadFromString(counter.kubeconfig);
   await beforeService?.();
   const service = await startService({
     kubeConfig: kc,
@@ -118,13 +115,13 @@ export async function startIdleWorld(
     pollIntervalMs: 3_600_000,
     resyncMs: 3_600_000,
   });
-  const clusterRequests = async (): Promise<number> => (await counts()).requests;
+  const clusterRequests = async (): Promise<number> => (await counter.counts()).requests;
   return {
     service,
     proxy,
     sim,
     clusterRequests,
-    leaseRequests: async () => (await counts()).leases,
+    leaseRequests: async () => (await counter.counts()).leases,
     async idleRounds(rounds) {
       const start = service.state().rounds;
       const before = await clusterRequests();
@@ -138,7 +135,7 @@ export async function startIdleWorld(
     },
     async close() {
       await service.stop();
-      await (remote ?? proxy)?.close();
+      await counter.close();
       await sim.stop();
       rmSync(dir, { recursive: true, force: true });
     },
