@@ -225,6 +225,8 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       );
       const rss = mem.rss - baseline.rss;
       const heap = mem.heap - baseline.heap;
+      /** The target's allowance in bytes: 1 KiB per pod and 10 KiB per node. */
+      const allowance = pods * 1024 + nodes * 10 * 1024;
       const mib = (k: Exclude<keyof Memory, 'mappings' | 'spaces'>) =>
         `${((mem[k] - baseline[k]) / 2 ** 20).toFixed(1)} MiB`;
       console.log(
@@ -296,17 +298,11 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           'KiB',
           10,
         ),
-        figure(
-          'rssBudget',
-          'resident memory over baseline ÷ (1 KiB × pods + 10 KiB × nodes)',
-          rss / (pods * 1024 + nodes * 10 * 1024),
-          '×',
-          1,
-        ),
+        figure('rssBudget', 'resident memory over baseline ÷ (1 KiB × pods + 10 KiB × nodes)', rss / allowance, '×', 1),
         figure(
           'rssBudgetInOperation',
           `resident memory over baseline in operation (after ${QUIET_MS / 1000} s left alone, no forced GC) ÷ (1 KiB × pods + 10 KiB × nodes)`,
-          rssInOperation / (pods * 1024 + nodes * 10 * 1024),
+          rssInOperation / allowance,
           '×',
           1,
         ),
@@ -314,7 +310,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
         figure(
           'heapBudget',
           'JS heap used over baseline (after GC) ÷ (1 KiB × pods + 10 KiB × nodes)',
-          heap / (pods * 1024 + nodes * 10 * 1024),
+          heap / allowance,
           '×',
           null,
         ),
