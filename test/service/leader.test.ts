@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { CoordinationV1Api, CoreV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { useControlPlane, eventually } from '../support/control-plane.js';
+import { useControlPlane, eventually, retryOnConflict } from '../support/control-plane.js';
 import { startLeaderElection, type LeaderElector } from '../../src/service/leader.js';
 
 const logger = pino({ level: process.env.DRYDOCK_TEST_LOG ?? 'silent' });
@@ -22,14 +22,20 @@ describe('leader election against a real API server', function () {
     await Promise.all(electors.splice(0).map((e) => e.stop()));
   });
 
-  function candidate(identity: string, name: string, log: string[], onSyncRequested?: () => void): LeaderElector {
+  function candidate(
+    identity: string,
+    name: string,
+    log: string[],
+    onSyncRequested?: () => void,
+    timings: typeof timing = timing,
+  ): LeaderElector {
     const e = startLeaderElection({
       ...(onSyncRequested ? { onSyncRequested } : {}),
       kubeConfig: cp().adminKubeConfig(),
       namespace: 'drydock-system',
       name,
       identity,
-      ...timing,
+      ...timings,
       logger,
       onStartedLeading: () => log.push(`${identity}+`),
       onStoppedLeading: () => log.push(`${identity}-`),
@@ -40,9 +46,12 @@ describe('leader election against a real API server', function () {
 
   it('elects exactly one of two replicas, and hands over at once when the leader stops', async () => {
     const log: string[] = [];
-    const a = candidate('a', 'lease-1', log);
+    // A long lease, so that a take-over by expiry (15 s) and one by release (a retry period)
+    // stay far apart however loaded the machine is.
+    const slow = { ...timing, leaseDurationMs: 15_000, renewDeadlineMs: 10_000 };
+    const a = candidate('a', 'lease-1', log, undefined, slow);
     await eventually('a leads', async () => a.isLeader());
-    const b = candidate('b', 'lease-1', log);
+    const b = candidate('b', 'lease-1', log, undefined, slow);
     await new Promise((r) => setTimeout(r, 800));
     assert.equal(b.isLeader(), false);
     const t0 = Date.now();
@@ -50,7 +59,7 @@ describe('leader election against a real API server', function () {
     assert.equal(a.isLeader(), false);
     await eventually('b leads', async () => b.isLeader());
     // Released, not expired: faster than a lease duration.
-    assert.ok(Date.now() - t0 < timing.leaseDurationMs, `took ${Date.now() - t0} ms`);
+    assert.ok(Date.now() - t0 < slow.leaseDurationMs, `took ${Date.now() - t0} ms`);
     assert.deepEqual(log, ['a+', 'a-', 'b+']);
     const lease = await cp()
       .adminKubeConfig()
@@ -65,21 +74,25 @@ describe('leader election against a real API server', function () {
     const a = candidate('a', 'lease-2', log);
     await eventually('a leads', async () => a.isLeader());
     const coord = cp().adminKubeConfig().makeApiClient(CoordinationV1Api);
-    const lease = await coord.readNamespacedLease({ name: 'lease-2', namespace: 'drydock-system' });
-    await coord.replaceNamespacedLease({
-      name: 'lease-2',
-      namespace: 'drydock-system',
-      body: {
-        ...lease,
-        spec: {
-          ...lease.spec,
-          holderIdentity: 'intruder',
-          renewTime: new V1MicroTime(Date.now()),
-          leaseDurationSeconds: 30,
+    // The leader renews every retry period, so its renewal can land between our read and our
+    // replace (409): an intruder takes the lease as any client would, reading it again.
+    await retryOnConflict(async () => {
+      const lease = await coord.readNamespacedLease({ name: 'lease-2', namespace: 'drydock-system' });
+      await coord.replaceNamespacedLease({
+        name: 'lease-2',
+        namespace: 'drydock-system',
+        body: {
+          ...lease,
+          spec: {
+            ...lease.spec,
+            holderIdentity: 'intruder',
+            renewTime: new V1MicroTime(Date.now()),
+            leaseDurationSeconds: 30,
+          },
         },
-      },
+      });
     });
-    await eventually('a steps down', async () => !a.isLeader(), { timeoutMs: 5_000, intervalMs: 50 });
+    await eventually('a steps down', async () => !a.isLeader(), { timeoutMs: 10_000, intervalMs: 50 });
     assert.deepEqual(log, ['a+', 'a-']);
   });
 

@@ -88,6 +88,21 @@ export async function eventually<T>(
   }
 }
 
+/**
+ * Runs a read-modify-write `fn` again while the API server answers 409 Conflict, as any client
+ * that writes an object a controller also writes must (the object changed between the read and
+ * the write). Gives up after `attempts` conflicts with the last one.
+ */
+export async function retryOnConflict<T>(fn: () => Promise<T>, attempts = 10): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (statusOf(err) !== 409 || i >= attempts) throw err;
+    }
+  }
+}
+
 /** HTTP status of a client-node error (ApiException), or undefined. */
 export function statusOf(err: unknown): number | undefined {
   return err instanceof ApiException ? err.code : undefined;
