@@ -92,7 +92,7 @@ describe('e2e: blockers, and drydock plan as a read-only user', function () {
     this.timeout(120_000);
     ({ sim, repo, cacheDir } = await startWorld(cp(), dirs));
     const kc = cp().adminKubeConfig();
-    // A reader: deploy/plan-reader.yaml's ClusterRole, the one the README gives CI.
+    // A reader: deploy/plan-reader.yaml's ClusterRole, the one docs/guides/ci.md gives CI.
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
     const reader = parseAllDocuments(readFileSync(path.join(ROOT, 'deploy/plan-reader.yaml'), 'utf8')).map(
       (d) => d.toJS() as { kind: string; rules?: V1PolicyRule[] },

@@ -99,7 +99,7 @@ describe('execute against a real API server', function () {
         annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.operation]: 'NodeImage/worker@r1' },
       },
     ]);
-    // The README's command, run as a person runs it.
+    // The sandbox's command (docs/getting-started.md), run as a person runs it.
     const kubectl = (): string => {
       const r = spawnSync(
         path.join(resolveBinDir(), 'kubectl'),

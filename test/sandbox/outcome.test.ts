@@ -98,10 +98,10 @@ describe('drydock sandbox outcome', () => {
     for (const [text, ms] of durations) it(`${text} → ${String(ms)}`, () => assert.equal(parseDuration(text), ms));
   });
 
-  it('the README shows the commands the sandbox prints, line for line', () => {
-    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    const block = /It prints how to use it by hand:\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
-    assert.ok(block !== undefined, 'README has no sandbox how-to block');
+  it('docs/getting-started.md shows the commands the sandbox prints, line for line', () => {
+    const page = readFileSync(path.join(root, 'docs/getting-started.md'), 'utf8');
+    const block = /It prints how to use it by hand:\n\n```sh\n([\s\S]*?)```/.exec(page)?.[1];
+    assert.ok(block !== undefined, 'docs/getting-started.md has no sandbox how-to block');
     const printed = instructions({
       kubeconfig: '.state/sandbox/control-plane/admin.kubeconfig',
       binDir: '~/.cache/drydock/k8s-1.36.3/bin',

@@ -131,7 +131,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     if (started) process.stderr.write(`      (${summary()})\n`);
   });
 
-  /** The figures the README reports: kill points per scenario and per kind of call, observations, violations, time. */
+  /** The figures docs/contributing/reliability.md reports: kill points per scenario and per kind of call, observations, violations, time. */
   function summary(): string {
     const tally = (when: KillPoint['when']): string => {
       const m = new Map<string, number>();

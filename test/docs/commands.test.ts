@@ -1,20 +1,21 @@
 /**
- * The README's commands, run as it writes them, against the real thing: `npm run control-plane`
- * (started, used, stopped with Ctrl-C), the sim cloud's command with the README's groups.yaml,
- * `kubectl apply -k deploy/`, `drydock plan --format markdown` and `drydock run` from the
- * service section, `drydock status` from the Git section, and the CI kubeconfig lines. Each
- * command is read from the README's fenced blocks; only the README's placeholders (the example
- * URL, `~/.kube/config`, the example ports, `…` secrets) are replaced with the running ones, and
- * a placeholder the README no longer holds fails the test, so the test follows the README.
+ * The docs' commands, run as the pages write them, against the real thing: `npm run control-plane`
+ * (started, used, stopped with Ctrl-C) from docs/contributing/testing.md, the sim cloud's command
+ * with its groups.yaml from docs/reference/sim-cloud.md, the kustomize walkthrough from
+ * docs/guides/deploy.md, `drydock run` and `drydock plan` from docs/reference/service.md,
+ * `drydock status` from docs/concepts/status-branch.md, and the CI kubeconfig lines from
+ * docs/guides/ci.md. Each command is read from the page's fenced blocks; only the pages'
+ * placeholders (the example URL, `~/.kube/config`, the example ports, `…` secrets) are replaced
+ * with the running ones, and a placeholder a page no longer holds fails the test, so the test
+ * follows the docs. test/docs/registry.ts lists which test covers each block.
  *
- * The sandbox's own how-to block is run in test/sandbox/scenario.test.ts (and compared with the
- * README in outcome.test.ts); `drydock validate examples-repo` in validate.test.ts.
+ * The sandbox's own how-to block is run in test/sandbox/scenario.test.ts (and compared with
+ * docs/getting-started.md in outcome.test.ts); `drydock validate` in docs.test.ts.
  */
 import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { resolveBinDir } from '../../src/sandbox/control-plane/index.js';
 import { freePorts } from '../../src/sandbox/control-plane/processes.js';
@@ -29,51 +30,14 @@ import {
   withUser,
   type GitServer,
 } from '../support/git-server.js';
+import { block, command, commands, fill, root } from './blocks.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-
-interface Block {
-  readonly lang: string;
-  readonly text: string;
-}
-
-function readmeBlocks(): Block[] {
-  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-  return [...readme.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1] ?? '', text: m[2] ?? '' }));
-}
-
-/** The README's block holding `marker`. */
-function block(marker: string, lang = 'sh'): string {
-  const found = readmeBlocks().filter((b) => b.lang === lang && b.text.includes(marker));
-  assert.equal(found.length, 1, `README has ${found.length} ${lang} blocks holding ${JSON.stringify(marker)}`);
-  return found[0]!.text;
-}
-
-/** The commands of a shell block: continuations joined, comments dropped. */
-function commands(text: string): string[] {
-  return text
-    .replace(/\\\n\s*/g, '')
-    .split('\n')
-    .map((l) => l.replace(/\s{2,}#.*$/, '').trim())
-    .filter((l) => l !== '' && !l.startsWith('#'));
-}
-
-/** The one command of `text` that starts with `start`. */
-function command(text: string, start: string): string {
-  const found = commands(text).filter((c) => c.startsWith(start));
-  assert.equal(found.length, 1, `README block has ${found.length} commands starting ${JSON.stringify(start)}`);
-  return found[0]!;
-}
-
-/** `line` with each README placeholder replaced; a placeholder it does not hold is a README change to follow. */
-function fill(line: string, values: readonly (readonly [string, string])[]): string {
-  let out = line;
-  for (const [placeholder, value] of values) {
-    assert.ok(out.includes(placeholder), `${JSON.stringify(placeholder)} is no longer in: ${line}`);
-    out = out.split(placeholder).join(value);
-  }
-  return out;
-}
+const TESTING = 'docs/contributing/testing.md';
+const SIM_CLOUD = 'docs/reference/sim-cloud.md';
+const DEPLOY = 'docs/guides/deploy.md';
+const SERVICE = 'docs/reference/service.md';
+const STATUS = 'docs/concepts/status-branch.md';
+const CI = 'docs/guides/ci.md';
 
 interface Running {
   readonly child: ChildProcess;
@@ -128,7 +92,7 @@ async function shell(
   return { status, out };
 }
 
-describe('the README, run as written', function () {
+describe('the docs, run as written', function () {
   this.timeout(10 * 60_000);
   const tmp = { dir: '', remove: (): void => undefined };
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
@@ -149,7 +113,7 @@ describe('the README, run as written', function () {
       if (process.env.DRYDOCK_SKIP_CONTROL_PLANE === '1') this.skip();
       throw err;
     }
-    Object.assign(tmp, tempDir('drydock-readme-'));
+    Object.assign(tmp, tempDir('drydock-docs-'));
     clone = path.join(tmp.dir, 'fleet');
     env.XDG_CACHE_HOME = path.join(tmp.dir, 'cache');
   });
@@ -164,8 +128,8 @@ describe('the README, run as written', function () {
   const kubectl = (args: string, extra: NodeJS.ProcessEnv = {}): Promise<{ status: number | null; out: string }> =>
     shell(`kubectl ${args}`, { ...env, ...extra });
 
-  it('npm run control-plane -- --nodes 3 prints the two lines the README shows, and kubectl sees the nodes', async () => {
-    const text = block('npm run control-plane');
+  it(`${TESTING}: npm run control-plane -- --nodes 3 prints the two lines shown, and kubectl sees the nodes`, async () => {
+    const text = block(TESTING, 'npm run control-plane');
     controlPlane = start(command(text, 'npm run control-plane -- --nodes'), env);
     await until(
       'the export lines',
@@ -174,7 +138,7 @@ describe('the README, run as written', function () {
       controlPlane,
     );
     const printed = controlPlane.output().match(/^export \w+=.*$/gm) ?? [];
-    // The README shows them as comments, with … and ~ where paths vary.
+    // The page shows them as comments, with … and ~ where paths vary.
     const shown = text.match(/^# export \w+=\S+/gm) ?? [];
     assert.equal(printed.length, shown.length, controlPlane.output());
     shown.forEach((s, i) => {
@@ -195,10 +159,10 @@ describe('the README, run as written', function () {
     );
   });
 
-  it("the sim cloud's command, with the README's groups.yaml, joins its group as nodes", async () => {
-    const groups = block('# groups.yaml', 'yaml');
+  it(`${SIM_CLOUD}: the sim cloud's command, with the page's groups.yaml, joins its group as nodes`, async () => {
+    const groups = block(SIM_CLOUD, '# groups.yaml', 'yaml');
     writeFileSync(path.join(tmp.dir, 'groups.yaml'), groups);
-    const line = fill(command(block('npx drydock sim-cloud'), 'npx drydock sim-cloud'), [
+    const line = fill(command(block(SIM_CLOUD, 'npx drydock sim-cloud'), 'npx drydock sim-cloud'), [
       ['.sim', path.join(tmp.dir, 'sim')],
       ['groups.yaml', path.join(tmp.dir, 'groups.yaml')],
       ['admin.kubeconfig', kubeconfig],
@@ -224,21 +188,42 @@ describe('the README, run as written', function () {
     );
   });
 
-  it('kubectl apply -k deploy/ creates what the service and CI need', async () => {
-    const r = await kubectl('apply -k deploy/');
-    assert.equal(r.status, 0, r.out);
-    assert.match(r.out, /serviceaccount\/drydock-plan created/);
+  it(`${DEPLOY}: the walkthrough's overlay, applied with the Git Secret, runs the image it names`, async () => {
+    // The overlay beside deploy/, as the page has it, in a directory of its own here.
+    const overlay = path.join(tmp.dir, 'my-cluster');
+    mkdirSync(overlay);
+    const kustomization = block(DEPLOY, '# my-cluster/kustomization.yaml', 'yaml');
+    writeFileSync(
+      path.join(overlay, 'kustomization.yaml'),
+      fill(kustomization, [['- ../deploy', `- ${path.relative(overlay, path.join(root, 'deploy'))}`]]),
+    );
+    const image = parse(kustomization) as { images: { newName: string; newTag: string }[] };
+    const lines = commands(block(DEPLOY, 'kubectl apply -k my-cluster/'));
+    assert.equal(lines.length, 3, lines.join('\n'));
+    for (const l of lines) {
+      const line = fill(l, l.startsWith('kubectl apply') ? [['my-cluster/', overlay]] : []);
+      const r = await shell(line, env, tmp.dir);
+      assert.equal(r.status, 0, `${line}\n${r.out}`);
+      if (l.startsWith('kubectl apply')) assert.match(r.out, /serviceaccount\/drydock-plan created/);
+    }
+    const ran = await kubectl(
+      "-n drydock-system get deployment drydock -o jsonpath='{.spec.template.spec.containers[0].image}'",
+    );
+    assert.equal(ran.out, `${image.images[0]?.newName ?? ''}:${image.images[0]?.newTag ?? ''}`);
+    const secret = await kubectl('-n drydock-system get secret drydock-git -o jsonpath={.data}');
+    assert.match(secret.out, /DRYDOCK_GIT_TOKEN/, secret.out);
   });
 
-  it('drydock plan --format markdown plans a clone of the fleet repository against the cluster and the cloud', async () => {
+  it(`${SERVICE}: drydock plan --format markdown plans a clone of the fleet repository against the cluster and cloud`, async () => {
     server = await startTestGitServer();
     server.createBareRepo('fleet.git');
     repoUrl = server.repoUrl('fleet.git');
-    const group = (parse(block('# groups.yaml', 'yaml')) as { groups: { id: string; image: string }[] }).groups[0]!;
+    const group = (parse(block(SIM_CLOUD, '# groups.yaml', 'yaml')) as { groups: { id: string; image: string }[] })
+      .groups[0]!;
     mkdirSync(path.join(clone, 'specs'), { recursive: true });
     writeFileSync(
       path.join(clone, 'drydock.yaml'),
-      'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: readme\npaths: [specs]\n',
+      'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\ncluster: docs\npaths: [specs]\n',
     );
     writeFileSync(
       path.join(clone, 'specs', 'worker.yaml'),
@@ -255,12 +240,12 @@ describe('the README, run as written', function () {
     await git(clone, ['remote', 'add', 'origin', withUser(repoUrl)]);
     await git(clone, ['push', '-q', '-u', 'origin', 'main']);
 
-    const line = fill(command(block('npx drydock run'), 'npx drydock plan'), [
+    const line = fill(command(block(SERVICE, 'npx drydock run'), 'npx drydock plan'), [
       ['../fleet', clone],
       ['~/.kube/config', kubeconfig],
       ['http://127.0.0.1:7070', cloudUrl],
     ]);
-    // The README's groups.yaml throttles 2 % of cloud calls: a plan that met one says so, and is run again.
+    // The sim cloud page's groups.yaml throttles 2 % of cloud calls: a plan that met one says so, and is run again.
     let r = await shell(line, env);
     for (let i = 0; i < 5 && r.status === 0 && /throttled|transient/i.test(r.out); i++) r = await shell(line, env);
     assert.equal(r.status, 0, r.out);
@@ -269,12 +254,12 @@ describe('the README, run as written', function () {
     assert.match(r.out, new RegExp(`${group.image}-next`), r.out);
   });
 
-  it('drydock run, as the README starts it, serves its endpoints, writes the status branch and stops on SIGTERM', async () => {
+  it(`${SERVICE}: drydock run, as the page starts it, serves its endpoints, writes the status branch and stops on SIGTERM`, async () => {
     const [listen] = await freePorts(1);
-    const line = fill(command(block('npx drydock run'), 'DRYDOCK_GIT_USERNAME='), [
+    const line = fill(command(block(SERVICE, 'npx drydock run'), 'DRYDOCK_GIT_USERNAME='), [
       ['DRYDOCK_GIT_USERNAME=alice', `DRYDOCK_GIT_USERNAME=${TEST_USER.username}`],
       ['DRYDOCK_GIT_PASSWORD=…', `DRYDOCK_GIT_PASSWORD=${TEST_USER.password}`],
-      ['DRYDOCK_WEBHOOK_SECRET=…', 'DRYDOCK_WEBHOOK_SECRET=readme-secret'],
+      ['DRYDOCK_WEBHOOK_SECRET=…', 'DRYDOCK_WEBHOOK_SECRET=docs-secret'],
       ['https://git.example.com/platform/fleet.git', repoUrl],
       ['~/.kube/config', kubeconfig],
       ['http://127.0.0.1:7070', cloudUrl],
@@ -308,24 +293,30 @@ describe('the README, run as written', function () {
     assert.doesNotMatch(service.output(), new RegExp(TEST_USER.password), 'the password reached the log');
   });
 
-  it("drydock status and git log, from the README's Git section, read the status branch", async () => {
-    const text = block('npx drydock status --repo https://git.example.com/fleet.git');
-    // The first of the block's status lines (the next ones: a clone's other branch, --watch).
-    const first = commands(text).find((c) => c.startsWith('npx drydock status')) ?? '';
-    const status = await shell(fill(first, [['https://git.example.com/fleet.git', withUser(repoUrl)]]), env);
+  it(`${STATUS}: drydock status, in its forms, and git log read the status branch`, async () => {
+    const text = block(STATUS, 'npx drydock status --repo');
+    const [url, json, watch] = commands(text).filter((c) => c.startsWith('npx drydock status'));
+    const status = await shell(fill(url ?? '', [['https://git.example.com/fleet.git', withUser(repoUrl)]]), env);
     assert.equal(status.status, 0, status.out);
     assert.match(status.out, /\| \[NodeImage\/worker\]\([^)]*\) \| \w+ \|/, status.out);
     assert.doesNotMatch(status.out, new RegExp(TEST_USER.password));
     await git(clone, ['fetch', '-q', 'origin'], gitEnv(1));
+    const asJson = await shell(fill(json ?? '', [['../fleet', clone]]), env);
+    assert.equal(asJson.status, 0, asJson.out);
+    assert.ok(JSON.stringify(JSON.parse(asJson.out)).includes('NodeImage'), asJson.out);
     const log = await shell(command(text, 'git log'), env, clone);
     assert.equal(log.status, 0, log.out);
     assert.match(log.out, /^[0-9a-f]{7,} status: /m, log.out);
+    // --watch prints the table, then follows: stopped once it has printed.
+    const watching = start(fill(watch ?? '', [['https://git.example.com/fleet.git', withUser(repoUrl)]]), env);
+    await until('the watched table', () => /\| \[NodeImage\/worker\]/.test(watching.output()), 60_000, watching);
+    await stop(watching, 'SIGTERM');
   });
 
-  it('the CI kubeconfig lines make a kubeconfig drydock plan reads the cluster with, and nothing more', async () => {
+  it(`${CI}: the kubeconfig lines make a kubeconfig drydock plan reads the cluster with, and nothing more`, async () => {
     const ci = path.join(tmp.dir, 'ci');
     mkdirSync(ci);
-    const lines = commands(block('kubectl -n drydock-system create token drydock-plan'));
+    const lines = commands(block(CI, 'create token drydock-plan'));
     for (const l of lines) {
       const r = await shell(l, env, ci);
       assert.equal(r.status, 0, `${l}\n${r.out}`);
@@ -333,7 +324,7 @@ describe('the README, run as written', function () {
     const asCi = { ...env, KUBECONFIG: path.join(ci, 'ci.kubeconfig') };
     assert.match((await kubectl('auth can-i list pods -A', asCi)).out, /^yes$/m);
     assert.match((await kubectl('auth can-i patch nodes', asCi)).out, /^no$/m);
-    const plan = fill(command(block('npx drydock run'), 'npx drydock plan'), [
+    const plan = fill(command(block(SERVICE, 'npx drydock run'), 'npx drydock plan'), [
       ['../fleet', clone],
       ['~/.kube/config', path.join(ci, 'ci.kubeconfig')],
       ['http://127.0.0.1:7070', cloudUrl],
