@@ -4,6 +4,7 @@
  * one on disk differs from what its source gives now.
  */
 import { annotationsPage } from './annotations.js';
+import { benchmarksPage } from './benchmarks.js';
 import { cliPage } from './cli.js';
 import { formatted, type Page } from './markdown.js';
 import { metricsPage } from './metrics.js';
@@ -15,5 +16,6 @@ export async function generatePages(): Promise<Page[]> {
     formatted('docs/reference/annotations.md', annotationsPage().markdown),
     formatted('docs/reference/cli.md', cliPage().markdown),
     formatted('docs/reference/metrics.md', metricsPage().markdown),
+    formatted('BENCHMARKS.md', benchmarksPage().markdown),
   ]);
 }
