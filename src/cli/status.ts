@@ -13,12 +13,16 @@ export function register(program: Command, done: (code: ExitCode) => void): void
   program
     .command('status')
     .description('print the status branch: every spec, its phase, progress and what it waits for')
-    .requiredOption(
-      '--repo <url|path>',
-      'repository holding the status branch (http(s) URL or local path)',
-      process.env.DRYDOCK_REPO,
+    .addOption(
+      new Option('--repo <url|path>', 'repository holding the status branch (http(s) URL or local path)')
+        .env('DRYDOCK_REPO')
+        .makeOptionMandatory(),
     )
-    .option('--status-branch <name>', 'the status branch', process.env.DRYDOCK_STATUS_BRANCH ?? DEFAULT_STATUS_BRANCH)
+    .addOption(
+      new Option('--status-branch <name>', 'the status branch')
+        .env('DRYDOCK_STATUS_BRANCH')
+        .default(DEFAULT_STATUS_BRANCH),
+    )
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--git-token-file <file>', 'file holding a Git token (or set DRYDOCK_GIT_TOKEN)')
     .option('--cache-dir <dir>', 'root of the Git cache clones')

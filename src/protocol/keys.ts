@@ -11,6 +11,7 @@ export const DRYDOCK_PREFIX = 'drydock.dev/';
 export const ANNOTATIONS = {
   /** Kind/name@revision: the per-node lock. */
   operation: 'drydock.dev/operation',
+  /** Where the node is in its operation: one of NODE_PHASES (Pending … Done, Failed). */
   phase: 'drydock.dev/phase',
   /** ISO 8601 time the phase was entered. */
   phaseSince: 'drydock.dev/phase-since',
@@ -59,14 +60,16 @@ export const ANNOTATIONS = {
 } as const;
 
 export const LABELS = {
-  /** On objects drydock creates: which operation (Kind.name) and node they belong to. */
+  /** On objects drydock creates: which operation (Kind.name) they belong to. */
   operation: 'drydock.dev/operation',
+  /** On objects drydock creates: which node they belong to. */
   node: 'drydock.dev/node',
   /**
    * On a node: the drydock.dev/phase annotation's value, kept in step with it, because
    * `kubectl get nodes -L` and label selectors read labels, never annotations.
    */
   phase: 'drydock.dev/phase',
+  /** On objects drydock creates: "drydock", Kubernetes' well-known label for the tool that manages them. */
   managedBy: 'app.kubernetes.io/managed-by',
 } as const;
 

@@ -1,7 +1,7 @@
 /**
  * API writes as the counting proxy saw them, told apart by verb, resource and (for node
  * patches) which fields they set, so the excess over the steps' minimum is visible; and the
- * minimum itself, written out step by step (BENCHMARKS.md explains each).
+ * minimum itself, written out step by step (docs/benchmarks/api-writes.md explains each).
  */
 import { apiCallOf, callKey } from '../e2e/api-calls.js';
 import type { ProxiedRequest } from '../service/counting-proxy.js';
