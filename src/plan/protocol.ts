@@ -4,7 +4,7 @@
  * annotations are editable by anyone with kubectl.
  */
 import type { ObservedNode } from '../observe/types.js';
-import { ANNOTATIONS, NODE_PHASES, type NodePhase } from '../protocol/keys.js';
+import { ANNOTATIONS, NODE_PHASES, nodeImageRecordKey, type NodePhase } from '../protocol/keys.js';
 import type { SpecKind } from '../spec/model.js';
 
 /** Phases in which a node is unavailable to workloads. */
@@ -73,6 +73,26 @@ export function parseInstant(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
   return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** What a replacement node records of the NodeImage revision that made it (nodeimage.drydock.dev/<name>). */
+export interface ReplacementRecord {
+  readonly revision: string;
+  /** When the replacement was marked Done: a canary's soak counts from it. */
+  readonly doneAt: number;
+}
+
+/** The record's annotation: "<revision> <ISO time>". */
+export function replacementRecord(name: string, revision: string, doneAt: string): Record<string, string> {
+  return { [nodeImageRecordKey(name)]: `${revision} ${doneAt}` };
+}
+
+export function readReplacementRecord(node: ObservedNode, name: string): ReplacementRecord | undefined {
+  const value = node.annotations[nodeImageRecordKey(name)];
+  const space = value?.lastIndexOf(' ') ?? -1;
+  if (value === undefined || space <= 0) return undefined;
+  const doneAt = parseInstant(value.slice(space + 1));
+  return doneAt === undefined ? undefined : { revision: value.slice(0, space), doneAt };
 }
 
 export function failureCount(node: ObservedNode): number {

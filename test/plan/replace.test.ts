@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
+import { nodeImageRecordKey } from '../../src/protocol/keys.js';
 import {
   at,
   cloudGroup,
@@ -256,6 +257,8 @@ describe('plan: replace rollout steps', () => {
               [ANNOTATIONS.operation]: LOCK,
               [ANNOTATIONS.phase]: 'Done',
               [ANNOTATIONS.phaseSince]: iso(160),
+              // The rollout's own record, which no other operation on the node writes over.
+              [nodeImageRecordKey('workers')]: `workers-img:v2 ${iso(160)}`,
             },
           },
           {

@@ -13,7 +13,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { drainLeft, drainView, podKey, preflight } from '../drain.js';
 import { readyAt, type HealthCheck } from '../health.js';
-import { failureCount, holdsLock, labelsToCopy, nodePhase, parseInstant } from '../protocol.js';
+import { failureCount, holdsLock, labelsToCopy, nodePhase, parseInstant, replacementRecord } from '../protocol.js';
 import { addInFlight, replacementOf, since, type Entry, type RolloutContext } from './context.js';
 import { evictedBack, evictedRecord } from './evicted.js';
 import { fail, gateFailed } from './failure.js';
@@ -158,6 +158,8 @@ function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: 
       [ANNOTATIONS.operation]: ctx.lock,
       [ANNOTATIONS.phase]: 'Done',
       [ANNOTATIONS.phaseSince]: ctx.nowIso,
+      // The rollout's own record of it, which no other operation on the node writes over.
+      ...replacementRecord(ctx.image.name, ctx.image.revision, ctx.nowIso),
     },
     reason: `${ready}; marked Done as the node replacing ${e.instance.id}`,
   });
