@@ -52,6 +52,15 @@ export function nodePhase(node: ObservedNode): NodePhase | undefined {
 }
 
 /**
+ * Whether the operation holding the node is finished with it without Done: Failed or Skipped
+ * (plan/outcome.ts). The lock stays as the record; nothing of it is in flight.
+ */
+export function isSettled(node: ObservedNode): boolean {
+  const phase = nodePhase(node);
+  return phase === 'Failed' || phase === 'Skipped';
+}
+
+/**
  * Whether the node is held by an operation: the lock is released by Done (a replacement
  * node keeps its annotations as a record) and kept by Failed (a person must look first).
  */
@@ -111,6 +120,13 @@ export const RELEASE_ANNOTATIONS: Readonly<Record<string, null>> = {
   [ANNOTATIONS.reason]: null,
   [ANNOTATIONS.failures]: null,
 };
+
+/** RELEASE_ANNOTATIONS, and drydock.dev/halts where a halted drain left it. */
+export function releaseAnnotations(node: ObservedNode): Record<string, null> {
+  return node.annotations[ANNOTATIONS.halts] !== undefined
+    ? { ...RELEASE_ANNOTATIONS, [ANNOTATIONS.halts]: null }
+    : { ...RELEASE_ANNOTATIONS };
+}
 
 /**
  * Labels never copied from an old node to its replacement: the kubelet, the cloud or drydock

@@ -22,11 +22,16 @@ export const ANNOTATIONS = {
   replacedBy: 'drydock.dev/replaced-by',
   /** On a replacement node: the instance id it replaces. */
   replaces: 'drydock.dev/replaces',
-  /** Why the node is Failed / halted, in words a person can act on. */
+  /** Why the node is Failed / halted / Skipped, in words a person can act on. */
   reason: 'drydock.dev/reason',
   /**
+   * "true" on a Failed node whose failure halts its spec whatever stopOnFailure says
+   * (drain.onTimeout halt): the node stays cordoned and the report says why (plan/outcome.ts).
+   */
+  halts: 'drydock.dev/halts',
+  /**
    * On an old node: how many replacement attempts failed (instances that did not join in
-   * time, drains skipped). Rebuildable: it lives on the node, and goes with it.
+   * time, health gates timed out). Rebuildable: it lives on the node, and goes with it.
    */
   failures: 'drydock.dev/failures',
   /**
@@ -103,6 +108,11 @@ export const NODE_PHASES = [
   'Rebooting',
   'Verifying',
   'Done',
+  /**
+   * Given back without its operation (drain.onTimeout skipNode): uncordoned, no failure; the
+   * lock stays as the record that this revision is finished with the node (plan/outcome.ts).
+   */
+  'Skipped',
   'Failed',
 ] as const;
 
