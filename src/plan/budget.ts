@@ -7,7 +7,7 @@
  */
 import type { ObservedNode } from '../observe/types.js';
 import type { RepoConfig } from '../spec/model.js';
-import { holdsLock, isUnavailable, nodePhase } from './protocol.js';
+import { holdsLock, isSettled, isUnavailable } from './protocol.js';
 import { resolveQuantity } from './quantity.js';
 
 export class ClusterBudget {
@@ -26,11 +26,12 @@ export class ClusterBudget {
     for (const node of nodes) {
       // A Failed node releases its share, even one kept cordoned (onFailure keepCordoned, a
       // halted drain): it waits for a person, and must not hold every other operation back.
-      if (nodePhase(node) === 'Failed' && holdsLock(node)) continue;
+      // A Skipped one was given back to its workloads.
+      if (isSettled(node) && holdsLock(node)) continue;
       if (isUnavailable(node)) {
         this.unavailable++;
         this.used++;
-      } else if (holdsLock(node) && nodePhase(node) !== 'Failed') {
+      } else if (holdsLock(node)) {
         this.used++;
       }
     }

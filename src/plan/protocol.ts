@@ -4,7 +4,7 @@
  * annotations are editable by anyone with kubectl.
  */
 import type { ObservedNode } from '../observe/types.js';
-import { ANNOTATIONS, NODE_PHASES, type NodePhase } from '../protocol/keys.js';
+import { ANNOTATIONS, NODE_PHASES, nodeImageRecordKey, type NodePhase } from '../protocol/keys.js';
 import type { SpecKind } from '../spec/model.js';
 
 /** Phases in which a node is unavailable to workloads. */
@@ -52,6 +52,15 @@ export function nodePhase(node: ObservedNode): NodePhase | undefined {
 }
 
 /**
+ * Whether the operation holding the node is finished with it without Done: Failed or Skipped
+ * (plan/outcome.ts). The lock stays as the record; nothing of it is in flight.
+ */
+export function isSettled(node: ObservedNode): boolean {
+  const phase = nodePhase(node);
+  return phase === 'Failed' || phase === 'Skipped';
+}
+
+/**
  * Whether the node is held by an operation: the lock is released by Done (a replacement
  * node keeps its annotations as a record) and kept by Failed (a person must look first).
  */
@@ -75,6 +84,26 @@ export function parseInstant(value: string | undefined): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
+/** What a replacement node records of the NodeImage revision that made it (nodeimage.drydock.dev/<name>). */
+export interface ReplacementRecord {
+  readonly revision: string;
+  /** When the replacement was marked Done: a canary's soak counts from it. */
+  readonly doneAt: number;
+}
+
+/** The record's annotation: "<revision> <ISO time>". */
+export function replacementRecord(name: string, revision: string, doneAt: string): Record<string, string> {
+  return { [nodeImageRecordKey(name)]: `${revision} ${doneAt}` };
+}
+
+export function readReplacementRecord(node: ObservedNode, name: string): ReplacementRecord | undefined {
+  const value = node.annotations[nodeImageRecordKey(name)];
+  const space = value?.lastIndexOf(' ') ?? -1;
+  if (value === undefined || space <= 0) return undefined;
+  const doneAt = parseInstant(value.slice(space + 1));
+  return doneAt === undefined ? undefined : { revision: value.slice(0, space), doneAt };
+}
+
 export function failureCount(node: ObservedNode): number {
   const value = node.annotations[ANNOTATIONS.failures];
   if (value === undefined || !/^\d+$/.test(value)) return 0;
@@ -91,6 +120,13 @@ export const RELEASE_ANNOTATIONS: Readonly<Record<string, null>> = {
   [ANNOTATIONS.reason]: null,
   [ANNOTATIONS.failures]: null,
 };
+
+/** RELEASE_ANNOTATIONS, and drydock.dev/halts where a halted drain left it. */
+export function releaseAnnotations(node: ObservedNode): Record<string, null> {
+  return node.annotations[ANNOTATIONS.halts] !== undefined
+    ? { ...RELEASE_ANNOTATIONS, [ANNOTATIONS.halts]: null }
+    : { ...RELEASE_ANNOTATIONS };
+}
 
 /**
  * Labels never copied from an old node to its replacement: the kubelet, the cloud or drydock

@@ -149,6 +149,11 @@ export type WaitCode =
   | 'autoscaler'
   /** A node failed and is left as it is (not halting the rollout) until a person looks. */
   | 'failed'
+  /**
+   * A node was given back without its operation (drain.onTimeout skipNode): no failure; it is
+   * left as it is until a person looks or the spec changes.
+   */
+  | 'skipped'
   /** A node operation's Job is starting or running. */
   | 'job'
   /** An UpgradeGate's Job for a node is starting or running. */

@@ -23,11 +23,16 @@ export const ANNOTATIONS = {
   replacedBy: 'drydock.dev/replaced-by',
   /** On a replacement node: the instance id it replaces. */
   replaces: 'drydock.dev/replaces',
-  /** Why the node is Failed / halted, in words a person can act on. */
+  /** Why the node is Failed / halted / Skipped, in words a person can act on. */
   reason: 'drydock.dev/reason',
   /**
+   * "true" on a Failed node whose failure halts its spec whatever stopOnFailure says
+   * (drain.onTimeout halt): the node stays cordoned and the report says why (plan/outcome.ts).
+   */
+  halts: 'drydock.dev/halts',
+  /**
    * On an old node: how many replacement attempts failed (instances that did not join in
-   * time, drains skipped). Rebuildable: it lives on the node, and goes with it.
+   * time, health gates timed out). Rebuildable: it lives on the node, and goes with it.
    */
   failures: 'drydock.dev/failures',
   /**
@@ -106,6 +111,11 @@ export const NODE_PHASES = [
   'Rebooting',
   'Verifying',
   'Done',
+  /**
+   * Given back without its operation (drain.onTimeout skipNode): uncordoned, no failure; the
+   * lock stays as the record that this revision is finished with the node (plan/outcome.ts).
+   */
+  'Skipped',
   'Failed',
 ] as const;
 
@@ -115,17 +125,35 @@ export type NodePhase = (typeof NODE_PHASES)[number];
 export const NODEOP_RECORD_DOMAIN = 'nodeop.drydock.dev';
 
 /**
- * The annotation that records on a node the revision of NodeOp `name` that succeeded there, so
- * that revision never runs on it again whatever crashes happen. An annotation name is at most 63
- * characters; a longer NodeOp name is cut and ends with a hash of the whole name.
+ * The domain of the per-NodeImage record a replacement node keeps:
+ * `nodeimage.drydock.dev/<name>` = "<revision> <ISO time it was marked Done>". Unlike the lock
+ * (drydock.dev/operation, phase, phase-since), which the next operation on the node overwrites
+ * and clears, no other operation ever writes it: the rollout's canary and soak are read from it.
  */
-export function nodeOpRecordKey(name: string): string {
-  if (/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name)) return `${NODEOP_RECORD_DOMAIN}/${name}`;
+export const NODEIMAGE_RECORD_DOMAIN = 'nodeimage.drydock.dev';
+
+/** An annotation name is at most 63 characters; a longer spec name is cut and ends with a hash of the whole name. */
+function recordKey(domain: string, name: string): string {
+  if (/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name)) return `${domain}/${name}`;
   let h = 0;
   for (const c of name) h = (Math.imul(h, 31) + c.charCodeAt(0)) >>> 0;
   const head = name
     .replace(/[^-A-Za-z0-9_.]+/g, '-')
     .slice(0, 54)
     .replace(/[^A-Za-z0-9]+$/, '');
-  return `${NODEOP_RECORD_DOMAIN}/${head === '' ? 'x' : head}-${h.toString(16).padStart(8, '0')}`;
+  return `${domain}/${head === '' ? 'x' : head}-${h.toString(16).padStart(8, '0')}`;
+}
+
+/**
+ * The annotation that records on a node the revision of NodeOp `name` that succeeded there, so
+ * that revision never runs on it again whatever crashes happen, and whatever operation takes
+ * the node later.
+ */
+export function nodeOpRecordKey(name: string): string {
+  return recordKey(NODEOP_RECORD_DOMAIN, name);
+}
+
+/** The annotation that records on a replacement node which revision of NodeImage `name` made it, and when. */
+export function nodeImageRecordKey(name: string): string {
+  return recordKey(NODEIMAGE_RECORD_DOMAIN, name);
 }

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
+import { nodeImageRecordKey } from '../../src/protocol/keys.js';
 import {
   at,
   cloudGroup,
@@ -256,6 +257,8 @@ describe('plan: replace rollout steps', () => {
               [ANNOTATIONS.operation]: LOCK,
               [ANNOTATIONS.phase]: 'Done',
               [ANNOTATIONS.phaseSince]: iso(160),
+              // The rollout's own record, which no other operation on the node writes over.
+              [nodeImageRecordKey('workers')]: `workers-img:v2 ${iso(160)}`,
             },
           },
           {
@@ -477,6 +480,8 @@ describe('plan: drain timeouts', () => {
               [ANNOTATIONS.phaseSince]: iso(300),
               [ANNOTATIONS.phase]: 'Failed',
               [ANNOTATIONS.reason]: `halted: ${reason}; drain.onTimeout is halt`,
+              // It halts the spec whatever stopOnFailure says: recorded, not re-derived.
+              [ANNOTATIONS.halts]: 'true',
             },
           },
         ]);
@@ -502,7 +507,7 @@ describe('plan: drain timeouts', () => {
         ]),
     },
     {
-      name: 'skipNode: uncordoned, marked Failed with a reason, the rollout moves on',
+      name: 'skipNode: uncordoned, marked Skipped with a reason (no failure), the rollout moves on',
       desired: want(drain('skipNode')),
       observed: stuck(),
       now: at(300),
@@ -515,36 +520,31 @@ describe('plan: drain timeouts', () => {
             node: 'worker-0',
             annotations: {
               [ANNOTATIONS.cordoned]: null,
-              [ANNOTATIONS.failures]: '1',
               [ANNOTATIONS.phaseSince]: iso(300),
-              [ANNOTATIONS.phase]: 'Failed',
+              [ANNOTATIONS.phase]: 'Skipped',
               [ANNOTATIONS.reason]: `skipped: ${reason}`,
             },
           },
         ]);
-        assert.notEqual(p.specs.find((s) => s.spec.name === 'workers')?.phase, 'Halted');
+        const status = p.specs.find((s) => s.spec.name === 'workers');
+        assert.notEqual(status?.phase, 'Halted');
+        assert.equal(status?.failures, 0);
       },
     },
     {
-      name: 'a skipped node later: reported as failed with its reason; the rollout does not halt',
-      desired: want(drain('skipNode')),
+      name: 'a skipped node later: reported with its reason, no failure; the rollout goes on without it',
+      desired: want({ ...drain('skipNode'), stopOnFailure: true }),
       observed: inFlight({
-        phase: 'Failed',
+        phase: 'Skipped',
         replacement: 'joined',
-        extra: { [ANNOTATIONS.reason]: `skipped: ${reason}`, [ANNOTATIONS.failures]: '1' },
+        extra: { [ANNOTATIONS.reason]: `skipped: ${reason}` },
       }),
       now: at(400),
       check: (p) => {
         const status = p.specs.find((s) => s.spec.name === 'workers');
         assert.equal(status?.phase === 'Halted', false);
-        assert.equal(status?.failures, 1);
-        assert.equal(status?.lastError, `worker-0: skipped: ${reason}`);
-        assert.deepEqual(p.waits[0], {
-          spec: SPEC,
-          code: 'failed',
-          node: 'worker-0',
-          reason: `worker-0 failed: skipped: ${reason}; it stays as it is until a person looks (remove its drydock.dev/ annotations to retry it)`,
-        });
+        assert.equal(status?.failures, 0);
+        assert.equal(status?.nodes.find((r) => r.node === 'worker-0')?.message, `skipped: ${reason}`);
         assert.deepEqual(
           bare(p).map((a) => a.kind),
           ['annotateNode', 'surge'],

@@ -8,7 +8,8 @@ import type { ObservedNode, ObservedPod } from '../../observe/types.js';
 import { ANNOTATIONS, type NodePhase } from '../../protocol/keys.js';
 import type { NodeMaintenance } from '../../spec/model.js';
 import { drainView, podKey, type DrainView } from '../drain.js';
-import { nodePhase, parseInstant } from '../protocol.js';
+import { drainStarted, drainTimeout, forcedDeletes } from '../outcome.js';
+import { nodePhase } from '../protocol.js';
 import type { Action, PendingPod, SpecStatus, WaitCode } from '../types.js';
 import { podsOn, type ClusterView } from '../view.js';
 import type { MaintenanceRound } from './round.js';
@@ -32,16 +33,16 @@ function pendingOf(view: ClusterView, d: DrainView): PendingPod[] {
   return out.sort((x, y) => (x.pod < y.pod ? -1 : x.pod > y.pod ? 1 : 0));
 }
 
-/** Whether the drain ran out of time: its start is when the node entered Draining. */
-function timedOut(round: MaintenanceRound, m: NodeMaintenance, node: ObservedNode, taking: boolean): boolean {
-  const t = m.drain.timeoutSeconds;
-  if (t === undefined || taking || nodePhase(node) !== 'Draining') return false;
-  const since = parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? round.now;
-  return round.now >= since + t * 1000;
+/** The drain's timeout, as outcome.ts decides it: it starts when the node entered Draining. */
+function timeoutOf(round: MaintenanceRound, m: NodeMaintenance, node: ObservedNode, d: DrainView, taking: boolean) {
+  if (taking || nodePhase(node) !== 'Draining') return { kind: 'running' } as const;
+  return drainTimeout(m.drain, d, drainStarted(node, round.now), round.now);
 }
 
 interface Outcome {
   readonly phase: MaintenanceRecord['phase'];
+  /** The node's phase when not the drain's own (Failed, or Skipped: given back, not cordoned again). */
+  readonly nodePhase?: 'Failed' | 'Skipped';
   readonly lastError?: string;
   /** Evictions and deletions, applied after the lock and the cordon. */
   readonly moves: readonly Action[];
@@ -60,32 +61,14 @@ function moveOrTimeOut(
   const spec = { kind: 'NodeMaintenance', name: m.name } as const;
   const grace = m.drain.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: m.drain.gracePeriodSeconds } : {};
   if (pending.length === 0) return { phase: 'Succeeded', moves: [] };
-  if (timedOut(round, m, node, taking)) {
-    const names = pending
-      .slice(0, 5)
-      .map((p) => p.pod)
-      .join(', ');
-    const why = `drain timed out after ${m.drain.timeoutSeconds ?? 0}s with ${pending.length} pod(s) left (${names})`;
-    if (m.drain.onTimeout !== 'force') {
-      const reason = `${node.name}: ${why}; it stays cordoned; evict the pods by hand, or delete and re-add the NodeMaintenance to try again`;
-      return { phase: 'Failed', lastError: why, moves: [], wait: { code: 'halted', reason } };
-    }
-    const moves: Action[] = [...d.evict, ...d.remove.map((r) => r.pod), ...d.blocked.map((r) => r.pod)].map((pod) => ({
-      kind: 'deletePod',
-      spec,
-      node: node.name,
-      namespace: pod.namespace,
-      pod: pod.name,
-      ...grace,
-      reason: `${why}; drain.onTimeout force`,
-    }));
-    return {
-      phase: 'Running',
-      lastError: why,
-      moves,
-      wait: { code: 'drain', reason: `${node.name}: ${why}; deleting the rest (onTimeout force)` },
-    };
+  const timeout = timeoutOf(round, m, node, d, taking);
+  if (timeout.kind === 'force') {
+    const moves = forcedDeletes(spec, node.name, m.drain, timeout);
+    const reason = `${node.name}: ${timeout.reason}; deleting the rest (onTimeout force)`;
+    return { phase: 'Running', lastError: timeout.reason, moves, wait: { code: 'drain', reason } };
   }
+  if (timeout.kind !== 'running')
+    return endedOutcome(m, node, timeout.kind === 'halted' ? 'Failed' : 'Skipped', timeout.cause);
   const moves: Action[] = [];
   for (const pod of d.evict) {
     if (holdingPdb(round.view, pod) !== undefined) continue;
@@ -127,11 +110,21 @@ function moveOrTimeOut(
   };
 }
 
-/** A maintenance whose drain failed earlier: it holds the node cordoned until a person looks. */
-function failedOutcome(m: NodeMaintenance, node: ObservedNode, own: MaintenanceRecord | undefined): Outcome {
-  const lastError = own?.lastError ?? 'the drain failed';
-  const reason = `${node.name}: ${lastError}; it stays cordoned; evict the pods by hand, or delete and re-add NodeMaintenance ${m.name} to try again`;
-  return { phase: 'Failed', lastError, moves: [], wait: { code: 'halted', reason } };
+/**
+ * A maintenance whose drain timed out (now, or earlier: `why` is then its recorded lastError).
+ * halt: the node stays cordoned until a person looks. skipNode: a maintenance has one node and
+ * no other to move on to, so skipping it gives the node back: uncordoned (if drydock cordoned
+ * it), phase Skipped, not cordoned again while the file stays; the maintenance is Failed, as
+ * medik8s names a maintenance that could not drain its node.
+ */
+function endedOutcome(m: NodeMaintenance, node: ObservedNode, as: 'Failed' | 'Skipped', why: string): Outcome {
+  const again = `delete and re-add NodeMaintenance ${m.name} to try again`;
+  if (as === 'Skipped') {
+    const reason = `${node.name}: ${why}; drain.onTimeout skipNode gave the node back uncordoned; ${again}`;
+    return { phase: 'Failed', nodePhase: 'Skipped', lastError: why, moves: [], wait: { code: 'skipped', reason } };
+  }
+  const reason = `${node.name}: ${why}; it stays cordoned; evict the pods by hand, or ${again}`;
+  return { phase: 'Failed', nodePhase: 'Failed', lastError: why, moves: [], wait: { code: 'halted', reason } };
 }
 
 export function drainStep(
@@ -151,9 +144,12 @@ export function drainStep(
   const pods = podsOn(view, node.name);
   const d = drainView(pods, m.drain);
   const pending = pendingOf(view, d);
-  // A drain that failed stays failed: a person looks, or deletes and re-adds the file.
-  const failed = !how.taking && nodePhase(node) === 'Failed';
-  const outcome: Outcome = failed ? failedOutcome(m, node, own) : moveOrTimeOut(round, m, node, d, pending, how.taking);
+  // A drain that failed or was skipped stays so: a person looks, or deletes and re-adds the file.
+  const ended = how.taking ? undefined : nodePhase(node);
+  const outcome: Outcome =
+    ended === 'Failed' || ended === 'Skipped'
+      ? endedOutcome(m, node, ended, own?.lastError ?? 'the drain failed')
+      : moveOrTimeOut(round, m, node, d, pending, how.taking);
   const evictionPods = Math.max(own?.evictionPods ?? 0, pending.length);
   const record: MaintenanceRecord = {
     name: m.name,
@@ -172,7 +168,7 @@ export function drainStep(
     ...record,
     ...(changed ? { lastUpdate: round.nowIso } : own?.lastUpdate !== undefined ? { lastUpdate: own.lastUpdate } : {}),
   };
-  const target: NodePhase = outcome.phase === 'Failed' ? 'Failed' : pending.length > 0 ? 'Draining' : 'Cordoned';
+  const target: NodePhase = outcome.nodePhase ?? (pending.length > 0 ? 'Draining' : 'Cordoned');
   const annotations: Record<string, string> = {
     ...(how.taking || node.annotations[ANNOTATIONS.operation] !== how.lock
       ? { [ANNOTATIONS.operation]: how.lock }
@@ -187,12 +183,17 @@ export function drainStep(
   };
   const why = how.taking
     ? `NodeMaintenance ${m.name} takes ${node.name}${m.reason ? ` (${m.reason})` : ''}`
-    : `NodeMaintenance ${m.name}: ${node.name} ${target === 'Failed' ? 'failed' : target.toLowerCase()}`;
+    : `NodeMaintenance ${m.name}: ${node.name} ${target === 'Failed' ? 'failed' : target === 'Skipped' ? 'given back (skipNode)' : target.toLowerCase()}`;
   // The lock and phase are written before the cordon and the evictions, so a restart in
   // between finds the node held by this maintenance and goes on from there.
   if (Object.keys(annotations).length > 0)
     b.act({ kind: 'annotateNode', spec, node: node.name, annotations, reason: why });
-  if (!node.unschedulable) b.act({ kind: 'cordon', spec, node: node.name, reason: `${why}: no new pods go to it` });
+  if (target === 'Skipped') {
+    // Given back: after the record, so a restart in between finds it Skipped and uncordons again.
+    if (node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
+      b.act({ kind: 'uncordon', spec, node: node.name, reason: `${why}: it takes workloads again` });
+  } else if (!node.unschedulable)
+    b.act({ kind: 'cordon', spec, node: node.name, reason: `${why}: no new pods go to it` });
   for (const a of outcome.moves) b.act(a);
   if (outcome.wait !== undefined) b.wait(spec, outcome.wait.code, outcome.wait.reason, { node: node.name });
   const since = annotations[ANNOTATIONS.phaseSince] ?? node.annotations[ANNOTATIONS.phaseSince];

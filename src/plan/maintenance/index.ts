@@ -62,8 +62,8 @@ function planOne(round: MaintenanceRound, m: NodeMaintenance): SpecStatus {
     const op = node.annotations[ANNOTATIONS.operation] ?? '?';
     const phase = nodePhase(node) ?? 'unknown';
     const why =
-      phase === 'Failed'
-        ? `waits for ${op}, which failed on ${node.name} and holds it until a person looks (${node.annotations[ANNOTATIONS.reason] ?? 'no reason recorded'})`
+      phase === 'Failed' || phase === 'Skipped'
+        ? `waits for ${op}, which ${phase === 'Failed' ? 'failed' : 'skipped'} on ${node.name} and holds it until a person looks (${node.annotations[ANNOTATIONS.reason] ?? 'no reason recorded'})`
         : `waits for ${op} (phase ${phase}) to finish ${node.name}: an operation in flight finishes its node first`;
     b.wait(spec, 'lock', why, { node: node.name });
     return waitingStatus(m, why);

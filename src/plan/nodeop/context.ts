@@ -11,7 +11,7 @@ import type { DesiredState, NodeOp } from '../../spec/model.js';
 import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
 import { compareNames } from '../order.js';
-import { holdsLock, nodePhase, parseLock } from '../protocol.js';
+import { holdsLock, parseLock } from '../protocol.js';
 import type { SpecRef } from '../types.js';
 import { podsOn, type ClusterView } from '../view.js';
 
@@ -132,8 +132,4 @@ export function rebootPodOf(
   const name = rebootPodName(node, bootID);
   const pod = podsOn(ctx.view, node).find((p) => p.namespace === ctx.settings.jobNamespace && p.name === name);
   return pod === undefined ? { name } : { name, pod };
-}
-
-export function isFailed(node: ObservedNode): boolean {
-  return nodePhase(node) === 'Failed';
 }

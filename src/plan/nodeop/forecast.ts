@@ -8,7 +8,7 @@ import type { NodeOpContext } from './context.js';
 
 export function nodeOpForecastInput(ctx: NodeOpContext, status: SpecStatus): ForecastInput {
   const { rollout } = ctx.op;
-  const open = status.nodes.filter((r) => r.phase !== 'Done' && r.phase !== 'Failed');
+  const open = status.nodes.filter((r) => r.phase !== 'Done' && r.phase !== 'Failed' && r.phase !== 'Skipped');
   const inFlight = open.filter((r) => r.phase !== 'Pending').map((r) => r.node);
   const rest = open.filter((r) => r.phase === 'Pending').map((r) => r.node);
   const wait = ctx.b.waits.find(

@@ -10,11 +10,11 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { waitExtra } from '../builder.js';
 import { maintenanceOn } from '../maintenance/index.js';
-import { holdsLock, isInPlaceHold, lockValue, nodePhase, parseLock } from '../protocol.js';
-import type { SpecStatus } from '../types.js';
+import { failedNodeHalts, isSkipped, skippedWait } from '../outcome.js';
+import { holdsLock, isInPlaceHold, isSettled, lockValue, nodePhase, parseLock } from '../protocol.js';
+import type { Action, SpecStatus } from '../types.js';
 import {
   isControlPlane,
-  isFailed,
   jobsIn,
   standingOf,
   type NodeOpContext,
@@ -22,7 +22,7 @@ import {
   type Standing,
 } from './context.js';
 import { nodeOpStartGate } from './gate.js';
-import { advance, cleanUpJob, settle } from './step.js';
+import { advance, cleanUpJob, failurePolicy, settle } from './step.js';
 import { cleanUpNodeGateJobs } from './gates.js';
 import { cleanUpRemovedJobs } from './removed.js';
 import { buildNodeOpStatus } from './status.js';
@@ -52,26 +52,50 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
 
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
   for (const n of all) {
-    if (standing.get(n.name) !== 'current' || isFailed(n)) continue;
+    if (standing.get(n.name) !== 'current' || isSettled(n)) continue;
     if (nodePhase(n) === 'Verifying') verifyStep(ctx, n);
     else advance(ctx, n);
   }
   for (const n of all) if (standing.get(n.name) === 'current' || standing.get(n.name) === 'done') cleanUpJob(ctx, n);
   cleanUpNodeGateJobs(ctx);
-  const halted = ctx.op.stopOnFailure && all.some((n) => standing.get(n.name) === 'current' && isFailed(n));
+  for (const n of all)
+    if (standing.get(n.name) === 'current' && isSkipped(n))
+      b.wait(ctx.spec, 'skipped', skippedWait(n), { node: n.name });
+  // A node this round failed or skipped counts as such this round (the spec halts now, as a
+  // replace rollout's does), read from what the round wrote on it.
+  const after = all.map((n) => withWrites(n, b.actions, actionsBefore));
+  const policy = failurePolicy(ctx);
+  const halting = after.filter((n) => standing.get(n.name) === 'current' && failedNodeHalts(policy, n));
+  const halted = halting.length > 0;
   if (halted) {
-    const failed = all.filter((n) => standing.get(n.name) === 'current' && isFailed(n)).map((n) => n.name);
+    const why = ctx.op.stopOnFailure ? 'stopOnFailure' : 'drain.onTimeout halt';
     b.wait(
       ctx.spec,
       'halted',
-      `stopOnFailure: node ${failed.join(', ')} failed; no new node starts until the spec changes`,
+      `${why}: node ${halting.map((n) => n.name).join(', ')} failed; no new node starts until the spec changes`,
     );
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
     const gate = nodeOpStartGate(ctx, standing, inFlight(ctx, all, standing));
     if (gate.open) startNodes(ctx, all, standing, gates, gate.limit);
     else b.wait(ctx.spec, gate.code, gate.reason, waitExtra(gate));
   }
-  return buildNodeOpStatus(ctx, all, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
+  return buildNodeOpStatus(ctx, after, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
+}
+
+/** The node as this round's annotateNode actions (from index `from`) leave its ending: phase, reason, halts. */
+function withWrites(n: ObservedNode, actions: readonly Action[], from: number): ObservedNode {
+  let annotations: Record<string, string> | undefined;
+  for (const a of actions.slice(from)) {
+    if (a.kind !== 'annotateNode' || a.node !== n.name) continue;
+    const phase = a.annotations[ANNOTATIONS.phase];
+    if (phase !== 'Failed' && phase !== 'Skipped') continue;
+    annotations = { ...n.annotations, [ANNOTATIONS.phase]: phase };
+    for (const key of [ANNOTATIONS.reason, ANNOTATIONS.halts]) {
+      const v = a.annotations[key];
+      if (typeof v === 'string') annotations[key] = v;
+    }
+  }
+  return annotations === undefined ? n : { ...n, annotations };
 }
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
@@ -80,7 +104,7 @@ function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
 }
 
 function inFlight(ctx: NodeOpContext, all: readonly ObservedNode[], standing: ReadonlyMap<string, Standing>): number {
-  return all.filter((n) => standing.get(n.name) === 'current' && !isFailed(n)).length;
+  return all.filter((n) => standing.get(n.name) === 'current' && !isSettled(n)).length;
 }
 
 /**
@@ -92,7 +116,7 @@ export function pendingControlPlane(ctx: NodeOpContext): string | undefined {
   return ctx.nodes.find((n) => {
     if (!isControlPlane(n)) return false;
     const s = standingOf(ctx, n);
-    return s !== 'done' && !(s === 'current' && isFailed(n));
+    return s !== 'done' && !(s === 'current' && isSettled(n));
   })?.name;
 }
 

@@ -7,7 +7,7 @@ import { approvalRef, nodeOpApprovalsInForce } from '../approval.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodePhase } from '../protocol.js';
 import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
-import { isFailed, jobOf, type NodeOpContext, type Standing } from './context.js';
+import { jobOf, type NodeOpContext, type Standing } from './context.js';
 
 function rowOf(
   ctx: NodeOpContext,
@@ -21,7 +21,7 @@ function rowOf(
   const held = standing === 'current';
   const phase: NodeRow['phase'] = standing === 'done' ? 'Done' : held ? (nodePhase(n) ?? 'Pending') : 'Pending';
   const since = held ? n.annotations[ANNOTATIONS.phaseSince] : undefined;
-  const lastError = held && isFailed(n) ? n.annotations[ANNOTATIONS.reason] : undefined;
+  const lastError = held && nodePhase(n) === 'Failed' ? n.annotations[ANNOTATIONS.reason] : undefined;
   const jobMessage = held ? n.annotations[ANNOTATIONS.jobMessage] : undefined;
   return {
     node: n.name,
@@ -48,14 +48,17 @@ export function buildNodeOpStatus(
   const rows = nodes.map((n) => rowOf(ctx, n, standing.get(n.name), waitByNode.get(n.name)));
   const done = rows.filter((r) => r.phase === 'Done').length;
   const failures = rows.filter((r) => r.phase === 'Failed').length;
-  const busy = rows.some((r) => r.phase !== 'Done' && r.phase !== 'Failed' && standing.get(r.node) === 'current');
+  const skipped = rows.filter((r) => r.phase === 'Skipped').length;
+  const busy = rows.some(
+    (r) => r.phase !== 'Done' && r.phase !== 'Failed' && r.phase !== 'Skipped' && standing.get(r.node) === 'current',
+  );
   const phase: SpecPhase = halted
     ? 'Halted'
     : done === rows.length
       ? 'Complete'
       : busy || actions > 0
         ? 'Progressing'
-        : failures > 0 && done + failures === rows.length
+        : failures > 0 && done + failures + skipped === rows.length
           ? 'Failed'
           : 'Waiting';
   // What holds the whole spec (window, approval, halt) says more than one node's progress.

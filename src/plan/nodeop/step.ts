@@ -10,11 +10,19 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodeOpJobSpec, type OperationRef } from '../../execute/jobs/index.js';
 import { drainLeft, drainView, preflight } from '../drain.js';
-import { nodePhase, parseInstant, parseLock } from '../protocol.js';
+import { isSettled, nodePhase, parseInstant, parseLock } from '../protocol.js';
 import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
-import { isFailed, jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
+import { jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
 import { nodeGates } from './gates.js';
+import {
+  drainStarted,
+  drainTimeout,
+  forcedDeletes,
+  outcomeEffect,
+  type FailurePolicy,
+  type NodeOutcome,
+} from '../outcome.js';
 
 /** Every annotation a NodeOp sets on a node while it holds it: cleared together on release. */
 const HELD: Readonly<Record<string, null>> = {
@@ -47,9 +55,18 @@ function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec'>, node: ObservedNo
     ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
 }
 
+/** The failure handling outcome.ts decides by: the NodeOp's stopOnFailure, the rollout's onFailure. */
+export function failurePolicy(ctx: Pick<NodeOpContext, 'op'>): FailurePolicy {
+  return {
+    stopOnFailure: ctx.op.stopOnFailure,
+    ...(ctx.op.rollout.onFailure ? { onFailure: ctx.op.rollout.onFailure } : {}),
+  };
+}
+
 /**
- * Marks the node Failed (lock kept, so a person looks first) and uncordons it, unless the
- * policy says onFailure: keepCordoned.
+ * Ends the node's step without Done (lock kept, so a person looks first), as outcome.ts says:
+ * Failed and uncordoned unless onFailure keeps it; halted (Failed, kept cordoned, the spec
+ * halts); or skipped (uncordoned, Skipped, no failure).
  */
 export function failNode(
   ctx: NodeOpContext,
@@ -57,13 +74,16 @@ export function failNode(
   why: string,
   job?: string,
   extra: Record<string, string> = {},
+  outcome: NodeOutcome = 'failed',
 ): void {
-  if (ctx.op.rollout.onFailure !== 'keepCordoned')
-    uncordonIfOurs(ctx, node, `node ${node.name} failed (${why}); it takes workloads again`);
-  setPhase(ctx, node, 'Failed', `node ${node.name} failed: ${why}`, {
+  const effect = outcomeEffect(failurePolicy(ctx), outcome);
+  const what = outcome === 'skipped' ? 'was skipped' : 'failed';
+  if (effect.uncordon) uncordonIfOurs(ctx, node, `node ${node.name} ${what} (${why}); it takes workloads again`);
+  setPhase(ctx, node, effect.phase, `node ${node.name} ${what}: ${why}`, {
     [ANNOTATIONS.reason]: why,
     ...(job !== undefined ? { [ANNOTATIONS.job]: job } : {}),
     ...extra,
+    ...effect.annotations,
   });
 }
 
@@ -151,33 +171,35 @@ function drainStep(ctx: NodeOpContext, node: ObservedNode): void {
     setPhase(ctx, node, 'Updating', `node ${node.name} is drained; its Job runs next`);
     return;
   }
-  const since = parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
-  const timeout = op.drain.timeoutSeconds;
-  if (timeout !== undefined && since + timeout * 1000 <= ctx.now && op.drain.onTimeout !== 'force') {
-    failNode(ctx, node, `drain did not finish within ${timeout}s`);
+  const timeout = drainTimeout(op.drain, dv, drainStarted(node, ctx.now), ctx.now);
+  if (timeout.kind === 'force') {
+    for (const a of forcedDeletes(spec, node.name, op.drain, timeout)) b.act(a);
+    b.wait(spec, 'drain', `node ${node.name}: ${timeout.reason}; deleting the rest (onTimeout force)`, {
+      node: node.name,
+    });
     return;
   }
-  const force = timeout !== undefined && since + timeout * 1000 <= ctx.now;
-  for (const pod of dv.evict) {
-    const base = {
+  if (timeout.kind !== 'running') {
+    failNode(ctx, node, timeout.reason, undefined, {}, timeout.kind);
+    return;
+  }
+  const grace = op.drain.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: op.drain.gracePeriodSeconds } : {};
+  for (const pod of dv.evict)
+    b.act({
+      kind: 'evict',
       spec,
       node: node.name,
       namespace: pod.namespace,
       pod: pod.name,
-      ...(op.drain.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: op.drain.gracePeriodSeconds } : {}),
-    };
-    b.act(
-      force
-        ? { kind: 'deletePod', ...base, reason: 'drain timed out (onTimeout force)' }
-        : { kind: 'evict', ...base, reason: `drain node ${node.name} for ${spec.kind} ${spec.name}` },
-    );
-  }
+      ...grace,
+      reason: `drain node ${node.name} for ${spec.kind} ${spec.name}`,
+    });
   for (const r of dv.remove)
     b.act({ kind: 'deletePod', spec, node: node.name, namespace: r.pod.namespace, pod: r.pod.name, reason: r.reason });
   for (const r of dv.blocked) b.wait(spec, 'drain', `node ${node.name}: ${r.reason}`, { node: node.name });
   b.wait(spec, 'drain', `node ${node.name}: ${drainLeft(dv)} pod(s) still to leave`, {
     node: node.name,
-    ...(timeout !== undefined ? { until: since + timeout * 1000 } : {}),
+    ...(timeout.deadline !== undefined ? { until: timeout.deadline } : {}),
   });
 }
 
@@ -324,7 +346,10 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
     kind: 'annotateNode',
     spec,
     node: node.name,
-    annotations: { ...HELD },
+    annotations: {
+      ...HELD,
+      ...(node.annotations[ANNOTATIONS.halts] !== undefined ? { [ANNOTATIONS.halts]: null } : {}),
+    },
     reason: `node ${node.name} released: ${lock.kind}/${lock.name}@${lock.revision} is no longer the spec in Git`,
   });
   if (job !== undefined && (job.succeeded || job.failed))
@@ -336,8 +361,12 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
       name: jobOf(ctx, op, node.name).name,
       reason: 'its node was released',
     });
-  if (isFailed(node))
-    b.note(spec, `node ${node.name} was Failed under ${lock.revision}; released for the new revision`, node.name);
+  if (isSettled(node))
+    b.note(
+      spec,
+      `node ${node.name} was ${nodePhase(node) ?? 'Failed'} under ${lock.revision}; released for the new revision`,
+      node.name,
+    );
 }
 
 /** A finished Job whose outcome is recorded on the node (the node is past Updating): deleted. */

@@ -5,22 +5,25 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
+import { outcomeEffect, type NodeOutcome } from '../outcome.js';
 import { failureCount } from '../protocol.js';
 import type { RolloutContext } from './context.js';
 
 /**
  * Counts a failure on the old node (drydock.dev/failures). The node becomes Failed, holding
- * its lock with a reason, when `final` says so, under stopOnFailure, or after maxAttempts.
+ * its lock with a reason, when the outcome is final (`failed` or `halted`, outcome.ts), under
+ * stopOnFailure, or after maxAttempts; otherwise the step is tried again.
  */
 export function fail(
   ctx: RolloutContext,
   node: ObservedNode,
   reason: string,
   extra: Record<string, string | null>,
-  final = false,
+  outcome?: Exclude<NodeOutcome, 'skipped'>,
 ): void {
   const failures = failureCount(node) + 1;
-  final ||= ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
+  const effect = outcomeEffect(ctx.image.rollout, outcome ?? 'failed');
+  const final = outcome !== undefined || ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
   ctx.round.failures++;
   ctx.b.act({
     kind: 'annotateNode',
@@ -30,7 +33,7 @@ export function fail(
       ...extra,
       [ANNOTATIONS.failures]: String(failures),
       [ANNOTATIONS.phaseSince]: ctx.nowIso,
-      ...(final ? { [ANNOTATIONS.phase]: 'Failed', [ANNOTATIONS.reason]: reason } : {}),
+      ...(final ? { [ANNOTATIONS.phase]: effect.phase, [ANNOTATIONS.reason]: reason, ...effect.annotations } : {}),
     },
     reason: `${node.name}: ${reason}`,
   });
@@ -41,7 +44,33 @@ export function fail(
     `${node.name}: ${reason}${final ? '' : ` (attempt ${failures} of ${ctx.options.maxAttempts})`}`,
     node.name,
   );
-  if (ctx.image.rollout.stopOnFailure) ctx.round.haltReason ??= `${node.name}: ${reason}`;
+  if (effect.halts) ctx.round.haltReason ??= `${node.name}: ${reason}`;
+}
+
+/**
+ * drain.onTimeout skipNode: the old node is given back (uncordoned if drydock cordoned it) and
+ * marked Skipped; no failure is counted and the rollout moves on. Its replacement, already
+ * Ready and marked, stays claimed by it until a person or a new revision decides.
+ */
+export function skip(ctx: RolloutContext, node: ObservedNode, reason: string): void {
+  const effect = outcomeEffect(ctx.image.rollout, 'skipped');
+  if (effect.uncordon && node.annotations[ANNOTATIONS.cordoned] === 'true')
+    ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${reason}` });
+  ctx.b.act({
+    kind: 'annotateNode',
+    spec: ctx.spec,
+    node: node.name,
+    annotations: {
+      [ANNOTATIONS.cordoned]: null,
+      [ANNOTATIONS.phaseSince]: ctx.nowIso,
+      [ANNOTATIONS.phase]: effect.phase,
+      [ANNOTATIONS.reason]: reason,
+      ...effect.annotations,
+    },
+    reason: `${node.name}: ${reason}`,
+  });
+  ctx.round.nodeMessages.set(node.name, reason);
+  ctx.b.note(ctx.spec, `${node.name}: ${reason}; the rollout moves on without it`, node.name);
 }
 
 /**
@@ -49,7 +78,7 @@ export function fail(
  * the Job, if any), and is uncordoned unless onFailure keeps it.
  */
 export function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: string; job?: string }): void {
-  const keep = ctx.image.rollout.onFailure === 'keepCordoned';
+  const keep = !outcomeEffect(ctx.image.rollout, 'failed').uncordon;
   if (!keep && node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
     ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${gate.reason}` });
   fail(
@@ -60,6 +89,6 @@ export function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reas
       ...(gate.job !== undefined ? { [ANNOTATIONS.job]: gate.job } : {}),
       ...(keep ? {} : { [ANNOTATIONS.cordoned]: null }),
     },
-    true,
+    'failed',
   );
 }

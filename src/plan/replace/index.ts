@@ -11,7 +11,7 @@ import type { ForecastInput } from '../forecast.js';
 import { advance } from './inflight.js';
 import { settleOrphanNode, settleStaleLock } from './settle.js';
 import { compareOrdered } from '../order.js';
-import { holdsLock, isInPlaceHold, parseLock } from '../protocol.js';
+import { holdsLock, isInPlaceHold, isSettled, parseLock } from '../protocol.js';
 import { inFlightTotal, ownership, type RolloutContext } from './context.js';
 import { startNodes, windowOf, type GateResult, type StartGates } from './start.js';
 import { buildStatus } from './status.js';
@@ -112,7 +112,7 @@ function forecastInput(ctx: RolloutContext, gate: GateResult, inFlight: number):
   for (const e of all) {
     const own = e.node !== undefined && ownership(ctx, e.node) === 'current';
     if (own && e.node !== undefined) {
-      if (e.node.annotations[ANNOTATIONS.phase] !== 'Failed') inFlightNodes.push(e.node.name);
+      if (!isSettled(e.node)) inFlightNodes.push(e.node.name);
     } else if (e.outdated && !ctx.view.claimed.has(e.instance.id)) {
       rest.push(e.node?.name ?? e.instance.id);
     }

@@ -11,12 +11,13 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { drainLeft, drainView, podKey, preflight } from '../drain.js';
+import { drainLeft, drainView, preflight } from '../drain.js';
 import { readyAt, type HealthCheck } from '../health.js';
-import { failureCount, holdsLock, labelsToCopy, nodePhase, parseInstant } from '../protocol.js';
+import { failureCount, holdsLock, labelsToCopy, nodePhase, parseInstant, replacementRecord } from '../protocol.js';
 import { addInFlight, replacementOf, since, type Entry, type RolloutContext } from './context.js';
 import { evictedBack, evictedRecord } from './evicted.js';
-import { fail, gateFailed } from './failure.js';
+import { fail, gateFailed, skip } from './failure.js';
+import { drainTimeout, failedNodeHalts, forcedDeletes, skippedWait } from '../outcome.js';
 import { replaceGates } from './gates.js';
 import { podsOn } from '../view.js';
 
@@ -29,7 +30,7 @@ export function advance(ctx: RolloutContext, e: Entry): void {
     const reason = node.annotations[ANNOTATIONS.reason] ?? 'failed (no reason recorded)';
     ctx.round.failures += Math.max(1, failureCount(node));
     ctx.round.nodeMessages.set(node.name, reason);
-    const halting = ctx.image.rollout.stopOnFailure || node.unschedulable;
+    const halting = failedNodeHalts(ctx.image.rollout, node);
     ctx.round.lastError ??= `${node.name}: ${reason}`;
     if (halting) ctx.round.haltReason ??= `${node.name}: ${reason}`;
     b.wait(
@@ -41,6 +42,12 @@ export function advance(ctx: RolloutContext, e: Entry): void {
     return;
   }
   ctx.round.failures += failureCount(node);
+  if (phase === 'Skipped') {
+    // Given back by drain.onTimeout skipNode: no failure, nothing in flight; the rollout went on.
+    ctx.round.nodeMessages.set(node.name, node.annotations[ANNOTATIONS.reason] ?? 'skipped (no reason recorded)');
+    b.wait(spec, 'skipped', skippedWait(node), { node: node.name });
+    return;
+  }
   addInFlight(ctx, e.group.group.groupId);
   if (phase === 'Cordoned' || phase === 'Draining' || phase === 'Verifying') {
     drainStep(ctx, e, node, phase);
@@ -158,6 +165,8 @@ function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: 
       [ANNOTATIONS.operation]: ctx.lock,
       [ANNOTATIONS.phase]: 'Done',
       [ANNOTATIONS.phaseSince]: ctx.nowIso,
+      // The rollout's own record of it, which no other operation on the node writes over.
+      ...replacementRecord(ctx.image.name, ctx.image.revision, ctx.nowIso),
     },
     reason: `${ready}; marked Done as the node replacing ${e.instance.id}`,
   });
@@ -271,35 +280,22 @@ function drainStep(
     b.removeInstance(spec, e.group.group.groupId, e.instance.id, node.name, `${node.name} is drained and replaced`);
     return;
   }
-  const deadline = policy.timeoutSeconds !== undefined ? started + policy.timeoutSeconds * 1000 : undefined;
-  const left = [...drain.evict, ...drain.remove.map((r) => r.pod), ...drain.blocked.map((r) => r.pod)];
-  if (deadline !== undefined && now >= deadline) {
-    const names = [...left, ...drain.terminating].map(podKey).slice(0, 5).join(', ');
-    const reason = `drain timed out after ${policy.timeoutSeconds}s with ${drainLeft(drain)} pod(s) left (${names})`;
-    if (policy.onTimeout === 'force') {
-      for (const pod of left)
-        b.act({
-          kind: 'deletePod',
-          spec,
-          node: node.name,
-          namespace: pod.namespace,
-          pod: pod.name,
-          ...grace(ctx),
-          reason: `${reason}; drain.onTimeout force`,
-        });
-      b.wait(spec, 'drain', `${node.name}: ${reason}; deleting the rest (onTimeout force)`, { node: node.name });
-      return;
-    }
-    if (policy.onTimeout === 'skipNode') {
-      b.act({ kind: 'uncordon', spec, node: node.name, reason: `${node.name}: ${reason}; drain.onTimeout skipNode` });
-      fail(ctx, node, `skipped: ${reason}`, { [ANNOTATIONS.cordoned]: null }, true);
-      return;
-    }
-    // halt: the node stays cordoned, and says why.
-    fail(ctx, node, `halted: ${reason}; drain.onTimeout is halt`, {}, true);
-    ctx.round.haltReason ??= `${node.name}: ${reason}`;
+  const timeout = drainTimeout(policy, drain, started, now);
+  if (timeout.kind === 'force') {
+    for (const a of forcedDeletes(spec, node.name, policy, timeout)) b.act(a);
+    b.wait(spec, 'drain', `${node.name}: ${timeout.reason}; deleting the rest (onTimeout force)`, { node: node.name });
     return;
   }
+  if (timeout.kind === 'skipped') {
+    skip(ctx, node, timeout.reason);
+    return;
+  }
+  if (timeout.kind !== 'running') {
+    ctx.round.haltReason ??= `${node.name}: ${timeout.cause}`;
+    fail(ctx, node, timeout.reason, {}, 'halted');
+    return;
+  }
+  const deadline = timeout.deadline;
   for (const pod of drain.evict) {
     b.act({
       kind: 'evict',

@@ -5,7 +5,7 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { nodePhase, parseInstant, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
+import { isSettled, nodePhase, parseInstant, parseLock, releaseAnnotations } from '../protocol.js';
 import type { PlanBuilder } from '../builder.js';
 import type { SpecRef } from '../types.js';
 import { replacementOf, since, type Entry, type RolloutContext } from './context.js';
@@ -15,7 +15,7 @@ export function releaseNode(b: PlanBuilder, spec: SpecRef, node: ObservedNode, w
   const reason = `released ${node.name}: ${why}`;
   if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
     b.act({ kind: 'uncordon', spec, node: node.name, reason });
-  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: RELEASE_ANNOTATIONS, reason });
+  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: releaseAnnotations(node), reason });
   b.note(spec, reason, node.name);
 }
 
@@ -68,7 +68,7 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
   if (node === undefined) return;
   let id = replacementOf(e);
   let claim: Record<string, string> = {};
-  if (id === undefined && nodePhase(node) !== 'Failed') {
+  if (id === undefined && !isSettled(node)) {
     // A surge made for this node whose claim was lost (drydock stopped right after it): one
     // that joined is claimed now and the node finishes as if it had been; one still booting
     // is removed, or the group would keep it as one instance too many.
@@ -92,9 +92,10 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
   }
   const inst = id !== undefined ? e.group.byId.get(id) : undefined;
   const joined = inst !== undefined && ctx.view.nodeByProviderID.get(inst.providerID) !== undefined;
-  if (nodePhase(node) === 'Failed') {
-    if (id !== undefined && !joined) removeReplacement(ctx, e, id, 'its node failed under an older revision');
-    release(ctx, node, 'the spec changed since it failed; it starts over under the new revision');
+  if (isSettled(node)) {
+    const what = nodePhase(node) === 'Skipped' ? 'was skipped' : 'failed';
+    if (id !== undefined && !joined) removeReplacement(ctx, e, id, `its node ${what} under an older revision`);
+    release(ctx, node, `the spec changed since it ${what}; it starts over under the new revision`);
     return;
   }
   if (joined || (e.outdated && (inst === undefined || inst.image === ctx.image.image))) {

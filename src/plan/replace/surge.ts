@@ -8,7 +8,7 @@
 import type { Instance } from '../../cloud/provider.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { compareStrings } from '../order.js';
-import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
+import { holdsLock, isSettled, parseInstant } from '../protocol.js';
 import type { Entry, GroupState, RolloutContext } from './context.js';
 
 function lockedAt(ctx: RolloutContext, e: Entry): number {
@@ -20,7 +20,7 @@ function lockedAt(ctx: RolloutContext, e: Entry): number {
 function claimedInFlight(ctx: RolloutContext, g: GroupState): number {
   let n = 0;
   for (const e of ctx.entries) {
-    if (e.group !== g || e.node === undefined || !holdsLock(e.node) || nodePhase(e.node) === 'Failed') continue;
+    if (e.group !== g || e.node === undefined || !holdsLock(e.node) || isSettled(e.node)) continue;
     const id = e.node.annotations[ANNOTATIONS.replacedBy];
     if (id !== undefined && g.byId.has(id)) n++;
   }

@@ -41,7 +41,8 @@ export interface Scenario {
   readonly window?: MaintenanceWindow;
 }
 
-export type Outcome = 'complete' | 'halted' | 'stuck' | 'timeout';
+/** skipped: all done but nodes given back by drain.onTimeout skipNode, which wait for a person. */
+export type Outcome = 'complete' | 'halted' | 'skipped' | 'stuck' | 'timeout';
 
 export interface RunResult {
   readonly outcome: Outcome;
@@ -170,7 +171,9 @@ export function runScenario(s: Scenario): RunResult {
           ? 'complete'
           : status?.phase === 'Halted'
             ? 'halted'
-            : 'stuck';
+            : onlySkipped(p)
+              ? 'skipped'
+              : 'stuck';
       break;
     }
     let actions: readonly Action[] = p.actions;
@@ -302,6 +305,12 @@ function checkWorld(
     violations.push(`capacity: only ${serving} schedulable Ready nodes (+${held} held elsewhere) of ${total}`);
 }
 
+/** The rollout waits for nothing but nodes it skipped (drain.onTimeout skipNode). */
+function onlySkipped(p: Plan): boolean {
+  const waits = p.waits.filter((w) => w.spec.kind === 'NodeImage');
+  return waits.length > 0 && waits.every((w) => w.code === 'skipped');
+}
+
 export function finalChecks(
   world: World,
   s: Pick<Scenario, 'nodes' | 'controlPlane'>,
@@ -316,7 +325,8 @@ export function finalChecks(
     const op = n.annotations[ANNOTATIONS.operation];
     const phase = n.annotations[ANNOTATIONS.phase];
     if (op === undefined || !OURS.test(op) || phase === 'Done') continue;
-    if (phase === 'Failed' && n.annotations[ANNOTATIONS.reason] !== undefined) continue;
+    // Failed, or Skipped (drain.onTimeout skipNode): reported with the reason on the node.
+    if ((phase === 'Failed' || phase === 'Skipped') && n.annotations[ANNOTATIONS.reason] !== undefined) continue;
     violations.push(`${name} was started but is neither finished nor reported (phase ${phase ?? 'none'})`);
   }
   for (const n of world.nodes.values()) {

@@ -48,7 +48,11 @@ describe('plan/sequence: the planner driven against a simulated world', function
     for (let seed = 1; seed <= SEEDS; seed++) {
       const r = runScenario(halting(seed));
       assert.deepEqual(r.violations, [], `seed ${seed}:\n${r.log.slice(-30).join('\n')}`);
-      assert.ok(r.outcome === 'complete' || r.outcome === 'halted', `seed ${seed} ended ${r.outcome}`);
+      // skipNode gives a node back without failing: the rollout goes on and ends waiting for it.
+      assert.ok(
+        r.outcome === 'complete' || r.outcome === 'halted' || r.outcome === 'skipped',
+        `seed ${seed} ended ${r.outcome}`,
+      );
       if (r.outcome === 'halted') {
         halted++;
         const status = r.lastPlan.specs.find((s) => s.spec.kind === 'NodeImage');
