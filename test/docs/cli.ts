@@ -44,7 +44,15 @@ function helpAfter(command: Command): string {
 
 function commandSection(program: Command, command: Command): string {
   const usage = `${program.name()} ${command.name()} ${command.usage()}`.trim();
-  const lines = [`## ${program.name()} ${command.name()}`, '', `${command.description()}.`, '', '```sh', usage, '```'];
+  const lines = [
+    `## ${program.name()} ${command.name()}`,
+    '',
+    `${command.description()}.`,
+    '',
+    '```text',
+    usage,
+    '```',
+  ];
   if (command.registeredArguments.length > 0)
     lines.push(
       '',
