@@ -13,12 +13,34 @@ DRYDOCK_MOTO_SERVER="$(bash scripts/moto.sh)"
 export DRYDOCK_MOTO_SERVER
 # The current Node LTS, installed once, then cached: engines promises it too.
 DRYDOCK_NODE_LTS="$(bash scripts/node-lts.sh)"
-# No files named: every test file (.mocharc.json names none, so `npx mocha FILE` runs FILE alone).
-if [ "$#" = 0 ]; then set -- 'dist/test/**/*.test.js'; ALL=1; fi
-npx mocha "$@"
-# The suites that need no control plane, moto or sandbox, again under the LTS (the runtime is
-# what this run checks; the cluster suites ran above).
-if [ "${ALL:-0}" = 1 ]; then
+# Files named: mocha runs those alone (.mocharc.json names no spec).
+if [ "$#" != 0 ]; then
+  exec npx mocha "$@"
+fi
+# Everything, in two lanes side by side. The sandbox's end-to-end scenarios take a quarter of an
+# hour that is almost all waiting (the sandbox's own soaks, reboots and health gates), so they run
+# beside the rest, followed by the suites that need no control plane, moto or sandbox again under
+# the LTS (the runtime is what that pass checks). The side lane's report is printed after the main
+# one's; the run fails if either lane does.
+SIDE_LOG="$(mktemp)"
+trap 'rm -f "$SIDE_LOG"' EXIT
+(
+  side=0
+  npx mocha dist/test/sandbox/scenario.test.js || side=$?
   echo "unit suites under Node $("$DRYDOCK_NODE_LTS" --version):"
-  DRYDOCK_UNIT_ONLY=1 "$DRYDOCK_NODE_LTS" node_modules/mocha/bin/mocha.js --reporter dot 'dist/test/**/*.test.js'
+  DRYDOCK_UNIT_ONLY=1 "$DRYDOCK_NODE_LTS" node_modules/mocha/bin/mocha.js --reporter dot 'dist/test/**/*.test.js' ||
+    side=$?
+  exit "$side"
+) >"$SIDE_LOG" 2>&1 &
+SIDE_PID=$!
+main=0
+npx mocha --ignore dist/test/sandbox/scenario.test.js 'dist/test/**/*.test.js' || main=$?
+side=0
+wait "$SIDE_PID" || side=$?
+echo
+echo "the sandbox's scenarios, then the unit suites under the LTS (run beside the above):"
+cat "$SIDE_LOG"
+if [ "$main" != 0 ] || [ "$side" != 0 ]; then
+  echo "failed: the main lane exited $main, the side lane $side" >&2
+  exit 1
 fi
