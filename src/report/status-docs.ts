@@ -8,6 +8,7 @@
  */
 import { stringify } from 'yaml';
 import { shortCommit } from '../commit.js';
+import { plural } from '../words.js';
 import { approvalWaitStage } from '../plan/approval.js';
 import { cell } from './markdown.js';
 import { nodeFileNames, renderNodeFiles, renderRows } from './status-nodes.js';
@@ -84,7 +85,7 @@ export function needsAPerson(report: StatusReport): string[] {
   const out: string[] = [];
   if (report.errors && report.errors.length > 0)
     out.push(
-      `Commit \`${short(report.newestCommit)}\` was refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'}, below): fix them in a new commit; until then \`${short(report.sourceCommit)}\` stays in force.`,
+      `Commit \`${short(report.newestCommit)}\` was refused (${plural(report.errors.length, 'error')}, below): fix ${report.errors.length === 1 ? 'it' : 'them'} in a new commit; until then \`${short(report.sourceCommit)}\` stays in force.`,
     );
   for (const s of specs) {
     const name = `**${cell(`${s.kind}/${s.name}`)}**`;

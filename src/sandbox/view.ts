@@ -5,7 +5,8 @@
  * here: the snapshot carries `now`.
  */
 
-import { shortCommit } from '../commit.js';
+import { sameCommit, shortCommit } from '../commit.js';
+import { plural } from '../words.js';
 import { NODE_PHASES } from '../protocol/keys.js';
 
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed';
@@ -92,6 +93,8 @@ export interface SandboxSnapshot {
 }
 
 const BAR_WIDTH = 20;
+/** A refused commit's errors shown on the screen; errors.yaml has them all. */
+const SHOWN_ERRORS = 3;
 
 /** "1h2m", "3m12s", "45s". */
 export function formatDuration(ms: number): string {
@@ -131,12 +134,22 @@ function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
   );
 }
 
-/** Whether drydock has reported on the newest commit of the tracked branch. */
+/**
+ * Whether drydock has reported on the newest commit of the tracked branch, or refused it: a
+ * refused head is not a sync still under way, and the commit that stays in force is named.
+ */
 export function gitSyncState(git: GitView): string {
   if (git.head === undefined) return `${git.branch}: no commits yet`;
   if (git.statusHead === undefined) return `waiting for drydock's first status commit on ${git.statusBranch}`;
+  if (git.refused !== undefined && sameCommit(git.head, git.refused.commit)) {
+    const inForce =
+      git.statusSource === undefined
+        ? 'no valid commit is in force yet'
+        : `${shortCommit(git.statusSource)} stays in force`;
+    return `refused: ${git.branch} ${git.head} is not applied; ${inForce}`;
+  }
   if (git.statusSource === undefined) return `${git.statusBranch} ${git.statusHead} does not name its source commit`;
-  return git.head.startsWith(git.statusSource) || git.statusSource.startsWith(git.head)
+  return sameCommit(git.head, git.statusSource)
     ? `in sync: ${git.statusBranch} reports on ${git.branch} ${git.head}`
     : `syncing: ${git.branch} is at ${git.head}, ${git.statusBranch} still reports on ${shortCommit(git.statusSource)}`;
 }
@@ -212,10 +225,12 @@ export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
     if (snapshot.git.statusSubject !== undefined) lines.push(`        last status: ${snapshot.git.statusSubject}`);
     const refused = snapshot.git.refused;
     if (refused !== undefined) {
+      const n = refused.errors.length;
       lines.push(
-        `  ! commit ${shortCommit(refused.commit)} refused (${refused.errors.length} errors; errors.yaml on ${snapshot.git.statusBranch}):`,
+        `  ! commit ${shortCommit(refused.commit)} refused (${plural(n, 'error')}; errors.yaml on ${snapshot.git.statusBranch}): fix ${n === 1 ? 'it' : 'them'} in a new commit`,
       );
-      for (const e of refused.errors.slice(0, 3)) lines.push(`      ${e}`);
+      for (const e of refused.errors.slice(0, SHOWN_ERRORS)) lines.push(`      ${e}`);
+      if (n > SHOWN_ERRORS) lines.push(`      … ${plural(n - SHOWN_ERRORS, 'more error')} in errors.yaml`);
     }
   }
   if (snapshot.specs.length > 0) {

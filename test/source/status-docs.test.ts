@@ -60,7 +60,7 @@ describe('status documents', () => {
         '',
         '## Needs a person',
         '',
-        '- Commit `0123456` was refused (1 error, below): fix them in a new commit; until then `abcdef0` stays in force.',
+        '- Commit `0123456` was refused (1 error, below): fix it in a new commit; until then `abcdef0` stays in force.',
         '',
         `Source commit in force: \`${SHA}\``,
         '',
@@ -192,6 +192,22 @@ describe('status README: what needs a person leads', () => {
       'nothing: a calm line instead of a section',
       { cluster: 'c', sourceCommit: SHA, specs: [spec('a', { phase: 'Complete' })] },
       [],
+    ],
+    [
+      'a refused commit with two errors: "fix them", the commit in force named',
+      {
+        cluster: 'c',
+        sourceCommit: SHA,
+        newestCommit: NEW,
+        specs: [],
+        errors: [
+          { file: 'a.yaml', line: 1, column: 1, code: 'schema', message: 'm', hint: 'h' },
+          { file: 'b.yaml', line: 2, column: 1, code: 'schema', message: 'm', hint: 'h' },
+        ],
+      },
+      [
+        `Commit \`${NEW.slice(0, 7)}\` was refused (2 errors, below): fix them in a new commit; until then \`${SHA.slice(0, 7)}\` stays in force.`,
+      ],
     ],
     [
       'an approval after the canary: the wait, and the command that writes the file',
