@@ -138,7 +138,9 @@ function progressWord(s: SpecReport): string {
 /** What changed in one spec between two reports, in a few words; undefined when nothing did. */
 function specChange(s: SpecReport, was: SpecReport | undefined): string | undefined {
   const name = `${s.kind}/${s.name}`;
-  if (was === undefined) return `${name} new (${s.phase.toLowerCase()})`;
+  // First seen already settled (a maintenance reported once its file is gone): its phase is the news, "new" would contradict it.
+  if (was === undefined)
+    return SETTLED.has(s.phase) ? `${name} ${s.phase.toLowerCase()}` : `${name} new (${s.phase.toLowerCase()})`;
   const parts: string[] = [];
   const moved = s.progress.done !== was.progress.done || s.progress.total !== was.progress.total;
   if (moved) parts.push(`${s.progress.done}/${s.progress.total}${progressWord(s)}`);

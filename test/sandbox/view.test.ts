@@ -211,7 +211,7 @@ describe('sandbox view', () => {
       ]);
     });
 
-    it('hides the steps once all are done and cuts long lines', () => {
+    it('hides the steps once all are done and wraps long lines at a space, never cutting a word', () => {
       const lines = renderView(
         {
           ...base,
@@ -220,7 +220,14 @@ describe('sandbox view', () => {
         },
         30,
       );
-      assert.deepEqual(lines, ['drydock sandbox · up 3m12s · …', '', '  ! the API server is not rea…']);
+      assert.deepEqual(lines, [
+        'drydock sandbox · up 3m12s ·',
+        '  running',
+        '',
+        '  ! the API server is not',
+        '      reachable: connection',
+        '      refused',
+      ]);
     });
   });
 

@@ -322,6 +322,25 @@ describe('status commit subject: what changed since the last report', () => {
       base,
       'applied 0123456; NodeImage/edge new (pending)',
     ],
+    [
+      'a maintenance first reported once it ended: "ended", not "new (ended)"',
+      {
+        ...base,
+        specs: [
+          ...base.specs,
+          {
+            kind: 'NodeMaintenance',
+            name: 'w-2',
+            phase: 'Ended',
+            progress: { done: 0, total: 0 },
+            conditions: [],
+            nodes: [],
+          },
+        ],
+      },
+      base,
+      'NodeMaintenance/w-2 ended',
+    ],
     ['a spec removed', { ...base, specs: [] }, base, 'NodeImage/worker removed'],
     [
       'a refused commit',
