@@ -7,3 +7,8 @@ export function shortCommit(commit: string | undefined, absent = 'none'): string
 export function shortRevision(revision: string): string {
   return /^[0-9a-f]{40}$/.test(revision) ? shortCommit(revision) : revision;
 }
+
+/** Whether two ids, either of them shortened (seven digits at least), name the same commit. */
+export function sameCommit(a: string | undefined, b: string): boolean {
+  return a !== undefined && a.length >= 7 && (b.startsWith(a) || a.startsWith(b));
+}

@@ -39,7 +39,10 @@ export function register(program: Command, done: (code: ExitCode) => void): void
       new Option('--cloud-endpoint <url>', 'URL of the simulated cloud (provider sim)').env('DRYDOCK_CLOUD_ENDPOINT'),
     )
     .addOption(
-      new Option('--base <ref>', 'pull request: the branch (or, in a local clone, commit) merged into; needs --head'),
+      new Option(
+        '--base <ref>',
+        'pull request: the branch merged into (in a local clone also a tag, a commit or HEAD, each with ~N/^N steps: HEAD~1); needs --head',
+      ),
     )
     .addOption(
       new Option(

@@ -5,6 +5,7 @@
  * read off the report.
  */
 import { shortCommit } from '../commit.js';
+import { plural } from '../words.js';
 import { formatErrorGithub, formatErrorText } from '../spec/format.js';
 import type { SpecError } from '../spec/model.js';
 import type { Wait } from '../plan/types.js';
@@ -15,10 +16,6 @@ export type PrFormat = 'text' | 'markdown' | 'github' | 'json';
 
 /** The first line of every drydock plan comment: CI looks for it to update instead of adding. */
 export const PR_COMMENT_MARKER = '<!-- drydock-plan -->';
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
 
 /** What happens to the nodes: a replace rollout swaps them for new instances; inPlace updates and reboots them. */
 function impactWords(i: Impact): string {

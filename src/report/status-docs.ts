@@ -8,6 +8,7 @@
  */
 import { stringify } from 'yaml';
 import { shortCommit } from '../commit.js';
+import { plural } from '../words.js';
 import { approvalWaitStage } from '../plan/approval.js';
 import { cell } from './markdown.js';
 import { nodeFileNames, renderNodeFiles, renderRows } from './status-nodes.js';
@@ -84,7 +85,7 @@ export function needsAPerson(report: StatusReport): string[] {
   const out: string[] = [];
   if (report.errors && report.errors.length > 0)
     out.push(
-      `Commit \`${short(report.newestCommit)}\` was refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'}, below): fix them in a new commit; until then \`${short(report.sourceCommit)}\` stays in force.`,
+      `Commit \`${short(report.newestCommit)}\` was refused (${plural(report.errors.length, 'error')}, below): fix ${report.errors.length === 1 ? 'it' : 'them'} in a new commit; until then \`${short(report.sourceCommit)}\` stays in force.`,
     );
   for (const s of specs) {
     const name = `**${cell(`${s.kind}/${s.name}`)}**`;
@@ -137,7 +138,9 @@ function progressWord(s: SpecReport): string {
 /** What changed in one spec between two reports, in a few words; undefined when nothing did. */
 function specChange(s: SpecReport, was: SpecReport | undefined): string | undefined {
   const name = `${s.kind}/${s.name}`;
-  if (was === undefined) return `${name} new (${s.phase.toLowerCase()})`;
+  // First seen already settled (a maintenance reported once its file is gone): its phase is the news, "new" would contradict it.
+  if (was === undefined)
+    return SETTLED.has(s.phase) ? `${name} ${s.phase.toLowerCase()}` : `${name} new (${s.phase.toLowerCase()})`;
   const parts: string[] = [];
   const moved = s.progress.done !== was.progress.done || s.progress.total !== was.progress.total;
   if (moved) parts.push(`${s.progress.done}/${s.progress.total}${progressWord(s)}`);

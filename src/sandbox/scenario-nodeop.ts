@@ -8,6 +8,7 @@
  */
 import { BatchV1Api, CoreV1Api, makeInformer, type KubeConfig, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { shortCommit } from '../commit.js';
+import { plural } from '../words.js';
 import { operationLabel } from '../execute/jobs/names.js';
 import { JOB_LABELS } from '../protocol/keys.js';
 import { SandboxError } from './errors.js';
@@ -130,10 +131,6 @@ export interface NodeOpObservation {
   readonly objects: readonly OperationObject[];
   /** node → its distinct bootIDs in the order seen, the first from before the push. */
   readonly boots: ReadonlyMap<string, readonly string[]>;
-}
-
-function plural(n: number, one: string): string {
-  return `${n} ${one}${n === 1 ? '' : 's'}`;
 }
 
 /** The problems of one worker: its Job, its reboot, and how the NodeOp left it. */

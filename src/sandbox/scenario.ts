@@ -9,7 +9,7 @@ import type { CloudProvider, Instance } from '../cloud/provider.js';
 import { SandboxError } from './errors.js';
 import { commitImageChange, nextImage } from './fleet-repo.js';
 import { formatDuration, gitSyncState, type NodeView, type SandboxSnapshot, type SpecView } from './view.js';
-import { shortCommit } from '../commit.js';
+import { sameCommit, shortCommit } from '../commit.js';
 
 /** One scaling group the scenario upgrades. */
 export interface GroupExpectation {
@@ -30,9 +30,7 @@ export interface FinalObservation {
 
 const IN_FLIGHT = new Set(['Pending', 'Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying']);
 
-export function sameCommit(a: string | undefined, b: string): boolean {
-  return a !== undefined && a.length >= 7 && (b.startsWith(a) || a.startsWith(b));
-}
+export { sameCommit };
 
 /**
  * Everything wrong with the end state, in words; empty when the upgrade is done: every

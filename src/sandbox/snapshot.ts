@@ -20,10 +20,14 @@ export function nodeView(node: V1Node): NodeView {
   const annotations = node.metadata?.annotations ?? {};
   const group = labels[SIM_LABELS.group];
   const image = annotations[SIM_IMAGE_ANNOTATION] ?? node.status?.nodeInfo?.osImage;
-  const phase = annotations[ANNOTATIONS.phase];
-  const phaseSince = annotations[ANNOTATIONS.phaseSince];
-  const reason = annotations[ANNOTATIONS.reason];
   const lock = parseLock(annotations[ANNOTATIONS.operation]);
+  const replacedBy = annotations[ANNOTATIONS.replacedBy];
+  // An old node whose replacement is done lingers until its instance is gone: it is no node
+  // drydock finished, but one on its way out, and says by which instance it was replaced.
+  const leaving = annotations[ANNOTATIONS.phase] === 'Done' && replacedBy !== undefined;
+  const phase = leaving ? 'Replaced' : annotations[ANNOTATIONS.phase];
+  const phaseSince = annotations[ANNOTATIONS.phaseSince];
+  const reason = leaving ? `replaced by ${replacedBy}; leaves with its instance` : annotations[ANNOTATIONS.reason];
   // A Done node keeps its lock as a record; the live view shows only what holds a node now.
   const operation = lock === undefined || phase === 'Done' ? undefined : `${lock.kind}/${lock.name}`;
   const job = operation === undefined ? undefined : annotations[ANNOTATIONS.job];

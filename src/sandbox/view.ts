@@ -5,7 +5,8 @@
  * here: the snapshot carries `now`.
  */
 
-import { shortCommit } from '../commit.js';
+import { sameCommit, shortCommit } from '../commit.js';
+import { plural } from '../words.js';
 import { NODE_PHASES } from '../protocol/keys.js';
 
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed';
@@ -92,6 +93,8 @@ export interface SandboxSnapshot {
 }
 
 const BAR_WIDTH = 20;
+/** A refused commit's errors shown on the screen; errors.yaml has them all. */
+const SHOWN_ERRORS = 3;
 
 /** "1h2m", "3m12s", "45s". */
 export function formatDuration(ms: number): string {
@@ -122,21 +125,80 @@ function pad(text: string, width: number): string {
   return text.length >= width ? text : text + ' '.repeat(width - text.length);
 }
 
-/** Columns sized to their widest cell; the last column is left unpadded. */
-function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
+/** A line of the screen and where its continuation lines start when it is wrapped. */
+interface Line {
+  readonly text: string;
+  readonly hang: number;
+}
+
+/** A line that is no table row: continued a little right of its own indentation. */
+function line(text: string): Line {
+  return { text, hang: (/^ */.exec(text)?.[0].length ?? 0) + 4 };
+}
+
+/** Columns sized to their widest cell; the last column is left unpadded, and continues under itself when wrapped. */
+function table(rows: readonly (readonly string[])[], indent = '  '): Line[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) =>
-    (indent + row.map((cell, i) => (i === row.length - 1 ? cell : pad(cell, widths[i] ?? 0))).join('  ')).trimEnd(),
+  const last = indent.length + widths.slice(0, -1).reduce((sum, w) => sum + w + 2, 0);
+  return rows.map((row) => ({
+    text: (
+      indent + row.map((cell, i) => (i === row.length - 1 ? cell : pad(cell, widths[i] ?? 0))).join('  ')
+    ).trimEnd(),
+    hang: last,
+  }));
+}
+
+/**
+ * `text` in lines no wider than `width`, broken at spaces, never inside a word: a wait, a
+ * commit id or a timestamp is a fact a person acts on, and half of one says something else.
+ * Continuation lines start at `hang` (at most half the width, so they keep room for words);
+ * only a single word wider than a whole line is broken.
+ */
+export function wrap(text: string, width: number, hang: number): string[] {
+  const indent = ' '.repeat(Math.min(hang, Math.floor(width / 2)));
+  const out: string[] = [];
+  let rest = text;
+  let prefix = '';
+  while (prefix.length + rest.length > width) {
+    const room = width - prefix.length;
+    const lead = prefix === '' ? (/^ */.exec(rest)?.[0].length ?? 0) : 0;
+    const space = rest.lastIndexOf(' ', room);
+    const cut = space > lead ? space : room;
+    out.push((prefix + rest.slice(0, cut)).trimEnd());
+    rest = rest.slice(cut).trimStart();
+    prefix = indent;
+  }
+  if (rest !== '' || out.length === 0) out.push(prefix + rest);
+  return out;
+}
+
+const INSTANT = /\b(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.\d+)?Z\b/g;
+
+/** ISO instants in a wait or reason as a person reads a clock: "15:04:05 UTC", with the date only when it is not today's. */
+export function readableInstants(text: string, now: string): string {
+  const today = now.slice(0, 10);
+  return text.replace(INSTANT, (_, date: string, time: string) =>
+    date === today ? `${time} UTC` : `${date} ${time} UTC`,
   );
 }
 
-/** Whether drydock has reported on the newest commit of the tracked branch. */
+/**
+ * Whether drydock has reported on the newest commit of the tracked branch, or refused it: a
+ * refused head is not a sync still under way, and the commit that stays in force is named.
+ */
 export function gitSyncState(git: GitView): string {
   if (git.head === undefined) return `${git.branch}: no commits yet`;
   if (git.statusHead === undefined) return `waiting for drydock's first status commit on ${git.statusBranch}`;
+  if (git.refused !== undefined && sameCommit(git.head, git.refused.commit)) {
+    const inForce =
+      git.statusSource === undefined
+        ? 'no valid commit is in force yet'
+        : `${shortCommit(git.statusSource)} stays in force`;
+    return `refused: ${git.branch} ${git.head} is not applied; ${inForce}`;
+  }
   if (git.statusSource === undefined) return `${git.statusBranch} ${git.statusHead} does not name its source commit`;
-  return git.head.startsWith(git.statusSource) || git.statusSource.startsWith(git.head)
+  return sameCommit(git.head, git.statusSource)
     ? `in sync: ${git.statusBranch} reports on ${git.branch} ${git.head}`
     : `syncing: ${git.branch} is at ${git.head}, ${git.statusBranch} still reports on ${shortCommit(git.statusSource)}`;
 }
@@ -157,85 +219,108 @@ export function phaseSummary(phases: Readonly<Record<string, number>> | undefine
     .join(', ');
 }
 
-function specLine(spec: SpecView): string[] {
-  const why = spec.lastError ?? (spec.waitingFor === undefined ? '' : `waiting: ${spec.waitingFor}`);
+/** What a spec's progress counts, when it is not nodes: a maintenance counts its node's pods evicted. */
+const PROGRESS_UNIT: Readonly<Record<string, string>> = { NodeMaintenance: ' pods' };
+
+function specLine(spec: SpecView, now: string): string[] {
+  const why = readableInstants(
+    spec.lastError ?? (spec.waitingFor === undefined ? '' : `waiting: ${spec.waitingFor}`),
+    now,
+  );
   const phases = phaseSummary(spec.nodePhases);
   const detail = phases === '' ? why : why === '' ? phases : `${phases} · ${why}`;
   return [
     `${spec.kind}/${spec.name}`,
     progressBar(spec.done, spec.total),
-    `${spec.done}/${spec.total}`,
+    `${spec.done}/${spec.total}${PROGRESS_UNIT[spec.kind] ?? ''}`,
     spec.phase,
     detail,
   ];
 }
 
-function nodeLine(node: NodeView, now: string): string[] {
-  const state = [node.ready ? 'Ready' : 'NotReady', ...(node.unschedulable ? ['cordoned'] : [])].join(',');
+/**
+ * The spec a person wrote, for the lock on a node: a NodeOpUpgrade's nodes carry the lock of
+ * the NodeOp it generates, of the same name, which no file of the repository declares.
+ */
+function operationLabel(operation: string | undefined, specs: readonly SpecView[]): string | undefined {
+  if (operation === undefined || !operation.startsWith('NodeOp/')) return operation;
+  const has = (id: string): boolean => specs.some((s) => `${s.kind}/${s.name}` === id);
+  const upgrade = `NodeOpUpgrade/${operation.slice('NodeOp/'.length)}`;
+  return !has(operation) && has(upgrade) ? upgrade : operation;
+}
+
+function nodeState(node: NodeView): string {
+  return [node.ready ? 'Ready' : 'NotReady', ...(node.unschedulable ? ['cordoned'] : [])].join(',');
+}
+
+function nodeLine(node: NodeView, snapshot: SandboxSnapshot): string[] {
   return [
     node.name,
     node.group ?? '-',
     node.image ?? '-',
-    state,
-    node.operation ?? '-',
+    nodeState(node),
+    operationLabel(node.operation, snapshot.specs) ?? '-',
     node.phase ?? '-',
-    since(now, node.phaseSince),
-    node.reason ?? (node.job === undefined ? '' : `job ${node.job}`),
+    since(snapshot.now, node.phaseSince),
+    readableInstants(node.reason ?? (node.job === undefined ? '' : `job ${node.job}`), snapshot.now),
   ];
 }
 
-/** The whole screen, top to bottom. Lines are not wider than `width` (cut with …). */
-export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
-  const lines: string[] = [];
-  // Uptime before the headline: a long headline is what gets cut on a narrow terminal.
-  lines.push(
-    `drydock sandbox · up ${formatDuration(Date.parse(snapshot.now) - Date.parse(snapshot.startedAt))} · ${snapshot.headline}`,
-  );
-  const unfinished = snapshot.steps.some((s) => s.status !== 'done');
-  if (unfinished) {
-    lines.push('');
+function stepLines(snapshot: SandboxSnapshot): Line[] {
+  if (snapshot.steps.every((s) => s.status === 'done')) return [];
+  const rows = snapshot.steps.map((s) => {
+    const took = s.startedAt === undefined ? '' : since(s.endedAt ?? snapshot.now, s.startedAt);
+    return [STEP_MARK[s.status], s.title, took, s.detail ?? ''];
+  });
+  return [line(''), ...table(rows)];
+}
+
+function gitLines(git: GitView): Line[] {
+  const fetched = git.lastFetchSeconds;
+  const lines = [
+    line(''),
+    line(
+      `  git   ${gitSyncState(git)}${fetched === undefined ? '' : ` · drydock fetched ${formatDuration(fetched * 1000)} ago`}`,
+    ),
+  ];
+  if (git.statusSubject !== undefined) lines.push({ text: `        last status: ${git.statusSubject}`, hang: 21 });
+  const refused = git.refused;
+  if (refused !== undefined) {
+    const n = refused.errors.length;
     lines.push(
-      ...table(
-        snapshot.steps.map((s) => {
-          const took = s.startedAt === undefined ? '' : since(s.endedAt ?? snapshot.now, s.startedAt);
-          return [STEP_MARK[s.status], s.title, took, s.detail ?? ''];
-        }),
+      line(
+        `  ! commit ${shortCommit(refused.commit)} refused (${plural(n, 'error')}; errors.yaml on ${git.statusBranch}): fix ${n === 1 ? 'it' : 'them'} in a new commit`,
       ),
     );
+    for (const e of refused.errors.slice(0, SHOWN_ERRORS)) lines.push(line(`      ${e}`));
+    if (n > SHOWN_ERRORS) lines.push(line(`      … ${plural(n - SHOWN_ERRORS, 'more error')} in errors.yaml`));
   }
-  if (snapshot.git !== undefined) {
-    lines.push('');
-    const fetched = snapshot.git.lastFetchSeconds;
-    lines.push(
-      `  git   ${gitSyncState(snapshot.git)}${fetched === undefined ? '' : ` · drydock fetched ${formatDuration(fetched * 1000)} ago`}`,
-    );
-    if (snapshot.git.statusSubject !== undefined) lines.push(`        last status: ${snapshot.git.statusSubject}`);
-    const refused = snapshot.git.refused;
-    if (refused !== undefined) {
-      lines.push(
-        `  ! commit ${shortCommit(refused.commit)} refused (${refused.errors.length} errors; errors.yaml on ${snapshot.git.statusBranch}):`,
-      );
-      for (const e of refused.errors.slice(0, 3)) lines.push(`      ${e}`);
-    }
-  }
-  if (snapshot.specs.length > 0) {
-    lines.push('');
-    lines.push(...table(snapshot.specs.map(specLine)));
-  }
+  return lines;
+}
+
+/** The whole screen, top to bottom. Lines are not wider than `width`: a longer one is wrapped at a space, never cut. */
+export function renderView(snapshot: SandboxSnapshot, width = 120): string[] {
+  // Uptime before the headline: a long headline is what wraps on a narrow terminal.
+  const lines: Line[] = [
+    {
+      text: `drydock sandbox · up ${formatDuration(Date.parse(snapshot.now) - Date.parse(snapshot.startedAt))} · ${snapshot.headline}`,
+      hang: 2,
+    },
+    ...stepLines(snapshot),
+    ...(snapshot.git === undefined ? [] : gitLines(snapshot.git)),
+  ];
+  if (snapshot.specs.length > 0) lines.push(line(''), ...table(snapshot.specs.map((s) => specLine(s, snapshot.now))));
   if (snapshot.nodes.length > 0) {
-    lines.push('');
     lines.push(
+      line(''),
       ...table([
         ['NODE', 'GROUP', 'IMAGE', 'STATE', 'OPERATION', 'PHASE', 'SINCE', 'REASON'],
-        ...snapshot.nodes.map((n) => nodeLine(n, snapshot.now)),
+        ...snapshot.nodes.map((n) => nodeLine(n, snapshot)),
       ]),
     );
   }
-  if (snapshot.problem !== undefined) {
-    lines.push('');
-    lines.push(`  ! ${snapshot.problem}`);
-  }
-  return lines.map((l) => (l.length > width ? `${l.slice(0, Math.max(0, width - 1))}…` : l));
+  if (snapshot.problem !== undefined) lines.push(line(''), line(`  ! ${snapshot.problem}`));
+  return lines.flatMap((l) => wrap(l.text, width, l.hang));
 }
 
 function byKey<T>(items: readonly T[], key: (t: T) => string): Map<string, T> {
@@ -285,7 +370,7 @@ export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSn
       continue;
     }
     say(
-      specLine(s)
+      specLine(s, next.now)
         .filter((c) => c !== '')
         .join(' '),
     );
@@ -305,9 +390,9 @@ export function renderChanges(prev: SandboxSnapshot | undefined, next: SandboxSn
       p.reason !== n.reason ||
       p.operation !== n.operation
     ) {
-      const state = [n.ready ? 'Ready' : 'NotReady', ...(n.unschedulable ? ['cordoned'] : [])].join(',');
-      const by = n.operation === undefined ? '' : ` (${n.operation}${n.job === undefined ? '' : `, job ${n.job}`})`;
-      say(`node ${n.name} ${n.phase ?? '-'} ${state}${by}${n.reason === undefined ? '' : `: ${n.reason}`}`);
+      const operation = operationLabel(n.operation, next.specs);
+      const by = operation === undefined ? '' : ` (${operation}${n.job === undefined ? '' : `, job ${n.job}`})`;
+      say(`node ${n.name} ${n.phase ?? '-'} ${nodeState(n)}${by}${n.reason === undefined ? '' : `: ${n.reason}`}`);
     }
   }
   const nextNames = new Set(next.nodes.map((n) => n.name));

@@ -74,6 +74,22 @@ describe('drydock plan --base --head (a pull request, no cluster access)', () =>
     );
   });
 
+  it('a revision git spells with ~N and ^N steps works as --base (HEAD~1, worker-v2^), others say what to pass', () => {
+    const base = git('rev-parse', 'main');
+    git('checkout', '-q', 'worker-v2');
+    for (const rev of ['HEAD~1', 'HEAD^', 'worker-v2^1', 'broken~2', 'broken^^']) {
+      const r = drydock('--base', rev, '--head', 'HEAD', '--format', 'json');
+      assert.equal(r.status, 0, `${rev}: ${r.stderr}`);
+      assert.equal((JSON.parse(r.stdout) as { base: { commit: string } }).base.commit, base, rev);
+    }
+    const before = drydock('--base', 'HEAD~5', '--head', 'HEAD');
+    assert.equal(before.status, 2);
+    assert.match(before.stderr, /HEAD~5 does not exist in .*: commit [0-9a-f]{7} has no parent/);
+    const other = drydock('--base', 'HEAD@{1}', '--head', 'HEAD');
+    assert.equal(other.status, 2);
+    assert.match(other.stderr, /followed by ~N or \^N steps; for other revision syntax pass the commit it names/);
+  });
+
   it('github: workflow annotations on the changed file and on the approval to add', () => {
     const r = drydock('--base', 'main', '--head', 'worker-v2', '--format', 'github');
     assert.equal(r.status, 0, r.stderr);

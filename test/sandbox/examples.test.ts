@@ -79,6 +79,30 @@ describe('examples-repo against the sandbox', () => {
     }
   });
 
+  it('nothing in force acts on the nodes before a person asks: the NodeOpUpgrade is a template, the NodeOp waits for its window', () => {
+    assert.deepEqual(desired.nodeOpUpgrades, []);
+    for (const op of desired.nodeOps) assert.notEqual(op.rollout.window, undefined, `NodeOp/${op.name} has no window`);
+  });
+
+  it('the NodeOpUpgrade template, copied into operations/, selects sandbox workers and is acted on', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'drydock-examples-'));
+    try {
+      cpSync(examples, dir, { recursive: true });
+      copyFileSync(path.join(dir, 'templates/edge-upgrade.yaml'), path.join(dir, 'operations/edge-upgrade.yaml'));
+      const loaded = await loadFromDirectory(dir);
+      assert.ok(loaded.ok, 'examples-repo with the NodeOpUpgrade copied in is valid');
+      const [up] = loaded.desired.nodeOpUpgrades;
+      assert.equal(up?.name, 'edge-os');
+      assert.ok(selects(up.nodeSelector).length > 0, 'NodeOpUpgrade/edge-os selects no sandbox node');
+      assert.deepEqual(
+        notActedOn(loaded.desired).filter((n) => n.kind === 'NodeOpUpgrade'),
+        [],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the NodeMaintenance template, copied into maintenance/, names a sandbox node and is acted on', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'drydock-examples-'));
     try {

@@ -8,6 +8,9 @@ import {
   type GitView,
   type SandboxSnapshot,
 } from '../../src/sandbox/view.js';
+import { refusal } from '../../src/sandbox/snapshot.js';
+import { renderErrors } from '../../src/report/status-docs.js';
+import type { StatusReport } from '../../src/report/types.js';
 
 const base: SandboxSnapshot = {
   now: '2024-01-01T00:03:12Z',
@@ -208,7 +211,7 @@ describe('sandbox view', () => {
       ]);
     });
 
-    it('hides the steps once all are done and cuts long lines', () => {
+    it('hides the steps once all are done and wraps long lines at a space, never cutting a word', () => {
       const lines = renderView(
         {
           ...base,
@@ -217,7 +220,14 @@ describe('sandbox view', () => {
         },
         30,
       );
-      assert.deepEqual(lines, ['drydock sandbox · up 3m12s · …', '', '  ! the API server is not rea…']);
+      assert.deepEqual(lines, [
+        'drydock sandbox · up 3m12s ·',
+        '  running',
+        '',
+        '  ! the API server is not',
+        '      reachable: connection',
+        '      refused',
+      ]);
     });
   });
 
@@ -286,28 +296,67 @@ describe('sandbox view', () => {
     });
   });
 
-  it('shows a refused commit with its first errors, once in the change log', () => {
-    const snapshot: SandboxSnapshot = {
-      ...base,
-      git: {
+  describe('a refused commit, from the errors.yaml drydock writes', () => {
+    const IN_FORCE = '2bdd2320000000000000000000000000000000aa';
+    const REFUSED = '44c13e30000000000000000000000000000000bb';
+    const error = (file: string) => ({
+      file,
+      line: 7,
+      column: 10,
+      code: 'schema',
+      message: 'image must be a string',
+      hint: 'quote it',
+    });
+    const refusedBy = (errors: ReturnType<typeof error>[]): GitView => {
+      const report: StatusReport = {
+        cluster: 'sandbox',
+        sourceCommit: IN_FORCE,
+        newestCommit: REFUSED,
+        specs: [],
+        errors,
+      };
+      const refused = refusal(renderErrors(report));
+      assert.ok(refused);
+      // What RepoReader reads: the tracked branch's head, the status commit and its Drydock-Source.
+      return {
         branch: 'main',
-        head: '1a2b3c4',
+        head: '44c13e3',
         statusBranch: 'drydock/status',
         statusHead: '9f8e7d6',
-        statusSource: '0000aaa',
-        refused: { commit: '1a2b3c4d5e', errors: ['images/worker.yaml:7:10: image must be a string'] },
-      },
+        statusSource: IN_FORCE,
+        refused,
+      };
     };
-    assert.deepEqual(renderView(snapshot).slice(2), [
-      '  git   syncing: main is at 1a2b3c4, drydock/status still reports on 0000aaa',
-      '  ! commit 1a2b3c4 refused (1 errors; errors.yaml on drydock/status):',
-      '      images/worker.yaml:7:10: image must be a string',
-    ]);
-    assert.deepEqual(renderChanges(undefined, snapshot).slice(1), [
-      '[3m12s] git syncing: main is at 1a2b3c4, drydock/status still reports on 0000aaa',
-      '[3m12s] ! commit 1a2b3c4 refused: images/worker.yaml:7:10: image must be a string',
-    ]);
-    assert.deepEqual(renderChanges(snapshot, { ...snapshot, now: '2024-01-01T00:04:00Z' }), []);
+
+    it('reads as refused, names the commit in force, one error in the singular, once in the change log', () => {
+      const snapshot: SandboxSnapshot = { ...base, git: refusedBy([error('images/worker.yaml')]) };
+      assert.deepEqual(renderView(snapshot, 200).slice(2), [
+        '  git   refused: main 44c13e3 is not applied; 2bdd232 stays in force',
+        '  ! commit 44c13e3 refused (1 error; errors.yaml on drydock/status): fix it in a new commit',
+        '      images/worker.yaml:7:10: image must be a string',
+      ]);
+      assert.deepEqual(renderChanges(undefined, snapshot).slice(1), [
+        '[3m12s] git refused: main 44c13e3 is not applied; 2bdd232 stays in force',
+        '[3m12s] ! commit 44c13e3 refused: images/worker.yaml:7:10: image must be a string',
+      ]);
+      assert.deepEqual(renderChanges(snapshot, { ...snapshot, now: '2024-01-01T00:04:00Z' }), []);
+    });
+
+    it('several errors: "fix them", the first three shown and how many more errors.yaml holds', () => {
+      const git = refusedBy(['a', 'b', 'c', 'd', 'e'].map((f) => error(`${f}.yaml`)));
+      assert.deepEqual(renderView({ ...base, git }, 200).slice(3), [
+        '  ! commit 44c13e3 refused (5 errors; errors.yaml on drydock/status): fix them in a new commit',
+        '      a.yaml:7:10: image must be a string',
+        '      b.yaml:7:10: image must be a string',
+        '      c.yaml:7:10: image must be a string',
+        '      … 2 more errors in errors.yaml',
+      ]);
+    });
+
+    it('a newer commit after the refused one is a sync under way again', () => {
+      const git = { ...refusedBy([error('images/worker.yaml')]), head: '5555aaa' };
+      assert.equal(gitSyncState(git), 'syncing: main is at 5555aaa, drydock/status still reports on 2bdd232');
+    });
   });
 
   it('says how long ago drydock fetched, from its metrics', () => {

@@ -60,7 +60,7 @@ describe('status documents', () => {
         '',
         '## Needs a person',
         '',
-        '- Commit `0123456` was refused (1 error, below): fix them in a new commit; until then `abcdef0` stays in force.',
+        '- Commit `0123456` was refused (1 error, below): fix it in a new commit; until then `abcdef0` stays in force.',
         '',
         `Source commit in force: \`${SHA}\``,
         '',
@@ -194,6 +194,22 @@ describe('status README: what needs a person leads', () => {
       [],
     ],
     [
+      'a refused commit with two errors: "fix them", the commit in force named',
+      {
+        cluster: 'c',
+        sourceCommit: SHA,
+        newestCommit: NEW,
+        specs: [],
+        errors: [
+          { file: 'a.yaml', line: 1, column: 1, code: 'schema', message: 'm', hint: 'h' },
+          { file: 'b.yaml', line: 2, column: 1, code: 'schema', message: 'm', hint: 'h' },
+        ],
+      },
+      [
+        `Commit \`${NEW.slice(0, 7)}\` was refused (2 errors, below): fix them in a new commit; until then \`${SHA.slice(0, 7)}\` stays in force.`,
+      ],
+    ],
+    [
       'an approval after the canary: the wait, and the command that writes the file',
       {
         cluster: 'c',
@@ -305,6 +321,25 @@ describe('status commit subject: what changed since the last report', () => {
       },
       base,
       'applied 0123456; NodeImage/edge new (pending)',
+    ],
+    [
+      'a maintenance first reported once it ended: "ended", not "new (ended)"',
+      {
+        ...base,
+        specs: [
+          ...base.specs,
+          {
+            kind: 'NodeMaintenance',
+            name: 'w-2',
+            phase: 'Ended',
+            progress: { done: 0, total: 0 },
+            conditions: [],
+            nodes: [],
+          },
+        ],
+      },
+      base,
+      'NodeMaintenance/w-2 ended',
     ],
     ['a spec removed', { ...base, specs: [] }, base, 'NodeImage/worker removed'],
     [

@@ -13,7 +13,8 @@ import { listClusterSnapshot } from '../../observe/cluster-cache.js';
 import { observe } from '../../observe/index.js';
 import { OptionError, providersFrom } from '../../service/options.js';
 import { gitSource } from '../../service/sources.js';
-import { GitSource, isGitSourceError } from '../../source/index.js';
+import { GitSource, GitSourceError, isGitSourceError } from '../../source/index.js';
+import { shortCommit } from '../../commit.js';
 import { loadFromSource } from '../../spec/load.js';
 import type { DesiredState, LoadResult } from '../../spec/model.js';
 import { buildPrReport, planHead, type LivePlan } from '../../report/pr-report.js';
@@ -28,7 +29,7 @@ export interface PrFlags extends PlanFlags {
 }
 
 /** A branch (or origin/<branch>) of the repository; in a local clone also HEAD, a tag, a full ref or a commit. */
-async function resolve(source: GitSource, ref: string): Promise<string> {
+async function resolveName(source: GitSource, ref: string): Promise<string> {
   try {
     return await source.readBranchTip(ref);
   } catch (err) {
@@ -41,8 +42,52 @@ async function resolve(source: GitSource, ref: string): Promise<string> {
       const oid = await git.expandOid({ fs, gitdir: source.gitdir, oid: ref.toLowerCase() }).catch(() => undefined);
       if (oid !== undefined) return oid;
     }
-    throw err;
+    throw new GitSourceError('branch-missing', `${err.message}; nor is ${ref} a tag or a commit of it`, err.data);
   }
+}
+
+/** The ancestry steps drydock reads after a name: ~N (N first parents back) and ^N (the Nth parent; ^ is ^1). */
+const ANCESTRY = /^(?:[~^]\d*)*$/;
+
+/**
+ * A revision as git spells the common ones: a name (above) followed by any ~N and ^N steps, so
+ * `HEAD~1`, `main^` and `v1.2^2~3` work. Other revision syntax (`@{1}`, `:/text`, `A..B`) is
+ * refused with the command that turns it into a commit id, rather than read as a branch name.
+ */
+async function resolve(source: GitSource, rev: string): Promise<string> {
+  const at = rev.search(/[~^:]|@\{|\.\./);
+  const name = at < 0 ? rev : rev.slice(0, at);
+  const steps = at < 0 ? '' : rev.slice(at);
+  if (name === '' || !ANCESTRY.test(steps)) {
+    throw new GitSourceError(
+      'branch-missing',
+      `${rev}: drydock reads a branch, tag, commit id or HEAD, followed by ~N or ^N steps; for other revision syntax pass the commit it names, e.g. --base "$(git rev-parse '${rev}')"`,
+      { repo: source.display, branch: rev },
+    );
+  }
+  let oid = await resolveName(source, name);
+  for (const [, op, digits] of steps.matchAll(/([~^])(\d*)/g)) {
+    const n = digits === '' || digits === undefined ? 1 : Number(digits);
+    if (op === '~') for (let i = 0; i < n; i++) oid = await parentOf(source, oid, 1, rev);
+    else if (n > 0) oid = await parentOf(source, oid, n, rev);
+  }
+  return oid;
+}
+
+/** The `n`th parent (1-based) of `oid`; a commit without it is a revision that does not exist. */
+async function parentOf(source: GitSource, oid: string, n: number, rev: string): Promise<string> {
+  const { commit } = await git.readCommit({ fs, gitdir: source.gitdir, oid });
+  const parent = commit.parent[n - 1];
+  if (parent !== undefined) return parent;
+  const has = commit.parent.length === 0 ? 'no parent' : `${commit.parent.length} parent(s)`;
+  throw new GitSourceError(
+    'branch-missing',
+    `${rev} does not exist in ${source.display}: commit ${shortCommit(oid)} has ${has}` +
+      (source.isRemote
+        ? ' here (a remote branch is fetched without its full history: pass a commit id, or plan in a clone)'
+        : ''),
+    { repo: source.display, branch: rev },
+  );
 }
 
 async function loadAt(source: GitSource, ref: string): Promise<{ ref: string; commit: string; load: LoadResult }> {

@@ -1,5 +1,6 @@
 /** What `drydock validate` does once its arguments are parsed (loaded only when it runs). */
 import { stat } from 'node:fs/promises';
+import { plural } from '../../words.js';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
 import {
   errorsToJson,
@@ -35,10 +36,6 @@ function warnings(d: DesiredState): SpecError[] {
     message: `${n.kind}/${n.name}: ${notActedOnReason(n)}`,
     hint: n.hint,
   }));
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 export async function runValidate(
