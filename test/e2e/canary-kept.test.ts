@@ -1,6 +1,6 @@
 /**
  * End to end: a worker rollout that needs an approval after its canary, beside the sandbox's
- * own NodeOpUpgrade over the workers (examples-repo/operations/edge-upgrade.yaml, unchanged).
+ * own NodeOpUpgrade over the workers (examples-repo/templates/edge-upgrade.yaml, copied into operations/ unchanged as its README says).
  * The NodeOpUpgrade takes the canary replacement once it is Done, runs its Job, reboots it and
  * releases it; the rollout must still see its canary, so no second original worker is locked
  * for replacement before the approval is merged. Checked from a watch on Nodes (what the API
@@ -28,7 +28,7 @@ import {
   type NodeView,
 } from './world.js';
 
-const EXAMPLE = readFileSync(path.join(ROOT, 'examples-repo/operations/edge-upgrade.yaml'), 'utf8');
+const EXAMPLE = readFileSync(path.join(ROOT, 'examples-repo/templates/edge-upgrade.yaml'), 'utf8');
 const UPGRADE = (parse(EXAMPLE) as { metadata: { name: string } }).metadata.name;
 
 /** The original workers (sim group workers, not a replacement) the NodeImage locked, in order. */
