@@ -47,7 +47,7 @@ function lockedOriginals(log: ApiLog, originals: ReadonlySet<string>, until = Nu
 }
 
 describe('e2e: a canary taken by another operation is still the canary', function () {
-  this.timeout(300_000);
+  this.timeout(720_000);
   const cp = useControlPlane();
   let sim: RunningSimCloud | undefined;
   let repo: FleetRepo | undefined;
@@ -105,7 +105,9 @@ describe('e2e: a canary taken by another operation is still the canary', functio
           throw new Error(`${canary}: ${JSON.stringify(n?.annotations)}`);
         return true;
       },
-      { timeoutMs: 150_000 },
+      // The upgrade walks the workers one at a time, each with a reboot, and reaches the canary
+      // at its place in that order: up to every worker's turn on a loaded 2-core machine.
+      { timeoutMs: 480_000 },
     );
     // A few of drydock's rounds (1 s polls, 3 s resyncs) with the canary no longer under its lock.
     await new Promise((r) => setTimeout(r, 6_000));
