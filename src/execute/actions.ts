@@ -16,6 +16,7 @@ import { ANNOTATIONS, LABELS } from '../protocol/keys.js';
 import type { Action } from '../plan/types.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
+import { plural } from '../words.js';
 
 export interface KubeApis {
   readonly core: CoreV1Api;
@@ -220,7 +221,7 @@ async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise
     previous = null;
   }
   if (current === a.replicas && (remembered ?? null) === previous)
-    return { kind: 'skipped', reason: `already at ${a.replicas} replica${a.replicas === 1 ? '' : 's'}` };
+    return { kind: 'skipped', reason: `already at ${plural(a.replicas, 'replica')}` };
   // Replicas and the remembered count change in one patch, so a crash can never separate them.
   await d.kube.apps.patchNamespacedDeployment(
     {

@@ -5,6 +5,7 @@
 import type { Action } from '../plan/types.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
 import type { EventInput } from './events.js';
+import { plural } from '../words.js';
 
 /** Where an action lands, for logs and error context. */
 export function describeAction(a: Action): string {
@@ -120,7 +121,7 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
       return {
         involved: { kind: 'Deployment', name: a.name, namespace: a.namespace },
         reason: 'DrydockScaleAutoscaler',
-        message: `scaled to ${a.replicas} replica${a.replicas === 1 ? '' : 's'} for ${op}`,
+        message: `scaled to ${plural(a.replicas, 'replica')} for ${op}`,
       };
     case 'createNodeJob':
       return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockJob', message: `Job started for ${op}` };

@@ -10,6 +10,7 @@ import type { DesiredState } from '../spec/model.js';
 import type { PlanBuilder } from './builder.js';
 import type { SpecRef, SpecStatus } from './types.js';
 import type { ClusterView } from './view.js';
+import { plural } from '../words.js';
 
 export interface AutoscalerResult {
   /** Why new nodes must not start yet (the autoscaler is still running), if so. */
@@ -69,7 +70,7 @@ export function planAutoscalers(
           reason:
             'a node image rollout is running; the cluster-autoscaler is paused so it does not fight the replacements',
         });
-        const text = `cluster-autoscaler ${key} still has ${dep.replicas} replica${dep.replicas === 1 ? '' : 's'}; waiting for it to scale to 0 before nodes are replaced`;
+        const text = `cluster-autoscaler ${key} still has ${plural(dep.replicas, 'replica')}; waiting for it to scale to 0 before nodes are replaced`;
         b.wait(spec, 'autoscaler', text);
         blocking.push(text);
         statuses.push(status('Progressing', text));

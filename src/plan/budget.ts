@@ -9,6 +9,7 @@ import type { ObservedNode } from '../observe/types.js';
 import type { RepoConfig } from '../spec/model.js';
 import { holdsLock, isSettled, isUnavailable } from './protocol.js';
 import { resolveQuantity } from './quantity.js';
+import { plural } from '../words.js';
 
 export class ClusterBudget {
   /** Nodes unavailable right now. */
@@ -56,6 +57,6 @@ export class ClusterBudget {
   }
 
   describe(): string {
-    return `cluster budget allows ${this.max} node${this.max === 1 ? '' : 's'} unavailable at once across all operations (drydock.yaml budget.maxUnavailable)`;
+    return `cluster budget allows ${plural(this.max, 'node')} unavailable at once across all operations (drydock.yaml budget.maxUnavailable)`;
   }
 }

@@ -50,9 +50,7 @@ export function summarize(report: StatusReport): string {
   const specs = [...report.specs].sort(byKindName);
   const parts: string[] = [];
   if (report.errors && report.errors.length > 0) {
-    parts.push(
-      `commit ${short(report.newestCommit)} refused (${report.errors.length} error${report.errors.length === 1 ? '' : 's'})`,
-    );
+    parts.push(`commit ${short(report.newestCommit)} refused (${plural(report.errors.length, 'error')})`);
   }
   // A spec this build does not act on never changes: it is no news, and no headline.
   const acted = specs.filter((s) => s.phase !== 'NotSupported');
@@ -69,7 +67,7 @@ export function summarize(report: StatusReport): string {
         ? 'no specs'
         : acted.length === 0
           ? 'no spec acted on'
-          : `${acted.length} spec${acted.length === 1 ? '' : 's'} complete`,
+          : `${plural(acted.length, 'spec')} complete`,
     );
   }
   return parts.join('; ');

@@ -4,6 +4,7 @@
  * usually one mistake repeated; the first ones say what it is.
  */
 import { compareErrors, fileStart, specError, type CodedSpecError } from './errors.js';
+import { plural } from '../words.js';
 
 export interface ErrorCaps {
   readonly maxErrors: number;
@@ -12,10 +13,6 @@ export interface ErrorCaps {
 
 /** Findings that say why checking stopped are always shown, whatever their position. */
 const ALWAYS: ReadonlySet<string> = new Set(['too-many-documents', 'source-limit']);
-
-function plural(n: number): string {
-  return `${n} more error${n === 1 ? '' : 's'}`;
-}
 
 /**
  * `errors` sorted and capped. `omitted` counts findings per file that were never built (see
@@ -46,7 +43,7 @@ export function capErrors(
         ...specError(
           'too-many-errors',
           last,
-          `${plural(left)} in ${file} not shown`,
+          `${plural(left, 'more error')} in ${file} not shown`,
           `fix these ${kept} and validate again`,
         ),
         notShown: left,
@@ -60,7 +57,7 @@ export function capErrors(
         ...specError(
           'too-many-errors',
           fileStart(file),
-          `${plural(n)} in ${file} not shown`,
+          `${plural(n, 'more error')} in ${file} not shown`,
           'fix the file and validate again',
         ),
         notShown: n,
@@ -74,7 +71,9 @@ export function capErrors(
     ...specError(
       'too-many-errors',
       fileStart(shown[shown.length - 1]?.file ?? '.'),
-      complete ? `${plural(rest)} not shown` : `${plural(rest)} not shown, and files after this one were not checked`,
+      complete
+        ? `${plural(rest, 'more error')} not shown`
+        : `${plural(rest, 'more error')} not shown, and files after this one were not checked`,
       'fix these and validate again',
     ),
     notShown: rest,

@@ -13,6 +13,7 @@ import { canaryState } from './canary.js';
 import { maintenanceOn } from '../maintenance/index.js';
 import { addInFlight, inFlightTotal, ownership, type Entry, type RolloutContext } from './context.js';
 import { windowGate } from '../window.js';
+import { plural } from '../../words.js';
 
 export interface StartGates {
   /** Set when the cluster-autoscaler is not paused yet. */
@@ -160,7 +161,7 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): GateResult {
           ? { code: 'soak', reason: `the canary wave of ${image.rollout.canary?.nodes ?? 0} node(s) goes first` }
           : {
               code: 'concurrency',
-              reason: `concurrency limit reached: ${image.rollout.concurrency} node${image.rollout.concurrency === 1 ? '' : 's'} in flight at once`,
+              reason: `concurrency limit reached: ${plural(image.rollout.concurrency, 'node')} in flight at once`,
             };
       waiting++;
       continue;
