@@ -44,19 +44,46 @@ export function approvalWaitStage(waitingFor: string | undefined): ApprovalStage
   return waitingFor.includes(STAGE_WORDS.afterCanary) ? 'afterCanary' : 'start';
 }
 
-/** The approvals that count for this NodeImage as it is now, in file order. */
-export function approvalsInForce(desired: DesiredState, image: NodeImage): Approval[] {
-  return desired.approvals.filter(
-    (a) =>
-      a.target.kind === 'NodeImage' &&
-      a.target.name === image.name &&
-      a.image === image.image &&
-      (a.targetRevision === undefined || a.targetRevision === image.revision),
-  );
+/** The spec an approval is for, as the Approval file names it (ApprovalWanted's target). */
+export type ApprovalTarget = ApprovalWanted['target'];
+
+/** A NodeImage's approval target: its exact image, and its revision when the approval names one. */
+export function imageTarget(image: NodeImage): ApprovalTarget {
+  return { kind: 'NodeImage', name: image.name, revision: image.revision, image: image.image };
 }
 
-export function findApproval(desired: DesiredState, image: NodeImage, stage: ApprovalStage): Approval | undefined {
-  return approvalsInForce(desired, image).find((a) => a.stage === stage);
+/**
+ * An in-place spec's approval target: a NodeImage (inPlace) and a NodeOpUpgrade by their image,
+ * a NodeOp by its revision.
+ */
+export function opTarget(op: NodeOp, spec: { kind: SpecKind; name: string }): ApprovalTarget {
+  const kind = spec.kind === 'NodeImage' || spec.kind === 'NodeOpUpgrade' ? spec.kind : 'NodeOp';
+  return { kind, name: spec.name, revision: op.revision, ...(kind !== 'NodeOp' ? { image: op.image } : {}) };
+}
+
+/**
+ * Whether an Approval counts for the target as it is now, one rule for every kind: the same
+ * kind and name; the same image where the target has one (an approval for another image never
+ * carries over); the same revision when the approval names one, except for a NodeOpUpgrade,
+ * which is approved by its image alone.
+ */
+function counts(a: Approval, t: ApprovalTarget): boolean {
+  if (a.target.kind !== t.kind || a.target.name !== t.name) return false;
+  if (t.image !== undefined && a.image !== t.image) return false;
+  return t.kind === 'NodeOpUpgrade' || a.targetRevision === undefined || a.targetRevision === t.revision;
+}
+
+/** The approvals that count for the target as it is now, in file order. */
+export function approvalsInForce(desired: Pick<DesiredState, 'approvals'>, target: ApprovalTarget): Approval[] {
+  return desired.approvals.filter((a) => counts(a, target));
+}
+
+export function findApproval(
+  desired: Pick<DesiredState, 'approvals'>,
+  target: ApprovalTarget,
+  stage: ApprovalStage,
+): Approval | undefined {
+  return approvalsInForce(desired, target).find((a) => a.stage === stage);
 }
 
 /** How the plan reports an approval: what status shows, with its approver when known. */
@@ -78,73 +105,16 @@ export interface ApprovalWait {
 /** The file a person merges to approve, with what it must say. */
 export function approvalNeeded(
   config: Pick<RepoConfig, 'paths'>,
-  image: NodeImage,
+  target: ApprovalTarget,
   stage: ApprovalStage,
 ): ApprovalWait {
-  const path = approvalPath(image.name, stage, config);
-  return {
-    reason:
-      `${WAIT_PREFIX} (${STAGE_WORDS[stage]}): merge ${path} ` +
-      `(kind Approval, target NodeImage/${image.name}, image ${image.image}, stage ${stage})`,
-    approval: {
-      stage,
-      path,
-      target: { kind: 'NodeImage', name: image.name, revision: image.revision, image: image.image },
-    },
-  };
-}
-
-/**
- * The approvals that count for an in-place spec as it is now, in file order: a NodeImage
- * (inPlace) by the same rule as approvalsInForce, a NodeOpUpgrade by its image, a NodeOp by
- * its exact revision (or any revision when the approval names none).
- */
-export function nodeOpApprovalsInForce(
-  desired: DesiredState,
-  op: NodeOp,
-  target: { kind: SpecKind; name: string },
-): Approval[] {
-  const revisionOk = (a: Approval): boolean => a.targetRevision === undefined || a.targetRevision === op.revision;
-  return desired.approvals.filter(
-    (a) =>
-      a.target.kind === target.kind &&
-      a.target.name === target.name &&
-      (target.kind === 'NodeOpUpgrade'
-        ? a.image === op.image
-        : target.kind === 'NodeImage'
-          ? a.image === op.image && revisionOk(a)
-          : revisionOk(a)),
-  );
-}
-
-export function findNodeOpApproval(
-  desired: DesiredState,
-  op: NodeOp,
-  target: { kind: SpecKind; name: string },
-  stage: ApprovalStage = 'start',
-): Approval | undefined {
-  return nodeOpApprovalsInForce(desired, op, target).find((a) => a.stage === stage);
-}
-
-export function nodeOpApprovalNeeded(
-  config: Pick<RepoConfig, 'paths'>,
-  op: NodeOp,
-  target: { kind: SpecKind; name: string },
-  stage: ApprovalStage = 'start',
-): ApprovalWait {
-  // The Approval's field names: spec.revision for a NodeOp, spec.image for the other kinds.
-  const byImage = target.kind !== 'NodeOp';
-  const what = byImage ? `image ${op.image}` : `revision ${op.revision}`;
+  // The Approval's field names: spec.image where the target has an image, spec.revision otherwise.
+  const what = target.image !== undefined ? `image ${target.image}` : `revision ${target.revision}`;
   const path = approvalPath(target.name, stage, config);
-  const kind = target.kind === 'NodeImage' || target.kind === 'NodeOpUpgrade' ? target.kind : 'NodeOp';
   return {
     reason:
       `${WAIT_PREFIX} (${STAGE_WORDS[stage]}): merge ${path} ` +
       `(kind Approval, target ${target.kind}/${target.name}, ${what}, stage ${stage})`,
-    approval: {
-      stage,
-      path,
-      target: { kind, name: target.name, revision: op.revision, ...(byImage ? { image: op.image } : {}) },
-    },
+    approval: { stage, path, target },
   };
 }

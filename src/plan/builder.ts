@@ -5,17 +5,6 @@
  */
 import type { Action, ApprovalWanted, Note, SpecRef, Wait, WaitCode } from './types.js';
 
-/** A closed start gate's wait details: until when, and the approval file it asks for. */
-export function waitExtra(gate: { until?: number; approval?: ApprovalWanted }): {
-  until?: number;
-  approval?: ApprovalWanted;
-} {
-  return {
-    ...(gate.until !== undefined ? { until: gate.until } : {}),
-    ...(gate.approval !== undefined ? { approval: gate.approval } : {}),
-  };
-}
-
 export class PlanBuilder {
   readonly actions: Action[] = [];
   readonly waits: Wait[] = [];

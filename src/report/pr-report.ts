@@ -6,7 +6,7 @@
  * the planner's results; pr-render.ts lays it out.
  */
 import type { ObservedState } from '../observe/types.js';
-import { approvalsInForce } from '../plan/approval.js';
+import { approvalsInForce, imageTarget } from '../plan/approval.js';
 import { plan as planOnce } from '../plan/index.js';
 import type { Plan, Wait } from '../plan/types.js';
 import type { DesiredState, LoadResult, NodeImage, SpecError } from '../spec/model.js';
@@ -97,7 +97,7 @@ export function planHead(desired: DesiredState, observed: ObservedState, at: Dat
 function missingApproval(desired: DesiredState, image: NodeImage): ApprovalStage | undefined {
   const required = image.rollout.approval.required;
   if (required === 'none') return undefined;
-  return approvalsInForce(desired, image).some((a) => a.stage === required) ? undefined : required;
+  return approvalsInForce(desired, imageTarget(image)).some((a) => a.stage === required) ? undefined : required;
 }
 
 /**

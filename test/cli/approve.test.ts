@@ -8,7 +8,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findApproval } from '../../src/plan/approval.js';
+import { findApproval, imageTarget } from '../../src/plan/approval.js';
 import { loadFromDirectory } from '../../src/spec/index.js';
 import type { DesiredState } from '../../src/spec/model.js';
 
@@ -75,19 +75,11 @@ describe('drydock approve', () => {
       /^wrote approvals\/worker-after-canary\.yaml: NodeImage\/worker image registry\.example\/node-os:v2\.0\.0, stage afterCanary; approving the revision on the status branch/m,
     );
     const after = await load(repo);
-    const counted = findApproval(
-      after,
-      after.nodeImages.find((i) => i.name === 'worker')!,
-      'afterCanary',
-    );
+    const counted = findApproval(after, imageTarget(after.nodeImages.find((i) => i.name === 'worker')!), 'afterCanary');
     assert.equal(counted?.name, 'worker-after-canary');
     assert.equal(counted?.image, V2);
     assert.equal(
-      findApproval(
-        after,
-        after.nodeImages.find((i) => i.name === 'worker')!,
-        'start',
-      ),
+      findApproval(after, imageTarget(after.nodeImages.find((i) => i.name === 'worker')!), 'start'),
       undefined,
       'the stage asked, not another',
     );
@@ -95,11 +87,7 @@ describe('drydock approve', () => {
     writeFileSync(worker(), readFileSync(worker(), 'utf8').replace('node-os:v2.0.0', 'node-os:v3.0.0'));
     const v3 = await load(repo);
     assert.equal(
-      findApproval(
-        v3,
-        v3.nodeImages.find((i) => i.name === 'worker')!,
-        'afterCanary',
-      ),
+      findApproval(v3, imageTarget(v3.nodeImages.find((i) => i.name === 'worker')!), 'afterCanary'),
       undefined,
     );
     assert.equal(approve('NodeImage/worker').status, 1, 'v3 is not what the cluster runs');

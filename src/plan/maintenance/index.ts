@@ -7,21 +7,17 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import type { DesiredState, NodeMaintenance } from '../../spec/model.js';
+import type { NodeMaintenance } from '../../spec/model.js';
 import { compareStrings } from '../order.js';
 import { holdsLock, isUnavailable, lockValue, nodePhase, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
 import type { SpecRef, SpecStatus } from '../types.js';
 import { drainStep } from './drain.js';
+import { maintenanceOn } from '../sequence/admit.js';
 import type { MaintenanceRound } from './round.js';
 
 export type { MaintenanceRound } from './round.js';
 import { readRecord, writeRecord, type MaintenanceRecord } from './record.js';
 import { endedStatus, missingNodeStatus, waitingStatus } from './status.js';
-
-/** The NodeMaintenance in Git for this node, if any (validation allows one per node). */
-export function maintenanceOn(desired: DesiredState, node: string): NodeMaintenance | undefined {
-  return desired.nodeMaintenances.find((m) => m.nodeName === node);
-}
 
 const specOf = (name: string): SpecRef => ({ kind: 'NodeMaintenance', name });
 

@@ -8,8 +8,8 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
-import { waitExtra } from '../builder.js';
-import { maintenanceOn } from '../maintenance/index.js';
+import { gateWait, haltedReason } from '../sequence/start-gate.js';
+import { heldElsewhere, StartSlots } from '../sequence/admit.js';
 import { failedNodeHalts, isSkipped, skippedWait } from '../outcome.js';
 import { holdsLock, isInPlaceHold, isSettled, lockValue, nodePhase, parseLock } from '../protocol.js';
 import type { Action, SpecStatus } from '../types.js';
@@ -72,12 +72,12 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
     b.wait(
       ctx.spec,
       'halted',
-      `${why}: node ${halting.map((n) => n.name).join(', ')} failed; no new node starts until the spec changes`,
+      haltedReason(`${why}: node ${halting.map((n) => n.name).join(', ')} failed`, ctx.spec.kind),
     );
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
     const gate = nodeOpStartGate(ctx, standing, inFlight(ctx, all, standing));
     if (gate.open) startNodes(ctx, all, standing, gates, gate.limit);
-    else b.wait(ctx.spec, gate.code, gate.reason, waitExtra(gate));
+    else b.wait(ctx.spec, gate.code, gate.reason, gateWait(gate));
   }
   return buildNodeOpStatus(ctx, after, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
 }
@@ -133,52 +133,33 @@ function startNodes(
   canaryLimit = Number.POSITIVE_INFINITY,
 ): void {
   const { b, op, spec } = ctx;
-  let running = inFlight(ctx, all, standing);
-  const limit = Math.min(op.concurrency > 0 ? op.concurrency : Number.POSITIVE_INFINITY, running + canaryLimit);
+  const limit = canaryLimit === Number.POSITIVE_INFINITY ? undefined : canaryLimit;
+  const slots = new StartSlots(
+    { canary: op.rollout.canary, concurrency: op.concurrency },
+    inFlight(ctx, all, standing),
+    limit,
+    ctx.budget,
+  );
   const controlPlaneLeft = pendingControlPlane(ctx) !== undefined;
   const otherControlPlane = op.rollout.order === 'controlPlaneFirst' ? gates.controlPlane : undefined;
   for (const n of ctx.nodes) {
     const s = standing.get(n.name);
-    if (s === 'foreign' || (s === 'free' && b.taken.has(n.name))) {
-      const holder = n.annotations[ANNOTATIONS.operation] ?? 'another operation that took it this round';
-      b.wait(spec, 'lock', `node ${n.name} is held by ${holder}`, {
-        node: n.name,
-      });
-      continue;
-    }
-    if (s !== 'free') continue;
-    const maintenance = maintenanceOn(ctx.desired, n.name);
-    if (maintenance !== undefined) {
-      b.wait(
-        spec,
-        'lock',
-        `${n.name} is in NodeMaintenance ${maintenance.name}; it runs there once the maintenance ends`,
-        { node: n.name },
-      );
+    if (s !== 'free' && s !== 'foreign') continue;
+    const held = heldElsewhere(ctx.desired, b, n, s === 'foreign', `${spec.kind} ${spec.name} starts on it`);
+    if (held !== undefined) {
+      b.wait(spec, 'lock', held, { node: n.name });
       continue;
     }
     if (controlPlaneLeft && !isControlPlane(n)) {
       b.wait(spec, 'concurrency', `workers start once every control-plane node is done`, { node: n.name });
-      return;
+      break;
     }
     if (otherControlPlane !== undefined && !isControlPlane(n)) {
       b.wait(spec, 'order', otherControlPlane, { node: n.name });
-      return;
+      break;
     }
-    if (running >= limit) {
-      const canary = op.rollout.canary?.nodes ?? 0;
-      if (canaryLimit !== Number.POSITIVE_INFINITY)
-        b.wait(spec, 'soak', `the canary wave of ${canary} node(s) goes first`);
-      else b.wait(spec, 'concurrency', `${running} node(s) in flight (concurrency ${op.concurrency})`);
-      return;
-    }
-    if (ctx.budget.free <= 0) {
-      b.wait(spec, 'budget', ctx.budget.describe());
-      return;
-    }
-    ctx.budget.reserve();
+    if (!slots.take()) continue;
     b.taken.add(n.name);
-    running++;
     standing.set(n.name, 'current');
     const annotations = {
       [ANNOTATIONS.operation]: lockValue(ctx.operation.kind, op.name, op.revision),
@@ -195,6 +176,7 @@ function startNodes(
       reason: `${spec.kind} ${spec.name} starts on node ${n.name}`,
     });
   }
+  slots.report(b, spec);
 }
 
 /**

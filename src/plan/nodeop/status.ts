@@ -3,7 +3,7 @@
  * progress as done/total nodes, and the spec's phase read from this round's decisions.
  */
 import type { ObservedNode } from '../../observe/types.js';
-import { approvalRef, nodeOpApprovalsInForce } from '../approval.js';
+import { approvalRef, approvalsInForce, opTarget } from '../approval.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodePhase } from '../protocol.js';
 import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
@@ -79,7 +79,7 @@ export function buildNodeOpStatus(
     },
   ];
   const lastError = rows.find((r) => r.lastError !== undefined)?.lastError;
-  const approvals = nodeOpApprovalsInForce(ctx.desired, ctx.op, ctx.spec);
+  const approvals = approvalsInForce(ctx.desired, opTarget(ctx.op, ctx.spec));
   return {
     spec: ctx.spec,
     revision: ctx.op.revision,

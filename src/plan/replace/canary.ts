@@ -7,22 +7,14 @@
  * is Done (a NodeOp over the workers) and its lock then overwrites this rollout's; the canary
  * must not shrink because of it, or a new canary would start before its approval.
  */
-import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { compareStrings } from '../order.js';
 import { parseInstant, readReplacementRecord } from '../protocol.js';
+import type { CanaryProgress, DoneNode } from '../sequence/canary.js';
 import type { RolloutContext } from './context.js';
 
-export type CanaryState =
-  | { readonly stage: 'none' }
-  /** Canary nodes may still start: this many. */
-  | { readonly stage: 'starting'; readonly slots: number }
-  | { readonly stage: 'waiting'; readonly reason: string; readonly until?: number }
-  | { readonly stage: 'passed' };
-
-/** Replacement nodes finished under the current revision, earliest first. */
-export function doneReplacements(ctx: RolloutContext): ObservedNode[] {
-  const out: { node: ObservedNode; at: number }[] = [];
+/** Replacement nodes finished under the current revision, in any order. */
+export function doneReplacements(ctx: RolloutContext): DoneNode[] {
+  const out: DoneNode[] = [];
   for (const e of ctx.entries) {
     const n = e.node;
     if (n === undefined) continue;
@@ -30,15 +22,14 @@ export function doneReplacements(ctx: RolloutContext): ObservedNode[] {
     const at = doneAt(ctx, n);
     if (at !== undefined) out.push({ node: n, at });
   }
-  out.sort((a, b) => a.at - b.at || compareStrings(a.node.name, b.node.name));
-  return out.map((x) => x.node);
+  return out;
 }
 
 /**
  * When the replacement was marked Done under this revision, or undefined when it was not: its
  * record, or (marked by a drydock that wrote no record yet) this revision's Done lock.
  */
-function doneAt(ctx: RolloutContext, n: ObservedNode): number | undefined {
+function doneAt(ctx: RolloutContext, n: DoneNode['node']): number | undefined {
   const record = readReplacementRecord(n, ctx.image.name);
   if (record !== undefined) return record.revision === ctx.image.revision ? record.doneAt : undefined;
   if (n.annotations[ANNOTATIONS.operation] !== ctx.lock || n.annotations[ANNOTATIONS.phase] !== 'Done')
@@ -46,31 +37,8 @@ function doneAt(ctx: RolloutContext, n: ObservedNode): number | undefined {
   return parseInstant(n.annotations[ANNOTATIONS.phaseSince]) ?? 0;
 }
 
-export function canaryState(ctx: RolloutContext, inFlight: number): CanaryState {
-  const canary = ctx.image.rollout.canary;
-  if (canary === undefined || canary.nodes <= 0) return { stage: 'none' };
-  const done = doneReplacements(ctx);
-  const started = done.length + inFlight;
-  if (started < canary.nodes) return { stage: 'starting', slots: canary.nodes - started };
-  if (done.length < canary.nodes) {
-    return {
-      stage: 'waiting',
-      reason: `canary wave: ${done.length} of ${canary.nodes} node(s) replaced; the rest wait for it`,
-    };
-  }
-  let until = ctx.now;
-  for (const node of done.slice(0, canary.nodes)) {
-    if (!node.ready)
-      return { stage: 'waiting', reason: `canary node ${node.name} is not Ready; the rest of the rollout waits` };
-    const from = Math.max(doneAt(ctx, node) ?? 0, parseInstant(node.readySince) ?? 0);
-    until = Math.max(until, from + canary.soakSeconds * 1000);
-  }
-  if (until > ctx.now) {
-    return {
-      stage: 'waiting',
-      reason: `canary wave soaking for ${canary.soakSeconds}s, until ${new Date(until).toISOString()}`,
-      until,
-    };
-  }
-  return { stage: 'passed' };
+/** The rollout's canary as the shared gate reads it (sequence/canary.ts). */
+export function canaryProgress(ctx: RolloutContext, inFlight: number): CanaryProgress {
+  const policy = ctx.image.rollout.canary;
+  return { policy, wave: policy?.nodes ?? 0, done: doneReplacements(ctx), inFlight, doneWord: 'replaced' };
 }

@@ -6,14 +6,16 @@
  */
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { NodeImage } from '../../spec/model.js';
-import { canaryState, doneReplacements } from './canary.js';
+import { canaryProgress } from './canary.js';
+import { canaryNodesLeft } from '../sequence/canary.js';
+import type { StartGate, StartGates } from '../sequence/start-gate.js';
 import type { ForecastInput } from '../forecast.js';
 import { advance } from './inflight.js';
 import { settleOrphanNode, settleStaleLock } from './settle.js';
 import { compareOrdered } from '../order.js';
 import { holdsLock, isInPlaceHold, isSettled, parseLock } from '../protocol.js';
 import { inFlightTotal, ownership, type RolloutContext } from './context.js';
-import { startNodes, windowOf, type GateResult, type StartGates } from './start.js';
+import { startNodes, windowOf } from './start.js';
 import { buildStatus } from './status.js';
 import { cleanUpReplaceGateJobs } from './gates.js';
 import { claimAndSurge } from './surge.js';
@@ -99,7 +101,7 @@ function reportNodelessInstances(ctx: RolloutContext): void {
  * What the forecast needs. `gate` is the start gate this round's startNodes decided: starting
  * nodes can only turn an open gate into the canary's soak, which the forecast reads the same.
  */
-function forecastInput(ctx: RolloutContext, gate: GateResult, inFlight: number): ForecastInput {
+function forecastInput(ctx: RolloutContext, gate: StartGate, inFlight: number): ForecastInput {
   const { image } = ctx;
   const inFlightNodes: string[] = [];
   const rest: string[] = [];
@@ -122,11 +124,7 @@ function forecastInput(ctx: RolloutContext, gate: GateResult, inFlight: number):
   for (const g of [...ctx.groups, ...ctx.upcomingGroups]) groupLimit = Math.min(groupLimit, g.parallelism);
   const parallelism = Math.min(concurrency, groupLimit, Math.max(1, ctx.budget.max));
   const canary = image.rollout.canary;
-  const state = canaryState(ctx, inFlight);
-  const canaryNodes =
-    canary === undefined || state.stage === 'none' || state.stage === 'passed'
-      ? 0
-      : Math.max(0, canary.nodes - doneReplacements(ctx).length);
+  const canaryNodes = canaryNodesLeft(canaryProgress(ctx, inFlight), ctx.now);
   const blocked =
     !gate.open &&
     gate.until === undefined &&

@@ -3,7 +3,7 @@
  * read off this round's context and the waits already decided, never re-derived.
  */
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { approvalRef, approvalsInForce } from '../approval.js';
+import { approvalRef, approvalsInForce, imageTarget } from '../approval.js';
 import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
 import { ownership, type RolloutContext } from './context.js';
 import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
@@ -135,7 +135,7 @@ export function buildStatus(
 ): SpecStatus {
   const phase = specPhase(ctx, actions, inFlight);
   const first = waits[0];
-  const approvals = approvalsInForce(ctx.desired, ctx.image);
+  const approvals = approvalsInForce(ctx.desired, imageTarget(ctx.image));
   return {
     spec: ctx.spec,
     revision: ctx.image.revision,

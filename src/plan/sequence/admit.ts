@@ -1,0 +1,104 @@
+/**
+ * Taking a free node, for every kind: whether it is this spec's to take now (no other
+ * operation holds it, no NodeMaintenance names it, no spec took it earlier this round), then
+ * the limits in one order: the spec's slots (concurrency, the canary's share), the kind's own
+ * (a group's surge share), the cluster budget. A node held back by a limit is queued, and the
+ * spec reports how many wait and for what; a node held by another operation is named.
+ */
+import type { ObservedNode } from '../../observe/types.js';
+import { ANNOTATIONS } from '../../protocol/keys.js';
+import type { DesiredState, RolloutPolicy } from '../../spec/model.js';
+import { plural } from '../../words.js';
+import type { ClusterBudget } from '../budget.js';
+import type { PlanBuilder } from '../builder.js';
+import type { SpecRef, WaitCode } from '../types.js';
+
+/** A NodeMaintenance in Git for this node, if any (validation allows one per node). */
+export function maintenanceOn(desired: Pick<DesiredState, 'nodeMaintenances'>, node: string) {
+  return desired.nodeMaintenances.find((m) => m.nodeName === node);
+}
+
+/**
+ * Why the node is not this spec's to take now, or undefined when it is. `heldByOther` is the
+ * kind's reading of the node's lock; `then` says what happens once it is free ("it is replaced").
+ */
+export function heldElsewhere(
+  desired: Pick<DesiredState, 'nodeMaintenances'>,
+  b: PlanBuilder,
+  node: ObservedNode,
+  heldByOther: boolean,
+  then: string,
+): string | undefined {
+  if (heldByOther) {
+    const op = node.annotations[ANNOTATIONS.operation] ?? '?';
+    const phase = node.annotations[ANNOTATIONS.phase] ?? 'unknown';
+    return `${node.name} is held by ${op} (phase ${phase}); ${then} once that operation is done`;
+  }
+  const maintenance = maintenanceOn(desired, node.name);
+  if (maintenance !== undefined)
+    return `${node.name} is in NodeMaintenance ${maintenance.name}; ${then} once the maintenance ends`;
+  if (b.taken.has(node.name))
+    return `${node.name} was taken by another operation this round; ${then} once that one is done`;
+  return undefined;
+}
+
+interface LimitWait {
+  readonly code: Extract<WaitCode, 'concurrency' | 'budget' | 'surge' | 'soak'>;
+  readonly reason: string;
+}
+
+/** The spec's start slots this round: what concurrency and the canary leave, then the budget. */
+export class StartSlots {
+  private slots: number;
+  private queued = 0;
+  private first: LimitWait | undefined;
+
+  constructor(
+    private readonly rollout: Pick<RolloutPolicy, 'canary'> & { readonly concurrency: number },
+    inFlight: number,
+    private readonly canaryLimit: number | undefined,
+    private readonly budget: ClusterBudget,
+  ) {
+    const concurrency = rollout.concurrency > 0 ? rollout.concurrency : Number.POSITIVE_INFINITY;
+    this.concurrencySlots = concurrency - inFlight;
+    this.slots = Math.min(this.concurrencySlots, canaryLimit ?? Number.POSITIVE_INFINITY);
+  }
+
+  private readonly concurrencySlots: number;
+
+  /**
+   * Takes one slot (and reserves the budget's share) unless a limit holds the node: then it is
+   * queued. `own` is the kind's own limit for this node, checked after the spec's.
+   */
+  take(own?: () => LimitWait | undefined): boolean {
+    const held = this.spec() ?? own?.() ?? this.cluster();
+    if (held !== undefined) {
+      this.first ??= held;
+      this.queued++;
+      return false;
+    }
+    this.budget.reserve();
+    this.slots--;
+    return true;
+  }
+
+  /** Reports the queued nodes, if any, as one wait of the spec. */
+  report(b: PlanBuilder, spec: SpecRef): void {
+    if (this.queued > 0 && this.first !== undefined)
+      b.wait(spec, this.first.code, `${this.queued} node(s) queued: ${this.first.reason}`);
+  }
+
+  private spec(): LimitWait | undefined {
+    if (this.slots > 0) return undefined;
+    if (this.canaryLimit !== undefined && this.canaryLimit < this.concurrencySlots)
+      return { code: 'soak', reason: `the canary wave of ${this.rollout.canary?.nodes ?? 0} node(s) goes first` };
+    return {
+      code: 'concurrency',
+      reason: `concurrency limit reached: ${plural(this.rollout.concurrency, 'node')} in flight at once`,
+    };
+  }
+
+  private cluster(): LimitWait | undefined {
+    return this.budget.free <= 0 ? { code: 'budget', reason: this.budget.describe() } : undefined;
+  }
+}

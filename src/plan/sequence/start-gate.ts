@@ -1,0 +1,78 @@
+/**
+ * Whether a spec may start new nodes now, for every kind: one order of gates, one meaning of
+ * each. A kind supplies its policy, its approval target and its canary's progress; it never
+ * re-implements a gate.
+ *
+ *   halted → the autoscaler → the maintenance window → the start approval → the canary wave
+ *   (its nodes, then its soak) → the after-canary approval → open
+ */
+import type { DesiredState, RolloutPolicy } from '../../spec/model.js';
+import { approvalNeeded, findApproval, type ApprovalTarget } from '../approval.js';
+import type { ApprovalWanted } from '../types.js';
+import { windowGate } from '../window.js';
+import { canaryGate, type CanaryProgress } from './canary.js';
+
+export type StartGate =
+  | { readonly open: true; readonly limit?: number }
+  | {
+      readonly open: false;
+      readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak';
+      readonly reason: string;
+      readonly until?: number;
+      readonly approval?: ApprovalWanted;
+    };
+
+/** What holds a spec's starts from outside it: set by the round, the same for every kind. */
+export interface StartGates {
+  /** Set when the cluster-autoscaler is not paused yet. */
+  readonly autoscaler?: string;
+  /**
+   * Set when another spec still has a control-plane node to do: under controlPlaneFirst no
+   * worker of any spec starts before the whole control plane is done.
+   */
+  readonly controlPlane?: string;
+}
+
+export interface StartInput {
+  readonly desired: Pick<DesiredState, 'maintenanceWindows' | 'approvals' | 'config'>;
+  readonly rollout: Pick<RolloutPolicy, 'window' | 'approval'>;
+  readonly approval: ApprovalTarget;
+  readonly canary: CanaryProgress;
+  /** Why the spec is halted (a failed node under stopOnFailure, a halted drain), if it is. */
+  readonly halted?: string;
+  readonly gates: StartGates;
+  readonly now: number;
+}
+
+/** The wait a halted spec reports: what halted it and how a person lets it go on. */
+export function haltedReason(cause: string, kind: string): string {
+  return `rollout halted: ${cause}; fix the cause, then remove the node's drydock.dev/ annotations or change the ${kind} to retry`;
+}
+
+/** Whether new nodes may start now, and how many at most (the canary's share). */
+export function startGate(input: StartInput): StartGate {
+  const { desired, rollout, approval, now } = input;
+  if (input.halted !== undefined) return { open: false, code: 'halted', reason: input.halted };
+  if (input.gates.autoscaler !== undefined) return { open: false, code: 'autoscaler', reason: input.gates.autoscaler };
+  const closed = windowGate(desired.maintenanceWindows, rollout.window, now);
+  if (closed !== undefined) return { open: false, ...closed };
+  const required = rollout.approval.required;
+  if (required === 'start' && findApproval(desired, approval, 'start') === undefined)
+    return { open: false, code: 'approval', ...approvalNeeded(desired.config, approval, 'start') };
+  const canary = canaryGate(input.canary, now);
+  if (canary !== undefined) return canary;
+  if (required === 'afterCanary' && findApproval(desired, approval, 'afterCanary') === undefined)
+    return { open: false, code: 'approval', ...approvalNeeded(desired.config, approval, 'afterCanary') };
+  return { open: true };
+}
+
+/** A closed gate's wait details: until when, and the approval file it asks for. */
+export function gateWait(gate: { until?: number; approval?: ApprovalWanted }): {
+  until?: number;
+  approval?: ApprovalWanted;
+} {
+  return {
+    ...(gate.until !== undefined ? { until: gate.until } : {}),
+    ...(gate.approval !== undefined ? { approval: gate.approval } : {}),
+  };
+}
