@@ -4,40 +4,18 @@
  * A pod whose PDB allows no disruption now is not evicted (the Eviction API would refuse it);
  * it is named in pendingPods with that PDB and evicted in a later round, once the PDB allows.
  */
-import type { ObservedNode, ObservedPod } from '../../observe/types.js';
+import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS, type NodePhase } from '../../protocol/keys.js';
 import type { NodeMaintenance } from '../../spec/model.js';
-import { drainView, podKey, type DrainView } from '../drain.js';
-import { drainStarted, drainTimeout, forcedDeletes } from '../outcome.js';
+import { drainView } from '../drain.js';
+import { drainRound, pendingPods } from '../sequence/drain-step.js';
+import { drainStarted } from '../outcome.js';
 import { nodePhase } from '../protocol.js';
 import type { Action, PendingPod, SpecStatus, WaitCode } from '../types.js';
-import { podsOn, type ClusterView } from '../view.js';
+import { podsOn } from '../view.js';
 import type { MaintenanceRound } from './round.js';
 import { readRecord, sameRecord, writeRecord, type MaintenanceRecord } from './record.js';
 import { maintenanceStatus } from './status.js';
-
-/** The PDB that holds a pod on its node now: the first of its PDBs that allows no disruption. */
-function holdingPdb(view: ClusterView, pod: ObservedPod): string | undefined {
-  return pod.pdbs.find((key) => (view.pdbByKey.get(key)?.disruptionsAllowed ?? 1) <= 0);
-}
-
-function pendingOf(view: ClusterView, d: DrainView): PendingPod[] {
-  const out: PendingPod[] = [];
-  for (const pod of d.evict) {
-    const pdb = holdingPdb(view, pod);
-    out.push({ pod: podKey(pod), ...(pdb !== undefined ? { pdb } : {}) });
-  }
-  for (const r of d.remove) out.push({ pod: podKey(r.pod) });
-  for (const r of d.blocked) out.push({ pod: podKey(r.pod), blockedBy: r.reason });
-  for (const pod of d.terminating) out.push({ pod: podKey(pod) });
-  return out.sort((x, y) => (x.pod < y.pod ? -1 : x.pod > y.pod ? 1 : 0));
-}
-
-/** The drain's timeout, as outcome.ts decides it: it starts when the node entered Draining. */
-function timeoutOf(round: MaintenanceRound, m: NodeMaintenance, node: ObservedNode, d: DrainView, taking: boolean) {
-  if (taking || nodePhase(node) !== 'Draining') return { kind: 'running' } as const;
-  return drainTimeout(m.drain, d, drainStarted(node, round.now), round.now);
-}
 
 interface Outcome {
   readonly phase: MaintenanceRecord['phase'];
@@ -47,66 +25,26 @@ interface Outcome {
   /** Evictions and deletions, applied after the lock and the cordon. */
   readonly moves: readonly Action[];
   readonly wait?: { readonly code: WaitCode; readonly reason: string };
+  readonly pending: readonly PendingPod[];
 }
 
-/** What moves (evicted, or deleted where the options force it) and how the drain stands. */
-function moveOrTimeOut(
-  round: MaintenanceRound,
-  m: NodeMaintenance,
-  node: ObservedNode,
-  d: DrainView,
-  pending: readonly PendingPod[],
-  taking: boolean,
-): Outcome {
+/**
+ * The shared drain's round (sequence/drain-step.ts) as a maintenance records it. Its timeout
+ * runs from when the node entered Draining under this maintenance.
+ */
+function moveOrTimeOut(round: MaintenanceRound, m: NodeMaintenance, node: ObservedNode, taking: boolean): Outcome {
   const spec = { kind: 'NodeMaintenance', name: m.name } as const;
-  const grace = m.drain.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: m.drain.gracePeriodSeconds } : {};
-  if (pending.length === 0) return { phase: 'Succeeded', moves: [] };
-  const timeout = timeoutOf(round, m, node, d, taking);
-  if (timeout.kind === 'force') {
-    const moves = forcedDeletes(spec, node.name, m.drain, timeout);
-    const reason = `${node.name}: ${timeout.reason}; deleting the rest (onTimeout force)`;
-    return { phase: 'Running', lastError: timeout.reason, moves, wait: { code: 'drain', reason } };
-  }
-  if (timeout.kind !== 'running')
-    return endedOutcome(m, node, timeout.kind === 'halted' ? 'Failed' : 'Skipped', timeout.cause);
-  const moves: Action[] = [];
-  for (const pod of d.evict) {
-    if (holdingPdb(round.view, pod) !== undefined) continue;
-    moves.push({
-      kind: 'evict',
-      spec,
-      node: node.name,
-      namespace: pod.namespace,
-      pod: pod.name,
-      ...grace,
-      reason: `NodeMaintenance ${m.name}: draining ${node.name}`,
-    });
-  }
-  for (const r of d.remove)
-    moves.push({
-      kind: 'deletePod',
-      spec,
-      node: node.name,
-      namespace: r.pod.namespace,
-      pod: r.pod.name,
-      ...grace,
-      reason: r.reason,
-    });
-  const held = pending.find((p) => p.pdb !== undefined || p.blockedBy !== undefined);
-  const what =
-    held?.pdb !== undefined
-      ? `; PDB ${held.pdb} allows no disruption of ${held.pod}`
-      : held?.blockedBy !== undefined
-        ? `; ${held.blockedBy}`
-        : '';
+  const started = taking || nodePhase(node) !== 'Draining' ? undefined : drainStarted(node, round.now);
+  const drain = drainRound({ spec, node, view: round.view, policy: m.drain, started, now: round.now });
+  if (drain.kind === 'drained') return { phase: 'Succeeded', moves: [], pending: drain.pending };
+  if (drain.kind === 'ended')
+    return endedOutcome(m, node, drain.outcome === 'halted' ? 'Failed' : 'Skipped', drain.cause, drain.pending);
   return {
     phase: 'Running',
-    ...(held?.blockedBy !== undefined ? { lastError: held.blockedBy } : {}),
-    moves,
-    wait: {
-      code: held?.pdb !== undefined ? 'pdb' : 'drain',
-      reason: `draining ${node.name}: ${pending.length} pod(s) left${what}`,
-    },
+    ...(drain.lastError !== undefined ? { lastError: drain.lastError } : {}),
+    moves: drain.actions,
+    wait: drain.wait,
+    pending: drain.pending,
   };
 }
 
@@ -117,14 +55,27 @@ function moveOrTimeOut(
  * it), phase Skipped, not cordoned again while the file stays; the maintenance is Failed, as
  * medik8s names a maintenance that could not drain its node.
  */
-function endedOutcome(m: NodeMaintenance, node: ObservedNode, as: 'Failed' | 'Skipped', why: string): Outcome {
+function endedOutcome(
+  m: NodeMaintenance,
+  node: ObservedNode,
+  as: 'Failed' | 'Skipped',
+  why: string,
+  pending: readonly PendingPod[],
+): Outcome {
   const again = `delete and re-add NodeMaintenance ${m.name} to try again`;
   if (as === 'Skipped') {
     const reason = `${node.name}: ${why}; drain.onTimeout skipNode gave the node back uncordoned; ${again}`;
-    return { phase: 'Failed', nodePhase: 'Skipped', lastError: why, moves: [], wait: { code: 'skipped', reason } };
+    return {
+      phase: 'Failed',
+      nodePhase: 'Skipped',
+      lastError: why,
+      moves: [],
+      wait: { code: 'skipped', reason },
+      pending,
+    };
   }
   const reason = `${node.name}: ${why}; it stays cordoned; evict the pods by hand, or ${again}`;
-  return { phase: 'Failed', nodePhase: 'Failed', lastError: why, moves: [], wait: { code: 'halted', reason } };
+  return { phase: 'Failed', nodePhase: 'Failed', lastError: why, moves: [], wait: { code: 'halted', reason }, pending };
 }
 
 export function drainStep(
@@ -142,14 +93,13 @@ export function drainStep(
       ? previous
       : undefined;
   const pods = podsOn(view, node.name);
-  const d = drainView(pods, m.drain);
-  const pending = pendingOf(view, d);
   // A drain that failed or was skipped stays so: a person looks, or deletes and re-adds the file.
   const ended = how.taking ? undefined : nodePhase(node);
   const outcome: Outcome =
     ended === 'Failed' || ended === 'Skipped'
-      ? endedOutcome(m, node, ended, own?.lastError ?? 'the drain failed')
-      : moveOrTimeOut(round, m, node, d, pending, how.taking);
+      ? endedOutcome(m, node, ended, own?.lastError ?? 'the drain failed', pendingPods(view, drainView(pods, m.drain)))
+      : moveOrTimeOut(round, m, node, how.taking);
+  const pending = outcome.pending;
   const evictionPods = Math.max(own?.evictionPods ?? 0, pending.length);
   const record: MaintenanceRecord = {
     name: m.name,

@@ -9,20 +9,14 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodeOpJobSpec, type OperationRef } from '../../execute/jobs/index.js';
-import { drainLeft, drainView, preflight } from '../drain.js';
+import { drainView, preflight } from '../drain.js';
 import { isSettled, nodePhase, parseInstant, parseLock } from '../protocol.js';
 import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
 import { jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
 import { nodeGates } from './gates.js';
-import {
-  drainStarted,
-  drainTimeout,
-  forcedDeletes,
-  outcomeEffect,
-  type FailurePolicy,
-  type NodeOutcome,
-} from '../outcome.js';
+import { drainRound } from '../sequence/drain-step.js';
+import { drainStarted, outcomeEffect, type FailurePolicy, type NodeOutcome } from '../outcome.js';
 
 /** Every annotation a NodeOp sets on a node while it holds it: cleared together on release. */
 const HELD: Readonly<Record<string, null>> = {
@@ -166,40 +160,26 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode): void {
 
 function drainStep(ctx: NodeOpContext, node: ObservedNode): void {
   const { b, op, spec } = ctx;
-  const dv = drainView(podsOn(ctx.view, node.name), op.drain);
-  if (drainLeft(dv) === 0) {
+  const drain = drainRound({
+    spec,
+    node,
+    view: ctx.view,
+    policy: op.drain,
+    started: drainStarted(node, ctx.now),
+    now: ctx.now,
+  });
+  if (drain.kind === 'drained') {
     setPhase(ctx, node, 'Updating', `node ${node.name} is drained; its Job runs next`);
     return;
   }
-  const timeout = drainTimeout(op.drain, dv, drainStarted(node, ctx.now), ctx.now);
-  if (timeout.kind === 'force') {
-    for (const a of forcedDeletes(spec, node.name, op.drain, timeout)) b.act(a);
-    b.wait(spec, 'drain', `node ${node.name}: ${timeout.reason}; deleting the rest (onTimeout force)`, {
-      node: node.name,
-    });
+  if (drain.kind === 'ended') {
+    failNode(ctx, node, drain.reason, undefined, {}, drain.outcome);
     return;
   }
-  if (timeout.kind !== 'running') {
-    failNode(ctx, node, timeout.reason, undefined, {}, timeout.kind);
-    return;
-  }
-  const grace = op.drain.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: op.drain.gracePeriodSeconds } : {};
-  for (const pod of dv.evict)
-    b.act({
-      kind: 'evict',
-      spec,
-      node: node.name,
-      namespace: pod.namespace,
-      pod: pod.name,
-      ...grace,
-      reason: `drain node ${node.name} for ${spec.kind} ${spec.name}`,
-    });
-  for (const r of dv.remove)
-    b.act({ kind: 'deletePod', spec, node: node.name, namespace: r.pod.namespace, pod: r.pod.name, reason: r.reason });
-  for (const r of dv.blocked) b.wait(spec, 'drain', `node ${node.name}: ${r.reason}`, { node: node.name });
-  b.wait(spec, 'drain', `node ${node.name}: ${drainLeft(dv)} pod(s) still to leave`, {
+  for (const a of drain.actions) b.act(a);
+  b.wait(spec, drain.wait.code, drain.wait.reason, {
     node: node.name,
-    ...(timeout.deadline !== undefined ? { until: timeout.deadline } : {}),
+    ...(drain.wait.until !== undefined ? { until: drain.wait.until } : {}),
   });
 }
 

@@ -11,13 +11,14 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { drainLeft, drainView, preflight } from '../drain.js';
+import { drainView, preflight } from '../drain.js';
+import { drainRound } from '../sequence/drain-step.js';
 import { readyAt, type HealthCheck } from '../health.js';
 import { failureCount, holdsLock, labelsToCopy, nodePhase, parseInstant, replacementRecord } from '../protocol.js';
 import { addInFlight, replacementOf, since, type Entry, type RolloutContext } from './context.js';
 import { evictedBack, evictedRecord } from './evicted.js';
 import { fail, gateFailed, skip } from './failure.js';
-import { drainTimeout, failedNodeHalts, forcedDeletes, skippedWait } from '../outcome.js';
+import { failedNodeHalts, skippedWait } from '../outcome.js';
 import { replaceGates } from './gates.js';
 import { podsOn } from '../view.js';
 
@@ -250,7 +251,6 @@ function drainStep(
       node: node.name,
       reason: `${node.name} is ${phase} but schedulable; cordoned again`,
     });
-  const drain = drainView(podsOn(ctx.view, node.name), policy);
   ctx.round.pending.push({
     groupId: e.group.group.groupId,
     instanceId: e.instance.id,
@@ -269,7 +269,8 @@ function drainStep(
     });
     started = now;
   }
-  if (drainLeft(drain) === 0) {
+  const drain = drainRound({ spec, node, view: ctx.view, policy, started, now });
+  if (drain.kind === 'drained') {
     const back = evictedBack(ctx, node, phase === 'Verifying');
     if (back.kind === 'failed') gateFailed(ctx, node, back);
     if (back.kind !== 'back') return;
@@ -280,52 +281,14 @@ function drainStep(
     b.removeInstance(spec, e.group.group.groupId, e.instance.id, node.name, `${node.name} is drained and replaced`);
     return;
   }
-  const timeout = drainTimeout(policy, drain, started, now);
-  if (timeout.kind === 'force') {
-    for (const a of forcedDeletes(spec, node.name, policy, timeout)) b.act(a);
-    b.wait(spec, 'drain', `${node.name}: ${timeout.reason}; deleting the rest (onTimeout force)`, { node: node.name });
-    return;
+  if (drain.kind === 'ended') {
+    if (drain.outcome === 'skipped') return skip(ctx, node, drain.reason);
+    ctx.round.haltReason ??= `${node.name}: ${drain.cause}`;
+    return fail(ctx, node, drain.reason, {}, 'halted');
   }
-  if (timeout.kind === 'skipped') {
-    skip(ctx, node, timeout.reason);
-    return;
-  }
-  if (timeout.kind !== 'running') {
-    ctx.round.haltReason ??= `${node.name}: ${timeout.cause}`;
-    fail(ctx, node, timeout.reason, {}, 'halted');
-    return;
-  }
-  const deadline = timeout.deadline;
-  for (const pod of drain.evict) {
-    b.act({
-      kind: 'evict',
-      spec,
-      node: node.name,
-      namespace: pod.namespace,
-      pod: pod.name,
-      ...grace(ctx),
-      reason: `draining ${node.name}`,
-    });
-  }
-  for (const r of drain.remove)
-    b.act({
-      kind: 'deletePod',
-      spec,
-      node: node.name,
-      namespace: r.pod.namespace,
-      pod: r.pod.name,
-      ...grace(ctx),
-      reason: r.reason,
-    });
-  const first = drain.blocked[0];
-  const what = first !== undefined ? `; ${first.reason}` : '';
-  b.wait(spec, 'drain', `draining ${node.name}: ${drainLeft(drain)} pod(s) left${what}`, {
+  for (const a of drain.actions) b.act(a);
+  b.wait(spec, drain.wait.code, drain.wait.reason, {
     node: node.name,
-    ...(deadline !== undefined ? { until: deadline } : {}),
+    ...(drain.wait.until !== undefined ? { until: drain.wait.until } : {}),
   });
-}
-
-function grace(ctx: RolloutContext): { gracePeriodSeconds?: number } {
-  const g = ctx.image.rollout.drain.gracePeriodSeconds;
-  return g !== undefined ? { gracePeriodSeconds: g } : {};
 }
