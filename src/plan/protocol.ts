@@ -110,8 +110,13 @@ export function failureCount(node: ObservedNode): number {
   return Number(value);
 }
 
-/** Every annotation the replace rollout sets on an old node: cleared together on release. */
-export const RELEASE_ANNOTATIONS: Readonly<Record<string, null>> = {
+/**
+ * Every annotation an operation of any kind sets on a node while it holds it: cleared together
+ * when it lets the node go (released, settled, or done), so no kind leaves another's key behind.
+ * The records a kind keeps after (nodeop.drydock.dev/, nodeimage.drydock.dev/, drydock.dev/image,
+ * done-at, job-message, maintenance) are not among them.
+ */
+export const HELD_ANNOTATIONS: Readonly<Record<string, null>> = {
   [ANNOTATIONS.operation]: null,
   [ANNOTATIONS.phase]: null,
   [ANNOTATIONS.phaseSince]: null,
@@ -119,14 +124,11 @@ export const RELEASE_ANNOTATIONS: Readonly<Record<string, null>> = {
   [ANNOTATIONS.replacedBy]: null,
   [ANNOTATIONS.reason]: null,
   [ANNOTATIONS.failures]: null,
+  [ANNOTATIONS.halts]: null,
+  [ANNOTATIONS.bootID]: null,
+  [ANNOTATIONS.job]: null,
+  [ANNOTATIONS.evicted]: null,
 };
-
-/** RELEASE_ANNOTATIONS, and drydock.dev/halts where a halted drain left it. */
-export function releaseAnnotations(node: ObservedNode): Record<string, null> {
-  return node.annotations[ANNOTATIONS.halts] !== undefined
-    ? { ...RELEASE_ANNOTATIONS, [ANNOTATIONS.halts]: null }
-    : { ...RELEASE_ANNOTATIONS };
-}
 
 /**
  * Labels never copied from an old node to its replacement: the kubelet, the cloud or drydock

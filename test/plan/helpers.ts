@@ -72,3 +72,20 @@ export function replacementJoined(o: { readySince: number; pods?: ObservedPod[] 
     cloudGroups: [cloudGroup('workers', V2, [...w.instances, instance('workers', 'i-9', V2, 5)], 3)],
   });
 }
+
+/** What a released node loses: every key an operation writes while it holds a node. */
+export const RELEASED = Object.fromEntries(
+  [
+    ANNOTATIONS.operation,
+    ANNOTATIONS.phase,
+    ANNOTATIONS.phaseSince,
+    ANNOTATIONS.cordoned,
+    ANNOTATIONS.replacedBy,
+    ANNOTATIONS.reason,
+    ANNOTATIONS.failures,
+    ANNOTATIONS.halts,
+    ANNOTATIONS.bootID,
+    ANNOTATIONS.job,
+    ANNOTATIONS.evicted,
+  ].map((k) => [k, null]),
+);

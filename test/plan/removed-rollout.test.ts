@@ -5,9 +5,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
-import { RELEASE_ANNOTATIONS } from '../../src/plan/protocol.js';
 import { at, cloudGroup, desired, iso, nodeImage, observed, scalingGroup, workers } from './fixtures.js';
-import { bare, LOCK, runCases, SPEC, V1, V2 } from './helpers.js';
+import { bare, LOCK, RELEASED, runCases, SPEC, V1, V2 } from './helpers.js';
 
 /** Two workers of group `workers`; worker-0 held by NodeImage/workers at `phase`. */
 function held(phase: string, o: { cordoned?: 'ours' | 'theirs'; surge?: boolean } = {}) {
@@ -41,7 +40,7 @@ describe('plan: nodes held by a replace NodeImage that left Git', () => {
       check: (p) => {
         assert.deepEqual(bare(p), [
           { kind: 'uncordon', spec: SPEC, node: 'worker-0' },
-          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: RELEASE_ANNOTATIONS },
+          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: RELEASED },
         ]);
         assert.deepEqual(
           p.notes.map((n) => n.text),
@@ -57,9 +56,7 @@ describe('plan: nodes held by a replace NodeImage that left Git', () => {
       observed: world(held('Pending')),
       now: at(60),
       check: (p) =>
-        assert.deepEqual(bare(p), [
-          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: RELEASE_ANNOTATIONS },
-        ]),
+        assert.deepEqual(bare(p), [{ kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: RELEASED }]),
     },
     {
       name: 'a Failed node is released too: the person removed the spec that held it',

@@ -15,18 +15,9 @@ import {
   scalingGroup,
   workers,
 } from './fixtures.js';
-import { LOCK, runCases, SPEC, V1, V2, bare } from './helpers.js';
+import { LOCK, RELEASED as RELEASE, runCases, SPEC, V1, V2, bare } from './helpers.js';
 
 const sg = scalingGroup('workers', 'workers');
-const RELEASE = {
-  [ANNOTATIONS.operation]: null,
-  [ANNOTATIONS.phase]: null,
-  [ANNOTATIONS.phaseSince]: null,
-  [ANNOTATIONS.cordoned]: null,
-  [ANNOTATIONS.replacedBy]: null,
-  [ANNOTATIONS.reason]: null,
-  [ANNOTATIONS.failures]: null,
-};
 
 describe('plan: locks of an older revision', () => {
   // The rollout to V2 started worker-0 (replacement i-9 on V2); then the image went back to V1.

@@ -9,7 +9,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { NodeMaintenance } from '../../spec/model.js';
 import { compareStrings } from '../order.js';
-import { holdsLock, isUnavailable, lockValue, nodePhase, parseLock, RELEASE_ANNOTATIONS } from '../protocol.js';
+import { holdsLock, isUnavailable, lockValue, nodePhase, parseLock, HELD_ANNOTATIONS } from '../protocol.js';
 import type { SpecRef, SpecStatus } from '../types.js';
 import { drainStep } from './drain.js';
 import { maintenanceOn } from '../sequence/admit.js';
@@ -113,7 +113,7 @@ function endIfGone(round: MaintenanceRound, node: ObservedNode): SpecStatus | un
     lastUpdate: round.nowIso,
     endedAt: round.nowIso,
   };
-  const annotations = lock?.kind === 'NodeMaintenance' ? { ...RELEASE_ANNOTATIONS } : {};
+  const annotations = lock?.kind === 'NodeMaintenance' ? { ...HELD_ANNOTATIONS } : {};
   b.act({
     kind: 'annotateNode',
     spec,

@@ -10,24 +10,13 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodeOpJobSpec, type OperationRef } from '../../execute/jobs/index.js';
 import { drainView, preflight } from '../drain.js';
-import { isSettled, nodePhase, parseInstant, parseLock } from '../protocol.js';
+import { HELD_ANNOTATIONS, isSettled, nodePhase, parseInstant, parseLock } from '../protocol.js';
 import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
 import { jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
 import { nodeGates } from './gates.js';
 import { drainRound } from '../sequence/drain-step.js';
 import { drainStarted, outcomeEffect, type FailurePolicy, type NodeOutcome } from '../outcome.js';
-
-/** Every annotation a NodeOp sets on a node while it holds it: cleared together on release. */
-const HELD: Readonly<Record<string, null>> = {
-  [ANNOTATIONS.operation]: null,
-  [ANNOTATIONS.phase]: null,
-  [ANNOTATIONS.phaseSince]: null,
-  [ANNOTATIONS.reason]: null,
-  [ANNOTATIONS.bootID]: null,
-  [ANNOTATIONS.job]: null,
-  [ANNOTATIONS.evicted]: null,
-};
 
 function setPhase(
   ctx: NodeOpContext,
@@ -90,7 +79,7 @@ export function messageOf(job: { readonly message?: string }): Record<string, st
 export function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string): void {
   uncordonIfOurs(ctx, node, `node ${node.name} is done; it takes workloads again`);
   const annotations = {
-    ...HELD,
+    ...HELD_ANNOTATIONS,
     [ctx.record.key]: ctx.record.value,
     [ANNOTATIONS.doneAt]: new Date(ctx.now).toISOString(),
   };
@@ -326,10 +315,7 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
     kind: 'annotateNode',
     spec,
     node: node.name,
-    annotations: {
-      ...HELD,
-      ...(node.annotations[ANNOTATIONS.halts] !== undefined ? { [ANNOTATIONS.halts]: null } : {}),
-    },
+    annotations: HELD_ANNOTATIONS,
     reason: `node ${node.name} released: ${lock.kind}/${lock.name}@${lock.revision} is no longer the spec in Git`,
   });
   if (job !== undefined && (job.succeeded || job.failed))

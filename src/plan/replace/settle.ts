@@ -5,7 +5,7 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { isSettled, nodePhase, parseInstant, parseLock, releaseAnnotations } from '../protocol.js';
+import { isSettled, nodePhase, parseInstant, parseLock, HELD_ANNOTATIONS } from '../protocol.js';
 import type { PlanBuilder } from '../builder.js';
 import type { SpecRef } from '../types.js';
 import { replacementOf, since, type Entry, type RolloutContext } from './context.js';
@@ -15,7 +15,7 @@ export function releaseNode(b: PlanBuilder, spec: SpecRef, node: ObservedNode, w
   const reason = `released ${node.name}: ${why}`;
   if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
     b.act({ kind: 'uncordon', spec, node: node.name, reason });
-  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: releaseAnnotations(node), reason });
+  b.act({ kind: 'annotateNode', spec, node: node.name, annotations: HELD_ANNOTATIONS, reason });
   b.note(spec, reason, node.name);
 }
 
