@@ -1,7 +1,8 @@
 /**
  * The state of one NodeImage's replace rollout as the planner sees it this round: its scaling
  * groups, every instance with its node in rollout order, and who holds each node. Built fresh
- * from the observed state every time; the tallies are this round's scratch counts.
+ * from the observed state every time; what the round decides is returned by its steps and
+ * folded in tally.ts.
  */
 import type { GroupDescription, Instance } from '../../cloud/provider.js';
 import type { ObservedNode } from '../../observe/types.js';
@@ -13,7 +14,7 @@ import type { ResolvedOptions } from '../options.js';
 import { compareStrings, tierOf, type Ordered, compareOrdered } from '../order.js';
 import { holdsLock, lockValue, parseLock, isInPlaceHold, parseInstant } from '../protocol.js';
 import { resolveLimits } from '../quantity.js';
-import type { PendingNode, SpecRef } from '../types.js';
+import type { SpecRef } from '../types.js';
 import { nodeOf, type ClusterView } from '../view.js';
 
 export interface GroupState {
@@ -38,34 +39,6 @@ export interface Entry {
   readonly order: Ordered;
   /** The instance runs another image than the desired one. */
   readonly outdated: boolean;
-}
-
-/**
- * What a round decides as it goes, in one value: each step reads what the earlier steps
- * recorded here (a node adopted by settleStaleLock is advanced; a node started by startNodes
- * needs a replacement), and the status is built from it at the end.
- */
-export interface RoundTally {
-  /** Stale-revision nodes this round takes over under the current revision. */
-  readonly adopted: Set<string>;
-  /** Nodes this round releases (annotations cleared): nobody starts them again this round. */
-  readonly released: Set<string>;
-  /** Nodes started this round (locked at `now`). */
-  readonly startedNow: Set<string>;
-  /** Instances this round removes as surges made for a revision no longer desired. */
-  readonly abandoned: Set<string>;
-  /** Replacements claimed this round for adopted nodes (node name to instance id). */
-  readonly reclaimed: Map<string, string>;
-  /** Current-revision nodes started and not finished (Failed excluded), per groupId. */
-  readonly inFlight: Map<string, number>;
-  /** Nodes in Pending that need a replacement instance, in rollout order. */
-  readonly needers: Entry[];
-  readonly nodeMessages: Map<string, string>;
-  readonly pending: PendingNode[];
-  failures: number;
-  haltReason: string | undefined;
-  /** The first failure seen this round, for the status' lastError. */
-  lastError: string | undefined;
 }
 
 /** What a round says about a ScalingGroup before any node moves, in rollout order. */
@@ -104,28 +77,22 @@ export interface RolloutContext {
    * keeps the cluster-autoscaler paused): derived here once.
    */
   readonly running: boolean;
-  readonly round: RoundTally;
+  /**
+   * Stale-revision nodes the settle stage took over under the current revision (tally.ts):
+   * empty until then, after it the round goes on with a context that names them.
+   */
+  readonly adopted: ReadonlySet<string>;
 }
 
-export function ownership(ctx: Pick<RolloutContext, 'image' | 'round'>, node: ObservedNode): Ownership {
+export function ownership(ctx: Pick<RolloutContext, 'image' | 'adopted'>, node: ObservedNode): Ownership {
   if (!holdsLock(node)) return 'none';
   const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
   if (lock === undefined) return 'foreign';
   // Only this NodeImage replaces nodes of its groups, so any NodeImage lock here is ours:
   // another name is left from before the ScalingGroup pointed at this NodeImage.
   if (lock.kind !== 'NodeImage' || isInPlaceHold(node)) return 'foreign';
-  if (ctx.round.adopted.has(node.name)) return 'current';
+  if (ctx.adopted.has(node.name)) return 'current';
   return lock.name === ctx.image.name && lock.revision === ctx.image.revision ? 'current' : 'stale';
-}
-
-export function inFlightTotal(ctx: RolloutContext): number {
-  let n = 0;
-  for (const v of ctx.round.inFlight.values()) n += v;
-  return n;
-}
-
-export function addInFlight(ctx: RolloutContext, groupId: string): void {
-  ctx.round.inFlight.set(groupId, (ctx.round.inFlight.get(groupId) ?? 0) + 1);
 }
 
 /** The group's limits: its size without replacements in flight, and what that allows. */
@@ -182,23 +149,6 @@ function entriesOf(view: ClusterView, image: NodeImage, list: readonly GroupStat
     }
   }
   return out.sort((x, y) => compareOrdered(x.order, y.order));
-}
-
-export function newTally(): RoundTally {
-  return {
-    adopted: new Set(),
-    released: new Set(),
-    startedNow: new Set(),
-    abandoned: new Set(),
-    reclaimed: new Map(),
-    inFlight: new Map(),
-    needers: [],
-    nodeMessages: new Map(),
-    pending: [],
-    failures: 0,
-    haltReason: undefined,
-    lastError: undefined,
-  };
 }
 
 /**
@@ -262,7 +212,7 @@ export function buildRollout(
     upcoming: entriesOf(view, image, upcomingGroups),
     upcomingGroups,
     running,
-    round: newTally(),
+    adopted: new Set(),
   };
 }
 

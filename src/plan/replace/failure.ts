@@ -8,6 +8,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { outcomeEffect, type NodeOutcome } from '../outcome.js';
 import { failureCount } from '../protocol.js';
 import type { RolloutContext } from './context.js';
+import type { Decided } from './tally.js';
 
 /**
  * Counts a failure on the old node (drydock.dev/failures). The node becomes Failed, holding
@@ -20,11 +21,10 @@ export function fail(
   reason: string,
   extra: Record<string, string | null>,
   outcome?: Exclude<NodeOutcome, 'skipped'>,
-): void {
+): Decided {
   const failures = failureCount(node) + 1;
   const effect = outcomeEffect(ctx.image.rollout, outcome ?? 'failed');
   const final = outcome !== undefined || ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
-  ctx.round.failures++;
   ctx.b.act({
     kind: 'annotateNode',
     spec: ctx.spec,
@@ -37,14 +37,13 @@ export function fail(
     },
     reason: `${node.name}: ${reason}`,
   });
-  ctx.round.nodeMessages.set(node.name, reason);
-  ctx.round.lastError ??= `${node.name}: ${reason}`;
   ctx.b.note(
     ctx.spec,
     `${node.name}: ${reason}${final ? '' : ` (attempt ${failures} of ${ctx.options.maxAttempts})`}`,
     node.name,
   );
-  if (effect.halts) ctx.round.haltReason ??= `${node.name}: ${reason}`;
+  const what = `${node.name}: ${reason}`;
+  return { failures: 1, message: reason, lastError: what, ...(effect.halts ? { halt: what } : {}) };
 }
 
 /**
@@ -52,7 +51,7 @@ export function fail(
  * marked Skipped; no failure is counted and the rollout moves on. Its replacement, already
  * Ready and marked, stays claimed by it until a person or a new revision decides.
  */
-export function skip(ctx: RolloutContext, node: ObservedNode, reason: string): void {
+export function skip(ctx: RolloutContext, node: ObservedNode, reason: string): Decided {
   const effect = outcomeEffect(ctx.image.rollout, 'skipped');
   if (effect.uncordon && node.annotations[ANNOTATIONS.cordoned] === 'true')
     ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${reason}` });
@@ -69,19 +68,19 @@ export function skip(ctx: RolloutContext, node: ObservedNode, reason: string): v
     },
     reason: `${node.name}: ${reason}`,
   });
-  ctx.round.nodeMessages.set(node.name, reason);
   ctx.b.note(ctx.spec, `${node.name}: ${reason}; the rollout moves on without it`, node.name);
+  return { message: reason };
 }
 
 /**
  * A gate Job failed, or the evicted workloads did not come back: the node fails (named with
  * the Job, if any), and is uncordoned unless onFailure keeps it.
  */
-export function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: string; job?: string }): void {
+export function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: string; job?: string }): Decided {
   const keep = !outcomeEffect(ctx.image.rollout, 'failed').uncordon;
   if (!keep && node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
     ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${gate.reason}` });
-  fail(
+  return fail(
     ctx,
     node,
     gate.reason,

@@ -4,17 +4,17 @@
  * limits, then claim or surge their replacement instances. Returns the spec's status and what
  * the forecast needs.
  */
-import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { NodeImage } from '../../spec/model.js';
 import { canaryProgress } from './canary.js';
 import { canaryNodesLeft } from '../sequence/canary.js';
 import type { StartGate, StartGates } from '../sequence/start-gate.js';
 import type { ForecastInput } from '../forecast.js';
 import { advance } from './inflight.js';
-import { settleOrphanNode, settleStaleLock } from './settle.js';
+import { settleLocks } from './settle.js';
 import { compareOrdered } from '../order.js';
-import { holdsLock, isInPlaceHold, isSettled, parseLock } from '../protocol.js';
-import { inFlightTotal, ownership, type RolloutContext } from './context.js';
+import { isSettled } from '../protocol.js';
+import { ownership, type RolloutContext } from './context.js';
+import { fold, inFlightTotal, withStarted, type Tally } from './tally.js';
 import { startNodes, windowOf } from './start.js';
 import { buildStatus } from './status.js';
 import { cleanUpReplaceGateJobs } from './gates.js';
@@ -29,35 +29,33 @@ export interface ReplaceResult {
 /**
  * One round of a replace rollout, in the order its steps decide: say what is happening to the
  * groups, settle what older revisions left, move every started node one step, start new
- * nodes, then claim or surge their replacements. Each step records what it decided in
- * `ctx.round`; the status and the forecast are read from that, never re-derived.
+ * nodes, then claim or surge their replacements. Each stage returns what it decided and the
+ * next reads only that (tally.ts); the status and the forecast are read from it, never
+ * re-derived.
  */
-export function planReplace(ctx: RolloutContext, gates: StartGates): ReplaceResult {
-  const { b } = ctx;
+export function planReplace(base: RolloutContext, gates: StartGates): ReplaceResult {
+  const { b } = base;
   const actionsBefore = b.actions.length;
   const waitsBefore = b.waits.length;
 
-  announceGroups(ctx);
-  if (ctx.blockedGroups === 0) {
-    for (const node of ctx.view.observed.nodes) {
-      if (ctx.entryByNode.has(node.name) || !holdsLock(node)) continue;
-      const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
-      // An in-place hold of the same name (the NodeImage changed strategy) is settled in place.
-      if (lock?.kind === 'NodeImage' && lock.name === ctx.image.name && !isInPlaceHold(node))
-        settleOrphanNode(ctx, node);
-    }
-  }
-  for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'stale') settleStaleLock(ctx, e);
-  for (const e of ctx.entries) if (e.node !== undefined && ownership(ctx, e.node) === 'current') advance(ctx, e);
+  announceGroups(base);
+  const settled = settleLocks(base);
+  const ctx: RolloutContext = { ...base, adopted: settled.adopted };
+  const tally = fold(
+    ctx.entries.flatMap((entry) =>
+      entry.node !== undefined && ownership(ctx, entry.node) === 'current'
+        ? [{ entry, decided: advance(ctx, settled, entry) }]
+        : [],
+    ),
+  );
   cleanUpReplaceGateJobs(ctx);
   reportNodelessInstances(ctx);
-  const inFlightBefore = inFlightTotal(ctx);
-  const gate = startNodes(ctx, gates);
-  claimAndSurge(ctx);
+  const { gate, started } = startNodes(ctx, settled, tally, gates);
+  claimAndSurge(ctx, tally.needers, started);
 
   const waits = b.waits.slice(waitsBefore);
-  const status = buildStatus(ctx, b.actions.length - actionsBefore, inFlightTotal(ctx), waits);
-  return { status, forecast: forecastInput(ctx, gate, inFlightBefore) };
+  const status = buildStatus(ctx, withStarted(tally, started), b.actions.length - actionsBefore, waits);
+  return { status, forecast: forecastInput(ctx, tally, gate) };
 }
 
 /** What happens to the groups before any node moves: unobserved ones wait, new images are set. */
@@ -101,7 +99,7 @@ function reportNodelessInstances(ctx: RolloutContext): void {
  * What the forecast needs. `gate` is the start gate this round's startNodes decided: starting
  * nodes can only turn an open gate into the canary's soak, which the forecast reads the same.
  */
-function forecastInput(ctx: RolloutContext, gate: StartGate, inFlight: number): ForecastInput {
+function forecastInput(ctx: RolloutContext, tally: Tally, gate: StartGate): ForecastInput {
   const { image } = ctx;
   const inFlightNodes: string[] = [];
   const rest: string[] = [];
@@ -124,7 +122,7 @@ function forecastInput(ctx: RolloutContext, gate: StartGate, inFlight: number): 
   for (const g of [...ctx.groups, ...ctx.upcomingGroups]) groupLimit = Math.min(groupLimit, g.parallelism);
   const parallelism = Math.min(concurrency, groupLimit, Math.max(1, ctx.budget.max));
   const canary = image.rollout.canary;
-  const canaryNodes = canaryNodesLeft(canaryProgress(ctx, inFlight), ctx.now);
+  const canaryNodes = canaryNodesLeft(canaryProgress(ctx, inFlightTotal(tally)), ctx.now);
   const blocked =
     !gate.open &&
     gate.until === undefined &&
@@ -141,7 +139,7 @@ function forecastInput(ctx: RolloutContext, gate: StartGate, inFlight: number): 
     soakSeconds: canary?.soakSeconds ?? 0,
     ...(window !== undefined ? { window } : {}),
     startAt: inFlightNodes.length > 0 ? ctx.now : startAt,
-    blocked: blocked || ctx.round.haltReason !== undefined,
+    blocked: blocked || tally.haltReason !== undefined,
   };
 }
 

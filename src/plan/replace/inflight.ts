@@ -15,55 +15,54 @@ import { drainView, preflight } from '../drain.js';
 import { drainRound } from '../sequence/drain-step.js';
 import { readyAt, type HealthCheck } from '../health.js';
 import { failureCount, holdsLock, labelsToCopy, nodePhase, parseInstant, replacementRecord } from '../protocol.js';
-import { addInFlight, replacementOf, since, type Entry, type RolloutContext } from './context.js';
+import { replacementOf, since, type Entry, type RolloutContext } from './context.js';
+import { and, type Decided, type Settled } from './tally.js';
 import { evictedBack, evictedRecord } from './evicted.js';
 import { fail, gateFailed, skip } from './failure.js';
 import { failedNodeHalts, skippedWait } from '../outcome.js';
 import { replaceGates } from './gates.js';
 import { podsOn } from '../view.js';
 
-export function advance(ctx: RolloutContext, e: Entry): void {
+/** Moves a current-revision node one step on; what it decided goes back to the round. */
+export function advance(ctx: RolloutContext, settled: Settled, e: Entry): Decided {
   const { b, spec } = ctx;
   const node = e.node;
-  if (node === undefined) return;
+  if (node === undefined) return {};
   const phase = nodePhase(node);
   if (phase === 'Failed') {
     const reason = node.annotations[ANNOTATIONS.reason] ?? 'failed (no reason recorded)';
-    ctx.round.failures += Math.max(1, failureCount(node));
-    ctx.round.nodeMessages.set(node.name, reason);
     const halting = failedNodeHalts(ctx.image.rollout, node);
-    ctx.round.lastError ??= `${node.name}: ${reason}`;
-    if (halting) ctx.round.haltReason ??= `${node.name}: ${reason}`;
     b.wait(
       spec,
       halting ? 'halted' : 'failed',
       `${node.name} failed: ${reason}; it stays as it is until a person looks (remove its drydock.dev/ annotations to retry it)`,
       { node: node.name },
     );
-    return;
+    const what = `${node.name}: ${reason}`;
+    return {
+      failures: Math.max(1, failureCount(node)),
+      message: reason,
+      lastError: what,
+      ...(halting ? { halt: what } : {}),
+    };
   }
-  ctx.round.failures += failureCount(node);
+  const recorded: Decided = { failures: failureCount(node) };
   if (phase === 'Skipped') {
     // Given back by drain.onTimeout skipNode: no failure, nothing in flight; the rollout went on.
-    ctx.round.nodeMessages.set(node.name, node.annotations[ANNOTATIONS.reason] ?? 'skipped (no reason recorded)');
     b.wait(spec, 'skipped', skippedWait(node), { node: node.name });
-    return;
+    return and(recorded, { message: node.annotations[ANNOTATIONS.reason] ?? 'skipped (no reason recorded)' });
   }
-  addInFlight(ctx, e.group.group.groupId);
-  if (phase === 'Cordoned' || phase === 'Draining' || phase === 'Verifying') {
-    drainStep(ctx, e, node, phase);
-    return;
-  }
-  pendingStep(ctx, e, node);
+  const step =
+    phase === 'Cordoned' || phase === 'Draining' || phase === 'Verifying'
+      ? drainStep(ctx, e, node, phase)
+      : pendingStep(ctx, settled, e, node);
+  return and(and(recorded, { inFlight: true }), step);
 }
 
-function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
+function pendingStep(ctx: RolloutContext, settled: Settled, e: Entry, node: ObservedNode): Decided {
   const { b, spec, now, image } = ctx;
-  const id = replacementOf(e) ?? ctx.round.reclaimed.get(node.name);
-  if (id === undefined) {
-    ctx.round.needers.push(e);
-    return;
-  }
+  const id = replacementOf(e) ?? settled.reclaimed.get(node.name);
+  if (id === undefined) return { needsReplacement: true };
   const inst = e.group.byId.get(id);
   if (inst === undefined) {
     const reason = `${node.name}: replacement ${id} is gone from the group; a new one will be made`;
@@ -75,7 +74,7 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
       reason,
     });
     b.note(spec, reason, node.name);
-    return;
+    return {};
   }
   const rn = ctx.view.nodeByProviderID.get(inst.providerID);
   // Marked (replaces=<old instance>, written in one patch with the Done lock): from then on the
@@ -84,15 +83,14 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
   // over that operation's lock. Taken before it was marked, it is judged once that one is done.
   const marked = rn?.annotations[ANNOTATIONS.replaces] === e.instance.id;
   if (rn !== undefined && (holdsLock(rn) || b.taken.has(rn.name))) {
-    if (marked) cordonStep(ctx, e, node);
-    else
-      b.wait(
-        spec,
-        'lock',
-        `replacement ${rn.name} of ${node.name} is held by ${rn.annotations[ANNOTATIONS.operation] ?? 'an operation that took it this round'}; it is checked and marked once that operation is done`,
-        { node: node.name },
-      );
-    return;
+    if (marked) return cordonStep(ctx, e, node);
+    b.wait(
+      spec,
+      'lock',
+      `replacement ${rn.name} of ${node.name} is held by ${rn.annotations[ANNOTATIONS.operation] ?? 'an operation that took it this round'}; it is checked and marked once that operation is done`,
+      { node: node.name },
+    );
+    return {};
   }
   if (rn === undefined || !rn.ready) {
     const created = parseInstant(inst.createdAt) ?? now;
@@ -101,18 +99,10 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
       // The failure is written first: should drydock stop before the removal, the instance
       // is an unclaimed stray past its deadline, which the next round removes (surge.ts).
       const why = `replacement ${inst.id} did not join within ${image.rollout.joinTimeoutSeconds}s`;
-      fail(ctx, node, why, { [ANNOTATIONS.replacedBy]: null });
+      const failed = fail(ctx, node, why, { [ANNOTATIONS.replacedBy]: null });
       b.removeInstance(spec, e.group.group.groupId, inst.id, rn?.name, `${node.name}: ${why}`);
-      return;
+      return failed;
     }
-    ctx.round.pending.push({
-      groupId: e.group.group.groupId,
-      instanceId: inst.id,
-      providerID: inst.providerID,
-      goal: 'Join',
-      deadline: new Date(deadline).toISOString(),
-      ...(rn ? { nodeName: rn.name } : {}),
-    });
     b.wait(
       spec,
       'join',
@@ -122,19 +112,40 @@ function pendingStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
         until: deadline,
       },
     );
-    return;
+    return {
+      pending: {
+        groupId: e.group.group.groupId,
+        instanceId: inst.id,
+        providerID: inst.providerID,
+        goal: 'Join',
+        deadline: new Date(deadline).toISOString(),
+        ...(rn ? { nodeName: rn.name } : {}),
+      },
+    };
   }
-  if (marked || markReplacement(ctx, e, node, rn)) cordonStep(ctx, e, node);
+  if (marked) return cordonStep(ctx, e, node);
+  const health = markReplacement(ctx, settled, e, node, rn);
+  return health === 'marked' ? cordonStep(ctx, e, node) : health;
 }
 
-/** The replacement's health gate; once passed, it takes the old node's labels and is marked Done. */
-function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: ObservedNode): boolean {
+/**
+ * The replacement's health gate; once passed, it takes the old node's labels and is marked Done
+ * ('marked'). Otherwise what the gate decided: a wait, or a failure past its timeout.
+ */
+function markReplacement(
+  ctx: RolloutContext,
+  settled: Settled,
+  e: Entry,
+  node: ObservedNode,
+  rn: ObservedNode,
+): Decided | 'marked' {
   const { b, spec, now, image } = ctx;
   const health = readyAt(ctx.view, rn, image.rollout.healthGate.minReadySeconds, now);
-  if (healthTimedOut(ctx, e, node, rn, health)) return false;
+  const timedOut = healthTimedOut(ctx, settled, e, node, rn, health);
+  if (timedOut !== undefined) return timedOut;
   if (health.blocker !== undefined) {
     b.wait(spec, 'health', `replacement ${rn.name} of ${node.name}: ${health.blocker} yet`, { node: node.name });
-    return false;
+    return {};
   }
   if (health.at > now) {
     b.wait(
@@ -143,7 +154,7 @@ function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: 
       `replacement ${rn.name} of ${node.name} must stay Ready for ${image.rollout.healthGate.minReadySeconds}s (with its pods)`,
       { node: node.name, until: health.at },
     );
-    return false;
+    return {};
   }
   const labels = labelsToCopy(node, rn);
   const ready = `replacement ${rn.name} of ${node.name} is Ready and healthy`;
@@ -171,7 +182,7 @@ function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: 
     },
     reason: `${ready}; marked Done as the node replacing ${e.instance.id}`,
   });
-  return true;
+  return 'marked';
 }
 
 /**
@@ -181,42 +192,39 @@ function markReplacement(ctx: RolloutContext, e: Entry, node: ObservedNode, rn: 
  */
 function healthTimedOut(
   ctx: RolloutContext,
+  settled: Settled,
   e: Entry,
   node: ObservedNode,
   rn: ObservedNode,
   health: HealthCheck,
-): boolean {
+): Decided | undefined {
   const limit = ctx.image.rollout.healthGate.timeoutSeconds;
-  if (limit === undefined) return false;
+  if (limit === undefined) return undefined;
   const deadline = (parseInstant(rn.createdAt) ?? ctx.now) + limit * 1000;
-  if (ctx.now < deadline || (health.blocker === undefined && health.at <= ctx.now)) return false;
+  if (ctx.now < deadline || (health.blocker === undefined && health.at <= ctx.now)) return undefined;
   const what = health.blocker ?? `it has not stayed Ready for ${ctx.image.rollout.healthGate.minReadySeconds}s`;
   const why = `replacement ${rn.name} did not pass the health gate within ${limit}s (${what})`;
-  const id = replacementOf(e) ?? ctx.round.reclaimed.get(node.name);
-  fail(ctx, node, why, { [ANNOTATIONS.replacedBy]: null });
+  const id = replacementOf(e) ?? settled.reclaimed.get(node.name);
+  const failed = fail(ctx, node, why, { [ANNOTATIONS.replacedBy]: null });
   if (id !== undefined) ctx.b.removeInstance(ctx.spec, e.group.group.groupId, id, rn.name, `${node.name}: ${why}`);
-  return true;
+  return failed;
 }
 
-function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
+function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): Decided {
   const { b, spec } = ctx;
   const drain = drainView(podsOn(ctx.view, node.name), ctx.image.rollout.drain);
   const blocked = preflight(ctx.view, drain);
   if (blocked !== undefined) {
     b.wait(spec, blocked.code, `${node.name} not cordoned: ${blocked.reason}`, { node: node.name });
-    ctx.round.nodeMessages.set(node.name, blocked.reason);
-    return;
+    return { message: blocked.reason };
   }
   if (!ctx.budget.canTakeDown()) {
     b.wait(spec, 'budget', `${node.name} not cordoned: ${ctx.budget.describe()}`, { node: node.name });
-    return;
+    return {};
   }
   const gate = replaceGates(ctx, e, node, 'before');
-  if (gate.kind === 'waiting') return;
-  if (gate.kind === 'failed') {
-    gateFailed(ctx, node, gate);
-    return;
-  }
+  if (gate.kind === 'waiting') return {};
+  if (gate.kind === 'failed') return gateFailed(ctx, node, gate);
   ctx.budget.takeDown();
   // Annotate before cordoning: a crash in between leaves phase Cordoned on a schedulable
   // node, which the next round cordons again (the executor's cordon marks cordoned=true).
@@ -234,6 +242,7 @@ function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): void {
       node: node.name,
       reason: `${node.name}'s replacement is Ready; no new pods go to it`,
     });
+  return {};
 }
 
 function drainStep(
@@ -241,7 +250,7 @@ function drainStep(
   e: Entry,
   node: ObservedNode,
   phase: 'Cordoned' | 'Draining' | 'Verifying',
-): void {
+): Decided {
   const { b, spec, now, image } = ctx;
   const policy = image.rollout.drain;
   if (!node.unschedulable)
@@ -251,13 +260,15 @@ function drainStep(
       node: node.name,
       reason: `${node.name} is ${phase} but schedulable; cordoned again`,
     });
-  ctx.round.pending.push({
-    groupId: e.group.group.groupId,
-    instanceId: e.instance.id,
-    providerID: e.instance.providerID,
-    goal: 'Leave',
-    nodeName: node.name,
-  });
+  const leaving: Decided = {
+    pending: {
+      groupId: e.group.group.groupId,
+      instanceId: e.instance.id,
+      providerID: e.instance.providerID,
+      goal: 'Leave',
+      nodeName: node.name,
+    },
+  };
   let started = since(ctx, node);
   if (phase === 'Cordoned') {
     b.act({
@@ -270,25 +281,29 @@ function drainStep(
     started = now;
   }
   const drain = drainRound({ spec, node, view: ctx.view, policy, started, now });
-  if (drain.kind === 'drained') {
-    const back = evictedBack(ctx, node, phase === 'Verifying');
-    if (back.kind === 'failed') gateFailed(ctx, node, back);
-    if (back.kind !== 'back') return;
-    // UpgradeGate after-Jobs run once the node is drained and replaced, before it is removed.
-    const gate = replaceGates(ctx, e, node, 'after');
-    if (gate.kind === 'failed') gateFailed(ctx, node, gate);
-    if (gate.kind !== 'passed') return;
-    b.removeInstance(spec, e.group.group.groupId, e.instance.id, node.name, `${node.name} is drained and replaced`);
-    return;
-  }
+  if (drain.kind === 'drained') return and(leaving, drained(ctx, e, node, phase));
   if (drain.kind === 'ended') {
-    if (drain.outcome === 'skipped') return skip(ctx, node, drain.reason);
-    ctx.round.haltReason ??= `${node.name}: ${drain.cause}`;
-    return fail(ctx, node, drain.reason, {}, 'halted');
+    if (drain.outcome === 'skipped') return and(leaving, skip(ctx, node, drain.reason));
+    return and(and(leaving, { halt: `${node.name}: ${drain.cause}` }), fail(ctx, node, drain.reason, {}, 'halted'));
   }
   for (const a of drain.actions) b.act(a);
   b.wait(spec, drain.wait.code, drain.wait.reason, {
     node: node.name,
     ...(drain.wait.until !== undefined ? { until: drain.wait.until } : {}),
   });
+  return leaving;
+}
+
+/** A drained node: its workloads back elsewhere, its after-gates passed, then its instance removed. */
+function drained(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: string): Decided {
+  const back = evictedBack(ctx, node, phase === 'Verifying');
+  if (back.kind === 'failed') return gateFailed(ctx, node, back);
+  if (back.kind !== 'back') return {};
+  // UpgradeGate after-Jobs run once the node is drained and replaced, before it is removed.
+  const gate = replaceGates(ctx, e, node, 'after');
+  if (gate.kind === 'failed') return gateFailed(ctx, node, gate);
+  if (gate.kind !== 'passed') return {};
+  const { b, spec } = ctx;
+  b.removeInstance(spec, e.group.group.groupId, e.instance.id, node.name, `${node.name} is drained and replaced`);
+  return {};
 }

@@ -5,10 +5,19 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { isSettled, nodePhase, parseInstant, parseLock, HELD_ANNOTATIONS } from '../protocol.js';
+import {
+  holdsLock,
+  isInPlaceHold,
+  isSettled,
+  nodePhase,
+  parseInstant,
+  parseLock,
+  HELD_ANNOTATIONS,
+} from '../protocol.js';
 import type { PlanBuilder } from '../builder.js';
 import type { SpecRef } from '../types.js';
-import { replacementOf, since, type Entry, type RolloutContext } from './context.js';
+import { ownership, replacementOf, since, type Entry, type RolloutContext } from './context.js';
+import type { Settled } from './tally.js';
 
 /** Releases a node a replace rollout held: uncordoned if drydock cordoned it, its lock cleared, and said. */
 export function releaseNode(b: PlanBuilder, spec: SpecRef, node: ObservedNode, why: string): void {
@@ -19,9 +28,47 @@ export function releaseNode(b: PlanBuilder, spec: SpecRef, node: ObservedNode, w
   b.note(spec, reason, node.name);
 }
 
-function release(ctx: RolloutContext, node: ObservedNode, why: string): void {
+/** What settling one node decided (folded into Settled by settleLocks). */
+interface SettleDecision {
+  readonly adopted?: boolean;
+  readonly released?: boolean;
+  /** A surge for a revision no longer desired: removed, or claimed for the node (reclaimed). */
+  readonly abandoned?: string;
+  readonly reclaimed?: string;
+}
+
+function release(ctx: RolloutContext, node: ObservedNode, why: string): SettleDecision {
   releaseNode(ctx.b, ctx.spec, node, why);
-  ctx.round.released.add(node.name);
+  return { released: true };
+}
+
+/**
+ * The settle stage of a round: nodes this rollout holds whose instance left the group, then
+ * locks of older revisions, in rollout order. Returns what it decided, for the stages after.
+ */
+export function settleLocks(ctx: RolloutContext): Settled {
+  const adopted = new Set<string>();
+  const released = new Set<string>();
+  const abandoned = new Set<string>();
+  const reclaimed = new Map<string, string>();
+  if (ctx.blockedGroups === 0) {
+    for (const node of ctx.view.observed.nodes) {
+      if (ctx.entryByNode.has(node.name) || !holdsLock(node)) continue;
+      const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
+      // An in-place hold of the same name (the NodeImage changed strategy) is settled in place.
+      if (lock?.kind === 'NodeImage' && lock.name === ctx.image.name && !isInPlaceHold(node))
+        if (settleOrphanNode(ctx, node).released === true) released.add(node.name);
+    }
+  }
+  for (const e of ctx.entries) {
+    if (e.node === undefined || ownership(ctx, e.node) !== 'stale') continue;
+    const d = settleStaleLock(ctx, e, abandoned);
+    if (d.adopted === true) adopted.add(e.node.name);
+    if (d.released === true) released.add(e.node.name);
+    if (d.abandoned !== undefined) abandoned.add(d.abandoned);
+    if (d.reclaimed !== undefined) reclaimed.set(e.node.name, d.reclaimed);
+  }
+  return { adopted, released, abandoned, reclaimed };
 }
 
 function removeReplacement(ctx: RolloutContext, e: Entry, id: string, why: string): void {
@@ -43,11 +90,16 @@ function removeReplacement(ctx: RolloutContext, e: Entry, id: string, why: strin
  * started, and not a finished replacement. The oldest such instance is taken, so two stale
  * nodes never take the same one.
  */
-function unclaimedSurgeOf(ctx: RolloutContext, e: Entry, node: ObservedNode): string | undefined {
+function unclaimedSurgeOf(
+  ctx: RolloutContext,
+  e: Entry,
+  node: ObservedNode,
+  abandoned: ReadonlySet<string>,
+): string | undefined {
   const from = since(ctx, node) - ctx.options.skewMs;
   let found: { id: string; created: number } | undefined;
   for (const inst of e.group.byId.values()) {
-    if (inst.image === ctx.image.image || ctx.view.claimed.has(inst.id) || ctx.round.abandoned.has(inst.id)) continue;
+    if (inst.image === ctx.image.image || ctx.view.claimed.has(inst.id) || abandoned.has(inst.id)) continue;
     const created = parseInstant(inst.createdAt);
     if (created === undefined || created < from) continue;
     if (ctx.view.nodeByProviderID.get(inst.providerID)?.annotations[ANNOTATIONS.replaces] !== undefined) continue;
@@ -63,23 +115,24 @@ function unclaimedSurgeOf(ctx: RolloutContext, e: Entry, node: ObservedNode): st
  * there); so is a still-outdated node whose replacement is on the desired image. Anything else
  * was not yet cordoned: it is released and its replacement on the abandoned image removed.
  */
-export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
+function settleStaleLock(ctx: RolloutContext, e: Entry, abandoned: ReadonlySet<string>): SettleDecision {
   const node = e.node;
-  if (node === undefined) return;
+  if (node === undefined) return {};
   let id = replacementOf(e);
   let claim: Record<string, string> = {};
+  let surge: Pick<SettleDecision, 'abandoned' | 'reclaimed'> = {};
   if (id === undefined && !isSettled(node)) {
     // A surge made for this node whose claim was lost (drydock stopped right after it): one
     // that joined is claimed now and the node finishes as if it had been; one still booting
     // is removed, or the group would keep it as one instance too many.
-    const lost = unclaimedSurgeOf(ctx, e, node);
+    const lost = unclaimedSurgeOf(ctx, e, node, abandoned);
     const lostInst = lost !== undefined ? e.group.byId.get(lost) : undefined;
     if (lost !== undefined && lostInst !== undefined) {
-      ctx.round.abandoned.add(lost);
+      surge = { abandoned: lost };
       if (ctx.view.nodeByProviderID.get(lostInst.providerID) !== undefined) {
         id = lost;
         claim = { [ANNOTATIONS.replacedBy]: lost };
-        ctx.round.reclaimed.set(node.name, lost);
+        surge = { abandoned: lost, reclaimed: lost };
       } else {
         removeReplacement(
           ctx,
@@ -95,8 +148,10 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
   if (isSettled(node)) {
     const what = nodePhase(node) === 'Skipped' ? 'was skipped' : 'failed';
     if (id !== undefined && !joined) removeReplacement(ctx, e, id, `its node ${what} under an older revision`);
-    release(ctx, node, `the spec changed since it ${what}; it starts over under the new revision`);
-    return;
+    return {
+      ...surge,
+      ...release(ctx, node, `the spec changed since it ${what}; it starts over under the new revision`),
+    };
   }
   if (joined || (e.outdated && (inst === undefined || inst.image === ctx.image.image))) {
     const reason = `${node.name} continues under revision ${ctx.image.revision}`;
@@ -108,16 +163,15 @@ export function settleStaleLock(ctx: RolloutContext, e: Entry): void {
       reason,
     });
     ctx.b.note(ctx.spec, reason, node.name);
-    ctx.round.adopted.add(node.name);
-    return;
+    return { ...surge, adopted: true };
   }
   const why = e.outdated ? 'its replacement runs an image no longer desired' : `it already runs ${ctx.image.image}`;
   if (id !== undefined) removeReplacement(ctx, e, id, why);
-  release(ctx, node, why);
+  return { ...surge, ...release(ctx, node, why) };
 }
 
 /** A node held by this rollout whose instance is gone from its group. */
-export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void {
+function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): SettleDecision {
   const phase = nodePhase(node);
   if (phase === 'Draining' || phase === 'Cordoned' || phase === 'Verifying') {
     ctx.b.act({
@@ -126,9 +180,7 @@ export function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): void 
       node: node.name,
       reason: `${node.name} was ${phase} and its instance is no longer in the scaling group`,
     });
-    return;
+    return {};
   }
-  release(ctx, node, 'its instance is no longer in the scaling group');
+  return release(ctx, node, 'its instance is no longer in the scaling group');
 }
-
-/** Moves a current-revision node one step on, and counts it in flight unless it failed. */

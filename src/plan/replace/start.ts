@@ -16,7 +16,8 @@ import {
   type StartGates,
 } from '../sequence/start-gate.js';
 import { heldElsewhere, StartSlots } from '../sequence/admit.js';
-import { addInFlight, inFlightTotal, ownership, type Entry, type RolloutContext } from './context.js';
+import { ownership, type Entry, type RolloutContext } from './context.js';
+import { inFlightTotal, type Settled, type Tally } from './tally.js';
 
 export function windowOf(ctx: RolloutContext): MaintenanceWindow | undefined {
   const name = ctx.image.rollout.window;
@@ -24,13 +25,13 @@ export function windowOf(ctx: RolloutContext): MaintenanceWindow | undefined {
 }
 
 /** Whether new nodes may start now, and how many at most (the canary's share): the shared gate. */
-export function startGate(ctx: RolloutContext, gates: StartGates): StartGate {
-  const halt = ctx.round.haltReason;
+export function startGate(ctx: RolloutContext, tally: Tally, gates: StartGates): StartGate {
+  const halt = tally.haltReason;
   return sharedStartGate({
     desired: ctx.desired,
     rollout: ctx.image.rollout,
     approval: imageTarget(ctx.image),
-    canary: canaryProgress(ctx, inFlightTotal(ctx)),
+    canary: canaryProgress(ctx, inFlightTotal(tally)),
     ...(halt !== undefined ? { halted: haltedReason(halt, 'NodeImage') } : {}),
     gates,
     now: ctx.now,
@@ -38,7 +39,7 @@ export function startGate(ctx: RolloutContext, gates: StartGates): StartGate {
 }
 
 /** Nodes that could start: outdated, joined, held by nobody, in the first tier with work left. */
-export function candidates(ctx: RolloutContext): Entry[] {
+export function candidates(ctx: RolloutContext, settled: Settled): Entry[] {
   let tier: number | undefined;
   for (const e of ctx.entries) {
     const busy = e.node !== undefined && ownership(ctx, e.node) === 'current';
@@ -52,33 +53,41 @@ export function candidates(ctx: RolloutContext): Entry[] {
       e.order.tier === tier &&
       e.outdated &&
       e.node !== undefined &&
-      !ctx.round.released.has(e.node.name) &&
+      !settled.released.has(e.node.name) &&
       !ctx.view.claimed.has(e.instance.id) &&
-      !ctx.round.abandoned.has(e.instance.id) &&
+      !settled.abandoned.has(e.instance.id) &&
       ownership(ctx, e.node) !== 'current' &&
       ownership(ctx, e.node) !== 'stale',
   );
 }
 
-/** Starts what the gate and the limits allow; returns the gate it went by (open when nothing could start). */
-export function startNodes(ctx: RolloutContext, gates: StartGates): StartGate {
+/** What the start stage decided: the gate it went by (open when nothing could start), and the nodes it started. */
+export interface Started {
+  readonly gate: StartGate;
+  /** Locked Pending this round, in rollout order: each needs a replacement instance. */
+  readonly started: readonly Entry[];
+}
+
+/** Starts what the gate and the limits allow. */
+export function startNodes(ctx: RolloutContext, settled: Settled, tally: Tally, gates: StartGates): Started {
   const { b, spec, image } = ctx;
-  const list = candidates(ctx);
-  if (list.length === 0) return { open: true };
+  const list = candidates(ctx, settled);
+  const started: Entry[] = [];
+  if (list.length === 0) return { gate: { open: true }, started };
   const gate: StartGate =
     gates.controlPlane !== undefined &&
     ctx.image.rollout.order === 'controlPlaneFirst' &&
     list.every((e) => e.group.sg.role !== 'control-plane')
       ? { open: false, code: 'order', reason: gates.controlPlane }
-      : startGate(ctx, gates);
+      : startGate(ctx, tally, gates);
   if (!gate.open) {
     b.wait(spec, gate.code, gate.reason, gateWait(gate));
-    return gate;
+    return { gate, started };
   }
-  const slots = new StartSlots(image.rollout, inFlightTotal(ctx), gate.limit, ctx.budget);
+  const slots = new StartSlots(image.rollout, inFlightTotal(tally), gate.limit, ctx.budget);
   const groupSlots = new Map<string, number>();
   for (const g of ctx.groups)
-    groupSlots.set(g.group.groupId, g.parallelism - (ctx.round.inFlight.get(g.group.groupId) ?? 0));
+    groupSlots.set(g.group.groupId, g.parallelism - (tally.inFlight.get(g.group.groupId) ?? 0));
   for (const e of list) {
     const node = e.node;
     if (node === undefined) continue;
@@ -99,7 +108,6 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): StartGate {
     if (!slots.take(surge)) continue;
     b.taken.add(node.name);
     groupSlots.set(groupId, room - 1);
-    addInFlight(ctx, groupId);
     b.act({
       kind: 'annotateNode',
       spec,
@@ -111,9 +119,8 @@ export function startNodes(ctx: RolloutContext, gates: StartGates): StartGate {
       },
       reason: `${node.name} runs ${e.instance.image}; locked for its replacement by ${image.image}`,
     });
-    ctx.round.needers.push(e);
-    ctx.round.startedNow.add(node.name);
+    started.push(e);
   }
   slots.report(b, spec);
-  return gate;
+  return { gate, started };
 }

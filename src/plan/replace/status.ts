@@ -6,13 +6,14 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { approvalRef, approvalsInForce, imageTarget } from '../approval.js';
 import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
 import { ownership, type RolloutContext } from './context.js';
+import { inFlightTotal, type Tally } from './tally.js';
 import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
 
 /** Wait codes that need a person: nothing changes by itself. */
 const STALLING = new Set<Wait['code']>(['approval', 'halted', 'lock']);
 
-export function specPhase(ctx: RolloutContext, actions: number, inFlight: number): SpecPhase {
-  if (ctx.round.haltReason !== undefined) return 'Halted';
+export function specPhase(ctx: RolloutContext, tally: Tally, actions: number, inFlight: number): SpecPhase {
+  if (tally.haltReason !== undefined) return 'Halted';
   if (isComplete(ctx) && actions === 0) return 'Complete';
   if (actions > 0 || inFlight > 0) return 'Progressing';
   return 'Waiting';
@@ -32,8 +33,8 @@ export function isComplete(ctx: RolloutContext): boolean {
  * replacement, made after a started node of the group that has no replacement yet (oldest
  * first, at most one per such node).
  */
-function pendingSurges(ctx: RolloutContext, g: RolloutContext['groups'][number]): Set<string> {
-  const needers = ctx.round.needers.filter((e) => e.group === g && e.node !== undefined);
+function pendingSurges(ctx: RolloutContext, tally: Tally, g: RolloutContext['groups'][number]): Set<string> {
+  const needers = tally.needers.filter((e) => e.group === g && e.node !== undefined);
   const out = new Set<string>();
   if (needers.length === 0) return out;
   let from = Number.POSITIVE_INFINITY;
@@ -57,11 +58,11 @@ function pendingSurges(ctx: RolloutContext, g: RolloutContext['groups'][number])
  * a replacement becomes a slot once its old instance is gone. Counted from the instances, not
  * the group's target size, which includes surges the moment they are asked for.
  */
-export function progress(ctx: RolloutContext): { done: number; total: number } {
+export function progress(ctx: RolloutContext, tally: Tally): { done: number; total: number } {
   let done = 0;
   let total = 0;
   for (const g of ctx.groups) {
-    const surging = pendingSurges(ctx, g);
+    const surging = pendingSurges(ctx, tally, g);
     let slots = 0;
     let n = 0;
     for (const e of ctx.entries) {
@@ -76,7 +77,7 @@ export function progress(ctx: RolloutContext): { done: number; total: number } {
   return { done, total };
 }
 
-export function nodeRows(ctx: RolloutContext, waits: readonly Wait[]): NodeRow[] {
+export function nodeRows(ctx: RolloutContext, tally: Tally, waits: readonly Wait[]): NodeRow[] {
   const waitByNode = new Map<string, string>();
   for (const w of waits) if (w.node !== undefined && !waitByNode.has(w.node)) waitByNode.set(w.node, w.reason);
   return ctx.entries.map((e): NodeRow => {
@@ -84,7 +85,7 @@ export function nodeRows(ctx: RolloutContext, waits: readonly Wait[]): NodeRow[]
     const base = { node: node?.name ?? e.instance.id, instance: e.instance.id, image: e.instance.image };
     if (node === undefined) return { ...base, phase: 'Joining', since: e.instance.createdAt };
     const ours = holdsLock(node) && ownership(ctx, node) !== 'foreign';
-    const message = ctx.round.nodeMessages.get(node.name) ?? waitByNode.get(node.name);
+    const message = tally.messages.get(node.name) ?? waitByNode.get(node.name);
     const replacedBy = node.annotations[ANNOTATIONS.replacedBy];
     const phase: NodeRow['phase'] = ours
       ? (nodePhase(node) ?? 'Pending')
@@ -104,10 +105,10 @@ export function nodeRows(ctx: RolloutContext, waits: readonly Wait[]): NodeRow[]
   });
 }
 
-export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: RolloutContext): Condition[] {
+export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: RolloutContext, tally: Tally): Condition[] {
   const first = waits[0];
   const message =
-    ctx.round.haltReason ??
+    tally.haltReason ??
     first?.reason ??
     (phase === 'Complete' ? `every node runs ${ctx.image.image}` : 'replacing nodes');
   const stalled = phase === 'Halted' || waits.some((w) => STALLING.has(w.code));
@@ -122,35 +123,30 @@ export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: Rollou
           ? 'Halted'
           : (waits.find((w) => STALLING.has(w.code))?.code ?? 'Stalled')
         : 'NotStalled',
-      message: stalled ? (ctx.round.haltReason ?? waits.find((w) => STALLING.has(w.code))?.reason ?? message) : '',
+      message: stalled ? (tally.haltReason ?? waits.find((w) => STALLING.has(w.code))?.reason ?? message) : '',
     },
   ];
 }
 
-export function buildStatus(
-  ctx: RolloutContext,
-  actions: number,
-  inFlight: number,
-  waits: readonly Wait[],
-): SpecStatus {
-  const phase = specPhase(ctx, actions, inFlight);
+export function buildStatus(ctx: RolloutContext, tally: Tally, actions: number, waits: readonly Wait[]): SpecStatus {
+  const phase = specPhase(ctx, tally, actions, inFlightTotal(tally));
   const first = waits[0];
   const approvals = approvalsInForce(ctx.desired, imageTarget(ctx.image));
   return {
     spec: ctx.spec,
     revision: ctx.image.revision,
     phase,
-    progress: progress(ctx),
-    failures: ctx.round.failures,
-    conditions: conditions(phase, waits, ctx),
-    nodes: nodeRows(ctx, waits),
-    pending: [...ctx.round.pending].sort((a, b) =>
+    progress: progress(ctx, tally),
+    failures: tally.failures,
+    conditions: conditions(phase, waits, ctx, tally),
+    nodes: nodeRows(ctx, tally, waits),
+    pending: [...tally.pending].sort((a, b) =>
       a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0,
     ),
     ...(first !== undefined ? { waitingFor: first.reason } : {}),
     ...(first?.approval !== undefined ? { approvalWanted: first.approval } : {}),
-    ...(ctx.round.haltReason !== undefined || ctx.round.lastError !== undefined
-      ? { lastError: ctx.round.haltReason ?? ctx.round.lastError }
+    ...(tally.haltReason !== undefined || tally.lastError !== undefined
+      ? { lastError: tally.haltReason ?? tally.lastError }
       : {}),
     ...(approvals.length > 0 ? { approvals: approvals.map(approvalRef) } : {}),
   };

@@ -11,8 +11,8 @@ import { compareStrings } from '../order.js';
 import { holdsLock, isSettled, parseInstant } from '../protocol.js';
 import type { Entry, GroupState, RolloutContext } from './context.js';
 
-function lockedAt(ctx: RolloutContext, e: Entry): number {
-  if (e.node === undefined || ctx.round.startedNow.has(e.node.name)) return ctx.now;
+function lockedAt(ctx: RolloutContext, e: Entry, startedNow: ReadonlySet<string>): number {
+  if (e.node === undefined || startedNow.has(e.node.name)) return ctx.now;
   return parseInstant(e.node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
 }
 
@@ -27,10 +27,15 @@ function claimedInFlight(ctx: RolloutContext, g: GroupState): number {
   return n;
 }
 
-export function claimAndSurge(ctx: RolloutContext): void {
-  const { b, spec, view, image } = ctx;
+/**
+ * Claims or surges a replacement for each node that needs one: those found Pending without one
+ * (`needers`, from the advance stage), then those started this round (`started`).
+ */
+export function claimAndSurge(ctx: RolloutContext, needers: readonly Entry[], started: readonly Entry[]): void {
+  const { view, image } = ctx;
+  const startedNow = new Set(started.flatMap((e) => (e.node !== undefined ? [e.node.name] : [])));
+  const all = [...needers, ...started];
   for (const g of ctx.groups) {
-    const needers = ctx.round.needers.filter((e) => e.group === g);
     const orphans = [...g.byId.values()]
       .filter((inst) => {
         if (inst.image !== image.image || view.claimed.has(inst.id)) return false;
@@ -40,51 +45,69 @@ export function claimAndSurge(ctx: RolloutContext): void {
       .map((inst) => ({ inst, created: parseInstant(inst.createdAt) ?? Number.NEGATIVE_INFINITY }))
       .sort((x, y) => x.created - y.created || compareStrings(x.inst.id, y.inst.id));
     removeStrays(ctx, g, orphans);
-    if (needers.length === 0) continue;
-    const unserved: Entry[] = [];
-    for (const e of needers) {
-      const from = lockedAt(ctx, e) - ctx.options.skewMs;
-      const i = orphans.findIndex((o) => o.created >= from);
-      const node = e.node;
-      const found = orphans[i];
-      if (found === undefined || node === undefined) {
-        unserved.push(e);
-        continue;
-      }
-      orphans.splice(i, 1);
-      const reason = `${node.name} needs a replacement; ${found.inst.id} runs ${image.image} and nobody claims it`;
-      b.act({
-        kind: 'annotateNode',
-        spec,
-        node: node.name,
-        annotations: { [ANNOTATIONS.replacedBy]: found.inst.id },
-        reason,
-      });
+    claimOrSurge(
+      ctx,
+      g,
+      all.filter((e) => e.group === g),
+      orphans,
+      startedNow,
+    );
+  }
+}
+
+/** One group's share: unclaimed new instances go to the oldest locks first, then new capacity. */
+function claimOrSurge(
+  ctx: RolloutContext,
+  g: GroupState,
+  needers: readonly Entry[],
+  orphans: { inst: Instance; created: number }[],
+  startedNow: ReadonlySet<string>,
+): void {
+  const { b, spec, image } = ctx;
+  if (needers.length === 0) return;
+  const unserved: Entry[] = [];
+  for (const e of needers) {
+    const from = lockedAt(ctx, e, startedNow) - ctx.options.skewMs;
+    const i = orphans.findIndex((o) => o.created >= from);
+    const node = e.node;
+    const found = orphans[i];
+    if (found === undefined || node === undefined) {
+      unserved.push(e);
+      continue;
     }
-    if (unserved.length === 0) continue;
-    // Unclaimed new instances younger than the oldest started node are surges on their way
-    // to a claim; counting them keeps a crash from surging twice.
-    const oldestLock = Math.min(...needers.map((e) => lockedAt(ctx, e))) - ctx.options.skewMs;
-    const inFlight = claimedInFlight(ctx, g) + orphans.filter((o) => o.created >= oldestLock).length;
-    const count = Math.min(unserved.length, g.maxSurge - inFlight);
-    if (count > 0) {
-      const forNodes = unserved.slice(0, count).flatMap((e) => (e.node ? [e.node.name] : []));
-      b.act({
-        kind: 'surge',
-        spec,
-        groupId: g.group.groupId,
-        count,
-        forNodes,
-        reason: `new instance(s) on ${image.image} to replace ${forNodes.join(', ')}`,
-      });
-    }
-    if (unserved.length > count) {
-      b.wait(
-        spec,
-        'surge',
-        `${unserved.length - Math.max(0, count)} started node(s) in ScalingGroup ${g.sg.name} wait for a replacement instance (maxSurge ${g.maxSurge}, ${inFlight} in flight)`,
-      );
-    }
+    orphans.splice(i, 1);
+    const reason = `${node.name} needs a replacement; ${found.inst.id} runs ${image.image} and nobody claims it`;
+    b.act({
+      kind: 'annotateNode',
+      spec,
+      node: node.name,
+      annotations: { [ANNOTATIONS.replacedBy]: found.inst.id },
+      reason,
+    });
+  }
+  if (unserved.length === 0) return;
+  // Unclaimed new instances younger than the oldest started node are surges on their way
+  // to a claim; counting them keeps a crash from surging twice.
+  const oldestLock = Math.min(...needers.map((e) => lockedAt(ctx, e, startedNow))) - ctx.options.skewMs;
+  const inFlight = claimedInFlight(ctx, g) + orphans.filter((o) => o.created >= oldestLock).length;
+  const count = Math.min(unserved.length, g.maxSurge - inFlight);
+  if (count > 0) {
+    const forNodes = unserved.slice(0, count).flatMap((e) => (e.node ? [e.node.name] : []));
+    b.act({
+      kind: 'surge',
+      spec,
+      groupId: g.group.groupId,
+      count,
+      forNodes,
+      reason: `new instance(s) on ${image.image} to replace ${forNodes.join(', ')}`,
+    });
+  }
+  if (unserved.length > count) {
+    b.wait(
+      spec,
+      'surge',
+      `${unserved.length - Math.max(0, count)} started node(s) in ScalingGroup ${g.sg.name} wait for a replacement instance (maxSurge ${g.maxSurge}, ${inFlight} in flight)`,
+    );
   }
 }
 
