@@ -50,7 +50,19 @@ export class PlanBuilder {
     this.notes.push({ spec, text, ...(node !== undefined ? { node } : {}) });
   }
 
+  /** The spec's waits so far, in the order decided: its status says the first. */
   waitsFor(spec: SpecRef): Wait[] {
-    return this.waits.filter((w) => w.spec.kind === spec.kind && w.spec.name === spec.name);
+    return this.waits.filter((w) => same(w.spec, spec));
   }
+
+  /** How many actions the spec has so far: none left means it is done or waiting. */
+  actionsFor(spec: SpecRef): number {
+    let n = 0;
+    for (const a of this.actions) if (same(a.spec, spec)) n++;
+    return n;
+  }
+}
+
+function same(a: SpecRef, b: SpecRef): boolean {
+  return a.kind === b.kind && a.name === b.name;
 }

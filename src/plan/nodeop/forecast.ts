@@ -11,9 +11,7 @@ export function nodeOpForecastInput(ctx: NodeOpContext, status: SpecStatus): For
   const open = status.nodes.filter((r) => r.phase !== 'Done' && r.phase !== 'Failed' && r.phase !== 'Skipped');
   const inFlight = open.filter((r) => r.phase !== 'Pending').map((r) => r.node);
   const rest = open.filter((r) => r.phase === 'Pending').map((r) => r.node);
-  const wait = ctx.b.waits.find(
-    (w) => w.node === undefined && w.spec.kind === ctx.spec.kind && w.spec.name === ctx.spec.name,
-  );
+  const wait = ctx.b.waitsFor(ctx.spec).find((w) => w.node === undefined);
   const until = wait?.until !== undefined ? Date.parse(wait.until) : undefined;
   const concurrency = ctx.op.concurrency > 0 ? ctx.op.concurrency : Number.POSITIVE_INFINITY;
   const canary = rollout.canary;

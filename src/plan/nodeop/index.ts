@@ -12,7 +12,7 @@ import { gateWait, haltedReason } from '../sequence/start-gate.js';
 import { heldElsewhere, StartSlots } from '../sequence/admit.js';
 import { failedNodeHalts, isSkipped, skippedWait } from '../outcome.js';
 import { holdsLock, isInPlaceHold, isSettled, lockValue, nodePhase, parseLock } from '../protocol.js';
-import type { Action, SpecStatus } from '../types.js';
+import type { SpecStatus } from '../types.js';
 import {
   isControlPlane,
   jobsIn,
@@ -22,7 +22,7 @@ import {
   type Standing,
 } from './context.js';
 import { nodeOpStartGate } from './gate.js';
-import { advance, cleanUpJob, failurePolicy, settle } from './step.js';
+import { advance, cleanUpJob, failurePolicy, settle, type Ended } from './step.js';
 import { cleanUpNodeGateJobs } from './gates.js';
 import { cleanUpRemovedJobs } from './removed.js';
 import { buildNodeOpStatus } from './status.js';
@@ -42,8 +42,6 @@ export interface NodeOpGates {
 
 export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecStatus {
   const { b } = ctx;
-  const actionsBefore = b.actions.length;
-  const waitsBefore = b.waits.length;
   const standing = new Map(ctx.nodes.map((n) => [n.name, standingOf(ctx, n)] as const));
   // Nodes this NodeOp holds that its selector no longer picks still finish (or settle).
   const held = ctx.view.observed.nodes.filter((n) => !standing.has(n.name) && ownLock(ctx, n));
@@ -51,10 +49,11 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   const all = [...ctx.nodes, ...held];
 
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
+  const ended = new Map<string, Ended>();
   for (const n of all) {
     if (standing.get(n.name) !== 'current' || isSettled(n)) continue;
-    if (nodePhase(n) === 'Verifying') verifyStep(ctx, n);
-    else advance(ctx, n);
+    const end = nodePhase(n) === 'Verifying' ? verifyStep(ctx, n) : advance(ctx, n);
+    if (end !== undefined) ended.set(n.name, end);
   }
   for (const n of all) if (standing.get(n.name) === 'current' || standing.get(n.name) === 'done') cleanUpJob(ctx, n);
   cleanUpNodeGateJobs(ctx);
@@ -62,8 +61,8 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
     if (standing.get(n.name) === 'current' && isSkipped(n))
       b.wait(ctx.spec, 'skipped', skippedWait(n), { node: n.name });
   // A node this round failed or skipped counts as such this round (the spec halts now, as a
-  // replace rollout's does), read from what the round wrote on it.
-  const after = all.map((n) => withWrites(n, b.actions, actionsBefore));
+  // replace rollout's does): the steps return the node as they leave it.
+  const after = all.map((n) => ended.get(n.name) ?? n);
   const policy = failurePolicy(ctx);
   const halting = after.filter((n) => standing.get(n.name) === 'current' && failedNodeHalts(policy, n));
   const halted = halting.length > 0;
@@ -79,23 +78,7 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
     if (gate.open) startNodes(ctx, all, standing, gates, gate.limit);
     else b.wait(ctx.spec, gate.code, gate.reason, gateWait(gate));
   }
-  return buildNodeOpStatus(ctx, after, standing, halted, b.waits.slice(waitsBefore), b.actions.length - actionsBefore);
-}
-
-/** The node as this round's annotateNode actions (from index `from`) leave its ending: phase, reason, halts. */
-function withWrites(n: ObservedNode, actions: readonly Action[], from: number): ObservedNode {
-  let annotations: Record<string, string> | undefined;
-  for (const a of actions.slice(from)) {
-    if (a.kind !== 'annotateNode' || a.node !== n.name) continue;
-    const phase = a.annotations[ANNOTATIONS.phase];
-    if (phase !== 'Failed' && phase !== 'Skipped') continue;
-    annotations = { ...n.annotations, [ANNOTATIONS.phase]: phase };
-    for (const key of [ANNOTATIONS.reason, ANNOTATIONS.halts]) {
-      const v = a.annotations[key];
-      if (typeof v === 'string') annotations[key] = v;
-    }
-  }
-  return annotations === undefined ? n : { ...n, annotations };
+  return buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
 }
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {

@@ -58,16 +58,18 @@ export function failNode(
   job?: string,
   extra: Record<string, string> = {},
   outcome: NodeOutcome = 'failed',
-): void {
+): Ended {
   const effect = outcomeEffect(failurePolicy(ctx), outcome);
   const what = outcome === 'skipped' ? 'was skipped' : 'failed';
   if (effect.uncordon) uncordonIfOurs(ctx, node, `node ${node.name} ${what} (${why}); it takes workloads again`);
-  setPhase(ctx, node, effect.phase, `node ${node.name} ${what}: ${why}`, {
+  const ending: Record<string, string> = {
     [ANNOTATIONS.reason]: why,
     ...(job !== undefined ? { [ANNOTATIONS.job]: job } : {}),
     ...extra,
-    ...effect.annotations,
-  });
+  };
+  for (const [k, v] of Object.entries(effect.annotations)) if (v !== null) ending[k] = v;
+  setPhase(ctx, node, effect.phase, `node ${node.name} ${what}: ${why}`, { ...ending, ...effect.annotations });
+  return { ...node, annotations: { ...node.annotations, ...ending, [ANNOTATIONS.phase]: effect.phase } };
 }
 
 /** A finished Job's termination message, to record with its outcome. */
@@ -92,8 +94,14 @@ function enterVerifying(ctx: NodeOpContext, node: ObservedNode, why: string, ext
   setPhase(ctx, node, 'Verifying', why, extra);
 }
 
-/** Moves a node held by this revision one step. */
-export function advance(ctx: NodeOpContext, node: ObservedNode): void {
+/**
+ * A node this round ended without Done (Failed or Skipped), as the round leaves it: the round
+ * counts it at once (a halt halts now), from this value, not from its own actions.
+ */
+export type Ended = ObservedNode;
+
+/** Moves a node held by this revision one step; returns the node as it ends, if it does. */
+export function advance(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   switch (nodePhase(node)) {
     case 'Pending':
       return leavePending(ctx, node);
@@ -110,7 +118,7 @@ export function advance(ctx: NodeOpContext, node: ObservedNode): void {
   }
 }
 
-function leavePending(ctx: NodeOpContext, node: ObservedNode): void {
+function leavePending(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const { b, op, spec } = ctx;
   if (!ctx.budget.canTakeDown()) {
     b.wait(spec, 'budget', ctx.budget.describe(), { node: node.name });
@@ -127,8 +135,7 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode): void {
   const gate = nodeGates(ctx, node, 'before');
   if (gate.kind === 'waiting') return;
   if (gate.kind === 'failed') {
-    failNode(ctx, node, gate.reason, gate.job);
-    return;
+    return failNode(ctx, node, gate.reason, gate.job);
   }
   ctx.budget.takeDown();
   if (op.cordon)
@@ -147,7 +154,7 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode): void {
   });
 }
 
-function drainStep(ctx: NodeOpContext, node: ObservedNode): void {
+function drainStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const { b, op, spec } = ctx;
   const drain = drainRound({
     spec,
@@ -162,8 +169,7 @@ function drainStep(ctx: NodeOpContext, node: ObservedNode): void {
     return;
   }
   if (drain.kind === 'ended') {
-    failNode(ctx, node, drain.reason, undefined, {}, drain.outcome);
-    return;
+    return failNode(ctx, node, drain.reason, undefined, {}, drain.outcome);
   }
   for (const a of drain.actions) b.act(a);
   b.wait(spec, drain.wait.code, drain.wait.reason, {
@@ -172,7 +178,7 @@ function drainStep(ctx: NodeOpContext, node: ObservedNode): void {
   });
 }
 
-function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
+function jobStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const { b, op, spec, settings } = ctx;
   const { name, job } = jobOf(ctx, ctx.operation, node.name);
   const jobRef = `${settings.jobNamespace}/${name}`;
@@ -195,14 +201,13 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
   if (job.failed) {
     const why = job.failureReason !== undefined ? ` (${job.failureReason})` : '';
     const message = job.message !== undefined ? `: ${job.message}` : '';
-    failNode(
+    return failNode(
       ctx,
       node,
       `Job ${jobRef} failed after ${job.attempts} attempt(s)${why}${message}`,
       jobRef,
       messageOf(job),
     );
-    return;
   }
   if (!job.succeeded) {
     b.wait(spec, 'job', `node ${node.name}: Job ${jobRef} running`, { node: node.name });
@@ -213,13 +218,12 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
     return;
   }
   if (node.bootID === undefined || node.bootID === '') {
-    failNode(
+    return failNode(
       ctx,
       node,
       'the node reports no bootID (status.nodeInfo.bootID), so a reboot could not be verified',
       jobRef,
     );
-    return;
   }
   // The bootID is on the node before any reboot pod exists: the reboot is judged against it.
   setPhase(ctx, node, 'Rebooting', `node ${node.name}: Job ${jobRef} succeeded; reboot next`, {
@@ -228,12 +232,11 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): void {
   });
 }
 
-function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
+function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const { b, spec, settings } = ctx;
   const recorded = node.annotations[ANNOTATIONS.bootID];
   if (recorded === undefined || recorded === '') {
-    failNode(ctx, node, `phase Rebooting without ${ANNOTATIONS.bootID}; the reboot cannot be verified`);
-    return;
+    return failNode(ctx, node, `phase Rebooting without ${ANNOTATIONS.bootID}; the reboot cannot be verified`);
   }
   const since = parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
   const deadline = since + settings.rebootTimeoutMs;
@@ -252,8 +255,7 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): void {
     return;
   }
   if (deadline <= ctx.now) {
-    failNode(ctx, node, `reboot did not come back within ${Math.round(settings.rebootTimeoutMs / 1000)}s`);
-    return;
+    return failNode(ctx, node, `reboot did not come back within ${Math.round(settings.rebootTimeoutMs / 1000)}s`);
   }
   if (node.bootID === recorded && pod.pod === undefined) {
     const taints = node.taints.map((t) => ({ ...t }));

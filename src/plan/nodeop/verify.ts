@@ -10,33 +10,37 @@ import { healthOf } from '../health.js';
 import { parseInstant } from '../protocol.js';
 import type { NodeOpContext } from './context.js';
 import { nodeGates } from './gates.js';
-import { failNode, finishNode } from './step.js';
+import { failNode, finishNode, type Ended } from './step.js';
 
 /**
  * The node passed its health gate: the UpgradeGate after-Jobs run one after another (found
  * again each round, never made twice), then the node is finished.
  */
-function afterHealthy(ctx: NodeOpContext, node: ObservedNode): void {
+function afterHealthy(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   // With no after-Job to run, the gates pass at once.
   const gate = nodeGates(ctx, node, 'after');
   if (gate.kind === 'passed')
     finishNode(ctx, node, `node ${node.name} passed the health gate and any UpgradeGate after-Jobs`);
-  else if (gate.kind === 'failed') failNode(ctx, node, gate.reason, gate.job);
+  else if (gate.kind === 'failed') return failNode(ctx, node, gate.reason, gate.job);
+  return undefined;
 }
 
-export function verifyStep(ctx: NodeOpContext, node: ObservedNode): void {
+/** The health gate of a node whose operation is done; returns the node as it ends, if it fails. */
+export function verifyStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const gate = ctx.op.rollout.healthGate;
   const health = healthOf(ctx.view, node, gate.minReadySeconds, ctx.now);
   if (health.blocker === undefined && health.at <= ctx.now) {
-    afterHealthy(ctx, node);
-    return;
+    return afterHealthy(ctx, node);
   }
   const since = parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
   const deadline = gate.timeoutSeconds !== undefined ? since + gate.timeoutSeconds * 1000 : undefined;
   const what = health.blocker ?? `it has not stayed Ready for ${gate.minReadySeconds}s`;
   if (deadline !== undefined && deadline <= ctx.now) {
-    failNode(ctx, node, `node ${node.name} did not pass the health gate within ${gate.timeoutSeconds ?? 0}s (${what})`);
-    return;
+    return failNode(
+      ctx,
+      node,
+      `node ${node.name} did not pass the health gate within ${gate.timeoutSeconds ?? 0}s (${what})`,
+    );
   }
   const until = health.blocker === undefined ? Math.min(health.at, deadline ?? health.at) : deadline;
   ctx.b.wait(ctx.spec, 'health', `node ${node.name}: health gate: ${what}`, {

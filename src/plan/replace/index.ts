@@ -35,9 +35,6 @@ export interface ReplaceResult {
  */
 export function planReplace(base: RolloutContext, gates: StartGates): ReplaceResult {
   const { b } = base;
-  const actionsBefore = b.actions.length;
-  const waitsBefore = b.waits.length;
-
   announceGroups(base);
   const settled = settleLocks(base);
   const ctx: RolloutContext = { ...base, adopted: settled.adopted };
@@ -53,8 +50,7 @@ export function planReplace(base: RolloutContext, gates: StartGates): ReplaceRes
   const { gate, started } = startNodes(ctx, settled, tally, gates);
   claimAndSurge(ctx, tally.needers, started);
 
-  const waits = b.waits.slice(waitsBefore);
-  const status = buildStatus(ctx, withStarted(tally, started), b.actions.length - actionsBefore, waits);
+  const status = buildStatus(ctx, withStarted(tally, started), b.actionsFor(ctx.spec), b.waitsFor(ctx.spec));
   return { status, forecast: forecastInput(ctx, tally, gate) };
 }
 
