@@ -12,6 +12,7 @@ import { compareStrings } from '../order.js';
 import { holdsLock, isUnavailable, lockValue, nodePhase, parseLock, HELD_ANNOTATIONS } from '../protocol.js';
 import type { SpecRef, SpecStatus } from '../types.js';
 import { drainStep } from './drain.js';
+import { standing } from '../sequence/holder.js';
 import { maintenanceOn } from '../sequence/admit.js';
 import type { MaintenanceRound } from './round.js';
 
@@ -50,11 +51,14 @@ function planOne(round: MaintenanceRound, m: NodeMaintenance): SpecStatus {
     b.wait(spec, 'node', why);
     return missingNodeStatus(m, why);
   }
-  const lock = holdsLock(node) ? parseLock(node.annotations[ANNOTATIONS.operation]) : undefined;
-  const ours = lock?.kind === 'NodeMaintenance' && lock.name === m.name;
   // A lock of another NodeMaintenance is one whose file left Git in the commit that added
-  // this one (one maintenance per node): it is taken over, and the node stays cordoned.
-  if (holdsLock(node) && lock?.kind !== 'NodeMaintenance') {
+  // this one (one maintenance per node): it is taken over (stale), and the node stays cordoned.
+  const held = standing(node, {
+    mine: (lock) => lock.kind === 'NodeMaintenance',
+    current: (lock) => lock.name === m.name,
+  });
+  const ours = held === 'current';
+  if (held === 'foreign') {
     const op = node.annotations[ANNOTATIONS.operation] ?? '?';
     const phase = nodePhase(node) ?? 'unknown';
     const why =

@@ -11,7 +11,7 @@ import type { DesiredState, NodeOp } from '../../spec/model.js';
 import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
 import { compareNames } from '../order.js';
-import { holdsLock, parseLock } from '../protocol.js';
+import { standing, type Standing } from '../sequence/holder.js';
 import type { SpecRef } from '../types.js';
 import { podsOn, type ClusterView } from '../view.js';
 
@@ -92,16 +92,15 @@ export function buildNodeOpContext(
   };
 }
 
-/** A node's standing towards this NodeOp. */
-export type Standing = 'done' | 'current' | 'stale' | 'foreign' | 'free';
+export type { Standing } from '../sequence/holder.js';
 
+/** A node's standing towards this NodeOp: its locks are its kind's of its name; done by its record. */
 export function standingOf(ctx: NodeOpContext, node: ObservedNode): Standing {
-  const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
-  const ours = lock?.kind === ctx.operation.kind && lock.name === ctx.op.name;
-  if (ours && holdsLock(node)) return lock.revision === ctx.op.revision ? 'current' : 'stale';
-  if (node.annotations[ctx.record.key] === ctx.record.value) return 'done';
-  if (holdsLock(node)) return 'foreign';
-  return 'free';
+  return standing(node, {
+    mine: (lock) => lock.kind === ctx.operation.kind && lock.name === ctx.op.name,
+    current: (lock) => lock.revision === ctx.op.revision,
+    done: (n) => n.annotations[ctx.record.key] === ctx.record.value,
+  });
 }
 
 /** What settling a node needs: no NodeOp spec, since it may be gone from Git. */

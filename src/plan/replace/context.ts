@@ -14,6 +14,7 @@ import type { ResolvedOptions } from '../options.js';
 import { compareStrings, tierOf, type Ordered, compareOrdered } from '../order.js';
 import { holdsLock, lockValue, parseLock, isInPlaceHold, parseInstant } from '../protocol.js';
 import { resolveLimits } from '../quantity.js';
+import { standing, type Standing } from '../sequence/holder.js';
 import type { SpecRef } from '../types.js';
 import { nodeOf, type ClusterView } from '../view.js';
 
@@ -30,7 +31,7 @@ export interface GroupState {
 }
 
 /** Who holds a node, from this rollout's point of view. */
-export type Ownership = 'none' | 'current' | 'stale' | 'foreign';
+export type Ownership = Exclude<Standing, 'done'>;
 
 export interface Entry {
   readonly group: GroupState;
@@ -85,14 +86,15 @@ export interface RolloutContext {
 }
 
 export function ownership(ctx: Pick<RolloutContext, 'image' | 'adopted'>, node: ObservedNode): Ownership {
-  if (!holdsLock(node)) return 'none';
-  const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
-  if (lock === undefined) return 'foreign';
-  // Only this NodeImage replaces nodes of its groups, so any NodeImage lock here is ours:
-  // another name is left from before the ScalingGroup pointed at this NodeImage.
-  if (lock.kind !== 'NodeImage' || isInPlaceHold(node)) return 'foreign';
-  if (ctx.adopted.has(node.name)) return 'current';
-  return lock.name === ctx.image.name && lock.revision === ctx.image.revision ? 'current' : 'stale';
+  const own = standing(node, {
+    // Only this NodeImage replaces nodes of its groups, so any NodeImage lock here is ours:
+    // another name is left from before the ScalingGroup pointed at this NodeImage. An in-place
+    // hold is the in-place kind's.
+    mine: (lock, n) => lock.kind === 'NodeImage' && !isInPlaceHold(n),
+    current: (lock) =>
+      ctx.adopted.has(node.name) || (lock.name === ctx.image.name && lock.revision === ctx.image.revision),
+  });
+  return own === 'done' ? 'free' : own;
 }
 
 /** The group's limits: its size without replacements in flight, and what that allows. */

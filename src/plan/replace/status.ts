@@ -23,7 +23,7 @@ export function isComplete(ctx: RolloutContext): boolean {
   if (ctx.blockedGroups > 0) return false;
   for (const e of ctx.entries) {
     if (e.outdated) return false;
-    if (e.node !== undefined && ownership(ctx, e.node) !== 'none' && ownership(ctx, e.node) !== 'foreign') return false;
+    if (e.node !== undefined && ownership(ctx, e.node) !== 'free' && ownership(ctx, e.node) !== 'foreign') return false;
   }
   return true;
 }
