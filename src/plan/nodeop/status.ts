@@ -6,7 +6,8 @@ import type { ObservedNode } from '../../observe/types.js';
 import { approvalRef, approvalsInForce, opTarget } from '../approval.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodePhase } from '../protocol.js';
-import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
+import { specConditions, waitByNode } from '../sequence/status.js';
+import type { NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
 import { jobOf, type NodeOpContext, type Standing } from './context.js';
 
 function rowOf(
@@ -43,9 +44,8 @@ export function buildNodeOpStatus(
   waits: readonly Wait[],
   actions: number,
 ): SpecStatus {
-  const waitByNode = new Map<string, string>();
-  for (const w of waits) if (w.node !== undefined && !waitByNode.has(w.node)) waitByNode.set(w.node, w.reason);
-  const rows = nodes.map((n) => rowOf(ctx, n, standing.get(n.name), waitByNode.get(n.name)));
+  const byNode = waitByNode(waits);
+  const rows = nodes.map((n) => rowOf(ctx, n, standing.get(n.name), byNode.get(n.name)));
   const done = rows.filter((r) => r.phase === 'Done').length;
   const failures = rows.filter((r) => r.phase === 'Failed').length;
   const skipped = rows.filter((r) => r.phase === 'Skipped').length;
@@ -68,16 +68,7 @@ export function buildNodeOpStatus(
     (phase === 'Complete'
       ? `every selected node ran revision ${ctx.op.revision}`
       : `${done}/${rows.length} nodes done`);
-  const conditions: Condition[] = [
-    { type: 'Ready', status: phase === 'Complete' ? 'True' : 'False', reason: phase, message },
-    { type: 'Progressing', status: phase === 'Progressing' ? 'True' : 'False', reason: phase, message },
-    {
-      type: 'Stalled',
-      status: halted ? 'True' : 'False',
-      reason: halted ? 'Halted' : 'NotStalled',
-      message: halted ? message : '',
-    },
-  ];
+  const conditions = specConditions(phase, message, waits, halted ? message : undefined);
   const lastError = rows.find((r) => r.lastError !== undefined)?.lastError;
   const approvals = approvalsInForce(ctx.desired, opTarget(ctx.op, ctx.spec));
   return {

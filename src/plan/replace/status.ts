@@ -7,10 +7,8 @@ import { approvalRef, approvalsInForce, imageTarget } from '../approval.js';
 import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
 import { ownership, type RolloutContext } from './context.js';
 import { inFlightTotal, type Tally } from './tally.js';
-import type { Condition, NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
-
-/** Wait codes that need a person: nothing changes by itself. */
-const STALLING = new Set<Wait['code']>(['approval', 'halted', 'lock']);
+import { specConditions, waitByNode } from '../sequence/status.js';
+import type { NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
 
 export function specPhase(ctx: RolloutContext, tally: Tally, actions: number, inFlight: number): SpecPhase {
   if (tally.haltReason !== undefined) return 'Halted';
@@ -78,14 +76,13 @@ export function progress(ctx: RolloutContext, tally: Tally): { done: number; tot
 }
 
 export function nodeRows(ctx: RolloutContext, tally: Tally, waits: readonly Wait[]): NodeRow[] {
-  const waitByNode = new Map<string, string>();
-  for (const w of waits) if (w.node !== undefined && !waitByNode.has(w.node)) waitByNode.set(w.node, w.reason);
+  const byNode = waitByNode(waits);
   return ctx.entries.map((e): NodeRow => {
     const node = e.node;
     const base = { node: node?.name ?? e.instance.id, instance: e.instance.id, image: e.instance.image };
     if (node === undefined) return { ...base, phase: 'Joining', since: e.instance.createdAt };
     const ours = holdsLock(node) && ownership(ctx, node) !== 'foreign';
-    const message = tally.messages.get(node.name) ?? waitByNode.get(node.name);
+    const message = tally.messages.get(node.name) ?? byNode.get(node.name);
     const replacedBy = node.annotations[ANNOTATIONS.replacedBy];
     const phase: NodeRow['phase'] = ours
       ? (nodePhase(node) ?? 'Pending')
@@ -105,29 +102,6 @@ export function nodeRows(ctx: RolloutContext, tally: Tally, waits: readonly Wait
   });
 }
 
-export function conditions(phase: SpecPhase, waits: readonly Wait[], ctx: RolloutContext, tally: Tally): Condition[] {
-  const first = waits[0];
-  const message =
-    tally.haltReason ??
-    first?.reason ??
-    (phase === 'Complete' ? `every node runs ${ctx.image.image}` : 'replacing nodes');
-  const stalled = phase === 'Halted' || waits.some((w) => STALLING.has(w.code));
-  return [
-    { type: 'Ready', status: phase === 'Complete' ? 'True' : 'False', reason: phase, message },
-    { type: 'Progressing', status: phase === 'Progressing' ? 'True' : 'False', reason: phase, message },
-    {
-      type: 'Stalled',
-      status: stalled ? 'True' : 'False',
-      reason: stalled
-        ? phase === 'Halted'
-          ? 'Halted'
-          : (waits.find((w) => STALLING.has(w.code))?.code ?? 'Stalled')
-        : 'NotStalled',
-      message: stalled ? (tally.haltReason ?? waits.find((w) => STALLING.has(w.code))?.reason ?? message) : '',
-    },
-  ];
-}
-
 export function buildStatus(ctx: RolloutContext, tally: Tally, actions: number, waits: readonly Wait[]): SpecStatus {
   const phase = specPhase(ctx, tally, actions, inFlightTotal(tally));
   const first = waits[0];
@@ -138,7 +112,14 @@ export function buildStatus(ctx: RolloutContext, tally: Tally, actions: number, 
     phase,
     progress: progress(ctx, tally),
     failures: tally.failures,
-    conditions: conditions(phase, waits, ctx, tally),
+    conditions: specConditions(
+      phase,
+      tally.haltReason ??
+        first?.reason ??
+        (phase === 'Complete' ? `every node runs ${ctx.image.image}` : 'replacing nodes'),
+      waits,
+      tally.haltReason,
+    ),
     nodes: nodeRows(ctx, tally, waits),
     pending: [...tally.pending].sort((a, b) =>
       a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0,
