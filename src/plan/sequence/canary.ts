@@ -42,6 +42,9 @@ export function canaryGate(p: CanaryProgress, now: number): CanaryGate | undefin
   const done = earliestFirst(p.done);
   const started = done.length + p.inFlight;
   if (started < p.wave) return { open: true, limit: p.wave - started };
+  // More nodes than the wave done under this revision: the gate opened past the canary once, so
+  // it passed; a canary node rebooted later by another operation does not close it again.
+  if (done.length > p.wave) return undefined;
   if (done.length < p.wave)
     return {
       open: false,
