@@ -11,6 +11,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  bottlerocketUpdateJob,
+  bottlerocketUpdateResult,
+  bottlerocketUpdateScript,
+  BOTTLEROCKET_API_SOCKET,
+} from '../../src/execute/jobs/index.js';
+import {
   startBottlerocketApi,
   type ApiCall,
   type BottlerocketApiOptions,
@@ -413,5 +419,88 @@ describe('the Bottlerocket update script against the update API', function () {
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.message, undefined);
     assert.match(run.stderr, /^bottlerocket-update: already at 1\.20\.3$/m);
+  });
+});
+
+describe('the Bottlerocket update Job', () => {
+  const op = { kind: 'NodeImage', name: 'bottlerocket', revision: '0123456789abcdef' } as const;
+  const node = { name: 'ip-10-0-0-1', taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] };
+  const job = bottlerocketUpdateJob({
+    operation: op,
+    node,
+    namespace: 'drydock-system',
+    update: { version: '1.20.3', reboot: false, image: 'registry.example/tools/curl:8' },
+    imagePullSecrets: [],
+    backoffLimit: 2,
+  });
+  const pod = job.spec?.template.spec;
+  const container = pod?.containers[0];
+
+  it('is pinned to the node, tolerates its taints and mounts only the API socket', () => {
+    assert.equal(pod?.nodeName, 'ip-10-0-0-1');
+    assert.deepEqual(
+      pod?.tolerations?.map((t) => t.key),
+      ['node.kubernetes.io/unschedulable', 'dedicated'],
+    );
+    assert.deepEqual(pod?.volumes, [
+      { name: 'bottlerocket-api-socket', hostPath: { path: '/run/api.sock', type: 'Socket' } },
+    ]);
+    assert.deepEqual(container?.volumeMounts, [{ name: 'bottlerocket-api-socket', mountPath: '/run/api.sock' }]);
+    assert.equal(container?.securityContext?.privileged, undefined);
+    assert.equal(container?.securityContext?.seLinuxOptions?.type, 'super_t');
+    assert.equal(job.metadata?.name, 'nodeimage-bottlerocket-ip-10-0-0-1-0123456789abcdef');
+    assert.equal(job.spec?.backoffLimit, 2);
+  });
+
+  it('runs the script as shipped, with the target and reboot choice in its environment', () => {
+    assert.deepEqual(container?.command, ['sh', '-c', readFileSync(SCRIPT, 'utf8'), 'bottlerocket-update']);
+    assert.equal(bottlerocketUpdateScript(), readFileSync(SCRIPT, 'utf8'));
+    assert.deepEqual(container?.env, [
+      { name: 'BOTTLEROCKET_API_SOCKET', value: BOTTLEROCKET_API_SOCKET },
+      { name: 'BOTTLEROCKET_REBOOT', value: 'false' },
+      { name: 'BOTTLEROCKET_VERSION', value: '1.20.3' },
+    ]);
+  });
+
+  describe('its command against the API', function () {
+    this.timeout(30_000);
+    beforeEach(() => {
+      dir = mkdtempSync(path.join(tmpdir(), 'drydock-bottlerocket-'));
+    });
+    afterEach(async () => {
+      await api?.close();
+      api = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('stages the update, and its message reads back as the version staged', async () => {
+      const br = await start({ running: '1.19.2', updates: REPO });
+      const env = Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value ?? '']));
+      // Only the socket moves: the test's, not the host's.
+      const run = await runCommand(container?.command ?? [], {
+        ...env,
+        BOTTLEROCKET_API_SOCKET: path.join(dir, 'api.sock'),
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(br.status()?.update_state, 'Ready');
+      assert.deepEqual(bottlerocketUpdateResult(run.message), {
+        outcome: 'staged',
+        version: '1.20.3',
+        previous: '1.19.2',
+        rebootRequested: false,
+      });
+    });
+  });
+
+  it('reads the messages back: staged, rebooting, already current; nothing from a failure', () => {
+    assert.deepEqual(bottlerocketUpdateResult('staged 1.21.0 (was 1.19.2), reboot requested\n'), {
+      outcome: 'staged',
+      version: '1.21.0',
+      previous: '1.19.2',
+      rebootRequested: true,
+    });
+    assert.deepEqual(bottlerocketUpdateResult('already at 1.20.3'), { outcome: 'current', version: '1.20.3' });
+    assert.equal(bottlerocketUpdateResult('prepare-update failed: HTTP 500: Update dispatcher failed'), undefined);
+    assert.equal(bottlerocketUpdateResult(undefined), undefined);
   });
 });
