@@ -59,6 +59,11 @@ describe('the container (deploy/Dockerfile, deploy/deployment.yaml)', () => {
     assert.notEqual(container.securityContext?.['privileged'], true);
   });
 
+  it('the runtime image holds assets/, where the Bottlerocket update Job reads its script', () => {
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('FROM'));
+    assert.match(runtime, /^COPY (--from=build \/app\/)?assets \.\/assets$/m);
+  });
+
   it('every path drydock writes is a mounted volume: its Git cache and /tmp', () => {
     const cache = container.env.find((e) => e.name === 'DRYDOCK_CACHE_DIR')?.value;
     assert.ok(cache, 'DRYDOCK_CACHE_DIR is set, so the cache is not under $HOME on the read-only root');
