@@ -36,6 +36,8 @@ export function allSpecs(d: DesiredState): Spec[] {
     ...d.upgradeGates,
     ...d.maintenanceWindows,
     ...d.approvals,
+    ...d.mutexTargets,
+    ...d.mutexRunConfigs,
   ];
 }
 

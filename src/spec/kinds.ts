@@ -8,7 +8,7 @@ import * as d from './normalise/drydock.js';
 import * as e from './normalise/edgeless.js';
 import * as k from './normalise/kairos.js';
 import { mNodeMaintenance } from './normalise/medik8s.js';
-import { xMutexRule } from './normalise/mutex.js';
+import { MUTEX_API, xMutexRule, xMutexRunConfig, xMutexTarget } from './normalise/mutex.js';
 
 export const DRYDOCK_API = 'drydock.dev/v1alpha1';
 
@@ -20,7 +20,6 @@ export interface KindHandler {
 
 const EDGELESS = 'update.edgeless.systems/v1alpha1';
 const KAIROS = 'operator.kairos.io/v1alpha1';
-const MUTEX = 'openshift-optional.skrzypek.io/v1alpha1';
 
 export const KINDS: Readonly<Record<string, Readonly<Record<string, KindHandler>>>> = {
   [DRYDOCK_API]: {
@@ -52,8 +51,10 @@ export const KINDS: Readonly<Record<string, Readonly<Record<string, KindHandler>
   'nodemaintenance.kubevirt.io/v1beta1': {
     NodeMaintenance: { schema: 'seeds/medik8s-node-maintenance.schema.json', normalise: mNodeMaintenance },
   },
-  [MUTEX]: {
+  [MUTEX_API]: {
     MutexRule: { schema: 'seeds/mutex-rule.schema.json', normalise: xMutexRule },
+    MutexTarget: { schema: 'seeds/mutex-target.schema.json', normalise: xMutexTarget },
+    MutexRunConfig: { schema: 'seeds/mutex-run-config.schema.json', normalise: xMutexRunConfig },
   },
 };
 
@@ -63,16 +64,6 @@ export const REFUSED: Readonly<Record<string, Readonly<Record<string, { message:
     PendingNode: {
       message: 'PendingNode is operator-managed state, not intent: drydock does not read it from Git',
       hint: 'delete the file; drydock derives joining and leaving nodes from the cloud and the cluster and reports them in status/ScalingGroup/<name>.yaml on the status branch',
-    },
-  },
-  [MUTEX]: {
-    MutexTarget: {
-      message: 'MutexTarget is not needed: drydock applies every MutexRule to each node it upgrades',
-      hint: 'delete the file, or write a drydock.dev/v1alpha1 UpgradeGate whose appliesTo names the specs and nodes to gate',
-    },
-    MutexRunConfig: {
-      message: 'MutexRunConfig is not needed: drydock applies every MutexRule to each node it upgrades',
-      hint: "delete the file; canary waves are set in a NodeImage's spec.rollout.canary",
     },
   },
   [DRYDOCK_API]: {

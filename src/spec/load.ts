@@ -9,6 +9,7 @@ import { decodeSpecFile } from './decode.js';
 import { acceptedKinds, DRYDOCK_API, KINDS, REFUSED } from './kinds.js';
 import type { DesiredState, LoadResult, RepoConfig, Spec } from './model.js';
 import { normaliseContext } from './normalise/context.js';
+import { linkMutexRuns } from './normalise/mutex.js';
 import { DEFAULT_CONFIG, repoConfig } from './normalise/config.js';
 import { parseSpecText, type ParsedDocument } from './parse.js';
 import { checkReferences, type LoadedSpec } from './references.js';
@@ -171,6 +172,8 @@ function desiredState(config: RepoConfig, specs: readonly Spec[]): DesiredState 
     upgradeGates: of('UpgradeGate'),
     maintenanceWindows: of('MaintenanceWindow'),
     approvals: of('Approval'),
+    mutexTargets: of('MutexTarget'),
+    mutexRunConfigs: of('MutexRunConfig'),
   };
 }
 
@@ -297,10 +300,7 @@ export async function loadFromSource(source: SpecFileSource, opts: LoadOptions =
     return { ok: false, errors: capErrors(errors, omitted, limits, complete), files };
   return {
     ok: true,
-    desired: desiredState(
-      config,
-      loaded.map((l) => l.spec),
-    ),
+    desired: desiredState(config, linkMutexRuns(loaded.map((l) => l.spec))),
     files,
   };
 }

@@ -89,7 +89,9 @@ export type SpecKind =
   | 'NodeOpUpgrade'
   | 'UpgradeGate'
   | 'MaintenanceWindow'
-  | 'Approval';
+  | 'Approval'
+  | 'MutexTarget'
+  | 'MutexRunConfig';
 
 /** What every spec carries besides its own fields. */
 export interface SpecMeta<K extends SpecKind> {
@@ -187,6 +189,36 @@ export interface UpgradeGate extends SpecMeta<'UpgradeGate'> {
   readonly before: readonly JobTemplate[];
   /** Run, in order, once the node is done. */
   readonly after: readonly JobTemplate[];
+  /**
+   * On the gate of a MutexRule that MutexRunConfigs name: their names, sorted. Such a rule is
+   * also a step of those runs (the Machine Config Operator's upgrade of their pools, which this
+   * build does not drive yet). Absent: no run names it, and it gates drydock's own operations
+   * only. Absent rather than empty so that the revisions of existing gates did not change.
+   */
+  readonly mutexRunConfigs?: readonly string[];
+}
+
+/**
+ * The node-upgrade mutex operator's MutexTarget: MachineConfigPools whose nodes a
+ * MutexRunConfig upgrades one at a time. The pools are the cluster's, not the repository's.
+ */
+export interface MutexTarget extends SpecMeta<'MutexTarget'> {
+  readonly machineConfigPools: readonly string[];
+}
+
+/**
+ * The node-upgrade mutex operator's MutexRunConfig: during an OpenShift upgrade, pause the
+ * MutexTargets' pools, run the MutexRules before each of their nodes, and admit the nodes one
+ * at a time through the canary pool. Its references name specs of this repository and are
+ * checked by the loader.
+ */
+export interface MutexRunConfig extends SpecMeta<'MutexRunConfig'> {
+  /** The unpaused MachineConfigPool nodes are admitted through. */
+  readonly canaryPool: string;
+  /** Names of MutexRules (their UpgradeGates), in the order they run before each node. */
+  readonly mutexRules: readonly string[];
+  /** Names of MutexTargets, in the order written. */
+  readonly mutexTargets: readonly string[];
 }
 
 export interface WindowSchedule {
@@ -242,7 +274,9 @@ export type Spec =
   | NodeOpUpgrade
   | UpgradeGate
   | MaintenanceWindow
-  | Approval;
+  | Approval
+  | MutexTarget
+  | MutexRunConfig;
 
 /** Everything Git says should be true; every list sorted by name. */
 export interface DesiredState {
@@ -257,6 +291,8 @@ export interface DesiredState {
   readonly upgradeGates: readonly UpgradeGate[];
   readonly maintenanceWindows: readonly MaintenanceWindow[];
   readonly approvals: readonly Approval[];
+  readonly mutexTargets: readonly MutexTarget[];
+  readonly mutexRunConfigs: readonly MutexRunConfig[];
 }
 
 /** One finding of the loader: located, with what to do about it. */

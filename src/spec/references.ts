@@ -1,9 +1,13 @@
 /**
  * Checks of the set as a whole: names unique per kind, references that point somewhere,
- * one ScalingGroup per cloud group, one NodeMaintenance per node.
+ * one ScalingGroup per cloud group, one NodeMaintenance per node, and a MutexRunConfig's
+ * MutexRules and MutexTargets in this repository.
  */
 import { specError, type CodedSpecError } from './errors.js';
-import type { RepoConfig, SourcePosition, Spec, SpecKind } from './model.js';
+import type { MutexRunConfigDocument } from './generated/mutex-run-config.schema.js';
+import type { MutexRunConfig, RepoConfig, SourcePosition, Spec, SpecKind } from './model.js';
+import { isMutexRule } from './normalise/mutex.js';
+import { raw } from './normalise/meta.js';
 import type { ParsedDocument } from './parse.js';
 import { groupIdentity } from '../cloud/group-identity.js';
 
@@ -146,6 +150,9 @@ function checkEntry(ctx: Context, e: LoadedSpec): void {
         }
       });
       break;
+    case 'MutexRunConfig':
+      checkMutexRun(ctx, e, s);
+      break;
     case 'NodeMaintenance': {
       const other = ctx.maintenance.get(s.nodeName);
       if (other) {
@@ -199,4 +206,82 @@ function checkScalingGroup(ctx: Context, e: LoadedSpec, s: Extract<Spec, { kind:
       ),
     );
   } else ctx.groups.set(key, e);
+}
+
+/** The two kinds a MutexRunConfig names, as the operator spells them and as this repository holds them. */
+type MutexKind = 'MutexRule' | 'MutexTarget';
+const MUTEX_LIST = { MutexRule: 'mutexRules', MutexTarget: 'mutexTargets' } as const;
+
+function isMutex(kind: MutexKind, s: Spec): boolean {
+  return kind === 'MutexRule' ? isMutexRule(s) : s.kind === 'MutexTarget';
+}
+
+function namespaceOf(doc: ParsedDocument): string | undefined {
+  const ns = (doc.value['metadata'] as { namespace?: unknown } | undefined)?.namespace;
+  return typeof ns === 'string' ? ns : undefined;
+}
+
+/**
+ * Every MutexRule and MutexTarget a MutexRunConfig names is in the repository (in the
+ * namespace it says, when both sides write one: the operator looks the name up there), and
+ * the canary pool is none of its targets' pools.
+ */
+function checkMutexRun(ctx: Context, e: LoadedSpec, s: MutexRunConfig): void {
+  const { spec, metadata } = raw<MutexRunConfigDocument>(e.doc);
+  for (const kind of ['MutexRule', 'MutexTarget'] as const) {
+    const list = MUTEX_LIST[kind];
+    spec[list].forEach((ref, i) => checkMutexRef(ctx, e, kind, i, ref, metadata.namespace));
+  }
+  for (const name of s.mutexTargets) {
+    const target = ctx.byKey.get(`MutexTarget/${name}`)?.spec;
+    if (target?.kind !== 'MutexTarget' || !target.machineConfigPools.includes(s.canaryPool)) continue;
+    ctx.errors.push(
+      specError(
+        'invalid-value',
+        e.doc.locate(['spec', 'canary', 'name']),
+        `canary MachineConfigPool ${JSON.stringify(s.canaryPool)} is also a pool of MutexTarget ${JSON.stringify(name)}`,
+        `name a pool that no MutexTarget of this run lists (MutexTarget ${name} is at ${at(target.source)})`,
+      ),
+    );
+  }
+}
+
+/** One reference, `spec.<list>[i]`; a namespace left out is the MutexRunConfig's own, as in the operator. */
+function checkMutexRef(
+  ctx: Context,
+  e: LoadedSpec,
+  kind: MutexKind,
+  i: number,
+  ref: { readonly name: string; readonly namespace?: string },
+  ownNamespace: string | undefined,
+): void {
+  const list = MUTEX_LIST[kind];
+  // A MutexRule is held as an UpgradeGate; a drydock.dev UpgradeGate of that name is no MutexRule.
+  const held = ctx.byKey.get(`${kind === 'MutexRule' ? 'UpgradeGate' : kind}/${ref.name}`);
+  const found = held !== undefined && isMutex(kind, held.spec) ? held : undefined;
+  if (found === undefined) {
+    if (ctx.invalid.has(`${kind}/${ref.name}`)) return;
+    const existing = ctx.entries.filter((x) => isMutex(kind, x.spec)).map((x) => x.spec.name);
+    ctx.errors.push(
+      specError(
+        'dangling-reference',
+        e.doc.locate(['spec', list, i, 'name']),
+        `no ${kind} named ${JSON.stringify(ref.name)}`,
+        `add the ${kind} to the repository or fix the name; ${available(existing)}`,
+      ),
+    );
+    return;
+  }
+  const namespace = ref.namespace ?? ownNamespace;
+  const theirs = namespaceOf(found.doc);
+  if (namespace === undefined || theirs === undefined || namespace === theirs) return;
+  const written = ref.namespace !== undefined;
+  ctx.errors.push(
+    specError(
+      'dangling-reference',
+      e.doc.locate(['spec', list, i, written ? 'namespace' : 'name']),
+      `no ${kind} ${JSON.stringify(ref.name)} in namespace ${JSON.stringify(namespace)}${written ? '' : " (this MutexRunConfig's own)"}`,
+      `${kind} ${ref.name} is in namespace ${JSON.stringify(theirs)} (at ${at(found.spec.source)}); write that namespace here, or move the ${kind}`,
+    ),
+  );
 }

@@ -174,6 +174,8 @@ export function desired(parts: Partial<DesiredState> = {}): DesiredState {
     upgradeGates: [],
     maintenanceWindows: [],
     approvals: [],
+    mutexTargets: [],
+    mutexRunConfigs: [],
     ...parts,
   };
 }

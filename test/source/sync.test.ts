@@ -23,6 +23,8 @@ const EMPTY: DesiredState = {
   upgradeGates: [],
   maintenanceWindows: [],
   approvals: [],
+  mutexTargets: [],
+  mutexRunConfigs: [],
 };
 const BROKEN = 'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {name: x}\nspec: [unclosed\n';
 

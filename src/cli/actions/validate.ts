@@ -24,7 +24,9 @@ function specCount(d: DesiredState): number {
     d.nodeOpUpgrades.length +
     d.upgradeGates.length +
     d.maintenanceWindows.length +
-    d.approvals.length
+    d.approvals.length +
+    d.mutexTargets.length +
+    d.mutexRunConfigs.length
   );
 }
 

@@ -85,7 +85,7 @@ export interface SeedMetadata {
    */
   name: ResourceName;
   /**
-   * Namespace of the original object; drydock specs are cluster-wide, so it is ignored.
+   * Namespace of the original object; drydock specs are cluster-wide, so it is ignored, except that a MutexRunConfig's references are checked against it.
    */
   namespace?: string;
   [k: string]: unknown;
@@ -275,6 +275,22 @@ export interface JobTemplateSpec {
    * The Job's spec (batch/v1 JobSpec).
    */
   spec: JobSpec;
+}
+/**
+ * A seed object named by another: its name, and its namespace (left out means the namespace of the object that names it).
+ *
+ * This interface was referenced by `Common`'s JSON-Schema
+ * via the `definition` "seedReference".
+ */
+export interface SeedReference {
+  /**
+   * Name of the object.
+   */
+  name: ResourceName;
+  /**
+   * Namespace of the object; checked against the object's metadata.namespace when both are written.
+   */
+  namespace?: string;
 }
 /**
  * A Secret (in the Job's namespace) used to pull the image.

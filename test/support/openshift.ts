@@ -1,0 +1,76 @@
+// The OpenShift kinds an OpenShift upgrade is driven and observed by (ClusterVersion,
+// MachineConfigPool), installed into a test's real control plane:
+//
+//   const cp = useControlPlane();
+//   before(async function () { this.timeout(60_000); await installOpenShiftCrds(cp().adminKubeConfig()); });
+//
+// The CustomResourceDefinitions are in test/fixtures/openshift/ (see its README.md).
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import {
+  ApiextensionsV1Api,
+  loadYaml,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+
+import { eventually, statusOf } from './control-plane.js';
+
+/** test/fixtures/openshift/ (this file runs from dist/test/support/). */
+export const OPENSHIFT_CRD_DIR = fileURLToPath(new URL('../../../test/fixtures/openshift/', import.meta.url));
+
+/** The group/version and plural of each kind, for CustomObjectsApi calls. */
+export const CLUSTER_VERSION = { group: 'config.openshift.io', version: 'v1', plural: 'clusterversions' } as const;
+export const MACHINE_CONFIG_POOL = {
+  group: 'machineconfiguration.openshift.io',
+  version: 'v1',
+  plural: 'machineconfigpools',
+} as const;
+
+/**
+ * Every *.crd.yaml of the fixture directory, in file name order, as the client's model: plain
+ * parsed YAML would lose every x-kubernetes-* field on the way out, since the client writes the
+ * model's property names (xKubernetesPreserveUnknownFields), not the manifest's.
+ */
+export function openShiftCrds(): V1CustomResourceDefinition[] {
+  return readdirSync(OPENSHIFT_CRD_DIR)
+    .filter((f) => f.endsWith('.crd.yaml'))
+    .sort()
+    .map((f) => loadYaml<V1CustomResourceDefinition>(readFileSync(path.join(OPENSHIFT_CRD_DIR, f), 'utf8')));
+}
+
+/** Creates the CRD, or replaces the one already there (a second install in one control plane). */
+async function apply(api: ApiextensionsV1Api, crd: V1CustomResourceDefinition): Promise<string> {
+  const name = crd.metadata?.name ?? '';
+  try {
+    await api.createCustomResourceDefinition({ body: crd });
+  } catch (err) {
+    if (statusOf(err) !== 409) throw err;
+    const current = await api.readCustomResourceDefinition({ name });
+    const body = { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata?.resourceVersion } };
+    await api.replaceCustomResourceDefinition({ name, body });
+  }
+  return name;
+}
+
+/**
+ * Installs ClusterVersion and MachineConfigPool and waits until the API server serves them
+ * (Established=True), so the next request may create one.
+ */
+export async function installOpenShiftCrds(kc: KubeConfig, timeoutMs = 60_000): Promise<string[]> {
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  const names: string[] = [];
+  for (const crd of openShiftCrds()) names.push(await apply(api, crd));
+  for (const name of names) {
+    await eventually(
+      `CustomResourceDefinition ${name} Established`,
+      async () => {
+        const crd = await api.readCustomResourceDefinition({ name });
+        return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+      },
+      { timeoutMs },
+    );
+  }
+  return names;
+}
