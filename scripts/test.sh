@@ -11,6 +11,8 @@ export DRYDOCK_K8S_BIN
 # moto, the AWS emulator, for the AWS provider's tests: installed from PyPI once, then cached.
 DRYDOCK_MOTO_SERVER="$(bash scripts/moto.sh)"
 export DRYDOCK_MOTO_SERVER
+# Debian packages the tests call (curl), installed with apt-get when missing.
+bash scripts/debian-packages.sh
 # The current Node LTS, installed once, then cached: engines promises it too.
 DRYDOCK_NODE_LTS="$(bash scripts/node-lts.sh)"
 # Files named: mocha runs those alone (.mocharc.json names no spec).
