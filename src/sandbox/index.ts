@@ -104,7 +104,17 @@ export function instructions(o: {
   readonly logs: string;
   readonly controlPlaneLogs: string;
   readonly nodeImageFile?: string;
+  /** The image that NodeImage has now: the how-to edits it to the next version. */
+  readonly image?: string;
 }): string[] {
+  const next = o.image !== undefined ? nextVersion(o.image) : undefined;
+  const edit =
+    o.nodeImageFile !== undefined && o.image !== undefined && next !== undefined
+      ? [
+          `  # change spec.image in ${o.nodeImageFile} (here to the next version), then see what the pull request would do:`,
+          `  sed -i 's|${o.image}|${next}|' ${o.nodeImageFile}`,
+        ]
+      : [`  # change spec.image in ${o.nodeImageFile ?? 'a NodeImage'}, then see what the pull request would do:`];
   return [
     '',
     'The sandbox is up. In another terminal:',
@@ -113,7 +123,7 @@ export function instructions(o: {
     '  kubectl get nodes -L sim.drydock.dev/image -L drydock.dev/phase',
     `  git clone ${o.cloneUrl} && cd fleet`,
     '  git switch -c next-image',
-    `  # change spec.image in ${o.nodeImageFile ?? 'a NodeImage'}, then see what the pull request would do:`,
+    ...edit,
     '  git commit -qam "Upgrade worker image" && git push -q -u origin next-image',
     `  drydock plan --repo . --base main --head next-image --cloud-endpoint ${o.cloudUrl}`,
     '  git switch -q main && git merge -q --ff-only next-image && git push -q',
@@ -124,6 +134,15 @@ export function instructions(o: {
     'Stop: Ctrl-C (state is kept and a re-run resumes; --reset starts over)',
     '',
   ];
+}
+
+/** The image with its last number one up (node-os:v1.0.0 → node-os:v1.0.1), or undefined when it has none. */
+export function nextVersion(image: string): string | undefined {
+  const colon = image.lastIndexOf(':');
+  if (colon < 0 || colon < image.lastIndexOf('/')) return undefined;
+  const m = /^(.*?)(\d+)(\D*)$/.exec(image.slice(colon + 1));
+  if (m === null) return undefined;
+  return `${image.slice(0, colon + 1)}${m[1] ?? ''}${Number(m[2]) + 1}${m[3] ?? ''}`;
 }
 
 /** The parts a run has started so far, and its steps on the screen: what the way out stops and names. */
@@ -249,6 +268,7 @@ class Run {
     this.screen.print(
       instructions({
         ...(exampleFile === undefined ? {} : { nodeImageFile: exampleFile }),
+        ...(exampleImage === undefined ? {} : { image: exampleImage.image }),
         kubeconfig: controlPlane.kubeconfigPath,
         binDir: cluster.binDir,
         drydockDir: await writeLauncher(layout),

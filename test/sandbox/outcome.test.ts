@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../../src/cli/sandbox.js';
 import { scenarioStateDir } from '../../src/sandbox/layout.js';
 import { SandboxError } from '../../src/sandbox/errors.js';
-import { instructions, outcomeReport, type SandboxOutcome } from '../../src/sandbox/index.js';
+import { instructions, nextVersion, outcomeReport, type SandboxOutcome } from '../../src/sandbox/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -98,6 +98,18 @@ describe('drydock sandbox outcome', () => {
     for (const [text, ms] of durations) it(`${text} → ${String(ms)}`, () => assert.equal(parseDuration(text), ms));
   });
 
+  it('the how-to edits the image to the next version', () => {
+    const cases: [string, string | undefined][] = [
+      ['registry.example/node-os:v1.0.0', 'registry.example/node-os:v1.0.1'],
+      ['registry.example/node-os:1.9', 'registry.example/node-os:1.10'],
+      ['registry.example/node-os:v2-rc', 'registry.example/node-os:v3-rc'],
+      ['registry.example/node-os:latest', undefined],
+      ['registry.example:5000/node-os:latest', undefined],
+      ['registry.example:5000/node-os', undefined],
+    ];
+    for (const [image, next] of cases) assert.equal(nextVersion(image), next, image);
+  });
+
   it('docs/getting-started.md shows the commands the sandbox prints, line for line', () => {
     const page = readFileSync(path.join(root, 'docs/getting-started.md'), 'utf8');
     const block = /It prints how to use it by hand:\n\n```sh\n([\s\S]*?)```/.exec(page)?.[1];
@@ -112,6 +124,7 @@ describe('drydock sandbox outcome', () => {
       logs: 'state/logs',
       controlPlaneLogs: 'state/control-plane/logs',
       nodeImageFile: 'images/worker.yaml',
+      image: 'registry.example/node-os:v1.0.0',
     })
       .filter((l) => l.startsWith('  '))
       .map((l) => l.slice(2));
