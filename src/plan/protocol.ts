@@ -65,6 +65,8 @@ export interface NodeState {
   readonly settled: boolean;
   /** drydock cordoned the node (drydock.dev/cordoned), so drydock may uncordon it. */
   readonly cordonedByUs: boolean;
+  /** Cordoned by drydock and cordoned still: the node drydock keeps from its workloads. */
+  readonly keptCordoned: boolean;
   /** Why the node is Failed, Skipped or held (drydock.dev/reason). */
   readonly reason: string | undefined;
   /** Replacement attempts that failed (drydock.dev/failures); 0 when absent or malformed. */
@@ -92,6 +94,7 @@ export function parseNodeState(node: ObservedNode): NodeState {
   const sinceText = a[ANNOTATIONS.phaseSince];
   const holds = lockText !== undefined && phase !== 'Done';
   const cordonedByUs = a[ANNOTATIONS.cordoned] === 'true';
+  const keptCordoned = cordonedByUs && node.unschedulable;
   const job = a[ANNOTATIONS.job];
   const failures = a[ANNOTATIONS.failures];
   return {
@@ -104,14 +107,13 @@ export function parseNodeState(node: ObservedNode): NodeState {
     holds,
     settled: phase === 'Failed' || phase === 'Skipped',
     cordonedByUs,
+    keptCordoned,
     reason: a[ANNOTATIONS.reason],
     failures: failures === undefined || !/^\d+$/.test(failures) ? 0 : Number(failures),
     job,
     halts: a[ANNOTATIONS.halts] === 'true',
     inPlaceHold: lock?.kind === 'NodeImage' && job !== undefined && holds,
-    unavailable:
-      (cordonedByUs && node.unschedulable) ||
-      (phase !== undefined && lockText !== undefined && UNAVAILABLE_PHASES.has(phase)),
+    unavailable: keptCordoned || (phase !== undefined && lockText !== undefined && UNAVAILABLE_PHASES.has(phase)),
   };
 }
 

@@ -21,7 +21,7 @@ export interface ClusterView {
    * The node's protocol state (protocol.ts): parsed once per round for every observed node; a
    * node a step derived this round (one it failed, with new annotations) is parsed as it is.
    */
-  stateOf(node: ObservedNode): NodeState;
+  readonly stateOf: (node: ObservedNode) => NodeState;
 }
 
 const NO_PODS: readonly ObservedPod[] = [];

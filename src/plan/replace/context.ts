@@ -12,7 +12,7 @@ import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
 import type { ResolvedOptions } from '../options.js';
 import { compareStrings, tierOf, type Ordered, compareOrdered } from '../order.js';
-import { holdsLock, lockValue, parseLock, isInPlaceHold, parseInstant } from '../protocol.js';
+import { holdsLock, lockValue, parseLock, parseInstant } from '../protocol.js';
 import { resolveLimits } from '../quantity.js';
 import { standing, type Standing } from '../sequence/holder.js';
 import type { SpecRef } from '../types.js';
@@ -85,12 +85,12 @@ export interface RolloutContext {
   readonly adopted: ReadonlySet<string>;
 }
 
-export function ownership(ctx: Pick<RolloutContext, 'image' | 'adopted'>, node: ObservedNode): Ownership {
-  const own = standing(node, {
+export function ownership(ctx: Pick<RolloutContext, 'image' | 'adopted' | 'view'>, node: ObservedNode): Ownership {
+  const own = standing(node, ctx.view.stateOf(node), {
     // Only this NodeImage replaces nodes of its groups, so any NodeImage lock here is ours:
     // another name is left from before the ScalingGroup pointed at this NodeImage. An in-place
     // hold is the in-place kind's.
-    mine: (lock, n) => lock.kind === 'NodeImage' && !isInPlaceHold(n),
+    mine: (lock, state) => lock.kind === 'NodeImage' && !state.inPlaceHold,
     current: (lock) =>
       ctx.adopted.has(node.name) || (lock.name === ctx.image.name && lock.revision === ctx.image.revision),
   });

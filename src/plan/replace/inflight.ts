@@ -31,7 +31,7 @@ export function advance(ctx: RolloutContext, settled: Settled, e: Entry): Decide
   const phase = nodePhase(node);
   if (phase === 'Failed') {
     const reason = node.annotations[ANNOTATIONS.reason] ?? 'failed (no reason recorded)';
-    const halting = failedNodeHalts(ctx.image.rollout, node);
+    const halting = failedNodeHalts(ctx.image.rollout, ctx.view.stateOf(node));
     b.wait(
       spec,
       halting ? 'halted' : 'failed',
@@ -49,7 +49,7 @@ export function advance(ctx: RolloutContext, settled: Settled, e: Entry): Decide
   const recorded: Decided = { failures: failureCount(node) };
   if (phase === 'Skipped') {
     // Given back by drain.onTimeout skipNode: no failure, nothing in flight; the rollout went on.
-    b.wait(spec, 'skipped', skippedWait(node), { node: node.name });
+    b.wait(spec, 'skipped', skippedWait(node.name, ctx.view.stateOf(node)), { node: node.name });
     return and(recorded, { message: node.annotations[ANNOTATIONS.reason] ?? 'skipped (no reason recorded)' });
   }
   const step =
