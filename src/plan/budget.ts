@@ -7,7 +7,7 @@
  */
 import type { ObservedNode } from '../observe/types.js';
 import type { RepoConfig } from '../spec/model.js';
-import { holdsLock, isSettled, isUnavailable } from './protocol.js';
+import { parseNodeState, type NodeState } from './protocol.js';
 import { resolveQuantity } from './quantity.js';
 import { plural } from '../words.js';
 
@@ -18,21 +18,27 @@ export class ClusterBudget {
   private used = 0;
   readonly max: number;
 
-  constructor(config: RepoConfig, nodes: readonly ObservedNode[]) {
+  /** `stateOf`: each node's protocol state, the round's (view.ts) when there is one. */
+  constructor(
+    config: RepoConfig,
+    nodes: readonly ObservedNode[],
+    stateOf: (node: ObservedNode) => NodeState = parseNodeState,
+  ) {
     const value = config.budget.maxUnavailable;
     const resolved = resolveQuantity(value, nodes.length, 'down');
     // A percentage of a small cluster rounds to zero; one node at a time is the least a
     // percentage can mean. A literal 0 is taken at its word (nothing may go down).
     this.max = typeof value === 'string' && nodes.length > 0 ? Math.max(1, resolved) : resolved;
     for (const node of nodes) {
+      const state = stateOf(node);
       // A Failed node releases its share, even one kept cordoned (onFailure keepCordoned, a
       // halted drain): it waits for a person, and must not hold every other operation back.
       // A Skipped one was given back to its workloads.
-      if (isSettled(node) && holdsLock(node)) continue;
-      if (isUnavailable(node)) {
+      if (state.settled && state.holds) continue;
+      if (state.unavailable) {
         this.unavailable++;
         this.used++;
-      } else if (holdsLock(node)) {
+      } else if (state.holds) {
         this.used++;
       }
     }

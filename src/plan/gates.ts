@@ -8,7 +8,6 @@
  * with the Job's name).
  */
 import type { ObservedJob, ObservedNode } from '../observe/types.js';
-import { ANNOTATIONS } from '../protocol/keys.js';
 import { matchesSelector } from '../observe/selector.js';
 import {
   gateJobName,
@@ -21,7 +20,7 @@ import {
 import type { DesiredState, JobTemplate, UpgradeGate } from '../spec/model.js';
 import type { PlanBuilder } from './builder.js';
 import { compareStrings } from './order.js';
-import { parseLock } from './protocol.js';
+import type { NodeState } from './protocol.js';
 import type { SpecRef } from './types.js';
 import type { ClusterView } from './view.js';
 
@@ -140,12 +139,12 @@ export function runGates(input: GateInput, step: GateStep): GateResult {
 /**
  * Deletes this operation's finished gate Jobs that no step will read again: a Job is kept
  * while its node is held by the same revision in the phase that reads its step
- * (`consults(node)`), and deleted otherwise (the node moved on, failed with the Job named on
- * it, was released, or is gone). A running Job is never deleted.
+ * (`consults(state)`, of the node's state), and deleted otherwise (the node moved on, failed
+ * with the Job named on it, was released, or is gone). A running Job is never deleted.
  */
 export function cleanUpGateJobs(
   input: Pick<GateInput, 'b' | 'spec' | 'view' | 'operation'>,
-  consults: (node: ObservedNode) => GateStep | undefined,
+  consults: (state: NodeState) => GateStep | undefined,
 ): void {
   const { view, operation } = input;
   const label = operationLabel(operation);
@@ -159,10 +158,11 @@ export function cleanUpGateJobs(
     const nodeLabel = job.labels[JOB_LABELS.node] ?? '';
     const node = byLabel.get(nodeLabel);
     if (node !== undefined && job.labels[JOB_LABELS.revision] === labelValue(operation.revision)) {
-      const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
+      const state = view.stateOf(node);
+      const lock = state.lock;
       const ours =
         lock?.kind === operation.kind && lock.name === operation.name && lock.revision === operation.revision;
-      if (ours && consults(node) === step) continue;
+      if (ours && consults(state) === step) continue;
     }
     input.b.act({
       kind: 'deleteJob',

@@ -51,11 +51,12 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const opts = resolveOptions(options);
   const nowMs = now.getTime();
   const b = new PlanBuilder();
+  const view = buildView(observed, ANNOTATIONS.replacedBy);
   const round: Round = {
     desired,
-    view: buildView(observed, ANNOTATIONS.replacedBy),
+    view,
     b,
-    budget: new ClusterBudget(desired.config, observed.nodes),
+    budget: new ClusterBudget(desired.config, observed.nodes, view.stateOf),
     options: opts,
     now: nowMs,
     nowIso: now.toISOString(),

@@ -16,11 +16,11 @@
  * it: it is not started again until a person clears its drydock.dev/ annotations or the spec
  * changes. Neither counts against the cluster budget.
  */
-import type { ObservedNode, ObservedPod } from '../observe/types.js';
+import type { ObservedPod } from '../observe/types.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
 import type { DrainOptions, RolloutPolicy } from '../spec/model.js';
 import { drainLeft, podKey, type DrainView } from './drain.js';
-import { nodePhase, parseInstant } from './protocol.js';
+import type { NodeState } from './protocol.js';
 import type { Action, SpecRef } from './types.js';
 
 /** How a node's time with an operation ends when it does not end Done. */
@@ -69,21 +69,16 @@ export function outcomeEffect(policy: FailurePolicy, outcome: NodeOutcome): Outc
  * was a halt, or (marked by a drydock that wrote no drydock.dev/halts yet) when it is still
  * cordoned by drydock although the policy would have uncordoned a failed node.
  */
-export function failedNodeHalts(policy: FailurePolicy, node: ObservedNode): boolean {
-  if (nodePhase(node) !== 'Failed') return false;
-  if (policy.stopOnFailure || node.annotations[ANNOTATIONS.halts] === 'true') return true;
-  const keptByUs = node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true';
-  return keptByUs && policy.onFailure !== 'keepCordoned';
+export function failedNodeHalts(policy: FailurePolicy, state: NodeState): boolean {
+  if (state.phase !== 'Failed') return false;
+  if (policy.stopOnFailure || state.halts) return true;
+  return state.keptCordoned && policy.onFailure !== 'keepCordoned';
 }
 
-export function isSkipped(node: ObservedNode): boolean {
-  return nodePhase(node) === 'Skipped';
-}
-
-/** What a status says of a Skipped node each round, in every kind. */
-export function skippedWait(node: ObservedNode): string {
-  const reason = node.annotations[ANNOTATIONS.reason] ?? 'skipped (no reason recorded)';
-  return `${node.name} was given back without its operation (${reason}); it is left out of this revision until a person looks (remove its drydock.dev/ annotations to retry it) or the spec changes`;
+/** What a status says of a Skipped node (named `node`) each round, in every kind. */
+export function skippedWait(node: string, state: NodeState): string {
+  const reason = state.reason ?? 'skipped (no reason recorded)';
+  return `${node} was given back without its operation (${reason}); it is left out of this revision until a person looks (remove its drydock.dev/ annotations to retry it) or the spec changes`;
 }
 
 /** A drain that ran past drain.timeoutSeconds, and what drain.onTimeout makes of it. */
@@ -125,6 +120,6 @@ export function forcedDeletes(
 }
 
 /** When the node's drain started: when it entered its phase, or now. */
-export function drainStarted(node: ObservedNode, now: number): number {
-  return parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? now;
+export function drainStarted(state: NodeState, now: number): number {
+  return state.since ?? now;
 }

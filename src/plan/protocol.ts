@@ -35,46 +35,110 @@ export function parseLock(value: string | undefined): OperationRef | undefined {
 }
 
 /**
- * A NodeImage lock taken by the in-place machinery past its start (it names the node's Job):
- * a replace rollout of the same name never takes it over, the in-place settling releases it.
+ * A node's place in the protocol, read from its annotations in one go: the planner reads this,
+ * never the raw annotations, so every part of it means the same by "held", "settled" or "ours
+ * to uncordon". A round parses each observed node once (view.ts' stateOf).
  */
+export interface NodeState {
+  /** drydock.dev/operation as written, readable or not (shown to people as is). */
+  readonly lockText: string | undefined;
+  /** The lock read, or undefined when absent or unreadable. */
+  readonly lock: OperationRef | undefined;
+  /** drydock.dev/phase, when it is one of NODE_PHASES. */
+  readonly phase: NodePhase | undefined;
+  /** drydock.dev/phase as written, readable or not (shown to people as is). */
+  readonly phaseText: string | undefined;
+  /** When the phase was entered (drydock.dev/phase-since), in ms; undefined when absent or malformed. */
+  readonly since: number | undefined;
+  /** drydock.dev/phase-since as written: what status rows show. */
+  readonly sinceText: string | undefined;
+  /**
+   * Whether the node is held by an operation: the lock is released by Done (a replacement
+   * node keeps its annotations as a record) and kept by Failed (a person must look first).
+   * A lock nobody can read holds the node too.
+   */
+  readonly holds: boolean;
+  /**
+   * Whether the operation holding the node is finished with it without Done: Failed or Skipped
+   * (plan/outcome.ts). The lock stays as the record; nothing of it is in flight.
+   */
+  readonly settled: boolean;
+  /** drydock cordoned the node (drydock.dev/cordoned), so drydock may uncordon it. */
+  readonly cordonedByUs: boolean;
+  /** Cordoned by drydock and cordoned still: the node drydock keeps from its workloads. */
+  readonly keptCordoned: boolean;
+  /** Why the node is Failed, Skipped or held (drydock.dev/reason). */
+  readonly reason: string | undefined;
+  /** Replacement attempts that failed (drydock.dev/failures); 0 when absent or malformed. */
+  readonly failures: number;
+  /** The Job the node's operation runs (drydock.dev/job, namespace/name). */
+  readonly job: string | undefined;
+  /** A Failed node whose failure halts its spec whatever stopOnFailure says (drydock.dev/halts). */
+  readonly halts: boolean;
+  /**
+   * A NodeImage lock taken by the in-place machinery past its start (it names the node's Job):
+   * a replace rollout of the same name never takes it over, the in-place settling releases it.
+   */
+  readonly inPlaceHold: boolean;
+  /** Whether drydock counts this node against the cluster-wide budget. */
+  readonly unavailable: boolean;
+}
+
+/** The one reading of a node's protocol annotations (parsed defensively: anyone with kubectl may edit them). */
+export function parseNodeState(node: ObservedNode): NodeState {
+  const a = node.annotations;
+  const lockText = a[ANNOTATIONS.operation];
+  const lock = parseLock(lockText);
+  const phaseText = a[ANNOTATIONS.phase];
+  const phase = NODE_PHASES.find((p) => p === phaseText);
+  const sinceText = a[ANNOTATIONS.phaseSince];
+  const holds = lockText !== undefined && phase !== 'Done';
+  const cordonedByUs = a[ANNOTATIONS.cordoned] === 'true';
+  const keptCordoned = cordonedByUs && node.unschedulable;
+  const job = a[ANNOTATIONS.job];
+  const failures = a[ANNOTATIONS.failures];
+  return {
+    lockText,
+    lock,
+    phase,
+    phaseText,
+    since: parseInstant(sinceText),
+    sinceText,
+    holds,
+    settled: phase === 'Failed' || phase === 'Skipped',
+    cordonedByUs,
+    keptCordoned,
+    reason: a[ANNOTATIONS.reason],
+    failures: failures === undefined || !/^\d+$/.test(failures) ? 0 : Number(failures),
+    job,
+    halts: a[ANNOTATIONS.halts] === 'true',
+    inPlaceHold: lock?.kind === 'NodeImage' && job !== undefined && holds,
+    unavailable: keptCordoned || (phase !== undefined && lockText !== undefined && UNAVAILABLE_PHASES.has(phase)),
+  };
+}
+
+/** NodeState.inPlaceHold of a node read on its own (a round reads its view's stateOf). */
 export function isInPlaceHold(node: ObservedNode): boolean {
-  return (
-    parseLock(node.annotations[ANNOTATIONS.operation])?.kind === 'NodeImage' &&
-    node.annotations[ANNOTATIONS.job] !== undefined &&
-    holdsLock(node)
-  );
+  return parseNodeState(node).inPlaceHold;
 }
 
 export function nodePhase(node: ObservedNode): NodePhase | undefined {
-  const value = node.annotations[ANNOTATIONS.phase];
-  return NODE_PHASES.find((p) => p === value);
+  return parseNodeState(node).phase;
 }
 
-/**
- * Whether the operation holding the node is finished with it without Done: Failed or Skipped
- * (plan/outcome.ts). The lock stays as the record; nothing of it is in flight.
- */
+/** NodeState.settled: Failed or Skipped. */
 export function isSettled(node: ObservedNode): boolean {
-  const phase = nodePhase(node);
-  return phase === 'Failed' || phase === 'Skipped';
+  return parseNodeState(node).settled;
 }
 
-/**
- * Whether the node is held by an operation: the lock is released by Done (a replacement
- * node keeps its annotations as a record) and kept by Failed (a person must look first).
- */
+/** NodeState.holds: a lock, and a phase other than Done. */
 export function holdsLock(node: ObservedNode): boolean {
-  const op = node.annotations[ANNOTATIONS.operation];
-  if (op === undefined) return false;
-  return nodePhase(node) !== 'Done';
+  return parseNodeState(node).holds;
 }
 
-/** Whether drydock counts this node against the cluster-wide budget. */
+/** NodeState.unavailable: whether drydock counts this node against the cluster-wide budget. */
 export function isUnavailable(node: ObservedNode): boolean {
-  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable) return true;
-  const phase = nodePhase(node);
-  return phase !== undefined && node.annotations[ANNOTATIONS.operation] !== undefined && UNAVAILABLE_PHASES.has(phase);
+  return parseNodeState(node).unavailable;
 }
 
 /** Milliseconds since the epoch of an ISO annotation, or undefined when absent or malformed. */
@@ -104,10 +168,9 @@ export function readReplacementRecord(node: ObservedNode, name: string): Replace
   return doneAt === undefined ? undefined : { revision: value.slice(0, space), doneAt };
 }
 
+/** NodeState.failures: drydock.dev/failures, 0 when absent or malformed. */
 export function failureCount(node: ObservedNode): number {
-  const value = node.annotations[ANNOTATIONS.failures];
-  if (value === undefined || !/^\d+$/.test(value)) return 0;
-  return Number(value);
+  return parseNodeState(node).failures;
 }
 
 /**

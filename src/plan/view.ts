@@ -5,6 +5,7 @@
  */
 import type { Instance } from '../cloud/provider.js';
 import type { ObservedJob, ObservedNode, ObservedPDB, ObservedPod, ObservedState } from '../observe/types.js';
+import { parseNodeState, type NodeState } from './protocol.js';
 
 export interface ClusterView {
   readonly observed: ObservedState;
@@ -16,6 +17,11 @@ export interface ClusterView {
   readonly claimed: ReadonlySet<string>;
   /** drydock's Jobs by namespace/name. */
   readonly jobByKey: ReadonlyMap<string, ObservedJob>;
+  /**
+   * The node's protocol state (protocol.ts): parsed once per round for every observed node; a
+   * node a step derived this round (one it failed, with new annotations) is parsed as it is.
+   */
+  readonly stateOf: (node: ObservedNode) => NodeState;
 }
 
 const NO_PODS: readonly ObservedPod[] = [];
@@ -78,7 +84,12 @@ export function buildView(observed: ObservedState, replacedByKey: string): Clust
   for (const pdb of observed.pdbs) pdbByKey.set(`${pdb.namespace}/${pdb.name}`, pdb);
   const jobByKey = new Map<string, ObservedJob>();
   for (const job of observed.jobs) jobByKey.set(`${job.namespace}/${job.name}`, job);
-  return { observed, nodeByName, nodeByProviderID, podsByNode, pdbByKey, claimed, jobByKey };
+  // Parsed per round and never kept across rounds: a node object may be changed in place
+  // between rounds (the test worlds do), and a stale state would then lie about it.
+  const states = new Map<ObservedNode, NodeState>();
+  for (const node of observed.nodes) states.set(node, parseNodeState(node));
+  const stateOf = (node: ObservedNode): NodeState => states.get(node) ?? parseNodeState(node);
+  return { observed, nodeByName, nodeByProviderID, podsByNode, pdbByKey, claimed, jobByKey, stateOf };
 }
 
 export function podsOn(view: ClusterView, node: string): readonly ObservedPod[] {

@@ -10,7 +10,6 @@ import type { NodeMaintenance } from '../../spec/model.js';
 import { drainView } from '../drain.js';
 import { drainRound, pendingPods } from '../sequence/drain-step.js';
 import { drainStarted } from '../outcome.js';
-import { nodePhase } from '../protocol.js';
 import type { Action, PendingPod, SpecStatus, WaitCode } from '../types.js';
 import { podsOn } from '../view.js';
 import type { MaintenanceRound } from './round.js';
@@ -34,7 +33,8 @@ interface Outcome {
  */
 function moveOrTimeOut(round: MaintenanceRound, m: NodeMaintenance, node: ObservedNode, taking: boolean): Outcome {
   const spec = { kind: 'NodeMaintenance', name: m.name } as const;
-  const started = taking || nodePhase(node) !== 'Draining' ? undefined : drainStarted(node, round.now);
+  const state = round.view.stateOf(node);
+  const started = taking || state.phase !== 'Draining' ? undefined : drainStarted(state, round.now);
   const drain = drainRound({ spec, node, view: round.view, policy: m.drain, started, now: round.now });
   if (drain.kind === 'drained') return { phase: 'Succeeded', moves: [], pending: drain.pending };
   if (drain.kind === 'ended')
@@ -86,6 +86,7 @@ export function drainStep(
 ): SpecStatus {
   const { b, view } = round;
   const spec = { kind: 'NodeMaintenance', name: m.name } as const;
+  const state = view.stateOf(node);
   if (how.taking) b.taken.add(node.name);
   const previous = readRecord(node);
   const own =
@@ -94,7 +95,7 @@ export function drainStep(
       : undefined;
   const pods = podsOn(view, node.name);
   // A drain that failed or was skipped stays so: a person looks, or deletes and re-adds the file.
-  const ended = how.taking ? undefined : nodePhase(node);
+  const ended = how.taking ? undefined : state.phase;
   const outcome: Outcome =
     ended === 'Failed' || ended === 'Skipped'
       ? endedOutcome(m, node, ended, own?.lastError ?? 'the drain failed', pendingPods(view, drainView(pods, m.drain)))
@@ -120,13 +121,11 @@ export function drainStep(
   };
   const target: NodePhase = outcome.nodePhase ?? (pending.length > 0 ? 'Draining' : 'Cordoned');
   const annotations: Record<string, string> = {
-    ...(how.taking || node.annotations[ANNOTATIONS.operation] !== how.lock
-      ? { [ANNOTATIONS.operation]: how.lock }
-      : {}),
-    ...(how.taking || nodePhase(node) !== target
+    ...(how.taking || state.lockText !== how.lock ? { [ANNOTATIONS.operation]: how.lock } : {}),
+    ...(how.taking || state.phase !== target
       ? { [ANNOTATIONS.phase]: target, [ANNOTATIONS.phaseSince]: round.nowIso }
       : {}),
-    ...(node.annotations[ANNOTATIONS.reason] !== (m.reason || `NodeMaintenance ${m.name}`)
+    ...(state.reason !== (m.reason || `NodeMaintenance ${m.name}`)
       ? { [ANNOTATIONS.reason]: m.reason || `NodeMaintenance ${m.name}` }
       : {}),
     ...(changed ? { [ANNOTATIONS.maintenance]: writeRecord(written) } : {}),
@@ -140,12 +139,12 @@ export function drainStep(
     b.act({ kind: 'annotateNode', spec, node: node.name, annotations, reason: why });
   if (target === 'Skipped') {
     // Given back: after the record, so a restart in between finds it Skipped and uncordons again.
-    if (node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
+    if (state.keptCordoned)
       b.act({ kind: 'uncordon', spec, node: node.name, reason: `${why}: it takes workloads again` });
   } else if (!node.unschedulable)
     b.act({ kind: 'cordon', spec, node: node.name, reason: `${why}: no new pods go to it` });
   for (const a of outcome.moves) b.act(a);
   if (outcome.wait !== undefined) b.wait(spec, outcome.wait.code, outcome.wait.reason, { node: node.name });
-  const since = annotations[ANNOTATIONS.phaseSince] ?? node.annotations[ANNOTATIONS.phaseSince];
+  const since = annotations[ANNOTATIONS.phaseSince] ?? state.sinceText;
   return maintenanceStatus(m, node, written, since);
 }

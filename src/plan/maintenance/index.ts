@@ -9,7 +9,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { NodeMaintenance } from '../../spec/model.js';
 import { compareStrings } from '../order.js';
-import { holdsLock, isUnavailable, lockValue, nodePhase, parseLock, HELD_ANNOTATIONS } from '../protocol.js';
+import { lockValue, HELD_ANNOTATIONS } from '../protocol.js';
 import type { SpecRef, SpecStatus } from '../types.js';
 import { drainStep } from './drain.js';
 import { standing } from '../sequence/holder.js';
@@ -33,7 +33,7 @@ export function planMaintenances(round: MaintenanceRound): SpecStatus[] {
   for (const m of list) statuses.set(m.name, planOne(round, m));
   for (const node of round.view.observed.nodes) {
     const r = readRecord(node);
-    if (r === undefined || r.phase !== 'Ended' || holdsLock(node)) continue;
+    if (r === undefined || r.phase !== 'Ended' || round.view.stateOf(node).holds) continue;
     const before = statuses.get(r.name);
     // The newest ending of a name is its record; a maintenance in Git always wins.
     if (before === undefined || (before.phase === 'Ended' && (before.maintenance?.endedAt ?? '') < (r.endedAt ?? '')))
@@ -53,23 +53,24 @@ function planOne(round: MaintenanceRound, m: NodeMaintenance): SpecStatus {
   }
   // A lock of another NodeMaintenance is one whose file left Git in the commit that added
   // this one (one maintenance per node): it is taken over (stale), and the node stays cordoned.
-  const held = standing(node, {
+  const state = view.stateOf(node);
+  const held = standing(node, state, {
     mine: (lock) => lock.kind === 'NodeMaintenance',
     current: (lock) => lock.name === m.name,
   });
   const ours = held === 'current';
   if (held === 'foreign') {
-    const op = node.annotations[ANNOTATIONS.operation] ?? '?';
-    const phase = nodePhase(node) ?? 'unknown';
+    const op = state.lockText ?? '?';
+    const phase = state.phase ?? 'unknown';
     const why =
       phase === 'Failed' || phase === 'Skipped'
-        ? `waits for ${op}, which ${phase === 'Failed' ? 'failed' : 'skipped'} on ${node.name} and holds it until a person looks (${node.annotations[ANNOTATIONS.reason] ?? 'no reason recorded'})`
+        ? `waits for ${op}, which ${phase === 'Failed' ? 'failed' : 'skipped'} on ${node.name} and holds it until a person looks (${state.reason ?? 'no reason recorded'})`
         : `waits for ${op} (phase ${phase}) to finish ${node.name}: an operation in flight finishes its node first`;
     b.wait(spec, 'lock', why, { node: node.name });
     return waitingStatus(m, why);
   }
   if (!ours) {
-    const counted = isUnavailable(node) || (holdsLock(node) && nodePhase(node) !== 'Failed');
+    const counted = state.unavailable || (state.holds && state.phase !== 'Failed');
     if (!counted) {
       if (!round.budget.canTakeDown()) {
         const why = `${node.name} not cordoned yet: ${round.budget.describe()}`;
@@ -91,25 +92,25 @@ function planOne(round: MaintenanceRound, m: NodeMaintenance): SpecStatus {
  */
 function endIfGone(round: MaintenanceRound, node: ObservedNode): SpecStatus | undefined {
   const { b, desired } = round;
-  const lock = holdsLock(node) ? parseLock(node.annotations[ANNOTATIONS.operation]) : undefined;
+  const state = round.view.stateOf(node);
+  const lock = state.holds ? state.lock : undefined;
   const record = readRecord(node);
   const name =
     lock?.kind === 'NodeMaintenance'
       ? lock.name
-      : record !== undefined && record.phase !== 'Ended' && !holdsLock(node)
+      : record !== undefined && record.phase !== 'Ended' && !state.holds
         ? record.name
         : undefined;
   if (name === undefined || maintenanceOn(desired, node.name) !== undefined) return undefined;
   const spec = specOf(name);
   const reason = `NodeMaintenance ${name} left Git: ${node.name} is released`;
-  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
-    b.act({ kind: 'uncordon', spec, node: node.name, reason });
+  if (state.keptCordoned) b.act({ kind: 'uncordon', spec, node: node.name, reason });
   const ended: MaintenanceRecord = {
     name,
     revision: lock?.revision ?? record?.revision ?? '',
     phase: 'Ended',
     nodeName: node.name,
-    reason: record?.name === name ? record.reason : (node.annotations[ANNOTATIONS.reason] ?? ''),
+    reason: record?.name === name ? record.reason : (state.reason ?? ''),
     totalPods: record?.name === name ? record.totalPods : 0,
     evictionPods: record?.name === name ? record.evictionPods : 0,
     pendingPods: [],

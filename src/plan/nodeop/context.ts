@@ -96,7 +96,7 @@ export type { Standing } from '../sequence/holder.js';
 
 /** A node's standing towards this NodeOp: its locks are its kind's of its name; done by its record. */
 export function standingOf(ctx: NodeOpContext, node: ObservedNode): Standing {
-  return standing(node, {
+  return standing(node, ctx.view.stateOf(node), {
     mine: (lock) => lock.kind === ctx.operation.kind && lock.name === ctx.op.name,
     current: (lock) => lock.revision === ctx.op.revision,
     done: (n) => n.annotations[ctx.record.key] === ctx.record.value,

@@ -5,7 +5,7 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { cleanUpGateJobs, runGates, type GateInput, type GateResult, type GateStep } from '../gates.js';
-import { nodePhase } from '../protocol.js';
+import type { NodeState } from '../protocol.js';
 import type { NodeOpContext } from './context.js';
 
 function gateInput(ctx: NodeOpContext, node: ObservedNode): GateInput {
@@ -25,8 +25,7 @@ export function nodeGates(ctx: NodeOpContext, node: ObservedNode, step: GateStep
 }
 
 /** The phase that reads each step's Jobs: Pending the before-Jobs, Verifying the after-Jobs. */
-function consults(node: ObservedNode): GateStep | undefined {
-  const phase = nodePhase(node);
+function consults({ phase }: NodeState): GateStep | undefined {
   return phase === 'Pending' ? 'before' : phase === 'Verifying' ? 'after' : undefined;
 }
 

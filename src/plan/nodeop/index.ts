@@ -10,8 +10,8 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { gateWait, haltedReason } from '../sequence/start-gate.js';
 import { heldElsewhere, StartSlots } from '../sequence/admit.js';
-import { failedNodeHalts, isSkipped, skippedWait } from '../outcome.js';
-import { holdsLock, isInPlaceHold, isSettled, lockValue, nodePhase, parseLock } from '../protocol.js';
+import { failedNodeHalts, skippedWait } from '../outcome.js';
+import { lockValue } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
 import {
   isControlPlane,
@@ -48,23 +48,24 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   for (const n of held) standing.set(n.name, standingOf(ctx, n));
   const all = [...ctx.nodes, ...held];
 
+  const { stateOf } = ctx.view;
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
   const ended = new Map<string, Ended>();
   for (const n of all) {
-    if (standing.get(n.name) !== 'current' || isSettled(n)) continue;
-    const end = nodePhase(n) === 'Verifying' ? verifyStep(ctx, n) : advance(ctx, n);
+    if (standing.get(n.name) !== 'current' || stateOf(n).settled) continue;
+    const end = stateOf(n).phase === 'Verifying' ? verifyStep(ctx, n) : advance(ctx, n);
     if (end !== undefined) ended.set(n.name, end);
   }
   for (const n of all) if (standing.get(n.name) === 'current' || standing.get(n.name) === 'done') cleanUpJob(ctx, n);
   cleanUpNodeGateJobs(ctx);
   for (const n of all)
-    if (standing.get(n.name) === 'current' && isSkipped(n))
-      b.wait(ctx.spec, 'skipped', skippedWait(n), { node: n.name });
+    if (standing.get(n.name) === 'current' && stateOf(n).phase === 'Skipped')
+      b.wait(ctx.spec, 'skipped', skippedWait(n.name, stateOf(n)), { node: n.name });
   // A node this round failed or skipped counts as such this round (the spec halts now, as a
-  // replace rollout's does): the steps return the node as they leave it.
+  // replace rollout's does): the steps return the node as they leave it (stateOf parses those).
   const after = all.map((n) => ended.get(n.name) ?? n);
   const policy = failurePolicy(ctx);
-  const halting = after.filter((n) => standing.get(n.name) === 'current' && failedNodeHalts(policy, n));
+  const halting = after.filter((n) => standing.get(n.name) === 'current' && failedNodeHalts(policy, stateOf(n)));
   const halted = halting.length > 0;
   if (halted) {
     const why = ctx.op.stopOnFailure ? 'stopOnFailure' : 'drain.onTimeout halt';
@@ -82,12 +83,12 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
 }
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
-  const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
-  return lock?.kind === ctx.operation.kind && lock.name === ctx.op.name && holdsLock(n);
+  const { lock, holds } = ctx.view.stateOf(n);
+  return lock?.kind === ctx.operation.kind && lock.name === ctx.op.name && holds;
 }
 
 function inFlight(ctx: NodeOpContext, all: readonly ObservedNode[], standing: ReadonlyMap<string, Standing>): number {
-  return all.filter((n) => standing.get(n.name) === 'current' && !isSettled(n)).length;
+  return all.filter((n) => standing.get(n.name) === 'current' && !ctx.view.stateOf(n).settled).length;
 }
 
 /**
@@ -99,7 +100,7 @@ export function pendingControlPlane(ctx: NodeOpContext): string | undefined {
   return ctx.nodes.find((n) => {
     if (!isControlPlane(n)) return false;
     const s = standingOf(ctx, n);
-    return s !== 'done' && !(s === 'current' && isSettled(n));
+    return s !== 'done' && !(s === 'current' && ctx.view.stateOf(n).settled);
   })?.name;
 }
 
@@ -128,7 +129,8 @@ function startNodes(
   for (const n of ctx.nodes) {
     const s = standing.get(n.name);
     if (s !== 'free' && s !== 'foreign') continue;
-    const held = heldElsewhere(ctx.desired, b, n, s === 'foreign', `${spec.kind} ${spec.name} starts on it`);
+    const other = s === 'foreign' ? ctx.view.stateOf(n) : undefined;
+    const held = heldElsewhere(ctx.desired, b, n, other, `${spec.kind} ${spec.name} starts on it`);
     if (held !== undefined) {
       b.wait(spec, 'lock', held, { node: n.name });
       continue;
@@ -171,11 +173,11 @@ export function planRemovedNodeOps(desired: DesiredState, base: Omit<SettleConte
   const inPlace = new Set(desired.nodeImages.filter((i) => i.strategy === 'inPlace').map((i) => i.name));
   const jobsByName = jobsIn(base.view, base.settings.jobNamespace);
   for (const node of base.view.observed.nodes) {
-    const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
-    if (lock === undefined || !holdsLock(node)) continue;
+    const { lock, holds, inPlaceHold } = base.view.stateOf(node);
+    if (lock === undefined || !holds) continue;
     const gone =
       (lock.kind === 'NodeOp' && !ops.has(lock.name)) ||
-      (lock.kind === 'NodeImage' && !inPlace.has(lock.name) && isInPlaceHold(node));
+      (lock.kind === 'NodeImage' && !inPlace.has(lock.name) && inPlaceHold);
     if (gone) settle({ ...base, jobsByName, spec: { kind: lock.kind, name: lock.name } }, node);
   }
   cleanUpRemovedJobs(desired, base.view, base.b);

@@ -6,11 +6,9 @@
  * So every finished Job drydock made for an operation that is gone is deleted, unless its node
  * is still held by that operation (settle() finishes that node's step and deletes its Job).
  */
-import { ANNOTATIONS } from '../../protocol/keys.js';
 import { JOB_LABELS, labelValue, MANAGED_BY, operationLabel } from '../../execute/jobs/index.js';
 import type { DesiredState, SpecKind } from '../../spec/model.js';
 import type { PlanBuilder } from '../builder.js';
-import { parseLock } from '../protocol.js';
 import type { ClusterView } from '../view.js';
 
 const SWEPT = new Set(['operation', 'before', 'after']);
@@ -30,7 +28,7 @@ export function cleanUpRemovedJobs(desired: DesiredState, view: ClusterView, b: 
   const live = liveLabels(desired);
   const heldBy = new Map<string, string>();
   for (const n of view.observed.nodes) {
-    const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
+    const { lock } = view.stateOf(n);
     const kind = KINDS.find((k) => k === lock?.kind);
     if (lock !== undefined && kind !== undefined)
       heldBy.set(labelValue(n.name), operationLabel({ kind, name: lock.name, revision: lock.revision }));

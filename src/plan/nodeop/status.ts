@@ -5,7 +5,6 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { approvalRef, approvalsInForce, opTarget } from '../approval.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { nodePhase } from '../protocol.js';
 import { specConditions, waitByNode } from '../sequence/status.js';
 import type { NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
 import { jobOf, type NodeOpContext, type Standing } from './context.js';
@@ -17,12 +16,13 @@ function rowOf(
   message: string | undefined,
 ): NodeRow {
   const { name, job } = jobOf(ctx, ctx.operation, n.name);
-  const jobRef =
-    n.annotations[ANNOTATIONS.job] ?? (job !== undefined ? `${ctx.settings.jobNamespace}/${name}` : undefined);
+  // `n` may be a node a step failed this round: stateOf parses it as the step left it.
+  const state = ctx.view.stateOf(n);
+  const jobRef = state.job ?? (job !== undefined ? `${ctx.settings.jobNamespace}/${name}` : undefined);
   const held = standing === 'current';
-  const phase: NodeRow['phase'] = standing === 'done' ? 'Done' : held ? (nodePhase(n) ?? 'Pending') : 'Pending';
-  const since = held ? n.annotations[ANNOTATIONS.phaseSince] : undefined;
-  const lastError = held && nodePhase(n) === 'Failed' ? n.annotations[ANNOTATIONS.reason] : undefined;
+  const phase: NodeRow['phase'] = standing === 'done' ? 'Done' : held ? (state.phase ?? 'Pending') : 'Pending';
+  const since = held ? state.sinceText : undefined;
+  const lastError = held && state.phase === 'Failed' ? state.reason : undefined;
   const jobMessage = held ? n.annotations[ANNOTATIONS.jobMessage] : undefined;
   return {
     node: n.name,

@@ -10,7 +10,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { nodeOpJobSpec, type OperationRef } from '../../execute/jobs/index.js';
 import { drainView, preflight } from '../drain.js';
-import { HELD_ANNOTATIONS, isSettled, nodePhase, parseInstant, parseLock } from '../protocol.js';
+import { HELD_ANNOTATIONS } from '../protocol.js';
 import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
 import { jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
@@ -33,9 +33,8 @@ function setPhase(
   ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations, reason });
 }
 
-function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec'>, node: ObservedNode, reason: string): void {
-  if (node.annotations[ANNOTATIONS.cordoned] === 'true')
-    ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
+function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec' | 'view'>, node: ObservedNode, reason: string): void {
+  if (ctx.view.stateOf(node).cordonedByUs) ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
 }
 
 /** The failure handling outcome.ts decides by: the NodeOp's stopOnFailure, the rollout's onFailure. */
@@ -102,7 +101,7 @@ export type Ended = ObservedNode;
 
 /** Moves a node held by this revision one step; returns the node as it ends, if it does. */
 export function advance(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
-  switch (nodePhase(node)) {
+  switch (ctx.view.stateOf(node).phase) {
     case 'Pending':
       return leavePending(ctx, node);
     case 'Cordoned':
@@ -161,7 +160,7 @@ function drainStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
     node,
     view: ctx.view,
     policy: op.drain,
-    started: drainStarted(node, ctx.now),
+    started: drainStarted(ctx.view.stateOf(node), ctx.now),
     now: ctx.now,
   });
   if (drain.kind === 'drained') {
@@ -238,7 +237,7 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   if (recorded === undefined || recorded === '') {
     return failNode(ctx, node, `phase Rebooting without ${ANNOTATIONS.bootID}; the reboot cannot be verified`);
   }
-  const since = parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
+  const since = ctx.view.stateOf(node).since ?? ctx.now;
   const deadline = since + settings.rebootTimeoutMs;
   const pod = rebootPodOf(ctx, node.name, recorded);
   if (node.bootID !== undefined && node.bootID !== recorded && node.ready) {
@@ -284,14 +283,15 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
  */
 export function settle(ctx: SettleContext, node: ObservedNode): void {
   const { b, spec, settings } = ctx;
-  const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
+  const state = ctx.view.stateOf(node);
+  const lock = state.lock;
   if (lock === undefined) return;
   const op: OperationRef = {
     kind: lock.kind === 'NodeImage' ? 'NodeImage' : 'NodeOp',
     name: lock.name,
     revision: lock.revision,
   };
-  const phase = nodePhase(node);
+  const phase = state.phase;
   const { job } = jobOf(ctx, op, node.name);
   if (phase === 'Updating' && job !== undefined && !job.succeeded && !job.failed) {
     b.wait(
@@ -329,17 +329,17 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
       name: jobOf(ctx, op, node.name).name,
       reason: 'its node was released',
     });
-  if (isSettled(node))
+  if (state.settled)
     b.note(
       spec,
-      `node ${node.name} was ${nodePhase(node) ?? 'Failed'} under ${lock.revision}; released for the new revision`,
+      `node ${node.name} was ${phase ?? 'Failed'} under ${lock.revision}; released for the new revision`,
       node.name,
     );
 }
 
 /** A finished Job whose outcome is recorded on the node (the node is past Updating): deleted. */
 export function cleanUpJob(ctx: NodeOpContext, node: ObservedNode): void {
-  const phase = nodePhase(node);
+  const phase = ctx.view.stateOf(node).phase;
   if (phase === 'Updating' || phase === 'Pending' || phase === 'Draining' || phase === 'Cordoned') return;
   const { name, job } = jobOf(ctx, ctx.operation, node.name);
   if (job === undefined || (!job.succeeded && !job.failed)) return;

@@ -5,9 +5,7 @@
  * Then its UpgradeGate after-Jobs run (nodeop/gates.ts), and only then is its lock released.
  */
 import type { ObservedNode } from '../../observe/types.js';
-import { ANNOTATIONS } from '../../protocol/keys.js';
 import { healthOf } from '../health.js';
-import { parseInstant } from '../protocol.js';
 import type { NodeOpContext } from './context.js';
 import { nodeGates } from './gates.js';
 import { failNode, finishNode, type Ended } from './step.js';
@@ -32,7 +30,7 @@ export function verifyStep(ctx: NodeOpContext, node: ObservedNode): Ended | unde
   if (health.blocker === undefined && health.at <= ctx.now) {
     return afterHealthy(ctx, node);
   }
-  const since = parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
+  const since = ctx.view.stateOf(node).since ?? ctx.now;
   const deadline = gate.timeoutSeconds !== undefined ? since + gate.timeoutSeconds * 1000 : undefined;
   const what = health.blocker ?? `it has not stayed Ready for ${gate.minReadySeconds}s`;
   if (deadline !== undefined && deadline <= ctx.now) {

@@ -8,7 +8,7 @@
  * must not shrink because of it, or a new canary would start before its approval.
  */
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { parseInstant, readReplacementRecord } from '../protocol.js';
+import { readReplacementRecord } from '../protocol.js';
 import type { CanaryProgress, DoneNode } from '../sequence/canary.js';
 import type { RolloutContext } from './context.js';
 
@@ -32,9 +32,9 @@ export function doneReplacements(ctx: RolloutContext): DoneNode[] {
 function doneAt(ctx: RolloutContext, n: DoneNode['node']): number | undefined {
   const record = readReplacementRecord(n, ctx.image.name);
   if (record !== undefined) return record.revision === ctx.image.revision ? record.doneAt : undefined;
-  if (n.annotations[ANNOTATIONS.operation] !== ctx.lock || n.annotations[ANNOTATIONS.phase] !== 'Done')
-    return undefined;
-  return parseInstant(n.annotations[ANNOTATIONS.phaseSince]) ?? 0;
+  const state = ctx.view.stateOf(n);
+  if (state.lockText !== ctx.lock || state.phase !== 'Done') return undefined;
+  return state.since ?? 0;
 }
 
 /** The rollout's canary as the shared gate reads it (sequence/canary.ts). */

@@ -12,7 +12,7 @@ import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
 import type { ResolvedOptions } from '../options.js';
 import { compareStrings, tierOf, type Ordered, compareOrdered } from '../order.js';
-import { holdsLock, lockValue, parseLock, isInPlaceHold, parseInstant } from '../protocol.js';
+import { lockValue } from '../protocol.js';
 import { resolveLimits } from '../quantity.js';
 import { standing, type Standing } from '../sequence/holder.js';
 import type { SpecRef } from '../types.js';
@@ -85,12 +85,12 @@ export interface RolloutContext {
   readonly adopted: ReadonlySet<string>;
 }
 
-export function ownership(ctx: Pick<RolloutContext, 'image' | 'adopted'>, node: ObservedNode): Ownership {
-  const own = standing(node, {
+export function ownership(ctx: Pick<RolloutContext, 'image' | 'adopted' | 'view'>, node: ObservedNode): Ownership {
+  const own = standing(node, ctx.view.stateOf(node), {
     // Only this NodeImage replaces nodes of its groups, so any NodeImage lock here is ours:
     // another name is left from before the ScalingGroup pointed at this NodeImage. An in-place
     // hold is the in-place kind's.
-    mine: (lock, n) => lock.kind === 'NodeImage' && !isInPlaceHold(n),
+    mine: (lock, state) => lock.kind === 'NodeImage' && !state.inPlaceHold,
     current: (lock) =>
       ctx.adopted.has(node.name) || (lock.name === ctx.image.name && lock.revision === ctx.image.revision),
   });
@@ -124,12 +124,8 @@ function groupRunning(view: ClusterView, image: NodeImage, group: GroupDescripti
     if (inst.state === 'terminating') continue;
     if (inst.image !== image.image) return true;
     const node = nodeOf(view, inst);
-    if (
-      node !== undefined &&
-      holdsLock(node) &&
-      parseLock(node.annotations[ANNOTATIONS.operation])?.kind === 'NodeImage'
-    )
-      return true;
+    const state = node !== undefined ? view.stateOf(node) : undefined;
+    if (state?.holds === true && state.lock?.kind === 'NodeImage') return true;
   }
   return false;
 }
@@ -194,9 +190,8 @@ export function buildRollout(
     groups.push(state);
   }
   running ||= view.observed.nodes.some((n) => {
-    if (!holdsLock(n)) return false;
-    const lock = parseLock(n.annotations[ANNOTATIONS.operation]);
-    return lock?.kind === 'NodeImage' && lock.name === image.name;
+    const { holds, lock } = view.stateOf(n);
+    return holds && lock?.kind === 'NodeImage' && lock.name === image.name;
   });
   const entries = entriesOf(view, image, groups);
   const entryByNode = new Map<string, Entry>();
@@ -220,7 +215,7 @@ export function buildRollout(
 
 /** When the node entered its current phase (drydock.dev/phase-since), or now. */
 export function since(ctx: RolloutContext, node: ObservedNode): number {
-  return parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
+  return ctx.view.stateOf(node).since ?? ctx.now;
 }
 
 /** The replacement instance the node names (drydock.dev/replaced-by), if any. */

@@ -11,9 +11,8 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { workloadsOf, workloadShort } from '../health.js';
-import { parseInstant } from '../protocol.js';
 import { podsOn } from '../view.js';
-import type { RolloutContext } from './context.js';
+import { since as phaseSince, type RolloutContext } from './context.js';
 
 /**
  * The record to write with the cordon: the workloads with pods on the node now. Written as ''
@@ -35,7 +34,7 @@ export function evictedBack(ctx: RolloutContext, node: ObservedNode, verifying: 
   const short = workloadShort(ctx.view, node.annotations[ANNOTATIONS.evicted]);
   if (short === undefined) return { kind: 'back' };
   const limit = ctx.image.rollout.healthGate.timeoutSeconds;
-  const since = verifying ? (parseInstant(node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now) : ctx.now;
+  const since = verifying ? phaseSince(ctx, node) : ctx.now;
   const deadline = limit !== undefined ? since + limit * 1000 : undefined;
   if (deadline !== undefined && deadline <= ctx.now)
     return {

@@ -6,7 +6,6 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { outcomeEffect, type NodeOutcome } from '../outcome.js';
-import { failureCount } from '../protocol.js';
 import type { RolloutContext } from './context.js';
 import type { Decided } from './tally.js';
 
@@ -22,7 +21,7 @@ export function fail(
   extra: Record<string, string | null>,
   outcome?: Exclude<NodeOutcome, 'skipped'>,
 ): Decided {
-  const failures = failureCount(node) + 1;
+  const failures = ctx.view.stateOf(node).failures + 1;
   const effect = outcomeEffect(ctx.image.rollout, outcome ?? 'failed');
   const final = outcome !== undefined || ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
   ctx.b.act({
@@ -53,7 +52,7 @@ export function fail(
  */
 export function skip(ctx: RolloutContext, node: ObservedNode, reason: string): Decided {
   const effect = outcomeEffect(ctx.image.rollout, 'skipped');
-  if (effect.uncordon && node.annotations[ANNOTATIONS.cordoned] === 'true')
+  if (effect.uncordon && ctx.view.stateOf(node).cordonedByUs)
     ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${reason}` });
   ctx.b.act({
     kind: 'annotateNode',
@@ -78,7 +77,7 @@ export function skip(ctx: RolloutContext, node: ObservedNode, reason: string): D
  */
 export function gateFailed(ctx: RolloutContext, node: ObservedNode, gate: { reason: string; job?: string }): Decided {
   const keep = !outcomeEffect(ctx.image.rollout, 'failed').uncordon;
-  if (!keep && node.unschedulable && node.annotations[ANNOTATIONS.cordoned] === 'true')
+  if (!keep && ctx.view.stateOf(node).keptCordoned)
     ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason: `${node.name}: ${gate.reason}` });
   return fail(
     ctx,

@@ -7,7 +7,7 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { cleanUpGateJobs, runGates, type GateInput, type GateResult, type GateStep } from '../gates.js';
-import { nodePhase } from '../protocol.js';
+import type { NodeState } from '../protocol.js';
 import type { Entry, RolloutContext } from './context.js';
 
 function operationOf(ctx: RolloutContext): GateInput['operation'] {
@@ -39,8 +39,7 @@ export function replaceGates(ctx: RolloutContext, e: Entry, node: ObservedNode, 
 }
 
 /** Pending reads the before-Jobs (up to the cordon); Draining and Verifying the after-Jobs. */
-function consults(node: ObservedNode): GateStep | undefined {
-  const phase = nodePhase(node);
+function consults({ phase }: NodeState): GateStep | undefined {
   return phase === 'Pending' ? 'before' : phase === 'Draining' || phase === 'Verifying' ? 'after' : undefined;
 }
 

@@ -12,7 +12,6 @@ import type { ForecastInput } from '../forecast.js';
 import { advance } from './inflight.js';
 import { settleLocks } from './settle.js';
 import { compareOrdered } from '../order.js';
-import { isSettled } from '../protocol.js';
 import { ownership, type RolloutContext } from './context.js';
 import { fold, inFlightTotal, withStarted, type Tally } from './tally.js';
 import { startNodes, windowOf } from './start.js';
@@ -108,7 +107,7 @@ function forecastInput(ctx: RolloutContext, tally: Tally, gate: StartGate): Fore
   for (const e of all) {
     const own = e.node !== undefined && ownership(ctx, e.node) === 'current';
     if (own && e.node !== undefined) {
-      if (!isSettled(e.node)) inFlightNodes.push(e.node.name);
+      if (!ctx.view.stateOf(e.node).settled) inFlightNodes.push(e.node.name);
     } else if (e.outdated && !ctx.view.claimed.has(e.instance.id)) {
       rest.push(e.node?.name ?? e.instance.id);
     }

@@ -14,7 +14,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { drainView, preflight } from '../drain.js';
 import { drainRound } from '../sequence/drain-step.js';
 import { readyAt, type HealthCheck } from '../health.js';
-import { failureCount, holdsLock, labelsToCopy, nodePhase, parseInstant, replacementRecord } from '../protocol.js';
+import { labelsToCopy, parseInstant, replacementRecord } from '../protocol.js';
 import { replacementOf, since, type Entry, type RolloutContext } from './context.js';
 import { and, type Decided, type Settled } from './tally.js';
 import { evictedBack, evictedRecord } from './evicted.js';
@@ -28,10 +28,11 @@ export function advance(ctx: RolloutContext, settled: Settled, e: Entry): Decide
   const { b, spec } = ctx;
   const node = e.node;
   if (node === undefined) return {};
-  const phase = nodePhase(node);
+  const state = ctx.view.stateOf(node);
+  const phase = state.phase;
   if (phase === 'Failed') {
-    const reason = node.annotations[ANNOTATIONS.reason] ?? 'failed (no reason recorded)';
-    const halting = failedNodeHalts(ctx.image.rollout, node);
+    const reason = state.reason ?? 'failed (no reason recorded)';
+    const halting = failedNodeHalts(ctx.image.rollout, state);
     b.wait(
       spec,
       halting ? 'halted' : 'failed',
@@ -40,17 +41,17 @@ export function advance(ctx: RolloutContext, settled: Settled, e: Entry): Decide
     );
     const what = `${node.name}: ${reason}`;
     return {
-      failures: Math.max(1, failureCount(node)),
+      failures: Math.max(1, state.failures),
       message: reason,
       lastError: what,
       ...(halting ? { halt: what } : {}),
     };
   }
-  const recorded: Decided = { failures: failureCount(node) };
+  const recorded: Decided = { failures: state.failures };
   if (phase === 'Skipped') {
     // Given back by drain.onTimeout skipNode: no failure, nothing in flight; the rollout went on.
-    b.wait(spec, 'skipped', skippedWait(node), { node: node.name });
-    return and(recorded, { message: node.annotations[ANNOTATIONS.reason] ?? 'skipped (no reason recorded)' });
+    b.wait(spec, 'skipped', skippedWait(node.name, state), { node: node.name });
+    return and(recorded, { message: state.reason ?? 'skipped (no reason recorded)' });
   }
   const step =
     phase === 'Cordoned' || phase === 'Draining' || phase === 'Verifying'
@@ -82,12 +83,13 @@ function pendingStep(ctx: RolloutContext, settled: Settled, e: Entry, node: Obse
   // while): the rollout goes on with the old node, never judging the new one again or writing
   // over that operation's lock. Taken before it was marked, it is judged once that one is done.
   const marked = rn?.annotations[ANNOTATIONS.replaces] === e.instance.id;
-  if (rn !== undefined && (holdsLock(rn) || b.taken.has(rn.name))) {
+  const rs = rn !== undefined ? ctx.view.stateOf(rn) : undefined;
+  if (rn !== undefined && (rs?.holds === true || b.taken.has(rn.name))) {
     if (marked) return cordonStep(ctx, e, node);
     b.wait(
       spec,
       'lock',
-      `replacement ${rn.name} of ${node.name} is held by ${rn.annotations[ANNOTATIONS.operation] ?? 'an operation that took it this round'}; it is checked and marked once that operation is done`,
+      `replacement ${rn.name} of ${node.name} is held by ${rs?.lockText ?? 'an operation that took it this round'}; it is checked and marked once that operation is done`,
       { node: node.name },
     );
     return {};

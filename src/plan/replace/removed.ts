@@ -14,7 +14,6 @@
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import type { PlanBuilder } from '../builder.js';
-import { holdsLock, isInPlaceHold, parseLock } from '../protocol.js';
 import type { ClusterView } from '../view.js';
 import type { RolloutContext } from './context.js';
 import { releaseNode } from './settle.js';
@@ -29,13 +28,13 @@ export function releaseRemovedRollouts(
   // A NodeImage still in Git settles its own locks, whichever its strategy now is.
   const inGit = new Set(desired.nodeImages.map((i) => i.name));
   for (const node of view.observed.nodes) {
-    const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
-    if (lock?.kind !== 'NodeImage' || !holdsLock(node) || isInPlaceHold(node)) continue;
+    const { lock, holds, inPlaceHold } = view.stateOf(node);
+    if (lock?.kind !== 'NodeImage' || !holds || inPlaceHold) continue;
     if (inGit.has(lock.name) || rollouts.some((r) => r.entryByNode.has(node.name))) continue;
     const spec = { kind: 'NodeImage', name: lock.name } as const;
     const surge = node.annotations[ANNOTATIONS.replacedBy];
     releaseNode(
-      b,
+      { b, view },
       spec,
       node,
       `NodeImage/${lock.name} is no longer in Git and no rollout covers its group${surge === undefined ? '' : ` (its replacement ${surge} is left in the group)`}`,

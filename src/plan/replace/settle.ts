@@ -5,25 +5,20 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import {
-  holdsLock,
-  isInPlaceHold,
-  isSettled,
-  nodePhase,
-  parseInstant,
-  parseLock,
-  HELD_ANNOTATIONS,
-} from '../protocol.js';
-import type { PlanBuilder } from '../builder.js';
+import { parseInstant, HELD_ANNOTATIONS } from '../protocol.js';
 import type { SpecRef } from '../types.js';
 import { ownership, replacementOf, since, type Entry, type RolloutContext } from './context.js';
 import type { Settled } from './tally.js';
 
 /** Releases a node a replace rollout held: uncordoned if drydock cordoned it, its lock cleared, and said. */
-export function releaseNode(b: PlanBuilder, spec: SpecRef, node: ObservedNode, why: string): void {
+export function releaseNode(
+  { b, view }: Pick<RolloutContext, 'b' | 'view'>,
+  spec: SpecRef,
+  node: ObservedNode,
+  why: string,
+): void {
   const reason = `released ${node.name}: ${why}`;
-  if (node.annotations[ANNOTATIONS.cordoned] === 'true' && node.unschedulable)
-    b.act({ kind: 'uncordon', spec, node: node.name, reason });
+  if (view.stateOf(node).keptCordoned) b.act({ kind: 'uncordon', spec, node: node.name, reason });
   b.act({ kind: 'annotateNode', spec, node: node.name, annotations: HELD_ANNOTATIONS, reason });
   b.note(spec, reason, node.name);
 }
@@ -38,7 +33,7 @@ interface SettleDecision {
 }
 
 function release(ctx: RolloutContext, node: ObservedNode, why: string): SettleDecision {
-  releaseNode(ctx.b, ctx.spec, node, why);
+  releaseNode(ctx, ctx.spec, node, why);
   return { released: true };
 }
 
@@ -53,10 +48,10 @@ export function settleLocks(ctx: RolloutContext): Settled {
   const reclaimed = new Map<string, string>();
   if (ctx.blockedGroups === 0) {
     for (const node of ctx.view.observed.nodes) {
-      if (ctx.entryByNode.has(node.name) || !holdsLock(node)) continue;
-      const lock = parseLock(node.annotations[ANNOTATIONS.operation]);
+      const { holds, lock, inPlaceHold } = ctx.view.stateOf(node);
+      if (ctx.entryByNode.has(node.name) || !holds) continue;
       // An in-place hold of the same name (the NodeImage changed strategy) is settled in place.
-      if (lock?.kind === 'NodeImage' && lock.name === ctx.image.name && !isInPlaceHold(node))
+      if (lock?.kind === 'NodeImage' && lock.name === ctx.image.name && !inPlaceHold)
         if (settleOrphanNode(ctx, node).released === true) released.add(node.name);
     }
   }
@@ -118,10 +113,11 @@ function unclaimedSurgeOf(
 function settleStaleLock(ctx: RolloutContext, e: Entry, abandoned: ReadonlySet<string>): SettleDecision {
   const node = e.node;
   if (node === undefined) return {};
+  const state = ctx.view.stateOf(node);
   let id = replacementOf(e);
   let claim: Record<string, string> = {};
   let surge: Pick<SettleDecision, 'abandoned' | 'reclaimed'> = {};
-  if (id === undefined && !isSettled(node)) {
+  if (id === undefined && !state.settled) {
     // A surge made for this node whose claim was lost (drydock stopped right after it): one
     // that joined is claimed now and the node finishes as if it had been; one still booting
     // is removed, or the group would keep it as one instance too many.
@@ -138,15 +134,15 @@ function settleStaleLock(ctx: RolloutContext, e: Entry, abandoned: ReadonlySet<s
           ctx,
           e,
           lost,
-          `surged for revision ${parseLock(node.annotations[ANNOTATIONS.operation])?.revision ?? '?'}, which is no longer desired`,
+          `surged for revision ${state.lock?.revision ?? '?'}, which is no longer desired`,
         );
       }
     }
   }
   const inst = id !== undefined ? e.group.byId.get(id) : undefined;
   const joined = inst !== undefined && ctx.view.nodeByProviderID.get(inst.providerID) !== undefined;
-  if (isSettled(node)) {
-    const what = nodePhase(node) === 'Skipped' ? 'was skipped' : 'failed';
+  if (state.settled) {
+    const what = state.phase === 'Skipped' ? 'was skipped' : 'failed';
     if (id !== undefined && !joined) removeReplacement(ctx, e, id, `its node ${what} under an older revision`);
     return {
       ...surge,
@@ -172,7 +168,7 @@ function settleStaleLock(ctx: RolloutContext, e: Entry, abandoned: ReadonlySet<s
 
 /** A node held by this rollout whose instance is gone from its group. */
 function settleOrphanNode(ctx: RolloutContext, node: ObservedNode): SettleDecision {
-  const phase = nodePhase(node);
+  const phase = ctx.view.stateOf(node).phase;
   if (phase === 'Draining' || phase === 'Cordoned' || phase === 'Verifying') {
     ctx.b.act({
       kind: 'deleteNode',

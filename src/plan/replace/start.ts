@@ -91,7 +91,8 @@ export function startNodes(ctx: RolloutContext, settled: Settled, tally: Tally, 
   for (const e of list) {
     const node = e.node;
     if (node === undefined) continue;
-    const held = heldElsewhere(ctx.desired, b, node, ownership(ctx, node) === 'foreign', 'it is replaced');
+    const other = ownership(ctx, node) === 'foreign' ? ctx.view.stateOf(node) : undefined;
+    const held = heldElsewhere(ctx.desired, b, node, other, 'it is replaced');
     if (held !== undefined) {
       b.wait(spec, 'lock', held, { node: node.name });
       continue;

@@ -4,8 +4,8 @@
  */
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { approvalRef, approvalsInForce, imageTarget } from '../approval.js';
-import { holdsLock, nodePhase, parseInstant } from '../protocol.js';
-import { ownership, type RolloutContext } from './context.js';
+import { parseInstant } from '../protocol.js';
+import { ownership, since, type RolloutContext } from './context.js';
 import { inFlightTotal, type Tally } from './tally.js';
 import { specConditions, waitByNode } from '../sequence/status.js';
 import type { NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
@@ -36,7 +36,7 @@ function pendingSurges(ctx: RolloutContext, tally: Tally, g: RolloutContext['gro
   const out = new Set<string>();
   if (needers.length === 0) return out;
   let from = Number.POSITIVE_INFINITY;
-  for (const e of needers) from = Math.min(from, parseInstant(e.node?.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now);
+  for (const e of needers) if (e.node !== undefined) from = Math.min(from, since(ctx, e.node));
   from -= ctx.options.skewMs;
   const fresh = [...g.byId.values()]
     .filter((inst) => {
@@ -81,21 +81,22 @@ export function nodeRows(ctx: RolloutContext, tally: Tally, waits: readonly Wait
     const node = e.node;
     const base = { node: node?.name ?? e.instance.id, instance: e.instance.id, image: e.instance.image };
     if (node === undefined) return { ...base, phase: 'Joining', since: e.instance.createdAt };
-    const ours = holdsLock(node) && ownership(ctx, node) !== 'foreign';
+    const state = ctx.view.stateOf(node);
+    const ours = state.holds && ownership(ctx, node) !== 'foreign';
     const message = tally.messages.get(node.name) ?? byNode.get(node.name);
     const replacedBy = node.annotations[ANNOTATIONS.replacedBy];
     const phase: NodeRow['phase'] = ours
-      ? (nodePhase(node) ?? 'Pending')
+      ? (state.phase ?? 'Pending')
       : !node.ready
         ? 'Joining'
         : e.outdated
           ? 'Outdated'
           : 'UpToDate';
-    const since = ours ? node.annotations[ANNOTATIONS.phaseSince] : undefined;
+    const entered = ours ? state.sinceText : undefined;
     return {
       ...base,
       phase,
-      ...(since !== undefined ? { since } : {}),
+      ...(entered !== undefined ? { since: entered } : {}),
       ...(ours && replacedBy !== undefined ? { replacedBy } : {}),
       ...(message !== undefined ? { message } : {}),
     };

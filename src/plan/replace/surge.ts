@@ -8,19 +8,21 @@
 import type { Instance } from '../../cloud/provider.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { compareStrings } from '../order.js';
-import { holdsLock, isSettled, parseInstant } from '../protocol.js';
-import type { Entry, GroupState, RolloutContext } from './context.js';
+import { parseInstant } from '../protocol.js';
+import { since, type Entry, type GroupState, type RolloutContext } from './context.js';
 
 function lockedAt(ctx: RolloutContext, e: Entry, startedNow: ReadonlySet<string>): number {
   if (e.node === undefined || startedNow.has(e.node.name)) return ctx.now;
-  return parseInstant(e.node.annotations[ANNOTATIONS.phaseSince]) ?? ctx.now;
+  return since(ctx, e.node);
 }
 
 /** Replacements in flight in a group: claimed by a node still being replaced. */
 function claimedInFlight(ctx: RolloutContext, g: GroupState): number {
   let n = 0;
   for (const e of ctx.entries) {
-    if (e.group !== g || e.node === undefined || !holdsLock(e.node) || isSettled(e.node)) continue;
+    if (e.group !== g || e.node === undefined) continue;
+    const { holds, settled } = ctx.view.stateOf(e.node);
+    if (!holds || settled) continue;
     const id = e.node.annotations[ANNOTATIONS.replacedBy];
     if (id !== undefined && g.byId.has(id)) n++;
   }
@@ -124,7 +126,7 @@ function removeStrays(ctx: RolloutContext, g: GroupState, orphans: { inst: Insta
     const node = ctx.view.nodeByProviderID.get(o.inst.providerID);
     // A node another operation holds (a NodeOp rebooting it is NotReady for a while) is left
     // until that operation is done with it.
-    if (node?.ready === true || (node !== undefined && holdsLock(node))) continue;
+    if (node?.ready === true || (node !== undefined && ctx.view.stateOf(node).holds)) continue;
     orphans.splice(i, 1);
     const reason = `instance ${o.inst.id} did not join within ${ctx.image.rollout.joinTimeoutSeconds}s and no node claims it; removed`;
     ctx.b.removeInstance(ctx.spec, g.group.groupId, o.inst.id, node?.name, reason);

@@ -6,11 +6,11 @@
  * spec reports how many wait and for what; a node held by another operation is named.
  */
 import type { ObservedNode } from '../../observe/types.js';
-import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState, RolloutPolicy } from '../../spec/model.js';
 import { plural } from '../../words.js';
 import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
+import type { NodeState } from '../protocol.js';
 import type { SpecRef, WaitCode } from '../types.js';
 
 /** A NodeMaintenance in Git for this node, if any (validation allows one per node). */
@@ -20,18 +20,19 @@ export function maintenanceOn(desired: Pick<DesiredState, 'nodeMaintenances'>, n
 
 /**
  * Why the node is not this spec's to take now, or undefined when it is. `heldByOther` is the
- * kind's reading of the node's lock; `then` says what happens once it is free ("it is replaced").
+ * node's state when the kind reads its lock as another operation's, else undefined; `then` says
+ * what happens once it is free ("it is replaced").
  */
 export function heldElsewhere(
   desired: Pick<DesiredState, 'nodeMaintenances'>,
   b: PlanBuilder,
   node: ObservedNode,
-  heldByOther: boolean,
+  heldByOther: NodeState | undefined,
   then: string,
 ): string | undefined {
-  if (heldByOther) {
-    const op = node.annotations[ANNOTATIONS.operation] ?? '?';
-    const phase = node.annotations[ANNOTATIONS.phase] ?? 'unknown';
+  if (heldByOther !== undefined) {
+    const op = heldByOther.lockText ?? '?';
+    const phase = heldByOther.phaseText ?? 'unknown';
     return `${node.name} is held by ${op} (phase ${phase}); ${then} once that operation is done`;
   }
   const maintenance = maintenanceOn(desired, node.name);

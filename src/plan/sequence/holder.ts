@@ -5,8 +5,7 @@
  * are of its spec as it is now.
  */
 import type { ObservedNode } from '../../observe/types.js';
-import { ANNOTATIONS } from '../../protocol/keys.js';
-import { holdsLock, parseLock, type OperationRef } from '../protocol.js';
+import type { NodeState, OperationRef } from '../protocol.js';
 
 /**
  * free: no operation holds it; done: the spec's record says it is done for this revision (whoever
@@ -17,19 +16,19 @@ import { holdsLock, parseLock, type OperationRef } from '../protocol.js';
 export type Standing = 'free' | 'done' | 'current' | 'stale' | 'foreign';
 
 export interface Claim {
-  /** Whether a lock is the kind's own to continue or settle. */
-  mine(lock: OperationRef, node: ObservedNode): boolean;
+  /** Whether a lock is the kind's own to continue or settle (`state`: the node's that carries it). */
+  mine(lock: OperationRef, state: NodeState): boolean;
   /** Whether one of its locks is of the spec as it is now. */
   current(lock: OperationRef): boolean;
   /** Whether the spec's record says the node is done (read only when no lock holds it). */
   done?(node: ObservedNode): boolean;
 }
 
-export function standing(node: ObservedNode, claim: Claim): Standing {
-  const holds = holdsLock(node);
-  const lock = holds ? parseLock(node.annotations[ANNOTATIONS.operation]) : undefined;
-  if (lock !== undefined && claim.mine(lock, node)) return claim.current(lock) ? 'current' : 'stale';
+/** The node's standing towards a spec, from its state this round (view.ts' stateOf). */
+export function standing(node: ObservedNode, state: NodeState, claim: Claim): Standing {
+  const lock = state.holds ? state.lock : undefined;
+  if (lock !== undefined && claim.mine(lock, state)) return claim.current(lock) ? 'current' : 'stale';
   // Done for this revision stays done when another operation holds the node later.
   if (claim.done?.(node) === true) return 'done';
-  return holds ? 'foreign' : 'free';
+  return state.holds ? 'foreign' : 'free';
 }
