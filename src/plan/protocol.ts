@@ -117,30 +117,6 @@ export function parseNodeState(node: ObservedNode): NodeState {
   };
 }
 
-/** NodeState.inPlaceHold of a node read on its own (a round reads its view's stateOf). */
-export function isInPlaceHold(node: ObservedNode): boolean {
-  return parseNodeState(node).inPlaceHold;
-}
-
-export function nodePhase(node: ObservedNode): NodePhase | undefined {
-  return parseNodeState(node).phase;
-}
-
-/** NodeState.settled: Failed or Skipped. */
-export function isSettled(node: ObservedNode): boolean {
-  return parseNodeState(node).settled;
-}
-
-/** NodeState.holds: a lock, and a phase other than Done. */
-export function holdsLock(node: ObservedNode): boolean {
-  return parseNodeState(node).holds;
-}
-
-/** NodeState.unavailable: whether drydock counts this node against the cluster-wide budget. */
-export function isUnavailable(node: ObservedNode): boolean {
-  return parseNodeState(node).unavailable;
-}
-
 /** Milliseconds since the epoch of an ISO annotation, or undefined when absent or malformed. */
 export function parseInstant(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -166,11 +142,6 @@ export function readReplacementRecord(node: ObservedNode, name: string): Replace
   if (value === undefined || space <= 0) return undefined;
   const doneAt = parseInstant(value.slice(space + 1));
   return doneAt === undefined ? undefined : { revision: value.slice(0, space), doneAt };
-}
-
-/** NodeState.failures: drydock.dev/failures, 0 when absent or malformed. */
-export function failureCount(node: ObservedNode): number {
-  return parseNodeState(node).failures;
 }
 
 /**
