@@ -1,10 +1,10 @@
 /**
  * A small world for NodeOp sequence tests: nodes over simulated hosts (hosts.ts), whose Jobs
  * end after a random time (failing on chosen nodes) and which reboot when a reboot pod starts
- * on them. It applies actions as the executor would (its node writes decided by the executor's
- * own functions, node-patch.ts) and checks what only the NodeOp world
- * knows: a node is never cordoned before its gate before-Jobs succeeded, and an after-Job
- * never starts while the node is cordoned.
+ * on them. It applies actions as the executor would (node writes through node-patch.ts, with
+ * the executor's own rules) and checks what only the NodeOp world knows: a node is never
+ * cordoned before its gate before-Jobs succeeded, and an after-Job never starts while the node
+ * is cordoned.
  */
 import type { SeededRandom } from '../../../src/cloud/sim/random.js';
 import { gateJobName, JOB_LABELS } from '../../../src/execute/jobs/index.js';
@@ -12,7 +12,7 @@ import type { ObservedNode, ObservedState } from '../../../src/observe/types.js'
 import type { Action } from '../../../src/plan/types.js';
 import { observed } from '../fixtures.js';
 import { applyNodeWrite } from '../node-patch.js';
-import { isHostAction, NodeHosts } from './hosts.js';
+import { isHostAction, jobState, NodeHosts } from './hosts.js';
 
 export { NS } from './hosts.js';
 const CP_LABEL = 'node-role.kubernetes.io/control-plane';
@@ -95,7 +95,7 @@ export class NodeOpWorld {
     switch (a.kind) {
       case 'cordon':
         for (const j of this.hosts.jobs.values())
-          if (j.node === a.node && j.labels[JOB_LABELS.step] === 'before' && (j.endsAt > this.now || j.fails))
+          if (j.node === a.node && j.labels[JOB_LABELS.step] === 'before' && jobState(j) !== 'succeeded')
             this.violations.push(`t=${this.now}: ${a.node} cordoned before its gate Job ${j.name} succeeded`);
         applyNodeWrite(this.node(a.node), a);
         return;
