@@ -370,19 +370,20 @@ export class NodeHosts {
     }
   }
 
-  /** The host is up again: its pods restart or end (restartedStatus), then the node reports a new boot. */
+  /**
+   * The host is up again: its pods restart or end (restartedStatus, merged into each pod's status
+   * as the simulator's patch is), then the node reports a new boot.
+   */
   private comeBack(h: V1Node, step: Extract<HostStep, { kind: 'comeBack' }>): void {
-    for (const pod of this.rebootPods.values()) {
-      if (pod.spec?.nodeName !== step.node) continue;
-      pod.status = restartedStatus(pod, this.iso()) ?? pod.status;
-    }
+    const restart = (pod: V1Pod): boolean => {
+      const status = pod.spec?.nodeName === step.node ? restartedStatus(pod, this.iso()) : undefined;
+      if (status !== undefined) pod.status = { ...pod.status, ...status };
+      return status !== undefined;
+    };
+    for (const pod of this.rebootPods.values()) restart(pod);
     for (const j of this.jobs.values()) {
       const pod = j.pods.at(-1);
-      if (pod?.spec?.nodeName !== step.node) continue;
-      const status = restartedStatus(pod, this.iso());
-      if (status === undefined) continue;
-      pod.status = status;
-      this.podEnded(j);
+      if (pod !== undefined && restart(pod)) this.podEnded(j);
     }
     const osImage = h.status?.nodeInfo?.osImage;
     h.status = { ...h.status, conditions: step.conditions, nodeInfo: nodeInfo(this.newBootID(), osImage) };
