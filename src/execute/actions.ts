@@ -10,6 +10,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
   type V1Eviction,
+  type V1Node,
 } from '@kubernetes/client-node';
 import { CloudError, type CloudProvider } from '../cloud/provider.js';
 import { ANNOTATIONS, LABELS } from '../protocol/keys.js';
@@ -97,32 +98,79 @@ export function cordon(a: ActionOf<'cordon'>, d: ActionDeps, withMeta = NO_METAD
   return withFreshRead(() => cordonOnce(a, d, withMeta));
 }
 
-async function cordonOnce(a: ActionOf<'cordon'>, d: ActionDeps, withMeta: NodeMetadataPatch): Promise<Outcome> {
-  const node = await d.kube.core.readNode({ name: a.node });
-  const ours = node.metadata?.annotations?.[ANNOTATIONS.cordoned] === 'true';
-  if (node.spec?.unschedulable === true) {
+/** A node as a cordon or an uncordon reads it before it writes. */
+export interface NodeCordonState {
+  readonly unschedulable: boolean;
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+/** What a cordon or an uncordon writes: the node's metadata and spec.unschedulable, in one merge patch. */
+export interface CordonPatch {
+  readonly annotations: Record<string, string | null>;
+  readonly labels?: Record<string, string | null>;
+  readonly unschedulable: true | null;
+}
+
+/** A cordon's or an uncordon's decision: leave the node as it is (and why), or write the patch. */
+export type CordonStep =
+  Extract<Outcome, { kind: 'skipped' }> | { readonly kind: 'patch'; readonly patch: CordonPatch };
+
+function stateOf(node: V1Node): NodeCordonState {
+  return { unschedulable: node.spec?.unschedulable === true, annotations: node.metadata?.annotations ?? {} };
+}
+
+/** What a cordon does to a node as it stands (pure: the simulated worlds of the tests apply it too). */
+export function cordonStep(node: NodeCordonState, withMeta = NO_METADATA): CordonStep {
+  const ours = node.annotations[ANNOTATIONS.cordoned] === 'true';
+  if (node.unschedulable) {
     // Cordoned by someone else: leave it and do not claim it, so drydock never uncordons it.
     return ours
       ? { kind: 'skipped', reason: 'already cordoned by drydock' }
       : { kind: 'skipped', reason: 'already cordoned by someone else; drydock will not uncordon it' };
   }
-  // resourceVersion makes the read-then-write atomic: a concurrent change yields 409 and a retry.
+  return {
+    kind: 'patch',
+    patch: {
+      annotations: { ...withMeta.annotations, [ANNOTATIONS.cordoned]: 'true' },
+      ...labelsPart(withMeta),
+      unschedulable: true,
+    },
+  };
+}
+
+/** What an uncordon does to a node as it stands: only drydock's own cordon is lifted. */
+export function uncordonStep(node: NodeCordonState, withMeta = NO_METADATA): CordonStep {
+  if (node.annotations[ANNOTATIONS.cordoned] !== 'true') {
+    return { kind: 'skipped', reason: 'not cordoned by drydock; left as it is' };
+  }
+  return {
+    kind: 'patch',
+    patch: {
+      annotations: { ...withMeta.annotations, [ANNOTATIONS.cordoned]: null },
+      ...labelsPart(withMeta),
+      unschedulable: null,
+    },
+  };
+}
+
+/** Writes a cordon's or an uncordon's patch; resourceVersion makes the read-then-write atomic (409 on a race). */
+async function patchCordon(d: ActionDeps, name: string, node: V1Node, step: CordonStep): Promise<Outcome> {
+  if (step.kind === 'skipped') return step;
+  const { unschedulable, ...metadata } = step.patch;
   await d.kube.core.patchNode(
     {
-      name: a.node,
+      name,
       fieldManager: d.fieldManager,
-      body: {
-        metadata: {
-          resourceVersion: node.metadata?.resourceVersion,
-          annotations: { ...withMeta.annotations, [ANNOTATIONS.cordoned]: 'true' },
-          ...labelsPart(withMeta),
-        },
-        spec: { unschedulable: true },
-      },
+      body: { metadata: { resourceVersion: node.metadata?.resourceVersion, ...metadata }, spec: { unschedulable } },
     },
     MERGE,
   );
   return DONE;
+}
+
+async function cordonOnce(a: ActionOf<'cordon'>, d: ActionDeps, withMeta: NodeMetadataPatch): Promise<Outcome> {
+  const node = await d.kube.core.readNode({ name: a.node });
+  return patchCordon(d, a.node, node, cordonStep(stateOf(node), withMeta));
 }
 
 /** Uncordons what drydock cordoned; `with` as for cordon. */
@@ -138,25 +186,7 @@ async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps, withMeta: No
     if (httpStatus(err) === 404) return { kind: 'skipped', reason: 'node is gone' };
     throw err;
   }
-  if (node.metadata?.annotations?.[ANNOTATIONS.cordoned] !== 'true') {
-    return { kind: 'skipped', reason: 'not cordoned by drydock; left as it is' };
-  }
-  await d.kube.core.patchNode(
-    {
-      name: a.node,
-      fieldManager: d.fieldManager,
-      body: {
-        metadata: {
-          resourceVersion: node.metadata?.resourceVersion,
-          annotations: { ...withMeta.annotations, [ANNOTATIONS.cordoned]: null },
-          ...labelsPart(withMeta),
-        },
-        spec: { unschedulable: null },
-      },
-    },
-    MERGE,
-  );
-  return DONE;
+  return patchCordon(d, a.node, node, uncordonStep(stateOf(node), withMeta));
 }
 
 export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): Promise<Outcome> {
@@ -209,19 +239,37 @@ export function scaleDeployment(a: ActionOf<'scaleDeployment'>, d: ActionDeps): 
   return withFreshRead(() => scaleOnce(a, d));
 }
 
-async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise<Outcome> {
-  const dep = await d.kube.apps.readNamespacedDeployment({ name: a.name, namespace: a.namespace });
-  const remembered = dep.metadata?.annotations?.[ANNOTATIONS.previousReplicas];
-  const current = dep.spec?.replicas ?? 1;
+/** A Deployment as scaleDeployment reads it: its replicas and the count drydock remembered. */
+export interface ScaleState {
+  readonly replicas: number;
+  /** The previous-replicas annotation, if set. */
+  readonly remembered?: string;
+}
+
+/** scaleDeployment's decision: nothing to do (and why), or the replicas and remembered count to write (null clears it). */
+export type ScaleStep =
+  | Extract<Outcome, { kind: 'skipped' }>
+  | { readonly kind: 'patch'; readonly replicas: number; readonly previous: string | null };
+
+/** What a scaleDeployment does to a Deployment as it stands (pure: the simulated worlds of the tests apply it too). */
+export function scaleStep(dep: ScaleState, a: ActionOf<'scaleDeployment'>): ScaleStep {
   let previous: string | null;
   if (a.rememberPrevious !== undefined) {
     // A count already remembered is the original one (a repeat after a crash must not overwrite it).
-    previous = remembered ?? String(a.rememberPrevious);
+    previous = dep.remembered ?? String(a.rememberPrevious);
   } else {
     previous = null;
   }
-  if (current === a.replicas && (remembered ?? null) === previous)
+  if (dep.replicas === a.replicas && (dep.remembered ?? null) === previous)
     return { kind: 'skipped', reason: `already at ${plural(a.replicas, 'replica')}` };
+  return { kind: 'patch', replicas: a.replicas, previous };
+}
+
+async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise<Outcome> {
+  const dep = await d.kube.apps.readNamespacedDeployment({ name: a.name, namespace: a.namespace });
+  const remembered = dep.metadata?.annotations?.[ANNOTATIONS.previousReplicas];
+  const step = scaleStep({ replicas: dep.spec?.replicas ?? 1, ...(remembered !== undefined ? { remembered } : {}) }, a);
+  if (step.kind === 'skipped') return step;
   // Replicas and the remembered count change in one patch, so a crash can never separate them.
   await d.kube.apps.patchNamespacedDeployment(
     {
@@ -231,9 +279,9 @@ async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise
       body: {
         metadata: {
           resourceVersion: dep.metadata?.resourceVersion,
-          annotations: { [ANNOTATIONS.previousReplicas]: previous },
+          annotations: { [ANNOTATIONS.previousReplicas]: step.previous },
         },
-        spec: { replicas: a.replicas },
+        spec: { replicas: step.replicas },
       },
     },
     MERGE,

@@ -3,24 +3,30 @@
  * from the action (execute/jobs) and hand it to the create-once and delete helpers
  * (execute/node-jobs.ts), so a repeat after a crash finds what was made before.
  */
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { ActionDeps, ActionOf } from './actions.js';
 import type { Outcome } from './classify.js';
 import { gateJob, nodeJob, rebootPod } from './jobs/index.js';
 import { createJob, createRebootPod, deleteFinishedJob, deleteRebootPod } from './node-jobs.js';
 
-export function createNodeJobAction(a: ActionOf<'createNodeJob'>, d: ActionDeps): Promise<Outcome> {
-  const job = nodeJob({
+/** The Job a createNodeJob creates (the sequence tests' simulated hosts run the same one). */
+export function nodeJobFor(a: ActionOf<'createNodeJob'>): V1Job {
+  return nodeJob({
     operation: a.operation,
     node: { name: a.node, taints: a.taints },
     namespace: a.namespace,
     job: a.job,
     ...(a.appliesImage !== undefined ? { appliesImage: a.appliesImage } : {}),
   });
-  return createJob(job, d);
 }
 
-export function createGateJobAction(a: ActionOf<'createGateJob'>, d: ActionDeps): Promise<Outcome> {
-  const job = gateJob({
+export function createNodeJobAction(a: ActionOf<'createNodeJob'>, d: ActionDeps): Promise<Outcome> {
+  return createJob(nodeJobFor(a), d);
+}
+
+/** The Job a createGateJob creates. */
+export function gateJobFor(a: ActionOf<'createGateJob'>): V1Job {
+  return gateJob({
     operation: a.operation,
     gate: a.gate,
     step: a.step,
@@ -30,18 +36,25 @@ export function createGateJobAction(a: ActionOf<'createGateJob'>, d: ActionDeps)
     defaultNamespace: a.defaultNamespace,
     ...(a.replacement !== undefined ? { replacement: a.replacement } : {}),
   });
-  return createJob(job, d);
 }
 
-export function createRebootPodAction(a: ActionOf<'createRebootPod'>, d: ActionDeps): Promise<Outcome> {
-  const pod = rebootPod({
+export function createGateJobAction(a: ActionOf<'createGateJob'>, d: ActionDeps): Promise<Outcome> {
+  return createJob(gateJobFor(a), d);
+}
+
+/** The reboot pod a createRebootPod creates. */
+export function rebootPodFor(a: ActionOf<'createRebootPod'>): V1Pod {
+  return rebootPod({
     operation: a.operation,
     node: { name: a.node, taints: a.taints },
     bootID: a.bootID,
     namespace: a.namespace,
     ...(a.image !== undefined ? { image: a.image } : {}),
   });
-  return createRebootPod(pod, d);
+}
+
+export function createRebootPodAction(a: ActionOf<'createRebootPod'>, d: ActionDeps): Promise<Outcome> {
+  return createRebootPod(rebootPodFor(a), d);
 }
 
 export function deleteJobAction(a: ActionOf<'deleteJob'>, d: ActionDeps): Promise<Outcome> {

@@ -213,7 +213,7 @@ async function comeBack(core: CoreV1Api, step: Extract<HostStep, { kind: 'comeBa
  * A pod's status after its host rebooted: a reboot pod has done its work; a pod that is never
  * restarted (a Job's) ended with the host; every other pod's containers run again.
  */
-function restartedStatus(pod: V1Pod, at: string): V1Pod['status'] | undefined {
+export function restartedStatus(pod: V1Pod, at: string): V1Pod['status'] | undefined {
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed' || pod.metadata?.deletionTimestamp !== undefined) return undefined;
   const containers = pod.spec?.containers ?? [];

@@ -1,17 +1,30 @@
 /**
- * The hosts under a simulated cluster's nodes, as node operations see them: a Job pinned to a
- * node ends after a random time (failing on the nodes chosen to fail), and a reboot pod started
- * for the node's current boot takes it NotReady for a while, then brings it back with a new
- * bootID. Actions are applied with the executor's idempotence (a create of an object that
- * exists is a no-op), and what the API server would see is counted: Jobs created per name,
- * reboots and Job successes per node. The NodeOp world and the mixed sequence world both run
+ * The hosts under a simulated cluster's nodes, as node operations see them. What a host does is
+ * decided by the simulator's own host (decideHost, and restartedStatus for the pods of a host
+ * that comes back), over the objects the executor would create (nodeJobFor, gateJobFor,
+ * rebootPodFor): a Job's pod ends after its run time, failing on a host labelled to fail every
+ * Job; a running reboot pod takes its node NotReady, and the node comes back with a new bootID,
+ * the reboot pod Succeeded and the Job pods on it ended. A test that agreed with a copy of those
+ * rules could miss the simulator changing them.
+ *
+ * Played here, as the cluster would: the API server (a create of an object that exists is a
+ * no-op; deleting a Job deletes its pods), the Job controller (a pod per attempt until one
+ * succeeds or backoffLimit + 1 failed), the kubelet starting a reboot pod a moment after it is
+ * created, and the randomness: each Job's run time and each reboot's length are drawn from the
+ * seeded generator. What the API server would see is counted: Jobs created per name, reboots
+ * and operation Job successes per node. The NodeOp world and the mixed sequence world both run
  * their node operations here.
  */
+import type { V1Job, V1Node, V1NodeSystemInfo, V1Pod } from '@kubernetes/client-node';
+import { DEFAULT_HOST, type SimHostConfig } from '../../../src/cloud/sim/config.js';
+import { decideHost, HOST_KEYS, type HostStep } from '../../../src/cloud/sim/host-decide.js';
+import { restartedStatus } from '../../../src/cloud/sim/host.js';
 import type { SeededRandom } from '../../../src/cloud/sim/random.js';
-import { gateJobName, jobLabels, nodeJobName, rebootPodName } from '../../../src/execute/jobs/index.js';
+import { gateJobFor, nodeJobFor, rebootPodFor } from '../../../src/execute/job-actions.js';
+import { JOB_LABELS, JOB_NAME_LABEL, jobOutcome, type JobState } from '../../../src/execute/jobs/index.js';
+import { toObservedJob, toObservedPod } from '../../../src/observe/convert.js';
 import type { ObservedJob, ObservedPod } from '../../../src/observe/types.js';
 import type { Action } from '../../../src/plan/types.js';
-import { pod } from '../fixtures.js';
 
 export const NS = 'drydock-system';
 
@@ -21,26 +34,24 @@ export interface HostClock {
   at(delayMs: number, run: () => void): void;
 }
 
+/** A Job on a host: the Job the executor built, with the Job controller's status, and its pods. */
 export interface HostJob {
   readonly name: string;
+  /** The node the Job is for (its drydock node label); its pods run there. */
   readonly node: string;
-  readonly labels: Record<string, string>;
-  readonly endsAt: number;
-  readonly fails: boolean;
-  readonly attempts: number;
-}
-
-interface Boot {
-  bootID: string;
-  up: boolean;
-  upSince: number;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly job: V1Job;
+  /** One pod per attempt, the last one the current. */
+  readonly pods: V1Pod[];
+  /** Seconds each of its pods runs (its sim.drydock.dev/run-seconds). */
+  readonly runSeconds: number;
 }
 
 export interface HostTiming {
-  /** Seconds a node Job runs, and a gate Job: [min, max]. */
+  /** Seconds a node Job's pod runs, and a gate Job's: [min, max]. */
   readonly job: readonly [number, number];
   readonly gateJob: readonly [number, number];
-  /** Seconds from the reboot pod's start to NotReady, and then until it is back. */
+  /** Seconds from the reboot pod's creation to its start, and how long the host is then down. */
   readonly rebootStart: readonly [number, number];
   readonly down: readonly [number, number];
 }
@@ -62,35 +73,74 @@ export function isHostAction(a: Action): a is HostAction {
   );
 }
 
+/** Where a Job stands, as the executor reads it (running, succeeded or failed). */
+export function jobState(j: HostJob): JobState {
+  return jobOutcome(j.job, j.pods).state;
+}
+
+/** What a host's kubelet reports of itself: only the boot and the image matter here. */
+function nodeInfo(bootID: string, osImage = ''): V1NodeSystemInfo {
+  return {
+    architecture: 'amd64',
+    bootID,
+    containerRuntimeVersion: '',
+    kernelVersion: '',
+    kubeProxyVersion: '',
+    kubeletVersion: '',
+    machineID: '',
+    operatingSystem: 'linux',
+    osImage,
+    systemUUID: '',
+  };
+}
+
+/** A Job's backoffLimit as the Job controller reads it (6 when the Job does not say). */
+function backoffLimit(job: V1Job): number {
+  return job.spec?.backoffLimit ?? 6;
+}
+
 export class NodeHosts {
   readonly jobs = new Map<string, HostJob>();
-  readonly rebootPods = new Map<string, { node: string }>();
-  /** What the API server saw: creations per Job name, reboots and Job successes per node. */
+  readonly rebootPods = new Map<string, V1Pod>();
+  /** What the API server saw: creations per Job name, reboots and operation Job successes per node. */
   readonly jobCreates = new Map<string, number>();
   readonly reboots = new Map<string, number>();
   readonly successes = new Map<string, number>();
   /** Told when a host goes down for its reboot, and when it is back (its pods restart then). */
   onReboot: (node: string, up: boolean) => void = () => undefined;
-  private readonly boots = new Map<string, Boot>();
+  private readonly hosts = new Map<string, V1Node>();
+  /** Per host, how long its next reboot lasts: drawn when the reboot pod starts. */
+  private readonly downSeconds = new Map<string, number>();
+  /** Instants a wake-up is already set for. */
+  private readonly wakes = new Set<number>();
   private bootCount = 0;
+  private uids = 0;
 
   constructor(
     private readonly random: SeededRandom,
     private readonly clock: HostClock,
-    /** Whether a node Job created on this node fails (after every attempt its backoffLimit allows). */
+    /** Whether the host under this node fails every Job pod (the sim host's fail-jobs label), asked once per host. */
     private readonly failsJobs: (node: string) => boolean,
     /** Where a broken rule is written down (shared with the world's own checks). */
     readonly violations: string[] = [],
     private readonly timing: HostTiming = HOST_TIMING,
   ) {}
 
-  private boot(node: string): Boot {
-    let b = this.boots.get(node);
-    if (b === undefined) {
-      b = { bootID: this.newBootID(), up: true, upSince: -Infinity };
-      this.boots.set(node, b);
+  /** The host's Node as the simulator's host reads it; made on first use. */
+  private host(node: string): V1Node {
+    let h = this.hosts.get(node);
+    if (h === undefined) {
+      h = {
+        metadata: {
+          name: node,
+          labels: this.failsJobs(node) ? { [HOST_KEYS.failJobs]: 'true' } : {},
+          annotations: {},
+        },
+        status: { nodeInfo: nodeInfo(this.newBootID()) },
+      };
+      this.hosts.set(node, h);
     }
-    return b;
+    return h;
   }
 
   /** A bootID as the kubelet reports it: unique in its first eight characters (reboot pods are named by them). */
@@ -98,66 +148,75 @@ export class NodeHosts {
     return `${(++this.bootCount).toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`;
   }
 
+  private uid(): string {
+    return `uid-${++this.uids}`;
+  }
+
+  private iso(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
   /** Gives the node its first boot now, so bootIDs follow the order nodes were added in. */
   addHost(node: string): void {
-    this.boot(node);
+    this.host(node);
   }
 
   bootID(node: string): string {
-    return this.boot(node).bootID;
+    return this.host(node).status?.nodeInfo?.bootID ?? '';
+  }
+
+  private readyCondition(node: string): { status: string; lastTransitionTime?: Date } | undefined {
+    return this.host(node).status?.conditions?.find((c) => c.type === 'Ready');
   }
 
   isUp(node: string): boolean {
-    return this.boot(node).up;
+    return this.readyCondition(node)?.status !== 'False';
   }
 
   /** When the host last came up (-Infinity if it never rebooted). */
   upSince(node: string): number {
-    return this.boot(node).upSince;
+    const ready = this.readyCondition(node);
+    return ready?.lastTransitionTime === undefined ? -Infinity : new Date(ready.lastTransitionTime).getTime();
   }
 
-  /** Whether a Job runs on the node now, or its reboot is under way (started, not back yet). */
+  /** Whether a Job runs for the node now, or its reboot is under way (started, not back yet). */
   busy(node: string): string | undefined {
-    const now = this.clock.now();
-    for (const j of this.jobs.values()) if (j.node === node && j.endsAt > now) return `Job ${j.name} runs`;
-    const b = this.boots.get(node);
-    if (b !== undefined && !b.up) return 'it is rebooting';
+    for (const j of this.jobs.values()) if (j.node === node && jobState(j) === 'running') return `Job ${j.name} runs`;
+    if (this.hosts.has(node) && !this.isUp(node)) return 'it is rebooting';
     return undefined;
   }
 
   jobsObserved(): ObservedJob[] {
-    const now = this.clock.now();
-    return [...this.jobs.values()].map((j) => {
-      const ended = j.endsAt <= now;
-      return {
-        namespace: NS,
-        name: j.name,
-        labels: j.labels,
-        succeeded: ended && !j.fails,
-        failed: ended && j.fails,
-        attempts: ended ? j.attempts : 0,
-        ...(ended && j.fails ? { failureReason: 'BackoffLimitExceeded' } : {}),
-      };
-    });
+    return [...this.jobs.values()].map((j) => toObservedJob(j.job, j.pods));
   }
 
   podsObserved(): ObservedPod[] {
-    return [...this.rebootPods].map(([name, p]) => pod(NS, name, p.node, { ownerKind: 'None', phase: 'Succeeded' }));
+    return [...this.rebootPods.values()].map((p) => toObservedPod(p, []));
   }
 
   /** Applies a Job or reboot action as the executor would; returns whether anything changed. */
   apply(a: HostAction): boolean {
+    const changed = this.applyAction(a);
+    this.settle();
+    return changed;
+  }
+
+  private applyAction(a: HostAction): boolean {
     switch (a.kind) {
       case 'createNodeJob':
-        return this.createJob(a);
+        return this.createJob(nodeJobFor(a), a.node, this.timing.job);
       case 'createGateJob':
-        return this.createGateJob(a);
+        return this.createJob(gateJobFor(a), a.node, this.timing.gateJob);
       case 'createRebootPod':
         return this.createRebootPod(a);
       case 'deleteJob': {
         const j = this.jobs.get(a.name);
-        if (j !== undefined && j.endsAt > this.clock.now())
+        if (j === undefined) return false;
+        if (jobState(j) === 'running') {
+          // The executor leaves a running Job alone (deleteFinishedJob); the planner must not ask.
           this.violations.push(`t=${this.clock.now()}: deleteJob of running Job ${a.name}`);
+          return false;
+        }
         return this.jobs.delete(a.name);
       }
       case 'deleteRebootPod':
@@ -165,68 +224,171 @@ export class NodeHosts {
     }
   }
 
-  private counted(name: string, what: string): void {
+  /** Creates the Job unless one of its name exists (AlreadyExists: the executor skips), and its first pod. */
+  private createJob(job: V1Job, node: string, runSeconds: readonly [number, number]): boolean {
+    const name = job.metadata?.name ?? '';
+    if (this.jobs.has(name)) return false;
     const creates = (this.jobCreates.get(name) ?? 0) + 1;
     this.jobCreates.set(name, creates);
-    if (creates > 1) this.violations.push(`t=${this.clock.now()}: ${what} ${name} created a second time`);
-  }
-
-  private createJob(a: Extract<Action, { kind: 'createNodeJob' }>): boolean {
-    const name = nodeJobName(a.operation, a.node);
-    if (this.jobs.has(name)) return false; // AlreadyExists: the executor skips
-    this.counted(name, 'Job');
-    const fails = this.failsJobs(a.node);
-    const job: HostJob = {
+    if (creates > 1) this.violations.push(`t=${this.clock.now()}: Job ${name} created a second time`);
+    const j: HostJob = {
       name,
-      node: a.node,
-      labels: jobLabels(a.operation, a.node, 'operation'),
-      endsAt: this.clock.now() + this.random.int(...this.timing.job) * 1000,
-      fails,
-      attempts: fails ? a.job.backoffLimit + 1 : 1,
+      node,
+      labels: job.metadata?.labels ?? {},
+      job: { ...job, status: {} },
+      pods: [],
+      runSeconds: this.random.int(...runSeconds),
     };
-    this.jobs.set(name, job);
-    this.clock.at(job.endsAt - this.clock.now(), () => {
-      if (!job.fails) this.successes.set(job.node, (this.successes.get(job.node) ?? 0) + 1);
-    });
+    this.jobs.set(name, j);
+    this.startPod(j);
     return true;
   }
 
-  /** A gate Job: created once per name (gate, step, node, revision). */
-  private createGateJob(a: Extract<Action, { kind: 'createGateJob' }>): boolean {
-    const name = gateJobName({ ...a, node: a.node });
-    if (this.jobs.has(name)) return false;
-    this.counted(name, 'gate Job');
-    const endsAt = this.clock.now() + this.random.int(...this.timing.gateJob) * 1000;
-    this.jobs.set(name, {
-      name,
-      node: a.node,
-      labels: jobLabels(a.operation, a.node, a.step),
-      endsAt,
-      fails: false,
-      attempts: 1,
+  /**
+   * The Job controller starts an attempt: a pod from the Job's template, with the Job's run
+   * time. A gate Job's template names no node; the scheduler puts its pod on the node it is for.
+   */
+  private startPod(j: HostJob): void {
+    const template = j.job.spec?.template;
+    const now = new Date(this.clock.now());
+    j.pods.push({
+      metadata: {
+        name: `${j.name}-${j.pods.length}`,
+        namespace: j.job.metadata?.namespace ?? NS,
+        uid: this.uid(),
+        creationTimestamp: now,
+        labels: { ...template?.metadata?.labels, [JOB_NAME_LABEL]: j.name },
+        annotations: { ...template?.metadata?.annotations, [HOST_KEYS.runSeconds]: String(j.runSeconds) },
+      },
+      spec: { ...template?.spec, containers: template?.spec?.containers ?? [], nodeName: j.node },
+      status: { phase: 'Running', startTime: now },
     });
-    // The Job ending is a watch event: it wakes the loop.
-    this.clock.at(endsAt - this.clock.now(), () => undefined);
-    return true;
+  }
+
+  /** The Job controller reads a pod that ended: the Job succeeds, fails past its backoffLimit, or tries again. */
+  private podEnded(j: HostJob): void {
+    const status = (j.job.status ??= {});
+    const phase = j.pods.at(-1)?.status?.phase;
+    const at = new Date(this.clock.now());
+    if (phase === 'Succeeded') {
+      status.succeeded = 1;
+      status.completionTime = at;
+      status.conditions = [{ type: 'Complete', status: 'True', lastTransitionTime: at }];
+      if (j.labels[JOB_LABELS.step] === 'operation') this.successes.set(j.node, (this.successes.get(j.node) ?? 0) + 1);
+    } else if (phase === 'Failed') {
+      status.failed = (status.failed ?? 0) + 1;
+      if (status.failed > backoffLimit(j.job))
+        status.conditions = [
+          { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', lastTransitionTime: at },
+        ];
+      else this.startPod(j);
+    }
   }
 
   private createRebootPod(a: Extract<Action, { kind: 'createRebootPod' }>): boolean {
-    const name = rebootPodName(a.node, a.bootID);
+    const pod = rebootPodFor(a);
+    const name = pod.metadata?.name ?? '';
     if (this.rebootPods.has(name)) return false;
-    this.rebootPods.set(name, { node: a.node });
-    const b = this.boot(a.node);
-    if (b.bootID !== a.bootID) return true; // a pod for a boot that is over does nothing
-    this.reboots.set(a.node, (this.reboots.get(a.node) ?? 0) + 1);
+    pod.metadata = { ...pod.metadata, uid: this.uid(), creationTimestamp: new Date(this.clock.now()) };
+    pod.status = { phase: 'Pending' };
+    this.rebootPods.set(name, pod);
+    // The kubelet starts it a moment later, unless it was deleted meanwhile.
     this.clock.at(this.random.int(...this.timing.rebootStart) * 1000, () => {
-      b.up = false;
-      this.onReboot(a.node, false);
-      this.clock.at(this.random.int(...this.timing.down) * 1000, () => {
-        b.bootID = this.newBootID();
-        b.up = true;
-        b.upSince = this.clock.now();
-        this.onReboot(a.node, true);
-      });
+      if (this.rebootPods.get(name) !== pod || pod.status?.phase !== 'Pending') return;
+      pod.status = { phase: 'Running', startTime: new Date(this.clock.now()) };
+      this.downSeconds.set(a.node, this.random.int(...this.timing.down));
+      this.settle();
     });
     return true;
+  }
+
+  /** The simulator's host decides and its steps are applied, per host, until nothing is left to do now. */
+  private settle(): void {
+    for (let round = 0; ; round++) {
+      if (round > 20) throw new Error('the simulated hosts keep deciding new steps at one instant');
+      let steps = 0;
+      for (const node of [...this.hosts.keys()].sort()) steps += this.decide(node);
+      if (steps === 0) return;
+    }
+  }
+
+  /** One host's decision (each host its own machine, with its own reboot length); returns the steps applied. */
+  private decide(node: string): number {
+    const config: SimHostConfig = {
+      ...DEFAULT_HOST,
+      rebootSeconds: this.downSeconds.get(node) ?? this.timing.down[0],
+    };
+    const onNode = (p: V1Pod): boolean => p.spec?.nodeName === node;
+    const { steps, nextAt } = decideHost({
+      jobPods: [...this.jobs.values()].flatMap((j) => j.pods).filter(onNode),
+      rebootPods: [...this.rebootPods.values()].filter(onNode),
+      nodes: [this.host(node)],
+      config,
+      now: this.clock.now(),
+    });
+    for (const step of steps) this.applyStep(step);
+    if (nextAt !== undefined) this.wake(nextAt);
+    return steps.length;
+  }
+
+  private wake(at: number): void {
+    if (this.wakes.has(at)) return;
+    this.wakes.add(at);
+    this.clock.at(at - this.clock.now(), () => {
+      this.wakes.delete(at);
+      this.settle();
+    });
+  }
+
+  /** A host step, as the simulator's host writes it to the API (host.ts applyStep). */
+  private applyStep(step: HostStep): void {
+    const h = this.host(step.node);
+    switch (step.kind) {
+      case 'endPod':
+        for (const j of this.jobs.values()) {
+          const pod = j.pods.find((p) => p.metadata?.name === step.pod);
+          if (pod === undefined) continue;
+          pod.status = { ...pod.status, ...step.status };
+          this.podEnded(j);
+        }
+        return;
+      case 'setOsImage':
+        h.status = { ...h.status, nodeInfo: nodeInfo(this.bootID(step.node), step.image) };
+        return;
+      case 'goDown':
+        (h.metadata ??= {}).annotations = {
+          ...h.metadata.annotations,
+          [HOST_KEYS.rebootingUntil]: new Date(step.until).toISOString(),
+        };
+        (h.status ??= {}).conditions = step.conditions;
+        this.reboots.set(step.node, (this.reboots.get(step.node) ?? 0) + 1);
+        this.onReboot(step.node, false);
+        return;
+      case 'comeBack':
+        this.comeBack(h, step);
+        return;
+    }
+  }
+
+  /**
+   * The host is up again: its pods restart or end (restartedStatus, merged into each pod's status
+   * as the simulator's patch is), then the node reports a new boot.
+   */
+  private comeBack(h: V1Node, step: Extract<HostStep, { kind: 'comeBack' }>): void {
+    const restart = (pod: V1Pod): boolean => {
+      const status = pod.spec?.nodeName === step.node ? restartedStatus(pod, this.iso()) : undefined;
+      if (status !== undefined) pod.status = { ...pod.status, ...status };
+      return status !== undefined;
+    };
+    for (const pod of this.rebootPods.values()) restart(pod);
+    for (const j of this.jobs.values()) {
+      const pod = j.pods.at(-1);
+      if (pod !== undefined && restart(pod)) this.podEnded(j);
+    }
+    const osImage = h.status?.nodeInfo?.osImage;
+    h.status = { ...h.status, conditions: step.conditions, nodeInfo: nodeInfo(this.newBootID(), osImage) };
+    const { [HOST_KEYS.rebootingUntil]: _, ...annotations } = h.metadata?.annotations ?? {};
+    h.metadata = { ...h.metadata, annotations };
+    this.onReboot(step.node, true);
   }
 }

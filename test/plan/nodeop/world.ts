@@ -1,17 +1,18 @@
 /**
  * A small world for NodeOp sequence tests: nodes over simulated hosts (hosts.ts), whose Jobs
  * end after a random time (failing on chosen nodes) and which reboot when a reboot pod starts
- * on them. It applies actions as the executor would and checks what only the NodeOp world
- * knows: a node is never cordoned before its gate before-Jobs succeeded, and an after-Job
- * never starts while the node is cordoned.
+ * on them. It applies actions as the executor would (node writes through node-patch.ts, with
+ * the executor's own rules) and checks what only the NodeOp world knows: a node is never
+ * cordoned before its gate before-Jobs succeeded, and an after-Job never starts while the node
+ * is cordoned.
  */
 import type { SeededRandom } from '../../../src/cloud/sim/random.js';
 import { gateJobName, JOB_LABELS } from '../../../src/execute/jobs/index.js';
 import type { ObservedNode, ObservedState } from '../../../src/observe/types.js';
 import type { Action } from '../../../src/plan/types.js';
-import { ANNOTATIONS } from '../../../src/protocol/keys.js';
 import { observed } from '../fixtures.js';
-import { isHostAction, NodeHosts } from './hosts.js';
+import { applyNodeWrite } from '../node-patch.js';
+import { isHostAction, jobState, NodeHosts } from './hosts.js';
 
 export { NS } from './hosts.js';
 const CP_LABEL = 'node-role.kubernetes.io/control-plane';
@@ -19,6 +20,8 @@ const CP_LABEL = 'node-role.kubernetes.io/control-plane';
 interface WNode {
   name: string;
   controlPlane: boolean;
+  /** Labels drydock wrote (the phase label); observe() adds the node's own. */
+  labels: Record<string, string>;
   annotations: Record<string, string>;
   unschedulable: boolean;
   failsJobs: boolean;
@@ -41,6 +44,7 @@ export class NodeOpWorld {
     this.nodes.set(name, {
       name,
       controlPlane: o.controlPlane ?? false,
+      labels: {},
       annotations: {},
       unschedulable: false,
       failsJobs: o.failsJobs ?? false,
@@ -67,7 +71,7 @@ export class NodeOpWorld {
   observe(): ObservedState {
     const nodes: ObservedNode[] = [...this.nodes.values()].map((n) => ({
       name: n.name,
-      labels: { 'kubernetes.io/hostname': n.name, ...(n.controlPlane ? { [CP_LABEL]: '' } : {}) },
+      labels: { ...n.labels, 'kubernetes.io/hostname': n.name, ...(n.controlPlane ? { [CP_LABEL]: '' } : {}) },
       annotations: { ...n.annotations },
       unschedulable: n.unschedulable,
       ready: this.hosts.isUp(n.name),
@@ -89,31 +93,16 @@ export class NodeOpWorld {
       return;
     }
     switch (a.kind) {
-      case 'annotateNode': {
-        const n = this.node(a.node);
-        for (const [k, v] of Object.entries(a.annotations))
-          if (v === null) delete n.annotations[k];
-          else n.annotations[k] = v;
-        return;
-      }
-      case 'cordon': {
-        const n = this.node(a.node);
+      case 'cordon':
         for (const j of this.hosts.jobs.values())
-          if (j.node === a.node && j.labels[JOB_LABELS.step] === 'before' && (j.endsAt > this.now || j.fails))
+          if (j.node === a.node && j.labels[JOB_LABELS.step] === 'before' && jobState(j) !== 'succeeded')
             this.violations.push(`t=${this.now}: ${a.node} cordoned before its gate Job ${j.name} succeeded`);
-        if (!n.unschedulable) {
-          n.unschedulable = true;
-          n.annotations[ANNOTATIONS.cordoned] = 'true';
-        }
+        applyNodeWrite(this.node(a.node), a);
         return;
-      }
-      case 'uncordon': {
-        const n = this.node(a.node);
-        if (n.annotations[ANNOTATIONS.cordoned] !== 'true') return;
-        delete n.annotations[ANNOTATIONS.cordoned];
-        n.unschedulable = false;
+      case 'annotateNode':
+      case 'uncordon':
+        applyNodeWrite(this.node(a.node), a);
         return;
-      }
       default:
         this.violations.push(`unexpected action ${a.kind}`);
     }

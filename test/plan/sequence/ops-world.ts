@@ -23,7 +23,7 @@ export class OpsWorld extends World {
     random: Random,
     start: number,
     log: (line: string) => void,
-    /** Chance a node Job fails after all its attempts. */
+    /** Chance the host under a node fails every Job it runs (drawn once per host). */
     jobFails: number,
   ) {
     super(options, random, start, log);

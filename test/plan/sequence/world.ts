@@ -2,13 +2,17 @@
  * A simulated world for sequence tests: a cloud scaling group whose instances boot after a
  * delay and join as nodes, workloads whose pods are evicted through their PDBs and come back
  * elsewhere, and a cluster-autoscaler Deployment. It applies the planner's actions the way the
- * executor does (cordon marks cordoned=true; uncordon only what drydock cordoned; surge only
- * adds capacity) and answers with an ObservedState. Faults come from the seeded generator.
+ * executor does: what a node write or the autoscaler's scaling changes is decided by the
+ * executor's own functions (node-patch.ts, scaleStep), so the world cannot keep a rule the
+ * executor dropped; the cloud, the scheduler and the PDBs are played here (surge only adds
+ * capacity). It answers with an ObservedState. Faults come from the seeded generator.
  */
 import type { Instance } from '../../../src/cloud/provider.js';
 import { ANNOTATIONS, type ObservedNode, type ObservedPod, type ObservedState } from '../../../src/observe/types.js';
 import type { Action } from '../../../src/plan/index.js';
 import type { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
+import { scaleStep } from '../../../src/execute/actions.js';
+import { applyNodeWrite } from '../node-patch.js';
 
 export interface Faults {
   /** Chance a new instance never joins. */
@@ -240,32 +244,16 @@ export class World {
         this.log(`surge +${a.count} for ${(a.forNodes ?? []).join(', ')}: ${ids.join(', ')} booting`);
         return true;
       }
-      case 'annotateNode': {
-        const n = this.nodes.get(a.node);
-        if (n === undefined) return false;
-        let changed = false;
-        for (const [k, v] of Object.entries(a.annotations)) {
-          if (v === null ? k in n.annotations : n.annotations[k] !== v) changed = true;
-          if (v === null) delete n.annotations[k];
-          else n.annotations[k] = v;
-        }
-        if (changed) this.log(`annotate ${a.node} ${describeAnnotations(a.annotations)}`);
-        return changed;
-      }
-      case 'cordon': {
-        const n = this.nodes.get(a.node);
-        if (n === undefined || n.unschedulable) return false;
-        n.unschedulable = true;
-        n.annotations[ANNOTATIONS.cordoned] = 'true';
-        this.log(`cordon ${a.node}`);
-        return true;
-      }
+      case 'annotateNode':
+      case 'cordon':
       case 'uncordon': {
         const n = this.nodes.get(a.node);
-        if (n === undefined || n.annotations[ANNOTATIONS.cordoned] !== 'true') return false;
-        n.unschedulable = false;
-        delete n.annotations[ANNOTATIONS.cordoned];
-        this.log(`uncordon ${a.node}`);
+        if (n === undefined || !applyNodeWrite(n, a)) return false;
+        this.log(
+          a.kind === 'annotateNode'
+            ? `annotate ${a.node} ${describeAnnotations(a.annotations)}`
+            : `${a.kind} ${a.node}`,
+        );
         return true;
       }
       case 'evict':
@@ -315,11 +303,13 @@ export class World {
       }
       case 'scaleDeployment': {
         const before = this.autoscaler.replicas;
-        if (a.rememberPrevious !== undefined)
-          this.autoscaler.annotations[ANNOTATIONS.previousReplicas] ??= String(a.rememberPrevious);
-        else delete this.autoscaler.annotations[ANNOTATIONS.previousReplicas];
-        this.autoscaler.replicas = a.replicas;
-        if (before !== a.replicas) this.log(`scale cluster-autoscaler ${before} -> ${a.replicas}`);
+        const remembered = this.autoscaler.annotations[ANNOTATIONS.previousReplicas];
+        const step = scaleStep({ replicas: before, ...(remembered !== undefined ? { remembered } : {}) }, a);
+        if (step.kind === 'skipped') return false;
+        if (step.previous === null) delete this.autoscaler.annotations[ANNOTATIONS.previousReplicas];
+        else this.autoscaler.annotations[ANNOTATIONS.previousReplicas] = step.previous;
+        this.autoscaler.replicas = step.replicas;
+        if (before !== step.replicas) this.log(`scale cluster-autoscaler ${before} -> ${step.replicas}`);
         return true;
       }
       case 'createNodeJob':
