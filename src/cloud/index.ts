@@ -56,7 +56,6 @@ export {
   type NodeRegistry,
   type SimNodeInput,
 } from './sim/nodes.js';
-export { runSimCloud, type RunningSimCloud, type SimCloudRunOptions } from './sim/process.js';
 export { SimProvider } from './sim/provider.js';
 export { AwsProvider, type AwsProviderOptions } from './aws/provider.js';
 export { awsProviderID, parseAwsProviderID } from './aws/provider-id.js';

@@ -8,7 +8,7 @@ import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client
 import type { Logger } from 'pino';
 import { LABELS } from '../protocol/keys.js';
 import type { SpecRef } from '../plan/types.js';
-import { describeError } from '../observe/informer.js';
+import { describeError } from '../errors.js';
 
 export type EventReason =
   | 'DrydockCordon'

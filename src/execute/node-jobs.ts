@@ -8,8 +8,8 @@ import type { BatchV1Api, CoreV1Api, V1Job, V1ObjectMeta, V1Pod } from '@kuberne
 import { ForeignObjectError } from './foreign-object.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
-import { JOB_LABELS } from './jobs/names.js';
-import { JOB_NAME_LABEL, jobOutcome, type JobOutcome } from './jobs/outcome.js';
+import { JOB_LABELS } from '../protocol/jobs.js';
+import { JOB_NAME_LABEL, jobOutcome, type JobOutcome } from '../protocol/job-outcome.js';
 
 export interface JobApis {
   readonly core: CoreV1Api;
@@ -22,7 +22,7 @@ export interface JobDeps {
 }
 
 export { ForeignObjectError } from './foreign-object.js';
-export { JOB_NAME_LABEL } from './jobs/outcome.js';
+export { JOB_NAME_LABEL } from '../protocol/job-outcome.js';
 
 const IDENTITY = [
   JOB_LABELS.managedBy,

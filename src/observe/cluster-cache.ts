@@ -18,13 +18,13 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { JOB_NAME_LABEL } from '../execute/jobs/outcome.js';
+import { JOB_NAME_LABEL } from '../protocol/job-outcome.js';
 import { LABELS } from '../protocol/keys.js';
 import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod } from './types.js';
 import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
 import { matchesSelector } from './selector.js';
 import { podWorkload, replicaSetOwners, toObservedWorkloads, type ObservedWorkload } from './workloads.js';
-import { watchCollection, type CollectionChange, type WatchedCollection } from './informer.js';
+import { watchCollection, type CollectionChange, type WatchedCollection } from '../kube/informer.js';
 import type { CountingKubeConfig } from './kube.js';
 import {
   sameContent,

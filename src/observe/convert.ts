@@ -11,7 +11,7 @@ import type {
   V1PodDisruptionBudget,
   V1LabelSelector,
 } from '@kubernetes/client-node';
-import { jobOutcome } from '../execute/jobs/outcome.js';
+import { jobOutcome } from '../protocol/job-outcome.js';
 import { DRYDOCK_PREFIX } from '../protocol/keys.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../spec/model.js';
 import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod, PodOwnerKind } from './types.js';

@@ -26,7 +26,6 @@ export {
   type RequestListener,
 } from './kube.js';
 export { matchesSelector, selectorString } from './selector.js';
-export { describeError } from './informer.js';
 
 /** The autoscaler Deployments the specs name, as namespace/name keys. */
 function autoscalerKeys(desired: Pick<DesiredState, 'autoscalingStrategies'>): Set<string> {

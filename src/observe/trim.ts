@@ -23,7 +23,7 @@ import type {
   V1ReplicaSet,
   V1StatefulSet,
 } from '@kubernetes/client-node';
-import { JOB_NAME_LABEL } from '../execute/jobs/outcome.js';
+import { JOB_NAME_LABEL } from '../protocol/job-outcome.js';
 import { DRYDOCK_PREFIX } from '../protocol/keys.js';
 import { isoTime, record } from './convert.js';
 

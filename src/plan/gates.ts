@@ -16,7 +16,7 @@ import {
   MANAGED_BY,
   operationLabel,
   type OperationRef,
-} from '../execute/jobs/index.js';
+} from '../protocol/jobs.js';
 import type { DesiredState, JobTemplate, UpgradeGate } from '../spec/model.js';
 import type { PlanBuilder } from './builder.js';
 import { compareStrings } from './order.js';

@@ -5,7 +5,6 @@
  */
 import type { ObservedNode } from '../observe/types.js';
 import { ANNOTATIONS, NODE_PHASES, nodeImageRecordKey, type NodePhase } from '../protocol/keys.js';
-import type { SpecKind } from '../spec/model.js';
 
 /** Phases in which a node is unavailable to workloads. */
 export const UNAVAILABLE_PHASES: ReadonlySet<NodePhase> = new Set([
@@ -23,7 +22,7 @@ export interface OperationRef {
 }
 
 /** `Kind/name@revision`, the value of drydock.dev/operation. */
-export function lockValue(kind: SpecKind, name: string, revision: string): string {
+export function lockValue(kind: string, name: string, revision: string): string {
   return `${kind}/${name}@${revision}`;
 }
 

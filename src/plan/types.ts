@@ -5,7 +5,7 @@
  */
 import type { JobTemplate, SpecKind } from '../spec/model.js';
 import type { NodePhase } from '../protocol/keys.js';
-import type { NodeJobSpec, NodeTaint, OperationRef } from '../execute/jobs/index.js';
+import type { NodeJobSpec, NodeTaint, OperationRef } from '../protocol/jobs.js';
 
 /** Which spec an action, wait or note belongs to. */
 export interface SpecRef {

@@ -9,7 +9,7 @@
 import { BatchV1Api, CoreV1Api, makeInformer, type KubeConfig, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { shortCommit } from '../commit.js';
 import { plural } from '../words.js';
-import { operationLabel } from '../execute/jobs/names.js';
+import { operationLabel } from '../protocol/jobs.js';
 import { JOB_LABELS } from '../protocol/keys.js';
 import { SandboxError } from './errors.js';
 import { commitSpecFile } from './fleet-repo.js';

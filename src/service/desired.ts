@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { CloudProvider } from '../cloud/provider.js';
 import type { DesiredState, LoadResult, Provider } from '../spec/model.js';
-import { describeError } from '../observe/informer.js';
+import { describeError } from '../errors.js';
 import type { WebhookHandler } from './http.js';
 import type { ServiceMetrics } from './metrics.js';
 

@@ -16,7 +16,7 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { httpStatus } from '../execute/classify.js';
-import { describeError } from '../observe/informer.js';
+import { describeError } from '../errors.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
 import { LeaseObserver } from './lease-observer.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { ClusterCache } from '../observe/cluster-cache.js';
-import { describeError } from '../observe/informer.js';
+import { describeError } from '../errors.js';
 import type { DesiredState } from '../spec/model.js';
 import type { DesiredTracker } from './desired.js';
 import type { RoundWatch } from './health.js';

@@ -11,7 +11,7 @@ import type { CloudProvider } from '../cloud/provider.js';
 import type { Provider } from '../spec/model.js';
 import { startClusterCache, type ClusterCache } from '../observe/cluster-cache.js';
 import { cloneKubeConfig, type CountingKubeConfig } from '../observe/kube.js';
-import { describeError } from '../observe/informer.js';
+import { describeError } from '../errors.js';
 import { InstanceSightings } from '../observe/cloud.js';
 import { kubeApis } from '../execute/index.js';
 import { kubeEventRecorder } from '../execute/events.js';

@@ -7,7 +7,7 @@
  * one under way before it gives up the lease. The clock is injected, like the service's.
  */
 import type { Logger } from 'pino';
-import { describeError } from '../observe/informer.js';
+import { describeError } from '../errors.js';
 import type { ServiceMetrics } from './metrics.js';
 import { statusKey, type StatusSink, type StatusSnapshot } from './status.js';
 

@@ -12,7 +12,7 @@ import { runInNewContext } from 'node:vm';
 import type { KubernetesListObject, V1Pod } from '@kubernetes/client-node';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import { buildClusterSnapshot, newConversionMemo } from '../../src/observe/cluster-cache.js';
-import { listInPages, type ListPage } from '../../src/observe/pages.js';
+import { listInPages, type ListPage } from '../../src/kube/pages.js';
 import { trimPDB, trimPod, trimReplicaSet } from '../../src/observe/trim.js';
 
 setFlagsFromString('--expose-gc');

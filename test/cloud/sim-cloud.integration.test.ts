@@ -9,7 +9,7 @@ import { CloudError } from '../../src/cloud/provider.js';
 import { parseSimConfig } from '../../src/cloud/sim/config.js';
 import { SimHttpProvider } from '../../src/cloud/sim/http-client.js';
 import { KubeNodeRegistry } from '../../src/cloud/sim/nodes.js';
-import { runSimCloud, type RunningSimCloud } from '../../src/cloud/sim/process.js';
+import { runSimCloud, type RunningSimCloud } from '../../src/sim-host/process.js';
 import { eventually, statusOf, useControlPlane } from '../support/control-plane.js';
 
 function isReady(node: V1Node): boolean {

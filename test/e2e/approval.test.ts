@@ -12,7 +12,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { useControlPlane, eventually } from '../support/control-plane.js';
 import { git, gitEnv, withUser } from '../support/git-server.js';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import {
   DRYDOCK_BIN,
   fleetFiles,

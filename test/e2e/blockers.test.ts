@@ -19,7 +19,7 @@ import {
 } from '@kubernetes/client-node';
 import { useControlPlane, eventually, statusOf } from '../support/control-plane.js';
 import { TEST_USER } from '../support/git-server.js';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import {
   converged,
   DRYDOCK_BIN,

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../src/protocol/keys.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { notifyWebhook, specDoc, startWorkerWorld, stopWorld, type DrydockChild, type FleetRepo } from './world.js';

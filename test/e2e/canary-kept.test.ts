@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { useControlPlane, eventually } from '../support/control-plane.js';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../src/protocol/keys.js';
 import { ApiLog, replay } from './api-watch.js';
 import {

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { AppsV1Api, CoreV1Api, type KubeConfig, type V1Deployment, type V1Node } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { ApiLog, replay } from './api-watch.js';
 import {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { CoreV1Api, Watch, type KubeConfig, type V1Job, type V1Node } from '@kubernetes/client-node';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { OPS_REPO_CONFIG, specDoc, startWorkerWorld, type DrydockChild, type FleetRepo } from './world.js';
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { useControlPlane, eventually } from '../support/control-plane.js';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import {
   converged,
   drydockArgs,

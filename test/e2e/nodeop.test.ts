@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { BatchV1Api, CoreV1Api, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
   OPS_REPO_CONFIG,

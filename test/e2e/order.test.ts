@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { useControlPlane, eventually } from '../support/control-plane.js';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { ApiLog, replay } from './api-watch.js';
 import {
   converged,

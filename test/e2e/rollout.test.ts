@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { useControlPlane, eventually } from '../support/control-plane.js';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import {
   applyDeployRbac,
   notifyWebhook,

@@ -38,7 +38,7 @@ import {
   type FleetEntry,
   type FleetRepo,
 } from './world.js';
-import type { RunningSimCloud } from '../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../src/sim-host/index.js';
 
 const NS = 'drydock-system';
 const SA = 'system:serviceaccount:drydock-system:drydock';

@@ -1,13 +1,13 @@
 /** The pure builders of what drydock runs on nodes: names, labels, Jobs, reboot pods, gate Jobs, outcomes. */
 import assert from 'node:assert/strict';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import { nodeOpJobSpec } from '../../src/plan/nodeop/job-spec.js';
 import {
   gateJob,
   jobOutcome,
   labelValue,
   nodeJob,
   nodeJobName,
-  nodeOpJobSpec,
   objectName,
   rebootPod,
   rebootPodName,

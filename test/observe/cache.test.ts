@@ -4,7 +4,7 @@ import { CoreV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions, type V1Node } 
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
 import { CountingKubeConfig, observe, startClusterCache, type ClusterCache } from '../../src/observe/index.js';
-import { watchCollection, type CollectionChange, type CollectionOptions } from '../../src/observe/informer.js';
+import { watchCollection, type CollectionChange, type CollectionOptions } from '../../src/kube/informer.js';
 import { sameTrimmed, trimNode } from '../../src/observe/trim.js';
 import type { DesiredState } from '../../src/spec/model.js';
 

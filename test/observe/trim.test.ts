@@ -9,7 +9,7 @@ import {
 } from '../../src/observe/convert.js';
 import { buildClusterSnapshot, forgetPods, newConversionMemo } from '../../src/observe/cluster-cache.js';
 import { sameTrimmed, trimDeployment, trimJob, trimNode, trimPDB, trimPod } from '../../src/observe/trim.js';
-import { JOB_NAME_LABEL } from '../../src/execute/jobs/outcome.js';
+import { JOB_NAME_LABEL } from '../../src/protocol/job-outcome.js';
 
 const managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:x': {} } } }];
 

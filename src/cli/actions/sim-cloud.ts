@@ -1,6 +1,6 @@
 /** What `drydock sim-cloud` does once its flags are parsed (loaded only when it runs). */
 import { access } from 'node:fs/promises';
-import { runSimCloud } from '../../cloud/sim/process.js';
+import { runSimCloud } from '../../sim-host/process.js';
 import { SimConfigError } from '../../cloud/sim/config.js';
 import { SimStateError } from '../../cloud/sim/state.js';
 import { createLogger } from '../../service/logger.js';

@@ -9,8 +9,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { V1Container, V1Job, V1Volume } from '@kubernetes/client-node';
-import { jobAnnotations, jobLabels, type OperationRef } from './names.js';
-import { nodeJobName, nodeTolerations, type JobNode } from './node-job.js';
+import { jobAnnotations, jobLabels, nodeJobName, type OperationRef } from '../../protocol/jobs.js';
+import { nodeTolerations, type JobNode } from './node-job.js';
 
 /** assets/ of the package: four levels above dist/src/execute/jobs/ (shipped by `files`). */
 const SCRIPT_FILE = new URL('../../../../assets/bottlerocket-update.sh', import.meta.url);

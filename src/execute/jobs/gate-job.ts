@@ -7,7 +7,7 @@
  */
 import type { V1Container, V1EnvVar, V1Job, V1JobSpec } from '@kubernetes/client-node';
 import type { JobTemplate } from '../../spec/model.js';
-import { jobAnnotations, jobLabels, objectName, operationValue, type OperationRef } from './names.js';
+import { gateJobName, jobAnnotations, jobLabels, operationValue, type OperationRef } from '../../protocol/jobs.js';
 
 /** Environment every gate container gets; the names the examples use. */
 export const GATE_ENV = {
@@ -29,20 +29,6 @@ export interface GateJobInput {
   readonly replacement?: string;
   /** Used when the template names no namespace. */
   readonly defaultNamespace: string;
-}
-
-export function gateJobName(
-  input: Pick<GateJobInput, 'operation' | 'gate' | 'step' | 'index' | 'template' | 'node'>,
-): string {
-  const head = input.template.name ?? input.gate;
-  return objectName([
-    head,
-    `${input.step}${input.index}`,
-    input.node,
-    input.operation.revision,
-    input.operation.kind.toLowerCase(),
-    input.operation.name,
-  ]);
 }
 
 function withEnv(c: V1Container, env: readonly V1EnvVar[]): V1Container {

@@ -5,34 +5,24 @@
  * so a retry after a crash finds the Job it made before.
  */
 import type { V1Job, V1Toleration } from '@kubernetes/client-node';
-import type { NodeOp } from '../../spec/model.js';
-import { JOB_ANNOTATIONS, jobAnnotations, jobLabels, objectName, type JobStep, type OperationRef } from './names.js';
+import {
+  JOB_ANNOTATIONS,
+  jobAnnotations,
+  jobLabels,
+  nodeJobName,
+  type JobStep,
+  type NodeJobSpec,
+  type NodeTaint,
+  type OperationRef,
+} from '../../protocol/jobs.js';
 
 /** The taint a cordon puts on a node (the node lifecycle controller mirrors spec.unschedulable). */
 export const CORDON_TAINT = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' } as const;
-
-export interface NodeTaint {
-  readonly key: string;
-  readonly effect: string;
-  readonly value?: string;
-}
 
 /** What the builders need to know of a node (an ObservedNode fits). */
 export interface JobNode {
   readonly name: string;
   readonly taints: readonly NodeTaint[];
-}
-
-/** The job fields of a spec (NodeOp's, and the update Job of an inPlace NodeImage). */
-export interface NodeJobSpec {
-  readonly image: string;
-  readonly command: readonly string[];
-  readonly imagePullSecrets: readonly string[];
-  readonly backoffLimit: number;
-  readonly privileged: boolean;
-  /** Where the host's root is mounted in the container; default /host. */
-  readonly hostMountPath?: string;
-  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface NodeJobInput {
@@ -48,11 +38,6 @@ export const DEFAULT_HOST_MOUNT_PATH = '/host';
 /** Kairos tells its node Jobs where the host is mounted in this variable; scripts written for it use it. */
 export const HOST_DIR_ENV = 'HOST_DIR';
 const HOST_ROOT_VOLUME = 'host-root';
-
-/** The Job's name: operation, node and revision; ≤ 63 characters. */
-export function nodeJobName(op: OperationRef, node: string): string {
-  return objectName([op.kind.toLowerCase(), op.name, node, op.revision]);
-}
 
 /**
  * Tolerations for a pod pinned to `node`: drydock's cordon, and every taint the node has now,
@@ -120,22 +105,5 @@ export function nodeJob(input: NodeJobInput, step: JobStep = 'operation'): V1Job
         },
       },
     },
-  };
-}
-
-/**
- * A NodeOp's (and so a NodeOpUpgrade's) job fields as a NodeJobSpec. It runs privileged: its
- * command works on the host through the mount (Kairos' upgrade binds the host's /dev and /run).
- */
-export function nodeOpJobSpec(
-  op: Pick<NodeOp, 'image' | 'command' | 'imagePullSecrets' | 'backoffLimit' | 'hostMountPath'>,
-): NodeJobSpec {
-  return {
-    image: op.image,
-    command: op.command,
-    imagePullSecrets: op.imagePullSecrets,
-    backoffLimit: op.backoffLimit,
-    privileged: true,
-    hostMountPath: op.hostMountPath,
   };
 }

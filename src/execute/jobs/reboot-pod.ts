@@ -5,7 +5,7 @@
  * and the next boot (a new bootID) never matches it.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { JOB_ANNOTATIONS, jobAnnotations, jobLabels, objectName, type OperationRef } from './names.js';
+import { JOB_ANNOTATIONS, jobAnnotations, jobLabels, rebootPodName, type OperationRef } from '../../protocol/jobs.js';
 import { hostRootVolume, nodeTolerations, type JobNode } from './node-job.js';
 
 export const DEFAULT_REBOOT_IMAGE = 'busybox:1.36';
@@ -30,10 +30,6 @@ export interface RebootPodInput {
   readonly namespace: string;
   readonly image?: string;
   readonly command?: readonly string[];
-}
-
-export function rebootPodName(node: string, bootID: string): string {
-  return objectName(['reboot', node, bootID.slice(0, 8)]);
 }
 
 export function rebootPod(input: RebootPodInput): V1Pod {

@@ -6,7 +6,7 @@
 import { matchesSelector } from '../../observe/selector.js';
 import type { ObservedJob, ObservedNode, ObservedPod } from '../../observe/types.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../protocol/keys.js';
-import { nodeJobName, rebootPodName, type OperationRef } from '../../execute/jobs/index.js';
+import { nodeJobName, rebootPodName, type OperationRef } from '../../protocol/jobs.js';
 import type { DesiredState, NodeOp } from '../../spec/model.js';
 import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';

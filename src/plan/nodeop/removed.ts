@@ -6,7 +6,7 @@
  * So every finished Job drydock made for an operation that is gone is deleted, unless its node
  * is still held by that operation (settle() finishes that node's step and deletes its Job).
  */
-import { JOB_LABELS, labelValue, MANAGED_BY, operationLabel } from '../../execute/jobs/index.js';
+import { JOB_LABELS, labelValue, MANAGED_BY, operationLabel } from '../../protocol/jobs.js';
 import type { DesiredState, SpecKind } from '../../spec/model.js';
 import type { PlanBuilder } from '../builder.js';
 import type { ClusterView } from '../view.js';

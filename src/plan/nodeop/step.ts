@@ -8,7 +8,8 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { nodeOpJobSpec, type OperationRef } from '../../execute/jobs/index.js';
+import type { OperationRef } from '../../protocol/jobs.js';
+import { nodeOpJobSpec } from './job-spec.js';
 import { drainView, preflight } from '../drain.js';
 import { HELD_ANNOTATIONS } from '../protocol.js';
 import { workloadsOf } from '../health.js';

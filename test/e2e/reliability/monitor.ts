@@ -17,7 +17,7 @@ import {
   type V1Deployment,
   type V1Node,
 } from '@kubernetes/client-node';
-import type { RunningSimCloud } from '../../../src/cloud/index.js';
+import type { RunningSimCloud } from '../../../src/sim-host/index.js';
 import { ANNOTATIONS, JOB_LABELS, LABELS } from '../../../src/protocol/keys.js';
 
 export interface Violation {

@@ -6,7 +6,8 @@
  */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { parseSimConfigText, runSimCloud, type RunningSimCloud } from '../../../src/cloud/index.js';
+import { parseSimConfigText } from '../../../src/cloud/index.js';
+import { runSimCloud, type RunningSimCloud } from '../../../src/sim-host/index.js';
 import { nodeOpRecordKey } from '../../../src/protocol/keys.js';
 import { eventually, type ControlPlane } from '../../support/control-plane.js';
 import {

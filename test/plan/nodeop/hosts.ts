@@ -17,8 +17,8 @@
  */
 import type { V1Job, V1Node, V1NodeSystemInfo, V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_HOST, type SimHostConfig } from '../../../src/cloud/sim/config.js';
-import { decideHost, HOST_KEYS, type HostStep } from '../../../src/cloud/sim/host-decide.js';
-import { restartedStatus } from '../../../src/cloud/sim/host.js';
+import { decideHost, HOST_KEYS, type HostStep } from '../../../src/sim-host/decide.js';
+import { restartedStatus } from '../../../src/sim-host/host.js';
 import type { SeededRandom } from '../../../src/cloud/sim/random.js';
 import { gateJobFor, nodeJobFor, rebootPodFor } from '../../../src/execute/job-actions.js';
 import { JOB_LABELS, JOB_NAME_LABEL, jobOutcome, type JobState } from '../../../src/execute/jobs/index.js';

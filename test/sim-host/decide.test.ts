@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_HOST, type SimHostConfig } from '../../src/cloud/sim/config.js';
-import { decideHost, HOST_KEYS } from '../../src/cloud/sim/host-decide.js';
+import { decideHost, HOST_KEYS } from '../../src/sim-host/decide.js';
 import { kwokStages, kwokStagesYaml } from '../../src/sandbox/control-plane/kwok.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');

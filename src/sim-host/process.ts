@@ -5,13 +5,13 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
-import { SimCloud } from './cloud.js';
-import type { Clock } from './clock.js';
-import { loadSimConfig, type SimCloudConfig } from './config.js';
+import { SimCloud } from '../cloud/sim/cloud.js';
+import type { Clock } from '../cloud/sim/clock.js';
+import { loadSimConfig, type SimCloudConfig } from '../cloud/sim/config.js';
 import { startSimHost, type SimHost } from './host.js';
-import { KubeNodeRegistry, MemoryNodeRegistry, type NodeRegistry } from './nodes.js';
-import { startSimServer } from './server.js';
-import { FileStateStore } from './state.js';
+import { KubeNodeRegistry, MemoryNodeRegistry, type NodeRegistry } from '../cloud/sim/nodes.js';
+import { startSimServer } from '../cloud/sim/server.js';
+import { FileStateStore } from '../cloud/sim/state.js';
 
 export interface SimCloudRunOptions {
   /** A groups.yaml path, or a configuration already parsed. */

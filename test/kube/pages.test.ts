@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { KubernetesListObject, V1ConfigMap } from '@kubernetes/client-node';
-import { listInPages, type ListPage } from '../../src/observe/pages.js';
+import { listInPages, type ListPage } from '../../src/kube/pages.js';
 
 const item = (i: number): V1ConfigMap => ({ metadata: { name: `cm-${i}`, namespace: 'ns', resourceVersion: `${i}` } });
 

@@ -23,11 +23,11 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { watchCollection, type WatchedCollection } from '../../observe/informer.js';
-import { JOB_LABELS } from '../../execute/jobs/names.js';
-import type { SimHostConfig } from './config.js';
-import { KWOK_ANNOTATION, SIM_LABELS } from './nodes.js';
-import { decideHost, type HostStep, HOST_KEYS } from './host-decide.js';
+import { watchCollection, type WatchedCollection } from '../kube/informer.js';
+import { JOB_LABELS } from '../protocol/keys.js';
+import type { SimHostConfig } from '../cloud/sim/config.js';
+import { KWOK_ANNOTATION, SIM_LABELS } from '../cloud/sim/nodes.js';
+import { decideHost, type HostStep, HOST_KEYS } from './decide.js';
 
 // Strategic merge: conditions merge by type, so a patch names only the ones it changes.
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);

@@ -16,6 +16,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { describeError } from '../errors.js';
 import { listInPages, type ListPage } from './pages.js';
 
 export interface CollectionOptions<T extends KubernetesObject> {
@@ -193,21 +194,4 @@ class TrimmingWatch<T extends KubernetesObject> extends Watch {
       done,
     );
   }
-}
-
-/** A loggable description of a client error without headers or bodies (no secrets). */
-export function describeError(err: unknown): { readonly message: string; readonly code?: number | string } {
-  if (err && typeof err === 'object') {
-    const e = err as { message?: unknown; code?: unknown; statusCode?: unknown };
-    const code =
-      typeof e.code === 'number' || typeof e.code === 'string'
-        ? e.code
-        : typeof e.statusCode === 'number'
-          ? e.statusCode
-          : undefined;
-    // ApiException messages embed response headers and bodies: keep only the first line.
-    const message = typeof e.message === 'string' ? (e.message.split('\n')[0] ?? '') : JSON.stringify(err);
-    return code !== undefined ? { message, code } : { message };
-  }
-  return { message: String(err) };
 }

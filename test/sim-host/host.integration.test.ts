@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { parseSimConfig } from '../../src/cloud/sim/config.js';
-import { runSimCloud, type RunningSimCloud } from '../../src/cloud/sim/process.js';
+import { runSimCloud, type RunningSimCloud } from '../../src/sim-host/process.js';
 import {
   createJob,
   createRebootPod,

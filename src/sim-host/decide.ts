@@ -4,8 +4,8 @@
  * which nodes go down for a reboot and which come back. Used by host.ts.
  */
 import type { V1Node, V1NodeCondition, V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { JOB_ANNOTATIONS } from '../../execute/jobs/names.js';
-import type { SimHostConfig } from './config.js';
+import { JOB_ANNOTATIONS } from '../protocol/keys.js';
+import type { SimHostConfig } from '../cloud/sim/config.js';
 
 /** Keys the simulated hosts read and write. */
 export const HOST_KEYS = {

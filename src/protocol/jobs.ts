@@ -4,18 +4,17 @@
  * names, so a restarted drydock finds the object it made before instead of making a second.
  */
 import { createHash } from 'node:crypto';
-import { JOB_ANNOTATIONS, JOB_LABELS } from '../../protocol/keys.js';
+import { JOB_ANNOTATIONS, JOB_LABELS } from './keys.js';
 
-export { JOB_ANNOTATIONS, JOB_LABELS } from '../../protocol/keys.js';
-import type { SpecKind } from '../../spec/model.js';
+export { JOB_ANNOTATIONS, JOB_LABELS } from './keys.js';
 
 export const MANAGED_BY = 'drydock';
 
 export type JobStep = 'operation' | 'before' | 'after' | 'reboot';
 
-/** The operation an object belongs to. */
+/** The operation an object belongs to: its spec kind (NodeOp, NodeImage, ...), name and revision. */
 export interface OperationRef {
-  readonly kind: SpecKind;
+  readonly kind: string;
   readonly name: string;
   readonly revision: string;
 }
@@ -99,4 +98,56 @@ export function jobSelector(op: OperationRef, node?: string): string {
 /** The annotations that name operation and node exactly. */
 export function jobAnnotations(op: OperationRef, node: string): Record<string, string> {
   return { [JOB_ANNOTATIONS.operation]: operationValue(op), [JOB_ANNOTATIONS.node]: node };
+}
+
+/** The Job's name: operation, node and revision; ≤ 63 characters. */
+export function nodeJobName(op: OperationRef, node: string): string {
+  return objectName([op.kind.toLowerCase(), op.name, node, op.revision]);
+}
+
+/** The reboot pod's name: the node and the bootID it reboots from. */
+export function rebootPodName(node: string, bootID: string): string {
+  return objectName(['reboot', node, bootID.slice(0, 8)]);
+}
+
+/**
+ * An UpgradeGate Job's name: the template's (or the gate's) name, step and position, node,
+ * revision and operation, so a repeat finds the Job made before.
+ */
+export function gateJobName(input: {
+  readonly operation: OperationRef;
+  readonly gate: string;
+  readonly step: 'before' | 'after';
+  readonly index: number;
+  readonly template: { readonly name?: string };
+  readonly node: string;
+}): string {
+  const head = input.template.name ?? input.gate;
+  return objectName([
+    head,
+    `${input.step}${input.index}`,
+    input.node,
+    input.operation.revision,
+    input.operation.kind.toLowerCase(),
+    input.operation.name,
+  ]);
+}
+
+/** A taint on a node, as a Job pinned there must tolerate it. */
+export interface NodeTaint {
+  readonly key: string;
+  readonly effect: string;
+  readonly value?: string;
+}
+
+/** The job fields of a spec (NodeOp's, and the update Job of an inPlace NodeImage): what a node Job runs. */
+export interface NodeJobSpec {
+  readonly image: string;
+  readonly command: readonly string[];
+  readonly imagePullSecrets: readonly string[];
+  readonly backoffLimit: number;
+  readonly privileged: boolean;
+  /** Where the host's root is mounted in the container; default /host. */
+  readonly hostMountPath?: string;
+  readonly env?: Readonly<Record<string, string>>;
 }
