@@ -7,8 +7,8 @@
 import path from 'node:path';
 import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
 import type { StatusSnapshot } from './status.js';
-import { wantedApprovalFile } from '../report/approval-file.js';
-import type { SpecReport, StatusApproval, StatusReport } from '../report/types.js';
+import type { SpecStatus } from '../plan/types.js';
+import type { StatusReport } from '../report/types.js';
 import type { GitSourceError } from '../source/errors.js';
 import { coalesce } from '../source/coalesce.js';
 import type { StatusWriter } from '../source/status-writer.js';
@@ -60,42 +60,27 @@ export function desiredSourceFromSync(opts: {
 }
 
 /**
+ * A spec's status with its file paths made repository paths: spec files are named relative to
+ * `root` (--path inside the repository), and the status branch shows repository paths.
+ */
+function withRepoPaths(x: SpecStatus, root: string): SpecStatus {
+  if (!root) return x;
+  const wanted = x.approvalWanted;
+  return {
+    ...x,
+    ...(x.approvals !== undefined
+      ? { approvals: x.approvals.map((a) => ({ ...a, file: path.posix.join(root, a.file) })) }
+      : {}),
+    ...(wanted !== undefined ? { approvalWanted: { ...wanted, path: path.posix.join(root, wanted.path) } } : {}),
+  };
+}
+
+/**
  * The service's snapshot as the status branch's report. The approvals shown are the ones the
- * plan counted; `root` is --path inside the repository, since spec files are named relative
- * to it and the status branch shows repository paths.
+ * plan counted; `root` is --path inside the repository.
  */
 export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
-  const specs = s.specs.map((x): SpecReport => {
-    const approvals = (x.approvals ?? []).map((a): StatusApproval => ({
-      ...a,
-      file: root ? path.posix.join(root, a.file) : a.file,
-    }));
-    return {
-      kind: x.spec.kind,
-      name: x.spec.name,
-      revision: x.revision,
-      phase: x.phase,
-      progress: x.progress,
-      ...(x.strategy !== undefined ? { strategy: x.strategy } : {}),
-      ...(x.eta !== undefined ? { eta: x.eta } : {}),
-      ...(x.waitingFor !== undefined ? { waitingFor: x.waitingFor } : {}),
-      conditions: x.conditions,
-      nodes: x.nodes,
-      ...(x.lastError !== undefined ? { lastError: x.lastError } : {}),
-      counts: { failures: x.failures },
-      ...(approvals.length > 0 ? { approvals } : {}),
-      ...(x.approvalWanted !== undefined
-        ? {
-            approvalFile: wantedApprovalFile(
-              x.approvalWanted,
-              root ? path.posix.join(root, x.approvalWanted.path) : x.approvalWanted.path,
-            ),
-          }
-        : {}),
-      ...(x.pending.length > 0 ? { extra: { pending: x.pending } } : {}),
-      ...(x.maintenance !== undefined ? { maintenance: x.maintenance } : {}),
-    };
-  });
+  const specs = s.specs.map((x) => withRepoPaths(x, root));
   const notes = [
     ...s.problems.map((p) => `${p.source}: ${p.message}`),
     ...(s.lastError ? [`round failed (${s.lastError.code}): ${s.lastError.message}`] : []),
