@@ -222,8 +222,9 @@ export function renderReadme(report: StatusReport): string {
 }
 
 /**
- * One spec's file: its SpecStatus laid out for a person, fields in a fixed order; the approval
- * file it waits for is written out whole, ready to merge.
+ * One spec's file: its SpecStatus laid out for a person, fields in a fixed order (status-read.ts
+ * reads it back into the same SpecStatus); the approval file it waits for is written out whole,
+ * ready to merge.
  */
 export function renderSpecDoc(report: StatusReport, spec: SpecStatus): string {
   const head: Record<string, unknown> = {
@@ -233,9 +234,13 @@ export function renderSpecDoc(report: StatusReport, spec: SpecStatus): string {
     sourceCommit: report.sourceCommit ?? null,
     phase: spec.phase,
     progress: spec.progress,
+    ...(spec.strategy !== undefined ? { strategy: spec.strategy } : {}),
     ...(spec.eta !== undefined ? { eta: spec.eta } : {}),
     ...(spec.waitingFor !== undefined ? { waitingFor: spec.waitingFor } : {}),
-    ...(spec.approvalWanted !== undefined ? { approvalFile: wantedApprovalFile(spec.approvalWanted) } : {}),
+    // The wait's file as a reader decides from it (stage, path, target), then as a person merges it.
+    ...(spec.approvalWanted !== undefined
+      ? { approvalWanted: spec.approvalWanted, approvalFile: wantedApprovalFile(spec.approvalWanted) }
+      : {}),
     ...(spec.lastError !== undefined ? { lastError: spec.lastError } : {}),
     counts: { failures: spec.failures },
     ...(spec.maintenance ?? {}),

@@ -175,30 +175,33 @@ export function renderNodeFiles(key: string, rows: readonly NodeRow[]): Map<stri
   return new Map(names.map((name, i) => [name, texts[i] ?? 'nodes: []\n']));
 }
 
+/** A spec's own file among the status branch's files: status/<Kind>/<name>.yaml (node files lie one level deeper). */
+export const SPEC_DOC = /^status\/[^/]+\/[^/]+\.yaml$/;
+
 /**
- * Every spec document of a status branch's files (path → text), parsed, with the rows of its
- * node files put back under `nodes` (sorted by node) in place of `nodeFiles`: what readers see
- * is one document per spec whichever way its rows were stored.
+ * The spec document at `path` of a status branch's files (path → text), parsed, with the rows
+ * of its node files put back under `nodes` (sorted by node) in place of `nodeFiles`: what
+ * readers see is one document per spec whichever way its rows were stored. Not checked (that
+ * is status-read.ts's); throws when a file is not YAML.
  */
-export function readSpecDocs(files: ReadonlyMap<string, string>): Map<string, Record<string, unknown>> {
-  const docs = new Map<string, Record<string, unknown>>();
-  for (const [p, text] of [...files].sort(([a], [b]) => compareStrings(a, b))) {
-    // status/<Kind>/<name>.yaml; node files lie one level deeper
-    if (!/^status\/[^/]+\/[^/]+\.yaml$/.test(p)) continue;
-    const doc = parse(text) as Record<string, unknown>;
-    const names = doc.nodeFiles;
-    if (Array.isArray(names)) {
-      const dir = p.slice(0, -'.yaml'.length);
-      const rows: NodeRow[] = [];
-      for (const name of names) {
-        const part = files.get(`${dir}/${String(name)}`);
-        if (part === undefined) continue;
-        const parsed = parse(part) as { nodes?: NodeRow[] } | null;
-        rows.push(...(parsed?.nodes ?? []));
-      }
-      const { nodeFiles: _, ...rest } = doc;
-      docs.set(p, { ...rest, nodes: rows.sort(byNode) });
-    } else docs.set(p, doc);
+export function readSpecDoc(files: ReadonlyMap<string, string>, path: string): unknown {
+  const doc: unknown = parse(files.get(path) ?? '');
+  if (typeof doc !== 'object' || doc === null || !('nodeFiles' in doc) || !Array.isArray(doc.nodeFiles)) return doc;
+  const dir = path.slice(0, -'.yaml'.length);
+  const rows: NodeRow[] = [];
+  for (const name of doc.nodeFiles) {
+    const part = files.get(`${dir}/${String(name)}`);
+    if (part === undefined) continue;
+    const parsed = parse(part) as { nodes?: NodeRow[] } | null;
+    rows.push(...(parsed?.nodes ?? []));
   }
+  const { nodeFiles: _, ...rest } = doc;
+  return { ...rest, nodes: rows.sort(byNode) };
+}
+
+/** Every spec document of a status branch's files, as readSpecDoc gives it, by path. */
+export function readSpecDocs(files: ReadonlyMap<string, string>): Map<string, unknown> {
+  const docs = new Map<string, unknown>();
+  for (const p of [...files.keys()].sort(compareStrings)) if (SPEC_DOC.test(p)) docs.set(p, readSpecDoc(files, p));
   return docs;
 }

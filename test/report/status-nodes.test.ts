@@ -45,7 +45,7 @@ describe('status node rows across files', () => {
       assert.ok(part.nodes.length > 40 && part.nodes.length < 130, `${name}: ${part.nodes.length} rows`);
     }
     assert.equal([...docs.keys()].filter((p) => p.startsWith('status/NodeImage/worker/')).length, 64);
-    const back = readSpecDocs(docs).get(SPEC);
+    const back = readSpecDocs(docs).get(SPEC) as Record<string, unknown> | undefined;
     assert.deepEqual(back?.nodes, all);
     assert.deepEqual(back?.approvals, [APPROVAL]);
     assert.equal(back?.nodeFiles, undefined);
