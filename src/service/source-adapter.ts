@@ -16,10 +16,9 @@ import type { Sync } from '../source/sync.js';
 import { webhookHandler } from '../source/webhook.js';
 
 /**
- * The service keeps the commit in force itself, from the revisions sync() hands it. After a
- * restart whose newest tip is refused, Sync restores the commit in force from the status
- * branch; that revision is handed over first, and the refused tip at the next sync, so the
- * service learns both without a second interface.
+ * The Git source as the service's DesiredSource: Sync's record of the commits (the newest and
+ * the one in force, restored from the status branch after a restart) is the one the service
+ * reads.
  */
 export function desiredSourceFromSync(opts: {
   sync: Sync;
@@ -27,28 +26,18 @@ export function desiredSourceFromSync(opts: {
   webhookPath?: string;
 }): DesiredSource {
   let failure: GitSourceError | undefined;
-  let handedRestored = false;
   const runner = coalesce(async () => {
     const outcome = await opts.sync.run();
     failure = outcome.kind === 'fetch-failed' ? outcome.error : undefined;
   });
+  const commits = opts.sync.commits;
   const source: DesiredSource = {
+    commits,
     async sync(): Promise<DesiredRevision> {
       await runner.trigger();
       if (failure !== undefined) throw failure;
-      const newest = opts.sync.newest;
-      const valid = opts.sync.lastValid;
-      const inForce: DesiredRevision | undefined = valid
-        ? { commit: valid.commit, load: { ok: true, desired: valid.desired, files: valid.files } }
-        : undefined;
-      if (newest && !newest.load.ok && inForce && !handedRestored) {
-        handedRestored = true;
-        return inForce;
-      }
-      handedRestored = true;
-      if (newest) return newest;
-      if (inForce) return inForce;
-      throw failure ?? new Error('no commit fetched yet');
+      if (commits.newest === undefined) throw new Error('no commit fetched yet');
+      return commits.newest;
     },
   };
   const secret = opts.webhookSecret;
