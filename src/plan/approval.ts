@@ -38,12 +38,6 @@ const STAGE_WORDS: Readonly<Record<ApprovalStage, string>> = {
   afterCanary: 'after the canary wave',
 };
 
-/** The stage a wait reason asks an approval for; undefined when it waits for no approval. */
-export function approvalWaitStage(waitingFor: string | undefined): ApprovalStage | undefined {
-  if (waitingFor?.startsWith(WAIT_PREFIX) !== true) return undefined;
-  return waitingFor.includes(STAGE_WORDS.afterCanary) ? 'afterCanary' : 'start';
-}
-
 /** The spec an approval is for, as the Approval file names it (ApprovalWanted's target). */
 export type ApprovalTarget = ApprovalWanted['target'];
 

@@ -9,18 +9,21 @@
 import { stringify } from 'yaml';
 import { shortCommit } from '../commit.js';
 import { plural } from '../words.js';
-import { approvalWaitStage } from '../plan/approval.js';
+import type { SpecRef, SpecStatus } from '../plan/types.js';
+import { wantedApprovalFile, type ApprovalFile } from './approval-file.js';
 import { cell } from './markdown.js';
 import { nodeFileNames, renderNodeFiles, renderRows } from './status-nodes.js';
-import type { SpecReport, StatusDocs, StatusReport } from './types.js';
+import type { StatusDocs, StatusReport } from './types.js';
 
 const SETTLED: ReadonlySet<string> = new Set(['Complete', 'Succeeded', 'Ended']);
 
 const short = (sha: string | undefined): string => shortCommit(sha, 'none');
 
-function byKindName(a: SpecReport, b: SpecReport): number {
-  if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1;
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+const nameOf = (s: SpecStatus): string => `${s.spec.kind}/${s.spec.name}`;
+
+function byKindName(a: SpecStatus, b: SpecStatus): number {
+  if (a.spec.kind !== b.spec.kind) return a.spec.kind < b.spec.kind ? -1 : 1;
+  return a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0;
 }
 
 /** A Markdown table cell: one line, pipes escaped. */
@@ -31,17 +34,17 @@ export function safeName(name: string): string {
   return s === '' || s === '.' || s === '..' ? `_${s}` : s;
 }
 
-export function specDocPath(spec: Pick<SpecReport, 'kind' | 'name'>): string {
+export function specDocPath(spec: SpecRef): string {
   return `status/${safeName(spec.kind)}/${safeName(spec.name)}.yaml`;
 }
 
 /** Whose last render of node rows a spec's render may reuse (status-nodes.ts): one per cluster and spec. */
-function rowsKey(report: StatusReport, spec: Pick<SpecReport, 'kind' | 'name'>): string {
+function rowsKey(report: StatusReport, spec: SpecRef): string {
   return `${report.cluster}\0${specDocPath(spec)}`;
 }
 
 /** Where a spec's node files go when its rows are too many for its own file. */
-function specNodesDir(spec: Pick<SpecReport, 'kind' | 'name'>): string {
+function specNodesDir(spec: SpecRef): string {
   return `status/${safeName(spec.kind)}/${safeName(spec.name)}`;
 }
 
@@ -59,7 +62,7 @@ export function summarize(report: StatusReport): string {
   const first = active[0];
   if (first) {
     parts.push(
-      `${first.kind}/${first.name} ${first.progress.done}/${first.progress.total} ${first.phase.toLowerCase()}${active.length > 1 ? ` (+${active.length - 1} more)` : ''}`,
+      `${nameOf(first)} ${first.progress.done}/${first.progress.total} ${first.phase.toLowerCase()}${active.length > 1 ? ` (+${active.length - 1} more)` : ''}`,
     );
   } else if (parts.length === 0) {
     parts.push(
@@ -86,21 +89,21 @@ export function needsAPerson(report: StatusReport): string[] {
       `Commit \`${short(report.newestCommit)}\` was refused (${plural(report.errors.length, 'error')}, below): fix ${report.errors.length === 1 ? 'it' : 'them'} in a new commit; until then \`${short(report.sourceCommit)}\` stays in force.`,
     );
   for (const s of specs) {
-    const name = `**${cell(`${s.kind}/${s.name}`)}**`;
-    const stage = approvalWaitStage(s.waitingFor);
+    const name = `**${cell(nameOf(s))}**`;
+    const wanted = s.approvalWanted;
     if (s.phase === 'Halted')
       out.push(`${name} is halted: ${cell(s.waitingFor ?? s.lastError ?? 'see its status file')}`);
-    else if (stage !== undefined)
+    else if (wanted !== undefined)
       out.push(
-        `${name} waits for an approval: ${cell(s.waitingFor ?? '')}; \`drydock approve ${s.kind}/${s.name} --stage ${stage}\` writes the file.` +
-          fileToMerge(s.approvalFile),
+        `${name} waits for an approval: ${cell(s.waitingFor ?? '')}; \`drydock approve ${nameOf(s)} --stage ${wanted.stage}\` writes the file.` +
+          fileToMerge(wantedApprovalFile(wanted)),
       );
   }
   for (const s of specs) {
     for (const n of s.nodes)
       if (n.phase === 'Failed')
         out.push(
-          `Node \`${n.node}\` failed (${cell(`${s.kind}/${s.name}`)})${n.message ? `: ${cell(n.message)}` : ''}; look at it, then remove its drydock.dev/ annotations to retry.`,
+          `Node \`${n.node}\` failed (${cell(nameOf(s))})${n.message ? `: ${cell(n.message)}` : ''}; look at it, then remove its drydock.dev/ annotations to retry.`,
         );
   }
   return out;
@@ -110,8 +113,7 @@ export function needsAPerson(report: StatusReport): string[] {
  * The exact approval file, as a list item's continuation: its path, then its content in a
  * fenced block indented under the item (Markdown keeps it inside the item that way).
  */
-function fileToMerge(file: SpecReport['approvalFile']): string {
-  if (file === undefined) return '';
+function fileToMerge(file: ApprovalFile): string {
   const fence = file.content.includes('```') ? '~~~~' : '```';
   const body = file.content.replace(/\n$/, '').split('\n');
   return [
@@ -128,14 +130,14 @@ function gist(waitingFor: string): string {
 }
 
 /** What a NodeImage's progress counts: nodes replaced, or updated in place (and rebooted). */
-function progressWord(s: SpecReport): string {
-  if (s.kind !== 'NodeImage') return '';
+function progressWord(s: SpecStatus): string {
+  if (s.spec.kind !== 'NodeImage') return '';
   return s.strategy === 'inPlace' ? ' updated' : ' replaced';
 }
 
 /** What changed in one spec between two reports, in a few words; undefined when nothing did. */
-function specChange(s: SpecReport, was: SpecReport | undefined): string | undefined {
-  const name = `${s.kind}/${s.name}`;
+function specChange(s: SpecStatus, was: SpecStatus | undefined): string | undefined {
+  const name = nameOf(s);
   // First seen already settled (a maintenance reported once its file is gone): its phase is the news, "new" would contradict it.
   if (was === undefined)
     return SETTLED.has(s.phase) ? `${name} ${s.phase.toLowerCase()}` : `${name} new (${s.phase.toLowerCase()})`;
@@ -156,15 +158,15 @@ function specChange(s: SpecReport, was: SpecReport | undefined): string | undefi
  */
 export function summarizeChange(report: StatusReport, previous: StatusReport | undefined, maxLength = 150): string {
   if (previous === undefined) return summarize(report);
-  const before = new Map(previous.specs.map((s) => [`${s.kind}/${s.name}`, s] as const));
-  const now = new Set(report.specs.map((s) => `${s.kind}/${s.name}`));
+  const before = new Map(previous.specs.map((s) => [nameOf(s), s] as const));
+  const now = new Set(report.specs.map(nameOf));
   const parts: string[] = [];
   if (report.newestCommit !== previous.newestCommit && report.errors && report.errors.length > 0)
     parts.push(summarize({ ...report, specs: [] }));
   if (report.sourceCommit !== previous.sourceCommit) parts.push(`applied ${short(report.sourceCommit)}`);
   for (const s of [...report.specs].sort(byKindName)) {
     if (s.phase === 'NotSupported') continue;
-    const change = specChange(s, before.get(`${s.kind}/${s.name}`));
+    const change = specChange(s, before.get(nameOf(s)));
     if (change !== undefined) parts.push(change);
   }
   for (const [k, s] of before) if (!now.has(k) && s.phase !== 'NotSupported') parts.push(`${k} removed`);
@@ -179,11 +181,9 @@ export function summarizeChange(report: StatusReport, previous: StatusReport | u
  * The README's ETA: to the minute in UTC (the report has no clock to say "in 12 min"); a dash
  * when a person must act first, nothing when no node is left.
  */
-function etaCell(s: SpecReport): string {
+function etaCell(s: SpecStatus): string {
   if (s.eta !== undefined) return `${s.eta.slice(0, 16).replace('T', ' ')} UTC`;
-  return s.progress.done < s.progress.total && (s.phase === 'Halted' || approvalWaitStage(s.waitingFor) !== undefined)
-    ? '—'
-    : '';
+  return s.progress.done < s.progress.total && (s.phase === 'Halted' || s.approvalWanted !== undefined) ? '—' : '';
 }
 
 export function renderReadme(report: StatusReport): string {
@@ -202,7 +202,7 @@ export function renderReadme(report: StatusReport): string {
   }
   lines.push('', '| Spec | Phase | Progress | ETA | Waiting for | Source |', '| --- | --- | --- | --- | --- | --- |');
   for (const s of [...report.specs].sort(byKindName)) {
-    const link = `[${cell(`${s.kind}/${s.name}`)}](${encodeURI(specDocPath(s))})`;
+    const link = `[${cell(nameOf(s))}](${encodeURI(specDocPath(s.spec))})`;
     const waiting = s.waitingFor ?? (s.lastError ? `error: ${s.lastError}` : '');
     lines.push(
       `| ${link} | ${cell(s.phase)} | ${s.progress.done}/${s.progress.total} | ${etaCell(s)} | ${cell(waiting)} | ${short(report.sourceCommit)} |`,
@@ -221,32 +221,41 @@ export function renderReadme(report: StatusReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function renderSpecDoc(report: StatusReport, spec: SpecReport): string {
+/**
+ * One spec's file: its SpecStatus laid out for a person, fields in a fixed order (status-read.ts
+ * reads it back into the same SpecStatus); the approval file it waits for is written out whole,
+ * ready to merge.
+ */
+export function renderSpecDoc(report: StatusReport, spec: SpecStatus): string {
   const head: Record<string, unknown> = {
-    kind: spec.kind,
-    name: spec.name,
-    ...(spec.revision !== undefined ? { revision: spec.revision } : {}),
+    kind: spec.spec.kind,
+    name: spec.spec.name,
+    revision: spec.revision,
     sourceCommit: report.sourceCommit ?? null,
     phase: spec.phase,
     progress: spec.progress,
+    ...(spec.strategy !== undefined ? { strategy: spec.strategy } : {}),
     ...(spec.eta !== undefined ? { eta: spec.eta } : {}),
     ...(spec.waitingFor !== undefined ? { waitingFor: spec.waitingFor } : {}),
-    ...(spec.approvalFile !== undefined ? { approvalFile: spec.approvalFile } : {}),
+    // The wait's file as a reader decides from it (stage, path, target), then as a person merges it.
+    ...(spec.approvalWanted !== undefined
+      ? { approvalWanted: spec.approvalWanted, approvalFile: wantedApprovalFile(spec.approvalWanted) }
+      : {}),
     ...(spec.lastError !== undefined ? { lastError: spec.lastError } : {}),
-    ...(spec.counts ? { counts: spec.counts } : {}),
+    counts: { failures: spec.failures },
     ...(spec.maintenance ?? {}),
     conditions: spec.conditions,
   };
   const tail: Record<string, unknown> = {
-    ...(spec.approvals ? { approvals: spec.approvals } : {}),
-    ...(spec.extra ? { extra: spec.extra } : {}),
+    ...(spec.approvals !== undefined && spec.approvals.length > 0 ? { approvals: spec.approvals } : {}),
+    ...(spec.pending.length > 0 ? { extra: { pending: spec.pending } } : {}),
   };
   const options = { lineWidth: 0, sortMapEntries: false };
   // Many rows live in node files beside this one (status-nodes.ts); this file names them.
   const files = nodeFileNames(spec.nodes.length);
   return (
     stringify(head, options) +
-    (files.length > 0 ? stringify({ nodeFiles: files }, options) : renderRows(rowsKey(report, spec), spec.nodes)) +
+    (files.length > 0 ? stringify({ nodeFiles: files }, options) : renderRows(rowsKey(report, spec.spec), spec.nodes)) +
     (Object.keys(tail).length > 0 ? stringify(tail, options) : '')
   );
 }
@@ -277,9 +286,10 @@ export function renderStatusDocs(report: StatusReport): StatusDocs {
   const errors = renderErrors(report);
   if (errors !== undefined) docs.set('errors.yaml', errors);
   for (const spec of report.specs) {
-    docs.set(specDocPath(spec), renderSpecDoc(report, spec));
-    const dir = specNodesDir(spec);
-    for (const [name, text] of renderNodeFiles(rowsKey(report, spec), spec.nodes)) docs.set(`${dir}/${name}`, text);
+    docs.set(specDocPath(spec.spec), renderSpecDoc(report, spec));
+    const dir = specNodesDir(spec.spec);
+    for (const [name, text] of renderNodeFiles(rowsKey(report, spec.spec), spec.nodes))
+      docs.set(`${dir}/${name}`, text);
   }
   return docs;
 }

@@ -9,16 +9,16 @@
  */
 import { parse, stringify } from 'yaml';
 import { compareStrings } from '../plan/order.js';
-import type { StatusNodeRow } from './types.js';
+import type { NodeRow } from '../plan/types.js';
 
 /** The most rows a spec's own file holds; above it, rows go to files of about this many. */
 export const ROWS_PER_FILE = 100;
 
-const byNode = (a: StatusNodeRow, b: StatusNodeRow): number => compareStrings(a.node, b.node);
+const byNode = (a: NodeRow, b: NodeRow): number => compareStrings(a.node, b.node);
 
 /** A row, its text as an item of `nodes:`, its file, and the last render that saw it. */
 interface RenderedRow {
-  readonly row: StatusNodeRow;
+  readonly row: NodeRow;
   readonly text: string;
   readonly file: number;
   seen: number;
@@ -44,18 +44,18 @@ interface RenderedSpec {
 const rendered = new Map<string, RenderedSpec>();
 
 /** The same text the document's own stringify gives an item of a sequence under a key. */
-function renderRow(row: StatusNodeRow): string {
+function renderRow(row: NodeRow): string {
   return stringify([row], { lineWidth: 0, sortMapEntries: false }).replace(/^(?=.)/gm, '  ');
 }
 
 /** Same keys in the same order (the text follows key order) with the same values. */
-function sameRow(a: StatusNodeRow, b: StatusNodeRow): boolean {
+function sameRow(a: NodeRow, b: NodeRow): boolean {
   if (a === b) return true;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
   for (let i = 0; i < ka.length; i++) {
-    const k = ka[i] as keyof StatusNodeRow;
+    const k = ka[i] as keyof NodeRow;
     if (k !== kb[i] || a[k] !== b[k]) return false;
   }
   return true;
@@ -78,7 +78,7 @@ function joinRows(rows: RenderedRow[]): string {
 const fileOf = (node: string, count: number): number => (count === 1 ? 0 : hash(node) % count);
 
 /** A row as rendered before when it is the same, else rendered now. */
-function renderedRow(row: StatusNodeRow, count: number, was: RenderedRow | undefined, seen: number): RenderedRow {
+function renderedRow(row: NodeRow, count: number, was: RenderedRow | undefined, seen: number): RenderedRow {
   if (was !== undefined && sameRow(was.row, row)) return { ...was, file: fileOf(row.node, count), seen };
   return { row, text: renderRow(row), file: fileOf(row.node, count), seen };
 }
@@ -87,7 +87,7 @@ function renderedRow(row: StatusNodeRow, count: number, was: RenderedRow | undef
  * The files' texts with nothing kept for next time: for rows that name a node twice, which a
  * record by node cannot hold. Row texts still come from the last render where rows match.
  */
-function renderUnkept(rows: readonly StatusNodeRow[], count: number, before?: RenderedSpec): string[] {
+function renderUnkept(rows: readonly NodeRow[], count: number, before?: RenderedSpec): string[] {
   const files: RenderedRow[][] = Array.from({ length: count }, () => []);
   for (const row of rows) {
     const r = renderedRow(row, count, before?.rows.get(row.node), 0);
@@ -100,7 +100,7 @@ function renderUnkept(rows: readonly StatusNodeRow[], count: number, before?: Re
  * The text of each of `count` files the rows go to (a row's file by the hash of its node),
  * rendering again only the files whose rows changed since the last render under `key`.
  */
-function renderFiles(key: string, rows: readonly StatusNodeRow[], count: number): string[] {
+function renderFiles(key: string, rows: readonly NodeRow[], count: number): string[] {
   const before = rendered.get(key);
   // Another file count moves rows between files: start the record again, reusing row texts.
   const spec: RenderedSpec =
@@ -160,7 +160,7 @@ export function nodeFileNames(rows: number): string[] {
  * `nodes:` and the rows sorted by node, for a spec's own file; `key` names the spec (cluster and
  * file) whose last render may be reused.
  */
-export function renderRows(key: string, rows: readonly StatusNodeRow[]): string {
+export function renderRows(key: string, rows: readonly NodeRow[]): string {
   return renderFiles(key, rows, 1)[0] ?? 'nodes: []\n';
 }
 
@@ -168,37 +168,40 @@ export function renderRows(key: string, rows: readonly StatusNodeRow[]): string 
  * The node files of one spec: name (relative to `dir`, the spec's file without `.yaml`) → text.
  * Empty when the rows fit in the spec's own file. `key` as for renderRows.
  */
-export function renderNodeFiles(key: string, rows: readonly StatusNodeRow[]): Map<string, string> {
+export function renderNodeFiles(key: string, rows: readonly NodeRow[]): Map<string, string> {
   const names = nodeFileNames(rows.length);
   if (names.length === 0) return new Map();
   const texts = renderFiles(key, rows, names.length);
   return new Map(names.map((name, i) => [name, texts[i] ?? 'nodes: []\n']));
 }
 
+/** A spec's own file among the status branch's files: status/<Kind>/<name>.yaml (node files lie one level deeper). */
+export const SPEC_DOC = /^status\/[^/]+\/[^/]+\.yaml$/;
+
 /**
- * Every spec document of a status branch's files (path → text), parsed, with the rows of its
- * node files put back under `nodes` (sorted by node) in place of `nodeFiles`: what readers see
- * is one document per spec whichever way its rows were stored.
+ * The spec document at `path` of a status branch's files (path → text), parsed, with the rows
+ * of its node files put back under `nodes` (sorted by node) in place of `nodeFiles`: what
+ * readers see is one document per spec whichever way its rows were stored. Not checked (that
+ * is status-read.ts's); throws when a file is not YAML.
  */
-export function readSpecDocs(files: ReadonlyMap<string, string>): Map<string, Record<string, unknown>> {
-  const docs = new Map<string, Record<string, unknown>>();
-  for (const [p, text] of [...files].sort(([a], [b]) => compareStrings(a, b))) {
-    // status/<Kind>/<name>.yaml; node files lie one level deeper
-    if (!/^status\/[^/]+\/[^/]+\.yaml$/.test(p)) continue;
-    const doc = parse(text) as Record<string, unknown>;
-    const names = doc.nodeFiles;
-    if (Array.isArray(names)) {
-      const dir = p.slice(0, -'.yaml'.length);
-      const rows: StatusNodeRow[] = [];
-      for (const name of names) {
-        const part = files.get(`${dir}/${String(name)}`);
-        if (part === undefined) continue;
-        const parsed = parse(part) as { nodes?: StatusNodeRow[] } | null;
-        rows.push(...(parsed?.nodes ?? []));
-      }
-      const { nodeFiles: _, ...rest } = doc;
-      docs.set(p, { ...rest, nodes: rows.sort(byNode) });
-    } else docs.set(p, doc);
+export function readSpecDoc(files: ReadonlyMap<string, string>, path: string): unknown {
+  const doc: unknown = parse(files.get(path) ?? '');
+  if (typeof doc !== 'object' || doc === null || !('nodeFiles' in doc) || !Array.isArray(doc.nodeFiles)) return doc;
+  const dir = path.slice(0, -'.yaml'.length);
+  const rows: NodeRow[] = [];
+  for (const name of doc.nodeFiles) {
+    const part = files.get(`${dir}/${String(name)}`);
+    if (part === undefined) continue;
+    const parsed = parse(part) as { nodes?: NodeRow[] } | null;
+    rows.push(...(parsed?.nodes ?? []));
   }
+  const { nodeFiles: _, ...rest } = doc;
+  return { ...rest, nodes: rows.sort(byNode) };
+}
+
+/** Every spec document of a status branch's files, as readSpecDoc gives it, by path. */
+export function readSpecDocs(files: ReadonlyMap<string, string>): Map<string, unknown> {
+  const docs = new Map<string, unknown>();
+  for (const p of [...files.keys()].sort(compareStrings)) if (SPEC_DOC.test(p)) docs.set(p, readSpecDoc(files, p));
   return docs;
 }

@@ -103,17 +103,19 @@ export function commentProblems(markdown: string, change: BranchChange): string[
 
 /**
  * What keeps the rollout from being the one that waits for the approval after its canary: the
- * spec waits for the approval, names the file the comment named, and exactly the canary's
- * nodes are done. Empty when it waits as it should.
+ * spec waits for the afterCanary approval (its status's approvalWanted), for the file the
+ * comment named, and exactly the canary's nodes are done. Empty when it waits as it should.
  */
 export function approvalWaitProblems(spec: SpecView | undefined, change: BranchChange, file: string): string[] {
   if (spec === undefined) return [`the status branch has no status for NodeImage/${change.nodeImage}`];
   const problems: string[] = [];
-  const waiting = spec.waitingFor ?? '';
-  if (!/^approval needed \(after the canary wave\)/.test(waiting))
-    problems.push(`NodeImage/${change.nodeImage} waits for ${waiting || 'nothing'}, not the afterCanary approval`);
-  else if (!waiting.includes(`merge ${file}`))
-    problems.push(`NodeImage/${change.nodeImage}'s wait does not name ${file}: ${waiting}`);
+  const wanted = spec.approvalWanted;
+  if (wanted?.stage !== 'afterCanary')
+    problems.push(
+      `NodeImage/${change.nodeImage} waits for ${spec.waitingFor ?? 'nothing'}, not the afterCanary approval`,
+    );
+  else if (wanted.path !== file)
+    problems.push(`NodeImage/${change.nodeImage} waits for ${wanted.path}, not ${file}: ${spec.waitingFor ?? ''}`);
   if (spec.done !== change.canaryNodes)
     problems.push(
       `NodeImage/${change.nodeImage} has ${spec.done}/${spec.total} done while waiting, expected the ${change.canaryNodes} canary node(s)`,

@@ -238,7 +238,7 @@ export async function runPrScenario(deps: PrDeps): Promise<PrSummary> {
     const waiting = await follow(deps, deadline, merge, `the rollout to wait for ${file} after its canary`, (s) => {
       const spec = s.specs.find((v) => v.kind === 'NodeImage' && v.name === change.nodeImage);
       const reported = sameCommit(s.git?.statusSource, merge);
-      return reported && spec?.waitingFor?.startsWith('approval needed') === true ? spec : undefined;
+      return reported && spec?.approvalWanted !== undefined ? spec : undefined;
     });
     const problems = approvalWaitProblems(waiting, change, file);
     if (problems.length > 0)

@@ -8,6 +8,8 @@ import { parse as parseYaml } from 'yaml';
 import { ANNOTATIONS } from '../protocol/keys.js';
 import { parseLock } from '../plan/protocol.js';
 import { SIM_IMAGE_ANNOTATION, SIM_LABELS } from '../cloud/sim/nodes.js';
+import type { NodeRow } from '../plan/types.js';
+import { readSpecStatuses, type SpecStatusRead } from '../report/status-read.js';
 import { readBranch, readTree } from './fleet-repo.js';
 import type { GitView, NodeView, SpecView } from './view.js';
 
@@ -71,39 +73,38 @@ function obj(v: unknown): Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
-const STATUS_FILE = /^status\/([A-Za-z]+)\/(.+)\.ya?ml$/;
+const STATUS_FILE = /^status\/([^/]+)\/([^/]+)\.yaml$/;
 
 /**
- * One spec's view from its status file (status/<Kind>/<name>.yaml on the status branch).
- * Undefined for other files and for files that are not a YAML mapping.
+ * One spec's view from its status file (status/<Kind>/<name>.yaml on the status branch), read
+ * back into the SpecStatus drydock wrote it from. A file that is not one still gets a line,
+ * named by its path, that says so.
  */
-export function specView(file: string, text: string): SpecView | undefined {
-  const m = STATUS_FILE.exec(file);
-  if (m === null || m[1] === undefined || m[2] === undefined) return undefined;
-  let doc: Record<string, unknown>;
-  try {
-    doc = obj(parseYaml(text));
-  } catch {
-    return { kind: m[1], name: m[2], phase: 'Unknown', done: 0, total: 0, lastError: `${file} is not valid YAML` };
+function specView(file: string, read: SpecStatusRead): SpecView {
+  if (!read.ok) {
+    // The path is a file-system-safe version of the spec's name: near enough to say which file.
+    const m = STATUS_FILE.exec(file);
+    return {
+      kind: m?.[1] ?? file,
+      name: m?.[2] ?? '',
+      phase: 'Unknown',
+      done: 0,
+      total: 0,
+      lastError: `${file} is no spec status: ${read.why}`,
+    };
   }
-  const progress = obj(doc.progress);
-  const counts = obj(doc.counts);
-  const done = num(progress.done) ?? num(counts.done) ?? num(doc.done) ?? 0;
-  const total = num(progress.total) ?? num(counts.total) ?? num(doc.total) ?? 0;
-  const waitingFor = str(doc.waitingFor);
-  const lastError = str(doc.lastError);
-  const sourceCommit = str(doc.sourceCommit);
-  const nodePhases = phaseCounts(doc.nodes);
+  const s = read.status;
+  const nodePhases = phaseCounts(s.nodes);
   return {
-    // The document names its spec; the path is a file-system-safe version of the same.
-    kind: str(doc.kind) ?? m[1],
-    name: str(doc.name) ?? m[2],
-    phase: str(doc.phase) ?? 'Unknown',
-    done,
-    total,
-    ...(waitingFor === undefined ? {} : { waitingFor }),
-    ...(lastError === undefined ? {} : { lastError }),
-    ...(sourceCommit === undefined ? {} : { sourceCommit }),
+    kind: s.spec.kind,
+    name: s.spec.name,
+    phase: s.phase,
+    done: s.progress.done,
+    total: s.progress.total,
+    ...(s.waitingFor === undefined ? {} : { waitingFor: s.waitingFor }),
+    ...(s.approvalWanted === undefined ? {} : { approvalWanted: s.approvalWanted }),
+    ...(s.lastError === undefined ? {} : { lastError: s.lastError }),
+    ...(s.sourceCommit === undefined ? {} : { sourceCommit: s.sourceCommit }),
     ...(nodePhases === undefined ? {} : { nodePhases }),
   };
 }
@@ -112,22 +113,15 @@ export function specView(file: string, text: string): SpecView | undefined {
 const SETTLED_ROWS: ReadonlySet<string> = new Set(['Done', 'UpToDate']);
 
 /** The status file's node rows, counted by phase (settled rows left out); undefined when none is left. */
-function phaseCounts(rows: unknown): Record<string, number> | undefined {
-  if (!Array.isArray(rows)) return undefined;
+function phaseCounts(rows: readonly NodeRow[]): Record<string, number> | undefined {
   const counts: Record<string, number> = {};
-  for (const row of rows) {
-    const phase = str(obj(row).phase);
-    if (phase !== undefined && !SETTLED_ROWS.has(phase)) counts[phase] = (counts[phase] ?? 0) + 1;
-  }
+  for (const { phase } of rows) if (!SETTLED_ROWS.has(phase)) counts[phase] = (counts[phase] ?? 0) + 1;
   return Object.keys(counts).length === 0 ? undefined : counts;
 }
 
+/** Every spec's view from the status branch's files under status/ (node files put back under their spec). */
 export function specViews(files: ReadonlyMap<string, string>): SpecView[] {
-  const views: SpecView[] = [];
-  for (const [file, text] of files) {
-    const v = specView(file, text);
-    if (v !== undefined) views.push(v);
-  }
+  const views = [...readSpecStatuses(files)].map(([file, read]) => specView(file, read));
   return views.sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
 }
 

@@ -8,6 +8,7 @@
 import { sameCommit, shortCommit } from '../commit.js';
 import { plural } from '../words.js';
 import { NODE_PHASES } from '../protocol/keys.js';
+import type { ApprovalWanted } from '../plan/types.js';
 
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed';
 
@@ -30,6 +31,8 @@ export interface SpecView {
   readonly done: number;
   readonly total: number;
   readonly waitingFor?: string;
+  /** When it waits for an approval: the file that ends the wait (stage, repository path, target). */
+  readonly approvalWanted?: ApprovalWanted;
   readonly lastError?: string;
   /** Short commit id of the spec commit this status is about. */
   readonly sourceCommit?: string;

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadFromDirectory } from '../spec/load.js';
-import type { DesiredRevision, DesiredSource } from './service.js';
+import { revisionSource, type DesiredRevision, type DesiredSource } from './desired.js';
 
 function gitHead(dir: string): string | undefined {
   const head = spawnSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' });
@@ -19,19 +19,17 @@ function gitHead(dir: string): string | undefined {
 }
 
 export function directoryDesiredSource(dir: string): DesiredSource {
-  return {
-    async sync(): Promise<DesiredRevision> {
-      const load = await loadFromDirectory(dir);
-      const head = gitHead(dir);
-      if (head) return { commit: head, load };
-      const hash = createHash('sha256');
-      for (const file of [...load.files].sort()) {
-        hash.update(file);
-        hash.update('\0');
-        hash.update(await readFile(path.join(dir, file)).catch(() => Buffer.alloc(0)));
-        hash.update('\0');
-      }
-      return { commit: `dir-${hash.digest('hex').slice(0, 12)}`, load };
-    },
-  };
+  return revisionSource(async (): Promise<DesiredRevision> => {
+    const load = await loadFromDirectory(dir);
+    const head = gitHead(dir);
+    if (head) return { commit: head, load };
+    const hash = createHash('sha256');
+    for (const file of [...load.files].sort()) {
+      hash.update(file);
+      hash.update('\0');
+      hash.update(await readFile(path.join(dir, file)).catch(() => Buffer.alloc(0)));
+      hash.update('\0');
+    }
+    return { commit: `dir-${hash.digest('hex').slice(0, 12)}`, load };
+  });
 }

@@ -7,8 +7,8 @@
 import path from 'node:path';
 import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
 import type { StatusSnapshot } from './status.js';
-import { wantedApprovalFile } from '../report/approval-file.js';
-import type { SpecReport, StatusApproval, StatusReport } from '../report/types.js';
+import type { SpecStatus } from '../plan/types.js';
+import type { StatusReport } from '../report/types.js';
 import type { GitSourceError } from '../source/errors.js';
 import { coalesce } from '../source/coalesce.js';
 import type { StatusWriter } from '../source/status-writer.js';
@@ -16,10 +16,9 @@ import type { Sync } from '../source/sync.js';
 import { webhookHandler } from '../source/webhook.js';
 
 /**
- * The service keeps the commit in force itself, from the revisions sync() hands it. After a
- * restart whose newest tip is refused, Sync restores the commit in force from the status
- * branch; that revision is handed over first, and the refused tip at the next sync, so the
- * service learns both without a second interface.
+ * The Git source as the service's DesiredSource: Sync's record of the commits (the newest and
+ * the one in force, restored from the status branch after a restart) is the one the service
+ * reads.
  */
 export function desiredSourceFromSync(opts: {
   sync: Sync;
@@ -27,28 +26,18 @@ export function desiredSourceFromSync(opts: {
   webhookPath?: string;
 }): DesiredSource {
   let failure: GitSourceError | undefined;
-  let handedRestored = false;
   const runner = coalesce(async () => {
     const outcome = await opts.sync.run();
     failure = outcome.kind === 'fetch-failed' ? outcome.error : undefined;
   });
+  const commits = opts.sync.commits;
   const source: DesiredSource = {
+    commits,
     async sync(): Promise<DesiredRevision> {
       await runner.trigger();
       if (failure !== undefined) throw failure;
-      const newest = opts.sync.newest;
-      const valid = opts.sync.lastValid;
-      const inForce: DesiredRevision | undefined = valid
-        ? { commit: valid.commit, load: { ok: true, desired: valid.desired, files: valid.files } }
-        : undefined;
-      if (newest && !newest.load.ok && inForce && !handedRestored) {
-        handedRestored = true;
-        return inForce;
-      }
-      handedRestored = true;
-      if (newest) return newest;
-      if (inForce) return inForce;
-      throw failure ?? new Error('no commit fetched yet');
+      if (commits.newest === undefined) throw new Error('no commit fetched yet');
+      return commits.newest;
     },
   };
   const secret = opts.webhookSecret;
@@ -60,42 +49,27 @@ export function desiredSourceFromSync(opts: {
 }
 
 /**
+ * A spec's status with its file paths made repository paths: spec files are named relative to
+ * `root` (--path inside the repository), and the status branch shows repository paths.
+ */
+function withRepoPaths(x: SpecStatus, root: string): SpecStatus {
+  if (!root) return x;
+  const wanted = x.approvalWanted;
+  return {
+    ...x,
+    ...(x.approvals !== undefined
+      ? { approvals: x.approvals.map((a) => ({ ...a, file: path.posix.join(root, a.file) })) }
+      : {}),
+    ...(wanted !== undefined ? { approvalWanted: { ...wanted, path: path.posix.join(root, wanted.path) } } : {}),
+  };
+}
+
+/**
  * The service's snapshot as the status branch's report. The approvals shown are the ones the
- * plan counted; `root` is --path inside the repository, since spec files are named relative
- * to it and the status branch shows repository paths.
+ * plan counted; `root` is --path inside the repository.
  */
 export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
-  const specs = s.specs.map((x): SpecReport => {
-    const approvals = (x.approvals ?? []).map((a): StatusApproval => ({
-      ...a,
-      file: root ? path.posix.join(root, a.file) : a.file,
-    }));
-    return {
-      kind: x.spec.kind,
-      name: x.spec.name,
-      revision: x.revision,
-      phase: x.phase,
-      progress: x.progress,
-      ...(x.strategy !== undefined ? { strategy: x.strategy } : {}),
-      ...(x.eta !== undefined ? { eta: x.eta } : {}),
-      ...(x.waitingFor !== undefined ? { waitingFor: x.waitingFor } : {}),
-      conditions: x.conditions,
-      nodes: x.nodes,
-      ...(x.lastError !== undefined ? { lastError: x.lastError } : {}),
-      counts: { failures: x.failures },
-      ...(approvals.length > 0 ? { approvals } : {}),
-      ...(x.approvalWanted !== undefined
-        ? {
-            approvalFile: wantedApprovalFile(
-              x.approvalWanted,
-              root ? path.posix.join(root, x.approvalWanted.path) : x.approvalWanted.path,
-            ),
-          }
-        : {}),
-      ...(x.pending.length > 0 ? { extra: { pending: x.pending } } : {}),
-      ...(x.maintenance !== undefined ? { maintenance: x.maintenance } : {}),
-    };
-  });
+  const specs = s.specs.map((x) => withRepoPaths(x, root));
   const notes = [
     ...s.problems.map((p) => `${p.source}: ${p.message}`),
     ...(s.lastError ? [`round failed (${s.lastError.code}): ${s.lastError.message}`] : []),

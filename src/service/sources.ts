@@ -15,6 +15,7 @@ import { loadKeyring, type Keyring } from '../source/signatures.js';
 import { OptionError } from './options.js';
 import { loadFromSource } from '../spec/load.js';
 import { directoryDesiredSource } from './directory-source.js';
+import { revisionSource } from './desired.js';
 import type { DesiredRevision, DesiredSource, StatusSink } from './service.js';
 
 export interface SourceFlags {
@@ -74,12 +75,10 @@ export function gitSource(flags: SourceFlags, logger: Logger): GitSource {
 /** One read of a Git remote's tip (for `drydock plan`): no status branch, no webhook. */
 export function gitTipSource(flags: SourceFlags, logger: Logger): DesiredSource {
   const git = gitSource(flags, logger);
-  return {
-    async sync(): Promise<DesiredRevision> {
-      const fetched = await git.fetch();
-      return { commit: fetched.commit, load: await loadFromSource(git.readTree(fetched.commit)) };
-    },
-  };
+  return revisionSource(async (): Promise<DesiredRevision> => {
+    const fetched = await git.fetch();
+    return { commit: fetched.commit, load: await loadFromSource(git.readTree(fetched.commit)) };
+  });
 }
 
 /** The keyring of --verify-commits, or undefined when commits are not verified. */

@@ -5,7 +5,8 @@
 export { GitSource, type FetchResult, type GitSourceOptions } from './git-source.js';
 export { createTreeReader, type TreeEntry, type TreeReader, type TreeReaderOptions } from './tree-reader.js';
 export { authorOf, type Authorship, type AuthorshipOptions } from './authorship.js';
-export { Sync, type AppliedCommit, type Loader, type SyncOptions, type SyncOutcome } from './sync.js';
+export { Sync, type Loader, type SyncOptions, type SyncOutcome } from './sync.js';
+export { CommitsInForce, type AppliedCommit, type CommitsView, type DesiredRevision } from './in-force.js';
 export {
   StatusWriter,
   DEFAULT_STATUS_BRANCH,

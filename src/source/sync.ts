@@ -1,9 +1,9 @@
 /**
  * A commit is applied whole or not at all (DESIGN.md principle 3). Sync fetches the tracked
- * branch, loads the new tip through the injected loader, and moves `lastValid` only when the
- * whole commit is valid (and, with --verify-commits, signed by a known key). A refused commit
- * changes nothing and its errors are returned for errors.yaml; a failed fetch keeps the last
- * valid commit in force and is returned typed.
+ * branch, loads the new tip through the injected loader, and records it in `commits` (in-force.ts),
+ * which puts it in force only when the whole commit is valid (and, with --verify-commits, signed
+ * by a known key). A refused commit changes nothing and its errors are returned for errors.yaml;
+ * a failed fetch keeps the last valid commit in force and is returned typed.
  *
  * Nothing here must survive a restart: the status branch's Drydock-Source trailer names the
  * commit that was in force, and `restore` loads it again when the newest tip is refused.
@@ -13,6 +13,7 @@ import { pino, type Logger } from 'pino';
 import { SpecSourceError } from '../spec/errors.js';
 import { loadFromSource } from '../spec/load.js';
 import type { Approval, DesiredState, LoadResult, SpecError } from '../spec/model.js';
+import { CommitsInForce } from './in-force.js';
 import type { Authorship } from './authorship.js';
 import { GitSourceError } from './errors.js';
 import type { FetchResult, GitSource } from './git-source.js';
@@ -32,12 +33,6 @@ export interface SyncOptions {
   /** The commit last in force, read back from the status branch (Drydock-Source) at startup. */
   readonly restore?: () => Promise<string | undefined>;
   readonly logger?: Logger;
-}
-
-export interface AppliedCommit {
-  readonly commit: string;
-  readonly desired: DesiredState;
-  readonly files: readonly string[];
 }
 
 export type SyncOutcome =
@@ -70,9 +65,8 @@ export class Sync {
   private readonly keys: Keyring | undefined;
   private readonly restoreFrom: (() => Promise<string | undefined>) | undefined;
   private readonly log: Logger;
-  private valid: AppliedCommit | undefined;
-  private newestCommit: string | undefined;
-  private newestLoad: LoadResult | undefined;
+  /** The newest commit loaded and the one in force: the record the service reads too. */
+  readonly commits = new CommitsInForce();
   private restored = false;
 
   constructor(opts: SyncOptions) {
@@ -81,18 +75,6 @@ export class Sync {
     this.keys = opts.keys;
     this.restoreFrom = opts.restore;
     this.log = (opts.logger ?? pino({ level: 'silent' })).child({ repo: opts.source.display });
-  }
-
-  /** The commit in force. */
-  get lastValid(): AppliedCommit | undefined {
-    return this.valid;
-  }
-
-  /** The newest commit fetched and what the loader made of it (a refused commit's errors). */
-  get newest(): { readonly commit: string; readonly load: LoadResult } | undefined {
-    return this.newestCommit !== undefined && this.newestLoad !== undefined
-      ? { commit: this.newestCommit, load: this.newestLoad }
-      : undefined;
   }
 
   private async loadCommit(commit: string): Promise<LoadResult> {
@@ -147,7 +129,7 @@ export class Sync {
 
   /** Loads the commit named by the status branch once, when nothing is in force yet. */
   private async restore(): Promise<void> {
-    if (this.restored || this.valid || !this.restoreFrom) return;
+    if (this.restored || this.commits.inForce || !this.restoreFrom) return;
     this.restored = true;
     let commit: string | undefined;
     try {
@@ -155,10 +137,8 @@ export class Sync {
       if (commit === undefined) return;
       if (this.keys && !(await this.source.verifyCommit(commit, this.keys)).ok) return;
       const result = await this.loadCommit(commit);
-      if (result.ok) {
-        this.valid = { commit, desired: result.desired, files: result.files };
+      if (result.ok && this.commits.restored({ commit, desired: result.desired, files: result.files }))
         this.log.info({ commit }, 'restored the commit in force from the status branch');
-      }
     } catch (err) {
       this.log.warn(
         { commit, code: err instanceof GitSourceError ? err.code : 'load' },
@@ -178,50 +158,51 @@ export class Sync {
           ? err
           : new GitSourceError('git', `fetch ${this.source.display} failed`, { repo: this.source.display });
       this.log.warn(
-        { code: error.code, inForce: this.valid?.commit },
+        { code: error.code, inForce: this.commits.inForce?.commit },
         'fetch failed; the last valid commit stays in force',
       );
       return { kind: 'fetch-failed', error };
     }
     const commit = fetch.commit;
-    if (commit === this.valid?.commit || commit === this.newestCommit) return { kind: 'unchanged', commit, fetch };
+    if (commit === this.commits.inForce?.commit || commit === this.commits.newest?.commit)
+      return { kind: 'unchanged', commit, fetch };
     if (fetch.rewritten)
       this.log.warn({ commit, previous: fetch.previous }, 'history rewritten; following the new tip');
     if (this.keys) {
       const verdict = await this.source.verifyCommit(commit, this.keys);
       if (!verdict.ok) {
         await this.restore();
-        this.newestCommit = commit;
-        this.newestLoad = {
-          ok: false,
-          files: [],
-          errors: [
-            {
-              file: '',
-              line: 1,
-              column: 1,
-              code: `signature-${verdict.reason}`,
-              message: verdict.message,
-              hint: 'sign the commit with a key of the --verify-commits keyring',
-            },
-          ],
-        };
+        this.commits.loaded({
+          commit,
+          load: {
+            ok: false,
+            files: [],
+            errors: [
+              {
+                file: '',
+                line: 1,
+                column: 1,
+                code: `signature-${verdict.reason}`,
+                message: verdict.message,
+                hint: 'sign the commit with a key of the --verify-commits keyring',
+              },
+            ],
+          },
+        });
         this.log.warn({ commit, reason: verdict.reason }, 'commit not applied: signature not verified');
         return { kind: 'unverified', commit, fetch, verdict };
       }
     }
     const result = await this.loadCommit(commit);
-    this.newestCommit = commit;
-    this.newestLoad = result;
+    this.commits.loaded({ commit, load: result });
     if (!result.ok) {
       await this.restore();
       this.log.warn(
-        { commit, errors: result.errors.length, inForce: this.valid?.commit },
+        { commit, errors: result.errors.length, inForce: this.commits.inForce?.commit },
         'commit refused; the last valid commit stays in force',
       );
       return { kind: 'refused', commit, fetch, errors: result.errors };
     }
-    this.valid = { commit, desired: result.desired, files: result.files };
     this.log.info({ commit, files: result.files.length }, 'commit applied');
     return { kind: 'applied', commit, fetch, desired: result.desired };
   }

@@ -209,7 +209,8 @@ export async function run(): Promise<BenchResult[]> {
         if (res.statusCode !== 202) throw new Error(`webhook answered ${res.statusCode}`);
         await pending;
       });
-      if (sync.newest?.commit !== want || !sync.newest.load.ok) throw new Error(`webhook did not load ${want}`);
+      if (sync.commits.newest?.commit !== want || !sync.commits.newest.load.ok)
+        throw new Error(`webhook did not load ${want}`);
       latencies.push(ms);
     }
     await app.close();

@@ -11,7 +11,9 @@
 import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import { renderStatusDocs } from '../../src/report/status-docs.js';
-import type { StatusNodeRow, StatusReport } from '../../src/report/types.js';
+import type { NodeRow } from '../../src/plan/types.js';
+import type { StatusReport } from '../../src/report/types.js';
+import { specStatus } from '../support/spec-status.js';
 import { GitSource, StatusWriter, type WriteTimings } from '../../src/source/index.js';
 import { tempDir, TEST_USER } from '../support/git-server.js';
 import { createFixture } from '../source/fixture.js';
@@ -30,7 +32,7 @@ const ONE_ROW_REPEAT = 15;
  */
 const FLEET_RATIO_TARGET = 1.2;
 
-function rows(n: number, phaseOf: (i: number) => string): StatusNodeRow[] {
+function rows(n: number, phaseOf: (i: number) => NodeRow['phase']): NodeRow[] {
   return Array.from({ length: n }, (_, i) => ({
     node: `worker-${String(i).padStart(5, '0')}`,
     phase: phaseOf(i),
@@ -40,28 +42,18 @@ function rows(n: number, phaseOf: (i: number) => string): StatusNodeRow[] {
   }));
 }
 
-function report(cluster: string, nodeRows: StatusNodeRow[]): StatusReport {
+function report(cluster: string, nodeRows: NodeRow[]): StatusReport {
   const done = nodeRows.filter((r) => r.phase === 'Done').length;
   return {
     cluster,
     sourceCommit: SOURCE,
-    specs: [
-      {
-        kind: 'NodeImage',
-        name: 'worker',
-        phase: 'Progressing',
-        progress: { done, total: nodeRows.length },
-        conditions: [],
-        nodes: nodeRows,
-      },
-    ],
+    specs: [specStatus('NodeImage', 'worker', { progress: { done, total: nodeRows.length }, nodes: nodeRows })],
   };
 }
 
 /** The fleet as first written, and the same fleet with one node moved on (not to Done: progress stays). */
-const baseRows = (n: number): StatusNodeRow[] => rows(n, (i) => (i % 3 === 0 ? 'Done' : 'Pending'));
-const oneRowMoved = (n: number): StatusNodeRow[] =>
-  rows(n, (i) => (i === 1 ? 'Cordoned' : i % 3 === 0 ? 'Done' : 'Pending'));
+const baseRows = (n: number): NodeRow[] => rows(n, (i) => (i % 3 === 0 ? 'Done' : 'Pending'));
+const oneRowMoved = (n: number): NodeRow[] => rows(n, (i) => (i === 1 ? 'Cordoned' : i % 3 === 0 ? 'Done' : 'Pending'));
 
 function bytesOf(r: StatusReport): number {
   let n = 0;

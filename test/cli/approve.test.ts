@@ -9,8 +9,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findApproval, imageTarget } from '../../src/plan/approval.js';
+import { renderStatusDocs } from '../../src/report/status-docs.js';
 import { loadFromDirectory } from '../../src/spec/index.js';
 import type { DesiredState } from '../../src/spec/model.js';
+import { specStatus } from '../support/spec-status.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const V2 = 'registry.example/node-os:v2.0.0';
@@ -40,11 +42,15 @@ describe('drydock approve', () => {
   function statusAt(revision: string): void {
     git('checkout', '-q', '--orphan', 'drydock/status');
     git('rm', '-rqf', '.');
-    mkdirSync(path.join(repo, 'status/NodeImage'), { recursive: true });
-    writeFileSync(
-      path.join(repo, 'status/NodeImage/worker.yaml'),
-      `kind: NodeImage\nname: worker\nrevision: ${revision}\nphase: Waiting\nwaitingFor: "approval needed (after the canary wave)"\n`,
-    );
+    const spec = specStatus('NodeImage', 'worker', {
+      revision,
+      phase: 'Waiting',
+      waitingFor: 'approval needed (after the canary wave)',
+    });
+    for (const [file, text] of renderStatusDocs({ cluster: 'c', specs: [spec] })) {
+      mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+      writeFileSync(path.join(repo, file), text);
+    }
     git('add', '-A');
     git('commit', '-qm', 'status');
     git('checkout', '-q', '-f', 'main');
@@ -110,6 +116,26 @@ describe('drydock approve', () => {
     assert.match(first.stdout, /approving the working tree's revision \(no status read: .*drydock\/status/);
     const second = approve('NodeImage/worker', '--stage', 'afterCanary');
     assert.match(second.stdout, /^already written /);
+  });
+
+  it("a status file that is no spec status is said so, and the working tree's revision approved", () => {
+    git('checkout', '-q', '--orphan', 'drydock/status');
+    git('rm', '-rqf', '.');
+    mkdirSync(path.join(repo, 'status/NodeImage'), { recursive: true });
+    // A hand-made file: it names a revision, but is not what drydock writes (no progress, no counts).
+    writeFileSync(
+      path.join(repo, 'status/NodeImage/worker.yaml'),
+      'kind: NodeImage\nname: worker\nrevision: 0123456789abcdef\n',
+    );
+    git('add', '-A');
+    git('commit', '-qm', 'status');
+    git('checkout', '-q', '-f', 'main');
+    const r = approve('NodeImage/worker');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /approving the working tree's revision \(no status read: status\/NodeImage\/worker\.yaml on the status branch is no spec status: progress is not a mapping\)/,
+    );
   });
 
   it('bad targets: what is wrong and how to fix it, exit 2', () => {

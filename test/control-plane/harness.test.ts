@@ -13,7 +13,7 @@ import {
   resolveBinDir,
   startControlPlane,
 } from '../../src/sandbox/control-plane/index.js';
-import { liveComponents } from '../../src/sandbox/control-plane/processes.js';
+import { exitError, liveComponents, spawnComponent } from '../../src/sandbox/control-plane/processes.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -93,6 +93,23 @@ describe('control-plane harness (fake binaries)', function () {
     assert.equal(resolveBinDir({ KUBEBUILDER_ASSETS: complete }), complete);
     assert.equal(resolveBinDir({ DRYDOCK_K8S_BIN: complete, KUBEBUILDER_ASSETS: partial }), complete);
     assert.throws(() => resolveBinDir({ KUBEBUILDER_ASSETS: partial, XDG_CACHE_HOME: '/nonexistent' }), /not found/);
+  });
+
+  it("tells a missing binary from one that is not executable by the start error's code", async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'drydock-nobin-'));
+    try {
+      await fs.writeFile(path.join(dir, 'etcd'), '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+      const hints: string[] = [];
+      for (const binary of ['absent', 'etcd']) {
+        const c = spawnComponent(binary, path.join(dir, binary), [], { logFile: path.join(dir, `${binary}.log`) });
+        const info = await c.exited;
+        hints.push(exitError(c, info, 'starting').message);
+      }
+      assert.match(hints[0] ?? '', /the binary is missing; run: bash scripts\/k8s-binaries.sh/);
+      assert.match(hints[1] ?? '', /the binary is not executable/);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('reports a binary that exits at start by component and log file', async () => {

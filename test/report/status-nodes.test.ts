@@ -2,26 +2,22 @@ import assert from 'node:assert/strict';
 import { parse } from 'yaml';
 import { renderStatusDocs } from '../../src/report/status-docs.js';
 import { readSpecDocs, ROWS_PER_FILE } from '../../src/report/status-nodes.js';
-import type { StatusNodeRow, StatusReport } from '../../src/report/types.js';
+import type { NodeRow } from '../../src/plan/types.js';
+import type { StatusReport } from '../../src/report/types.js';
+import { specStatus } from '../support/spec-status.js';
 
-function rows(n: number, phaseOf: (i: number) => string = () => 'Pending'): StatusNodeRow[] {
+function rows(n: number, phaseOf: (i: number) => NodeRow['phase'] = () => 'Pending'): NodeRow[] {
   return Array.from({ length: n }, (_, i) => ({ node: `worker-${String(i).padStart(5, '0')}`, phase: phaseOf(i) }));
 }
 
-function report(nodes: StatusNodeRow[]): StatusReport {
+const APPROVAL = { stage: 'start', name: 'worker-start', file: 'approvals/worker-start.yaml' } as const;
+
+function report(nodes: NodeRow[]): StatusReport {
   return {
     cluster: 'c',
     sourceCommit: 'abc',
     specs: [
-      {
-        kind: 'NodeImage',
-        name: 'worker',
-        phase: 'Progressing',
-        progress: { done: 0, total: nodes.length },
-        conditions: [],
-        nodes,
-        approvals: [],
-      },
+      specStatus('NodeImage', 'worker', { progress: { done: 0, total: nodes.length }, nodes, approvals: [APPROVAL] }),
     ],
   };
 }
@@ -32,7 +28,7 @@ describe('status node rows across files', () => {
   it('keeps up to ROWS_PER_FILE rows in the spec file itself', () => {
     const docs = renderStatusDocs(report(rows(ROWS_PER_FILE)));
     assert.deepEqual([...docs.keys()].sort(), ['README.md', SPEC]);
-    const doc = parse(docs.get(SPEC) ?? '') as { nodes: StatusNodeRow[]; nodeFiles?: unknown };
+    const doc = parse(docs.get(SPEC) ?? '') as { nodes: NodeRow[]; nodeFiles?: unknown };
     assert.equal(doc.nodes.length, ROWS_PER_FILE);
     assert.equal(doc.nodeFiles, undefined);
   });
@@ -45,13 +41,13 @@ describe('status node rows across files', () => {
     const names = summary.nodeFiles as string[];
     assert.equal(names.length, 64); // the power of two that keeps files at or under 100 rows on average
     for (const name of names) {
-      const part = parse(docs.get(`status/NodeImage/worker/${name}`) ?? '') as { nodes: StatusNodeRow[] };
+      const part = parse(docs.get(`status/NodeImage/worker/${name}`) ?? '') as { nodes: NodeRow[] };
       assert.ok(part.nodes.length > 40 && part.nodes.length < 130, `${name}: ${part.nodes.length} rows`);
     }
     assert.equal([...docs.keys()].filter((p) => p.startsWith('status/NodeImage/worker/')).length, 64);
-    const back = readSpecDocs(docs).get(SPEC);
+    const back = readSpecDocs(docs).get(SPEC) as Record<string, unknown> | undefined;
     assert.deepEqual(back?.nodes, all);
-    assert.deepEqual(back?.approvals, []);
+    assert.deepEqual(back?.approvals, [APPROVAL]);
     assert.equal(back?.nodeFiles, undefined);
     assert.deepEqual([...readSpecDocs(docs).keys()], [SPEC]);
   });
@@ -72,7 +68,7 @@ describe('status node rows across files', () => {
 describe('status node rows rendered again from the last render', () => {
   /** A cluster name never rendered before: nothing remembered, the text from scratch. */
   let fresh = 0;
-  const fromScratch = (nodes: StatusNodeRow[]): ReadonlyMap<string, string> =>
+  const fromScratch = (nodes: NodeRow[]): ReadonlyMap<string, string> =>
     renderStatusDocs({ ...report(nodes), cluster: `fresh-${fresh++}` });
   const specFiles = (docs: ReadonlyMap<string, string>): Map<string, string> =>
     new Map([...docs].filter(([p]) => p.startsWith('status/')));
@@ -88,12 +84,13 @@ describe('status node rows rendered again from the last render', () => {
     };
   }
 
-  type Step = (nodes: StatusNodeRow[], rnd: () => number) => StatusNodeRow[];
-  const at = (nodes: StatusNodeRow[], rnd: () => number): number => Math.floor(rnd() * nodes.length);
+  type Step = (nodes: NodeRow[], rnd: () => number) => NodeRow[];
+  const PHASES: readonly NodeRow['phase'][] = ['Pending', 'Cordoned', 'Draining', 'Done', 'Failed'];
+  const at = (nodes: NodeRow[], rnd: () => number): number => Math.floor(rnd() * nodes.length);
   const steps: Record<string, Step> = {
     'one row changes': (n, rnd) => {
       const i = at(n, rnd);
-      return n.map((r, j) => (j === i ? { ...r, phase: `P${Math.floor(rnd() * 5)}` } : r));
+      return n.map((r, j) => (j === i ? { ...r, phase: PHASES[Math.floor(rnd() * PHASES.length)] ?? 'Pending' } : r));
     },
     'a row gains a message': (n, rnd) => {
       const i = at(n, rnd);
@@ -107,9 +104,9 @@ describe('status node rows rendered again from the last render', () => {
     'rows arrive': (n, rnd) => [...n, ...rows(1 + Math.floor(rnd() * 40)).map((r) => ({ ...r, node: `new-${rnd()}` }))],
     'a node listed twice': (n, rnd) => [
       ...n,
-      { ...(n[at(n, rnd)] ?? { node: 'x', phase: 'Pending' }), phase: 'Twice' },
+      { ...(n[at(n, rnd)] ?? { node: 'x', phase: 'Pending' }), message: 'listed twice' },
     ],
-    'the duplicate goes again': (n) => n.filter((r) => r.phase !== 'Twice'),
+    'the duplicate goes again': (n) => n.filter((r) => r.message !== 'listed twice'),
     'the input order changes': (n) => [...n].reverse(),
     'nothing changes': (n) => [...n],
   };

@@ -11,6 +11,7 @@ import {
   commentProblems,
   type BranchChange,
 } from '../../src/sandbox/scenario-pr-checks.js';
+import type { ApprovalWanted } from '../../src/plan/types.js';
 import type { SpecView } from '../../src/sandbox/view.js';
 
 const change: BranchChange = {
@@ -114,6 +115,11 @@ describe('sandbox --scenario pr: the checks of each step', () => {
   });
 
   const wait = 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml (drydock approve …)';
+  const wanted = (stage: ApprovalWanted['stage'], path: string): ApprovalWanted => ({
+    stage,
+    path,
+    target: { kind: 'NodeImage', name: 'worker', revision: 'r1', image: change.to },
+  });
   const spec = (extra: Partial<SpecView>): SpecView => ({
     kind: 'NodeImage',
     name: 'worker',
@@ -121,22 +127,29 @@ describe('sandbox --scenario pr: the checks of each step', () => {
     done: 1,
     total: 6,
     waitingFor: wait,
+    approvalWanted: wanted('afterCanary', 'approvals/worker-after-canary.yaml'),
     ...extra,
   });
-  it('the rollout waits for that file after exactly the canary', () => {
+  it('the rollout waits for that file after exactly the canary, as its status says it, not its words', () => {
     const file = 'approvals/worker-after-canary.yaml';
     assert.deepEqual(approvalWaitProblems(spec({}), change, file), []);
     assert.deepEqual(approvalWaitProblems(spec({ done: 3 }), change, file), [
       'NodeImage/worker has 3/6 done while waiting, expected the 1 canary node(s)',
     ]);
+    // The words say after the canary; the status asks for the start approval.
     assert.match(
-      approvalWaitProblems(spec({ waitingFor: 'approval needed (before the first node): merge x' }), change, file)[0] ??
+      approvalWaitProblems(spec({ approvalWanted: wanted('start', 'approvals/worker-start.yaml') }), change, file)[0] ??
         '',
       /not the afterCanary approval/,
     );
+    // The words say an approval; the status wants none.
+    assert.match(
+      approvalWaitProblems(spec({ approvalWanted: undefined }), change, file)[0] ?? '',
+      /not the afterCanary/,
+    );
     assert.match(
       approvalWaitProblems(spec({}), change, 'approvals/other.yaml')[0] ?? '',
-      /does not name approvals\/other/,
+      /waits for approvals\/worker-after-canary.yaml, not approvals\/other.yaml/,
     );
     assert.deepEqual(approvalWaitProblems(undefined, change, file), [
       'the status branch has no status for NodeImage/worker',

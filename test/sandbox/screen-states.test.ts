@@ -7,23 +7,23 @@
 import { strict as assert } from 'node:assert';
 import type { V1Node } from '@kubernetes/client-node';
 import { renderStatusDocs } from '../../src/report/status-docs.js';
-import type { SpecReport, StatusReport } from '../../src/report/types.js';
+import type { SpecStatus } from '../../src/plan/types.js';
+import type { StatusReport } from '../../src/report/types.js';
+import type { SpecKind } from '../../src/spec/model.js';
+import { specStatus } from '../support/spec-status.js';
 import { nodeViews, specViews } from '../../src/sandbox/snapshot.js';
 import { renderChanges, renderView, wrap, type SandboxSnapshot } from '../../src/sandbox/view.js';
 
 const NOW = '2026-11-26T15:02:05Z';
 const UNTIL = '2026-11-26T15:04:05.000Z';
 
-const spec = (o: Partial<SpecReport> & Pick<SpecReport, 'kind' | 'name'>): SpecReport => ({
-  phase: 'Progressing',
-  progress: { done: 0, total: 6 },
-  conditions: [],
-  nodes: [],
-  ...o,
-});
+const spec = (o: Partial<SpecStatus> & { kind: SpecKind; name: string }): SpecStatus => {
+  const { kind, name, ...rest } = o;
+  return specStatus(kind, name, { progress: { done: 0, total: 6 }, ...rest });
+};
 
 /** The status branch's files for these specs, as the status writer renders them. */
-function statusFiles(specs: SpecReport[]): Map<string, string> {
+function statusFiles(specs: SpecStatus[]): Map<string, string> {
   const report: StatusReport = { cluster: 'sandbox', sourceCommit: '2bdd232'.padEnd(40, '0'), specs };
   return new Map([...renderStatusDocs(report)].filter(([file]) => file.startsWith('status/')));
 }
@@ -40,7 +40,7 @@ function node(name: string, annotations: Record<string, string>, o: { ready?: bo
   } satisfies V1Node;
 }
 
-function screen(specs: SpecReport[], nodes: V1Node[]): SandboxSnapshot {
+function screen(specs: SpecStatus[], nodes: V1Node[]): SandboxSnapshot {
   return {
     now: NOW,
     startedAt: '2026-11-26T15:00:00Z',

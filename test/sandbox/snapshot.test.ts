@@ -1,6 +1,9 @@
 import { strict as assert } from 'node:assert';
 import type { V1Node } from '@kubernetes/client-node';
-import { metricValue, nodeViews, refusal, specView } from '../../src/sandbox/snapshot.js';
+import type { ApprovalWanted, SpecStatus } from '../../src/plan/types.js';
+import { renderStatusDocs } from '../../src/report/status-docs.js';
+import { metricValue, nodeViews, refusal, specViews } from '../../src/sandbox/snapshot.js';
+import { specStatus } from '../support/spec-status.js';
 
 describe('sandbox snapshot', () => {
   it('reads a node the way kubectl shows it', () => {
@@ -72,85 +75,171 @@ describe('sandbox snapshot', () => {
     ]);
   });
 
-  const cases: [string, string, string, ReturnType<typeof specView>][] = [
+  /** The status branch's files under status/ for these specs, as drydock writes them. */
+  const written = (...specs: SpecStatus[]): Map<string, string> =>
+    new Map(
+      [...renderStatusDocs({ cluster: 'c', sourceCommit: '1a2b3c4', specs })].filter(([f]) => f.startsWith('status/')),
+    );
+  const wanted: ApprovalWanted = {
+    stage: 'afterCanary',
+    path: 'approvals/worker-after-canary.yaml',
+    target: { kind: 'NodeImage', name: 'worker', revision: 'r1', image: 'os:v2' },
+  };
+  const cases: [string, Map<string, string>, ReturnType<typeof specViews>][] = [
     [
       'a status file',
-      'status/NodeImage/worker.yaml',
-      'phase: Progressing\nprogress: {done: 2, total: 6}\nwaitingFor: PDB demo/web allows 0 disruptions\nsourceCommit: 1a2b3c4\n',
-      {
-        kind: 'NodeImage',
-        name: 'worker',
-        phase: 'Progressing',
-        done: 2,
-        total: 6,
-        waitingFor: 'PDB demo/web allows 0 disruptions',
-        sourceCommit: '1a2b3c4',
-      },
+      written(
+        specStatus('NodeImage', 'worker', {
+          progress: { done: 2, total: 6 },
+          waitingFor: 'PDB demo/web allows 0 disruptions',
+        }),
+      ),
+      [
+        {
+          kind: 'NodeImage',
+          name: 'worker',
+          phase: 'Progressing',
+          done: 2,
+          total: 6,
+          waitingFor: 'PDB demo/web allows 0 disruptions',
+          sourceCommit: '1a2b3c4',
+        },
+      ],
     ],
     [
-      'counts instead of progress',
-      'status/NodeOp/os-patch.yaml',
-      'phase: Complete\ncounts: {done: 3, total: 3}\n',
-      { kind: 'NodeOp', name: 'os-patch', phase: 'Complete', done: 3, total: 3 },
-    ],
-    [
-      'an empty file',
-      'status/NodeImage/x.yaml',
-      '',
-      { kind: 'NodeImage', name: 'x', phase: 'Unknown', done: 0, total: 0 },
-    ],
-    [
-      'broken YAML',
-      'status/NodeImage/x.yaml',
-      'phase: [',
-      {
-        kind: 'NodeImage',
-        name: 'x',
-        phase: 'Unknown',
-        done: 0,
-        total: 0,
-        lastError: 'status/NodeImage/x.yaml is not valid YAML',
-      },
+      'a wait for an approval: the file it wants, as the status has it',
+      written(
+        specStatus('NodeImage', 'worker', {
+          phase: 'Waiting',
+          progress: { done: 1, total: 6 },
+          waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml',
+          approvalWanted: wanted,
+        }),
+      ),
+      [
+        {
+          kind: 'NodeImage',
+          name: 'worker',
+          phase: 'Waiting',
+          done: 1,
+          total: 6,
+          waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml',
+          approvalWanted: wanted,
+          sourceCommit: '1a2b3c4',
+        },
+      ],
     ],
     [
       "a NodeOp's node rows, counted by phase (done ones are its progress)",
-      'status/NodeOp/rotate-logs.yaml',
+      written(
+        specStatus('NodeOp', 'rotate-logs', {
+          progress: { done: 2, total: 6 },
+          nodes: [
+            { node: 'w0', phase: 'Done' },
+            { node: 'w1', phase: 'Rebooting', job: 'kube-system/rl-w1' },
+            { node: 'w2', phase: 'Updating' },
+            { node: 'w3', phase: 'Updating' },
+            { node: 'w4', phase: 'Done' },
+            { node: 'w5', phase: 'Pending' },
+          ],
+        }),
+      ),
       [
-        'phase: Progressing',
-        'progress: {done: 2, total: 6}',
-        'nodes:',
-        '  - {node: w0, phase: Done}',
-        '  - {node: w1, phase: Rebooting, job: kube-system/rl-w1}',
-        '  - {node: w2, phase: Updating}',
-        '  - {node: w3, phase: Updating}',
-        '  - {node: w4, phase: Done}',
-        '  - {node: w5, phase: Pending}',
-        '',
-      ].join('\n'),
-      {
-        kind: 'NodeOp',
-        name: 'rotate-logs',
-        phase: 'Progressing',
-        done: 2,
-        total: 6,
-        nodePhases: { Rebooting: 1, Updating: 2, Pending: 1 },
-      },
+        {
+          kind: 'NodeOp',
+          name: 'rotate-logs',
+          phase: 'Progressing',
+          done: 2,
+          total: 6,
+          sourceCommit: '1a2b3c4',
+          nodePhases: { Rebooting: 1, Updating: 2, Pending: 1 },
+        },
+      ],
     ],
     [
       'a replace rollout with every node up to date: no phases left',
-      'status/NodeImage/worker.yaml',
-      'phase: Complete\nprogress: {done: 2, total: 2}\nnodes: [{node: a, phase: UpToDate}, {node: b, phase: Done}]\n',
-      { kind: 'NodeImage', name: 'worker', phase: 'Complete', done: 2, total: 2 },
+      written(
+        specStatus('NodeImage', 'worker', {
+          phase: 'Complete',
+          progress: { done: 2, total: 2 },
+          nodes: [
+            { node: 'a', phase: 'UpToDate' },
+            { node: 'b', phase: 'Done' },
+          ],
+        }),
+      ),
+      [{ kind: 'NodeImage', name: 'worker', phase: 'Complete', done: 2, total: 2, sourceCommit: '1a2b3c4' }],
     ],
-    ['not a status file', 'README.md', '# status', undefined],
+    [
+      'rows kept in node files beside the spec file: counted, and the node files are no specs',
+      written(
+        specStatus('NodeImage', 'big', {
+          progress: { done: 0, total: 150 },
+          nodes: Array.from({ length: 150 }, (_, i) => ({ node: `n${i}`, phase: i < 100 ? 'Outdated' : 'Draining' })),
+        }),
+      ),
+      [
+        {
+          kind: 'NodeImage',
+          name: 'big',
+          phase: 'Progressing',
+          done: 0,
+          total: 150,
+          sourceCommit: '1a2b3c4',
+          nodePhases: { Outdated: 100, Draining: 50 },
+        },
+      ],
+    ],
     [
       'the document names its spec',
-      'status/NodeImage/a_b.yaml',
-      'kind: NodeImage\nname: a/b\nphase: Complete\nprogress: {done: 1, total: 1}\n',
-      { kind: 'NodeImage', name: 'a/b', phase: 'Complete', done: 1, total: 1 },
+      written(specStatus('NodeImage', 'a/b', { phase: 'Complete', progress: { done: 1, total: 1 } })),
+      [{ kind: 'NodeImage', name: 'a/b', phase: 'Complete', done: 1, total: 1, sourceCommit: '1a2b3c4' }],
+    ],
+    ['not a status file', new Map([['README.md', '# status']]), []],
+    [
+      'a file drydock did not write: which field is wrong',
+      new Map([['status/NodeOp/os-patch.yaml', 'kind: NodeOp\nname: os-patch\nrevision: r\nphase: Complete\n']]),
+      [
+        {
+          kind: 'NodeOp',
+          name: 'os-patch',
+          phase: 'Unknown',
+          done: 0,
+          total: 0,
+          lastError: 'status/NodeOp/os-patch.yaml is no spec status: progress is not a mapping',
+        },
+      ],
+    ],
+    [
+      'an empty file',
+      new Map([['status/NodeImage/x.yaml', '']]),
+      [
+        {
+          kind: 'NodeImage',
+          name: 'x',
+          phase: 'Unknown',
+          done: 0,
+          total: 0,
+          lastError: 'status/NodeImage/x.yaml is no spec status: the document is not a mapping',
+        },
+      ],
+    ],
+    [
+      'broken YAML',
+      new Map([['status/NodeImage/x.yaml', 'phase: [']]),
+      [
+        {
+          kind: 'NodeImage',
+          name: 'x',
+          phase: 'Unknown',
+          done: 0,
+          total: 0,
+          lastError: 'status/NodeImage/x.yaml is no spec status: it is not valid YAML',
+        },
+      ],
     ],
   ];
-  for (const [name, file, text, expected] of cases) it(name, () => assert.deepEqual(specView(file, text), expected));
+  for (const [name, files, expected] of cases) it(name, () => assert.deepEqual(specViews(files), expected));
 
   describe('refusal', () => {
     const cases: [string, string | undefined, ReturnType<typeof refusal>][] = [

@@ -1,8 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { pino } from 'pino';
 import type { CloudProvider } from '../../src/cloud/provider.js';
-import { DesiredTracker, type DesiredRevision } from '../../src/service/desired.js';
+import { DesiredTracker, revisionSource, type DesiredRevision } from '../../src/service/desired.js';
 import { createMetrics } from '../../src/service/metrics.js';
+import { CommitsInForce } from '../../src/source/in-force.js';
 import type { DesiredState } from '../../src/spec/model.js';
 
 const valid = (commit: string, groups: { groupId: string; provider: string }[] = []): DesiredRevision => ({
@@ -23,14 +24,12 @@ function world() {
   let newCommits = 0;
   const metrics = createMetrics({ defaultMetrics: false });
   const tracker = new DesiredTracker({
-    source: {
-      sync: async () => {
-        const next = revisions.shift();
-        if (!next) throw new Error('nothing queued');
-        if (next instanceof Error) throw next;
-        return next;
-      },
-    },
+    source: revisionSource(async () => {
+      const next = revisions.shift();
+      if (!next) throw new Error('nothing queued');
+      if (next instanceof Error) throw next;
+      return next;
+    }),
     logger: pino({ level: 'silent' }),
     metrics,
     clock: () => 1_000,
@@ -51,6 +50,32 @@ describe('service desired-state tracker', () => {
     assert.equal(w.tracker.inForce?.commit, 'c1');
     assert.equal(w.tracker.newest?.commit, 'c2');
     assert.deepEqual(w.tracker.commits(), { sourceCommit: 'c1', newestCommit: 'c2' });
+  });
+
+  it("reads the source's own record: a commit it restored is in force from the first sync, beside the refused tip", async () => {
+    const commits = new CommitsInForce();
+    let newCommits = 0;
+    const metrics = createMetrics({ defaultMetrics: false });
+    const tracker = new DesiredTracker({
+      // As Sync after a restart on a refused tip: the tip loaded, the commit in force read back.
+      source: {
+        commits,
+        sync: async () => {
+          commits.loaded(refused('c2'));
+          commits.restored({ commit: 'c1', desired: {} as DesiredState, files: [] });
+          return refused('c2');
+        },
+      },
+      logger: pino({ level: 'silent' }),
+      metrics,
+      clock: () => 1_000,
+      onNewCommit: () => void newCommits++,
+    });
+    await tracker.sync();
+    assert.deepEqual(tracker.commits(), { sourceCommit: 'c1', newestCommit: 'c2' });
+    assert.equal(newCommits, 1);
+    const invalid = (await metrics.errors.get()).values.find((v) => v.labels.code === 'InvalidCommit');
+    assert.equal(invalid?.value, 1);
   });
 
   it('survives an unreachable source: the commit in force stays, the failure is counted', async () => {

@@ -37,7 +37,7 @@ describe('the Git source plugged into the service', function () {
   const source = (): GitSource =>
     new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, path: 'specs', retries: 0 });
 
-  it('after a restart on a refused tip, hands over the restored commit first, then the refused one', async () => {
+  it('after a restart on a refused tip, the first sync knows both: the restored commit in force and the refused tip', async () => {
     const good = await fx.commit({ 'specs/drydock.yaml': CONFIG }, 1);
     const src = source();
     await statusBranchSink(new StatusWriter({ source: src, cluster: 'test' })).write(snapshot(good));
@@ -45,15 +45,16 @@ describe('the Git source plugged into the service', function () {
 
     const fresh = source();
     const writer = new StatusWriter({ source: fresh, cluster: 'test' });
-    const desired = desiredSourceFromSync({
-      sync: new Sync({ source: fresh, restore: async () => (await writer.readApplied())?.sourceCommit }),
-    });
+    const sync = new Sync({ source: fresh, restore: async () => (await writer.readApplied())?.sourceCommit });
+    const desired = desiredSourceFromSync({ sync });
     const first = await desired.sync();
-    assert.equal(first.commit, good);
-    assert.equal(first.load.ok, true);
-    const second = await desired.sync();
-    assert.equal(second.commit, bad);
-    assert.equal(second.load.ok, false);
+    assert.equal(first.commit, bad);
+    assert.equal(first.load.ok, false);
+    assert.equal(desired.commits.inForce?.commit, good);
+    assert.equal(desired.commits, sync.commits, "the service reads Sync's own record, not a copy");
+    const again = await desired.sync();
+    assert.equal(again.commit, bad);
+    assert.equal(desired.commits.inForce?.commit, good);
   });
 
   it('throws the typed fetch error when the remote is gone', async () => {
@@ -83,19 +84,7 @@ describe('the Git source plugged into the service', function () {
     assert.deepEqual(reportFromSnapshot(snapshot(good)), {
       cluster: 'test',
       sourceCommit: good,
-      specs: [
-        {
-          kind: 'NodeImage',
-          name: 'worker',
-          revision: 'r1',
-          phase: 'Waiting',
-          progress: { done: 1, total: 3 },
-          waitingFor: 'window weeknights opens 22:00',
-          conditions: [],
-          nodes: [{ node: 'n1', phase: 'UpToDate' }],
-          counts: { failures: 0 },
-        },
-      ],
+      specs: snapshot(good).specs,
       notes: ['cloud: rate limited'],
     });
     const src = source();

@@ -107,7 +107,7 @@ describe('signed commits (--verify-commits)', function () {
     assert.ok(out.kind === 'unverified');
     assert.equal(out.commit, unsigned);
     assert.equal(out.verdict.reason, 'unsigned');
-    assert.deepEqual(sync.newest?.load.ok, false);
+    assert.deepEqual(sync.commits.newest?.load.ok, false);
   });
 
   it('refuses a keyring without keys, saying how to make one', async () => {

@@ -1,7 +1,18 @@
 import { strict as assert } from 'node:assert';
 import { needsAPerson, renderStatusDocs, safeName, summarize, summarizeChange } from '../../src/report/status-docs.js';
+import type { ApprovalWanted, SpecStatus } from '../../src/plan/types.js';
 import type { StatusReport } from '../../src/report/types.js';
 import { parse } from 'yaml';
+import { specStatus } from '../support/spec-status.js';
+
+/** The Approval file a wait asks for, as the planner names it. */
+function wanted(kind: ApprovalWanted['target']['kind'], name: string, stage: ApprovalWanted['stage']): ApprovalWanted {
+  return {
+    stage,
+    path: `approvals/${name}-${stage === 'start' ? 'start' : 'after-canary'}.yaml`,
+    target: { kind, name, revision: 'r1', ...(kind === 'NodeOp' ? {} : { image: 'img:v2' }) },
+  };
+}
 
 const SHA = 'abcdef0123456789abcdef0123456789abcdef01';
 const NEW = '0123456789abcdef0123456789abcdef01234567';
@@ -11,9 +22,7 @@ const report: StatusReport = {
   sourceCommit: SHA,
   newestCommit: NEW,
   specs: [
-    {
-      kind: 'NodeMaintenance',
-      name: 'node-7',
+    specStatus('NodeMaintenance', 'node-7', {
       phase: 'Running',
       progress: { done: 2, total: 3 },
       waitingFor: 'PDB default/web | allows 0',
@@ -28,18 +37,15 @@ const report: StatusReport = {
         drainProgress: 66,
         lastUpdate: '2026-03-02T10:00:00.000Z',
       },
-    },
-    {
-      kind: 'NodeImage',
-      name: 'worker',
+    }),
+    specStatus('NodeImage', 'worker', {
       phase: 'Complete',
       progress: { done: 2, total: 2 },
-      conditions: [],
       nodes: [
         { node: 'b', phase: 'UpToDate' },
         { node: 'a', phase: 'UpToDate' },
       ],
-    },
+    }),
   ],
   errors: [{ file: 'specs/x.yaml', line: 3, column: 5, code: 'schema', message: 'unknown field', hint: 'remove it' }],
 };
@@ -82,12 +88,15 @@ describe('status documents', () => {
       [
         'kind: NodeMaintenance',
         'name: node-7',
+        'revision: r1',
         `sourceCommit: ${SHA}`,
         'phase: Running',
         'progress:',
         '  done: 2',
         '  total: 3',
         'waitingFor: PDB default/web | allows 0',
+        'counts:',
+        '  failures: 0',
         'nodeName: node-7',
         'reason: disk swap',
         'totalPods: 5',
@@ -131,14 +140,10 @@ describe('status documents', () => {
       {
         cluster: 'c',
         specs: [
-          {
-            kind: 'NodeOp',
-            name: 'a',
+          specStatus('NodeOp', 'a', {
             phase: 'NotSupported',
             progress: { done: 0, total: 0 },
-            conditions: [],
-            nodes: [],
-          },
+          }),
           report.specs[1]!,
         ],
       },
@@ -149,22 +154,14 @@ describe('status documents', () => {
       {
         cluster: 'c',
         specs: [
-          {
-            kind: 'NodeMaintenance',
-            name: 'a',
+          specStatus('NodeMaintenance', 'a', {
             phase: 'Succeeded',
             progress: { done: 3, total: 3 },
-            conditions: [],
-            nodes: [],
-          },
-          {
-            kind: 'NodeMaintenance',
-            name: 'b',
+          }),
+          specStatus('NodeMaintenance', 'b', {
             phase: 'Ended',
             progress: { done: 1, total: 1 },
-            conditions: [],
-            nodes: [],
-          },
+          }),
         ],
       },
       '2 specs complete',
@@ -178,15 +175,8 @@ describe('status documents', () => {
 });
 
 describe('status README: what needs a person leads', () => {
-  const spec = (name: string, o: Partial<StatusReport['specs'][number]>) => ({
-    kind: 'NodeImage',
-    name,
-    phase: 'Progressing',
-    progress: { done: 0, total: 3 },
-    conditions: [],
-    nodes: [],
-    ...o,
-  });
+  const spec = (name: string, o: Partial<SpecStatus>): SpecStatus =>
+    specStatus('NodeImage', name, { progress: { done: 0, total: 3 }, ...o });
   const cases: Array<[string, StatusReport, string[]]> = [
     [
       'nothing: a calm line instead of a section',
@@ -218,11 +208,18 @@ describe('status README: what needs a person leads', () => {
           spec('worker', {
             phase: 'Waiting',
             waitingFor: 'approval needed (after the canary wave): merge approvals/worker-after-canary.yaml',
+            approvalWanted: wanted('NodeImage', 'worker', 'afterCanary'),
           }),
         ],
       },
       [
-        '**NodeImage/worker** waits for an approval: approval needed (after the canary wave): merge approvals/worker-after-canary.yaml; `drydock approve NodeImage/worker --stage afterCanary` writes the file.',
+        '**NodeImage/worker** waits for an approval: approval needed (after the canary wave): merge approvals/worker-after-canary.yaml; `drydock approve NodeImage/worker --stage afterCanary` writes the file.' +
+          '\n\n  Merge `approvals/worker-after-canary.yaml` with exactly this content:\n\n  ```yaml\n' +
+          '  # Approves NodeImage/worker at image img:v2, stage afterCanary.\n' +
+          '  # It counts once merged into the tracked branch; the author of that commit is the approver.\n' +
+          '  # Another image needs a new approval: this one does not carry over.\n' +
+          '  apiVersion: drydock.dev/v1alpha1\n  kind: Approval\n  metadata:\n    name: worker-after-canary\n' +
+          '  spec:\n    target:\n      kind: NodeImage\n      name: worker\n    image: img:v2\n    stage: afterCanary\n  ```',
       ],
     ],
     [
@@ -249,16 +246,57 @@ describe('status README: what needs a person leads', () => {
     it(name, () => {
       assert.deepEqual(needsAPerson(r), want);
       const readme = renderStatusDocs(r).get('README.md') ?? '';
-      // Right under the title, before the commit line and the table.
-      const lead = readme.split('\n').slice(2, 4 + want.length);
-      assert.deepEqual(
-        lead,
+      // Right under the title, before the commit line and the table (an item may run over lines).
+      const lines = (
         want.length === 0
           ? ['Nothing needs a person now.', '']
-          : ['## Needs a person', '', ...want.map((w) => `- ${w}`)],
-      );
+          : ['## Needs a person', '', ...want.map((w) => `- ${w}`)]
+      )
+        .join('\n')
+        .split('\n');
+      assert.deepEqual(readme.split('\n').slice(2, 2 + lines.length), lines);
     });
   }
+});
+
+describe('status: an approval wait is told by its structured field, not its words', () => {
+  const r: StatusReport = {
+    cluster: 'c',
+    sourceCommit: SHA,
+    specs: [
+      // Words of an approval wait, but the plan names no approval file: nothing to approve.
+      specStatus('NodeMaintenance', 'echo', {
+        phase: 'Running',
+        progress: { done: 0, total: 1 },
+        waitingFor: 'approval needed (before the first node): the words of a reason, not a wait for a file',
+      }),
+      // Worded otherwise, but the plan asks for the afterCanary file: the command names that stage.
+      specStatus('NodeOp', 'patch', {
+        phase: 'Waiting',
+        progress: { done: 1, total: 4 },
+        waitingFor: 'sign-off wanted before the first node of the rest',
+        approvalWanted: wanted('NodeOp', 'patch', 'afterCanary'),
+      }),
+    ],
+  };
+
+  it('needs a person: only the spec whose plan wants a file, at the stage the plan names', () => {
+    const lines = needsAPerson(r);
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.match(
+      lines[0] ?? '',
+      /^\*\*NodeOp\/patch\*\* waits for an approval: .*`drydock approve NodeOp\/patch --stage afterCanary`/,
+    );
+    assert.match(lines[0] ?? '', /Merge `approvals\/patch-after-canary.yaml` with exactly this content/);
+  });
+
+  it('the ETA is a dash only where a person must act', () => {
+    const rows = (renderStatusDocs(r).get('README.md') ?? '').split('\n').filter((l) => l.startsWith('| ['));
+    assert.deepEqual(
+      rows.map((l) => l.split(' | ')[3]),
+      ['', '—'],
+    );
+  });
 });
 
 describe('status commit subject: what changed since the last report', () => {
@@ -266,18 +304,14 @@ describe('status commit subject: what changed since the last report', () => {
     cluster: 'c',
     sourceCommit: SHA,
     specs: [
-      {
-        kind: 'NodeImage',
-        name: 'worker',
+      specStatus('NodeImage', 'worker', {
         phase: 'Waiting',
         progress: { done: 1, total: 12 },
         waitingFor: '11 node(s) queued: the canary wave of 1 node(s) soaks until 10:12',
-        conditions: [],
-        nodes: [],
-      },
+      }),
     ],
   };
-  const next = (o: Partial<StatusReport['specs'][number]>, r: Partial<StatusReport> = {}): StatusReport => ({
+  const next = (o: Partial<SpecStatus>, r: Partial<StatusReport> = {}): StatusReport => ({
     ...base,
     ...r,
     specs: [{ ...base.specs[0]!, ...o }],
@@ -309,14 +343,10 @@ describe('status commit subject: what changed since the last report', () => {
         sourceCommit: NEW,
         specs: [
           ...base.specs,
-          {
-            kind: 'NodeImage',
-            name: 'edge',
+          specStatus('NodeImage', 'edge', {
             phase: 'Pending',
             progress: { done: 0, total: 2 },
-            conditions: [],
-            nodes: [],
-          },
+          }),
         ],
       },
       base,
@@ -328,14 +358,10 @@ describe('status commit subject: what changed since the last report', () => {
         ...base,
         specs: [
           ...base.specs,
-          {
-            kind: 'NodeMaintenance',
-            name: 'w-2',
+          specStatus('NodeMaintenance', 'w-2', {
             phase: 'Ended',
             progress: { done: 0, total: 0 },
-            conditions: [],
-            nodes: [],
-          },
+          }),
         ],
       },
       base,
@@ -358,14 +384,12 @@ describe('status commit subject: what changed since the last report', () => {
       'too much for one line: the rest counted',
       {
         ...base,
-        specs: Array.from({ length: 9 }, (_, i) => ({
-          kind: 'NodeImage',
-          name: `image-number-${i}`,
-          phase: 'Pending',
-          progress: { done: 0, total: 1 },
-          conditions: [],
-          nodes: [],
-        })),
+        specs: Array.from({ length: 9 }, (_, i) =>
+          specStatus('NodeImage', `image-number-${i}`, {
+            phase: 'Pending',
+            progress: { done: 0, total: 1 },
+          }),
+        ),
       },
       { ...base, specs: [] },
       'NodeImage/image-number-0 new (pending); NodeImage/image-number-1 new (pending); NodeImage/image-number-2 new (pending) (+6 more)',
@@ -379,28 +403,21 @@ describe('status: ETA per spec and per node', () => {
     cluster: 'c',
     sourceCommit: SHA,
     specs: [
-      {
-        kind: 'NodeImage',
-        name: 'worker',
-        phase: 'Progressing',
+      specStatus('NodeImage', 'worker', {
         progress: { done: 1, total: 3 },
         eta: '2026-03-02T10:41:30.000Z',
-        conditions: [],
         nodes: [
           { node: 'w2', phase: 'Outdated', eta: '2026-03-02T10:41:30.000Z' },
           { node: 'w1', phase: 'Draining', eta: '2026-03-02T10:20:00.000Z' },
           { node: 'w0', phase: 'Done' },
         ],
-      },
-      {
-        kind: 'NodeOp',
-        name: 'patch',
+      }),
+      specStatus('NodeOp', 'patch', {
         phase: 'Waiting',
         progress: { done: 0, total: 2 },
         waitingFor: 'approval needed (before the first node): merge approvals/patch-start.yaml',
-        conditions: [],
-        nodes: [],
-      },
+        approvalWanted: wanted('NodeOp', 'patch', 'start'),
+      }),
     ],
   };
   const docs = renderStatusDocs(rolling);

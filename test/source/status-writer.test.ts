@@ -3,6 +3,7 @@ import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GitSource, StatusWriter, type WriteResult } from '../../src/source/index.js';
 import type { StatusReport } from '../../src/report/types.js';
+import { specStatus } from '../support/spec-status.js';
 import { runStatus } from '../../src/cli/actions/status.js';
 import { git, gitEnv, tempDir, TEST_USER, withUser } from '../support/git-server.js';
 import { createFixture, type Fixture } from './fixture.js';
@@ -13,15 +14,11 @@ const report = (done: number): StatusReport => ({
   cluster: 'prod-eu',
   sourceCommit: SOURCE,
   specs: [
-    {
-      kind: 'NodeImage',
-      name: 'worker',
-      phase: 'Progressing',
+    specStatus('NodeImage', 'worker', {
       progress: { done, total: 10 },
       waitingFor: 'PDB default/web allows 0 disruptions',
-      conditions: [],
       nodes: [{ node: 'n1', phase: 'Done' }],
-    },
+    }),
   ],
 });
 
@@ -192,10 +189,12 @@ describe('StatusWriter against git http-backend', function () {
         {
           kind: 'NodeImage',
           name: 'worker',
+          revision: 'r1',
           sourceCommit: SOURCE,
           phase: 'Progressing',
           progress: { done: 3, total: 10 },
           waitingFor: 'PDB default/web allows 0 disruptions',
+          counts: { failures: 0 },
           conditions: [],
           nodes: [{ node: 'n1', phase: 'Done' }],
         },

@@ -41,8 +41,8 @@ describe('Sync: a commit is applied whole or not at all', function () {
     const sync = new Sync({ source: source() });
     const first = await sync.run();
     assert.equal(first.kind, 'applied');
-    assert.equal(sync.lastValid?.commit, good);
-    assert.equal(sync.lastValid?.desired.config.cluster, 'test');
+    assert.equal(sync.commits.inForce?.commit, good);
+    assert.equal(sync.commits.inForce?.desired.config.cluster, 'test');
 
     const bad = await fx.commit({ 'specs/bad.yaml': BROKEN }, 2);
     const second = await sync.run();
@@ -53,13 +53,13 @@ describe('Sync: a commit is applied whole or not at all', function () {
       second.errors.map((e) => [e.file, e.line, e.code]),
       [['specs/bad.yaml', 5, 'yaml-syntax']],
     );
-    assert.equal(sync.lastValid?.commit, good);
-    assert.equal(sync.newest?.commit, bad);
+    assert.equal(sync.commits.inForce?.commit, good);
+    assert.equal(sync.commits.newest?.commit, bad);
     assert.equal((await sync.run()).kind, 'unchanged');
 
     const fixed = await fx.commit({ 'specs/bad.yaml': null }, 3);
     assert.equal((await sync.run()).kind, 'applied');
-    assert.equal(sync.lastValid?.commit, fixed);
+    assert.equal(sync.commits.inForce?.commit, fixed);
   });
 
   it('keeps the last valid commit when the server goes away, and reports it typed', async () => {
@@ -71,7 +71,7 @@ describe('Sync: a commit is applied whole or not at all', function () {
     assert.equal(out.kind, 'fetch-failed');
     assert.ok(out.kind === 'fetch-failed');
     assert.equal(out.error.code, 'unreachable');
-    assert.equal(sync.lastValid?.commit, good);
+    assert.equal(sync.commits.inForce?.commit, good);
   });
 
   it('after a restart, restores the commit in force from the status branch when the tip is refused', async () => {
@@ -87,7 +87,7 @@ describe('Sync: a commit is applied whole or not at all', function () {
     const sync = new Sync({ source: fresh, restore: async () => (await freshWriter.readApplied())?.sourceCommit });
     const out = await sync.run();
     assert.equal(out.kind, 'refused');
-    assert.equal(sync.lastValid?.commit, good);
+    assert.equal(sync.commits.inForce?.commit, good);
   });
 
   it('follows a force-push and applies the new tip (injected loader)', async () => {
@@ -107,7 +107,7 @@ describe('Sync: a commit is applied whole or not at all', function () {
     const out = await sync.run();
     assert.ok(out.kind === 'applied');
     assert.equal(out.fetch.rewritten, true);
-    assert.equal(sync.lastValid?.commit, rewritten);
+    assert.equal(sync.commits.inForce?.commit, rewritten);
     assert.deepEqual(seen, [
       ['a.yaml', 'b.yaml'],
       ['a.yaml', 'c.yaml'],
@@ -132,6 +132,6 @@ describe('Sync: a commit is applied whole or not at all', function () {
     const out = await sync.run();
     assert.ok(out.kind === 'fetch-failed');
     assert.equal(out.error.code, 'branch-missing');
-    assert.equal(sync.lastValid?.commit, good);
+    assert.equal(sync.commits.inForce?.commit, good);
   });
 });

@@ -150,7 +150,7 @@ describe('webhook route against git http-backend', function () {
     });
     assert.equal(ok.statusCode, 202);
     await Promise.all(fetches);
-    assert.equal(sync.newest?.commit, tip);
+    assert.equal(sync.commits.newest?.commit, tip);
     await app.close();
   });
 });

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { approvalFile, type ApprovalStage, type ApprovalTarget } from '../../report/approval-file.js';
 import { specDocPath } from '../../report/status-docs.js';
-import { readSpecDocs } from '../../report/status-nodes.js';
+import { readSpecStatus, type SpecStatusDoc } from '../../report/status-read.js';
 import { GitSource, isGitSourceError, readStatusFiles } from '../../source/index.js';
 import { loadFromDirectory, SpecSourceError, type DesiredState } from '../../spec/index.js';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
@@ -46,18 +46,20 @@ function targetOf(
   };
 }
 
-/** The spec's status document on the status branch, or why none was read. */
-async function statusDoc(
+/** The spec's status on the status branch, or why none was read. */
+async function statusOf(
   flags: ApproveFlags,
   kind: Kind,
   name: string,
-): Promise<{ doc: Record<string, unknown>; commit: string } | { none: string }> {
+): Promise<{ status: SpecStatusDoc; commit: string } | { none: string }> {
   try {
     const source = new GitSource({ repo: flags.statusRepo ?? flags.dir, retries: 1 });
     const commit = await source.readBranchTip(flags.statusBranch);
-    const doc = readSpecDocs(await readStatusFiles(source, commit)).get(specDocPath({ kind, name }));
-    if (doc === undefined) return { none: `the status branch has no ${specDocPath({ kind, name })} yet` };
-    return { doc, commit };
+    const file = specDocPath({ kind, name });
+    const read = readSpecStatus(await readStatusFiles(source, commit), file);
+    if (read === undefined) return { none: `the status branch has no ${file} yet` };
+    if (!read.ok) return { none: `${file} on the status branch is no spec status: ${read.why}` };
+    return { status: read.status, commit };
   } catch (e) {
     if (isGitSourceError(e)) return { none: e.message };
     throw e;
@@ -89,18 +91,18 @@ export async function runApprove(
       throw new ApproveError(
         `${spec} requires no approval (rollout.approval.required is none); pass --stage to write one anyway`,
       );
-    const status = await statusDoc(flags, kind as Kind, name);
+    const status = await statusOf(flags, kind as Kind, name);
     let origin: string;
-    if ('doc' in status) {
-      const waiting = status.doc.revision;
-      if (typeof waiting === 'string' && waiting !== target.revision) {
+    if ('status' in status) {
+      const waiting = status.status.revision;
+      if (waiting !== target.revision) {
         throw new ApproveError(
           `the cluster runs revision ${waiting} of ${spec} (status commit ${status.commit.slice(0, 7)}), but this working tree has revision ${target.revision}: ` +
             'check out the tracked branch as drydock applied it (git pull), or wait until drydock applies this revision, then approve',
           EXIT_FINDINGS,
         );
       }
-      const waitingFor = typeof status.doc.waitingFor === 'string' ? status.doc.waitingFor : 'nothing';
+      const waitingFor = status.status.waitingFor ?? 'nothing';
       origin = `the revision on the status branch (${status.commit.slice(0, 7)}); it waits for: ${waitingFor}`;
     } else {
       origin = `the working tree's revision (no status read: ${status.none})`;

@@ -11,8 +11,8 @@ import { ControlPlaneError, tailFile } from './errors.js';
 export interface ExitInfo {
   code: number | null;
   signal: NodeJS.Signals | null;
-  /** set when the process could not be started at all (ENOENT, EACCES) */
-  error?: Error;
+  /** set when the process could not be started at all; its code says why (ENOENT, EACCES) */
+  error?: NodeJS.ErrnoException;
 }
 
 export interface Component {
@@ -152,10 +152,10 @@ export function describeExit(info: ExitInfo): string {
 
 function hintFor(c: Component, info?: ExitInfo): string {
   const tail = tailFile(c.logFile, 60);
-  if (info?.error && /ENOENT/.test(info.error.message)) {
+  if (info?.error?.code === 'ENOENT') {
     return `the binary is missing; run: bash scripts/k8s-binaries.sh`;
   }
-  if (info?.error && /EACCES/.test(info.error.message)) {
+  if (info?.error?.code === 'EACCES') {
     return `the binary is not executable; chmod +x it or rebuild with: bash scripts/k8s-binaries.sh --force`;
   }
   if (/address already in use/i.test(tail)) {
