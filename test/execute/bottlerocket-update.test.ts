@@ -107,6 +107,18 @@ const pinnedCalls = (lock: string): string[] => [
   ...(lock === '' ? [] : [lock]),
 ];
 
+/** A scratch directory and no API left running, around each test. */
+function useScratch(): void {
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'drydock-bottlerocket-'));
+  });
+  afterEach(async () => {
+    await api?.close();
+    api = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+}
+
 describe('the Bottlerocket update script against the update API', function () {
   this.timeout(30_000);
 
@@ -115,15 +127,7 @@ describe('the Bottlerocket update script against the update API', function () {
     assert.doesNotThrow(() => execFileSync('sh', ['-c', 'command -v curl']), 'curl is needed to run these tests');
   });
 
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'drydock-bottlerocket-'));
-  });
-
-  afterEach(async () => {
-    await api?.close();
-    api = undefined;
-    rmSync(dir, { recursive: true, force: true });
-  });
+  useScratch();
 
   it('pins the version, refreshes, prepares and activates it, and reports it staged', async () => {
     // Commands that outlast a poll, so the script meets the update lock they hold.
@@ -464,14 +468,7 @@ describe('the Bottlerocket update Job', () => {
 
   describe('its command against the API', function () {
     this.timeout(30_000);
-    beforeEach(() => {
-      dir = mkdtempSync(path.join(tmpdir(), 'drydock-bottlerocket-'));
-    });
-    afterEach(async () => {
-      await api?.close();
-      api = undefined;
-      rmSync(dir, { recursive: true, force: true });
-    });
+    useScratch();
 
     it('stages the update, and its message reads back as the version staged', async () => {
       const br = await start({ running: '1.19.2', updates: REPO });
