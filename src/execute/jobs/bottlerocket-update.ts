@@ -9,8 +9,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { V1Container, V1Job, V1Volume } from '@kubernetes/client-node';
-import { jobAnnotations, jobLabels, nodeJobName, type OperationRef } from '../../protocol/jobs.js';
-import { nodeTolerations, type JobNode } from './node-job.js';
+import type { OperationRef } from '../../protocol/jobs.js';
+import { pinnedJob, type JobNode } from './node-job.js';
 
 /** assets/ of the package: four levels above dist/src/execute/jobs/ (shipped by `files`). */
 const SCRIPT_FILE = new URL('../../../../assets/bottlerocket-update.sh', import.meta.url);
@@ -82,32 +82,17 @@ export interface BottlerocketUpdateJobInput {
 
 /** Named, labelled and pinned like nodeJob's Job, so the executor finds and reads it the same way. */
 export function bottlerocketUpdateJob(input: BottlerocketUpdateJobInput): V1Job {
-  const { operation: op, node } = input;
-  const labels = jobLabels(op, node.name, 'operation');
-  const annotations = jobAnnotations(op, node.name);
   const { container, volumes } = bottlerocketUpdateContainer(input.update);
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: { name: nodeJobName(op, node.name), namespace: input.namespace, labels, annotations },
-    spec: {
-      backoffLimit: input.backoffLimit,
-      template: {
-        metadata: { labels, annotations },
-        spec: {
-          nodeName: node.name,
-          restartPolicy: 'Never',
-          automountServiceAccountToken: false,
-          tolerations: nodeTolerations(node),
-          ...(input.imagePullSecrets.length > 0
-            ? { imagePullSecrets: input.imagePullSecrets.map((name) => ({ name })) }
-            : {}),
-          containers: [container],
-          volumes,
-        },
-      },
-    },
-  };
+  return pinnedJob({
+    operation: input.operation,
+    node: input.node,
+    namespace: input.namespace,
+    step: 'operation',
+    backoffLimit: input.backoffLimit,
+    imagePullSecrets: input.imagePullSecrets,
+    container,
+    volumes,
+  });
 }
 
 export type BottlerocketUpdateResult =

@@ -4,7 +4,7 @@
  * the host's root filesystem mounted. Pure: the same input gives the same Job, name included,
  * so a retry after a crash finds the Job it made before.
  */
-import type { V1Job, V1Toleration } from '@kubernetes/client-node';
+import type { V1Container, V1Job, V1Toleration, V1Volume } from '@kubernetes/client-node';
 import {
   JOB_ANNOTATIONS,
   jobAnnotations,
@@ -61,49 +61,79 @@ export function hostRootVolume(): { name: string; hostPath: { path: string } } {
   return { name: HOST_ROOT_VOLUME, hostPath: { path: '/' } };
 }
 
-export function nodeJob(input: NodeJobInput, step: JobStep = 'operation'): V1Job {
-  const { operation: op, node, job } = input;
-  const labels = jobLabels(op, node.name, step);
+/** What a Job pinned to a node runs: its container and volumes, with its pods' own annotations. */
+export interface PinnedJobInput {
+  readonly operation: OperationRef;
+  readonly node: JobNode;
+  readonly namespace: string;
+  readonly step: JobStep;
+  readonly backoffLimit: number;
+  readonly imagePullSecrets: readonly string[];
+  readonly container: V1Container;
+  readonly volumes: readonly V1Volume[];
+  /** Added to the pod's annotations (inPlace: the image the Job applies). */
+  readonly podAnnotations?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A Job pinned to one node by nodeName, named, labelled and annotated after its operation, node
+ * and step, tolerating drydock's cordon and the node's taints: every node Job is this, around
+ * its own container, so the executor finds and reads them all the same way.
+ */
+export function pinnedJob(input: PinnedJobInput): V1Job {
+  const { operation: op, node } = input;
+  const labels = jobLabels(op, node.name, input.step);
   const annotations = jobAnnotations(op, node.name);
-  const podAnnotations =
-    input.appliesImage === undefined ? annotations : { ...annotations, [JOB_ANNOTATIONS.image]: input.appliesImage };
-  const hostMountPath = job.hostMountPath ?? DEFAULT_HOST_MOUNT_PATH;
-  const env = Object.entries({ [HOST_DIR_ENV]: hostMountPath, ...job.env })
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([name, value]) => ({ name, value }));
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: { name: nodeJobName(op, node.name), namespace: input.namespace, labels, annotations },
     spec: {
-      backoffLimit: job.backoffLimit,
+      backoffLimit: input.backoffLimit,
       // No ttlSecondsAfterFinished: drydock deletes the Job once it recorded the outcome; a
       // Job gone before that would be made again.
       template: {
-        metadata: { labels, annotations: podAnnotations },
+        metadata: { labels, annotations: { ...annotations, ...input.podAnnotations } },
         spec: {
           nodeName: node.name,
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
           tolerations: nodeTolerations(node),
-          ...(job.imagePullSecrets.length > 0
-            ? { imagePullSecrets: job.imagePullSecrets.map((name) => ({ name })) }
+          ...(input.imagePullSecrets.length > 0
+            ? { imagePullSecrets: input.imagePullSecrets.map((name) => ({ name })) }
             : {}),
-          containers: [
-            {
-              name: 'operation',
-              image: job.image,
-              command: [...job.command],
-              env,
-              securityContext: { privileged: job.privileged },
-              volumeMounts: [{ name: HOST_ROOT_VOLUME, mountPath: hostMountPath }],
-              // The message kept in status: what the container wrote, or its last log lines.
-              terminationMessagePolicy: 'FallbackToLogsOnError',
-            },
-          ],
-          volumes: [hostRootVolume()],
+          containers: [input.container],
+          volumes: [...input.volumes],
         },
       },
     },
   };
+}
+
+export function nodeJob(input: NodeJobInput, step: JobStep = 'operation'): V1Job {
+  const { job } = input;
+  const hostMountPath = job.hostMountPath ?? DEFAULT_HOST_MOUNT_PATH;
+  const env = Object.entries({ [HOST_DIR_ENV]: hostMountPath, ...job.env })
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, value]) => ({ name, value }));
+  return pinnedJob({
+    operation: input.operation,
+    node: input.node,
+    namespace: input.namespace,
+    step,
+    backoffLimit: job.backoffLimit,
+    imagePullSecrets: job.imagePullSecrets,
+    ...(input.appliesImage !== undefined ? { podAnnotations: { [JOB_ANNOTATIONS.image]: input.appliesImage } } : {}),
+    container: {
+      name: 'operation',
+      image: job.image,
+      command: [...job.command],
+      env,
+      securityContext: { privileged: job.privileged },
+      volumeMounts: [{ name: HOST_ROOT_VOLUME, mountPath: hostMountPath }],
+      // The message kept in status: what the container wrote, or its last log lines.
+      terminationMessagePolicy: 'FallbackToLogsOnError',
+    },
+    volumes: [hostRootVolume()],
+  });
 }
