@@ -5,7 +5,7 @@ import type { Action, Plan } from '../../../src/plan/types.js';
 import type { ObservedJob, ObservedNode } from '../../../src/observe/types.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
 import type { NodeImage, NodeMaintenance, NodeOp } from '../../../src/spec/model.js';
-import { at, config, desired, iso, node, nodeImage, nodeMaintenance, observed, pod } from '../fixtures.js';
+import { at, config, desired, iso, node, nodeImage, nodeMaintenance, observed, pdb, pod } from '../fixtures.js';
 import { nodeOp } from './fixtures.js';
 
 const NS = 'drydock-system';
@@ -57,6 +57,7 @@ function run(
     budget?: number;
     pods?: ReturnType<typeof pod>[];
     nodeMaintenances?: NodeMaintenance[];
+    pdbs?: ReturnType<typeof pdb>[];
   } = {},
 ): Plan {
   const d = desired({
@@ -64,7 +65,7 @@ function run(
     nodeOps: op === undefined ? [] : [op],
     nodeMaintenances: o.nodeMaintenances ?? [],
   });
-  return plan(d, observed({ nodes, jobs: o.jobs ?? [], pods: o.pods ?? [] }), at(0), {
+  return plan(d, observed({ nodes, jobs: o.jobs ?? [], pods: o.pods ?? [], pdbs: o.pdbs ?? [] }), at(0), {
     jobNamespace: NS,
     rebootTimeoutSeconds: 600,
   });
@@ -419,6 +420,80 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
       const status = run(op, five()).specs.find((x) => x.spec.name === 'patch');
       assert.equal(status?.eta, undefined);
       assert.ok(status?.nodes.every((r) => r.eta === undefined));
+    });
+  });
+
+  describe('what a NodeOp must never do to a node', () => {
+    const draining = nodeOp('patch', {
+      cordon: true,
+      drain: {
+        enabled: true,
+        force: false,
+        ignoreDaemonSets: true,
+        deleteEmptyDirData: true,
+        onTimeout: 'halt',
+      },
+    });
+
+    it('cordons no node whose pod a PDB allows no disruption for: it waits, naming the PDB', () => {
+      const p = run(draining, [n('worker-0', { annotations: held('Pending') })], {
+        pods: [pod('default', 'web-0', 'worker-0', { pdbs: ['default/web'] })],
+        pdbs: [pdb('default', 'web', 0)],
+      });
+      assert.deepEqual(
+        kinds(p).filter((k) => k.startsWith('cordon') || k.startsWith('evict')),
+        [],
+      );
+      const wait = p.waits.find((w) => w.node === 'worker-0');
+      assert.equal(wait?.code, 'pdb');
+      assert.match(wait?.reason ?? '', /default\/web/);
+      // The same node with a PDB that allows one disruption is cordoned.
+      const allowed = run(draining, [n('worker-0', { annotations: held('Pending') })], {
+        pods: [pod('default', 'web-0', 'worker-0', { pdbs: ['default/web'] })],
+        pdbs: [pdb('default', 'web', 1)],
+      });
+      assert.ok(kinds(allowed).includes('cordon worker-0'), kinds(allowed).join(', '));
+    });
+
+    it('never uncordons a node a person cordoned, at Verifying or when it fails', () => {
+      // Unschedulable without drydock.dev/cordoned: a person's cordon, not drydock's.
+      const verifying = run(
+        nodeOp('patch', { cordon: true }),
+        [n('worker-0', { unschedulable: true, annotations: held('Updating', { [ANNOTATIONS.job]: `${NS}/${JOB}` }) })],
+        { jobs: [job(JOB, 'succeeded')] },
+      );
+      assert.ok(
+        verifying.actions.some((a) => a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Verifying'),
+        kinds(verifying).join(', '),
+      );
+      assert.deepEqual(
+        verifying.actions.filter((a) => a.kind === 'uncordon'),
+        [],
+      );
+      const failing = run(
+        nodeOp('patch', { cordon: true }),
+        [n('worker-0', { unschedulable: true, annotations: held('Updating', { [ANNOTATIONS.job]: `${NS}/${JOB}` }) })],
+        { jobs: [job(JOB, 'failed', 4)] },
+      );
+      assert.ok(
+        failing.actions.some((a) => a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Failed'),
+      );
+      assert.deepEqual(
+        failing.actions.filter((a) => a.kind === 'uncordon'),
+        [],
+      );
+      // drydock's own cordon is lifted at Verifying.
+      const ours = run(
+        nodeOp('patch', { cordon: true }),
+        [
+          n('worker-0', {
+            unschedulable: true,
+            annotations: held('Updating', { [ANNOTATIONS.job]: `${NS}/${JOB}`, [ANNOTATIONS.cordoned]: 'true' }),
+          }),
+        ],
+        { jobs: [job(JOB, 'succeeded')] },
+      );
+      assert.ok(kinds(ours).includes('uncordon worker-0'), kinds(ours).join(', '));
     });
   });
 });
