@@ -25,7 +25,7 @@ export async function observeCloud(
         problems.push({
           source: `cloud/${sg.name}`,
           code: 'NoProvider',
-          message: `no ${sg.provider} provider is configured for ScalingGroup ${sg.name}; start drydock with --provider ${sg.provider}`,
+          message: `no ${sg.provider} provider is configured for ScalingGroup ${sg.name}; start drydock with --provider ${sg.provider}${sg.provider === 'sim' ? ' --cloud-endpoint URL' : ''}`,
         });
         return;
       }

@@ -56,7 +56,11 @@ export function parseBool(flag: string, value: string | boolean): boolean {
   throw new OptionError(`${flag} ${JSON.stringify(value)} is not true or false`, { flag, value });
 }
 
-/** The providers the service can reach, from --provider and --cloud-endpoint. */
+/**
+ * The providers the service can reach, from --provider and --cloud-endpoint. A cluster without
+ * a cloud (Kairos, bare metal) needs none: the sim provider without its endpoint is no provider,
+ * and a ScalingGroup that needs one says so in status (observe/cloud.ts).
+ */
 export function providersFrom(
   provider: string,
   endpoint: string | undefined,
@@ -69,11 +73,7 @@ export function providersFrom(
   }
   try {
     if (provider === 'sim') {
-      if (!endpoint)
-        throw new OptionError(
-          '--provider sim needs --cloud-endpoint URL of the simulated cloud (e.g. http://127.0.0.1:7070)',
-          { flag: '--cloud-endpoint' },
-        );
+      if (!endpoint) return {};
       let url: URL;
       try {
         url = new URL(endpoint);

@@ -63,7 +63,7 @@ export const REFUSED: Readonly<Record<string, Readonly<Record<string, { message:
   [EDGELESS]: {
     PendingNode: {
       message: 'PendingNode is operator-managed state, not intent: drydock does not read it from Git',
-      hint: 'delete the file; drydock derives joining and leaving nodes from the cloud and the cluster and reports them in status/ScalingGroup/<name>.yaml on the status branch',
+      hint: 'delete the file; drydock derives joining and leaving nodes from the cloud and the cluster and reports them under extra.pending in the NodeImage’s status (status/NodeImage/<name>.yaml on the status branch)',
     },
   },
   [DRYDOCK_API]: {

@@ -81,11 +81,6 @@ describe('drydock run / plan: bad input', function () {
       message: /cannot read kubeconfig .*nope.*pass --kubeconfig or set KUBECONFIG/,
     },
     {
-      name: 'the sim provider without its endpoint',
-      args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig],
-      message: /--provider sim needs --cloud-endpoint URL/,
-    },
-    {
       name: 'an endpoint that is not a URL',
       args: () => ['run', '--repo', dir, '--kubeconfig', kubeconfig, '--cloud-endpoint', 'not a url'],
       message: /--cloud-endpoint "not a url" is not a URL/,

@@ -130,7 +130,7 @@ const cases: readonly Case[] = [
         'apiVersion: update.edgeless.systems/v1alpha1\nkind: PendingNode\nmetadata: {name: p}\nspec: {nodeName: n, goal: Join}\n',
     },
     expect: ['refused-kind', 'p.yaml', 2, 7],
-    says: /status\/ScalingGroup\/<name>\.yaml/,
+    says: /extra\.pending in the NodeImage’s status \(status\/NodeImage\/<name>\.yaml/,
   },
   { name: 'RepoConfig outside drydock.yaml', files: { 'c.yaml': CONFIG }, expect: ['refused-kind', 'c.yaml', 2, 7] },
   { name: 'a list instead of a mapping', files: { 'l.yaml': '- a\n- b\n' }, expect: ['not-an-object', 'l.yaml', 1, 1] },
