@@ -89,3 +89,45 @@ describe('plan: progress of a 6-node group is out of its 6 slots all through the
     },
   ]);
 });
+
+describe('plan: a replacement another operation reboots is done for the rollout, not joining', () => {
+  // worker-0 and worker-1 were replaced by worker-8 and worker-9 (marked, on V2); a NodeOp holds
+  // worker-9 and reboots it (NotReady). Four originals are left on V1.
+  const sixOf = () => {
+    const w = workers(4, V1, () => ({}));
+    const marked = (i: number, o: { ready: boolean; lock?: string }) =>
+      node(`worker-${i}`, instance('workers', `i-${i}`, V2).providerID, {
+        ready: o.ready,
+        annotations: {
+          [ANNOTATIONS.replaces]: `i-${i - 8}`,
+          ...(o.lock !== undefined
+            ? { [ANNOTATIONS.operation]: o.lock, [ANNOTATIONS.phase]: 'Rebooting', [ANNOTATIONS.phaseSince]: iso(0) }
+            : {}),
+        },
+      });
+    return observed({
+      nodes: [...w.nodes.slice(2), marked(8, { ready: true }), marked(9, { ready: false, lock: 'NodeOp/patch@r1' })],
+      cloudGroups: [
+        cloudGroup('workers', V2, [
+          ...w.instances.slice(2),
+          instance('workers', 'i-8', V2),
+          instance('workers', 'i-9', V2),
+        ]),
+      ],
+    });
+  };
+  runCases([
+    {
+      name: 'progress counts it, and its row says UpToDate and not Ready, held by the NodeOp',
+      desired: d,
+      observed: sixOf(),
+      now: at(100),
+      check: (p) => {
+        assert.deepEqual(progressOf(p), { done: 2, total: 4 });
+        const row = p.specs.find((s) => s.spec.kind === 'NodeImage')?.nodes.find((r) => r.node === 'worker-9');
+        assert.equal(row?.phase, 'UpToDate');
+        assert.equal(row?.message, 'not Ready (held by NodeOp/patch@r1)');
+      },
+    },
+  ]);
+});

@@ -66,13 +66,21 @@ export function progress(ctx: RolloutContext, tally: Tally): { done: number; tot
     for (const e of ctx.entries) {
       if (e.group !== g || ctx.view.claimed.has(e.instance.id) || surging.has(e.instance.id)) continue;
       slots++;
-      if (e.outdated || e.node === undefined || !e.node.ready) continue;
+      if (e.outdated || e.node === undefined || !(e.node.ready || isMarked(e))) continue;
       n++;
     }
     done += Math.min(n, slots);
     total += slots;
   }
   return { done, total };
+}
+
+/**
+ * A replacement marked Done (drydock.dev/replaces): it passed its health gate once, so it is
+ * done for the rollout even while another operation reboots it (NotReady for a while).
+ */
+function isMarked(e: RolloutContext['entries'][number]): boolean {
+  return e.node?.annotations[ANNOTATIONS.replaces] !== undefined;
 }
 
 export function nodeRows(ctx: RolloutContext, tally: Tally, waits: readonly Wait[]): NodeRow[] {
@@ -83,11 +91,15 @@ export function nodeRows(ctx: RolloutContext, tally: Tally, waits: readonly Wait
     if (node === undefined) return { ...base, phase: 'Joining', since: e.instance.createdAt };
     const state = ctx.view.stateOf(node);
     const ours = state.holds && ownership(ctx, node) !== 'foreign';
-    const message = tally.messages.get(node.name) ?? byNode.get(node.name);
+    // A node that joined once and is NotReady now (another operation reboots it) is not joining.
+    const joining = !node.ready && !isMarked(e) && !e.outdated;
+    const notReady =
+      !node.ready && !joining ? `not Ready${state.holds ? ` (held by ${state.lockText ?? '?'})` : ''}` : undefined;
+    const message = tally.messages.get(node.name) ?? byNode.get(node.name) ?? notReady;
     const replacedBy = node.annotations[ANNOTATIONS.replacedBy];
     const phase: NodeRow['phase'] = ours
       ? (state.phase ?? 'Pending')
-      : !node.ready
+      : joining
         ? 'Joining'
         : e.outdated
           ? 'Outdated'
