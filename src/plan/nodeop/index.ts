@@ -47,6 +47,7 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   const held = ctx.view.observed.nodes.filter((n) => !standing.has(n.name) && ownLock(ctx, n));
   for (const n of held) standing.set(n.name, standingOf(ctx, n));
   const all = [...ctx.nodes, ...held];
+  if (all.length === 0) b.wait(ctx.spec, 'node', noNodeSelected(ctx));
 
   const { stateOf } = ctx.view;
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
@@ -80,6 +81,19 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
     else b.wait(ctx.spec, gate.code, gate.reason, gateWait(gate));
   }
   return buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
+}
+
+/**
+ * Why a spec whose selector picks no node is not Complete: it has run nowhere. Kairos' own
+ * examples select kairos.io/managed=true, a label the Kairos operator puts on its nodes.
+ */
+function noNodeSelected(ctx: NodeOpContext): string {
+  const selector = ctx.op.nodeSelector;
+  const kairos =
+    selector?.matchLabels?.['kairos.io/managed'] !== undefined
+      ? '; the Kairos operator labelled its nodes kairos.io/managed=true, drydock does not: label them (kubectl label node <name> kairos.io/managed=true)'
+      : '';
+  return `its nodeSelector matches no node, so it has run nowhere${kairos}`;
 }
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {

@@ -52,9 +52,10 @@ export function buildNodeOpStatus(
   const busy = rows.some(
     (r) => r.phase !== 'Done' && r.phase !== 'Failed' && r.phase !== 'Skipped' && standing.get(r.node) === 'current',
   );
+  // No node selected is not done: the spec has run nowhere (its wait says why).
   const phase: SpecPhase = halted
     ? 'Halted'
-    : done === rows.length
+    : done === rows.length && rows.length > 0
       ? 'Complete'
       : busy || actions > 0
         ? 'Progressing'

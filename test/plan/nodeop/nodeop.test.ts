@@ -496,4 +496,17 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
       assert.ok(kinds(ours).includes('uncordon worker-0'), kinds(ours).join(', '));
     });
   });
+
+  it('a selector that matches no node is never Complete: it waits, saying it has run nowhere', () => {
+    const kairos = nodeOp('hello', { nodeSelector: { matchLabels: { 'kairos.io/managed': 'true' } } });
+    const p = run(kairos, [n('worker-0'), n('worker-1')]);
+    const status = p.specs.find((s) => s.spec.kind === 'NodeOp');
+    assert.equal(status?.phase, 'Waiting');
+    assert.deepEqual(status?.progress, { done: 0, total: 0 });
+    assert.match(status?.waitingFor ?? '', /matches no node, so it has run nowhere/);
+    assert.match(status?.waitingFor ?? '', /kubectl label node <name> kairos\.io\/managed=true/);
+    // Once a node carries the label, it runs there.
+    const labelled = { ...n('worker-0'), labels: { 'kairos.io/managed': 'true' } };
+    assert.deepEqual(started(run(kairos, [labelled, n('worker-1')])), ['worker-0']);
+  });
 });
