@@ -5,7 +5,16 @@
  */
 import type { V1Node, V1NodeCondition, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { JOB_ANNOTATIONS } from '../protocol/keys.js';
-import type { SimHostConfig } from '../cloud/sim/config.js';
+import type { SimBottlerocketConfig, SimHostConfig } from '../cloud/sim/config.js';
+import { SIM_LABELS } from '../cloud/sim/nodes.js';
+import {
+  BOTTLEROCKET_KEYS,
+  bootedOsImage,
+  bottlerocketHost,
+  bottlerocketUpdateEnv,
+  noBottlerocketApi,
+  runBottlerocketUpdate,
+} from './bottlerocket.js';
 
 /** Keys the simulated hosts read and write. */
 export const HOST_KEYS = {
@@ -17,6 +26,10 @@ export const HOST_KEYS = {
   failJobs: 'sim.drydock.dev/fail-jobs',
   /** Node annotation: while set, the node is rebooting until this instant. */
   rebootingUntil: 'sim.drydock.dev/rebooting-until',
+  /** Node annotation of a Bottlerocket host: the version its next boot runs. */
+  bottlerocketStaged: BOTTLEROCKET_KEYS.staged,
+  /** Node annotation of a Bottlerocket host: the update pod whose reboot request is not yet done. */
+  bottlerocketRebootRequestedBy: BOTTLEROCKET_KEYS.rebootRequestedBy,
 } as const;
 
 export type HostStep =
@@ -30,13 +43,28 @@ export type HostStep =
     }
   | { readonly kind: 'setOsImage'; readonly key: string; readonly node: string; readonly image: string }
   | {
+      /** A Bottlerocket host's update state changed: the version next to boot, a reboot asked for. */
+      readonly kind: 'stageBottlerocket';
+      readonly key: string;
+      readonly node: string;
+      readonly staged: string | undefined;
+      readonly rebootRequestedBy: string | undefined;
+    }
+  | {
       readonly kind: 'goDown';
       readonly key: string;
       readonly node: string;
       readonly until: number;
       readonly conditions: V1NodeCondition[];
     }
-  | { readonly kind: 'comeBack'; readonly key: string; readonly node: string; readonly conditions: V1NodeCondition[] };
+  | {
+      readonly kind: 'comeBack';
+      readonly key: string;
+      readonly node: string;
+      readonly conditions: V1NodeCondition[];
+      /** What the OS reports once booted, when the boot changed it (a Bottlerocket host's staged version). */
+      readonly osImage?: string;
+    };
 
 export interface HostWorld {
   readonly jobPods: readonly V1Pod[];
@@ -44,6 +72,8 @@ export interface HostWorld {
   /** The sim cloud's own nodes. */
   readonly nodes: readonly V1Node[];
   readonly config: SimHostConfig;
+  /** Bottlerocket groups by group id, each with the versions its repository offers now. */
+  readonly bottlerocket?: ReadonlyMap<string, SimBottlerocketConfig>;
   /** Epoch milliseconds. */
   readonly now: number;
 }
@@ -133,76 +163,124 @@ function readyCondition(ready: boolean, at: Date): V1NodeCondition[] {
   ];
 }
 
-export function decideHost(world: HostWorld): HostDecision {
-  const steps: HostStep[] = [];
-  let nextAt: number | undefined;
-  const due = (t: number): void => {
-    nextAt = nextAt === undefined ? t : Math.min(nextAt, t);
-  };
-  const at = new Date(world.now);
-  const nodes = new Map(world.nodes.map((n) => [n.metadata?.name ?? '', n]));
-  const rebooting = (n: V1Node): number | undefined => {
-    const v = n.metadata?.annotations?.[HOST_KEYS.rebootingUntil];
-    const t = v === undefined ? NaN : Date.parse(v);
-    return Number.isFinite(t) ? t : undefined;
-  };
+/** Collects steps and the earliest instant something is due. */
+class Decision {
+  readonly steps: HostStep[] = [];
+  nextAt: number | undefined;
+  /** Nodes a step of this round takes down: a host reboots once however many ask. */
+  readonly goingDown = new Set<string>();
+  due(t: number): void {
+    this.nextAt = this.nextAt === undefined ? t : Math.min(this.nextAt, t);
+  }
+}
 
+function rebootingUntil(n: V1Node): number | undefined {
+  const v = n.metadata?.annotations?.[HOST_KEYS.rebootingUntil];
+  const t = v === undefined ? NaN : Date.parse(v);
+  return Number.isFinite(t) ? t : undefined;
+}
+
+function bottlerocketOf(node: V1Node, world: HostWorld): SimBottlerocketConfig | undefined {
+  return world.bottlerocket?.get(node.metadata?.labels?.[SIM_LABELS.group] ?? '');
+}
+
+export function decideHost(world: HostWorld): HostDecision {
+  const d = new Decision();
+  const nodes = new Map(world.nodes.map((n) => [n.metadata?.name ?? '', n]));
   for (const pod of world.jobPods) {
     const node = nodes.get(pod.spec?.nodeName ?? '');
-    if (node === undefined || rebooting(node) !== undefined) continue;
+    if (node !== undefined && rebootingUntil(node) === undefined) jobPodSteps(d, pod, node, world);
+  }
+  const at = new Date(world.now);
+  for (const node of world.nodes) {
+    const until = rebootingUntil(node);
+    if (until === undefined) continue;
     const name = node.metadata?.name ?? '';
-    const uid = pod.metadata?.uid ?? '';
-    if (isRunning(pod)) {
-      const started = pod.status?.startTime !== undefined ? new Date(pod.status.startTime).getTime() : world.now;
-      const endAt =
-        started +
-        (nonNegativeNumber(pod.metadata?.annotations?.[HOST_KEYS.runSeconds]) ?? world.config.jobRunSeconds) * 1000;
-      if (endAt > world.now) {
-        due(endAt);
-        continue;
-      }
-      const status = endedStatus(pod, jobExit(pod, node, world.config), at);
-      steps.push({
+    if (until > world.now) d.due(until);
+    else {
+      const br = bottlerocketOf(node, world);
+      const osImage = br === undefined ? undefined : bootedOsImage(node, br);
+      d.steps.push({
+        kind: 'comeBack',
+        key: `up:${name}:${until}`,
+        node: name,
+        conditions: readyCondition(true, at),
+        ...(osImage === undefined ? {} : { osImage }),
+      });
+    }
+  }
+  for (const pod of world.rebootPods) {
+    const node = nodes.get(pod.spec?.nodeName ?? '');
+    if (node === undefined || rebootingUntil(node) !== undefined || !isRunning(pod)) continue;
+    goDown(d, node, `down:${pod.metadata?.uid ?? ''}`, world);
+  }
+  // A reboot a Bottlerocket update asked the API for, and that has not happened yet.
+  for (const node of world.nodes) {
+    const by = node.metadata?.annotations?.[HOST_KEYS.bottlerocketRebootRequestedBy];
+    if (by && rebootingUntil(node) === undefined) goDown(d, node, `down:${by}`, world);
+  }
+  return { steps: d.steps, ...(d.nextAt !== undefined ? { nextAt: d.nextAt } : {}) };
+}
+
+function goDown(d: Decision, node: V1Node, key: string, world: HostWorld): void {
+  const name = node.metadata?.name ?? '';
+  if (d.goingDown.has(name)) return;
+  d.goingDown.add(name);
+  const until = world.now + world.config.rebootSeconds * 1000;
+  d.steps.push({ kind: 'goDown', key, node: name, until, conditions: readyCondition(false, new Date(world.now)) });
+  d.due(until);
+}
+
+/** A Job pod on a host that is up: it ends once its run time passed; an ended in-place update leaves its image. */
+function jobPodSteps(d: Decision, pod: V1Pod, node: V1Node, world: HostWorld): void {
+  const name = node.metadata?.name ?? '';
+  const uid = pod.metadata?.uid ?? '';
+  const bottlerocket = bottlerocketUpdateEnv(pod);
+  if (isRunning(pod)) {
+    const started = pod.status?.startTime !== undefined ? new Date(pod.status.startTime).getTime() : world.now;
+    const endAt =
+      started +
+      (nonNegativeNumber(pod.metadata?.annotations?.[HOST_KEYS.runSeconds]) ?? world.config.jobRunSeconds) * 1000;
+    if (endAt > world.now) {
+      d.due(endAt);
+      return;
+    }
+    const end = (exit: { exitCode: number; message: string }): void => {
+      d.steps.push({
         kind: 'endPod',
         key: `end:${uid}`,
         node: name,
         namespace: pod.metadata?.namespace ?? '',
         pod: pod.metadata?.name ?? '',
-        status,
+        status: endedStatus(pod, exit, new Date(world.now)),
       });
-    } else if (pod.status?.phase === 'Succeeded') {
-      const image = pod.metadata?.annotations?.[JOB_ANNOTATIONS.image];
-      if (image !== undefined && node.status?.nodeInfo?.osImage !== image) {
-        steps.push({ kind: 'setOsImage', key: `image:${uid}:${name}`, node: name, image });
-      }
+    };
+    if (bottlerocket === undefined || failsJobs(node, world.config)) {
+      end(jobExit(pod, node, world.config));
+      return;
+    }
+    const br = bottlerocketOf(node, world);
+    const run =
+      br === undefined ? noBottlerocketApi(name) : runBottlerocketUpdate(bottlerocketHost(node, br), bottlerocket);
+    // The host's state changes before the script says so, as on a real host.
+    const staged = node.metadata?.annotations?.[HOST_KEYS.bottlerocketStaged];
+    const requestedBy = node.metadata?.annotations?.[HOST_KEYS.bottlerocketRebootRequestedBy];
+    const rebootBy = run.reboot ? uid : requestedBy;
+    if (br !== undefined && (run.staged !== staged || rebootBy !== requestedBy))
+      d.steps.push({
+        kind: 'stageBottlerocket',
+        key: `stage:${uid}`,
+        node: name,
+        staged: run.staged,
+        rebootRequestedBy: rebootBy,
+      });
+    end(run);
+    if (run.reboot) goDown(d, node, `down:${uid}`, world);
+  } else if (pod.status?.phase === 'Succeeded' && bottlerocket === undefined) {
+    // A Bottlerocket host reports a new version only once it booted it.
+    const image = pod.metadata?.annotations?.[JOB_ANNOTATIONS.image];
+    if (image !== undefined && node.status?.nodeInfo?.osImage !== image) {
+      d.steps.push({ kind: 'setOsImage', key: `image:${uid}:${name}`, node: name, image });
     }
   }
-
-  for (const node of world.nodes) {
-    const until = rebooting(node);
-    if (until === undefined) continue;
-    const name = node.metadata?.name ?? '';
-    if (until > world.now) due(until);
-    else steps.push({ kind: 'comeBack', key: `up:${name}:${until}`, node: name, conditions: readyCondition(true, at) });
-  }
-
-  const goingDown = new Set<string>();
-  for (const pod of world.rebootPods) {
-    const node = nodes.get(pod.spec?.nodeName ?? '');
-    if (node === undefined || rebooting(node) !== undefined || !isRunning(pod)) continue;
-    const name = node.metadata?.name ?? '';
-    // Two reboot pods at once reboot the host once.
-    if (goingDown.has(name)) continue;
-    goingDown.add(name);
-    const until = world.now + world.config.rebootSeconds * 1000;
-    steps.push({
-      kind: 'goDown',
-      key: `down:${pod.metadata?.uid ?? ''}`,
-      node: name,
-      until,
-      conditions: readyCondition(false, at),
-    });
-    due(until);
-  }
-  return { steps, ...(nextAt !== undefined ? { nextAt } : {}) };
 }

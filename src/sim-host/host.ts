@@ -7,7 +7,10 @@
  * - a Job pod that succeeded with drydock's image annotation set (an in-place update) leaves that
  *   image as the node's osImage;
  * - a drydock reboot pod makes its node NotReady for host.rebootSeconds; the node then comes
- *   back Ready with a new bootID, the reboot pod finished and its other pods restarted.
+ *   back Ready with a new bootID, the reboot pod finished and its other pods restarted;
+ * - on the nodes of a group marked bottlerocket, drydock's Bottlerocket update Job ends as its
+ *   script would against that update repository, and a reboot boots the version it staged
+ *   (bottlerocket.ts).
  *
  * Level-triggered, like drydock itself: every decision is read off the API objects (a pod's
  * startTime, the node's `sim.drydock.dev/rebooting-until`), so a restarted simulator picks up
@@ -25,7 +28,7 @@ import {
 import type { Logger } from 'pino';
 import { watchCollection, type WatchedCollection } from '../kube/informer.js';
 import { JOB_LABELS } from '../protocol/keys.js';
-import type { SimHostConfig } from '../cloud/sim/config.js';
+import type { SimBottlerocketConfig, SimHostConfig } from '../cloud/sim/config.js';
 import { KWOK_ANNOTATION, SIM_LABELS } from '../cloud/sim/nodes.js';
 import { decideHost, type HostStep, HOST_KEYS } from './decide.js';
 
@@ -36,6 +39,8 @@ const JOB_POD_SELECTOR = 'batch.kubernetes.io/job-name';
 export interface SimHostOptions {
   readonly kubeConfig: KubeConfig;
   readonly config: SimHostConfig;
+  /** The Bottlerocket groups by id, with what their update repositories offer now (read every round). */
+  readonly bottlerocket?: () => ReadonlyMap<string, SimBottlerocketConfig>;
   readonly logger: Logger;
   /** Default Date.now. */
   readonly now?: () => number;
@@ -117,6 +122,8 @@ export function startSimHost(options: SimHostOptions): SimHost {
           'host step failed; retrying',
         );
         schedule(1000);
+        // A node's later steps wait for this one: a host does not reboot before its Job ended.
+        return;
       }
     }
   }
@@ -128,6 +135,7 @@ export function startSimHost(options: SimHostOptions): SimHost {
       rebootPods: rebootPods.list(),
       nodes: nodes.list(),
       config: options.config,
+      ...(options.bottlerocket ? { bottlerocket: options.bottlerocket() } : {}),
       now: now(),
     });
     // Hosts are separate machines: each node's steps in order, different nodes' at once (a wave of
@@ -177,6 +185,22 @@ async function applyStep(core: CoreV1Api, step: HostStep, at: string): Promise<v
       );
       await core.patchNodeStatus({ name: step.node, body: { status: { conditions: step.conditions } } }, MERGE);
       return;
+    case 'stageBottlerocket':
+      await core.patchNode(
+        {
+          name: step.node,
+          body: {
+            metadata: {
+              annotations: {
+                [HOST_KEYS.bottlerocketStaged]: step.staged ?? null,
+                [HOST_KEYS.bottlerocketRebootRequestedBy]: step.rebootRequestedBy ?? null,
+              },
+            },
+          },
+        },
+        MERGE,
+      );
+      return;
     case 'comeBack':
       await comeBack(core, step, at);
       return;
@@ -197,13 +221,31 @@ async function comeBack(core: CoreV1Api, step: Extract<HostStep, { kind: 'comeBa
     }),
   );
   await core.patchNodeStatus(
-    { name: step.node, body: { status: { conditions: step.conditions, nodeInfo: { bootID: randomUUID() } } } },
+    {
+      name: step.node,
+      body: {
+        status: {
+          conditions: step.conditions,
+          nodeInfo: { bootID: randomUUID(), ...(step.osImage === undefined ? {} : { osImage: step.osImage }) },
+        },
+      },
+    },
     MERGE,
   );
+  // The boot used up what was staged (or fell back from it): nothing is next to boot any more.
   await core.patchNode(
     {
       name: step.node,
-      body: { metadata: { annotations: { [KWOK_ANNOTATION]: 'fake', [HOST_KEYS.rebootingUntil]: null } } },
+      body: {
+        metadata: {
+          annotations: {
+            [KWOK_ANNOTATION]: 'fake',
+            [HOST_KEYS.rebootingUntil]: null,
+            [HOST_KEYS.bottlerocketStaged]: null,
+            [HOST_KEYS.bottlerocketRebootRequestedBy]: null,
+          },
+        },
+      },
     },
     MERGE,
   );

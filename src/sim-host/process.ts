@@ -56,7 +56,12 @@ export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningS
   let host: SimHost | undefined;
   try {
     if (kc !== undefined)
-      host = startSimHost({ kubeConfig: kc, config: config.host, logger: options.logger ?? pino({ level: 'silent' }) });
+      host = startSimHost({
+        kubeConfig: kc,
+        config: config.host,
+        bottlerocket: () => cloud.bottlerocketGroups(),
+        logger: options.logger ?? pino({ level: 'silent' }),
+      });
     server = await startSimServer({
       cloud,
       ...(options.host === undefined ? {} : { host: options.host }),

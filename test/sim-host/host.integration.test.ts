@@ -1,12 +1,15 @@
 // The sim cloud's simulated hosts against a real control plane whose KWOK leaves Job pods to
 // them: Jobs end with the exit code and after the run time the hosts decide, chosen nodes fail
-// every Job, an in-place update leaves its image, and a reboot pod reboots its node once.
+// every Job, an in-place update leaves its image, and a reboot pod reboots its node once; a
+// Bottlerocket host stages the version drydock's update Job asks for and boots it.
 import { strict as assert } from 'node:assert';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { parseSimConfig } from '../../src/cloud/sim/config.js';
+import { SimHttpProvider } from '../../src/cloud/sim/http-client.js';
+import { bottlerocketUpdateJob } from '../../src/execute/jobs/bottlerocket-update.js';
 import { runSimCloud, type RunningSimCloud } from '../../src/sim-host/process.js';
 import {
   createJob,
@@ -43,14 +46,23 @@ describe('sim hosts against a real control plane', function () {
     dir = await mkdtemp(path.join(tmpdir(), 'drydock-sim-host-'));
     const config = parseSimConfig({
       bootDelaySeconds: 0,
-      groups: [{ id: 'workers', size: 3, image: 'os-v1' }],
+      groups: [
+        { id: 'workers', size: 3, image: 'os-v1' },
+        {
+          id: 'br',
+          size: 1,
+          image: 'bottlerocket-aws-k8s-1.30',
+          bottlerocket: { version: '1.19.2', variant: 'aws-k8s-1.30', available: ['1.19.2', '1.20.3', '1.21.0'] },
+        },
+      ],
       host: { rebootSeconds: 3, jobRunSeconds: 1, failJobsOnNodes: ['workers-i-0003'] },
     });
     sim = await runSimCloud({ config, stateDir: path.join(dir, 'state'), kubeConfig: kc });
     await eventually(
       '3 Ready sim nodes',
       async () =>
-        (await core.listNode({ labelSelector: 'sim.drydock.dev/group=workers' })).items.filter(ready).length === 3,
+        (await core.listNode({ labelSelector: 'sim.drydock.dev/group in (workers,br)' })).items.filter(ready).length ===
+        4,
     );
   });
   after(async () => {
@@ -177,5 +189,50 @@ describe('sim hosts against a real control plane', function () {
     // Rebooted exactly once: the finished reboot pod does not start another.
     await new Promise((r) => setTimeout(r, 4000));
     assert.equal((await core.readNode({ name })).status?.nodeInfo?.bootID, after);
+  });
+
+  it('a Bottlerocket host stages the version of the update Job, and a reboot boots it', async () => {
+    const name = 'br-i-0001';
+    const osImage = async () => (await core.readNode({ name })).status?.nodeInfo?.osImage;
+    assert.equal(await osImage(), 'Bottlerocket OS 1.19.2 (aws-k8s-1.30)');
+    const update = (revision: string, version: string, reboot: boolean) =>
+      bottlerocketUpdateJob({
+        operation: { kind: 'NodeImage', name: 'bottlerocket', revision },
+        node: node(name),
+        namespace: NS,
+        update: { version, reboot, image: 'curl:8' },
+        imagePullSecrets: [],
+        backoffLimit: 0,
+      });
+    async function rebootedFrom(bootID: string) {
+      return eventually('the node back Ready on a new boot', async () => {
+        const n = await core.readNode({ name });
+        const back = ready(n) && n.metadata?.annotations?.['kwok.x-k8s.io/node'] === 'fake';
+        return back && n.status?.nodeInfo?.bootID !== bootID ? n : undefined;
+      });
+    }
+
+    // Pinned, rebooted by drydock's reboot pod.
+    const pinned = update('r1', '1.20.3', false);
+    await createJob(pinned, d);
+    const o = await finished(pinned.metadata?.name ?? '');
+    assert.equal(o.state, 'succeeded');
+    assert.equal(o.lastPod?.message, 'staged 1.20.3 (was 1.19.2)');
+    assert.equal(await osImage(), 'Bottlerocket OS 1.19.2 (aws-k8s-1.30)', 'not before the reboot');
+    const before = (await core.readNode({ name })).status?.nodeInfo?.bootID ?? '';
+    await createRebootPod(rebootPod({ operation: op, node: node(name), bootID: before, namespace: NS }), d);
+    const back = await rebootedFrom(before);
+    assert.equal(back.status?.nodeInfo?.osImage, 'Bottlerocket OS 1.20.3 (aws-k8s-1.30)');
+
+    // latest, after a release published through the sim cloud's API, rebooted through the host's API.
+    await new SimHttpProvider(sim?.url ?? '').publishBottlerocketRelease('br', '1.21.1');
+    const latest = update('r2', 'latest', true);
+    await createJob(latest, d);
+    assert.equal(
+      (await finished(latest.metadata?.name ?? '')).lastPod?.message,
+      'staged 1.21.1 (was 1.20.3), reboot requested',
+    );
+    const again = await rebootedFrom(back.status?.nodeInfo?.bootID ?? '');
+    assert.equal(again.status?.nodeInfo?.osImage, 'Bottlerocket OS 1.21.1 (aws-k8s-1.30)');
   });
 });

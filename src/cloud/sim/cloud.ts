@@ -11,10 +11,10 @@
 import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { CloudError, type GroupDescription } from '../provider.js';
-import type { SimCloudConfig, SimFaultConfig } from './config.js';
+import type { SimBottlerocketConfig, SimCloudConfig, SimFaultConfig } from './config.js';
 import { realClock, type Clock, type TimerHandle } from './clock.js';
 import { FaultInjector, type InjectableApiFault } from './faults.js';
-import { buildNode, MemoryNodeRegistry, nodeNameFor, type NodeRegistry } from './nodes.js';
+import { bottlerocketOsImage, buildNode, MemoryNodeRegistry, nodeNameFor, type NodeRegistry } from './nodes.js';
 import {
   checkCount,
   checkImage,
@@ -176,6 +176,48 @@ export class SimCloud {
     });
   }
 
+  // ---- the update repositories of Bottlerocket groups (not subject to faults) ----
+
+  /** Publishes a version to a Bottlerocket group's update repository, as a new release lands. */
+  async publishBottlerocketRelease(groupId: string, version: string): Promise<void> {
+    this.assertOpen();
+    await this.exclusive(async () => {
+      const group = findGroup(this.state, groupId);
+      if (this.bottlerocketConfig(groupId) === undefined)
+        throw new CloudError(
+          'Permanent',
+          `sim cloud: group "${groupId}" is not a Bottlerocket group; give it bottlerocket in the sim config`,
+          { groupId },
+        );
+      if (!/^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$/.test(version))
+        throw new CloudError(
+          'Permanent',
+          `sim cloud: ${JSON.stringify(version)} is not a Bottlerocket version (X.Y.Z, e.g. 1.21.0)`,
+          { groupId },
+        );
+      const releases = group.bottlerocketReleases ?? [];
+      if (releases.includes(version)) return;
+      await this.commit(replaceGroup(this.state, { ...group, bottlerocketReleases: [...releases, version] }));
+      this.log.info({ group: groupId, version }, 'bottlerocket release published');
+    });
+  }
+
+  /** The Bottlerocket groups by id, each with every version its update repository offers now. */
+  bottlerocketGroups(): ReadonlyMap<string, SimBottlerocketConfig> {
+    const groups = new Map<string, SimBottlerocketConfig>();
+    for (const def of this.config.groups) {
+      if (def.bottlerocket === undefined) continue;
+      const published = this.state.groups.find((g) => g.id === def.id)?.bottlerocketReleases ?? [];
+      const available = [...new Set([...def.bottlerocket.available, ...published])];
+      groups.set(def.id, { ...def.bottlerocket, available });
+    }
+    return groups;
+  }
+
+  private bottlerocketConfig(groupId: string): SimBottlerocketConfig | undefined {
+    return this.config.groups.find((g) => g.id === groupId)?.bottlerocket;
+  }
+
   /** The persisted record of one group (instances with their boot/termination instants). */
   inspectGroup(groupId: string): GroupRecord {
     return findGroup(this.state, groupId);
@@ -304,6 +346,8 @@ export class SimCloud {
     const group = this.state.groups.find((g) => g.id === groupId);
     const inst = group?.instances.find((i) => i.id === id);
     if (!group || !inst || inst.state !== 'running' || !inst.joins || inst.registered) return;
+    // A Bottlerocket instance reports the OS it boots, not the cloud image it was made from.
+    const br = this.bottlerocketConfig(groupId);
     const node = buildNode({
       groupId,
       instanceId: id,
@@ -312,6 +356,7 @@ export class SimCloud {
       labels: group.labels,
       resources: group.resources,
       bootID: randomUUID(),
+      ...(br === undefined ? {} : { osImage: bottlerocketOsImage(br.version, br.variant) }),
     });
     try {
       await this.nodes.register(node);

@@ -29,6 +29,25 @@ export interface SimGroupConfig {
   readonly labels: Readonly<Record<string, string>>;
   readonly resources: SimResources;
   readonly bootDelaySeconds?: number;
+  /** The group's nodes play Bottlerocket hosts (src/sim-host/bottlerocket.ts). */
+  readonly bottlerocket?: SimBottlerocketConfig;
+}
+
+/** A fault of a Bottlerocket host's update, on the nodes named or every node of the group. */
+export interface SimBottlerocketFault {
+  readonly kind: 'noUpdate' | 'prepareFails' | 'bootsOldVersion';
+  readonly nodes?: readonly string[];
+  /** prepareFails: the failed command's stderr. */
+  readonly stderr?: string;
+}
+
+/** A group of Bottlerocket hosts: the version they boot, their variant and their update repository. */
+export interface SimBottlerocketConfig {
+  readonly version: string;
+  readonly variant: string;
+  /** The versions the update repository offers at start (more can be published at run time). */
+  readonly available: readonly string[];
+  readonly faults: readonly SimBottlerocketFault[];
 }
 
 export interface SimFaultConfig {
@@ -199,6 +218,7 @@ export function parseSimConfig(
     if (perGroup !== undefined && g.size > perGroup) {
       add(`/groups/${i}/size`, `size ${g.size} exceeds quota.maxInstancesPerGroup ${perGroup}`);
     }
+    checkBottlerocket(g.id, g.bottlerocket, (path, message) => add(`/groups/${i}/bottlerocket${path}`, message));
     total += g.size;
   });
   if (raw.quota.maxInstancesTotal !== undefined && total > raw.quota.maxInstancesTotal) {
@@ -229,8 +249,27 @@ export function parseSimConfig(
       labels: g.labels,
       resources: { ...DEFAULT_RESOURCES, ...g.resources },
       ...(g.bootDelaySeconds === undefined ? {} : { bootDelaySeconds: g.bootDelaySeconds }),
+      ...(g.bottlerocket === undefined ? {} : { bottlerocket: g.bottlerocket }),
     })),
   };
+}
+
+/** What the schema cannot say about a Bottlerocket group's faults. */
+function checkBottlerocket(
+  groupId: string,
+  config: SimBottlerocketConfig | undefined,
+  add: (path: string, message: string) => void,
+): void {
+  config?.faults.forEach((f, j) => {
+    if (f.stderr !== undefined && f.kind !== 'prepareFails')
+      add(`/faults/${j}/stderr`, `only a prepareFails fault has stderr, not ${f.kind}`);
+    for (const node of f.nodes ?? [])
+      if (!node.startsWith(`${groupId}-i-`))
+        add(
+          `/faults/${j}/nodes`,
+          `${JSON.stringify(node)} is not a node of group ${JSON.stringify(groupId)} (its nodes are named ${groupId}-i-0001, …)`,
+        );
+  });
 }
 
 interface RawConfig {

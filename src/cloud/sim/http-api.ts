@@ -25,6 +25,7 @@ export const simRoutes = {
   capacity: (groupId: string) => `/groups/${encodeURIComponent(groupId)}/capacity`,
   instance: (groupId: string, instanceId: string) =>
     `/groups/${encodeURIComponent(groupId)}/instances/${encodeURIComponent(instanceId)}`,
+  bottlerocketReleases: (groupId: string) => `/groups/${encodeURIComponent(groupId)}/bottlerocket/releases`,
   faults: () => '/faults',
   injectFaults: () => '/faults/inject',
 } as const;

@@ -93,6 +93,17 @@ export class SimHttpProvider implements CloudProvider {
     await this.request('POST', simRoutes.injectFaults(), `inject ${kind} faults`, {}, { kind, count });
   }
 
+  /** A Bottlerocket group's update repository offers `version` from now on (a release lands). */
+  async publishBottlerocketRelease(groupId: string, version: string): Promise<void> {
+    await this.request(
+      'POST',
+      simRoutes.bottlerocketReleases(groupId),
+      `publish Bottlerocket ${version} to group "${groupId}"`,
+      { groupId },
+      { version },
+    );
+  }
+
   private async request<T>(
     method: 'GET' | 'PUT' | 'POST' | 'DELETE',
     route: string,

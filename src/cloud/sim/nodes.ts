@@ -53,6 +53,11 @@ export function imageLabelValue(image: string): string {
   return safe === '' ? hash : `${safe}-${hash}`;
 }
 
+/** What a Bottlerocket node reports as its osImage, e.g. "Bottlerocket OS 1.19.2 (aws-k8s-1.30)". */
+export function bottlerocketOsImage(version: string, variant: string): string {
+  return `Bottlerocket OS ${version} (${variant})`;
+}
+
 export interface SimNodeInput {
   readonly groupId: string;
   readonly instanceId: string;
@@ -60,6 +65,8 @@ export interface SimNodeInput {
   readonly image: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly resources: SimResources;
+  /** status.nodeInfo.osImage when the OS reports something else than the image (a Bottlerocket host). */
+  readonly osImage?: string;
   /** status.nodeInfo.bootID: a new one every boot (a reboot changes it, see host.ts). */
   readonly bootID?: string;
 }
@@ -99,7 +106,7 @@ export function buildNode(input: SimNodeInput): V1Node {
       nodeInfo: {
         architecture: 'amd64',
         operatingSystem: 'linux',
-        osImage: input.image,
+        osImage: input.osImage ?? input.image,
         // Left empty so KWOK fills in its own version, as a kubelet reports its own.
         kernelVersion: '',
         containerRuntimeVersion: '',

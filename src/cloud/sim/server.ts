@@ -104,6 +104,15 @@ export function buildSimApp(cloud: SimCloud, logger: Logger) {
     return reply.status(204).send();
   });
 
+  app.post<{ Params: Params; Body: unknown }>('/groups/:groupId/bottlerocket/releases', async (request, reply) => {
+    const body = request.body;
+    if (!isRecord(body) || typeof body['version'] !== 'string') {
+      throw bad(`POST Bottlerocket release of group "${request.params.groupId}": body must be {"version": "X.Y.Z"}`);
+    }
+    await cloud.publishBottlerocketRelease(request.params.groupId, body['version']);
+    return reply.status(204).send();
+  });
+
   app.get('/faults', async () => cloud.faultSettings);
 
   app.put<{ Body: unknown }>('/faults', async (request, reply) => {

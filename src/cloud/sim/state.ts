@@ -38,6 +38,8 @@ export interface GroupRecord {
   readonly nextInstance: number;
   /** Sorted by id. */
   readonly instances: readonly InstanceRecord[];
+  /** A Bottlerocket group: versions published to its update repository at run time, in order. */
+  readonly bottlerocketReleases?: readonly string[];
 }
 
 export interface SimState {

@@ -64,6 +64,40 @@ export interface SimCloudConfig {
      * Overrides the top-level bootDelaySeconds for this group.
      */
     bootDelaySeconds?: number;
+    /**
+     * Makes the group's nodes play Bottlerocket hosts, following Bottlerocket's documented update behaviour: each node reports status.nodeInfo.osImage "Bottlerocket OS <version> (<variant>)", a drydock Bottlerocket update Job on it ends as the update script would against this update repository (staged X (was Y), already at X, or <step> failed: <the API's words>), and a reboot boots the staged version.
+     */
+    bottlerocket?: {
+      /**
+       * The Bottlerocket version new instances boot, e.g. 1.19.2.
+       */
+      version: string;
+      /**
+       * The variant the nodes report, e.g. aws-k8s-1.30.
+       */
+      variant: string;
+      /**
+       * The versions the update repository offers, e.g. [1.19.2, 1.20.3, 1.21.0]; more can be published while the simulator runs (POST /groups/:id/bottlerocket/releases).
+       */
+      available?: string[];
+      /**
+       * Update faults of the group's nodes, as a real host would show them.
+       */
+      faults?: {
+        /**
+         * noUpdate: the repository offers the node nothing (a pinned version fails at refresh-updates, latest finds the node current); prepareFails: prepare-update fails with stderr; bootsOldVersion: after the reboot the node is back on the version it ran (osImage unchanged), as when Bottlerocket falls back from a partition that failed to boot.
+         */
+        kind: "noUpdate" | "prepareFails" | "bootsOldVersion";
+        /**
+         * Node names the fault applies to; every node of the group when left out.
+         */
+        nodes?: string[];
+        /**
+         * prepareFails: the failed command's stderr, which the Job's termination message carries. Default: Failed to write image to the inactive partition: No space left on device.
+         */
+        stderr?: string;
+      }[];
+    };
   }[];
   /**
    * Instance limits; a surge beyond them is refused like a cloud quota would.

@@ -364,6 +364,21 @@ export class NodeHosts {
         this.reboots.set(step.node, (this.reboots.get(step.node) ?? 0) + 1);
         this.onReboot(step.node, false);
         return;
+      case 'stageBottlerocket': {
+        const {
+          [HOST_KEYS.bottlerocketStaged]: _staged,
+          [HOST_KEYS.bottlerocketRebootRequestedBy]: _by,
+          ...rest
+        } = h.metadata?.annotations ?? {};
+        (h.metadata ??= {}).annotations = {
+          ...rest,
+          ...(step.staged === undefined ? {} : { [HOST_KEYS.bottlerocketStaged]: step.staged }),
+          ...(step.rebootRequestedBy === undefined
+            ? {}
+            : { [HOST_KEYS.bottlerocketRebootRequestedBy]: step.rebootRequestedBy }),
+        };
+        return;
+      }
       case 'comeBack':
         this.comeBack(h, step);
         return;
@@ -385,9 +400,14 @@ export class NodeHosts {
       const pod = j.pods.at(-1);
       if (pod !== undefined && restart(pod)) this.podEnded(j);
     }
-    const osImage = h.status?.nodeInfo?.osImage;
+    const osImage = step.osImage ?? h.status?.nodeInfo?.osImage;
     h.status = { ...h.status, conditions: step.conditions, nodeInfo: nodeInfo(this.newBootID(), osImage) };
-    const { [HOST_KEYS.rebootingUntil]: _, ...annotations } = h.metadata?.annotations ?? {};
+    const {
+      [HOST_KEYS.rebootingUntil]: _,
+      [HOST_KEYS.bottlerocketStaged]: _staged,
+      [HOST_KEYS.bottlerocketRebootRequestedBy]: _by,
+      ...annotations
+    } = h.metadata?.annotations ?? {};
     h.metadata = { ...h.metadata, annotations };
     this.onReboot(step.node, true);
   }
