@@ -96,6 +96,23 @@ export interface SimCloudConfig {
     failJobsOnNodes?: string[];
   };
   /**
+   * The simulated Machine Config Operator of an OpenShift test world: it updates the nodes of the cluster's MachineConfigPools as the real one does.
+   */
+  mco?: {
+    /**
+     * Whether the simulator plays the Machine Config Operator (the ClusterVersion and MachineConfigPool CRDs must be installed).
+     */
+    enabled?: boolean;
+    /**
+     * Node names that go Degraded when told to update.
+     */
+    degradedNodes?: string[];
+    /**
+     * The reason a Degraded node reports.
+     */
+    degradedReason?: string;
+  };
+  /**
    * Injected faults, drawn from a seeded random sequence so runs repeat.
    */
   faults?: {
