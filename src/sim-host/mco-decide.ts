@@ -83,7 +83,7 @@ export interface ClusterVersionStatus {
   readonly observedGeneration: number;
   readonly versionHash: string;
   readonly desired: { readonly version: string; readonly image: string };
-  readonly availableUpdates: null;
+  readonly availableUpdates: readonly Release[];
   readonly history: readonly object[];
 }
 
@@ -313,7 +313,8 @@ function clusterVersionSteps(cv: ClusterVersion | undefined, now: number): McoSt
     observedGeneration: cv.metadata?.generation ?? 1,
     versionHash: createHash('sha256').update(want.version).digest('hex').slice(0, 16),
     desired: { version: want.version, image },
-    availableUpdates: null,
+    // Required; a merge patch would drop a null.
+    availableUpdates: [],
     history: [
       { state: 'Completed', version: want.version, image, startedTime: at, completionTime: at, verified: false },
       ...(cv.status?.history ?? []),

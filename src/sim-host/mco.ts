@@ -129,7 +129,8 @@ export function startSimMco(options: SimMcoOptions): SimMco {
         applied.set(step.key, now());
         if (step.kind !== 'poolStatus') log.info({ step: step.kind, ...where }, 'MCO step applied');
       } catch (err) {
-        log.warn({ step: step.kind, ...where, code: (err as { code?: unknown }).code }, 'MCO step failed; retrying');
+        const { code, body } = err as { code?: unknown; body?: unknown };
+        log.warn({ step: step.kind, ...where, code, body }, 'MCO step failed; retrying');
         return false;
       }
     }
@@ -151,7 +152,8 @@ export function startSimMco(options: SimMcoOptions): SimMco {
     const groups = new Map<string, McoStep[]>();
     for (const step of steps) {
       if (applied.has(step.key)) continue;
-      const group = 'node' in step ? step.node : '';
+      // A pool's and the ClusterVersion's writes do not wait for one another.
+      const group = 'node' in step ? `node:${step.node}` : 'pool' in step ? `pool:${step.pool}` : step.kind;
       groups.set(group, [...(groups.get(group) ?? []), step]);
     }
     const results = await Promise.all([...groups.values()].map(applySteps));
