@@ -96,11 +96,11 @@ export interface SimCloudConfig {
     failJobsOnNodes?: string[];
   };
   /**
-   * The simulated Machine Config Operator of an OpenShift test world: it updates the nodes of the cluster's MachineConfigPools as the real one does.
+   * The simulated Machine Config Operator of an OpenShift test world.
    */
   mco?: {
     /**
-     * Whether the simulator plays the Machine Config Operator (the ClusterVersion and MachineConfigPool CRDs must be installed).
+     * Whether the simulator plays the Machine Config Operator (needs the OpenShift CRDs).
      */
     enabled?: boolean;
     /**
