@@ -110,7 +110,7 @@ export function startSimHost(options: SimHostOptions): SimHost {
     for (const step of mine) {
       if (stopped) return;
       try {
-        await applyStep(core, step, new Date(now()).toISOString());
+        await applyHostStep(core, step, new Date(now()).toISOString());
         applied.add(step.key);
         log.info(
           { step: step.kind, node: step.node, ...('pod' in step ? { pod: `${step.namespace}/${step.pod}` } : {}) },
@@ -159,7 +159,7 @@ export function startSimHost(options: SimHostOptions): SimHost {
 }
 
 /** One host step against the API; each is safe to repeat. */
-async function applyStep(core: CoreV1Api, step: HostStep, at: string): Promise<void> {
+export async function applyHostStep(core: CoreV1Api, step: HostStep, at: string): Promise<void> {
   switch (step.kind) {
     case 'endPod':
       await core.patchNamespacedPodStatus(

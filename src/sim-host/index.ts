@@ -5,3 +5,4 @@
  */
 export { runSimCloud, type RunningSimCloud, type SimCloudRunOptions } from './process.js';
 export { startSimHost, type SimHost } from './host.js';
+export { startSimMco, type SimMco } from './mco.js';

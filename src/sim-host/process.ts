@@ -9,6 +9,7 @@ import { SimCloud } from '../cloud/sim/cloud.js';
 import type { Clock } from '../cloud/sim/clock.js';
 import { loadSimConfig, type SimCloudConfig } from '../cloud/sim/config.js';
 import { startSimHost, type SimHost } from './host.js';
+import { startSimMco, type SimMco } from './mco.js';
 import { KubeNodeRegistry, MemoryNodeRegistry, type NodeRegistry } from '../cloud/sim/nodes.js';
 import { startSimServer } from '../cloud/sim/server.js';
 import { FileStateStore } from '../cloud/sim/state.js';
@@ -54,14 +55,19 @@ export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningS
   let server;
   // With a cluster, the simulator also plays the hosts behind its nodes.
   let host: SimHost | undefined;
+  // And, when asked, the Machine Config Operator of an OpenShift cluster.
+  let mco: SimMco | undefined;
   try {
+    const logger = options.logger ?? pino({ level: 'silent' });
     if (kc !== undefined)
       host = startSimHost({
         kubeConfig: kc,
         config: config.host,
         bottlerocket: () => cloud.bottlerocketGroups(),
-        logger: options.logger ?? pino({ level: 'silent' }),
+        logger,
       });
+    if (kc !== undefined && config.mco.enabled)
+      mco = startSimMco({ kubeConfig: kc, config: config.mco, rebootSeconds: config.host.rebootSeconds, logger });
     server = await startSimServer({
       cloud,
       ...(options.host === undefined ? {} : { host: options.host }),
@@ -69,6 +75,7 @@ export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningS
       ...(options.logger ? { logger: options.logger } : {}),
     });
   } catch (err) {
+    await mco?.stop();
     await host?.stop();
     await cloud.close();
     throw err;
@@ -80,6 +87,7 @@ export async function runSimCloud(options: SimCloudRunOptions): Promise<RunningS
     port: running.port,
     stop: async () => {
       await running.close();
+      await mco?.stop();
       await host?.stop();
       await cloud.close();
     },

@@ -30,6 +30,7 @@ describe('sim cloud configuration', () => {
       quota: {},
       faults: DEFAULT_FAULTS,
       host: { rebootSeconds: 5, jobRunSeconds: 2, failJobsOnNodes: [] },
+      mco: { enabled: false, degradedNodes: [], degradedReason: 'simulated failure applying the machine config' },
       groups: [
         {
           id: 'workers',

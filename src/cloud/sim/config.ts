@@ -82,6 +82,22 @@ export interface SimHostConfig {
 
 export const DEFAULT_HOST: SimHostConfig = { rebootSeconds: 5, jobRunSeconds: 2, failJobsOnNodes: [] };
 
+/** The simulated Machine Config Operator of an OpenShift test world (src/sim-host/mco.ts). */
+export interface SimMcoConfig {
+  /** Whether the simulator also plays the MCO for the MachineConfigPools of its cluster. */
+  readonly enabled: boolean;
+  /** Nodes that go Degraded when told to update (the label sim.drydock.dev/mco-degrade=true does the same). */
+  readonly degradedNodes: readonly string[];
+  /** The machineconfiguration.openshift.io/reason a Degraded node reports. */
+  readonly degradedReason: string;
+}
+
+export const DEFAULT_MCO: SimMcoConfig = {
+  enabled: false,
+  degradedNodes: [],
+  degradedReason: 'simulated failure applying the machine config',
+};
+
 export interface SimCloudConfig {
   readonly bootDelaySeconds: number;
   readonly terminateDelaySeconds: number;
@@ -89,6 +105,7 @@ export interface SimCloudConfig {
   readonly quota: SimQuota;
   readonly faults: SimFaultConfig;
   readonly host: SimHostConfig;
+  readonly mco: SimMcoConfig;
 }
 
 export const DEFAULT_RESOURCES: SimResources = { cpu: '4', memory: '16Gi', pods: '110' };
@@ -241,6 +258,7 @@ export function parseSimConfig(
     quota: raw.quota,
     faults,
     host: { ...DEFAULT_HOST, ...raw.host },
+    mco: { ...DEFAULT_MCO, ...raw.mco },
     groups: raw.groups.map((g) => ({
       id: g.id,
       role: g.role,
@@ -279,6 +297,7 @@ interface RawConfig {
   quota: SimQuota;
   faults: Partial<Omit<SimFaultConfig, 'latencyMs'>> & { latencyMs?: Partial<SimFaultConfig['latencyMs']> };
   host: Partial<SimHostConfig>;
+  mco: Partial<SimMcoConfig>;
 }
 
 /** Reads and checks a YAML configuration file; errors carry file:line:column. */

@@ -130,6 +130,23 @@ export interface SimCloudConfig {
     failJobsOnNodes?: string[];
   };
   /**
+   * The simulated Machine Config Operator of an OpenShift test world.
+   */
+  mco?: {
+    /**
+     * Whether the simulator plays the Machine Config Operator (needs the OpenShift CRDs).
+     */
+    enabled?: boolean;
+    /**
+     * Node names that go Degraded when told to update.
+     */
+    degradedNodes?: string[];
+    /**
+     * The reason a Degraded node reports.
+     */
+    degradedReason?: string;
+  };
+  /**
    * Injected faults, drawn from a seeded random sequence so runs repeat.
    */
   faults?: {
