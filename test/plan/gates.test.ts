@@ -352,6 +352,20 @@ describe('plan: approvals', () => {
       },
     },
     {
+      // Catches an approval counted for a stage it does not name (findApproval ignoring the stage).
+      name: 'an after-canary approval of the same image does not open the start',
+      desired: want(
+        { approval: { required: 'start' } },
+        { approvals: [approval('later', 'workers', V2, 'afterCanary')] },
+      ),
+      observed: outdated(2),
+      now: at(0),
+      check: (p) => {
+        assert.deepEqual(started(p), []);
+        assert.deepEqual(waitCodes(p), ['approval']);
+      },
+    },
+    {
       name: 'afterCanary: the canary starts without approval',
       desired: want({ approval: { required: 'afterCanary' }, canary: { nodes: 1, soakSeconds: 60 }, maxSurge: 3 }),
       observed: outdated(3),
@@ -435,6 +449,30 @@ describe('plan: canary', () => {
       observed: afterCanary(),
       now: at(700),
       check: (p) => assert.deepEqual(waitCodes(p), ['approval']),
+    },
+    {
+      // Catches an approval counted for a stage it does not name (findApproval ignoring the stage).
+      name: 'a start approval does not stand in for the afterCanary one',
+      desired: want(
+        { ...rollout, approval: { required: 'afterCanary' } },
+        { approvals: [approval('go', 'workers', V2, 'start')] },
+      ),
+      observed: afterCanary(),
+      now: at(700),
+      check: (p) => {
+        assert.deepEqual(started(p), []);
+        assert.deepEqual(waitCodes(p), ['approval']);
+      },
+    },
+    {
+      name: 'the afterCanary approval lets the rest start once the canary has soaked',
+      desired: want(
+        { ...rollout, approval: { required: 'afterCanary' } },
+        { approvals: [approval('go', 'workers', V2, 'afterCanary')] },
+      ),
+      observed: afterCanary(),
+      now: at(700),
+      check: (p) => assert.deepEqual(started(p), ['worker-1', 'worker-2']),
     },
   ]);
 });

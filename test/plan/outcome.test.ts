@@ -168,14 +168,20 @@ describe('plan: drain.onTimeout means the same for every kind', () => {
 });
 
 describe('plan: a node left as the policy said, the rounds after', () => {
-  const after = (kind: Kind, policy: Policy, stopOnFailure: boolean, phase: 'Failed' | 'Skipped'): Plan => {
+  const after = (
+    kind: Kind,
+    policy: Policy,
+    stopOnFailure: boolean,
+    phase: 'Failed' | 'Skipped',
+    personUncordoned = false,
+  ): Plan => {
     const w = kind.make(policy, stopOnFailure);
     const nodes = w.observed.nodes.map((n) =>
       n.name !== 'worker-0'
         ? n
         : {
             ...n,
-            unschedulable: phase === 'Failed',
+            unschedulable: phase === 'Failed' && !personUncordoned,
             annotations: {
               ...n.annotations,
               [ANNOTATIONS.phase]: phase,
@@ -193,6 +199,17 @@ describe('plan: a node left as the policy said, the rounds after', () => {
       assert.ok(p.waits.some((w) => w.code === 'halted'));
       assert.ok(!p.actions.some((a) => a.kind === 'uncordon' || a.kind === 'cordon'));
     });
+    // Catches drydock.dev/halts not read back: without stopOnFailure and with the node no longer
+    // cordoned, the mark is all that says the drain halted. (A NodeMaintenance halts no spec.)
+    if (kind.label !== 'NodeMaintenance')
+      it(`halted: ${kind.label} stays halted after a person uncordons the node, by its drydock.dev/halts`, () => {
+        const p = after(kind, 'halt', false, 'Failed', true);
+        assert.ok(
+          p.waits.some((w) => w.code === 'halted'),
+          p.waits.map((w) => w.code).join(', '),
+        );
+        assert.ok(!p.actions.some((a) => a.kind === 'cordon' && a.node === 'worker-0'));
+      });
     it(`skipped: ${kind.label} does not halt, take the node again or count a failure, under stopOnFailure`, () => {
       const p = after(kind, 'skipNode', true, 'Skipped');
       assert.deepEqual(

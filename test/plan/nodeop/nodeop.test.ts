@@ -455,6 +455,30 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
       assert.ok(kinds(allowed).includes('cordon worker-0'), kinds(allowed).join(', '));
     });
 
+    // Catches a Pending node cordoned without asking the budget (leavePending's canTakeDown).
+    it('takes no node down past the cluster budget: a Pending node waits while another is down', () => {
+      const nodes = (): ObservedNode[] => [
+        n('worker-0', { annotations: held('Pending') }),
+        n('worker-1', {
+          unschedulable: true,
+          annotations: held('Updating', {
+            [ANNOTATIONS.job]: `${NS}/nodeop-patch-worker-1-r1`,
+            [ANNOTATIONS.cordoned]: 'true',
+          }),
+        }),
+      ];
+      const jobs = [job('nodeop-patch-worker-1-r1', 'running')];
+      const full = run(draining, nodes(), { jobs, budget: 1 });
+      assert.deepEqual(
+        full.actions.filter((a) => 'node' in a && a.node === 'worker-0'),
+        [],
+      );
+      assert.equal(full.waits.find((w) => w.node === 'worker-0')?.code, 'budget');
+      // With room for a second node down, the same node is cordoned.
+      const room = run(draining, nodes(), { jobs, budget: 2 });
+      assert.ok(kinds(room).includes('cordon worker-0'), kinds(room).join(', '));
+    });
+
     it('never uncordons a node a person cordoned, at Verifying or when it fails', () => {
       // Unschedulable without drydock.dev/cordoned: a person's cordon, not drydock's.
       const verifying = run(
