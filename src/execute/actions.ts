@@ -7,6 +7,7 @@ import {
   AppsV1Api,
   BatchV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   PatchStrategy,
   setHeaderOptions,
   type V1Eviction,
@@ -24,6 +25,8 @@ export interface KubeApis {
   readonly apps: AppsV1Api;
   /** Jobs drydock runs on nodes (src/execute/node-jobs.ts). */
   readonly batch: BatchV1Api;
+  /** MachineConfigPools (the MCO kind's pause and canary selector). */
+  readonly custom: CustomObjectsApi;
 }
 
 export interface ActionDeps {
@@ -205,6 +208,46 @@ export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): 
 export async function copyLabels(a: ActionOf<'copyLabels'>, d: ActionDeps): Promise<Outcome> {
   await d.kube.core.patchNode(
     { name: a.to, fieldManager: d.fieldManager, body: { metadata: { labels: { ...a.labels } } } },
+    MERGE,
+  );
+  return DONE;
+}
+
+/** Sets and removes node labels in one merge patch (null removes; a missing label is no error). */
+export async function labelNode(a: ActionOf<'labelNode'>, d: ActionDeps): Promise<Outcome> {
+  await d.kube.core.patchNode(
+    { name: a.node, fieldManager: d.fieldManager, body: { metadata: { labels: { ...a.labels } } } },
+    MERGE,
+  );
+  return DONE;
+}
+
+/** Where MachineConfigPools are served (cluster-scoped). */
+export const MACHINE_CONFIG_POOLS = {
+  group: 'machineconfiguration.openshift.io',
+  version: 'v1',
+  plural: 'machineconfigpools',
+} as const;
+
+/**
+ * The merge patch of a patchPool: spec.paused with drydock.dev/paused-by (set with a pause,
+ * removed with an unpause, so drydock unpauses only what it paused), or the nodeSelector whole.
+ * The same patch twice leaves the pool as once.
+ */
+export function poolPatch(a: ActionOf<'patchPool'>): Record<string, unknown> {
+  const spec: Record<string, unknown> = {};
+  if (a.paused !== undefined) spec['paused'] = a.paused;
+  if (a.nodeSelector !== undefined) spec['nodeSelector'] = a.nodeSelector;
+  const pausedBy = a.paused === undefined ? undefined : a.paused ? `${a.spec.kind}/${a.spec.name}` : null;
+  return {
+    ...(pausedBy !== undefined ? { metadata: { annotations: { [ANNOTATIONS.pausedBy]: pausedBy } } } : {}),
+    spec,
+  };
+}
+
+export async function patchPool(a: ActionOf<'patchPool'>, d: ActionDeps): Promise<Outcome> {
+  await d.kube.custom.patchClusterCustomObject(
+    { ...MACHINE_CONFIG_POOLS, name: a.pool, body: poolPatch(a), fieldManager: d.fieldManager },
     MERGE,
   );
   return DONE;

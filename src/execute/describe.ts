@@ -24,6 +24,10 @@ export function describeAction(a: Action): string {
       return `${a.kind} ${a.namespace}/${a.pod}`;
     case 'copyLabels':
       return `copyLabels ${a.from} -> ${a.to}`;
+    case 'labelNode':
+      return `labelNode ${a.node}`;
+    case 'patchPool':
+      return `patchPool ${a.pool}`;
     case 'removeInstance':
       return `removeInstance ${a.groupId}/${a.instanceId}`;
     case 'scaleDeployment':
@@ -62,6 +66,8 @@ export function callKind(a: Action): string {
       return `scaleDeployment:${a.replicas === 0 ? 'pause' : 'restore'}`;
     case 'createGateJob':
       return `createGateJob:${a.step}`;
+    case 'patchPool':
+      return `patchPool:${a.paused === undefined ? 'nodeSelector' : a.paused ? 'pause' : 'unpause'}`;
     default:
       return a.kind;
   }
@@ -137,10 +143,18 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
         reason: 'DrydockReboot',
         message: `reboot started for ${op} (bootID ${a.bootID})`,
       };
+    case 'labelNode':
+      return {
+        involved: { kind: 'Node', name: a.node },
+        reason: 'DrydockLabel',
+        message: `labels ${Object.keys(a.labels).join(', ')} changed for ${op}`,
+      };
     case 'setGroupImage':
     case 'surge':
     case 'deleteJob':
     case 'deleteRebootPod':
+    case 'patchPool':
+      // A pool is no node: its change is in the plan and the log, not an Event.
       return undefined;
   }
 }

@@ -17,6 +17,7 @@ export type EventReason =
   | 'DrydockForceDelete'
   | 'DrydockPhase'
   | 'DrydockCopyLabels'
+  | 'DrydockLabel'
   | 'DrydockReplace'
   | 'DrydockDeleteNode'
   | 'DrydockScaleAutoscaler'

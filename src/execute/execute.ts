@@ -74,6 +74,10 @@ function run(a: Action, d: ActionDeps): Promise<Outcome> {
       return jobs.deleteJobAction(a, d);
     case 'deleteRebootPod':
       return jobs.deleteRebootPodAction(a, d);
+    case 'labelNode':
+      return impl.labelNode(a, d);
+    case 'patchPool':
+      return impl.patchPool(a, d);
   }
 }
 

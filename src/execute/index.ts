@@ -31,9 +31,14 @@ export {
   type JobDeps,
 } from './node-jobs.js';
 export * from './jobs/index.js';
-import { AppsV1Api, BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { KubeApis } from './actions.js';
 
 export function kubeApis(kc: KubeConfig): KubeApis {
-  return { core: kc.makeApiClient(CoreV1Api), apps: kc.makeApiClient(AppsV1Api), batch: kc.makeApiClient(BatchV1Api) };
+  return {
+    core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
+    batch: kc.makeApiClient(BatchV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+  };
 }

@@ -29,7 +29,10 @@ export function nodeOf(a: Action): string | undefined {
     case 'createRebootPod':
     case 'deleteJob':
     case 'deleteRebootPod':
+    case 'labelNode':
       return a.node;
+    case 'patchPool':
+      return undefined;
     case 'setGroupImage':
     case 'surge':
     case 'scaleDeployment':

@@ -122,4 +122,40 @@ export interface ObservedState {
   /** Sorted by scalingGroup. */
   readonly cloudGroups: readonly ObservedCloudGroup[];
   readonly problems: readonly ObserveProblem[];
+  /**
+   * The OpenShift objects an MCO upgrade is driven by (openshift.ts); observed only while the
+   * desired state holds a MutexRunConfig, absent otherwise.
+   */
+  readonly openshift?: ObservedOpenShift;
+}
+
+/** ClusterVersion `version`: the release the cluster is asked to run, and what it ran. */
+export interface ObservedClusterVersion {
+  /** spec.desiredUpdate.version; undefined when no update was ever asked for. */
+  readonly desiredVersion?: string;
+  /** status.history, newest first: each release's state (Completed, Partial) and version. */
+  readonly history: readonly { readonly state: string; readonly version: string }[];
+}
+
+/** A MachineConfigPool as the MCO kind reads it. */
+export interface ObservedPool {
+  readonly name: string;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly paused: boolean;
+  readonly nodeSelector?: LabelSelector;
+  /** spec.maxUnavailable as written (a count or a percentage); undefined means 1. */
+  readonly maxUnavailable?: number | string;
+  /** status.configuration.name: the rendered config the pool's nodes are brought to. */
+  readonly configuration?: string;
+  readonly degraded: boolean;
+  readonly updated: boolean;
+}
+
+export interface ObservedOpenShift {
+  /** The `version` ClusterVersion, when the cluster has one. */
+  readonly clusterVersion?: ObservedClusterVersion;
+  /** Sorted by name. */
+  readonly pools: readonly ObservedPool[];
+  /** Kinds the cluster does not serve (their CRD is absent): "ClusterVersion", "MachineConfigPool". */
+  readonly absent: readonly string[];
 }

@@ -3,7 +3,7 @@
  * pure; the executor turns `actions` into API calls, the reporter turns `specs`, `waits` and
  * `notes` into status text without re-deriving anything.
  */
-import type { JobTemplate, SpecKind } from '../spec/model.js';
+import type { JobTemplate, LabelSelector, SpecKind } from '../spec/model.js';
 import type { NodePhase } from '../protocol/keys.js';
 import type { NodeJobSpec, NodeTaint, OperationRef } from '../protocol/jobs.js';
 
@@ -128,6 +128,26 @@ export type Action = ActionBase &
     | { readonly kind: 'deleteJob'; readonly node: string; readonly namespace: string; readonly name: string }
     /** Deletes a reboot pod once the reboot is verified. */
     | { readonly kind: 'deleteRebootPod'; readonly node: string; readonly namespace: string; readonly name: string }
+    | {
+        /**
+         * Sets or removes node labels (null removes). copyLabels only sets; the MCO kind also
+         * takes the mutex rule labels off a node to admit it into the canary pool.
+         */
+        readonly kind: 'labelNode';
+        readonly node: string;
+        readonly labels: Readonly<Record<string, string | null>>;
+      }
+    | {
+        /**
+         * Patches a MachineConfigPool: spec.paused together with drydock.dev/paused-by (set when
+         * pausing, removed when unpausing), so drydock unpauses only what it paused; or the
+         * pool's nodeSelector.matchExpressions, written whole.
+         */
+        readonly kind: 'patchPool';
+        readonly pool: string;
+        readonly paused?: boolean;
+        readonly nodeSelector?: LabelSelector;
+      }
   );
 
 export type ActionKind = Action['kind'];
@@ -163,7 +183,11 @@ export type WaitCode =
   /** The node a spec names does not exist (yet). */
   | 'node'
   /** controlPlaneFirst across specs: workers wait for every spec's control plane. */
-  | 'order';
+  | 'order'
+  /** The Machine Config Operator is upgrading a node drydock admitted. */
+  | 'mco'
+  /** A MachineConfigPool (or ClusterVersion) is missing, unsuitable, or being prepared. */
+  | 'pool';
 
 /**
  * The Approval file a wait for one asks for: where it goes and what it approves, so status can

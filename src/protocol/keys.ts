@@ -41,6 +41,11 @@ export const ANNOTATIONS = {
    * with kubectl. It stays after the maintenance ended, as the record the status branch shows.
    */
   maintenance: 'drydock.dev/maintenance',
+  /**
+   * On a MachineConfigPool drydock paused for an OpenShift upgrade: the MutexRunConfig that
+   * paused it (MutexRunConfig/<name>), so drydock unpauses only the pools it paused.
+   */
+  pausedBy: 'drydock.dev/paused-by',
   /** On the autoscaler Deployment: its replicas before drydock scaled it to zero. */
   previousReplicas: 'drydock.dev/previous-replicas',
   /** Before a reboot: the node's status.nodeInfo.bootID, so the reboot is seen done when it changed. */
@@ -125,6 +130,12 @@ export type NodePhase = (typeof NODE_PHASES)[number];
 export const NODEOP_RECORD_DOMAIN = 'nodeop.drydock.dev';
 
 /**
+ * The domain of the per-MutexRunConfig record a node keeps once the Machine Config Operator
+ * upgraded it under that run: `mutexrun.drydock.dev/<name>` = the OpenShift version reached.
+ */
+export const MUTEXRUN_RECORD_DOMAIN = 'mutexrun.drydock.dev';
+
+/**
  * The domain of the per-NodeImage record a replacement node keeps:
  * `nodeimage.drydock.dev/<name>` = "<revision> <ISO time it was marked Done>". Unlike the lock
  * (drydock.dev/operation, phase, phase-since), which the next operation on the node overwrites
@@ -151,6 +162,10 @@ function recordKey(domain: string, name: string): string {
  */
 export function nodeOpRecordKey(name: string): string {
   return recordKey(NODEOP_RECORD_DOMAIN, name);
+}
+
+export function mutexRunRecordKey(name: string): string {
+  return recordKey(MUTEXRUN_RECORD_DOMAIN, name);
 }
 
 /** The annotation that records on a replacement node which revision of NodeImage `name` made it, and when. */

@@ -79,6 +79,12 @@ function target(a: Action): string {
       return `Job ${a.namespace}/${a.name} (node ${a.node})`;
     case 'deleteRebootPod':
       return `pod ${a.namespace}/${a.name} (node ${a.node})`;
+    case 'labelNode':
+      return `node ${a.node}: ${Object.entries(a.labels)
+        .map(([k, v]) => (v === null ? `-${k}` : `${k}=${v}`))
+        .join(' ')}`;
+    case 'patchPool':
+      return `MachineConfigPool ${a.pool}${a.paused !== undefined ? ` paused=${String(a.paused)}` : ''}${a.nodeSelector !== undefined ? ' nodeSelector' : ''}`;
   }
 }
 

@@ -190,10 +190,11 @@ export interface UpgradeGate extends SpecMeta<'UpgradeGate'> {
   /** Run, in order, once the node is done. */
   readonly after: readonly JobTemplate[];
   /**
-   * On the gate of a MutexRule that MutexRunConfigs name: their names, sorted. Such a rule is
-   * also a step of those runs (the Machine Config Operator's upgrade of their pools, which this
-   * build does not drive yet). Absent: no run names it, and it gates drydock's own operations
-   * only. Absent rather than empty so that the revisions of existing gates did not change.
+   * On the gate of a MutexRule that MutexRunConfigs name: their names, sorted. Such a rule
+   * gates those runs' nodes only (the Machine Config Operator's upgrade of their pools,
+   * src/plan/mco/): its appliesTo names the runs. Absent: no run names it, and it gates
+   * drydock's own operations. Absent rather than empty so that the revisions of existing gates
+   * did not change.
    */
   readonly mutexRunConfigs?: readonly string[];
 }
@@ -219,6 +220,12 @@ export interface MutexRunConfig extends SpecMeta<'MutexRunConfig'> {
   readonly mutexRules: readonly string[];
   /** Names of MutexTargets, in the order written. */
   readonly mutexTargets: readonly string[];
+  /**
+   * Each MutexRule's namespace as the run names it (the reference's, else the run's own), by
+   * rule name: a node carries `mutexrule.openshift-optional.skrzypek.io/<rule>.<namespace>`
+   * while it waits for its turn. A rule with no namespace anywhere is not in it.
+   */
+  readonly ruleNamespaces: Readonly<Record<string, string>>;
 }
 
 export interface WindowSchedule {

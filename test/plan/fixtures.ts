@@ -281,6 +281,7 @@ export function observed(parts: Partial<ObservedState> = {}): ObservedState {
     ...(parts.workloads !== undefined ? { workloads: parts.workloads } : {}),
     cloudGroups: sortBy(parts.cloudGroups, (g) => g.scalingGroup),
     problems: parts.problems ?? [],
+    ...(parts.openshift !== undefined ? { openshift: parts.openshift } : {}),
   };
 }
 

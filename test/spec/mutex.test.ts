@@ -65,13 +65,13 @@ describe('spec loader: the node-upgrade mutex operator', () => {
       );
     });
 
-    it("keeps the MutexRule an UpgradeGate of drydock's own upgrades, and records the run that names it", () => {
+    it("makes the MutexRule an UpgradeGate of the run that names it, not of drydock's own upgrades", () => {
       assert.deepEqual(
         d.upgradeGates.map((g) => [g.name, g.appliesTo.targets, g.before[0]?.name, g.before[0]?.namespace, g.after]),
         [
           [
             'storage-quiesce',
-            [{ kind: 'NodeImage' }, { kind: 'NodeOpUpgrade' }],
+            [{ kind: 'MutexRunConfig', name: 'storage-upgrade' }],
             'storage-quiesce',
             'node-upgrade-mutex-operator',
             [],

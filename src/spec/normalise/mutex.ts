@@ -6,9 +6,9 @@
  * NodeOpUpgrades, so the gate applies to every one of them. jobSpec runs before a node is
  * touched, cleanUpJobSpec after it is done; jobName and jobNamespace are kept.
  *
- * MutexTarget and MutexRunConfig are kept as written (names resolved, nothing else), for a
- * planner that gates the Machine Config Operator's upgrade; once the whole repository has
- * loaded, each MutexRule's gate records the runs that name it (linkMutexRuns).
+ * MutexTarget and MutexRunConfig are kept as written (names resolved, nothing else) for the
+ * planner's MCO kind (src/plan/mco/); once the whole repository has loaded, each MutexRule's
+ * gate records the runs that name it and applies to them instead (linkMutexRuns).
  */
 import type { MutexRuleDocument } from '../generated/mutex-rule.schema.js';
 import type { MutexRunConfigDocument } from '../generated/mutex-run-config.schema.js';
@@ -43,11 +43,18 @@ export function xMutexTarget(ctx: NormaliseContext): Spec[] {
 /** References keep their names only: names are unique per kind, and the loader checks namespaces. */
 export function xMutexRunConfig(ctx: NormaliseContext): Spec[] {
   const { spec } = raw<MutexRunConfigDocument>(ctx.doc);
+  const own = (ctx.doc.value['metadata'] as { namespace?: string } | undefined)?.namespace;
+  const ruleNamespaces: Record<string, string> = {};
+  for (const r of spec.mutexRules) {
+    const namespace = r.namespace ?? own;
+    if (namespace !== undefined) ruleNamespaces[r.name] = namespace;
+  }
   const run: MutexRunConfig = {
     ...meta(ctx.doc, 'MutexRunConfig'),
     canaryPool: spec.canary.name,
     mutexRules: spec.mutexRules.map((r) => r.name),
     mutexTargets: spec.mutexTargets.map((t) => t.name),
+    ruleNamespaces,
   };
   return [run];
 }
@@ -70,7 +77,11 @@ export function linkMutexRuns(specs: readonly Spec[]): Spec[] {
   return specs.map((s) => {
     const runs = runsOf.get(s.name);
     if (!isMutexRule(s) || runs === undefined) return s;
-    const linked: UpgradeGate = { ...s, mutexRunConfigs: runs.sort(), revision: '' };
+    // A rule a run names gates that run's nodes (the Machine Config Operator's upgrade), not
+    // drydock's own operations: the operator runs it only for its runs.
+    const sorted = [...runs].sort();
+    const targets = sorted.map((name) => ({ kind: 'MutexRunConfig' as const, name }));
+    const linked: UpgradeGate = { ...s, appliesTo: { targets }, mutexRunConfigs: sorted, revision: '' };
     return { ...linked, revision: revisionOf(linked) };
   });
 }

@@ -276,6 +276,19 @@ export class World {
         if (!p.daemon) this.at(t.reschedule * 1000, () => this.placePod(p.app, this.now + t.podReady * 1000));
         return true;
       }
+      case 'labelNode': {
+        const n = this.nodes.get(a.node);
+        if (n === undefined) return false;
+        for (const [k, v] of Object.entries(a.labels)) {
+          if (v === null) delete n.labels[k];
+          else n.labels[k] = v;
+        }
+        this.log(`label ${a.node} (${Object.keys(a.labels).join(', ')})`);
+        return true;
+      }
+      // This world has no MachineConfigPools.
+      case 'patchPool':
+        return false;
       case 'copyLabels': {
         const n = this.nodes.get(a.to);
         if (n === undefined) return false;
