@@ -71,6 +71,8 @@ function target(a: Action): string {
       return `deployment ${a.namespace}/${a.name} → ${a.replicas} replica(s)`;
     case 'createNodeJob':
       return `Job in ${a.namespace} on node ${a.node} (${a.job.image})`;
+    case 'createBottlerocketUpdateJob':
+      return `Bottlerocket update Job in ${a.namespace} on node ${a.node} (version ${a.version})`;
     case 'createGateJob':
       return `UpgradeGate ${a.gate} ${a.step}-Job ${a.index + 1} for node ${a.node}`;
     case 'createRebootPod':

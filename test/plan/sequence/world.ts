@@ -313,6 +313,7 @@ export class World {
         return true;
       }
       case 'createNodeJob':
+      case 'createBottlerocketUpdateJob':
       case 'createGateJob':
       case 'createRebootPod':
       case 'deleteJob':
