@@ -104,7 +104,11 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
       s.spec.kind === 'AutoscalingStrategy' || s.phase === 'NotSupported'
         ? ''
         : `, ${s.progress.done}/${s.progress.total} nodes`;
-    out.push(`  ${specName(s.spec)}: ${s.phase}${progress}${s.waitingFor ? ` — waiting: ${s.waitingFor}` : ''}`);
+    // A Bottlerocket NodeImage names the version its nodes move to (latest, once resolved).
+    const version = s.resolvedImage !== undefined ? `, to ${s.resolvedImage}` : '';
+    out.push(
+      `  ${specName(s.spec)}: ${s.phase}${progress}${version}${s.waitingFor ? ` — waiting: ${s.waitingFor}` : ''}`,
+    );
   }
   out.push('', `Next step: ${summariseActions(plan.actions)}`);
   for (const a of plan.actions) out.push(`  ${a.kind} ${target(a)}`);
