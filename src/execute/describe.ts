@@ -34,6 +34,8 @@ export function describeAction(a: Action): string {
       return `scaleDeployment ${a.namespace}/${a.name} to ${a.replicas}`;
     case 'createNodeJob':
       return `createNodeJob ${a.namespace} on ${a.node}`;
+    case 'createBottlerocketUpdateJob':
+      return `createBottlerocketUpdateJob ${a.namespace} on ${a.node} (${a.version})`;
     case 'createRebootPod':
       return `createRebootPod ${a.namespace} on ${a.node} (bootID ${a.bootID})`;
     case 'createGateJob':
@@ -131,6 +133,12 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
       };
     case 'createNodeJob':
       return { involved: { kind: 'Node', name: a.node }, reason: 'DrydockJob', message: `Job started for ${op}` };
+    case 'createBottlerocketUpdateJob':
+      return {
+        involved: { kind: 'Node', name: a.node },
+        reason: 'DrydockJob',
+        message: `Bottlerocket update Job (${a.version}) started for ${op}`,
+      };
     case 'createGateJob':
       return {
         involved: { kind: 'Node', name: a.node },

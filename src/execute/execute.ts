@@ -66,6 +66,8 @@ function run(a: Action, d: ActionDeps): Promise<Outcome> {
       return impl.scaleDeployment(a, d);
     case 'createNodeJob':
       return jobs.createNodeJobAction(a, d);
+    case 'createBottlerocketUpdateJob':
+      return jobs.createBottlerocketUpdateJobAction(a, d);
     case 'createRebootPod':
       return jobs.createRebootPodAction(a, d);
     case 'createGateJob':

@@ -6,7 +6,14 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { ActionDeps, ActionOf } from './actions.js';
 import type { Outcome } from './classify.js';
-import { gateJob, nodeJob, rebootPod } from './jobs/index.js';
+import {
+  bottlerocketRebootPod,
+  bottlerocketUpdateJob,
+  DEFAULT_BOTTLEROCKET_IMAGE,
+  gateJob,
+  nodeJob,
+  rebootPod,
+} from './jobs/index.js';
 import { createJob, createRebootPod, deleteFinishedJob, deleteRebootPod } from './node-jobs.js';
 
 /** The Job a createNodeJob creates (the sequence tests' simulated hosts run the same one). */
@@ -22,6 +29,29 @@ export function nodeJobFor(a: ActionOf<'createNodeJob'>): V1Job {
 
 export function createNodeJobAction(a: ActionOf<'createNodeJob'>, d: ActionDeps): Promise<Outcome> {
   return createJob(nodeJobFor(a), d);
+}
+
+/**
+ * The Job a createBottlerocketUpdateJob creates: the reboot is left to the reboot pod, which
+ * drydock starts only once it recorded the node's bootID.
+ */
+export function bottlerocketUpdateJobFor(a: ActionOf<'createBottlerocketUpdateJob'>): V1Job {
+  return bottlerocketUpdateJob({
+    operation: a.operation,
+    node: { name: a.node, taints: a.taints },
+    namespace: a.namespace,
+    update: { version: a.version, reboot: false, image: DEFAULT_BOTTLEROCKET_IMAGE },
+    imagePullSecrets: [],
+    // A failure of the API ("no update available", "prepare failed") is the node's answer.
+    backoffLimit: 0,
+  });
+}
+
+export function createBottlerocketUpdateJobAction(
+  a: ActionOf<'createBottlerocketUpdateJob'>,
+  d: ActionDeps,
+): Promise<Outcome> {
+  return createJob(bottlerocketUpdateJobFor(a), d);
 }
 
 /** The Job a createGateJob creates. */
@@ -44,6 +74,14 @@ export function createGateJobAction(a: ActionOf<'createGateJob'>, d: ActionDeps)
 
 /** The reboot pod a createRebootPod creates. */
 export function rebootPodFor(a: ActionOf<'createRebootPod'>): V1Pod {
+  if (a.method === 'bottlerocketApi')
+    return bottlerocketRebootPod({
+      operation: a.operation,
+      node: { name: a.node, taints: a.taints },
+      bootID: a.bootID,
+      namespace: a.namespace,
+      image: a.image ?? DEFAULT_BOTTLEROCKET_IMAGE,
+    });
   return rebootPod({
     operation: a.operation,
     node: { name: a.node, taints: a.taints },

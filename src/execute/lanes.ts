@@ -25,6 +25,7 @@ export function nodeOf(a: Action): string | undefined {
     case 'removeInstance':
       return a.node;
     case 'createNodeJob':
+    case 'createBottlerocketUpdateJob':
     case 'createGateJob':
     case 'createRebootPod':
     case 'deleteJob':

@@ -52,6 +52,7 @@ export function toObservedNode(node: V1Node): ObservedNode {
     name: node.metadata?.name ?? '',
     ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
     ...(node.status?.nodeInfo?.bootID ? { bootID: node.status.nodeInfo.bootID } : {}),
+    ...(node.status?.nodeInfo?.osImage ? { osImage: node.status.nodeInfo.osImage } : {}),
     labels: record(node.metadata?.labels),
     annotations: record(node.metadata?.annotations),
     unschedulable: node.spec?.unschedulable === true,

@@ -135,6 +135,11 @@ export function trimNode(node: V1Node): V1Node {
   if (created !== undefined) m.creationTimestamp = created as unknown as Date;
   const ready = readyCondition(node.status?.conditions);
   const bootID = node.status?.nodeInfo?.bootID;
+  const osImage = node.status?.nodeInfo?.osImage;
+  const nodeInfo = {
+    ...(bootID !== undefined ? { bootID } : {}),
+    ...(osImage !== undefined ? { osImage } : {}),
+  };
   return {
     metadata: m,
     spec: {
@@ -145,7 +150,7 @@ export function trimNode(node: V1Node): V1Node {
     status: {
       ...(ready ? { conditions: ready } : {}),
       // nodeInfo's other fields are required by the type, never read: kept empty.
-      ...(bootID !== undefined ? { nodeInfo: { bootID } as NonNullable<V1Node['status']>['nodeInfo'] } : {}),
+      ...(Object.keys(nodeInfo).length > 0 ? { nodeInfo: nodeInfo as NonNullable<V1Node['status']>['nodeInfo'] } : {}),
     },
   };
 }

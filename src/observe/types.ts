@@ -24,6 +24,8 @@ export interface ObservedNode {
   readonly createdAt: string;
   /** status.nodeInfo.bootID: changes when the host rebooted. */
   readonly bootID?: string;
+  /** status.nodeInfo.osImage: what the OS says it is ("Bottlerocket OS 1.20.3 (aws-k8s-1.30)"); in-place updates are verified by it. */
+  readonly osImage?: string;
   /** Node taints' keys, for control-plane detection and scheduling. */
   readonly taints: readonly { readonly key: string; readonly effect: string; readonly value?: string }[];
 }

@@ -98,6 +98,19 @@ export type Action = ActionBase &
         readonly appliesImage?: string;
       }
     | {
+        /**
+         * Creates the Bottlerocket update Job of `operation` on `node` (execute/jobs
+         * bottlerocketUpdateJob builds it, named as createNodeJob's): it stages `version` (X.Y.Z,
+         * or latest) through the node's update API and leaves the reboot to drydock's reboot pod.
+         */
+        readonly kind: 'createBottlerocketUpdateJob';
+        readonly node: string;
+        readonly namespace: string;
+        readonly operation: OperationRef;
+        readonly version: string;
+        readonly taints: readonly NodeTaint[];
+      }
+    | {
         /** Starts the reboot pod; `bootID` is the one recorded on the node before it. */
         readonly kind: 'createRebootPod';
         readonly node: string;
@@ -106,6 +119,8 @@ export type Action = ActionBase &
         readonly bootID: string;
         readonly taints: readonly NodeTaint[];
         readonly image?: string;
+        /** bottlerocketApi: the pod asks the node's Bottlerocket API to reboot (POST /actions/reboot). */
+        readonly method?: 'bottlerocketApi';
       }
     | {
         /**
@@ -312,6 +327,13 @@ export interface SpecStatus {
   readonly progress: { readonly done: number; readonly total: number };
   /** NodeImage only, when its nodes are updated in place rather than replaced. */
   readonly strategy?: 'inPlace';
+  /**
+   * A Bottlerocket NodeImage: the version its nodes are moved to (the pinned one, or what
+   * `latest` resolved to on its first node); absent while `latest` is not resolved yet.
+   */
+  readonly resolvedImage?: string;
+  /** In-place kinds that change the OS: how a node's update is verified, or that it is not verified by the OS. */
+  readonly verification?: string;
   readonly failures: number;
   readonly conditions: readonly Condition[];
   readonly nodes: readonly NodeRow[];

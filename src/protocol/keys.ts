@@ -143,6 +143,14 @@ export const MUTEXRUN_RECORD_DOMAIN = 'mutexrun.drydock.dev';
  */
 export const NODEIMAGE_RECORD_DOMAIN = 'nodeimage.drydock.dev';
 
+/**
+ * The domain of the version a Bottlerocket NodeImage's `latest` resolved to:
+ * `bottlerocket.drydock.dev/<name>` = "<revision> <version>", written on the first node whose
+ * update Job found it, in the same patch that records the Job's outcome. Every later node of
+ * that revision is pinned to it, so a release published mid-rollout does not split the fleet.
+ */
+export const BOTTLEROCKET_RECORD_DOMAIN = 'bottlerocket.drydock.dev';
+
 /** An annotation name is at most 63 characters; a longer spec name is cut and ends with a hash of the whole name. */
 function recordKey(domain: string, name: string): string {
   if (/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name)) return `${domain}/${name}`;
@@ -171,4 +179,9 @@ export function mutexRunRecordKey(name: string): string {
 /** The annotation that records on a replacement node which revision of NodeImage `name` made it, and when. */
 export function nodeImageRecordKey(name: string): string {
   return recordKey(NODEIMAGE_RECORD_DOMAIN, name);
+}
+
+/** The annotation that records on a node the version `latest` of Bottlerocket NodeImage `name` resolved to, and for which revision. */
+export function bottlerocketRecordKey(name: string): string {
+  return recordKey(BOTTLEROCKET_RECORD_DOMAIN, name);
 }

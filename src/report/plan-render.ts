@@ -71,6 +71,8 @@ function target(a: Action): string {
       return `deployment ${a.namespace}/${a.name} → ${a.replicas} replica(s)`;
     case 'createNodeJob':
       return `Job in ${a.namespace} on node ${a.node} (${a.job.image})`;
+    case 'createBottlerocketUpdateJob':
+      return `Bottlerocket update Job in ${a.namespace} on node ${a.node} (version ${a.version})`;
     case 'createGateJob':
       return `UpgradeGate ${a.gate} ${a.step}-Job ${a.index + 1} for node ${a.node}`;
     case 'createRebootPod':
@@ -108,7 +110,11 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
       s.spec.kind === 'AutoscalingStrategy' || s.phase === 'NotSupported'
         ? ''
         : `, ${s.progress.done}/${s.progress.total} nodes`;
-    out.push(`  ${specName(s.spec)}: ${s.phase}${progress}${s.waitingFor ? ` — waiting: ${s.waitingFor}` : ''}`);
+    // A Bottlerocket NodeImage names the version its nodes move to (latest, once resolved).
+    const version = s.resolvedImage !== undefined ? `, to ${s.resolvedImage}` : '';
+    out.push(
+      `  ${specName(s.spec)}: ${s.phase}${progress}${version}${s.waitingFor ? ` — waiting: ${s.waitingFor}` : ''}`,
+    );
   }
   out.push('', `Next step: ${summariseActions(plan.actions)}`);
   for (const a of plan.actions) out.push(`  ${a.kind} ${target(a)}`);

@@ -122,7 +122,16 @@ export interface NodeImage extends SpecMeta<'NodeImage'> {
   readonly strategy: 'replace' | 'inPlace';
   /** inPlace: the nodes to update. */
   readonly nodeSelector?: LabelSelector;
+  /** inPlace, as written (absent: an update Job from `image`, not verified by the OS). */
+  readonly inPlace?: NodeImageInPlace;
   readonly rollout: RolloutPolicy;
+}
+
+export interface NodeImageInPlace {
+  /** job: `image` is the update Job's container image; bottlerocket: `image` is a version or latest. */
+  readonly updater: 'job' | 'bottlerocket';
+  /** job only: what status.nodeInfo.osImage must report after the reboot (exact, or /regex/). */
+  readonly osImage?: string;
 }
 
 export interface AutoscalingStrategy extends SpecMeta<'AutoscalingStrategy'> {
@@ -153,6 +162,8 @@ export interface NodeOp extends SpecMeta<'NodeOp'> {
   readonly rollout: RolloutPolicy;
   /** Set when this NodeOp was generated from a NodeOpUpgrade. */
   readonly generatedBy?: string;
+  /** What status.nodeInfo.osImage must report after the reboot (exact, or /regex/): a NodeOpUpgrade's, an inPlace NodeImage's. */
+  readonly osImage?: string;
 }
 
 export interface NodeOpUpgrade extends SpecMeta<'NodeOpUpgrade'> {
@@ -164,6 +175,8 @@ export interface NodeOpUpgrade extends SpecMeta<'NodeOpUpgrade'> {
   readonly upgradeActive: boolean;
   readonly upgradeRecovery: boolean;
   readonly force: boolean;
+  /** What status.nodeInfo.osImage must report after the reboot (exact, or /regex/). */
+  readonly osImage?: string;
 }
 
 /** A batch/v1 Job to run on a node, kept as the user wrote it (the API server validates it). */

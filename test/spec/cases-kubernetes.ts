@@ -8,6 +8,12 @@ import { doc, IMAGE } from './support.js';
 
 const q = (s: string): string => JSON.stringify(s);
 const op = (spec: string): string => doc('NodeOp', 'op', `command: [/bin/true]\n${spec}`);
+const bottlerocket = (image: string): string =>
+  doc(
+    'NodeImage',
+    'br',
+    `${image}\nstrategy: inPlace\nnodeSelector: {matchLabels: {a: b}}\ninPlace: {updater: bottlerocket}`,
+  );
 
 const BAD_KEYS = [
   '-app',
@@ -240,6 +246,67 @@ export const images: CorpusCase[] = [
     /image reference|lowercase/,
   ),
   ...GOOD_IMAGES.map((i) => good(`NodeOp image ${q(i).slice(0, 40)}`, { 'op.yaml': op(`image: ${q(i)}`) })),
+  ...['1.20.3', 'v1.20.3', 'latest'].map((v) =>
+    good(`Bottlerocket NodeImage image ${v}`, { 'i.yaml': bottlerocket(`image: ${q(v)}`) }),
+  ),
+  ...['bottlerocket:1.20.3', '1.20', 'v1.20.3-rc1', 'Latest'].map((v) =>
+    bad(
+      `Bottlerocket NodeImage image ${q(v)}`,
+      'i.yaml',
+      bottlerocket(`image: ${q(v)} # here`),
+      '# here',
+      'invalid-value',
+      /is not a Bottlerocket version/,
+    ),
+  ),
+  bad(
+    'Bottlerocket NodeImage with an osImage of its own',
+    'i.yaml',
+    doc(
+      'NodeImage',
+      'br',
+      'image: 1.20.3\nstrategy: inPlace\nnodeSelector: {matchLabels: {a: b}}\ninPlace:\n  updater: bottlerocket\n  osImage: Bottlerocket OS 1.20.3 # here',
+    ),
+    '# here',
+    'invalid-value',
+    /verifies the node by its version/,
+  ),
+  bad(
+    'inPlace osImage that is no regular expression',
+    'i.yaml',
+    doc(
+      'NodeImage',
+      'os',
+      'image: node-os:v1\nstrategy: inPlace\nnodeSelector: {matchLabels: {a: b}}\ninPlace:\n  osImage: "/Kairos (v3/" # here',
+    ),
+    '# here',
+    'invalid-value',
+    /not a valid regular expression/,
+  ),
+  bad(
+    'NodeOpUpgrade osImage that is no regular expression',
+    'u.yaml',
+    doc('NodeOpUpgrade', 'up', 'image: kairos:v3\nosImage: "/[v3/" # here'),
+    '# here',
+    'invalid-value',
+    /not a valid regular expression/,
+  ),
+  bad(
+    'inPlace on a replace NodeImage',
+    'i.yaml',
+    doc('NodeImage', 'worker', 'image: ami-1\ninPlace: {updater: bottlerocket} # here'),
+    '# here',
+    'invalid-value',
+    /only applies to strategy inPlace/,
+  ),
+  good('inPlace osImage exact and as a pattern', {
+    'a.yaml': doc(
+      'NodeImage',
+      'a',
+      'image: node-os:v1\nstrategy: inPlace\nnodeSelector: {matchLabels: {a: b}}\ninPlace: {osImage: Kairos v3}',
+    ),
+    'b.yaml': doc('NodeOpUpgrade', 'b', 'image: kairos:v3\nosImage: "/^Kairos v3\\\\./"'),
+  }),
 ];
 
 const CONFIG = 'apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\n';

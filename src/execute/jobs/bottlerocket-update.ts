@@ -8,9 +8,10 @@
  * bottlerocketUpdateResult reads back.
  */
 import { readFileSync } from 'node:fs';
-import type { V1Container, V1Job, V1Volume } from '@kubernetes/client-node';
+import type { V1Container, V1Job, V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { OperationRef } from '../../protocol/jobs.js';
 import { pinnedJob, type JobNode } from './node-job.js';
+import { rebootPod, type RebootPodInput } from './reboot-pod.js';
 
 /** assets/ of the package: four levels above dist/src/execute/jobs/ (shipped by `files`). */
 const SCRIPT_FILE = new URL('../../../../assets/bottlerocket-update.sh', import.meta.url);
@@ -18,6 +19,9 @@ const SCRIPT_FILE = new URL('../../../../assets/bottlerocket-update.sh', import.
 /** Where Bottlerocket's API listens on the host, and where the Job mounts it. */
 export const BOTTLEROCKET_API_SOCKET = '/run/api.sock';
 const SOCKET_VOLUME = 'bottlerocket-api-socket';
+
+/** An image with sh, awk and curl: the update Job's and the API reboot pod's. */
+export const DEFAULT_BOTTLEROCKET_IMAGE = 'curlimages/curl:8.10.1';
 
 /** The script's inputs. */
 export const BOTTLEROCKET_UPDATE_ENV = {
@@ -95,25 +99,43 @@ export function bottlerocketUpdateJob(input: BottlerocketUpdateJobInput): V1Job 
   });
 }
 
-export type BottlerocketUpdateResult =
-  | {
-      readonly outcome: 'staged';
-      readonly version: string;
-      readonly previous: string;
-      readonly rebootRequested: boolean;
-    }
-  | { readonly outcome: 'current'; readonly version: string };
-
-const STAGED = /^staged (\S+) \(was (\S+)\)(, reboot requested)?$/;
-const CURRENT = /^already at (\S+)$/;
-
-/** What a succeeded Job's termination message says the node will run; undefined for any other text. */
-export function bottlerocketUpdateResult(message: string | undefined): BottlerocketUpdateResult | undefined {
-  const text = message?.trim() ?? '';
-  const staged = STAGED.exec(text);
-  if (staged) {
-    return { outcome: 'staged', version: staged[1] ?? '', previous: staged[2] ?? '', rebootRequested: !!staged[3] };
-  }
-  const current = CURRENT.exec(text);
-  return current ? { outcome: 'current', version: current[1] ?? '' } : undefined;
+/**
+ * The reboot pod of a Bottlerocket node: named, labelled and tolerating like rebootPod's (its
+ * name carries the bootID drydock recorded first, so the same boot is never rebooted twice),
+ * but instead of entering the host it asks the API to reboot, as brupop's agent and
+ * `apiclient reboot` do (POST /actions/reboot): Bottlerocket's own reboot, which boots the
+ * partition the update activated. Neither privilege nor the host's PID namespace is needed.
+ */
+export function bottlerocketRebootPod(input: Omit<RebootPodInput, 'command'> & { readonly image: string }): V1Pod {
+  const pod = rebootPod(input);
+  const url = 'http://localhost/actions/reboot';
+  return {
+    ...pod,
+    spec: {
+      ...pod.spec,
+      hostPID: false,
+      containers: [
+        {
+          name: 'reboot',
+          image: input.image,
+          command: [
+            'curl',
+            '--fail-with-body',
+            '--silent',
+            '--show-error',
+            '--unix-socket',
+            BOTTLEROCKET_API_SOCKET,
+            '-X',
+            'POST',
+            url,
+          ],
+          securityContext: { runAsUser: 0, seLinuxOptions: { ...BOTTLEROCKET_API_SELINUX } },
+          volumeMounts: [{ name: SOCKET_VOLUME, mountPath: BOTTLEROCKET_API_SOCKET }],
+        },
+      ],
+      volumes: [{ name: SOCKET_VOLUME, hostPath: { path: BOTTLEROCKET_API_SOCKET, type: 'Socket' } }],
+    },
+  };
 }
+
+export { bottlerocketUpdateResult, type BottlerocketUpdateResult } from '../../protocol/bottlerocket.js';

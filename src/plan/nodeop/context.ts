@@ -5,7 +5,8 @@
  */
 import { matchesSelector } from '../../observe/selector.js';
 import type { ObservedJob, ObservedNode, ObservedPod } from '../../observe/types.js';
-import { ANNOTATIONS, nodeOpRecordKey } from '../../protocol/keys.js';
+import { ANNOTATIONS, bottlerocketRecordKey, nodeOpRecordKey } from '../../protocol/keys.js';
+import { bottlerocketOsImage, bottlerocketTarget, bottlerocketVersionOf } from '../../spec/os-image.js';
 import { nodeJobName, rebootPodName, type OperationRef } from '../../protocol/jobs.js';
 import type { DesiredState, NodeOp } from '../../spec/model.js';
 import type { ClusterBudget } from '../budget.js';
@@ -38,6 +39,13 @@ export interface NodeOpContext {
   readonly record: { readonly key: string; readonly value: string };
   /** inPlace: the image the Job puts on the node (marked on its pod). */
   readonly appliesImage?: string;
+  /**
+   * A Bottlerocket NodeImage: its target as written (X.Y.Z or latest) and the version every Job
+   * is pinned to: the written one, or what `latest` resolved to on the first node (absent until then).
+   */
+  readonly bottlerocket?: { readonly requested: string; readonly version?: string };
+  /** What a node must report in status.nodeInfo.osImage after its reboot (exact, or /regex/); absent: not verified by the OS. */
+  readonly expectedOsImage?: string;
   /** The selected nodes, control-plane nodes first, then by name. */
   readonly nodes: readonly ObservedNode[];
 }
@@ -58,10 +66,41 @@ export function specOf(op: NodeOp): SpecRef {
 export interface InPlaceAs {
   readonly spec: SpecRef;
   readonly image: string;
+  /** The image is a Bottlerocket version or latest, applied through the node's update API. */
+  readonly bottlerocket?: boolean;
+}
+
+/**
+ * The version `latest` of this revision resolved to: recorded on the node whose update Job found
+ * it (the first of the rollout; by name, should a second one ever carry it).
+ */
+export function resolvedVersion(view: ClusterView, op: Pick<NodeOp, 'name' | 'revision'>): string | undefined {
+  const key = bottlerocketRecordKey(op.name);
+  const found = view.observed.nodes
+    .map((n) => ({ name: n.name, value: n.annotations[key] }))
+    .filter((n) => n.value !== undefined && n.value.startsWith(`${op.revision} `))
+    .sort((a, b) => compareNames(a.name, b.name))[0];
+  return found?.value?.slice(op.revision.length + 1);
+}
+
+function bottlerocketOf(
+  view: ClusterView,
+  op: NodeOp,
+  image: string,
+): { bottlerocket: NonNullable<NodeOpContext['bottlerocket']>; expectedOsImage?: string } {
+  const target = bottlerocketTarget(image);
+  const version = target !== undefined && 'version' in target ? target.version : resolvedVersion(view, op);
+  return {
+    bottlerocket: { requested: image, ...(version !== undefined ? { version } : {}) },
+    ...(version !== undefined ? { expectedOsImage: bottlerocketOsImage(version) } : {}),
+  };
 }
 
 export function buildNodeOpContext(
-  input: Omit<NodeOpContext, 'spec' | 'operation' | 'jobsByName' | 'nodes' | 'record' | 'appliesImage'>,
+  input: Omit<
+    NodeOpContext,
+    'spec' | 'operation' | 'jobsByName' | 'nodes' | 'record' | 'appliesImage' | 'bottlerocket' | 'expectedOsImage'
+  >,
   inPlace?: InPlaceAs,
 ): NodeOpContext {
   const { op, view } = input;
@@ -69,6 +108,18 @@ export function buildNodeOpContext(
     .filter((n) => op.nodeSelector === undefined || matchesSelector(op.nodeSelector, n.labels))
     .sort((a, b) => Number(isControlPlane(b)) - Number(isControlPlane(a)) || compareNames(a.name, b.name));
   const jobsByName = jobsIn(view, input.settings.jobNamespace);
+  if (inPlace?.bottlerocket === true) {
+    const br = bottlerocketOf(view, op, inPlace.image);
+    return {
+      ...input,
+      spec: inPlace.spec,
+      operation: { kind: 'NodeImage', name: op.name, revision: op.revision },
+      jobsByName,
+      nodes,
+      record: { key: ANNOTATIONS.image, value: br.bottlerocket.version ?? inPlace.image },
+      ...br,
+    };
+  }
   if (inPlace !== undefined) {
     const record = { key: ANNOTATIONS.image, value: inPlace.image };
     return {
@@ -79,6 +130,7 @@ export function buildNodeOpContext(
       nodes,
       record,
       appliesImage: inPlace.image,
+      ...(op.osImage !== undefined ? { expectedOsImage: op.osImage } : {}),
     };
   }
   const record = { key: nodeOpRecordKey(op.name), value: op.revision };
@@ -89,6 +141,7 @@ export function buildNodeOpContext(
     jobsByName,
     nodes,
     record,
+    ...(op.osImage !== undefined ? { expectedOsImage: op.osImage } : {}),
   };
 }
 
@@ -99,7 +152,11 @@ export function standingOf(ctx: NodeOpContext, node: ObservedNode): Standing {
   return standing(node, ctx.view.stateOf(node), {
     mine: (lock) => lock.kind === ctx.operation.kind && lock.name === ctx.op.name,
     current: (lock) => lock.revision === ctx.op.revision,
-    done: (n) => n.annotations[ctx.record.key] === ctx.record.value,
+    // A Bottlerocket node is done when its OS reports the version, whoever put it there.
+    done: (n) =>
+      ctx.bottlerocket !== undefined
+        ? ctx.bottlerocket.version !== undefined && bottlerocketVersionOf(n.osImage) === ctx.bottlerocket.version
+        : n.annotations[ctx.record.key] === ctx.record.value,
   });
 }
 

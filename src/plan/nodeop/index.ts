@@ -27,6 +27,7 @@ import { cleanUpNodeGateJobs } from './gates.js';
 import { cleanUpRemovedJobs } from './removed.js';
 import { buildNodeOpStatus } from './status.js';
 import { verifyStep } from './verify.js';
+import { bottlerocketJobStep } from './bottlerocket.js';
 
 export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
 export { inPlaceNodeOp } from './inplace.js';
@@ -54,7 +55,8 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   const ended = new Map<string, Ended>();
   for (const n of all) {
     if (standing.get(n.name) !== 'current' || stateOf(n).settled) continue;
-    const end = stateOf(n).phase === 'Verifying' ? verifyStep(ctx, n) : advance(ctx, n);
+    const update = ctx.bottlerocket !== undefined ? bottlerocketJobStep : undefined;
+    const end = stateOf(n).phase === 'Verifying' ? verifyStep(ctx, n) : advance(ctx, n, update);
     if (end !== undefined) ended.set(n.name, end);
   }
   for (const n of all) if (standing.get(n.name) === 'current' || standing.get(n.name) === 'done') cleanUpJob(ctx, n);
@@ -76,9 +78,17 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
       haltedReason(`${why}: node ${halting.map((n) => n.name).join(', ')} failed`, ctx.spec.kind),
     );
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
-    const gate = nodeOpStartGate(ctx, standing, inFlight(ctx, all, standing));
-    if (gate.open) startNodes(ctx, all, standing, gates, gate.limit);
-    else b.wait(ctx.spec, gate.code, gate.reason, gateWait(gate));
+    const running = inFlight(ctx, all, standing);
+    const gate = nodeOpStartGate(ctx, standing, running);
+    const resolving = ctx.bottlerocket !== undefined && ctx.bottlerocket.version === undefined;
+    if (!gate.open) b.wait(ctx.spec, gate.code, gate.reason, gateWait(gate));
+    else if (resolving && running > 0)
+      b.wait(
+        ctx.spec,
+        'concurrency',
+        'the first node resolves latest; every later node is pinned to the version it finds',
+      );
+    else startNodes(ctx, all, standing, gates, resolving ? Math.min(gate.limit ?? 1, 1) : gate.limit);
   }
   return buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
 }

@@ -27,5 +27,6 @@ export function inPlaceNodeOp(image: NodeImage): NodeOp {
     concurrency: r.concurrency,
     stopOnFailure: r.stopOnFailure,
     rollout: r,
+    ...(image.inPlace?.osImage !== undefined ? { osImage: image.inPlace.osImage } : {}),
   };
 }

@@ -40,7 +40,11 @@ function contexts(round: Round): NodeOpContext[] {
       .map((image) =>
         buildNodeOpContext(
           { ...base, op: inPlaceNodeOp(image) },
-          { spec: { kind: 'NodeImage', name: image.name }, image: image.image },
+          {
+            spec: { kind: 'NodeImage', name: image.name },
+            image: image.image,
+            ...(image.inPlace?.updater === 'bottlerocket' ? { bottlerocket: true } : {}),
+          },
         ),
       ),
   ];

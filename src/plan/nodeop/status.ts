@@ -8,6 +8,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { specConditions, waitByNode } from '../sequence/status.js';
 import type { NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
 import { jobOf, type NodeOpContext, type Standing } from './context.js';
+import { verificationText } from './os-check.js';
 
 function rowOf(
   ctx: NodeOpContext,
@@ -72,6 +73,7 @@ export function buildNodeOpStatus(
   const conditions = specConditions(phase, message, waits, halted ? message : undefined);
   const lastError = rows.find((r) => r.lastError !== undefined)?.lastError;
   const approvals = approvalsInForce(ctx.desired, opTarget(ctx.op, ctx.spec));
+  const verification = verificationText(ctx);
   return {
     spec: ctx.spec,
     revision: ctx.op.revision,
@@ -79,6 +81,8 @@ export function buildNodeOpStatus(
     progress: { done, total: rows.length },
     // The in-place kinds share this status; a NodeImage among them is an inPlace one.
     ...(ctx.spec.kind === 'NodeImage' ? { strategy: 'inPlace' as const } : {}),
+    ...(ctx.bottlerocket?.version !== undefined ? { resolvedImage: ctx.bottlerocket.version } : {}),
+    ...(verification !== undefined ? { verification } : {}),
     failures,
     conditions,
     nodes: rows,

@@ -6,7 +6,7 @@
  * the last one stopped: a node past Updating never gets its Job again, and the reboot pod is
  * named after the recorded bootID, so the same boot is never rebooted twice.
  */
-import type { ObservedNode } from '../../observe/types.js';
+import type { ObservedJob, ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { OperationRef } from '../../protocol/jobs.js';
 import { nodeOpJobSpec } from './job-spec.js';
@@ -16,10 +16,11 @@ import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
 import { jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
 import { nodeGates } from './gates.js';
+import { osImageFailure } from './os-check.js';
 import { drainRound } from '../sequence/drain-step.js';
 import { drainStarted, outcomeEffect, type FailurePolicy, type NodeOutcome } from '../outcome.js';
 
-function setPhase(
+export function setPhase(
   ctx: NodeOpContext,
   node: ObservedNode,
   phase: string,
@@ -89,7 +90,12 @@ export function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string):
 }
 
 /** The operation is done: the node is uncordoned and its health gate (verify.ts) comes next. */
-function enterVerifying(ctx: NodeOpContext, node: ObservedNode, why: string, extra: Record<string, string> = {}): void {
+export function enterVerifying(
+  ctx: NodeOpContext,
+  node: ObservedNode,
+  why: string,
+  extra: Record<string, string> = {},
+): void {
   uncordonIfOurs(ctx, node, `node ${node.name}: its operation is done; it takes workloads again`);
   setPhase(ctx, node, 'Verifying', why, extra);
 }
@@ -100,8 +106,11 @@ function enterVerifying(ctx: NodeOpContext, node: ObservedNode, why: string, ext
  */
 export type Ended = ObservedNode;
 
+/** One round of a node's operation step (Updating): the Job, or Bottlerocket's update Job. */
+export type UpdateStep = (ctx: NodeOpContext, node: ObservedNode) => Ended | undefined;
+
 /** Moves a node held by this revision one step; returns the node as it ends, if it does. */
-export function advance(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
+export function advance(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateStep = nodeJobStep): Ended | undefined {
   switch (ctx.view.stateOf(node).phase) {
     case 'Pending':
       return leavePending(ctx, node);
@@ -178,7 +187,20 @@ function drainStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   });
 }
 
-function jobStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
+/** A failed operation Job: the node fails with the Job's own words (its termination message). */
+export function jobFailed(ctx: NodeOpContext, node: ObservedNode, job: ObservedJob, jobRef: string): Ended {
+  const why = job.failureReason !== undefined ? ` (${job.failureReason})` : '';
+  const message = job.message !== undefined ? `: ${job.message}` : '';
+  return failNode(
+    ctx,
+    node,
+    `Job ${jobRef} failed after ${job.attempts} attempt(s)${why}${message}`,
+    jobRef,
+    messageOf(job),
+  );
+}
+
+function nodeJobStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const { b, op, spec, settings } = ctx;
   const { name, job } = jobOf(ctx, ctx.operation, node.name);
   const jobRef = `${settings.jobNamespace}/${name}`;
@@ -198,17 +220,7 @@ function jobStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
     b.wait(spec, 'job', `node ${node.name}: Job ${jobRef} starting`, { node: node.name });
     return;
   }
-  if (job.failed) {
-    const why = job.failureReason !== undefined ? ` (${job.failureReason})` : '';
-    const message = job.message !== undefined ? `: ${job.message}` : '';
-    return failNode(
-      ctx,
-      node,
-      `Job ${jobRef} failed after ${job.attempts} attempt(s)${why}${message}`,
-      jobRef,
-      messageOf(job),
-    );
-  }
+  if (job.failed) return jobFailed(ctx, node, job, jobRef);
   if (!job.succeeded) {
     b.wait(spec, 'job', `node ${node.name}: Job ${jobRef} running`, { node: node.name });
     return;
@@ -242,6 +254,7 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const deadline = since + settings.rebootTimeoutMs;
   const pod = rebootPodOf(ctx, node.name, recorded);
   if (node.bootID !== undefined && node.bootID !== recorded && node.ready) {
+    const wrongOs = osImageFailure(ctx, node);
     if (pod.pod !== undefined)
       b.act({
         kind: 'deleteRebootPod',
@@ -251,7 +264,9 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
         name: pod.name,
         reason: `node ${node.name} rebooted`,
       });
-    enterVerifying(ctx, node, `node ${node.name} rebooted (bootID changed) and is Ready; health gate next`);
+    if (wrongOs !== undefined) return failNode(ctx, node, wrongOs);
+    const verified = ctx.expectedOsImage !== undefined ? `, reports osImage ${JSON.stringify(node.osImage)}` : '';
+    enterVerifying(ctx, node, `node ${node.name} rebooted (bootID changed)${verified} and is Ready; health gate next`);
     return;
   }
   if (deadline <= ctx.now) {
@@ -267,7 +282,12 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
       operation: ctx.operation,
       bootID: recorded,
       taints,
-      ...(settings.rebootImage !== undefined ? { image: settings.rebootImage } : {}),
+      // Bottlerocket reboots through its API, into the partition the update activated.
+      ...(ctx.bottlerocket !== undefined
+        ? { method: 'bottlerocketApi' as const }
+        : settings.rebootImage !== undefined
+          ? { image: settings.rebootImage }
+          : {}),
       reason: `reboot node ${node.name} once after its Job succeeded`,
     });
   }

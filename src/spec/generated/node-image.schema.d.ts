@@ -29,7 +29,7 @@ export interface NodeImageDocument {
  */
 export interface NodeImageSpec {
   /**
-   * The image nodes should run: for replace, the cloud image new instances are created from; for inPlace, the container image of the update job. No whitespace.
+   * The image nodes should run: for replace, the cloud image new instances are created from; for inPlace, the container image of the update job, or with inPlace.updater bottlerocket the Bottlerocket version (1.20.3, v1.20.3) or latest. No whitespace.
    */
   image: string;
   /**
@@ -40,8 +40,22 @@ export interface NodeImageSpec {
    * inPlace only: the nodes to update.
    */
   nodeSelector?: LabelSelectorSpec;
+  inPlace?: NodeImageInPlace;
   /**
    * How nodes move to the image.
    */
   rollout?: RolloutSpec;
+}
+/**
+ * strategy inPlace only: what applies the update, and what the node must report after its reboot.
+ */
+export interface NodeImageInPlace {
+  /**
+   * job (default): image is the container image of an update Job whose entrypoint applies it. bottlerocket: image is a Bottlerocket version (1.20.3, v1.20.3) or latest, applied through the node's Bottlerocket update API; latest is resolved by the first node and every later node is pinned to it.
+   */
+  updater?: "job" | "bottlerocket";
+  /**
+   * updater job only: what status.nodeInfo.osImage must report after the reboot, exactly, or a regular expression between slashes (/^Kairos v3\.2/). Left out, the update is not verified by the OS. The bottlerocket updater expects "Bottlerocket OS <version>" by itself.
+   */
+  osImage?: string;
 }

@@ -60,4 +60,8 @@ export interface NodeOpUpgradeSpec {
    * Upgrade even when the node already runs the target version. Default false.
    */
   force?: boolean;
+  /**
+   * What status.nodeInfo.osImage must report after the reboot, exactly, or a regular expression between slashes (/^Kairos v3\.2/). Left out, the upgrade is not verified by the OS.
+   */
+  osImage?: string;
 }

@@ -15,6 +15,7 @@ import type {
   JobTemplate,
   MaintenanceWindow,
   NodeImage,
+  NodeImageInPlace,
   NodeMaintenance,
   NodeOp,
   Spec,
@@ -26,6 +27,7 @@ import type { NormaliseContext } from './context.js';
 import { meta, raw } from './meta.js';
 import {
   checkDrainNeedsCordon,
+  checkOsImage,
   KAIROS_DEFAULTS,
   KAIROS_DRAIN,
   nodeOpJob,
@@ -35,6 +37,7 @@ import {
 import { checkSelector, labelSelector, mergeDrain, mergeRollout } from './rollout.js';
 import { scalingGroup } from './scaling-group.js';
 import { containerImage } from '../formats.js';
+import { bottlerocketTarget } from '../os-image.js';
 import { checkCron, durationSeconds } from './values.js';
 import { timeZoneProblem } from './time-zone.js';
 
@@ -70,14 +73,7 @@ export function dNodeImage(ctx: NormaliseContext): Spec[] {
       'remove it: with replace, the nodes are those of the ScalingGroups that name this NodeImage',
     );
   }
-  const notContainer = strategy === 'inPlace' ? containerImage(spec.image) : undefined;
-  if (notContainer !== undefined)
-    ctx.report(
-      'invalid-value',
-      ['spec', 'image'],
-      `image ${JSON.stringify(spec.image)} ${notContainer}`,
-      'with strategy inPlace, image is the container image of the update job',
-    );
+  const inPlace = nodeImageInPlace(ctx, spec, strategy);
   checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
   const nodeSelector = labelSelector(spec.nodeSelector);
   const image: NodeImage = {
@@ -85,9 +81,61 @@ export function dNodeImage(ctx: NormaliseContext): Spec[] {
     image: spec.image,
     strategy,
     ...(nodeSelector !== undefined ? { nodeSelector } : {}),
+    ...(inPlace !== undefined ? { inPlace } : {}),
     rollout: mergeRollout(ctx, ['spec', 'rollout'], ctx.rollout, spec.rollout),
   };
   return [image];
+}
+
+/**
+ * The image an inPlace NodeImage names, checked for its updater (a container image for the
+ * update Job; a Bottlerocket version or latest), and spec.inPlace as written.
+ */
+function nodeImageInPlace(
+  ctx: NormaliseContext,
+  spec: NodeImageDocument['spec'],
+  strategy: NodeImage['strategy'],
+): NodeImageInPlace | undefined {
+  const written = spec.inPlace;
+  if (strategy !== 'inPlace') {
+    if (written !== undefined)
+      ctx.report(
+        'invalid-value',
+        ['spec', 'inPlace'],
+        'inPlace only applies to strategy inPlace',
+        'remove it, or set spec.strategy: inPlace',
+      );
+    return undefined;
+  }
+  const updater = written?.updater ?? 'job';
+  if (updater === 'bottlerocket') {
+    if (bottlerocketTarget(spec.image) === undefined)
+      ctx.report(
+        'invalid-value',
+        ['spec', 'image'],
+        `image ${JSON.stringify(spec.image)} is not a Bottlerocket version`,
+        'with inPlace.updater bottlerocket, image is a version such as 1.20.3 (or v1.20.3), or latest',
+      );
+    if (written?.osImage !== undefined)
+      ctx.report(
+        'invalid-value',
+        ['spec', 'inPlace', 'osImage'],
+        'the bottlerocket updater verifies the node by its version',
+        'remove osImage: the node must report "Bottlerocket OS <version>"',
+      );
+  } else {
+    const notContainer = containerImage(spec.image);
+    if (notContainer !== undefined)
+      ctx.report(
+        'invalid-value',
+        ['spec', 'image'],
+        `image ${JSON.stringify(spec.image)} ${notContainer}`,
+        'with strategy inPlace, image is the container image of the update job (for Bottlerocket nodes set inPlace.updater: bottlerocket)',
+      );
+    checkOsImage(ctx, ['spec', 'inPlace', 'osImage'], written?.osImage);
+  }
+  if (written === undefined) return undefined;
+  return { updater, ...(written.osImage !== undefined ? { osImage: written.osImage } : {}) };
 }
 
 export function dAutoscalingStrategy(ctx: NormaliseContext): Spec[] {

@@ -9,6 +9,7 @@ import type { PathSegment } from '../parse.js';
 import type { NormaliseContext } from './context.js';
 import { meta } from './meta.js';
 import { checkSelector, labelSelector } from './rollout.js';
+import { osImageProblem } from '../os-image.js';
 
 /**
  * Kairos' drainOptions defaults: no drain unless enabled; DaemonSet pods ignored. Kairos uses
@@ -189,10 +190,23 @@ export function generatedNodeOp(u: NodeOpUpgrade, defaults: RolloutPolicy): Node
     stopOnFailure: u.stopOnFailure,
     rollout: { ...defaults, concurrency: u.concurrency, stopOnFailure: u.stopOnFailure, drain },
     generatedBy: `NodeOpUpgrade/${u.name}`,
+    ...(u.osImage !== undefined ? { osImage: u.osImage } : {}),
   };
 }
 
 /** A NodeOpUpgrade (either format: the fields are Kairos') and the NodeOp generated from it. */
+/** An expected osImage written as /regex/ must compile: the error is at its line. */
+export function checkOsImage(ctx: NormaliseContext, path: readonly PathSegment[], written: string | undefined): void {
+  const problem = written === undefined ? undefined : osImageProblem(written);
+  if (problem !== undefined)
+    ctx.report(
+      'invalid-value',
+      path,
+      `osImage ${JSON.stringify(written)} ${problem}`,
+      'write the exact osImage the node reports, or a regular expression between slashes: /^Kairos v3\\.2/',
+    );
+}
+
 export function nodeOpUpgrade(ctx: NormaliseContext, spec: NodeOpUpgradeSpec): Spec[] {
   checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
   const nodeSelector = labelSelector(spec.nodeSelector);
@@ -206,6 +220,8 @@ export function nodeOpUpgrade(ctx: NormaliseContext, spec: NodeOpUpgradeSpec): S
     upgradeActive: spec.upgradeActive ?? KAIROS_DEFAULTS.upgradeActive,
     upgradeRecovery: spec.upgradeRecovery ?? KAIROS_DEFAULTS.upgradeRecovery,
     force: spec.force ?? KAIROS_DEFAULTS.force,
+    ...(spec.osImage !== undefined ? { osImage: spec.osImage } : {}),
   };
+  checkOsImage(ctx, ['spec', 'osImage'], spec.osImage);
   return [u, generatedNodeOp(u, ctx.rollout)];
 }

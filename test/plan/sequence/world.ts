@@ -326,6 +326,7 @@ export class World {
         return true;
       }
       case 'createNodeJob':
+      case 'createBottlerocketUpdateJob':
       case 'createGateJob':
       case 'createRebootPod':
       case 'deleteJob':
