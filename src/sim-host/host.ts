@@ -26,6 +26,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { Rounds } from './rounds.js';
 import { watchCollection, type WatchedCollection } from '../kube/informer.js';
 import { JOB_LABELS } from '../protocol/keys.js';
 import type { SimBottlerocketConfig, SimHostConfig } from '../cloud/sim/config.js';
@@ -56,14 +57,11 @@ export function startSimHost(options: SimHostOptions): SimHost {
   const core = options.kubeConfig.makeApiClient(CoreV1Api);
   const log = options.logger.child({ component: 'sim-host' });
   const now = options.now ?? Date.now;
-  let stopped = false;
-  let running: Promise<void> = Promise.resolve();
-  let pending = false;
-  let wake: NodeJS.Timeout | undefined;
+  const rounds = new Rounds(() => round());
   /** Steps already applied by this process; the API objects catch up a moment later. */
   const applied = new Set<string>();
 
-  const onChange = (): void => schedule(0);
+  const onChange = (): void => rounds.schedule(0);
   const common = { kubeConfig: options.kubeConfig, logger: log, onChange };
   const jobPods: WatchedCollection<V1Pod> = watchCollection<V1Pod>({
     ...common,
@@ -88,27 +86,9 @@ export function startSimHost(options: SimHostOptions): SimHost {
     list: () => core.listNode({ labelSelector: SIM_LABELS.group }),
   });
 
-  function schedule(delayMs: number): void {
-    if (stopped) return;
-    if (wake !== undefined) clearTimeout(wake);
-    wake = setTimeout(
-      () => {
-        wake = undefined;
-        if (pending) return;
-        pending = true;
-        running = running.then(async () => {
-          pending = false;
-          await round();
-        });
-      },
-      Math.max(0, delayMs),
-    );
-    wake.unref?.();
-  }
-
   async function applySteps(mine: readonly HostStep[]): Promise<void> {
     for (const step of mine) {
-      if (stopped) return;
+      if (rounds.isStopped) return;
       try {
         await applyHostStep(core, step, new Date(now()).toISOString());
         applied.add(step.key);
@@ -121,7 +101,7 @@ export function startSimHost(options: SimHostOptions): SimHost {
           { step: step.kind, node: step.node, code: (err as { code?: unknown }).code },
           'host step failed; retrying',
         );
-        schedule(1000);
+        rounds.schedule(1000);
         // A node's later steps wait for this one: a host does not reboot before its Job ended.
         return;
       }
@@ -129,7 +109,7 @@ export function startSimHost(options: SimHostOptions): SimHost {
   }
 
   async function round(): Promise<void> {
-    if (stopped || !(jobPods.isSynced() && rebootPods.isSynced() && nodes.isSynced())) return;
+    if (rounds.isStopped || !(jobPods.isSynced() && rebootPods.isSynced() && nodes.isSynced())) return;
     const { steps, nextAt } = decideHost({
       jobPods: jobPods.list(),
       rebootPods: rebootPods.list(),
@@ -144,16 +124,15 @@ export function startSimHost(options: SimHostOptions): SimHost {
     for (const step of steps)
       if (!applied.has(step.key)) byNode.set(step.node, [...(byNode.get(step.node) ?? []), step]);
     await Promise.all([...byNode.values()].map(applySteps));
-    if (nextAt !== undefined) schedule(nextAt - now());
+    if (nextAt !== undefined) rounds.schedule(nextAt - now());
   }
 
   return {
     synced: Promise.all([jobPods.synced, rebootPods.synced, nodes.synced]).then(() => undefined),
     stop: async () => {
-      stopped = true;
-      if (wake !== undefined) clearTimeout(wake);
+      rounds.stop();
       await Promise.all([jobPods.stop(), rebootPods.stop(), nodes.stop()]);
-      await running.catch(() => undefined);
+      await rounds.finished();
     },
   };
 }

@@ -21,6 +21,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { Rounds } from './rounds.js';
 import { watchCollection, type WatchedCollection } from '../kube/informer.js';
 import type { SimMcoConfig } from '../cloud/sim/config.js';
 import { SIM_LABELS } from '../cloud/sim/nodes.js';
@@ -64,17 +65,14 @@ export function startSimMco(options: SimMcoOptions): SimMco {
   const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
   const log = options.logger.child({ component: 'sim-mco' });
   const now = options.now ?? Date.now;
-  let stopped = false;
-  let running: Promise<void> = Promise.resolve();
-  let pending = false;
-  let wake: NodeJS.Timeout | undefined;
+  const rounds = new Rounds(() => round());
   /**
    * Steps this process applied lately, by when: the watched objects catch up a moment later. They
    * are forgotten after a while, so the same step may come again (a release rolled back).
    */
   const applied = new Map<string, number>();
 
-  const onChange = (): void => schedule(0);
+  const onChange = (): void => rounds.schedule(0);
   const common = { kubeConfig: options.kubeConfig, logger: log, onChange };
   const customPath = (r: typeof POOLS | typeof CLUSTER_VERSIONS) => `/apis/${r.group}/${r.version}/${r.plural}`;
   const pools: WatchedCollection<MachineConfigPool> = watchCollection({
@@ -97,28 +95,10 @@ export function startSimMco(options: SimMcoOptions): SimMco {
     list: () => core.listNode({ labelSelector: SIM_LABELS.group }),
   });
 
-  function schedule(delayMs: number): void {
-    if (stopped) return;
-    if (wake !== undefined) clearTimeout(wake);
-    wake = setTimeout(
-      () => {
-        wake = undefined;
-        if (pending) return;
-        pending = true;
-        running = running.then(async () => {
-          pending = false;
-          await round();
-        });
-      },
-      Math.max(0, delayMs),
-    );
-    wake.unref?.();
-  }
-
   /** Applies steps in order; false when one could not be done yet (then the round is tried again). */
   async function applySteps(steps: readonly McoStep[]): Promise<boolean> {
     for (const step of steps) {
-      if (stopped) return true;
+      if (rounds.isStopped) return true;
       const where = 'node' in step ? { node: step.node } : 'pool' in step ? { pool: step.pool } : {};
       try {
         const done = await applyStep(core, custom, step, now());
@@ -138,7 +118,7 @@ export function startSimMco(options: SimMcoOptions): SimMco {
   }
 
   async function round(): Promise<void> {
-    if (stopped || !(pools.isSynced() && clusterVersions.isSynced() && nodes.isSynced())) return;
+    if (rounds.isStopped || !(pools.isSynced() && clusterVersions.isSynced() && nodes.isSynced())) return;
     const { steps, nextAt } = decideMco({
       pools: pools.list(),
       clusterVersions: clusterVersions.list(),
@@ -157,17 +137,16 @@ export function startSimMco(options: SimMcoOptions): SimMco {
       groups.set(group, [...(groups.get(group) ?? []), step]);
     }
     const results = await Promise.all([...groups.values()].map(applySteps));
-    if (results.includes(false)) schedule(DRAIN_RETRY_MS);
-    else if (nextAt !== undefined) schedule(nextAt - now());
+    if (results.includes(false)) rounds.schedule(DRAIN_RETRY_MS);
+    else if (nextAt !== undefined) rounds.schedule(nextAt - now());
   }
 
   return {
     synced: Promise.all([pools.synced, clusterVersions.synced, nodes.synced]).then(() => undefined),
     stop: async () => {
-      stopped = true;
-      if (wake !== undefined) clearTimeout(wake);
+      rounds.stop();
       await Promise.all([pools.stop(), clusterVersions.stop(), nodes.stop()]);
-      await running.catch(() => undefined);
+      await rounds.finished();
     },
   };
 }

@@ -19,27 +19,13 @@ import { runGates, type GateResult, type GateStep } from '../gates.js';
 import { outcomeEffect, type FailurePolicy } from '../outcome.js';
 import { HELD_ANNOTATIONS } from '../protocol.js';
 import { atVersion, MCO, type McoContext } from './context.js';
+import { setPhase } from '../sequence/phase.js';
 
 export function failurePolicy(ctx: Pick<McoContext, 'rollout'>): FailurePolicy {
   return {
     stopOnFailure: ctx.rollout.stopOnFailure,
     ...(ctx.rollout.onFailure ? { onFailure: ctx.rollout.onFailure } : {}),
   };
-}
-
-function setPhase(
-  ctx: McoContext,
-  node: ObservedNode,
-  phase: string,
-  reason: string,
-  extra: Record<string, string | null> = {},
-): void {
-  const annotations = {
-    [ANNOTATIONS.phase]: phase,
-    [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
-    ...extra,
-  };
-  ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations, reason });
 }
 
 /** The rule labels the node still carries (admitting it takes them off). */

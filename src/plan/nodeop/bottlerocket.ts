@@ -11,7 +11,8 @@ import type { ObservedNode } from '../../observe/types.js';
 import { bottlerocketUpdateResult } from '../../protocol/bottlerocket.js';
 import { ANNOTATIONS, bottlerocketRecordKey } from '../../protocol/keys.js';
 import { jobOf, type NodeOpContext } from './context.js';
-import { enterVerifying, failNode, jobFailed, messageOf, setPhase, type Ended } from './step.js';
+import { setPhase } from '../sequence/phase.js';
+import { enterVerifying, failNode, jobFailed, messageOf, type Ended } from './step.js';
 
 export function bottlerocketJobStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const { b, spec, settings } = ctx;

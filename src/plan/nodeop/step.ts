@@ -18,22 +18,8 @@ import { jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './co
 import { nodeGates } from './gates.js';
 import { osImageFailure } from './os-check.js';
 import { drainRound } from '../sequence/drain-step.js';
+import { setPhase } from '../sequence/phase.js';
 import { drainStarted, outcomeEffect, type FailurePolicy, type NodeOutcome } from '../outcome.js';
-
-export function setPhase(
-  ctx: NodeOpContext,
-  node: ObservedNode,
-  phase: string,
-  reason: string,
-  extra: Record<string, string | null> = {},
-): void {
-  const annotations = {
-    [ANNOTATIONS.phase]: phase,
-    [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
-    ...extra,
-  };
-  ctx.b.act({ kind: 'annotateNode', spec: ctx.spec, node: node.name, annotations, reason });
-}
 
 function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec' | 'view'>, node: ObservedNode, reason: string): void {
   if (ctx.view.stateOf(node).cordonedByUs) ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
