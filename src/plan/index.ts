@@ -93,7 +93,8 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
 
   for (const n of notActedOn(desired)) {
     b.note({ kind: n.kind, name: n.name }, notActedOnReason(n));
-    specs.push(notSupportedStatus(n));
+    // A kind that plans the spec already reports it (its status says what it waits for).
+    if (!specs.some((st) => st.spec.kind === n.kind && st.spec.name === n.name)) specs.push(notSupportedStatus(n));
   }
 
   const wakeAt = earliestWake(b.waits, nowMs);
