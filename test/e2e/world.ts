@@ -257,9 +257,12 @@ export function locked(n: NodeView): boolean {
   return n.annotations['drydock.dev/operation'] !== undefined && n.annotations['drydock.dev/phase'] !== 'Done';
 }
 
-/** Every sim node on `image`, Ready, schedulable and unlocked; throws what is not, for eventually(). */
-export async function converged(kc: KubeConfig, image: string, count = 9): Promise<true> {
-  const ns = (await nodes(kc)).filter((n) => n.group !== '');
+/**
+ * Every sim node (or every node of `group`) on `image`, Ready, schedulable and unlocked, and
+ * `count` of them; throws what is not, for eventually().
+ */
+export async function converged(kc: KubeConfig, image: string, count = 9, group?: string): Promise<true> {
+  const ns = (await nodes(kc)).filter((n) => (group === undefined ? n.group !== '' : n.group === group));
   const off = ns.filter((n) => !(n.image === image && n.ready && !n.unschedulable && !locked(n)));
   if (off.length > 0 || ns.length !== count) {
     const what = off.map(
