@@ -212,7 +212,17 @@ export function decideHost(world: HostWorld): HostDecision {
   for (const pod of world.rebootPods) {
     const node = nodes.get(pod.spec?.nodeName ?? '');
     if (node === undefined || rebootingUntil(node) !== undefined || !isRunning(pod)) continue;
-    goDown(d, node, `down:${pod.metadata?.uid ?? ''}`, world);
+    const stale = staleRebootPod(pod, node);
+    if (stale === undefined) goDown(d, node, `down:${pod.metadata?.uid ?? ''}`, world);
+    else
+      d.steps.push({
+        kind: 'endPod',
+        key: `end:${pod.metadata?.uid ?? ''}`,
+        node: node.metadata?.name ?? '',
+        namespace: pod.metadata?.namespace ?? '',
+        pod: pod.metadata?.name ?? '',
+        status: endedStatus(pod, { exitCode: 0, message: stale }, at),
+      });
   }
   // A reboot a Bottlerocket update asked the API for, and that has not happened yet.
   for (const node of world.nodes) {
@@ -220,6 +230,17 @@ export function decideHost(world: HostWorld): HostDecision {
     if (by && rebootingUntil(node) === undefined) goDown(d, node, `down:${by}`, world);
   }
   return { steps: d.steps, ...(d.nextAt !== undefined ? { nextAt: d.nextAt } : {}) };
+}
+
+/**
+ * The reboot pod's own guard (execute/jobs/reboot-pod.ts, REBOOT_GUARD), as the host runs it: a
+ * pod that recorded a bootID the node no longer runs reboots nothing and says so.
+ */
+function staleRebootPod(pod: V1Pod, node: V1Node): string | undefined {
+  const recorded = pod.metadata?.annotations?.[JOB_ANNOTATIONS.bootID];
+  const booted = node.status?.nodeInfo?.bootID;
+  if (recorded === undefined || booted === undefined || recorded === booted) return undefined;
+  return `not rebooted: the node booted again since boot ${recorded} (now ${booted})`;
 }
 
 function goDown(d: Decision, node: V1Node, key: string, world: HostWorld): void {

@@ -1,5 +1,7 @@
 /** The pure builders of what drydock runs on nodes: names, labels, Jobs, reboot pods, gate Jobs, outcomes. */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { nodeOpJobSpec } from '../../src/plan/nodeop/job-spec.js';
 import {
@@ -200,6 +202,31 @@ describe('the reboot pod', () => {
     assert.equal(pod.metadata?.labels?.['drydock.dev/step'], 'reboot');
     assert.equal(pod.metadata?.annotations?.['drydock.dev/boot-id'], 'b00710aa-1111-2222-3333-444455556666');
     assert.notEqual(rebootPodName('workers-i-0001', 'c0ffee00-0000'), pod.metadata?.name);
+  });
+
+  /** Runs the pod's exact command and environment here, with its reboot swapped for an echo. */
+  const runGuard = (bootID: string): { status: number | null; stdout: string } => {
+    const p = rebootPod({ operation: op, node: worker, bootID, namespace: 'drydock-system' });
+    const c = p.spec?.containers[0];
+    const command = c?.command ?? [];
+    const at = command.indexOf('reboot-guard');
+    assert.ok(at > 0, `the reboot runs behind the guard: ${command.join(' ')}`);
+    assert.deepEqual(command.slice(at + 1), ['nsenter', '-i', '-m', '-t', '1', '--', 'reboot']);
+    const env = Object.fromEntries((c?.env ?? []).map((e) => [e.name, e.value ?? '']));
+    const [bin, ...args] = [...command.slice(0, at + 1), 'echo', 'REBOOTING'];
+    const r = spawnSync(bin ?? '', args, { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+    return { status: r.status, stdout: r.stdout };
+  };
+
+  it('reboots only the boot it recorded: the same bootID reboots, a newer boot is left alone', () => {
+    const booted = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    assert.deepEqual(runGuard(booted), { status: 0, stdout: 'REBOOTING\n' });
+    const stale = runGuard('00000000-0000-0000-0000-000000000000');
+    assert.equal(stale.status, 0, 'a stale pod succeeds: nothing is left to do');
+    assert.equal(
+      stale.stdout,
+      `not rebooted: the node booted again since boot 00000000-0000-0000-0000-000000000000 (now ${booted})\n`,
+    );
   });
 });
 

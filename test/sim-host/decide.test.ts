@@ -104,6 +104,24 @@ describe('sim hosts', () => {
     assert.equal(d.nextAt, T0 + 7000);
   });
 
+  it('run a reboot pod behind its bootID guard: one that reaches a node after its reboot reboots nothing', () => {
+    const r = pod('r', 'n1', 'Running', { 'drydock.dev/boot-id': 'boot-1' }, 0, { 'drydock.dev/step': 'reboot' });
+    const booted = (bootID: string): V1Node => ({ ...node('n1'), status: { nodeInfo: { bootID } as never } });
+    assert.deepEqual(
+      world({ nodes: [booted('boot-1')], rebootPods: [r] }).steps.map((s) => s.kind),
+      ['goDown'],
+    );
+    const stale = world({ nodes: [booted('boot-2')], rebootPods: [r] }).steps;
+    assert.deepEqual(
+      stale.map((s) => s.kind === 'endPod' && s.status.phase),
+      ['Succeeded'],
+    );
+    assert.match(
+      terminated(stale[0]!)?.message ?? '',
+      /not rebooted: the node booted again since boot boot-1 \(now boot-2\)/,
+    );
+  });
+
   it('bring a rebooting node back when its time is up, and not before; nothing else runs on it meanwhile', () => {
     const until = (ms: number) => ({ annotations: { [HOST_KEYS.rebootingUntil]: new Date(T0 + ms).toISOString() } });
     const early = world({

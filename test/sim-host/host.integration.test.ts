@@ -186,9 +186,25 @@ describe('sim hosts against a real control plane', function () {
       (await core.readNamespacedPod({ namespace: NS, name: reboot.metadata?.name ?? '' })).status?.phase,
       'Succeeded',
     );
-    // Rebooted exactly once: the finished reboot pod does not start another.
-    await new Promise((r) => setTimeout(r, 4000));
-    assert.equal((await core.readNode({ name })).status?.nodeInfo?.bootID, after);
+    // Rebooted exactly once: the same pod made again after the reboot (say, by a drydock that lost
+    // its record) runs behind its bootID guard, ends, and reboots nothing.
+    await core.deleteNamespacedPod({ namespace: NS, name: reboot.metadata?.name ?? '', gracePeriodSeconds: 0 });
+    await eventually('the finished reboot pod gone', async () =>
+      core.readNamespacedPod({ namespace: NS, name: reboot.metadata?.name ?? '' }).then(
+        () => false,
+        () => true,
+      ),
+    );
+    await createRebootPod(rebootPod({ operation: op, node: node(name), bootID: before, namespace: NS }), d);
+    const stale = await eventually('the stale reboot pod ended', async () => {
+      const p = await core.readNamespacedPod({ namespace: NS, name: reboot.metadata?.name ?? '' });
+      return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
+    });
+    assert.equal(stale.status?.phase, 'Succeeded');
+    assert.match(stale.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '', /^not rebooted: /);
+    const now = await core.readNode({ name });
+    assert.equal(now.status?.nodeInfo?.bootID, after);
+    assert.ok(ready(now), 'never taken down by the stale pod');
   });
 
   it('a Bottlerocket host stages the version of the update Job, and a reboot boots it', async () => {

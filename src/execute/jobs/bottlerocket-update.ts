@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { V1Container, V1Job, V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { OperationRef } from '../../protocol/jobs.js';
 import { pinnedJob, type JobNode } from './node-job.js';
-import { rebootPod, type RebootPodInput } from './reboot-pod.js';
+import { BOOT_ID_ENV, guardedRebootCommand, rebootPod, type RebootPodInput } from './reboot-pod.js';
 
 /** assets/ of the package: four levels above dist/src/execute/jobs/ (shipped by `files`). */
 const SCRIPT_FILE = new URL('../../../../assets/bottlerocket-update.sh', import.meta.url);
@@ -118,7 +118,7 @@ export function bottlerocketRebootPod(input: Omit<RebootPodInput, 'command'> & {
         {
           name: 'reboot',
           image: input.image,
-          command: [
+          command: guardedRebootCommand([
             'curl',
             '--fail-with-body',
             '--silent',
@@ -128,7 +128,8 @@ export function bottlerocketRebootPod(input: Omit<RebootPodInput, 'command'> & {
             '-X',
             'POST',
             url,
-          ],
+          ]),
+          env: [{ name: BOOT_ID_ENV, value: input.bootID }],
           securityContext: { runAsUser: 0, seLinuxOptions: { ...BOTTLEROCKET_API_SELINUX } },
           volumeMounts: [{ name: SOCKET_VOLUME, mountPath: BOTTLEROCKET_API_SOCKET }],
         },

@@ -2,7 +2,9 @@
  * The pod that reboots a node once its Job succeeded: privileged, in the host's PID
  * namespace, pinned to the node. Its name carries the bootID drydock recorded before it, so a
  * restarted drydock finds the same pod (AlreadyExists) rather than rebooting the node twice,
- * and the next boot (a new bootID) never matches it.
+ * and the next boot (a new bootID) never matches it. The pod itself checks that bootID on the
+ * host before it reboots (rebootGuard), so a reboot pod that reaches a node after its reboot,
+ * whatever created it, reboots nothing.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { JOB_ANNOTATIONS, jobAnnotations, jobLabels, rebootPodName, type OperationRef } from '../../protocol/jobs.js';
@@ -11,6 +13,28 @@ import { hostRootVolume, nodeTolerations, type JobNode } from './node-job.js';
 export const DEFAULT_REBOOT_IMAGE = 'busybox:1.36';
 /** Enter the host's mount and IPC namespaces through PID 1 and reboot, as Kairos' reboot pod does. */
 export const DEFAULT_REBOOT_COMMAND: readonly string[] = ['nsenter', '-i', '-m', '-t', '1', '--', 'reboot'];
+
+/** The environment variable that carries the recorded bootID into the guard. */
+export const BOOT_ID_ENV = 'DRYDOCK_BOOT_ID';
+
+/**
+ * The guard every reboot pod runs its reboot command behind: boot_id is the kernel's, the same in
+ * every namespace, and is what the kubelet reports as status.nodeInfo.bootID. A node that booted
+ * again since drydock recorded its bootID is left alone; the pod succeeds and says why.
+ */
+export const REBOOT_GUARD = [
+  'booted=$(cat /proc/sys/kernel/random/boot_id) || exit 1',
+  `if [ "$booted" != "$${BOOT_ID_ENV}" ]; then`,
+  `  echo "not rebooted: the node booted again since boot $${BOOT_ID_ENV} (now $booted)"`,
+  '  exit 0',
+  'fi',
+  'exec "$@"',
+].join('\n');
+
+/** `command` run behind the bootID guard: sh -c GUARD reboot-guard COMMAND... */
+export function guardedRebootCommand(command: readonly string[]): string[] {
+  return ['sh', '-c', REBOOT_GUARD, 'reboot-guard', ...command];
+}
 
 /**
  * The reboot makes the node NotReady, then unreachable; the taint manager would evict the pod
@@ -59,7 +83,8 @@ export function rebootPod(input: RebootPodInput): V1Pod {
         {
           name: 'reboot',
           image: input.image ?? DEFAULT_REBOOT_IMAGE,
-          command: [...(input.command ?? DEFAULT_REBOOT_COMMAND)],
+          command: guardedRebootCommand(input.command ?? DEFAULT_REBOOT_COMMAND),
+          env: [{ name: BOOT_ID_ENV, value: input.bootID }],
           securityContext: { privileged: true, runAsUser: 0 },
           volumeMounts: [{ name: hostRootVolume().name, mountPath: '/host' }],
         },
