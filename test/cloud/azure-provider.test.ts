@@ -82,7 +82,7 @@ describe('azure provider (local Resource Manager)', () => {
       credential: staticCredential,
       ca,
       pollIntervalMs: 10,
-      timeoutMs: 5_000,
+      timeoutMs: 30_000,
     });
   });
 

@@ -100,7 +100,7 @@ describe('gcp provider (local Compute API)', () => {
   after(() => s.close());
   beforeEach(() => {
     s.reset();
-    provider = new GcpProvider({ endpoint: s.url, authClient: testAuth, pageSize: 1, timeoutMs: 2_000 });
+    provider = new GcpProvider({ endpoint: s.url, authClient: testAuth, pageSize: 1, timeoutMs: 30_000 });
   });
 
   it('describeGroup reads group, template, every page of instances and each instance once', async () => {
