@@ -120,7 +120,7 @@ export function instructions(o: {
     'The sandbox is up. In another terminal:',
     `  export KUBECONFIG=${o.kubeconfig}`,
     `  export PATH=${o.binDir}:${o.drydockDir}:$PATH`,
-    '  kubectl get nodes -L sim.drydock.dev/image -L drydock.dev/phase',
+    '  kubectl get nodes -o wide -L drydock.dev/phase',
     `  git clone ${o.cloneUrl} && cd fleet`,
     '  git switch -c next-image',
     ...edit,

@@ -317,7 +317,9 @@ describe('drydock sandbox (end to end)', function () {
         said,
       );
       assert.equal(exits.length, lines.length, said);
-      assert.match(r.stdout, /^NAME\s.*\sIMAGE\s+PHASE$/m, said);
+      assert.match(r.stdout, /^NAME\s.*\sOS-IMAGE\s.*\sPHASE$/m, said);
+      // The image column reads as the screen does, not the label-safe form.
+      assert.match(r.stdout, /^workers-\S+\s.*\sregistry\.example\/node-os:v1\.0\.0\s/m, said);
       // The pull request's plan, live: the change in words, with the nodes, waves and ETA.
       assert.match(
         r.stdout,
