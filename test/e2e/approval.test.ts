@@ -14,6 +14,7 @@ import { useControlPlane, eventually } from '../support/control-plane.js';
 import { git, gitEnv, withUser } from '../support/git-server.js';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import {
+  afterRounds,
   DRYDOCK_BIN,
   fleetFiles,
   IMAGE_V1,
@@ -112,7 +113,8 @@ describe('e2e: drydock approve, the round trip on the real control plane', funct
     assert.match(readme, /## Needs a person/);
     assert.match(readme, /`drydock approve NodeImage\/worker --stage afterCanary` writes the file/);
     // Held there: one worker on v2 (the canary), the other five untouched, a while later too.
-    await new Promise((r) => setTimeout(r, 3_000));
+    assert.ok(drydock);
+    await afterRounds(drydock);
     const held = await workerNodes();
     assert.equal(held.filter((n) => n.image === IMAGE_V2).length, 1, JSON.stringify(held.map((n) => n.image)));
     assert.equal(held.filter((n) => n.image === IMAGE_V1).length, 5);

@@ -15,6 +15,7 @@ import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../src/protocol/keys.js';
 import { ApiLog, replay } from './api-watch.js';
 import {
+  afterRounds,
   fleetFiles,
   IMAGE_V1,
   IMAGE_V2,
@@ -109,8 +110,9 @@ describe('e2e: a canary taken by another operation is still the canary', functio
       // at its place in that order: up to every worker's turn on a loaded 2-core machine.
       { timeoutMs: 480_000 },
     );
-    // A few of drydock's rounds (1 s polls, 3 s resyncs) with the canary no longer under its lock.
-    await new Promise((r) => setTimeout(r, 6_000));
+    // A few of drydock's rounds with the canary no longer under its lock.
+    assert.ok(drydock);
+    await afterRounds(drydock);
     const approvedAt = Date.now();
     const before = lockedOriginals(log, originals);
     assert.equal(before.length, 1, `original workers locked for replacement before the approval: ${before.join(', ')}`);

@@ -129,3 +129,26 @@ export function startDrydockChild(args: readonly string[], env: NodeJS.ProcessEn
     },
   };
 }
+
+/** Rounds the child completed over a valid commit so far: drydock_reconcile_duration_seconds' count with result ok. */
+export async function roundsDone(child: DrydockChild): Promise<number> {
+  const text = await (await fetch(`${await child.url}/metrics`)).text();
+  const m = /^drydock_reconcile_duration_seconds_count\{result="ok"\} (\d+)$/m.exec(text);
+  return m?.[1] === undefined ? 0 : Number(m[1]);
+}
+
+/**
+ * Resolves once the child completed `n` more whole rounds than when called: "nothing happened"
+ * then means drydock looked and did nothing, not that it had no time to look (a loaded machine
+ * may take longer than any sleep).
+ */
+export async function afterRounds(child: DrydockChild, n = 3, timeoutMs = 120_000): Promise<void> {
+  const start = await roundsDone(child);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const done = (await roundsDone(child)) - start;
+    if (done >= n) return;
+    if (Date.now() > deadline) throw new Error(`drydock completed ${done} of ${n} rounds in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

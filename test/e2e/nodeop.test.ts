@@ -9,6 +9,7 @@ import { BatchV1Api, CoreV1Api, Watch, type KubeConfig, type KubernetesObject } 
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
+  afterRounds,
   OPS_REPO_CONFIG,
   specDoc,
   startDrydockChild,
@@ -225,7 +226,8 @@ describe('e2e: NodeOp on the real control plane', function () {
     assert.equal(census.count('kernel', target, 'operation'), 1, 'Job created exactly once');
     assert.equal(census.count('kernel', target, 'reboot'), 1, 'rebooted exactly once');
     // Stays so: a few more rounds change nothing.
-    await new Promise((r) => setTimeout(r, 4000));
+    assert.ok(drydock);
+    await afterRounds(drydock);
     assert.equal(census.count('kernel', target, 'operation'), 1);
     assert.equal(census.count('kernel', target, 'reboot'), 1);
     assert.equal((await hostNodes(kc)).get(target)?.bootID, after?.bootID, 'no second reboot');

@@ -9,6 +9,7 @@ import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { useControlPlane, eventually } from '../support/control-plane.js';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import {
+  afterRounds,
   applyDeployRbac,
   notifyWebhook,
   serviceAccountKubeconfig,
@@ -116,7 +117,8 @@ describe('e2e: image rollout driven by Git', function () {
   });
 
   it('is idle on the current image: no node touched', async () => {
-    await new Promise((r) => setTimeout(r, 2_000));
+    assert.ok(drydock);
+    await afterRounds(drydock);
     const ns = await nodes(cp().adminKubeConfig());
     assert.ok(ns.every((n) => !n.unschedulable && n.annotations['drydock.dev/operation'] === undefined));
     await converged(cp().adminKubeConfig(), IMAGE_V1);
@@ -192,7 +194,7 @@ describe('e2e: image rollout driven by Git', function () {
         .records()
         .some((r) => String(r.msg).startsWith('commit refused') && r.commit === bad && r.inForce === validHead),
     );
-    await new Promise((r) => setTimeout(r, 3_000));
+    await afterRounds(child);
     const after = await nodes(kc);
     assert.deepEqual(
       after.map((n) => [n.name, n.image, n.unschedulable]),

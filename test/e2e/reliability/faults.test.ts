@@ -18,7 +18,7 @@ import path from 'node:path';
 import { PolicyV1Api } from '@kubernetes/client-node';
 import { parseDuration } from '../../../src/duration.js';
 import { eventually, useControlPlane } from '../../support/control-plane.js';
-import { E2E_NAMESPACE, startDrydockChild, type DrydockChild } from '../world.js';
+import { afterRounds, E2E_NAMESPACE, startDrydockChild, type DrydockChild } from '../world.js';
 import { checkEnd } from './monitor.js';
 import {
   AUTOSCALER,
@@ -254,7 +254,8 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
     assert.equal(await onImage(image), 0, 'nothing started before the window');
     // Killed; back after the window opened and closed.
     await restartDrydock(offset(midnight + 90 * 60_000), 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 8_000));
+    assert.ok(drydock);
+    await afterRounds(drydock);
     assert.equal(await onImage(image), 0, 'nothing started after the window closed');
     assert.ok(
       (await workers(cp().adminKubeConfig())).every(
@@ -276,7 +277,8 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
       { timeoutMs: 120_000 },
     );
     const done = await onImage(image);
-    await new Promise((r) => setTimeout(r, 6_000));
+    assert.ok(drydock);
+    await afterRounds(drydock);
     assert.equal(await onImage(image), done, 'no new node started outside the window');
     assert.ok(done < SIZE, `the rollout waits for the next window (${done} of ${SIZE} done)`);
     await eventually(
