@@ -16,6 +16,9 @@ export interface Announced {
 export class ApiLog {
   readonly events: Announced[] = [];
   private readonly stops: (() => void)[] = [];
+  /** Watches that ended before stop(): the log has a gap from then on. */
+  private readonly broken: string[] = [];
+  private stopped = false;
 
   /** Starts one watch per entry of `paths` (source name → API path); resolves once all are open. */
   async start(kc: KubeConfig, paths: Readonly<Record<string, string>>): Promise<void> {
@@ -25,15 +28,41 @@ export class ApiLog {
         path,
         {},
         (type: string, obj: Announced['obj']) => this.events.push({ source, type, at: Date.now(), obj }),
-        () => undefined,
+        (err: unknown) => {
+          if (!this.stopped) this.broken.push(`${source}: ${err instanceof Error ? err.message : 'ended'}`);
+        },
       );
       this.stops.push(() => req.abort());
     }
   }
 
   stop(): void {
+    this.stopped = true;
     for (const s of this.stops.splice(0)) s();
   }
+
+  /** Throws when a watch ended early: a claim about "every change" would rest on a gap. */
+  assertWhole(): void {
+    if (this.broken.length > 0) throw new Error(`a watch ended while the test relied on it: ${this.broken.join('; ')}`);
+  }
+
+  /**
+   * The most `count` gave over the objects of `source` at any change the API server announced
+   * (not at sampling instants, which miss what is brief).
+   */
+  maxOver(source: string, count: (objs: readonly Announced['obj'][]) => number): number {
+    this.assertWhole();
+    let max = 0;
+    replay(this.events, (e, state) => {
+      if (e.source === source) max = Math.max(max, count([...(state.get(source)?.values() ?? [])]));
+    });
+    return max;
+  }
+}
+
+/** Nodes cordoned (spec.unschedulable) as the API server holds them. */
+export function cordonedNodes(objs: readonly Announced['obj'][]): number {
+  return objs.filter((o) => (o as { spec?: { unschedulable?: boolean } }).spec?.unschedulable === true).length;
 }
 
 /**

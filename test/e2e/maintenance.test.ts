@@ -10,6 +10,7 @@ import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { useControlPlane, eventually } from '../support/control-plane.js';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
+import { ApiLog, cordonedNodes } from './api-watch.js';
 import {
   converged,
   drydockArgs,
@@ -54,8 +55,8 @@ describe('e2e: NodeMaintenance driven by Git', function () {
   let drydock: DrydockChild | undefined;
   let cacheDir = '';
   const dirs: string[] = [];
-  let maxUnavailable = 0;
-  let sampler: NodeJS.Timeout | undefined;
+  // Every change to Nodes the API server announced, all along: the budget is judged from it.
+  const nodeLog = new ApiLog();
 
   async function push(files: Record<string, string | null>, message: string): Promise<void> {
     await repo.push(files, message);
@@ -86,24 +87,12 @@ describe('e2e: NodeMaintenance driven by Git', function () {
     const url = await drydock.url;
     await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
     const kc = cp().adminKubeConfig();
-    // Sampled all along: the most nodes unavailable at once, by drydock's own accounting
-    // (cordoned, or in an unavailable phase); the repo's budget is 2.
-    sampler = setInterval(() => {
-      void nodes(kc).then(
-        (ns) => {
-          const down = ns.filter(
-            (n) => n.unschedulable || ['Cordoned', 'Draining'].includes(n.annotations['drydock.dev/phase'] ?? ''),
-          ).length;
-          maxUnavailable = Math.max(maxUnavailable, down);
-        },
-        () => undefined,
-      );
-    }, 200);
+    await nodeLog.start(kc, { nodes: '/api/v1/nodes' });
   });
 
   after(async function () {
     this.timeout(30_000);
-    if (sampler) clearInterval(sampler);
+    nodeLog.stop();
     await stopWorld({ drydock, sim, repo, dirs });
   });
 
@@ -258,6 +247,8 @@ describe('e2e: NodeMaintenance driven by Git', function () {
       timeoutMs: 150_000,
       intervalMs: 1_000,
     });
+    // Out of service as the nodes show it: cordoned (the repo's budget is 2).
+    const maxUnavailable = nodeLog.maxOver('nodes', cordonedNodes);
     assert.ok(maxUnavailable <= 2, `at most 2 nodes unavailable at once (budget), saw ${maxUnavailable}`);
     assert.ok(
       maxUnavailable >= 2,

@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { useControlPlane, eventually } from '../support/control-plane.js';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
+import { ApiLog, cordonedNodes } from './api-watch.js';
 import {
   afterRounds,
   applyDeployRbac,
@@ -40,11 +41,10 @@ describe('e2e: image rollout driven by Git', function () {
   let args: string[] = [];
   let cacheDir = '';
   const dirs: string[] = [];
-  // Sampled all along: the most nodes cordoned at once (the repo's budget is 2).
-  let maxCordoned = 0;
+  // Every change to Nodes the API server announced, all along: the budget is judged from it.
+  const nodeLog = new ApiLog();
   // Log records of service processes that were killed and replaced.
   const pastRecords: Record<string, unknown>[] = [];
-  let sampler: NodeJS.Timeout | undefined;
   const imageFiles = (image: string): Record<string, string> => {
     const f = fleetFiles({ worker: image, controlPlane: image });
     return {
@@ -92,19 +92,12 @@ describe('e2e: image rollout driven by Git', function () {
     drydock = await startReplica();
     await eventually('the first replica leads', () => leads(drydock!), { timeoutMs: 15_000 });
     standby = await startReplica();
-    sampler = setInterval(() => {
-      void nodes(kc).then(
-        (ns) => {
-          maxCordoned = Math.max(maxCordoned, ns.filter((n) => n.unschedulable).length);
-        },
-        () => undefined,
-      );
-    }, 200);
+    await nodeLog.start(kc, { nodes: '/api/v1/nodes' });
   });
 
   after(async function () {
     this.timeout(30_000);
-    if (sampler) clearInterval(sampler);
+    nodeLog.stop();
     for (const c of [drydock, standby]) {
       if (c && c.proc.exitCode === null) {
         c.kill('SIGTERM');
@@ -313,6 +306,7 @@ describe('e2e: image rollout driven by Git', function () {
   });
 
   it('never had more nodes cordoned at once than the budget allows', () => {
+    const maxCordoned = nodeLog.maxOver('nodes', cordonedNodes);
     assert.ok(maxCordoned >= 1, 'nodes were cordoned at all');
     assert.ok(maxCordoned <= 2, `at most 2 cordoned at once, saw ${maxCordoned}`);
   });
