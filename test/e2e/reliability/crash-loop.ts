@@ -9,6 +9,10 @@
  *   (`DRYDOCK_TEST_CRASH_KINDS`), so each kind of call the rollout makes is killed at once,
  *   however rare. The coverage (kinds killed at, kinds the rollout made) is kept across lives.
  *
+ * - from outside: the test itself sends SIGKILL at random instants (`outside`), so a kill also
+ *   lands where drydock has no crash point: inside a status push, a Git fetch, a cache write,
+ *   a half-read watch.
+ *
  * With two replicas both carry the crash points; only the leader acts, so the one that dies is
  * the leader, and it comes back as the standby. The last life finishes the work.
  */
@@ -23,7 +27,8 @@ import { startDrydockChild, type DrydockChild } from '../drydock-child.js';
 
 export interface KillPoint {
   readonly scenario: string;
-  readonly when: CrashWhen;
+  /** outside: sent by the test at a random instant, not at a crash point. */
+  readonly when: CrashWhen | 'outside';
   /** The mutating calls this process made before the kill (after: the last one included). */
   readonly after: number;
   /** The kind of the call (callKind: action kind, an annotation's phase). */
@@ -53,6 +58,8 @@ export interface CrashLoopOptions {
   /** By kind: the sides killed at (and the kinds that count), with the coverage so far, updated. */
   readonly kinds?: { readonly when: readonly CrashWhen[]; readonly only?: readonly string[] };
   readonly coverage: KindCoverage;
+  /** From outside: up to `kills` SIGKILLs, each at a random delay in [½, 1½]·meanMs after a life started. */
+  readonly outside?: { readonly meanMs: number; readonly kills: number };
   /** The rollout's end condition, read from the API server, cloud and status branch. */
   readonly done: () => Promise<boolean>;
   readonly timeoutMs: number;
@@ -97,7 +104,29 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
   const kills: KillPoint[] = [];
   let calls = 0;
   let lives = 0;
-  const spawnOne = (): DrydockChild => startDrydockChild(o.args, crashEnv(o, lives++));
+  /** Lives killed by the test from outside, and the timers that will. */
+  const shot = new Set<DrydockChild>();
+  const timers = new Set<NodeJS.Timeout>();
+  let outsideLeft = o.outside?.kills ?? 0;
+  const spawnOne = (): DrydockChild => {
+    const c = startDrydockChild(o.args, crashEnv(o, lives++));
+    // Every life gets its instant until the kills are spent; one that dies at a crash point first spends none.
+    if (o.outside !== undefined && outsideLeft > 0) {
+      const mean = o.outside.meanMs;
+      const timer = setTimeout(
+        () => {
+          timers.delete(timer);
+          if (outsideLeft <= 0 || c.proc.exitCode !== null || c.proc.signalCode !== null) return;
+          outsideLeft -= 1;
+          shot.add(c);
+          c.kill('SIGKILL');
+        },
+        o.rng.int(Math.round(mean / 2), Math.round((mean * 3) / 2)),
+      );
+      timers.add(timer);
+    }
+    return c;
+  };
   const children: DrydockChild[] = [];
   for (let i = 0; i < o.replicas; i++) children.push(spawnOne());
   const started = Date.now();
@@ -107,6 +136,19 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
   const reaped = new Set<DrydockChild>();
   const reap = (c: DrydockChild): void => {
     reaped.add(c);
+    if (shot.has(c) && c.proc.signalCode === 'SIGKILL') {
+      const made = issued(c);
+      for (const k of made) o.coverage.issued.add(k);
+      calls += made.length;
+      kills.push({
+        scenario: o.scenario,
+        when: 'outside',
+        after: made.length,
+        kind: 'outside',
+        call: made.at(-1) ?? '',
+      });
+      return;
+    }
     const line = c.lines.map((l) => CRASH_LINE.exec(l)).find((m) => m !== null);
     if (c.proc.signalCode !== 'SIGKILL' || !line) {
       throw new Error(
@@ -148,6 +190,7 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
       await new Promise((r) => setTimeout(r, 200));
     }
   } finally {
+    for (const t of timers) clearTimeout(t);
     for (const c of children) {
       // Killed at a crash point as the rollout ended: its kill counts. Reaped already, it is counted.
       if (!alive(c) && !reaped.has(c) && c.proc.signalCode === 'SIGKILL') reap(c);

@@ -81,6 +81,12 @@ const RARE: Record<string, readonly string[]> = {
  */
 const NEVER_MADE = new Set(['deleteNode']);
 
+/**
+ * Kills from outside, besides the crash points: the test's own SIGKILL at random instants of a
+ * life, landing where drydock has no crash point (a status push, a Git fetch, a cache write).
+ */
+const OUTSIDE = { meanMs: 5_000, kills: 2 };
+
 /** The mean gap between kills that gives a scenario its share (at least two) of the kill points. */
 function gap(scenario: keyof typeof SHARES, nodes: number): number {
   const aimed = Math.max(2, Math.round(Math.max(0, settings.kills - MAINTENANCE_KILLS) * SHARES[scenario]));
@@ -145,6 +151,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
       `seed ${settings.seed}, ${settings.workers} workers: ${killed.length} kill points survived (${settings.kills} aimed at)`,
       perScenario.join('; '),
       `after ${tally('after')}`,
+      `${killed.filter((k) => k.when === 'outside').length} from outside`,
       ...(settings.exhaustive ? [`before ${tally('before')}`] : []),
       [...coverage]
         .map(([sc, c]) => `${sc} made ${c.issued.size} kinds, killed after ${c.after.size}, before ${c.before.size}`)
@@ -182,6 +189,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         args: singleReplica(),
         replicas: 1,
         ...crashes('replace', gap('replace', settings.workers)),
+        outside: OUTSIDE,
         rng,
         done: () => replaceDone(kc, w.repo, IMAGE_V2, settings.workers),
         timeoutMs: 600_000 + settings.kills * 30_000,
@@ -214,6 +222,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         args: singleReplica(),
         replicas: 1,
         ...crashes('nodeop', gap('nodeop', NODEOP_TARGETS)),
+        outside: OUTSIDE,
         rng,
         done: () => nodeOpDone(kc, w.repo, 'crash', targets),
         timeoutMs: 600_000 + settings.kills * 30_000,
@@ -305,6 +314,10 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         killed.some((k) => k.scenario === scenario),
         `${scenario}: no kill point`,
       );
+    assert.ok(
+      killed.some((k) => k.when === 'outside'),
+      'killed from outside at least once',
+    );
     if (!settings.exhaustive)
       assert.ok(
         killed.length >= Math.ceil(settings.kills / 2),
