@@ -226,13 +226,14 @@ describe('e2e migration: node-maintenance-operator NodeMaintenance, both API gro
     const busy = [...new Set(pods.map((p) => p.spec?.nodeName ?? ''))].filter((n) => n !== '').sort();
     const [first, second] = busy;
     assert.ok(first && second, `two workers run workload pods: ${busy.join(', ')}`);
-    // The operators' samples: medik8s' README, and the same object in the older kubevirt group.
+    // The operators' sample: as exported from a medik8s cluster (the API server filled in
+    // evictionTimeout), and as written by hand in the older kubevirt group.
     const docs = {
       'clusters/nodemaintenance-first.yaml': manifest({
         apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
         kind: 'NodeMaintenance',
         metadata: { name: 'nodemaintenance-first' },
-        spec: { nodeName: first, reason: 'Test node maintenance' },
+        spec: { nodeName: first, reason: 'Test node maintenance', evictionTimeout: '30s' },
       }),
       'clusters/nodemaintenance-second.yaml': manifest({
         apiVersion: 'nodemaintenance.kubevirt.io/v1beta1',
