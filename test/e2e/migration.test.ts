@@ -48,7 +48,12 @@ const KAIROS_NODE_LABEL = { 'kairos.io/managed': 'true' };
 async function labelKairosNodes(kc: KubeConfig, names: readonly string[]): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   for (const name of names) {
-    await core.patchNode({ name, body: [{ op: 'add', path: '/metadata/labels/kairos.io~1managed', value: 'true' }] });
+    const ops = Object.entries(KAIROS_NODE_LABEL).map(([key, value]) => ({
+      op: 'add',
+      path: `/metadata/labels/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+      value,
+    }));
+    await core.patchNode({ name, body: ops });
   }
 }
 
