@@ -452,3 +452,13 @@ export const zones: CorpusCase[] = [
     good(`timeZone ${tz}`, { 'w.yaml': window(tz) }),
   ),
 ];
+
+/** medik8s' spec.evictionTimeout as its CRD validates it: exported objects carry the API server's 30s. */
+const medik8s = (timeout: string): string =>
+  `apiVersion: nodemaintenance.medik8s.io/v1beta1\nkind: NodeMaintenance\nmetadata:\n  name: m\nspec:\n  nodeName: worker-1\n  evictionTimeout: ${timeout} # here\n`;
+export const evictionTimeouts: CorpusCase[] = [
+  ...['30s', '"0"', '1.5m', '500ms', '2h'].map((t) => good(`medik8s evictionTimeout ${t}`, { 'm.yaml': medik8s(t) })),
+  ...['30', '1d', '-1s', '"30 s"', '1h30m'].map((t) =>
+    bad(`medik8s evictionTimeout ${t}`, 'm.yaml', medik8s(t), '# here', 'schema'),
+  ),
+];

@@ -31,7 +31,7 @@ export interface SeedNodeMaintenanceDocument {
   spec: SeedNodeMaintenanceSpec;
 }
 /**
- * The node and the reason.
+ * The node, the reason and the eviction timeout.
  */
 export interface SeedNodeMaintenanceSpec {
   /**
@@ -42,4 +42,8 @@ export interface SeedNodeMaintenanceSpec {
    * Why the node is in maintenance.
    */
   reason?: string;
+  /**
+   * medik8s: how long one drain attempt may take before the operator retries it (the API server fills in 30s, so exported objects carry it). Accepted and not used: drydock keeps evicting until every evictable pod is gone, the outcome of those retries.
+   */
+  evictionTimeout?: string;
 }
