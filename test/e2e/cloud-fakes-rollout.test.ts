@@ -4,8 +4,8 @@
  * the fake's running instances into KWOK nodes with the cloud's providerIDs, and drydock (in this
  * process, the provider pointed at the fake) rolling the group to a new image when the fleet
  * says so: a new template or model, surges, drains and deletions whose operations stay running
- * for a few polls, on the real control plane with the real planner. A burst of 429s lands in the
- * middle of the rollout and is waited out.
+ * for a few polls, on the real control plane with the real planner. A burst of 429s lands on the
+ * operations' polls in the middle of the rollout and is waited out.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +31,11 @@ import { startGcpFake, type GcpFake } from '../support/gcp-fake.js';
 import { startAzureFake, type AzureFake } from '../support/azure-fake.js';
 import { rolloutYaml, specDoc } from './fleet.js';
 
-const BURST = 6;
+/**
+ * 429s in the middle of the rollout, on the polls of long-running operations: the hard case,
+ * where a call fails Throttled after its resize, model change or deletion went through.
+ */
+const BURST = 3;
 
 function writeFleet(dir: string, provider: string, groupId: string, image: string): void {
   mkdirSync(path.join(dir, 'specs'), { recursive: true });
@@ -163,8 +167,8 @@ function rolloutThrough(makeWorld: () => Promise<World>, checkCloud: (w: World) 
     assert.equal(now.filter((n) => original.includes(n)).length, 0, 'no original node is left');
     assert.ok(maxCordoned <= 1, `the budget allows one node out at a time; saw ${maxCordoned}`);
     assert.ok(burstSent, 'the burst was sent in the middle of the rollout');
-    assert.equal(w.throttled(), BURST, 'every 429 of the burst reached drydock');
     checkCloud(w);
+    assert.equal(w.throttled(), BURST, 'every 429 of the burst reached drydock');
   });
 }
 
@@ -211,7 +215,7 @@ describe('e2e: image rollout through the GCP provider (stateful Compute fake)', 
             group: 'workers',
             image: i.image,
           })),
-        throttle: (n) => fake.throttle(n, 1),
+        throttle: (n) => fake.throttle(n, 1, (r) => r.path.includes('/operations/')),
         throttled: () => fake.throttled,
         close: () => fake.close(),
       };
@@ -220,7 +224,8 @@ describe('e2e: image rollout through the GCP provider (stateful Compute fake)', 
       const g = gcpFake?.group(w.groupId);
       assert.equal(g?.targetSize, 3, 'the group is back at its size');
       assert.equal(gcpFake?.templateImage(g?.template ?? ''), GCP_IMAGES[1], "the group's template has the new image");
-      assert.deepEqual([...new Set(g?.instances.map((i) => gcpFake?.templateImage(i.template)))], [GCP_IMAGES[1]]);
+      const staying = g?.instances.filter((i) => i.deletingSince === undefined) ?? [];
+      assert.deepEqual([...new Set(staying.map((i) => gcpFake?.templateImage(i.template)))], [GCP_IMAGES[1]]);
     },
   );
 });
@@ -258,7 +263,7 @@ describe('e2e: image rollout through the Azure provider (stateful Resource Manag
             group: 'workers',
             image: vm.imageReference.id ?? '',
           })),
-        throttle: (n) => fake.throttle(n, 1),
+        throttle: (n) => fake.throttle(n, 1, (r) => r.path.includes('/operations/')),
         throttled: () => fake.throttled,
         close: () => fake.close(),
       };
@@ -267,7 +272,8 @@ describe('e2e: image rollout through the Azure provider (stateful Resource Manag
       const s = azureFake?.scaleSet(w.groupId);
       assert.equal(s?.capacity, 3, 'the scale set is back at its capacity');
       assert.deepEqual(s?.imageReference, { id: AZURE_IMAGES[1] }, "the scale set's model has the new image");
-      assert.deepEqual([...new Set(s?.vms.map((v) => v.imageReference.id))], [AZURE_IMAGES[1]]);
+      const staying = s?.vms.filter((v) => v.deletingSince === undefined) ?? [];
+      assert.deepEqual([...new Set(staying.map((v) => v.imageReference.id))], [AZURE_IMAGES[1]]);
     },
   );
 });

@@ -67,8 +67,8 @@ export interface AzureFake {
   };
   /** The VMs of every scale set that are Succeeded and not leaving, with their resource id and computer name. */
   running(): { scaleSetId: string; id: string; computerName: string; imageReference: Record<string, string> }[];
-  /** The next `count` requests are answered 429 with Retry-After. */
-  throttle(count: number, retryAfterSeconds?: number): void;
+  /** The next `count` requests (of those `only` picks; default all) are answered 429 with Retry-After. */
+  throttle(count: number, retryAfterSeconds?: number, only?: (r: RecordedRequest) => boolean): void;
   readonly throttled: number;
   close(): Promise<void>;
 }
@@ -95,7 +95,10 @@ export async function startAzureFake(options: AzureFakeOptions = {}): Promise<Az
   const server = await startHttpRecorder(tls);
   const sets = new Map<string, FakeScaleSet>();
   const operations = new Map<string, FakeOperation>();
-  let burst = { left: 0, retryAfter: 1 };
+  let burst: { left: number; retryAfter: number; only?: (r: RecordedRequest) => boolean } = {
+    left: 0,
+    retryAfter: 1,
+  };
   let throttled = 0;
   let serial = 0;
 
@@ -180,8 +183,8 @@ export async function startAzureFake(options: AzureFakeOptions = {}): Promise<Az
   };
 
   for (const method of ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'])
-    server.route(method, /./, () => {
-      if (burst.left <= 0) return undefined;
+    server.route(method, /./, (r) => {
+      if (burst.left <= 0 || (burst.only && !burst.only(r))) return undefined;
       burst.left -= 1;
       throttled += 1;
       return armError(
@@ -318,8 +321,8 @@ export async function startAzureFake(options: AzureFakeOptions = {}): Promise<Az
           })),
       );
     },
-    throttle(count, retryAfterSeconds = 1) {
-      burst = { left: count, retryAfter: retryAfterSeconds };
+    throttle(count, retryAfterSeconds = 1, only) {
+      burst = { left: count, retryAfter: retryAfterSeconds, ...(only ? { only } : {}) };
     },
     get throttled() {
       return throttled;

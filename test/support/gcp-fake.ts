@@ -62,8 +62,8 @@ export interface GcpFake {
   templateImage(template: string): string;
   /** The instances of every group that are RUNNING and not leaving, with their project and zone. */
   running(): { project: string; zone: string; groupId: string; name: string; image: string }[];
-  /** The next `count` requests are answered 429 with Retry-After. */
-  throttle(count: number, retryAfterSeconds?: number): void;
+  /** The next `count` requests (of those `only` picks; default all) are answered 429 with Retry-After. */
+  throttle(count: number, retryAfterSeconds?: number, only?: (r: RecordedRequest) => boolean): void;
   /** 429s answered so far. */
   readonly throttled: number;
   close(): Promise<void>;
@@ -94,7 +94,10 @@ export async function startGcpFake(options: GcpFakeOptions = {}): Promise<GcpFak
   const templates = new Map<string, Record<string, unknown>>();
   const groups = new Map<string, FakeGroup>();
   const operations = new Map<string, FakeOperation>();
-  let burst = { left: 0, retryAfter: 1 };
+  let burst: { left: number; retryAfter: number; only?: (r: RecordedRequest) => boolean } = {
+    left: 0,
+    retryAfter: 1,
+  };
   let throttled = 0;
   let serial = 0;
   const nextId = (): string => String(4_000_000_000_000_000 + ++serial);
@@ -199,8 +202,8 @@ export async function startGcpFake(options: GcpFakeOptions = {}): Promise<GcpFak
 
   // First: the burst, for any request.
   for (const method of ['GET', 'POST', 'PATCH', 'DELETE'])
-    server.route(method, /./, () => {
-      if (burst.left <= 0) return undefined;
+    server.route(method, /./, (r) => {
+      if (burst.left <= 0 || (burst.only && !burst.only(r))) return undefined;
       burst.left -= 1;
       throttled += 1;
       return gcpError(429, 'rateLimitExceeded', 'Rate Limit Exceeded', { 'retry-after': String(burst.retryAfter) });
@@ -361,8 +364,8 @@ export async function startGcpFake(options: GcpFakeOptions = {}): Promise<GcpFak
           .map((i) => ({ project: g.project, zone: g.zone, groupId, name: i.name, image: templateImage(i.template) })),
       );
     },
-    throttle(count, retryAfterSeconds = 1) {
-      burst = { left: count, retryAfter: retryAfterSeconds };
+    throttle(count, retryAfterSeconds = 1, only) {
+      burst = { left: count, retryAfter: retryAfterSeconds, ...(only ? { only } : {}) };
     },
     get throttled() {
       return throttled;
