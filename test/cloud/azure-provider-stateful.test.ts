@@ -104,6 +104,17 @@ describe('azure provider (stateful Resource Manager fake)', () => {
     assert.equal((await provider.describeGroup(vmss)).targetSize, 3);
   });
 
+  it('a 429 while polling a capacity change is Throttled; the change itself went through', async () => {
+    await provider.describeGroup(vmss);
+    fake.throttle(1, 3, (r) => r.path.includes('/operations/'));
+    await assert.rejects(
+      provider.addCapacity(vmss, 1),
+      (e: unknown) => e instanceof CloudError && e.code === 'Throttled' && e.data.retryAfterSeconds === 3,
+    );
+    assert.equal(fake.throttled, 1);
+    assert.equal(fake.scaleSet(vmss).capacity, 4);
+  });
+
   it('a scale set that does not exist is NotFound', async () => {
     await assert.rejects(
       provider.describeGroup(vmss.replace(/workers$/, 'nope')),
