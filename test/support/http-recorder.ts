@@ -24,7 +24,8 @@ export interface Answer {
   readonly headers?: Record<string, string>;
 }
 
-export type Handler = (req: RecordedRequest) => Answer | undefined;
+/** A handler may answer later (a call that blocks, as a long-running operation's wait does). */
+export type Handler = (req: RecordedRequest) => Answer | undefined | Promise<Answer | undefined>;
 
 export interface HttpRecorder {
   readonly url: string;
@@ -43,7 +44,7 @@ export async function startHttpRecorder(tls?: { key: string; cert: string }): Pr
   const listener: RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    const answerRequest = async (): Promise<void> => {
       const text = Buffer.concat(chunks).toString('utf8');
       let body: unknown;
       try {
@@ -61,7 +62,7 @@ export async function startHttpRecorder(tls?: { key: string; cert: string }): Pr
       for (const r of routes) {
         if (r.method !== recorded.method) continue;
         if (typeof r.path === 'string' ? r.path !== pathOnly : !r.path.test(recorded.path)) continue;
-        answer = typeof r.answer === 'function' ? r.answer(recorded) : r.answer;
+        answer = typeof r.answer === 'function' ? await r.answer(recorded) : r.answer;
         if (answer) {
           if (r.once) routes = routes.filter((x) => x !== r);
           break;
@@ -73,7 +74,8 @@ export async function startHttpRecorder(tls?: { key: string; cert: string }): Pr
       };
       res.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...answer.headers });
       res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
-    });
+    };
+    req.on('end', () => void answerRequest());
   };
   const server: Server = tls ? createTlsServer(tls, listener) : createServer(listener);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
