@@ -480,8 +480,8 @@ describe('e2e migration: Constellation NodeImage, ScalingGroup, AutoscalingStrat
     );
   });
 
-  // Constellation on AWS writes the bare group name; drydock refuses it as ambiguous (AWS or sim).
-  it.skip('the ScalingGroup as Constellation on AWS writes it (groupId: the bare group name) rolls out too', async () => {
+  // Constellation on AWS writes the bare group name: in Constellation's own ScalingGroup that is AWS.
+  it('the ScalingGroup as Constellation on AWS writes it (groupId: the bare group name) rolls out too', async () => {
     assert.ok(repo && drydock);
     const kc = cp().adminKubeConfig();
     const files = constellationFiles(amis[0]);

@@ -203,15 +203,6 @@ const cases: readonly Case[] = [
     expect: ['invalid-value', 'a.yaml', 6, 3],
   },
   {
-    name: 'seed ScalingGroup with a plain groupId',
-    files: {
-      'g.yaml':
-        'apiVersion: update.edgeless.systems/v1alpha1\nkind: ScalingGroup\nmetadata: {name: g}\nspec:\n  nodeImage: worker\n  groupId: my-asg\n',
-    },
-    expect: ['ambiguous-provider', 'g.yaml', 6, 12],
-    says: /provider: aws or provider: sim/,
-  },
-  {
     name: 'drydock ScalingGroup with a plain groupId and no provider',
     files: { 'g.yaml': doc('ScalingGroup', 'g', 'groupId: my-asg\nnodeImage: worker') },
     expect: ['ambiguous-provider', 'g.yaml', 6, 12],

@@ -3,6 +3,8 @@
  * apart from apiVersion and source position (and so, by design, with the same revision).
  */
 import { strict as assert } from 'node:assert';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadFromDirectory, type DesiredState, type LoadResult } from '../../src/spec/index.js';
 import { ROOT } from './support.js';
@@ -60,6 +62,34 @@ describe('spec loader: seed formats', () => {
         ['constellation-worker-x7k2', 'gcp', 'worker'],
       ],
     );
+  });
+
+  it('read a plain groupId in a Constellation ScalingGroup as the AWS Auto Scaling group Constellation on AWS writes', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'drydock-seed-aws-'));
+    try {
+      writeFileSync(
+        path.join(dir, 'constellation.yaml'),
+        [
+          'apiVersion: update.edgeless.systems/v1alpha1',
+          'kind: NodeImage',
+          'metadata: {name: constellation-os}',
+          'spec: {image: ami-0123456789abcdef0}',
+          '---',
+          'apiVersion: update.edgeless.systems/v1alpha1',
+          'kind: ScalingGroup',
+          'metadata: {name: worker}',
+          'spec: {nodeImage: constellation-os, groupId: constell-worker-x7k2, role: Worker}',
+          '',
+        ].join('\n'),
+      );
+      const d = desired(await loadFromDirectory(dir));
+      assert.deepEqual(
+        d.scalingGroups.map((g) => [g.name, g.provider, g.groupId]),
+        [['worker', 'aws', 'constell-worker-x7k2']],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("fill Kairos' defaults", () => {

@@ -17,8 +17,17 @@ export interface ScalingGroupFields {
   readonly seed: boolean;
 }
 
+/**
+ * A plain name in Constellation's own ScalingGroup is an AWS Auto Scaling group: that is how
+ * Constellation on AWS writes it (GCP and Azure ids carry their path), and the sim cloud is
+ * drydock's, never Constellation's.
+ */
+function seedProvider(f: ScalingGroupFields): Provider | undefined {
+  return f.seed ? 'aws' : undefined;
+}
+
 export function scalingGroup(ctx: NormaliseContext, f: ScalingGroupFields): ScalingGroup | undefined {
-  const provider = f.provider ?? inferProvider(f.groupId);
+  const provider = f.provider ?? inferProvider(f.groupId) ?? seedProvider(f);
   if (provider === undefined) {
     ctx.report(
       'ambiguous-provider',
