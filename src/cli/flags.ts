@@ -27,6 +27,10 @@ export interface RunFlags extends RepoAndClusterFlags {
   leaderElect: string | boolean;
   namespace: string;
   cluster: string;
+  /** The reboot pod's image (NodeOp, inPlace NodeImage). */
+  rebootImage: string;
+  /** The Bottlerocket update Job's and API reboot pod's image. */
+  bottlerocketImage: string;
   logLevel: LevelWithSilent;
   leaseDuration: string;
   renewDeadline: string;

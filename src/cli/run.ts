@@ -4,13 +4,21 @@
  */
 import type { RunFlags } from './flags.js';
 import { Option, type Command } from 'commander';
+import { DEFAULT_BOTTLEROCKET_IMAGE } from '../execute/jobs/bottlerocket-update.js';
+import { DEFAULT_REBOOT_IMAGE } from '../execute/jobs/reboot-pod.js';
 import type { ExitCode } from './exit.js';
 
 export function register(program: Command, done: (code: ExitCode) => void): void {
   const command = program
     .command('run')
     .description('run the service: follow the repository, roll out node changes safely, report to the status branch');
-  for (const option of [...sourceOptions(), ...clusterOptions(), ...serviceOptions(), ...secretsOptions()])
+  for (const option of [
+    ...sourceOptions(),
+    ...clusterOptions(),
+    ...nodeImageOptions(),
+    ...serviceOptions(),
+    ...secretsOptions(),
+  ])
     command.addOption(option);
   command
     .addHelpText(
@@ -72,6 +80,24 @@ function clusterOptions(): Option[] {
     new Option('--cluster <name>', "cluster name in status reports (default: drydock.yaml's)")
       .env('DRYDOCK_CLUSTER')
       .default(''),
+  ];
+}
+
+/** The images of the pods and Jobs drydock runs on nodes (registries a cluster cannot pull from need a mirror). */
+function nodeImageOptions(): Option[] {
+  return [
+    new Option(
+      '--reboot-image <image>',
+      'image of the reboot pod of NodeOp and inPlace NodeImage nodes (needs nsenter)',
+    )
+      .env('DRYDOCK_REBOOT_IMAGE')
+      .default(DEFAULT_REBOOT_IMAGE),
+    new Option(
+      '--bottlerocket-image <image>',
+      'image of the Bottlerocket update Job and its reboot pod (needs sh, awk and curl)',
+    )
+      .env('DRYDOCK_BOTTLEROCKET_IMAGE')
+      .default(DEFAULT_BOTTLEROCKET_IMAGE),
   ];
 }
 

@@ -40,7 +40,7 @@ export function bottlerocketUpdateJobFor(a: ActionOf<'createBottlerocketUpdateJo
     operation: a.operation,
     node: { name: a.node, taints: a.taints },
     namespace: a.namespace,
-    update: { version: a.version, reboot: false, image: DEFAULT_BOTTLEROCKET_IMAGE },
+    update: { version: a.version, reboot: false, image: a.image ?? DEFAULT_BOTTLEROCKET_IMAGE },
     imagePullSecrets: [],
     // A failure of the API ("no update available", "prepare failed") is the node's answer.
     backoffLimit: 0,

@@ -16,8 +16,13 @@ export interface PlanOptions {
   readonly jobNamespace?: string;
   /** How long a node may take to come back from its reboot before it is marked Failed. Default 600. */
   readonly rebootTimeoutSeconds?: number;
-  /** Image of the reboot pod; default busybox with nsenter (execute/jobs/reboot-pod.ts). */
+  /** Image of the reboot pod (`--reboot-image`); default busybox with nsenter (execute/jobs/reboot-pod.ts). */
   readonly rebootImage?: string;
+  /**
+   * Image of the Bottlerocket update Job and of its API reboot pod (`--bottlerocket-image`): sh,
+   * awk and curl; default curl's (execute/jobs/bottlerocket-update.ts).
+   */
+  readonly bottlerocketImage?: string;
 }
 
 export interface ResolvedOptions {
@@ -27,6 +32,7 @@ export interface ResolvedOptions {
   readonly jobNamespace: string;
   readonly rebootTimeoutMs: number;
   readonly rebootImage?: string;
+  readonly bottlerocketImage?: string;
 }
 
 function check(name: keyof PlanOptions, value: number | undefined, fallback: number, min: number): number {
@@ -48,5 +54,6 @@ export function resolveOptions(options: PlanOptions = {}): ResolvedOptions {
     jobNamespace: options.jobNamespace ?? 'kube-system',
     rebootTimeoutMs: check('rebootTimeoutSeconds', options.rebootTimeoutSeconds, 600, 1) * 1000,
     ...(options.rebootImage !== undefined ? { rebootImage: options.rebootImage } : {}),
+    ...(options.bottlerocketImage !== undefined ? { bottlerocketImage: options.bottlerocketImage } : {}),
   };
 }

@@ -109,6 +109,8 @@ export type Action = ActionBase &
         readonly operation: OperationRef;
         readonly version: string;
         readonly taints: readonly NodeTaint[];
+        /** The Job's image (sh, awk, curl): `--bottlerocket-image`; absent, execute's default. */
+        readonly image?: string;
       }
     | {
         /** Starts the reboot pod; `bootID` is the one recorded on the node before it. */
@@ -118,6 +120,7 @@ export type Action = ActionBase &
         readonly operation: OperationRef;
         readonly bootID: string;
         readonly taints: readonly NodeTaint[];
+        /** The pod's image: `--reboot-image`, or `--bottlerocket-image` with bottlerocketApi; absent, execute's default. */
         readonly image?: string;
         /** bottlerocketApi: the pod asks the node's Bottlerocket API to reboot (POST /actions/reboot). */
         readonly method?: 'bottlerocketApi';

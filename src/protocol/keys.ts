@@ -145,7 +145,7 @@ export const NODEIMAGE_RECORD_DOMAIN = 'nodeimage.drydock.dev';
 
 /**
  * The domain of the version a Bottlerocket NodeImage's `latest` resolved to:
- * `bottlerocket.drydock.dev/<name>` = "<revision> <version>", written on the first node whose
+ * `bottlerocket.drydock.dev/<name>` = `<revision> <version>`, written on the first node whose
  * update Job found it, in the same patch that records the Job's outcome. Every later node of
  * that revision is pinned to it, so a release published mid-rollout does not split the fleet.
  */

@@ -5,6 +5,7 @@
  * Constellation's are read, as drydock itself reads them.
  */
 import { parseAllDocuments, stringify } from 'yaml';
+import type { SimBottlerocketConfig } from '../cloud/sim/config.js';
 import type { NodeRole } from '../spec/model.js';
 import { SandboxError } from './errors.js';
 
@@ -17,6 +18,8 @@ export interface FleetGroup {
   readonly role: NodeRole;
   readonly image: string;
   readonly size: number;
+  /** The group's nodes play Bottlerocket hosts (the sim cloud's `bottlerocket`). */
+  readonly bottlerocket?: SimBottlerocketConfig;
 }
 
 const SIM_GROUP_ID = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -89,11 +92,38 @@ export function nodeImageFile(files: ReadonlyMap<string, string>, name: string):
   return undefined;
 }
 
+/** The Bottlerocket versions of the sandbox's Bottlerocket hosts: the one they boot, the one offered. */
+export const SANDBOX_BOTTLEROCKET = { from: '1.19.2', to: '1.20.3', variant: 'aws-k8s-1.30' } as const;
+
+/**
+ * The sandbox's Bottlerocket hosts: a group no ScalingGroup names (they are updated in place,
+ * never replaced), on SANDBOX_BOTTLEROCKET.from with .to in their update repository. Two
+ * nodes show the rollout going node by node and keep the run short.
+ */
+export function bottlerocketGroup(size = 2): FleetGroup {
+  const { from, to, variant } = SANDBOX_BOTTLEROCKET;
+  return {
+    groupId: 'bottlerocket',
+    scalingGroup: 'bottlerocket',
+    nodeImage: 'bottlerocket',
+    role: 'worker',
+    image: `bottlerocket-${variant}-x86_64`,
+    size,
+    bottlerocket: { version: from, variant, available: [from, to], faults: [] },
+  };
+}
+
 /** The sim cloud's groups.yaml for these groups. Boots take a few seconds, like a fast cloud. */
 export function simCloudConfigYaml(groups: readonly FleetGroup[], bootDelaySeconds = 3): string {
   return stringify({
     bootDelaySeconds,
     terminateDelaySeconds: 2,
-    groups: groups.map((g) => ({ id: g.groupId, role: g.role, size: g.size, image: g.image })),
+    groups: groups.map((g) => ({
+      id: g.groupId,
+      role: g.role,
+      size: g.size,
+      image: g.image,
+      ...(g.bottlerocket !== undefined ? { bottlerocket: g.bottlerocket } : {}),
+    })),
   });
 }

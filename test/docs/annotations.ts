@@ -116,6 +116,15 @@ export function annotationsPage(): { markdown: string; keys: number } {
       `${comments.get('nodeOpRecordKey')?.doc ?? ''} For example ${code(keys.nodeOpRecordKey('rotate-logs'))}.`,
     ].join('\n'),
   );
+  sections.push(
+    [
+      '## Bottlerocket records',
+      '',
+      `${comments.get('BOTTLEROCKET_RECORD_DOMAIN')?.doc ?? ''} (${code('BOTTLEROCKET_RECORD_DOMAIN')}, ${code(keys.BOTTLEROCKET_RECORD_DOMAIN)})`,
+      '',
+      `${comments.get('bottlerocketRecordKey')?.doc ?? ''} For example ${code(keys.bottlerocketRecordKey('bottlerocket-in-place'))} = ${code('3f2a9c1 1.20.3')}.`,
+    ].join('\n'),
+  );
 
   const markdown = [
     generatedNote(SOURCE),

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { nodeOpJobSpec } from '../../src/plan/nodeop/job-spec.js';
+import { bottlerocketUpdateJobFor, rebootPodFor } from '../../src/execute/job-actions.js';
 import {
   gateJob,
   jobOutcome,
@@ -361,5 +362,37 @@ describe("a Job's outcome", () => {
     assert.equal(out.state, 'succeeded');
     assert.equal(out.attempts, 1);
     assert.equal(out.lastPod?.message?.length, 1025);
+  });
+});
+
+describe('the images of the pods and Jobs the actions build', () => {
+  const base = {
+    spec: { kind: 'NodeImage' as const, name: 'br' },
+    reason: 'r',
+    node: 'w-0',
+    namespace: 'drydock-system',
+  };
+  const operation: OperationRef = { kind: 'NodeImage', name: 'br', revision: 'b1' };
+  const reboot = { ...base, kind: 'createRebootPod' as const, operation, bootID: 'b-1', taints: [] };
+  const update = { ...base, kind: 'createBottlerocketUpdateJob' as const, operation, version: '1.20.3', taints: [] };
+  const podImages = (p: V1Pod): string[] => (p.spec?.containers ?? []).map((c) => c.image ?? '');
+  const jobImages = (j: V1Job): string[] => (j.spec?.template.spec?.containers ?? []).map((c) => c.image ?? '');
+
+  it('are the ones the planned action names', () => {
+    assert.deepEqual(podImages(rebootPodFor({ ...reboot, image: 'mirror.example/busybox:1.37' })), [
+      'mirror.example/busybox:1.37',
+    ]);
+    const api = rebootPodFor({ ...reboot, method: 'bottlerocketApi', image: 'mirror.example/curl:8.11.0' });
+    assert.deepEqual(podImages(api), ['mirror.example/curl:8.11.0']);
+    assert.equal(api.spec?.hostPID, false);
+    assert.deepEqual(jobImages(bottlerocketUpdateJobFor({ ...update, image: 'mirror.example/curl:8.11.0' })), [
+      'mirror.example/curl:8.11.0',
+    ]);
+  });
+
+  it("are drydock's defaults when the action names none", () => {
+    assert.deepEqual(podImages(rebootPodFor(reboot)), ['busybox:1.36']);
+    assert.deepEqual(podImages(rebootPodFor({ ...reboot, method: 'bottlerocketApi' })), ['curlimages/curl:8.10.1']);
+    assert.deepEqual(jobImages(bottlerocketUpdateJobFor(update)), ['curlimages/curl:8.10.1']);
   });
 });

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { parse } from 'yaml';
 import { parseSimConfigText } from '../../src/cloud/sim/config.js';
-import { fleetGroups, nodeImageFile, simCloudConfigYaml } from '../../src/sandbox/fleet-groups.js';
+import { bottlerocketGroup, fleetGroups, nodeImageFile, simCloudConfigYaml } from '../../src/sandbox/fleet-groups.js';
 
 const images = [
   'apiVersion: drydock.dev/v1alpha1',
@@ -90,6 +90,21 @@ describe('sandbox fleet groups', () => {
     assert.deepEqual(
       parseSimConfigText(simCloudConfigYaml(groups, 2)).groups.map((g) => [g.id, g.role, g.size, g.image]),
       [['workers', 'worker', 6, 'sandbox/node:1.0.0']],
+    );
+  });
+
+  it('writes a Bottlerocket group the sim cloud plays as Bottlerocket hosts, on 1.19.2 with 1.20.3 offered', () => {
+    const config = parseSimConfigText(simCloudConfigYaml([bottlerocketGroup()], 2));
+    assert.deepEqual(
+      config.groups.map((g) => [g.id, g.role, g.size, g.bottlerocket]),
+      [
+        [
+          'bottlerocket',
+          'worker',
+          2,
+          { version: '1.19.2', variant: 'aws-k8s-1.30', available: ['1.19.2', '1.20.3'], faults: [] },
+        ],
+      ],
     );
   });
 

@@ -1,5 +1,5 @@
 /** What `drydock run` does once its flags are parsed (loaded only when it runs). */
-import { plan } from '../../plan/index.js';
+import { plan, type PlanOptions } from '../../plan/index.js';
 import { loadKubeConfig, KubeConfigError } from '../../observe/kube.js';
 import { startService, type Service } from '../../service/service.js';
 import { createLogger } from '../../service/logger.js';
@@ -35,6 +35,25 @@ function pollSchedule(value: string): string {
   return value;
 }
 
+/** An image flag: a reference a kubelet can pull, so neither empty nor holding blanks. */
+function image(flag: string, value: string): string {
+  if (value === '' || /\s/.test(value))
+    throw new OptionError(`${flag} ${JSON.stringify(value)} is not a container image`, { flag, value });
+  return value;
+}
+
+/**
+ * What the planner is told by the flags: node Jobs and reboot pods run in drydock's own
+ * namespace, where its RBAC allows creating them, with the images the flags name.
+ */
+export function planOptionsFrom(flags: RunFlags): PlanOptions {
+  return {
+    jobNamespace: flags.namespace,
+    rebootImage: image('--reboot-image', flags.rebootImage),
+    bottlerocketImage: image('--bottlerocket-image', flags.bottlerocketImage),
+  };
+}
+
 function fail(message: string): ExitCode {
   process.stderr.write(`drydock run: ${message}\n`);
   return EXIT_ERROR;
@@ -50,12 +69,12 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     const clockOffsetMs = parseClockOffset(process.env[CLOCK_OFFSET_ENV]);
     const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);
+    const planOptions = planOptionsFrom(flags);
     const { source, status } = await createServiceSources(flags, logger);
     service = await startService({
       kubeConfig,
       source,
-      // Node Jobs and reboot pods run in drydock's own namespace, where its RBAC allows creating them.
-      planner: (d, o, now) => plan(d, o, now, { jobNamespace: flags.namespace }),
+      planner: (d, o, now) => plan(d, o, now, planOptions),
       ...(clockOffsetMs !== 0 ? { now: () => new Date(Date.now() + clockOffsetMs) } : {}),
       providers,
       ...(status ? { status } : {}),

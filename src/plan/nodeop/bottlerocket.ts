@@ -28,6 +28,7 @@ export function bottlerocketJobStep(ctx: NodeOpContext, node: ObservedNode): End
       operation: ctx.operation,
       version: target ?? 'latest',
       taints: node.taints.map((t) => ({ ...t })),
+      ...(settings.bottlerocketImage !== undefined ? { image: settings.bottlerocketImage } : {}),
       reason: `stage Bottlerocket ${target ?? 'latest'} on node ${node.name} through its update API`,
     });
     b.wait(spec, 'job', `node ${node.name}: Job ${jobRef} starting`, { node: node.name });

@@ -16,11 +16,13 @@ import { standing, type Standing } from '../sequence/holder.js';
 import type { SpecRef } from '../types.js';
 import { podsOn, type ClusterView } from '../view.js';
 
-/** Where node Jobs and reboot pods run and how long a reboot may take (plan options). */
+/** Where node Jobs and reboot pods run, their images, and how long a reboot may take (plan options). */
 export interface NodeOpSettings {
   readonly jobNamespace: string;
   readonly rebootTimeoutMs: number;
   readonly rebootImage?: string;
+  /** The Bottlerocket update Job's and API reboot pod's image. */
+  readonly bottlerocketImage?: string;
 }
 
 export interface NodeOpContext {

@@ -17,12 +17,13 @@ import {
   type NodeOpSettings,
 } from './index.js';
 
-/** Where node Jobs and reboot pods run and how long a reboot may take: the plan options'. */
+/** Where node Jobs and reboot pods run, their images, and how long a reboot may take: the plan options'. */
 function settingsOf({ options }: Round): NodeOpSettings {
   return {
     jobNamespace: options.jobNamespace,
     rebootTimeoutMs: options.rebootTimeoutMs,
     ...(options.rebootImage !== undefined ? { rebootImage: options.rebootImage } : {}),
+    ...(options.bottlerocketImage !== undefined ? { bottlerocketImage: options.bottlerocketImage } : {}),
   };
 }
 

@@ -230,6 +230,15 @@ function nodeJobStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined 
   });
 }
 
+/** The reboot pod's method and image: Bottlerocket's API with its image, or nsenter with the reboot image. */
+function rebootPodImage({ bottlerocket, settings }: NodeOpContext): { method?: 'bottlerocketApi'; image?: string } {
+  const image = bottlerocket !== undefined ? settings.bottlerocketImage : settings.rebootImage;
+  return {
+    ...(bottlerocket !== undefined ? { method: 'bottlerocketApi' as const } : {}),
+    ...(image !== undefined ? { image } : {}),
+  };
+}
+
 function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const { b, spec, settings } = ctx;
   const recorded = node.annotations[ANNOTATIONS.bootID];
@@ -269,11 +278,7 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
       bootID: recorded,
       taints,
       // Bottlerocket reboots through its API, into the partition the update activated.
-      ...(ctx.bottlerocket !== undefined
-        ? { method: 'bottlerocketApi' as const }
-        : settings.rebootImage !== undefined
-          ? { image: settings.rebootImage }
-          : {}),
+      ...rebootPodImage(ctx),
       reason: `reboot node ${node.name} once after its Job succeeded`,
     });
   }
