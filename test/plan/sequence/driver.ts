@@ -276,8 +276,9 @@ function checkWorld(
   let held = 0;
   const claimed = new Map<string, string>();
   for (const n of world.nodes.values()) {
-    const phase = n.annotations[ANNOTATIONS.phase];
-    if (n.unschedulable || (phase !== undefined && UNAVAILABLE.has(phase))) down++;
+    // Unavailable as the world shows it, whatever drydock's annotations say: cordoned, NotReady,
+    // or a workload pod on it being evicted.
+    if (n.unschedulable || !world.isReady(n) || world.draining(n.name)) down++;
     const op = n.annotations[ANNOTATIONS.operation];
     if (op !== undefined && !OURS.test(op)) held++;
     else if (!n.unschedulable && world.instances.get(n.providerID.split('/').pop() ?? '')?.state === 'running')

@@ -99,7 +99,8 @@ export class MixedChecks {
     for (const n of this.world.nodes.values()) {
       const hand = this.world.cordonedByHand.has(n.name);
       const busy = this.world.hosts.busy(n.name);
-      const why = n.unschedulable && !hand ? 'cordoned' : !this.world.isReady(n) ? 'NotReady' : busy;
+      const draining = !hand && this.world.draining(n.name) ? 'being drained' : undefined;
+      const why = n.unschedulable && !hand ? 'cordoned' : !this.world.isReady(n) ? 'NotReady' : (busy ?? draining);
       if (why !== undefined) down.push(`${n.name} (${why})`);
       this.cordons(n, hand);
       const op = n.annotations[ANNOTATIONS.operation] ?? '';
