@@ -6,10 +6,11 @@
  * would trigger it; otherwise at the next world event, the plan's wakeAt, or a resync.
  */
 import { ANNOTATIONS } from '../../../src/observe/types.js';
-import { isWindowOpen, plan, type Action, type Plan, type PlanOptions } from '../../../src/plan/index.js';
+import { plan, type Action, type Plan, type PlanOptions } from '../../../src/plan/index.js';
 import type { MaintenanceWindow, RolloutPolicy } from '../../../src/spec/model.js';
 import { autoscaling, config, desired, nodeImage, nodeMaintenance, scalingGroup } from '../fixtures.js';
 import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
+import { windowOpenAt } from './window-check.js';
 import { World, type Faults, type Timing } from './world.js';
 
 export interface Scenario {
@@ -194,7 +195,7 @@ export function runScenario(s: Scenario): RunResult {
         s.window &&
         a.kind === 'annotateNode' &&
         a.annotations[ANNOTATIONS.phase] === 'Pending' &&
-        !isWindowOpen(s.window, new Date(now))
+        !windowOpenAt(s.window, now)
       ) {
         violations.push(`${a.node} started at ${new Date(now).toISOString()}, outside window ${s.window.name}`);
       }
