@@ -215,7 +215,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         replicas: 1,
         ...crashes('nodeop', gap('nodeop', NODEOP_TARGETS)),
         rng,
-        done: () => nodeOpDone(kc, w.repo, 'crash', targets),
+        done: () => nodeOpDone(kc, w.repo, w.monitor, 'crash', targets),
         timeoutMs: 600_000 + settings.kills * 30_000,
       }),
     );
@@ -287,7 +287,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         replicas: 2,
         ...crashes('leader', gap('leader', LEADER_TARGETS)),
         rng,
-        done: () => nodeOpDone(kc, w.repo, 'leader', targets),
+        done: () => nodeOpDone(kc, w.repo, w.monitor, 'leader', targets),
         timeoutMs: 600_000 + settings.kills * 30_000,
       }),
     );
