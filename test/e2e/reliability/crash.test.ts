@@ -224,7 +224,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         ...crashes('nodeop', gap('nodeop', NODEOP_TARGETS)),
         outside: OUTSIDE,
         rng,
-        done: () => nodeOpDone(kc, w.repo, 'crash', targets),
+        done: () => nodeOpDone(kc, w.repo, w.monitor, 'crash', targets),
         timeoutMs: 600_000 + settings.kills * 30_000,
       }),
     );
@@ -296,7 +296,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         replicas: 2,
         ...crashes('leader', gap('leader', LEADER_TARGETS)),
         rng,
-        done: () => nodeOpDone(kc, w.repo, 'leader', targets),
+        done: () => nodeOpDone(kc, w.repo, w.monitor, 'leader', targets),
         timeoutMs: 600_000 + settings.kills * 30_000,
       }),
     );

@@ -6,7 +6,8 @@
  * revision, no node rebooted twice, no more instances created than nodes to replace, and the
  * autoscaler either paused (0) or at its exact replicas. What must hold at the end (no orphan
  * instance, nothing cordoned without a reported reason, the autoscaler restored) is checked by
- * `checkEnd`.
+ * `checkEnd`. Whether a NodeOp is done on a node is read here too (`nodeOpSeenDone`): its Job
+ * seen succeeded by the API server, then a new bootID.
  */
 import {
   AppsV1Api,
@@ -15,6 +16,7 @@ import {
   type KubeConfig,
   type KubernetesObject,
   type V1Deployment,
+  type V1Job,
   type V1Node,
 } from '@kubernetes/client-node';
 import type { RunningSimCloud } from '../../../src/sim-host/index.js';
@@ -66,6 +68,11 @@ export class InvariantMonitor {
   readonly created = new Map<string, Set<string>>();
   /** bootID changes per node since the monitor started. */
   readonly reboots = new Map<string, number>();
+  /** Per operation and node: when the API server last showed a new operation Job of it succeeded. */
+  private readonly jobSucceeded = new Map<string, number>();
+  private readonly succeededUids = new Set<string>();
+  /** Per node: when its bootID last changed. */
+  private readonly rebootedAt = new Map<string, number>();
   private readonly nodes = new Map<string, NodeState>();
   private readonly stops: (() => void)[] = [];
   private instanceCeiling = new Map<string, number>();
@@ -81,7 +88,7 @@ export class InvariantMonitor {
     this.stops.push(
       keepWatching(this.kc, '/api/v1/nodes', {}, (type, obj) => this.onNode(type, obj)),
       keepWatching(this.kc, `/apis/batch/v1/namespaces/${this.opts.jobNamespace}/jobs`, {}, (type, obj) =>
-        this.onCreated(type, obj, 'Job'),
+        this.onJob(type, obj),
       ),
       keepWatching(
         this.kc,
@@ -145,6 +152,7 @@ export class InvariantMonitor {
     const prev = this.nodes.get(name);
     if (prev && prev.bootID !== '' && next.bootID !== '' && prev.bootID !== next.bootID) {
       this.reboots.set(name, (this.reboots.get(name) ?? 0) + 1);
+      this.rebootedAt.set(name, Date.now());
     }
     this.nodes.set(name, next);
     // Unavailable as the budget counts it: cordoned, or down while drydock holds the node.
@@ -154,6 +162,30 @@ export class InvariantMonitor {
       const names = [...this.nodes].filter(([, s]) => s.unschedulable || (!s.ready && s.locked)).map(([k]) => k);
       this.violate(`${down} nodes unavailable at once (budget ${this.opts.budget}): ${names.join(', ')}`);
     }
+  }
+
+  /**
+   * Whether the API server showed what a NodeOp's success on `node` is: its operation Job
+   * succeeded, the node came back with a new bootID after that, and it is Ready, schedulable
+   * and no longer held. drydock's own record of the success is not asked.
+   */
+  nodeOpSeenDone(operation: string, node: string): boolean {
+    const succeeded = this.jobSucceeded.get(`${operation} ${node}`);
+    const rebooted = this.rebootedAt.get(node);
+    const state = this.nodes.get(node);
+    if (succeeded === undefined || rebooted === undefined || rebooted < succeeded || state === undefined) return false;
+    return state.ready && !state.unschedulable && !state.locked;
+  }
+
+  /** A drydock Job: counted when created, and noted when it succeeded (a deleted Job shows its last status). */
+  private onJob(type: string, job: V1Job): void {
+    this.onCreated(type, job, 'Job');
+    const l = job.metadata?.labels ?? {};
+    const uid = job.metadata?.uid ?? '';
+    if (l[LABELS.managedBy] !== 'drydock' || l[JOB_LABELS.step] !== 'operation') return;
+    if ((job.status?.succeeded ?? 0) < 1 || this.succeededUids.has(uid)) return;
+    this.succeededUids.add(uid);
+    this.jobSucceeded.set(`${l[LABELS.operation]} ${l[LABELS.node]}`, Date.now());
   }
 
   private onCreated(type: string, obj: KubernetesObject, what: string): void {

@@ -188,13 +188,20 @@ export async function replaceDone(kc: KubeConfig, repo: FleetRepo, image: string
   return /phase: Complete/.test((await repo.statusFile('status/NodeImage/worker.yaml')) ?? '');
 }
 
-/** Every target has NodeOp `name`'s success recorded and is Ready and free; status Complete. */
+/**
+ * NodeOp `name` is done on every target as the API server saw it (`monitor`): its Job
+ * succeeded, then the node rebooted (a new bootID), and it is Ready and free. drydock must
+ * also have recorded the success on each node and report the NodeOp Complete, but its own
+ * record is not taken as proof that the work was done.
+ */
 export async function nodeOpDone(
   kc: KubeConfig,
   repo: FleetRepo,
+  monitor: Pick<InvariantMonitor, 'nodeOpSeenDone'>,
   name: string,
   targets: readonly string[],
 ): Promise<boolean> {
+  if (!targets.every((t) => monitor.nodeOpSeenDone(`NodeOp.${name}`, t))) return false;
   const ws = new Map((await workers(kc)).map((n) => [n.name, n]));
   const key = nodeOpRecordKey(name);
   const all = targets.every((t) => {

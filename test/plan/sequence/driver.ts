@@ -6,10 +6,11 @@
  * would trigger it; otherwise at the next world event, the plan's wakeAt, or a resync.
  */
 import { ANNOTATIONS } from '../../../src/observe/types.js';
-import { isWindowOpen, plan, type Action, type Plan, type PlanOptions } from '../../../src/plan/index.js';
+import { plan, type Action, type Plan, type PlanOptions } from '../../../src/plan/index.js';
 import type { MaintenanceWindow, RolloutPolicy } from '../../../src/spec/model.js';
 import { autoscaling, config, desired, nodeImage, nodeMaintenance, scalingGroup } from '../fixtures.js';
 import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
+import { windowOpenAt } from './window-check.js';
 import { World, type Faults, type Timing } from './world.js';
 
 export interface Scenario {
@@ -194,7 +195,7 @@ export function runScenario(s: Scenario): RunResult {
         s.window &&
         a.kind === 'annotateNode' &&
         a.annotations[ANNOTATIONS.phase] === 'Pending' &&
-        !isWindowOpen(s.window, new Date(now))
+        !windowOpenAt(s.window, now)
       ) {
         violations.push(`${a.node} started at ${new Date(now).toISOString()}, outside window ${s.window.name}`);
       }
@@ -276,8 +277,9 @@ function checkWorld(
   let held = 0;
   const claimed = new Map<string, string>();
   for (const n of world.nodes.values()) {
-    const phase = n.annotations[ANNOTATIONS.phase];
-    if (n.unschedulable || (phase !== undefined && UNAVAILABLE.has(phase))) down++;
+    // Unavailable as the world shows it, whatever drydock's annotations say: cordoned, NotReady,
+    // or a workload pod on it being evicted.
+    if (n.unschedulable || !world.isReady(n) || world.draining(n.name)) down++;
     const op = n.annotations[ANNOTATIONS.operation];
     if (op !== undefined && !OURS.test(op)) held++;
     else if (!n.unschedulable && world.instances.get(n.providerID.split('/').pop() ?? '')?.state === 'running')

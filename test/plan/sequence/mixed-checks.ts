@@ -16,6 +16,7 @@ export interface MixedSetup {
   readonly budget: number;
   readonly nodes: number;
   readonly op: NodeOp;
+  readonly start?: number;
 }
 
 /** A person's NodeMaintenance in the run: what held its node when it came, when it drained and left Git. */
@@ -49,10 +50,10 @@ export class MixedChecks {
   ) {}
 
   /** Each broken rule once, with the time it was first seen. */
-  private violation(key: string, text: string): void {
+  violation(key: string, text: string): void {
     if (this.seen.has(key)) return;
     this.seen.add(key);
-    const line = `t=${Math.round((this.world.now - START) / 1000)}s ${text}`;
+    const line = `t=${Math.round((this.world.now - (this.s.start ?? START)) / 1000)}s ${text}`;
     this.violations.push(line);
     this.say(`VIOLATION ${text}`);
   }
@@ -99,7 +100,8 @@ export class MixedChecks {
     for (const n of this.world.nodes.values()) {
       const hand = this.world.cordonedByHand.has(n.name);
       const busy = this.world.hosts.busy(n.name);
-      const why = n.unschedulable && !hand ? 'cordoned' : !this.world.isReady(n) ? 'NotReady' : busy;
+      const draining = !hand && this.world.draining(n.name) ? 'being drained' : undefined;
+      const why = n.unschedulable && !hand ? 'cordoned' : !this.world.isReady(n) ? 'NotReady' : (busy ?? draining);
       if (why !== undefined) down.push(`${n.name} (${why})`);
       this.cordons(n, hand);
       const op = n.annotations[ANNOTATIONS.operation] ?? '';

@@ -16,6 +16,7 @@ describe('plan/sequence: a NodeImage rollout, a NodeOp and NodeMaintenances at o
   it(`hold one budget and one lock per node, and all complete (${SEEDS} seeds)`, () => {
     let allThree = 0;
     let waitedForNodeOp = 0;
+    const gates = { approval: 0, window: 0, canaryTaken: 0 };
     for (let seed = FIRST; seed < FIRST + SEEDS; seed++) {
       const s = mixed(seed);
       const r = runMixed(s);
@@ -33,7 +34,14 @@ describe('plan/sequence: a NodeImage rollout, a NodeOp and NodeMaintenances at o
         assert.equal(cordoned, r.world.cordonedByHand.has(node), `seed ${seed}: ${name} released ${node}`);
       }
       if (r.allThreeRounds > 0) allThree++;
+      if (r.gates.waited.approval > 0) gates.approval++;
+      if (r.gates.waited.window > 0) gates.window++;
+      if (r.gates.canaryTakenWhileWaiting > 0) gates.canaryTaken++;
     }
+    // The gates were met, not only configured: some run waited for a person, some for a window,
+    // and in some the NodeOp had the image's canary node while the image waited for afterCanary.
+    assert.ok(gates.approval > 0 && gates.window > 0, `gates met: ${JSON.stringify(gates)}`);
+    assert.ok(gates.canaryTaken > 0, `no run had the NodeOp take the image's canary before its approval`);
     assert.ok(waitedForNodeOp > 0, 'no maintenance came for a node the NodeOp had in flight');
     assert.ok(allThree > 0, 'no seed had a NodeImage node, a NodeOp node and a maintained node unavailable at once');
   });

@@ -4,18 +4,24 @@
  * and then. The person's edits follow the run: a maintenance lands on the node the rollout is
  * about to take (found by planning without it), one on a node the NodeOp has in flight, one on
  * a node the person had cordoned by hand; each leaves Git a while after it drained (or, by
- * seed, before). The invariants (mixed-checks.ts) are read from the world at every step.
+ * seed, before). By seed, each of the NodeImage and the NodeOp has a canary, an approval it
+ * waits for (the person merges wrong ones first: another stage, image or revision, or target)
+ * and a maintenance window in some time zone, DST change included. The invariants
+ * (mixed-checks.ts, gate-checks.ts) are read from the world at every step.
  */
 import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
 import { plan, type Action, type Plan, type SpecStatus } from '../../../src/plan/index.js';
 import { ANNOTATIONS } from '../../../src/protocol/keys.js';
-import type { NodeMaintenance, NodeOp, RolloutPolicy } from '../../../src/spec/model.js';
-import { autoscaling, config, desired, nodeImage, nodeMaintenance, scalingGroup } from '../fixtures.js';
+import type { Approval, NodeMaintenance, NodeOp, RolloutPolicy } from '../../../src/spec/model.js';
+import { approval, autoscaling, config, desired, nodeImage, nodeMaintenance, scalingGroup } from '../fixtures.js';
 import { NS } from '../nodeop/hosts.js';
 import { checkAction, finalChecks, START, type Outcome } from './driver.js';
+import { GateChecks, type Gates } from './gate-checks.js';
 import { MixedChecks, type Maintained } from './mixed-checks.js';
 import { OpsWorld } from './ops-world.js';
 import type { Faults, Timing } from './world.js';
+
+export type { Gates } from './gate-checks.js';
 
 export interface MixedScenario {
   readonly seed: number;
@@ -36,7 +42,14 @@ export interface MixedScenario {
   /** The mid-run maintenance leaves Git this many seconds after it came, drained or not. */
   readonly earlyRemoval?: number;
   readonly maxSeconds?: number;
+  /** When the run starts (default START): some runs cross a DST change. */
+  readonly start?: number;
+  /** Canary, approvals and window of the NodeImage and of the NodeOp. */
+  readonly gates?: { readonly image: Gates; readonly op: Gates };
 }
+
+/** No gate at all: the runs before gates came. */
+const OPEN: Gates = { required: 'none', approvalAt: 0, wrong: [] };
 
 /** A person's NodeMaintenance: when it came and left Git, and what held its node when it came. */
 export interface Placed extends Maintained {
@@ -58,6 +71,7 @@ export interface MixedResult {
   readonly maxDown: number;
   /** Per maintenance that took its node and left Git: whether the node was still cordoned when released. */
   readonly releasedCordoned: ReadonlyMap<string, boolean>;
+  readonly gates: GateChecks;
 }
 
 const OPTIONS = { maxAttempts: 5, jobNamespace: NS, rebootTimeoutSeconds: 900 } as const;
@@ -82,18 +96,50 @@ function nodeOpInFlight(world: OpsWorld, s: MixedScenario, placed: readonly Plac
   return undefined;
 }
 
+/** A gated spec's rollout policy: its canary, the approval it requires, its window. */
+function gated(g: Gates): Partial<RolloutPolicy> {
+  return {
+    ...(g.canary !== undefined ? { canary: { nodes: 1, soakSeconds: g.canary } } : {}),
+    approval: { required: g.required },
+    ...(g.window !== undefined ? { window: g.window.name } : {}),
+  };
+}
+
+/** The right approval for a spec's required stage, or a wrong one (another stage, version or target). */
+function approvalFor(kind: 'image' | 'op', op: NodeOp, g: Gates, how?: Gates['wrong'][number]['how']): Approval {
+  const required = g.required === 'start' ? 'start' : 'afterCanary';
+  const stage = how === 'stage' ? (required === 'start' ? 'afterCanary' : 'start') : required;
+  const name = `${kind}-${stage}-${how ?? 'right'}`;
+  if (kind === 'image')
+    return approval(name, how === 'target' ? 'workers-old' : 'workers', how === 'version' ? 'img:v3' : 'img:v2', stage);
+  const { image: _image, ...base } = approval(name, op.name, '', stage);
+  return {
+    ...base,
+    target: { kind: how === 'target' ? 'NodeImage' : 'NodeOp', name: op.name },
+    targetRevision: how === 'version' ? `${op.revision}-old` : op.revision,
+  };
+}
+
 class Run {
   readonly random: Random;
   readonly log: string[] = [];
   readonly world: OpsWorld;
   readonly placed: Placed[] = [];
   readonly checks: MixedChecks;
-  now = START;
+  readonly t0: number;
+  now: number;
+  readonly gates: { readonly image: Gates; readonly op: Gates };
+  readonly gateChecks: GateChecks;
+  /** Approvals the person merged, with whether each is the right one. */
+  readonly merged: { readonly a: Approval; readonly kind: 'image' | 'op'; readonly right: boolean }[] = [];
 
   constructor(readonly s: MixedScenario) {
     this.random = new Random(s.seed);
+    this.t0 = s.start ?? START;
+    this.now = this.t0;
+    this.gates = s.gates ?? { image: OPEN, op: OPEN };
     const say = (line: string): void => {
-      this.log.push(`t=${String(Math.round((this.now - START) / 1000)).padStart(5)}s  ${line}`);
+      this.log.push(`t=${String(Math.round((this.now - this.t0) / 1000)).padStart(5)}s  ${line}`);
     };
     this.world = new OpsWorld(
       {
@@ -108,11 +154,40 @@ class Run {
         faults: s.faults,
       },
       this.random,
-      START,
+      this.t0,
       say,
       0,
     );
     this.checks = new MixedChecks(this.world, s, this.placed, say);
+    const approved = (kind: 'image' | 'op'): boolean => this.merged.some((m) => m.kind === kind && m.right);
+    this.gateChecks = new GateChecks(this.world, this.gates, approved, (k, t) => this.checks.violation(k, t));
+  }
+
+  /** The person's approvals, right and wrong, at their seeded instants (seconds into the run). */
+  approvalPlan(): {
+    readonly at: number;
+    readonly kind: 'image' | 'op';
+    readonly how?: Gates['wrong'][number]['how'];
+  }[] {
+    const out: { at: number; kind: 'image' | 'op'; how?: Gates['wrong'][number]['how'] }[] = [];
+    for (const kind of ['image', 'op'] as const) {
+      const g = this.gates[kind];
+      if (g.required === 'none') continue;
+      for (const w of g.wrong) out.push({ at: w.at, kind, how: w.how });
+      out.push({ at: g.approvalAt, kind });
+    }
+    return out;
+  }
+
+  /** Merges the approvals due now. */
+  approve(): void {
+    for (const x of this.approvalPlan()) {
+      if (this.now < this.t0 + x.at * 1000) continue;
+      const a = approvalFor(x.kind, this.s.op, this.gates[x.kind], x.how);
+      if (this.merged.some((m) => m.a.name === a.name)) continue;
+      this.merged.push({ a, kind: x.kind, right: x.how === undefined });
+      this.say(`a person merges Approval/${a.name} (${x.how === undefined ? 'the right one' : `wrong ${x.how}`})`);
+    }
   }
 
   say(line: string): void {
@@ -127,10 +202,14 @@ class Run {
     return desired({
       config: config(this.s.budget),
       scalingGroups: [scalingGroup('worker', 'workers')],
-      nodeImages: [nodeImage('workers', 'img:v2', this.s.rollout)],
+      nodeImages: [nodeImage('workers', 'img:v2', { ...this.s.rollout, ...gated(this.gates.image) })],
       autoscalingStrategies: [autoscaling('ca')],
-      nodeOps: [this.s.op],
+      nodeOps: [{ ...this.s.op, rollout: { ...this.s.op.rollout, ...gated(this.gates.op) } }],
       nodeMaintenances: [...this.active(), ...extra],
+      maintenanceWindows: [this.gates.image.window, this.gates.op.window].filter(
+        (w, i, all): w is NonNullable<typeof w> => w !== undefined && all.indexOf(w) === i,
+      ),
+      approvals: this.merged.map((m) => m.a),
     });
   }
 
@@ -153,8 +232,9 @@ class Run {
   /** The person's edits due now: the mid-run maintenance, and removals of maintenances that are done. */
   edit(): void {
     const s = this.s;
-    if (!this.placed.some((p) => p.m.name === 'mid') && this.now >= START + s.midAt * 1000) {
-      const late = this.now >= START + (s.midAt + 1800) * 1000;
+    this.approve();
+    if (!this.placed.some((p) => p.m.name === 'mid') && this.now >= this.t0 + s.midAt * 1000) {
+      const late = this.now >= this.t0 + (s.midAt + 1800) * 1000;
       const node =
         nodeOpInFlight(this.world, s, this.placed) ??
         (late
@@ -177,7 +257,8 @@ class Run {
   /** When the next edit of the person's falls due, if one is ahead. */
   nextEdit(): number | undefined {
     const times: number[] = [];
-    if (!this.placed.some((p) => p.m.name === 'mid')) times.push(START + this.s.midAt * 1000);
+    if (!this.placed.some((p) => p.m.name === 'mid')) times.push(this.t0 + this.s.midAt * 1000);
+    for (const x of this.approvalPlan()) times.push(this.t0 + x.at * 1000);
     for (const p of this.placed) {
       if (p.removedAt !== undefined) continue;
       if (p.drainedAt !== undefined) times.push(p.drainedAt + this.s.hold * 1000);
@@ -216,7 +297,8 @@ class Run {
     return (
       !this.placed.some((p) => p.m.name === 'mid') ||
       !this.placed.some((p) => p.m.name === 'first') ||
-      this.placed.some((p) => p.removedAt === undefined)
+      this.placed.some((p) => p.removedAt === undefined) ||
+      this.approvalPlan().some((x) => this.t0 + x.at * 1000 > this.now)
     );
   }
 
@@ -230,8 +312,10 @@ class Run {
     for (const a of actions) {
       checkAction(a, this.world, this.checks.violations);
       this.checks.action(a, this.active());
+      this.gateChecks.action(a, this.now);
       changed = this.world.apply(a) || changed;
       this.checks.step(this.active());
+      this.gateChecks.step();
     }
     return changed;
   }
@@ -244,7 +328,7 @@ export function runMixed(s: MixedScenario): MixedResult {
   const { world } = run;
   world.cordonByHand(s.handNode);
   run.place('hand', s.handNode);
-  const limit = START + (s.maxSeconds ?? 8 * 3600) * 1000;
+  const limit = run.t0 + (s.maxSeconds ?? 8 * 3600) * 1000;
   let outcome: Outcome = 'timeout';
   let lastPlan: Plan | undefined;
   while (run.now <= limit) {
@@ -254,6 +338,7 @@ export function runMixed(s: MixedScenario): MixedResult {
     const p = run.planRound();
     lastPlan = p;
     run.track(p);
+    run.gateChecks.waits(p.waits.map((w) => w.code));
     if (p.actions.length === 0 && world.nextEventAt() === undefined && p.wakeAt === undefined && !run.pendingEdits()) {
       const specs = ['NodeImage', 'NodeOp', 'AutoscalingStrategy'].map((k) => p.specs.find((x) => x.spec.kind === k));
       outcome = specs.every(done) ? 'complete' : 'stuck';
@@ -279,5 +364,6 @@ export function runMixed(s: MixedScenario): MixedResult {
     allThreeRounds: run.checks.allThreeRounds,
     maxDown: run.checks.maxDown,
     releasedCordoned: run.checks.releasedCordoned,
+    gates: run.gateChecks,
   };
 }

@@ -45,9 +45,8 @@ export class OpsWorld extends World {
   }
 
   /** Ready as the node's status would say: its instance runs and its host is up. */
-  isReady(node: { readonly name: string; readonly providerID: string }): boolean {
-    const id = node.providerID.slice(node.providerID.lastIndexOf('/') + 1);
-    return this.instances.get(id)?.state === 'running' && this.hosts.isUp(node.name);
+  override isReady(node: { readonly name: string; readonly providerID: string }): boolean {
+    return super.isReady(node) && this.hosts.isUp(node.name);
   }
 
   cordonByHand(node: string): void {

@@ -3,7 +3,8 @@ import { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
 import type { Scenario } from './driver.js';
 import { maintenanceWindow, policy } from '../fixtures.js';
 import { nodeOp } from '../nodeop/fixtures.js';
-import type { MixedScenario } from './mixed.js';
+import type { Gates, MixedScenario } from './mixed.js';
+import type { MaintenanceWindow } from '../../../src/spec/model.js';
 
 export const STEADY = { boot: [60, 60], terminate: 10, reschedule: 5, podReady: 15 } as const;
 const STEADY_DRAIN = {
@@ -13,6 +14,23 @@ const STEADY_DRAIN = {
   deleteEmptyDirData: false,
   onTimeout: 'skipNode',
 } as const;
+
+/**
+ * Where each mixed run starts, and the windows it may use: a plain Monday; the Sunday New York
+ * springs forward (07:00 UTC, two hours into the run); the Sunday Berlin does (01:00 UTC). Each
+ * window is open part of every hour or two, in its own zone's wall-clock hours.
+ */
+export const STARTS = ['2026-03-02T10:00:00Z', '2026-03-08T05:00:00Z', '2026-03-29T00:00:00Z'] as const;
+export const WINDOWS: readonly MaintenanceWindow[] = [
+  // 01:00-01:40, 03:00-03:40 ... local: 06:00Z, then (EDT) 07:00Z, 09:00Z; with EST kept, 08:00Z.
+  // Odd hours, so no opening falls in the hour the spring-forward skips.
+  maintenanceWindow('ny-odd-hours', 'America/New_York', [{ cron: '0 1-23/2 * * *', durationSeconds: 2400 }]),
+  // Opens at :20 and :50 local (:50 and :20 UTC) for 15 minutes.
+  maintenanceWindow('kolkata-halves', 'Asia/Kolkata', [{ cron: '20,50 * * * *', durationSeconds: 900 }]),
+  // The odd local hours, their first 30 minutes.
+  maintenanceWindow('berlin-odd-hours', 'Europe/Berlin', [{ cron: '0 1-23/2 * * *', durationSeconds: 1800 }]),
+  maintenanceWindow('sydney-quarters', 'Australia/Sydney', [{ cron: '*/30 * * * *', durationSeconds: 600 }]),
+];
 
 /** Random delays, boots that never join, refused evictions, restarts mid-round. */
 export function chaos(seed: number): Scenario {
@@ -52,12 +70,9 @@ export function chaos(seed: number): Scenario {
         ]
       : [[0, 'img:v2']],
     options: { maxAttempts: 5 },
-    // Open five minutes in every fifteen: starts must wait, nodes in flight go on.
-    ...(r.chance(0.3)
-      ? {
-          window: maintenanceWindow('quarter-hours', 'Europe/Berlin', [{ cron: '*/15 * * * *', durationSeconds: 300 }]),
-        }
-      : {}),
+    // Open part of every half hour or hour in its own zone's wall-clock time: starts must wait,
+    // nodes in flight go on.
+    ...(r.chance(0.3) ? { window: WINDOWS[seed % WINDOWS.length] } : {}),
   };
 }
 
@@ -147,5 +162,36 @@ export function mixed(seed: number): MixedScenario {
     midAt: r.int(30, 600),
     hold: r.int(0, 300),
     ...(r.chance(0.3) ? { earlyRemoval: r.int(10, 200) } : {}),
+    ...mixedGates(seed),
   };
+}
+
+/** The gates of a mixed run: a canary, approvals (right and wrong ones) and a window, per spec, by seed. */
+function mixedGates(seed: number): { start: number; gates: { image: Gates; op: Gates }; maxSeconds: number } {
+  // A generator of its own, so the runs' other draws stay what they were.
+  const r = new Random(seed * 7_368_787);
+  const startIndex = seed % STARTS.length;
+  const start = Date.parse(STARTS[startIndex] ?? STARTS[0]);
+  // On a DST day the image's window is in the zone that changes: its openings move by an hour.
+  const dstWindow = startIndex === 1 ? WINDOWS[0] : startIndex === 2 ? WINDOWS[2] : undefined;
+  const gates = (kind: 'image' | 'op'): Gates => {
+    const required = (['none', 'start', 'afterCanary', 'afterCanary'] as const)[r.int(0, 3)] ?? 'none';
+    const approvalAt = r.int(60, kind === 'image' ? 5400 : 1800);
+    const drawn = r.chance(kind === 'image' ? 0.6 : 0.3) ? WINDOWS[r.int(0, WINDOWS.length - 1)] : undefined;
+    const window = kind === 'image' && dstWindow !== undefined ? dstWindow : drawn;
+    return {
+      canary: r.chance(kind === 'image' ? 0.8 : 0.5) || required === 'afterCanary' ? r.int(30, 600) : undefined,
+      required,
+      approvalAt,
+      // Wrong approvals come before the right one, at seeded instants.
+      wrong: (['stage', 'version', 'target'] as const)
+        .filter(() => r.chance(0.7))
+        .map((how) => ({
+          how,
+          at: r.int(0, approvalAt),
+        })),
+      ...(window !== undefined ? { window } : {}),
+    };
+  };
+  return { start, gates: { image: gates('image'), op: gates('op') }, maxSeconds: 24 * 3600 };
 }

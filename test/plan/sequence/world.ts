@@ -336,6 +336,18 @@ export class World {
     }
   }
 
+  /** Ready as the node's status would say: its instance runs. */
+  isReady(node: { readonly name: string; readonly providerID: string }): boolean {
+    const id = node.providerID.slice(node.providerID.lastIndexOf('/') + 1);
+    return this.instances.get(id)?.state === 'running';
+  }
+
+  /** Being drained as the API server would show it: a workload pod on it is terminating. */
+  draining(nodeName: string): boolean {
+    for (const p of this.pods.values()) if (p.nodeName === nodeName && p.terminating && !p.daemon) return true;
+    return false;
+  }
+
   /** A node going away must hold no workload pod that was not evicted first. */
   private lose(nodeName: string, why: string): void {
     for (const p of this.pods.values()) {
