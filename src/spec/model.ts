@@ -114,7 +114,11 @@ export interface ScalingGroup extends SpecMeta<'ScalingGroup'> {
   /** Name of a NodeImage. */
   readonly nodeImage: string;
   readonly role: NodeRole;
-  readonly autoscaling: boolean;
+  /**
+   * As written. false: the cluster-autoscaler does not scale this group, so its rollout does
+   * not pause the autoscaler. Absent: drydock cannot tell, and pauses it (the safe side).
+   */
+  readonly autoscaling?: boolean;
 }
 
 export interface NodeImage extends SpecMeta<'NodeImage'> {
