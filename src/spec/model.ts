@@ -332,6 +332,17 @@ export interface SpecError {
   readonly notShown?: number;
 }
 
+/** `warnings` are findings that do not refuse the commit (an emptied path); validate, plan and status show them. */
 export type LoadResult =
-  | { readonly ok: true; readonly desired: DesiredState; readonly files: readonly string[] }
-  | { readonly ok: false; readonly errors: readonly SpecError[]; readonly files: readonly string[] };
+  | {
+      readonly ok: true;
+      readonly desired: DesiredState;
+      readonly files: readonly string[];
+      readonly warnings?: readonly SpecError[];
+    }
+  | {
+      readonly ok: false;
+      readonly errors: readonly SpecError[];
+      readonly files: readonly string[];
+      readonly warnings?: readonly SpecError[];
+    };
