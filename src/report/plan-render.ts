@@ -20,13 +20,17 @@ export interface PlanContext {
   /** ISO 8601 time the plan was made. */
   readonly at: string;
   /** Validation errors of the newest commit (the plan is then made from nothing). */
-  readonly errors?: readonly {
-    readonly file: string;
-    readonly line: number;
-    readonly column: number;
-    readonly message: string;
-    readonly hint: string;
-  }[];
+  readonly errors?: readonly Finding[];
+  /** What the loader warns about that does not refuse the commit (a listed path a commit emptied). */
+  readonly warnings?: readonly Finding[];
+}
+
+interface Finding {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly message: string;
+  readonly hint: string;
 }
 
 export function blockers(plan: Plan): Wait[] {
@@ -102,6 +106,8 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
   const out: string[] = [];
   out.push(`drydock plan for cluster ${ctx.cluster ?? 'unknown'} at commit ${short(ctx.commit)} (${ctx.at})`);
   for (const e of ctx.errors ?? []) out.push(`${e.file}:${e.line}:${e.column}: error: ${e.message}\n  hint: ${e.hint}`);
+  for (const e of ctx.warnings ?? [])
+    out.push(`${e.file}:${e.line}:${e.column}: warning: ${e.message}\n  hint: ${e.hint}`);
   out.push('', 'Specs:');
   if (plan.specs.length === 0) out.push('  (none)');
   for (const s of plan.specs) {
@@ -154,6 +160,10 @@ export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
     out.push('', '#### Errors', '');
     for (const e of ctx.errors ?? []) out.push(`- \`${e.file}:${e.line}:${e.column}\`: ${e.message} — ${e.hint}`);
   }
+  if ((ctx.warnings ?? []).length > 0) {
+    out.push('', '#### Warnings', '');
+    for (const e of ctx.warnings ?? []) out.push(`- \`${e.file}:${e.line}:${e.column}\`: ${e.message} — ${e.hint}`);
+  }
   out.push('', '| Spec | Phase | Progress | Waiting for |', '| --- | --- | --- | --- |');
   for (const s of plan.specs) {
     out.push(
@@ -192,6 +202,7 @@ export function renderJson(plan: Plan, ctx: PlanContext): string {
       blocked: isBlocked(plan),
       blockers: blockers(plan),
       errors: ctx.errors ?? [],
+      warnings: ctx.warnings ?? [],
       specs: plan.specs,
       actions: plan.actions,
       waits: plan.waits,

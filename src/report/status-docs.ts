@@ -9,7 +9,7 @@
 import { stringify } from 'yaml';
 import { shortCommit } from '../commit.js';
 import { plural } from '../words.js';
-import type { SpecRef, SpecStatus } from '../plan/types.js';
+import type { MaintenanceReport, SpecRef, SpecStatus } from '../plan/types.js';
 import { wantedApprovalFile, type ApprovalFile } from './approval-file.js';
 import { cell } from './markdown.js';
 import { nodeFileNames, renderNodeFiles, renderRows } from './status-nodes.js';
@@ -222,6 +222,28 @@ export function renderReadme(report: StatusReport): string {
 }
 
 /**
+ * A NodeMaintenance's status in medik8s' field shapes, so tooling that reads a medik8s
+ * NodeMaintenance status reads this file too: `pendingPods` are pod names, the pod count is
+ * `totalpods`, and `errorOnLeaseCount` is 0 (drydock takes the node by its lock, not a lease).
+ * drydock's detail sits beside them: the node, the reason, each pending pod's namespace and
+ * what holds it (`pendingPodDetails`), and when the maintenance ended.
+ */
+function maintenanceFields(m: MaintenanceReport): Record<string, unknown> {
+  return {
+    drainProgress: m.drainProgress,
+    ...(m.lastUpdate !== undefined ? { lastUpdate: m.lastUpdate } : {}),
+    pendingPods: m.pendingPods.map((p) => p.pod.slice(p.pod.indexOf('/') + 1)),
+    totalpods: m.totalPods,
+    evictionPods: m.evictionPods,
+    errorOnLeaseCount: 0,
+    nodeName: m.nodeName,
+    reason: m.reason,
+    pendingPodDetails: m.pendingPods,
+    ...(m.endedAt !== undefined ? { endedAt: m.endedAt } : {}),
+  };
+}
+
+/**
  * One spec's file: its SpecStatus laid out for a person, fields in a fixed order (status-read.ts
  * reads it back into the same SpecStatus); the approval file it waits for is written out whole,
  * ready to merge.
@@ -243,7 +265,7 @@ export function renderSpecDoc(report: StatusReport, spec: SpecStatus): string {
       : {}),
     ...(spec.lastError !== undefined ? { lastError: spec.lastError } : {}),
     counts: { failures: spec.failures },
-    ...(spec.maintenance ?? {}),
+    ...(spec.maintenance !== undefined ? maintenanceFields(spec.maintenance) : {}),
     conditions: spec.conditions,
   };
   const tail: Record<string, unknown> = {

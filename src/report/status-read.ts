@@ -207,14 +207,14 @@ function approvalWanted(f: Fields): ApprovalWanted {
   };
 }
 
-/** medik8s' status fields, which a NodeMaintenance's file holds at its top level. */
+/** medik8s' status fields, which a NodeMaintenance's file holds at its top level, with drydock's detail. */
 function maintenance(f: Fields): MaintenanceReport {
   return compact({
     nodeName: f.str('nodeName'),
     reason: f.str('reason'),
-    totalPods: f.num('totalPods'),
+    totalPods: f.num('totalpods'),
     evictionPods: f.num('evictionPods'),
-    pendingPods: f.list('pendingPods', (p) =>
+    pendingPods: f.list('pendingPodDetails', (p) =>
       compact({
         pod: p.str('pod'),
         pdb: p.opt('pdb', (x) => p.str(x)),

@@ -15,7 +15,10 @@ import { roundError, type ReconcileOutcome } from './reconciler.js';
 import type { StatusInput } from './status.js';
 
 /** What a round reports; the service adds the cluster and commits. */
-export type RoundReport = Omit<StatusInput, 'cluster' | 'sourceCommit' | 'newestCommit' | 'loadErrors'>;
+export type RoundReport = Omit<
+  StatusInput,
+  'cluster' | 'sourceCommit' | 'newestCommit' | 'loadErrors' | 'loadWarnings'
+>;
 
 export interface RoundLoopOptions {
   readonly cluster: ClusterCache;

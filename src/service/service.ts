@@ -334,6 +334,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
           cluster: opts.cluster || desired.inForce?.desired.config.cluster || '',
           ...desired.commits(),
           loadErrors: desired.newest && !desired.newest.load.ok ? desired.newest.load.errors : [],
+          loadWarnings: desired.newest?.load.warnings ?? [],
           ...input,
         }),
       ),

@@ -71,6 +71,7 @@ function withRepoPaths(x: SpecStatus, root: string): SpecStatus {
 export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
   const specs = s.specs.map((x) => withRepoPaths(x, root));
   const notes = [
+    ...(s.loadWarnings ?? []).map((w) => `${w.file}:${w.line}: warning: ${w.message} (${w.hint})`),
     ...s.problems.map((p) => `${p.source}: ${p.message}`),
     ...(s.lastError ? [`round failed (${s.lastError.code}): ${s.lastError.message}`] : []),
   ];

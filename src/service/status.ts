@@ -17,6 +17,8 @@ export interface StatusSnapshot {
   readonly newestCommit?: string;
   /** Why the newest commit was refused; empty when it is in force. */
   readonly loadErrors: readonly SpecError[];
+  /** What the loader warned about in the newest commit without refusing it (a listed path a commit emptied). */
+  readonly loadWarnings?: readonly SpecError[];
   readonly specs: readonly SpecStatus[];
   readonly waits: readonly Wait[];
   readonly problems: readonly ObserveProblem[];
@@ -29,6 +31,7 @@ export interface StatusInput {
   readonly sourceCommit?: string;
   readonly newestCommit?: string;
   readonly loadErrors?: readonly SpecError[];
+  readonly loadWarnings?: readonly SpecError[];
   readonly plan?: Plan;
   readonly results?: readonly ActionResult[];
   readonly problems?: readonly ObserveProblem[];
@@ -63,6 +66,7 @@ export function buildStatus(input: StatusInput): StatusSnapshot {
     ...(input.sourceCommit !== undefined ? { sourceCommit: input.sourceCommit } : {}),
     ...(input.newestCommit !== undefined ? { newestCommit: input.newestCommit } : {}),
     loadErrors: input.loadErrors ?? [],
+    ...(input.loadWarnings !== undefined && input.loadWarnings.length > 0 ? { loadWarnings: input.loadWarnings } : {}),
     specs,
     waits: input.plan?.waits ?? [],
     problems: input.problems ?? [],

@@ -10,6 +10,7 @@ import { SpecSourceError } from '../spec/errors.js';
 import type { SpecDirEntry, SpecEntryKind, SpecFileSource } from '../spec/source.js';
 import { errorCode } from './errors.js';
 import { shortCommit } from '../commit.js';
+import { dirInHistory } from './history.js';
 
 export interface TreeEntry {
   readonly path: string;
@@ -137,6 +138,9 @@ export function createTreeReader(opts: TreeReaderOptions): TreeReader {
     async readDir(dir) {
       const entries = await readDirRaw(dir);
       return entries.map((e): SpecDirEntry => ({ name: e.name, kind: e.kind }));
+    },
+    existedBefore(dir) {
+      return dirInHistory({ gitdir: opts.gitdir, cache }, repoPath(dir), opts.commit, false);
     },
     async readFile(file, maxBytes) {
       const blob = await readBytes(file);

@@ -48,6 +48,8 @@ export type SpecErrorCode =
   | 'dangling-reference'
   /** A setting in drydock.yaml that cannot be honoured (a path that does not exist, ...). */
   | 'config'
+  /** Warning: a path drydock.yaml lists that a commit emptied (Git keeps no empty folders). */
+  | 'path-emptied'
   | 'too-many-errors';
 
 export interface CodedSpecError extends SpecError {

@@ -296,12 +296,14 @@ export async function loadFromSource(source: SpecFileSource, opts: LoadOptions =
 
   errors.push(...checkReferences(loaded, config, configDoc, invalid));
   files.sort();
+  const warnings = walked.warnings.length > 0 ? { warnings: walked.warnings } : {};
   if (errors.length > 0 || omitted.size > 0)
-    return { ok: false, errors: capErrors(errors, omitted, limits, complete), files };
+    return { ok: false, errors: capErrors(errors, omitted, limits, complete), files, ...warnings };
   return {
     ok: true,
     desired: desiredState(config, linkMutexRuns(loaded.map((l) => l.spec))),
     files,
+    ...warnings,
   };
 }
 

@@ -114,7 +114,11 @@ export interface ScalingGroup extends SpecMeta<'ScalingGroup'> {
   /** Name of a NodeImage. */
   readonly nodeImage: string;
   readonly role: NodeRole;
-  readonly autoscaling: boolean;
+  /**
+   * As written. false: the cluster-autoscaler does not scale this group, so its rollout does
+   * not pause the autoscaler. Absent: drydock cannot tell, and pauses it (the safe side).
+   */
+  readonly autoscaling?: boolean;
 }
 
 export interface NodeImage extends SpecMeta<'NodeImage'> {
@@ -328,6 +332,17 @@ export interface SpecError {
   readonly notShown?: number;
 }
 
+/** `warnings` are findings that do not refuse the commit (an emptied path); validate, plan and status show them. */
 export type LoadResult =
-  | { readonly ok: true; readonly desired: DesiredState; readonly files: readonly string[] }
-  | { readonly ok: false; readonly errors: readonly SpecError[]; readonly files: readonly string[] };
+  | {
+      readonly ok: true;
+      readonly desired: DesiredState;
+      readonly files: readonly string[];
+      readonly warnings?: readonly SpecError[];
+    }
+  | {
+      readonly ok: false;
+      readonly errors: readonly SpecError[];
+      readonly files: readonly string[];
+      readonly warnings?: readonly SpecError[];
+    };

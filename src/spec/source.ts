@@ -6,7 +6,10 @@
 import { lstat, open, readdir } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
+import git from 'isomorphic-git';
+import fs from 'node:fs';
 import { SpecSourceError } from './errors.js';
+import { dirInHistory } from '../source/history.js';
 
 export type SpecEntryKind = 'file' | 'dir' | 'symlink' | 'other';
 
@@ -34,6 +37,12 @@ export interface SpecFileSource {
    * oversized file is detected without reading (or allocating) all of it.
    */
   readFile(file: string, maxBytes: number): Promise<Uint8Array>;
+  /**
+   * Whether `dir` held files in an earlier commit. Git keeps no empty folders, so a listed
+   * path whose last file a commit deleted is gone from that commit's tree: that is a warning,
+   * where a path that never existed is likely a typo. Left out where there is no history.
+   */
+  existedBefore?(dir: string): Promise<boolean>;
 }
 
 function code(err: unknown): string | undefined {
@@ -77,6 +86,28 @@ export function directorySource(root: string): SpecFileSource {
         name: e.name,
         kind: e.isSymbolicLink() ? 'symlink' : e.isDirectory() ? 'dir' : e.isFile() ? 'file' : 'other',
       }));
+    },
+
+    // A working copy: a path emptied here or by the commit checked out was in HEAD or before it.
+    async existedBefore(dir) {
+      let repo;
+      try {
+        repo = await git.findRoot({ fs, filepath: path.resolve(root) });
+      } catch {
+        return false;
+      }
+      const rel = path
+        .relative(repo, abs(dir))
+        .split(path.sep)
+        .filter((p) => p !== '')
+        .join('/');
+      let head;
+      try {
+        head = await git.resolveRef({ fs, gitdir: path.join(repo, '.git'), ref: 'HEAD' });
+      } catch {
+        return false;
+      }
+      return dirInHistory({ gitdir: path.join(repo, '.git') }, rel, head, true);
     },
 
     async readFile(file, maxBytes) {

@@ -46,9 +46,10 @@ export async function collectSpecFiles(
   roots: readonly WalkRoot[],
   ig: Ignore,
   limits: WalkLimits,
-): Promise<{ files: string[]; errors: CodedSpecError[] }> {
+): Promise<{ files: string[]; errors: CodedSpecError[]; warnings: CodedSpecError[] }> {
   const files = new Set<string>();
   const errors: CodedSpecError[] = [];
+  const warnings: CodedSpecError[] = [];
   const visited = new Set<string>();
   let entries = 0;
 
@@ -65,7 +66,16 @@ export async function collectSpecFiles(
         list = await source.readDir(dir);
       } catch (err) {
         if (!(err instanceof SpecSourceError)) throw err;
-        if (first && (err.code === 'NotFound' || err.code === 'NotADirectory')) {
+        if (first && err.code === 'NotFound' && (await source.existedBefore?.(start)) === true) {
+          warnings.push(
+            specError(
+              'path-emptied',
+              root.declaredAt,
+              `path ${JSON.stringify(root.path)} holds no files any more (Git keeps no empty folders); it is read as empty`,
+              "remove it from drydock.yaml's paths if it is to stay empty",
+            ),
+          );
+        } else if (first && (err.code === 'NotFound' || err.code === 'NotADirectory')) {
           errors.push(
             specError(
               'config',
@@ -99,7 +109,7 @@ export async function collectSpecFiles(
               "narrow drydock.yaml's paths to the directories that hold specs, or exclude the rest in .drydockignore",
             ),
           );
-          return { files: [...files].sort(), errors };
+          return { files: [...files].sort(), errors, warnings };
         }
         if (entry.name.startsWith('.') || entry.name.includes('/')) continue;
         const rel = dir === '' ? entry.name : `${dir}/${entry.name}`;
@@ -143,11 +153,11 @@ export async function collectSpecFiles(
               "narrow drydock.yaml's paths, or exclude files in .drydockignore",
             ),
           );
-          return { files: [...files].sort(), errors };
+          return { files: [...files].sort(), errors, warnings };
         }
         files.add(rel);
       }
     }
   }
-  return { files: [...files].sort(), errors };
+  return { files: [...files].sort(), errors, warnings };
 }

@@ -30,9 +30,13 @@ import {
 interface MaintenanceDoc {
   phase: string;
   nodeName: string;
-  totalPods: number;
+  /** medik8s' shapes: the pod count in lower case, pending pods by name. */
+  totalpods: number;
   evictionPods: number;
-  pendingPods: { pod: string; pdb?: string }[];
+  pendingPods: string[];
+  errorOnLeaseCount: number;
+  /** drydock's detail: namespace/name and the PDB that holds each pending pod. */
+  pendingPodDetails: { pod: string; pdb?: string }[];
   drainProgress: number;
   lastUpdate?: string;
   endedAt?: string;
@@ -143,7 +147,8 @@ describe('e2e: NodeMaintenance driven by Git', function () {
         const s = await statusDoc('disk');
         return (
           s?.phase === 'Running' &&
-          s.pendingPods.some((p) => p.pod === `${E2E_NAMESPACE}/${apiPod}` && p.pdb === `${E2E_NAMESPACE}/api`)
+          s.pendingPods.includes(apiPod) &&
+          s.pendingPodDetails.some((p) => p.pod === `${E2E_NAMESPACE}/${apiPod}` && p.pdb === `${E2E_NAMESPACE}/api`)
         );
       },
       { timeoutMs: 60_000 },
@@ -151,7 +156,7 @@ describe('e2e: NodeMaintenance driven by Git', function () {
     const running = await statusDoc('disk');
     assert.equal(running?.nodeName, node);
     assert.equal(running?.reason, 'replace data disk (OPS-1)');
-    assert.equal(running?.totalPods, before.length, 'every pod on the node when it was taken');
+    assert.equal(running?.totalpods, before.length, 'every pod on the node when it was taken');
     assert.equal(running?.evictionPods, before.length);
     assert.ok(running?.lastUpdate, 'lastUpdate');
     assert.match((await repo.statusFile('README.md')) ?? '', /\| \[NodeMaintenance\/disk\]\([^)]*\) \| Running \|/);

@@ -181,7 +181,7 @@ interface MaintenanceStatus {
   phase: string;
   nodeName: string;
   reason: string;
-  totalPods: number;
+  totalpods: number;
   evictionPods: number;
   drainProgress: number;
   pendingPods: unknown[];
@@ -267,8 +267,8 @@ describe('e2e migration: node-maintenance-operator NodeMaintenance, both API gro
     ] as const) {
       assert.equal(s.nodeName, node);
       assert.equal(s.reason, 'Test node maintenance');
-      assert.ok(s.totalPods >= 1, `${node}: totalPods counts the pods it ran (${s.totalPods})`);
-      assert.equal(s.evictionPods, s.totalPods, `${node}: every pod was to be evicted`);
+      assert.ok(s.totalpods >= 1, `${node}: totalpods counts the pods it ran (${s.totalpods})`);
+      assert.equal(s.evictionPods, s.totalpods, `${node}: every pod was to be evicted`);
       assert.equal(s.drainProgress, 100);
       assert.deepEqual(s.pendingPods, []);
       assert.ok(s.lastUpdate, `${node}: lastUpdate`);

@@ -78,7 +78,6 @@ export function scalingGroup(name: string, image: string, role: NodeRole = 'work
     groupId,
     nodeImage: image,
     role,
-    autoscaling: false,
   };
 }
 

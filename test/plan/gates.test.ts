@@ -587,6 +587,65 @@ describe('plan: autoscaler', () => {
       },
     },
     {
+      name: 'a rollout of a group that says autoscaling: false leaves the autoscaler running and starts nodes',
+      desired: desired({
+        scalingGroups: [{ ...sg, autoscaling: false }],
+        nodeImages: [nodeImage('workers', V2)],
+        autoscalingStrategies: [autoscaling('ca')],
+      }),
+      observed: { ...outdated(2), deployments: [deployment('cluster-autoscaler', 3)] },
+      now: at(0),
+      check: (p) => {
+        assert.equal(
+          p.actions.some((a) => a.kind === 'scaleDeployment'),
+          false,
+        );
+        assert.deepEqual(started(p), ['worker-0']);
+        assert.equal(p.specs.find((s) => s.spec.kind === 'AutoscalingStrategy')?.phase, 'Complete');
+      },
+    },
+    {
+      name: 'an autoscaler paused for another group is restored while only an autoscaling: false group rolls out',
+      desired: desired({
+        scalingGroups: [{ ...sg, autoscaling: false }, scalingGroup('spares', 'workers')],
+        nodeImages: [nodeImage('workers', V2)],
+        autoscalingStrategies: [autoscaling('ca')],
+      }),
+      observed: (() => {
+        const w = workers(2, V1);
+        return observed({
+          nodes: w.nodes,
+          cloudGroups: [cloudGroup('workers', V2, w.instances), cloudGroup('spares', V2, [])],
+          deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '3' })],
+        });
+      })(),
+      now: at(0),
+      check: (p) =>
+        assert.deepEqual(
+          bare(p).filter((a) => a.kind === 'scaleDeployment'),
+          [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 }],
+        ),
+    },
+    {
+      name: 'an unobserved group that says autoscaling: false does not keep the autoscaler paused',
+      desired: desired({
+        scalingGroups: [{ ...sg, autoscaling: false }],
+        nodeImages: [nodeImage('workers', V2)],
+        autoscalingStrategies: [autoscaling('ca')],
+      }),
+      observed: observed({
+        nodes: workers(2, V1).nodes,
+        cloudGroups: [],
+        deployments: [deployment('cluster-autoscaler', 0, { [ANNOTATIONS.previousReplicas]: '3' })],
+      }),
+      now: at(0),
+      check: (p) =>
+        assert.deepEqual(
+          bare(p).filter((a) => a.kind === 'scaleDeployment'),
+          [{ kind: 'scaleDeployment', spec: AS, namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 3 }],
+        ),
+    },
+    {
       name: 'a remembered count that is not a number is reported, not guessed',
       desired: withAutoscaler(),
       observed: (() => {

@@ -43,6 +43,7 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
           ...(flags.cluster ? { cluster: flags.cluster } : {}),
           at: at.toISOString(),
           errors: rev.load.errors,
+          ...(rev.load.warnings !== undefined ? { warnings: rev.load.warnings } : {}),
         }),
       );
       return EXIT_FINDINGS;
@@ -58,6 +59,7 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
         commit: rev.commit,
         cluster: flags.cluster || desired.config.cluster,
         at: at.toISOString(),
+        ...(rev.load.warnings !== undefined ? { warnings: rev.load.warnings } : {}),
       }),
     );
     return isBlocked(result) ? EXIT_FINDINGS : EXIT_OK;

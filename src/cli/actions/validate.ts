@@ -67,7 +67,9 @@ export async function runValidate(
     throw e;
   }
   const opts = { root: dir };
-  const warned = result.ok ? warnings(result.desired) : [];
+  const loadWarnings = result.warnings ?? [];
+  const notActedOn = result.ok ? warnings(result.desired) : [];
+  const warned = [...loadWarnings, ...notActedOn];
   if (format === 'json') {
     const body = result.ok
       ? {
@@ -77,10 +79,17 @@ export async function runValidate(
           errors: [],
           warnings: errorsToJson(warned, opts),
         }
-      : { valid: false, files: result.files, errors: errorsToJson(result.errors, opts) };
+      : {
+          valid: false,
+          files: result.files,
+          errors: errorsToJson(result.errors, opts),
+          warnings: errorsToJson(warned, opts),
+        };
     out(`${JSON.stringify(body, null, 2)}\n`);
     return result.ok ? EXIT_OK : EXIT_FINDINGS;
   }
+  const w = { ...opts, severity: 'warning' } as const;
+  if (warned.length > 0) out(`${format === 'github' ? formatErrorsGithub(warned, w) : formatErrorsText(warned, w)}\n`);
   if (!result.ok) {
     out(`${format === 'github' ? formatErrorsGithub(result.errors, opts) : formatErrorsText(result.errors, opts)}\n`);
     const files = new Set(result.errors.map((e) => e.file)).size;
@@ -89,14 +98,11 @@ export async function runValidate(
     out(`${dir}: ${plural(total, 'error')} in ${plural(files, 'file')}; nothing is applied until all are fixed\n`);
     return EXIT_FINDINGS;
   }
-  if (warned.length > 0) {
-    const w = { ...opts, severity: 'warning' } as const;
-    out(`${format === 'github' ? formatErrorsGithub(warned, w) : formatErrorsText(warned, w)}\n`);
-  }
   const notActed =
-    warned.length === 0 ? '' : `; ${plural(warned.length, 'spec')} not acted on by this build (warnings above)`;
+    notActedOn.length === 0 ? '' : `; ${plural(notActedOn.length, 'spec')} not acted on by this build (warnings above)`;
+  const loadWarned = loadWarnings.length === 0 ? '' : `; ${plural(loadWarnings.length, 'warning')} above`;
   out(
-    `${dir}: valid: ${plural(specCount(result.desired), 'spec')} in ${plural(result.files.length, 'file')} (cluster ${result.desired.config.cluster})${notActed}\n`,
+    `${dir}: valid: ${plural(specCount(result.desired), 'spec')} in ${plural(result.files.length, 'file')} (cluster ${result.desired.config.cluster})${notActed}${loadWarned}\n`,
   );
   return EXIT_OK;
 }

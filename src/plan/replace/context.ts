@@ -74,8 +74,9 @@ export interface RolloutContext {
   readonly upcomingGroups: readonly GroupState[];
   readonly entryByNode: ReadonlyMap<string, Entry>;
   /**
-   * Whether the rollout has anything left to do, as observed before this round acts (which
-   * keeps the cluster-autoscaler paused): derived here once.
+   * Whether the rollout has anything left to do in a group the cluster-autoscaler may scale,
+   * as observed before this round acts (which keeps the autoscaler paused): derived here once.
+   * A group that says `autoscaling: false` is not the autoscaler's, so its work does not count.
    */
   readonly running: boolean;
   /**
@@ -130,6 +131,20 @@ function groupRunning(view: ClusterView, image: NodeImage, group: GroupDescripti
   return false;
 }
 
+/** The nodes of the observed groups that say `autoscaling: false`: their rollout leaves the autoscaler alone. */
+function nodesOfUnscaledGroups(view: ClusterView, scalingGroups: readonly ScalingGroup[]): Set<string> {
+  const names = new Set<string>();
+  for (const sg of scalingGroups) {
+    if (sg.autoscaling !== false) continue;
+    const observed = view.observed.cloudGroups.find((g) => g.scalingGroup === sg.name);
+    for (const inst of observed?.description.instances ?? []) {
+      const node = nodeOf(view, inst);
+      if (node !== undefined) names.add(node.name);
+    }
+  }
+  return names;
+}
+
 function entriesOf(view: ClusterView, image: NodeImage, list: readonly GroupState[]): Entry[] {
   const out: Entry[] = [];
   for (const g of list) {
@@ -171,7 +186,7 @@ export function buildRollout(
   for (const sg of scalingGroups) {
     const observed = view.observed.cloudGroups.find((g) => g.scalingGroup === sg.name);
     const problem = view.observed.problems.find((p) => p.source === `cloud/${sg.name}`);
-    if (observed !== undefined) running ||= groupRunning(view, image, observed.description);
+    if (observed !== undefined && sg.autoscaling !== false) running ||= groupRunning(view, image, observed.description);
     if (observed === undefined || problem !== undefined) {
       const why = problem !== undefined ? problem.message : `scaling group ${sg.groupId} was not observed this round`;
       const until = problem?.retryAfterSeconds !== undefined ? base.now + problem.retryAfterSeconds * 1000 : undefined;
@@ -189,9 +204,10 @@ export function buildRollout(
       notices.push({ kind: 'zeroSurge', sg });
     groups.push(state);
   }
+  const notAutoscaled = nodesOfUnscaledGroups(view, scalingGroups);
   running ||= view.observed.nodes.some((n) => {
     const { holds, lock } = view.stateOf(n);
-    return holds && lock?.kind === 'NodeImage' && lock.name === image.name;
+    return holds && lock?.kind === 'NodeImage' && lock.name === image.name && !notAutoscaled.has(n.name);
   });
   const entries = entriesOf(view, image, groups);
   const entryByNode = new Map<string, Entry>();

@@ -19,7 +19,10 @@ export const replaceKind: OperationKind = {
       .map((image) => buildRollout({ ...round, image }));
     // A group the cloud did not answer for may still be mid-rollout: the autoscaler is then
     // neither restored nor paused on a guess (a 20 % error rate would flap it every round).
-    const unobserved = rollouts.flatMap((r) => r.notices).find((n) => n.kind === 'unobserved');
+    // A group that says `autoscaling: false` is not the autoscaler's: not seeing it keeps nothing paused.
+    const unobserved = rollouts
+      .flatMap((r) => r.notices)
+      .find((n) => n.kind === 'unobserved' && n.sg.autoscaling !== false);
     const controlPlanes = rollouts.flatMap((r) => {
       const node = outdatedControlPlane(r);
       return node === undefined

@@ -51,7 +51,7 @@ export interface EdgelessScalingGroupSpec {
    */
   nodeGroupName?: string;
   /**
-   * Whether the cluster-autoscaler scales this group. Default false.
+   * Whether the cluster-autoscaler scales this group. false: its rollouts do not pause the AutoscalingStrategy's autoscaler. Left out: drydock cannot tell, and pauses it while the group rolls out.
    */
   autoscaling?: boolean;
   /**

@@ -25,7 +25,7 @@ export interface RepoConfigDocument {
   budget?: BudgetSpec;
   defaults?: RepoDefaultsSpec;
   /**
-   * Repository-relative directories whose *.yaml and *.yml files are read. Default ['.']: the whole repository.
+   * Repository-relative directories whose *.yaml and *.yml files are read. Default ['.']: the whole repository. A listed directory whose last file a commit deleted (Git keeps no empty folders) is read as empty, with a warning; one in no earlier commit is an error (likely a typo).
    *
    * @minItems 1
    * @maxItems 64

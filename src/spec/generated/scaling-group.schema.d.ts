@@ -45,7 +45,7 @@ export interface ScalingGroupSpec {
    */
   role?: "worker" | "control-plane";
   /**
-   * Whether the cluster-autoscaler scales this group. Default false.
+   * Whether the cluster-autoscaler scales this group. false: its rollouts do not pause the AutoscalingStrategy's autoscaler. Left out: drydock cannot tell, and pauses it while the group rolls out.
    */
   autoscaling?: boolean;
 }

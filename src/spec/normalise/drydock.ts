@@ -48,7 +48,7 @@ export function dScalingGroup(ctx: NormaliseContext): Spec[] {
     groupId: spec.groupId,
     nodeImage: spec.nodeImage,
     role: spec.role ?? 'worker',
-    autoscaling: spec.autoscaling ?? false,
+    autoscaling: spec.autoscaling,
     seed: false,
   });
   return sg ? [sg] : [];

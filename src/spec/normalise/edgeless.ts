@@ -25,7 +25,7 @@ export function eScalingGroup(ctx: NormaliseContext): Spec[] {
     groupId: spec.groupId,
     nodeImage: spec.nodeImage,
     role: spec.role === 'ControlPlane' ? 'control-plane' : 'worker',
-    autoscaling: spec.autoscaling ?? false,
+    autoscaling: spec.autoscaling,
     seed: true,
   });
   return sg ? [sg] : [];

@@ -12,7 +12,7 @@ export interface ScalingGroupFields {
   readonly groupId: string;
   readonly nodeImage: string;
   readonly role: NodeRole;
-  readonly autoscaling: boolean;
+  readonly autoscaling: boolean | undefined;
   /** Seed documents cannot name a provider, so the hint differs. */
   readonly seed: boolean;
 }
@@ -57,6 +57,6 @@ export function scalingGroup(ctx: NormaliseContext, f: ScalingGroupFields): Scal
     groupId: f.groupId,
     nodeImage: f.nodeImage,
     role: f.role,
-    autoscaling: f.autoscaling,
+    ...(f.autoscaling !== undefined ? { autoscaling: f.autoscaling } : {}),
   };
 }
