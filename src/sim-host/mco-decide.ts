@@ -334,7 +334,8 @@ function clusterVersionSteps(
     version: want.version,
     image,
     startedTime: new Date(startedAt).toISOString(),
-    ...(done ? { completionTime: at } : {}),
+    // Required, and null while Partial, as OpenShift writes it.
+    completionTime: done ? at : null,
     verified: false,
   };
   const status: ClusterVersionStatus = {

@@ -126,6 +126,8 @@ describe('sim MCO', () => {
       const step = first.steps[0];
       assert.ok(step?.kind === 'clusterVersion');
       const partial: ClusterVersion = { ...cv, status: step.status };
+      // The CRD requires completionTime: null while Partial, as OpenShift writes it.
+      assert.equal((partial.status?.history?.[0] as { completionTime?: unknown }).completionTime, null);
       assert.deepEqual(
         partial.status?.history?.map((h) => [h.version, h.state]),
         [
