@@ -170,7 +170,7 @@ export function unreadableReason(kind: string, err: unknown): string {
   const { message, code } = describeError(err);
   const hint =
     code === 403 || code === 401
-      ? `; grant drydock's ServiceAccount get, list and watch on ${kind} (deploy/rbac.yaml)`
+      ? `; grant drydock's ServiceAccount list and watch on ${kind} (deploy/rbac.yaml)`
       : '; drydock retries';
   return `cannot read ${kind}: ${code !== undefined ? `${code} ` : ''}${message}${hint}`;
 }

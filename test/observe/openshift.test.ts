@@ -91,7 +91,7 @@ describe('observe OpenShift: what is read', () => {
     const reason = unreadableReason('MachineConfigPools', { code: 403, message: 'Forbidden\nbody' });
     assert.equal(
       reason,
-      "cannot read MachineConfigPools: 403 Forbidden; grant drydock's ServiceAccount get, list and watch on MachineConfigPools (deploy/rbac.yaml)",
+      "cannot read MachineConfigPools: 403 Forbidden; grant drydock's ServiceAccount list and watch on MachineConfigPools (deploy/rbac.yaml)",
     );
   });
 

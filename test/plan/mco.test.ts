@@ -145,7 +145,7 @@ describe('MutexRunConfig: the OpenShift node upgrade through the MCO', () => {
   });
 
   it('waits with what to do when the OpenShift kinds cannot be read', () => {
-    const unreadable = 'cannot read MachineConfigPools: 403 Forbidden; grant drydock get, list and watch';
+    const unreadable = 'cannot read MachineConfigPools: 403 Forbidden; grant drydock list and watch';
     const os: ObservedOpenShift = { pools: [], absent: [], unreadable };
     const p = plan(want(), observed({ nodes: [worker('w1')], openshift: os }), NOW, { jobNamespace: 'default' });
     assert.deepEqual(p.actions, []);
