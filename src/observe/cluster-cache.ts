@@ -20,7 +20,15 @@ import {
 import type { Logger } from 'pino';
 import { JOB_NAME_LABEL } from '../protocol/job-outcome.js';
 import { LABELS } from '../protocol/keys.js';
-import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod } from './types.js';
+import type {
+  ObservedDeployment,
+  ObservedJob,
+  ObservedNode,
+  ObservedOpenShift,
+  ObservedPDB,
+  ObservedPod,
+} from './types.js';
+import { startOpenShiftCache } from './openshift.js';
 import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
 import { matchesSelector } from './selector.js';
 import { podWorkload, replicaSetOwners, toObservedWorkloads, type ObservedWorkload } from './workloads.js';
@@ -63,6 +71,11 @@ export interface ClusterCache {
   synced(): Promise<void>;
   isSynced(): boolean;
   snapshot(): ClusterSnapshot;
+  /**
+   * ClusterVersion and the MachineConfigPools (openshift.ts): the first call starts observing
+   * them; undefined until they are read (or known not to be served).
+   */
+  openshift(): ObservedOpenShift | undefined;
   stop(): Promise<void>;
 }
 
@@ -283,6 +296,13 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     list: (page) => apps.listReplicaSetForAllNamespaces(page),
   });
   const all = [nodes, pods, pdbs, deployments, jobs, statefulSets, replicaSets] as const;
+  const openshift = startOpenShiftCache({
+    kubeConfig: kc,
+    logger: opts.logger,
+    onChange: () => opts.onChange?.(),
+    ...(opts.onError ? { onError: opts.onError } : {}),
+    ...(opts.backoff ? { backoff: opts.backoff } : {}),
+  });
 
   return {
     synced: async () => {
@@ -304,8 +324,9 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
       );
       return current;
     },
+    openshift: () => openshift.view(),
     stop: async () => {
-      await Promise.all(all.map((c) => c.stop()));
+      await Promise.all([...all.map((c) => c.stop()), openshift.stop()]);
     },
   };
 }

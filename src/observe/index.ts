@@ -5,6 +5,9 @@ import type { DesiredState } from '../spec/model.js';
 import type { ObservedState } from './types.js';
 import type { ClusterCache } from './cluster-cache.js';
 import { observeCloud, type InstanceSightings, type ProviderLookup } from './cloud.js';
+import { listClusterSnapshot } from './cluster-cache.js';
+import type { CountingKubeConfig } from './kube.js';
+import { listOpenShift } from './openshift.js';
 
 export * from './types.js';
 export {
@@ -26,6 +29,22 @@ export {
   type RequestListener,
 } from './kube.js';
 export { matchesSelector, selectorString } from './selector.js';
+export { listOpenShift, startOpenShiftCache, type OpenShiftCache } from './openshift.js';
+
+/**
+ * The cluster read once, for one-shot read-only commands (`drydock plan`): one list per
+ * resource, and ClusterVersion and the pools only when a MutexRunConfig reads them.
+ */
+export async function listCluster(
+  kc: CountingKubeConfig,
+  desired: Pick<DesiredState, 'mutexRunConfigs'>,
+): Promise<Pick<ClusterCache, 'snapshot' | 'openshift'>> {
+  const [snapshot, openshift] = await Promise.all([
+    listClusterSnapshot(kc),
+    desired.mutexRunConfigs.length > 0 ? listOpenShift(kc) : undefined,
+  ]);
+  return { snapshot: () => snapshot, openshift: () => openshift };
+}
 
 /** The autoscaler Deployments the specs name, as namespace/name keys. */
 function autoscalerKeys(desired: Pick<DesiredState, 'autoscalingStrategies'>): Set<string> {
@@ -34,8 +53,9 @@ function autoscalerKeys(desired: Pick<DesiredState, 'autoscalingStrategies'>): S
 
 /** One ObservedState: reads the caches (no API request) and each scaling group from its provider. */
 export async function observe(
-  desired: Pick<DesiredState, 'scalingGroups' | 'autoscalingStrategies'>,
-  cluster: Pick<ClusterCache, 'snapshot'>,
+  desired: Pick<DesiredState, 'scalingGroups' | 'autoscalingStrategies'> &
+    Partial<Pick<DesiredState, 'mutexRunConfigs'>>,
+  cluster: Pick<ClusterCache, 'snapshot'> & Partial<Pick<ClusterCache, 'openshift'>>,
   providers: ProviderLookup,
   sightings?: { readonly log: InstanceSightings; readonly now: number },
 ): Promise<ObservedState> {
@@ -43,6 +63,8 @@ export async function observe(
   const cloud = await observeCloud(desired, providers);
   const groups = sightings ? sightings.log.stamp(cloud.groups, sightings.now) : cloud.groups;
   const wanted = autoscalerKeys(desired);
+  // Only a MutexRunConfig reads ClusterVersion and the pools: without one, nothing is asked.
+  const openshift = (desired.mutexRunConfigs?.length ?? 0) > 0 ? cluster.openshift?.() : undefined;
   return Object.freeze({
     nodes: snap.nodes,
     pods: snap.pods,
@@ -54,5 +76,6 @@ export async function observe(
     workloads: snap.workloads,
     cloudGroups: Object.freeze(groups),
     problems: Object.freeze(cloud.problems),
+    ...(openshift !== undefined ? { openshift } : {}),
   });
 }

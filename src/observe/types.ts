@@ -126,7 +126,7 @@ export interface ObservedState {
   readonly problems: readonly ObserveProblem[];
   /**
    * The OpenShift objects an MCO upgrade is driven by (openshift.ts); observed only while the
-   * desired state holds a MutexRunConfig, absent otherwise.
+   * desired state holds a MutexRunConfig, absent otherwise (and until first read).
    */
   readonly openshift?: ObservedOpenShift;
 }
@@ -160,4 +160,6 @@ export interface ObservedOpenShift {
   readonly pools: readonly ObservedPool[];
   /** Kinds the cluster does not serve (their CRD is absent): "ClusterVersion", "MachineConfigPool". */
   readonly absent: readonly string[];
+  /** Why they could not be read at all yet (a refused list), with what to do. */
+  readonly unreadable?: string;
 }

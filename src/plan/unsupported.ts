@@ -3,8 +3,7 @@
  * silently ignored: as a NotSupported row on the status branch (one per spec) and as a
  * warning of `drydock validate`, with what that means for the cluster in words.
  */
-import type { DesiredState, MutexRunConfig, SourcePosition, SpecKind } from '../spec/model.js';
-import { plural } from '../words.js';
+import type { DesiredState, SourcePosition, SpecKind } from '../spec/model.js';
 import type { SpecStatus } from './types.js';
 
 export interface NotActedOn {
@@ -21,27 +20,6 @@ export interface NotActedOn {
 }
 
 const KEEP = 'it is validated and kept for a build that acts on it; remove it if you rely on it now';
-
-const MUTEX_HINT =
-  'keep the node-upgrade mutex operator gating OpenShift upgrades until a build of drydock observes the pools; this spec is validated and planned';
-
-/** "2 MachineConfigPools (infra, worker)". */
-function pools(names: readonly string[]): string {
-  const unique = [...new Set(names)].sort();
-  return `${plural(unique.length, 'MachineConfigPool')} (${unique.join(', ')})`;
-}
-
-/**
- * What a MutexRunConfig leaves undone in this build: the planner drives the procedure
- * (src/plan/mco/), but the service does not observe ClusterVersion and MachineConfigPools yet.
- */
-function runLeftUndone(run: MutexRunConfig, desired: DesiredState): string {
-  const targets = desired.mutexTargets.filter((t) => run.mutexTargets.includes(t.name));
-  return (
-    `the Machine Config Operator's upgrade of ${pools(targets.flatMap((t) => t.machineConfigPools))} is not gated yet: ` +
-    'this build plans the procedure but does not observe ClusterVersion and MachineConfigPools yet'
-  );
-}
 
 function targetsOf(targets: readonly { readonly kind: string; readonly name?: string }[]): string {
   return targets.map((t) => (t.name === undefined ? `every ${t.kind}` : `${t.kind}/${t.name}`)).join(', ');
@@ -79,11 +57,6 @@ export function notActedOn(desired: DesiredState): NotActedOn[] {
       `its before and after Jobs do not run for ${targetsOf(forMaintenance)}${others.length > 0 ? ` (they do for ${targetsOf(others)})` : ''}`,
       `do not rely on it to hold a maintenance back; ${KEEP}`,
     );
-  }
-  for (const run of desired.mutexRunConfigs) add(run, 'MutexRunConfig', runLeftUndone(run, desired), MUTEX_HINT);
-  for (const target of desired.mutexTargets) {
-    const consequence = `the Machine Config Operator's upgrade of ${pools(target.machineConfigPools)} is not gated yet: this build does not observe the pools yet`;
-    add(target, 'MutexTarget', consequence, MUTEX_HINT);
   }
   const key = (n: NotActedOn): string => `${n.kind}/${n.name}`;
   return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));

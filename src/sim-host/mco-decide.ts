@@ -251,13 +251,14 @@ function isFaulty(node: V1Node, config: SimMcoConfig): boolean {
 
 export function decideMco(world: McoWorld): { steps: McoStep[]; nextAt?: number } {
   const cv = clusterVersionOf(world.clusterVersions);
-  const steps: McoStep[] = [...renderSteps(world.pools, cv), ...clusterVersionSteps(cv, world.now)];
+  const upgrade = clusterVersionSteps(cv, world.now, world.config.controlPlaneSeconds);
+  const steps: McoStep[] = [...renderSteps(world.pools, cv, world.config.controlPlaneSeconds), ...upgrade.steps];
   const members = new Map<string, V1Node[]>();
   for (const node of world.nodes) {
     const pool = poolOf(node, world.pools);
     if (pool !== undefined) members.set(nameOf(pool), [...(members.get(nameOf(pool)) ?? []), node]);
   }
-  let nextAt: number | undefined;
+  let nextAt: number | undefined = upgrade.nextAt;
   for (const pool of world.pools) {
     const nodes = [...(members.get(nameOf(pool)) ?? [])].sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
     const target = pool.spec?.configuration?.name;
@@ -281,9 +282,21 @@ export function decideMco(world: McoWorld): { steps: McoStep[]; nextAt?: number 
   return { steps, ...(nextAt === undefined ? {} : { nextAt }) };
 }
 
-function renderSteps(pools: readonly MachineConfigPool[], cv: ClusterVersion | undefined): McoStep[] {
+/** The release the control plane runs: the newest Completed entry of the history. */
+function controlPlaneAt(cv: ClusterVersion | undefined): string | undefined {
+  const newest = cv?.status?.history?.[0];
+  return newest?.state === 'Completed' ? newest.version : undefined;
+}
+
+function renderSteps(
+  pools: readonly MachineConfigPool[],
+  cv: ClusterVersion | undefined,
+  controlPlaneSeconds: number,
+): McoStep[] {
   const version = cv?.spec?.desiredUpdate?.version;
   if (version === undefined || version === '') return [];
+  // With a control plane that takes its time, the pools follow once it has the release.
+  if (controlPlaneSeconds > 0 && controlPlaneAt(cv) !== version) return [];
   const steps: McoStep[] = [];
   // Paused pools are rendered too: pausing holds the nodes back, not the render.
   for (const pool of pools) {
@@ -296,31 +309,49 @@ function renderSteps(pools: readonly MachineConfigPool[], cv: ClusterVersion | u
 
 /**
  * The cluster-version operator's part, cut down: the control plane of the sim has nothing to
- * update, so a desired release is at once the desired one in status and Completed in history.
+ * update, so a desired release becomes the desired one in status with a Partial entry of the
+ * history, Completed once `controlPlaneSeconds` have passed (at once with 0).
  */
-function clusterVersionSteps(cv: ClusterVersion | undefined, now: number): McoStep[] {
+function clusterVersionSteps(
+  cv: ClusterVersion | undefined,
+  now: number,
+  controlPlaneSeconds: number,
+): { steps: McoStep[]; nextAt?: number } {
   const want = cv?.spec?.desiredUpdate;
-  if (
-    cv === undefined ||
-    want?.version === undefined ||
-    want.version === '' ||
-    cv.status?.desired?.version === want.version
-  )
-    return [];
+  if (cv === undefined || want?.version === undefined || want.version === '') return { steps: [] };
   const at = new Date(now).toISOString();
   const image = want.image ?? `sim.drydock.dev/release:${want.version}`;
+  const history = cv.status?.history ?? [];
+  const newest = history[0];
+  const started = cv.status?.desired?.version === want.version;
+  if (started && (newest?.version !== want.version || newest.state === 'Completed')) return { steps: [] };
+  const startedAt = started ? Date.parse((newest as { startedTime?: string }).startedTime ?? at) : now;
+  const doneAt = startedAt + controlPlaneSeconds * 1000;
+  if (started && now < doneAt) return { steps: [], nextAt: doneAt };
+  const done = now >= doneAt;
+  const entry = {
+    state: done ? 'Completed' : 'Partial',
+    version: want.version,
+    image,
+    startedTime: new Date(startedAt).toISOString(),
+    // Required, and null while Partial, as OpenShift writes it.
+    completionTime: done ? at : null,
+    verified: false,
+  };
   const status: ClusterVersionStatus = {
     observedGeneration: cv.metadata?.generation ?? 1,
     versionHash: createHash('sha256').update(want.version).digest('hex').slice(0, 16),
     desired: { version: want.version, image },
     // Required; a merge patch would drop a null.
     availableUpdates: [],
-    history: [
-      { state: 'Completed', version: want.version, image, startedTime: at, completionTime: at, verified: false },
-      ...(cv.status?.history ?? []),
-    ],
+    history: [entry, ...(started ? history.slice(1) : history)],
   };
-  return [{ kind: 'clusterVersion', key: `cv:${nameOf(cv)}:${want.version}`, name: nameOf(cv), status }];
+  return {
+    steps: [
+      { kind: 'clusterVersion', key: `cv:${nameOf(cv)}:${want.version}:${entry.state}`, name: nameOf(cv), status },
+    ],
+    ...(done ? {} : { nextAt: doneAt }),
+  };
 }
 
 /** The node controller: adopts new nodes, and hands the rendered config to as many nodes as the pool allows. */

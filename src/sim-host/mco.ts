@@ -37,6 +37,7 @@ import {
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 const POOLS = { group: 'machineconfiguration.openshift.io', version: 'v1', plural: 'machineconfigpools' } as const;
 const CLUSTER_VERSIONS = { group: 'config.openshift.io', version: 'v1', plural: 'clusterversions' } as const;
 /** How soon a drain that is still waiting (a PDB, a pod going away) is tried again. */
@@ -164,9 +165,10 @@ async function applyStep(core: CoreV1Api, custom: CustomObjectsApi, step: McoSte
       await custom.patchClusterCustomObjectStatus({ ...POOLS, name: step.pool, body: { status: step.status } }, MERGE);
       return true;
     case 'clusterVersion':
+      // The whole status, as a JSON patch: a merge patch would drop a Partial entry's null completionTime.
       await custom.patchClusterCustomObjectStatus(
-        { ...CLUSTER_VERSIONS, name: step.name, body: { status: step.status } },
-        MERGE,
+        { ...CLUSTER_VERSIONS, name: step.name, body: [{ op: 'add', path: '/status', value: step.status }] },
+        JSON_PATCH,
       );
       return true;
     case 'drain':

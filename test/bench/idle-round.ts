@@ -137,6 +137,7 @@ export async function measureIdleRounds(nodes: number, rounds: number, changed: 
     isSynced: () => true,
     snapshot: () =>
       (current ??= buildClusterSnapshot({ ...w, jobs: [], statefulSets: [], replicaSets: w.replicaSets }, memo)),
+    openshift: () => undefined,
     stop: () => Promise.resolve(),
   };
   const spec = desired({

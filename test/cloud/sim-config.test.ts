@@ -30,7 +30,12 @@ describe('sim cloud configuration', () => {
       quota: {},
       faults: DEFAULT_FAULTS,
       host: { rebootSeconds: 5, jobRunSeconds: 2, failJobsOnNodes: [] },
-      mco: { enabled: false, degradedNodes: [], degradedReason: 'simulated failure applying the machine config' },
+      mco: {
+        enabled: false,
+        degradedNodes: [],
+        degradedReason: 'simulated failure applying the machine config',
+        controlPlaneSeconds: 0,
+      },
       groups: [
         {
           id: 'workers',

@@ -140,7 +140,17 @@ describe('MutexRunConfig: the OpenShift node upgrade through the MCO', () => {
     const p = plan(want(), observed({ nodes: [worker('w1')], openshift: os }), NOW, { jobNamespace: 'default' });
     assert.deepEqual(p.actions, []);
     assert.equal(status(p)?.phase, 'Waiting');
-    assert.match(status(p)?.waitingFor ?? '', /does not serve ClusterVersion and MachineConfigPool/);
+    assert.match(status(p)?.waitingFor ?? '', /the cluster has no ClusterVersion and no MachineConfigPools/);
+    assert.match(status(p)?.waitingFor ?? '', /point drydock at the OpenShift cluster, or remove the MutexRunConfig/);
+  });
+
+  it('waits with what to do when the OpenShift kinds cannot be read', () => {
+    const unreadable = 'cannot read MachineConfigPools: 403 Forbidden; grant drydock list and watch';
+    const os: ObservedOpenShift = { pools: [], absent: [], unreadable };
+    const p = plan(want(), observed({ nodes: [worker('w1')], openshift: os }), NOW, { jobNamespace: 'default' });
+    assert.deepEqual(p.actions, []);
+    assert.equal(status(p)?.phase, 'Waiting');
+    assert.equal(status(p)?.waitingFor, unreadable);
   });
 
   it('does nothing while every target node runs the desired version', () => {

@@ -106,6 +106,62 @@ describe('sim MCO', () => {
         false,
       );
     });
+
+    it('with controlPlaneSeconds: Partial first, no pool rendered, then Completed and the pools rendered', () => {
+      const cv: ClusterVersion = {
+        metadata: { name: 'version' },
+        spec: { desiredUpdate: { version: '4.15.2' } },
+        status: { desired: { version: '4.15.1' }, history: [{ state: 'Completed', version: '4.15.1' }] },
+      };
+      const config = { controlPlaneSeconds: 30 };
+      // The pool's own status is written either way: only the release's steps are looked at.
+      const releaseSteps = (steps: McoStep[]) =>
+        steps.filter((s) => s.kind === 'clusterVersion' || s.kind === 'render');
+      const first = decide({ pools: [pool('worker')], nodes: [], cv: [cv], config });
+      assert.deepEqual(
+        releaseSteps(first.steps).map((s) => s.kind),
+        ['clusterVersion'],
+      );
+      assert.equal(first.nextAt, T0 + 30_000);
+      const step = first.steps[0];
+      assert.ok(step?.kind === 'clusterVersion');
+      const partial: ClusterVersion = { ...cv, status: step.status };
+      // The CRD requires completionTime: null while Partial, as OpenShift writes it.
+      assert.equal((partial.status?.history?.[0] as { completionTime?: unknown }).completionTime, null);
+      assert.deepEqual(
+        partial.status?.history?.map((h) => [h.version, h.state]),
+        [
+          ['4.15.2', 'Partial'],
+          ['4.15.1', 'Completed'],
+        ],
+      );
+      const at = (now: number) =>
+        decideMco({
+          pools: [pool('worker')],
+          nodes: [],
+          clusterVersions: [partial],
+          config: { ...DEFAULT_MCO, enabled: true, ...config },
+          rebootSeconds: 5,
+          now,
+        });
+      const waiting = at(T0 + 10_000);
+      assert.deepEqual(releaseSteps(waiting.steps), [], 'the control plane is not there yet: nothing rendered');
+      assert.equal(waiting.nextAt, T0 + 30_000);
+      const later = at(T0 + 30_000).steps.find((s) => s.kind === 'clusterVersion');
+      assert.ok(later?.kind === 'clusterVersion');
+      assert.deepEqual(
+        later.status.history.map((h) => [(h as { version: string }).version, (h as { state: string }).state]),
+        [
+          ['4.15.2', 'Completed'],
+          ['4.15.1', 'Completed'],
+        ],
+      );
+      const completed: ClusterVersion = { ...cv, status: later.status };
+      assert.deepEqual(
+        releaseSteps(decide({ pools: [pool('worker')], nodes: [], cv: [completed], config }).steps).map((s) => s.kind),
+        ['render'],
+      );
+    });
   });
 
   describe('node controller', () => {

@@ -9,8 +9,7 @@ import fs from 'node:fs';
 import git from 'isomorphic-git';
 import type { Logger } from 'pino';
 import { loadKubeConfig, KubeConfigError } from '../../observe/kube.js';
-import { listClusterSnapshot } from '../../observe/cluster-cache.js';
-import { observe } from '../../observe/index.js';
+import { listCluster, observe } from '../../observe/index.js';
 import { OptionError, providersFrom } from '../../service/options.js';
 import { gitSource } from '../../service/sources.js';
 import { GitSource, GitSourceError, isGitSourceError } from '../../source/index.js';
@@ -108,8 +107,7 @@ async function livePlan(flags: PlanFlags, desired: DesiredState, at: Date): Prom
     throw err;
   }
   try {
-    const snapshot = await listClusterSnapshot(kc);
-    const observed = await observe(desired, { snapshot: () => snapshot }, (p) => providers[p]);
+    const observed = await observe(desired, await listCluster(kc, desired), (p) => providers[p]);
     return { plan: planHead(desired, observed, at), observed };
   } catch (err) {
     return { skipped: `the cluster or cloud could not be read: ${describeClusterError(err)}` };

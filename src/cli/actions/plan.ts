@@ -1,8 +1,7 @@
 /** What `drydock plan` does once its flags are parsed (loaded only when it runs). */
 import { plan } from '../../plan/index.js';
 import { loadKubeConfig, KubeConfigError } from '../../observe/kube.js';
-import { listClusterSnapshot } from '../../observe/cluster-cache.js';
-import { observe } from '../../observe/index.js';
+import { listCluster, observe } from '../../observe/index.js';
 import { createLogger } from '../../service/logger.js';
 import { OptionError, providersFrom } from '../../service/options.js';
 import { createDesiredSource } from '../../service/sources.js';
@@ -51,8 +50,7 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
     const desired = rev.load.desired;
     const kc = loadKubeConfig(flags.kubeconfig || undefined);
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || undefined);
-    const snapshot = await listClusterSnapshot(kc);
-    const observed = await observe(desired, { snapshot: () => snapshot }, (p) => providers[p]);
+    const observed = await observe(desired, await listCluster(kc, desired), (p) => providers[p]);
     const result = plan(desired, observed, at, { jobNamespace: flags.namespace });
     write(
       renderPlan(result, flags.format, {

@@ -90,12 +90,18 @@ export interface SimMcoConfig {
   readonly degradedNodes: readonly string[];
   /** The machineconfiguration.openshift.io/reason a Degraded node reports. */
   readonly degradedReason: string;
+  /**
+   * Seconds the control plane takes to reach a new release: ClusterVersion's history says
+   * Partial until then, and only then are the pools rendered (0: Completed and rendered at once).
+   */
+  readonly controlPlaneSeconds: number;
 }
 
 export const DEFAULT_MCO: SimMcoConfig = {
   enabled: false,
   degradedNodes: [],
   degradedReason: 'simulated failure applying the machine config',
+  controlPlaneSeconds: 0,
 };
 
 export interface SimCloudConfig {

@@ -85,10 +85,13 @@ export type McoWorld =
 /** The OpenShift objects the run needs, or what is missing, in words a person can act on. */
 export function readWorld(desired: DesiredState, run: MutexRunConfig, os: ObservedOpenShift | undefined): McoWorld {
   if (os === undefined) return { ok: false, reason: 'the OpenShift objects are not observed yet' };
+  if (os.unreadable !== undefined) return { ok: false, reason: os.unreadable };
   if (os.absent.length > 0)
     return {
       ok: false,
-      reason: `the cluster does not serve ${os.absent.join(' and ')}: this is not an OpenShift cluster, or its CRDs are missing`,
+      reason:
+        `the cluster has no ${os.absent.map((k) => (k === 'MachineConfigPool' ? 'MachineConfigPools' : k)).join(' and no ')} (it does not serve the kind): ` +
+        'this is not an OpenShift cluster, or its CRDs are missing; point drydock at the OpenShift cluster, or remove the MutexRunConfig',
     };
   const cv = os.clusterVersion;
   if (cv === undefined) return { ok: false, reason: 'ClusterVersion "version" is not found' };

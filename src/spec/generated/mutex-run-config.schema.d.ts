@@ -7,7 +7,7 @@
 import type {ResourceName, SeedMetadata, SeedReference} from "./common.schema.js";
 
 /**
- * MutexRunConfig of the OpenShift node-upgrade mutex operator: during an OpenShift upgrade, the MutexRules that run before each node of the MutexTargets' pools, which are admitted one node at a time through the canary pool. Validated, with its references; this build does not gate the Machine Config Operator's upgrade yet, and reports it as not acted on.
+ * MutexRunConfig of the OpenShift node-upgrade mutex operator: during an OpenShift upgrade, the MutexRules that run before each node of the MutexTargets' pools, which are admitted one node at a time through the canary pool. Validated, with its references; drydock drives the upgrade node by node as the operator's procedure says, reading ClusterVersion and the MachineConfigPools.
  */
 export interface MutexRunConfigDocument {
   /**

@@ -7,7 +7,7 @@
 import type {ResourceName, SeedMetadata} from "./common.schema.js";
 
 /**
- * MutexTarget of the OpenShift node-upgrade mutex operator: MachineConfigPools whose nodes a MutexRunConfig upgrades one at a time. Validated and kept; this build does not gate the Machine Config Operator's upgrade yet, and reports it as not acted on.
+ * MutexTarget of the OpenShift node-upgrade mutex operator: MachineConfigPools whose nodes a MutexRunConfig upgrades one at a time. Its pools are paused for the run's upgrade and their nodes admitted one at a time through the canary pool; the pools themselves are the cluster's, not drydock's.
  */
 export interface MutexTargetDocument {
   /**

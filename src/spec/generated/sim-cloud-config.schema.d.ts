@@ -145,6 +145,10 @@ export interface SimCloudConfig {
      * The reason a Degraded node reports.
      */
     degradedReason?: string;
+    /**
+     * Seconds the control plane takes to reach a new release (ClusterVersion history Partial), before the pools are rendered; 0: at once.
+     */
+    controlPlaneSeconds?: number;
   };
   /**
    * Injected faults, drawn from a seeded random sequence so runs repeat.
