@@ -159,6 +159,11 @@ export interface NodeOp extends SpecMeta<'NodeOp'> {
   /** 0 means all matching nodes at once. */
   readonly concurrency: number;
   readonly stopOnFailure: boolean;
+  /**
+   * Whether nodes its selector matches later run it too (drydock.dev's default), or only the
+   * nodes it selected when its revision was first seen: the Kairos operator's one-shot NodeOp.
+   */
+  readonly followNewNodes: boolean;
   readonly rollout: RolloutPolicy;
   /** Set when this NodeOp was generated from a NodeOpUpgrade. */
   readonly generatedBy?: string;

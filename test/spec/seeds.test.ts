@@ -75,8 +75,9 @@ describe('spec loader: seed formats', () => {
         minimal.backoffLimit,
         minimal.concurrency,
         minimal.stopOnFailure,
+        minimal.followNewNodes,
       ],
-      ['busybox:latest', '/host', false, false, true, false, 6, 0, false],
+      ['busybox:latest', '/host', false, false, true, false, 6, 0, false, false],
     );
     const upgrade = seed.nodeOpUpgrades[0];
     assert.deepEqual(upgrade && [upgrade.upgradeActive, upgrade.upgradeRecovery, upgrade.force], [true, false, false]);

@@ -28,6 +28,7 @@ import { cleanUpRemovedJobs } from './removed.js';
 import { buildNodeOpStatus } from './status.js';
 import { verifyStep } from './verify.js';
 import { bottlerocketJobStep } from './bottlerocket.js';
+import { latecomersText, writeSelectionMarks } from './selection.js';
 
 export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
 export { inPlaceNodeOp } from './inplace.js';
@@ -49,6 +50,8 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   for (const n of held) standing.set(n.name, standingOf(ctx, n));
   const all = [...ctx.nodes, ...held];
   if (all.length === 0) b.wait(ctx.spec, 'node', noNodeSelected(ctx));
+  const late = ctx.oneShot !== undefined ? latecomersText(ctx.spec, ctx.oneShot) : undefined;
+  if (late !== undefined) b.note(ctx.spec, late);
 
   const { stateOf } = ctx.view;
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
@@ -90,7 +93,9 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
       );
     else startNodes(ctx, all, standing, gates, resolving ? Math.min(gate.limit ?? 1, 1) : gate.limit);
   }
-  return buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
+  const status = buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
+  if (ctx.oneShot !== undefined) writeSelectionMarks(b, ctx.spec, ctx.op, ctx.oneShot);
+  return status;
 }
 
 /**
@@ -98,6 +103,9 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
  * examples select kairos.io/managed=true, a label the Kairos operator puts on its nodes.
  */
 function noNodeSelected(ctx: NodeOpContext): string {
+  const late = ctx.oneShot?.latecomers ?? [];
+  if (late.length > 0)
+    return `none of the nodes it selected when first seen (${ctx.oneShot?.firstSeen ?? ''}) is left, and it runs once, on those: ${late.map((n) => n.name).join(', ')} came later`;
   const selector = ctx.op.nodeSelector;
   const kairos =
     selector?.matchLabels?.['kairos.io/managed'] !== undefined

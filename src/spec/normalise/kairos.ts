@@ -49,11 +49,13 @@ export function kNodeOp(ctx: NormaliseContext): Spec[] {
     ...nodeOpJob(spec, drain),
     concurrency,
     stopOnFailure,
+    // "The controller runs it once for that object": not on nodes that join later.
+    followNewNodes: false,
     rollout: { ...ctx.rollout, concurrency, stopOnFailure, drain },
   };
   return [op];
 }
 
 export function kNodeOpUpgrade(ctx: NormaliseContext): Spec[] {
-  return nodeOpUpgrade(ctx, raw<KairosNodeOpUpgradeDocument>(ctx.doc).spec);
+  return nodeOpUpgrade(ctx, raw<KairosNodeOpUpgradeDocument>(ctx.doc).spec, false);
 }
