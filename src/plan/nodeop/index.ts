@@ -29,6 +29,8 @@ import { buildNodeOpStatus } from './status.js';
 import { verifyStep } from './verify.js';
 import { bottlerocketJobStep } from './bottlerocket.js';
 import { latecomersText, writeSelectionMarks } from './selection.js';
+import { isKairosNode, KAIROS_MANAGED, kairosSpec } from './kairos-labels.js';
+import { KAIROS_API } from '../../spec/kinds.js';
 
 export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
 export { inPlaceNodeOp } from './inplace.js';
@@ -106,12 +108,20 @@ function noNodeSelected(ctx: NodeOpContext): string {
   const late = ctx.oneShot?.latecomers ?? [];
   if (late.length > 0)
     return `none of the nodes it selected when first seen (${ctx.oneShot?.firstSeen ?? ''}) is left, and it runs once, on those: ${late.map((n) => n.name).join(', ')} came later`;
-  const selector = ctx.op.nodeSelector;
-  const kairos =
-    selector?.matchLabels?.['kairos.io/managed'] !== undefined
-      ? '; the Kairos operator labelled its nodes kairos.io/managed=true, drydock does not: label them (kubectl label node <name> kairos.io/managed=true)'
-      : '';
-  return `its nodeSelector matches no node, so it has run nowhere${kairos}`;
+  return `its nodeSelector matches no node, so it has run nowhere${kairosHint(ctx)}`;
+}
+
+/** Where the kairos.io/managed label a selector asks for comes from (kairos-labels.ts). */
+function kairosHint(ctx: NodeOpContext): string {
+  if (ctx.op.nodeSelector?.matchLabels?.[KAIROS_MANAGED] === undefined) return '';
+  const label = `${KAIROS_MANAGED}=true`;
+  const manual = `label them (kubectl label node <name> ${label})`;
+  if (kairosSpec(ctx.desired) === undefined)
+    return `; drydock labels nodes ${label} as the Kairos operator did only while the repository holds a spec in its format (${KAIROS_API}): ${manual}`;
+  const labelling = ctx.view.observed.nodes.filter((n) => isKairosNode(n) && !(KAIROS_MANAGED in n.labels));
+  if (labelling.length > 0)
+    return `; drydock labels ${labelling.map((n) => n.name).join(', ')} ${label} now (their osImage names Kairos)`;
+  return `; drydock labels ${label} the nodes whose osImage names Kairos, and none does here: ${manual}`;
 }
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
