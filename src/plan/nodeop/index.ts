@@ -9,7 +9,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { gateWait, haltedReason } from '../sequence/start-gate.js';
-import { heldElsewhere, StartSlots } from '../sequence/admit.js';
+import { allAtOnceLimit, heldElsewhere, StartSlots } from '../sequence/admit.js';
 import { failedNodeHalts, skippedWait } from '../outcome.js';
 import { lockValue } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
@@ -52,6 +52,11 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   for (const n of held) standing.set(n.name, standingOf(ctx, n));
   const all = [...ctx.nodes, ...held];
   if (all.length === 0) b.wait(ctx.spec, 'node', noNodeSelected(ctx));
+  if (allAtOnce(ctx) && ctx.op.concurrency === 0 && ctx.nodes.length > ctx.budget.max)
+    b.note(
+      ctx.spec,
+      `${allAtOnceLimit(ctx.budget)} (drydock.yaml budget.maxUnavailable): at most ${ctx.budget.max} of its ${ctx.nodes.length} nodes at once`,
+    );
   const late = ctx.oneShot !== undefined ? latecomersText(ctx.spec, ctx.oneShot) : undefined;
   if (late !== undefined) b.note(ctx.spec, late);
 
@@ -124,6 +129,11 @@ function kairosHint(ctx: NodeOpContext): string {
   return `; drydock labels ${label} the nodes whose osImage names Kairos, and none does here: ${manual}`;
 }
 
+/** A NodeOp's concurrency 0 is Kairos' "all at once"; an inPlace NodeImage's is only no limit of its own. */
+function allAtOnce(ctx: NodeOpContext): boolean {
+  return ctx.spec.kind !== 'NodeImage';
+}
+
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
   const { lock, holds } = ctx.view.stateOf(n);
   return lock?.kind === ctx.operation.kind && lock.name === ctx.op.name && holds;
@@ -161,7 +171,7 @@ function startNodes(
   const { b, op, spec } = ctx;
   const limit = canaryLimit === Number.POSITIVE_INFINITY ? undefined : canaryLimit;
   const slots = new StartSlots(
-    { canary: op.rollout.canary, concurrency: op.concurrency },
+    { canary: op.rollout.canary, concurrency: op.concurrency, zeroIsAllAtOnce: allAtOnce(ctx) },
     inFlight(ctx, all, standing),
     limit,
     ctx.budget,

@@ -98,6 +98,17 @@ describe('NodeOp planner', () => {
     assert.ok(p.waits.some((w) => w.code === 'budget'));
   });
 
+  it('says that concurrency 0 (all at once) is limited to the cluster budget, in the plan and the status', () => {
+    const nodes = [n('worker-0'), n('worker-1'), n('worker-2')];
+    const p = run(nodeOp('patch', { concurrency: 0 }), nodes, { budget: 1 });
+    const said = /concurrency 0 \(all at once\) is limited to the cluster budget of 1/;
+    assert.match(p.specs.find((s) => s.spec.kind === 'NodeOp')?.waitingFor ?? '', said);
+    assert.ok(p.notes.some((x) => said.test(x.text) && /at most 1 of its 3 nodes at once/.test(x.text)));
+    // A concurrency of its own is not "all at once", and a budget that covers every node is no limit.
+    assert.ok(!run(nodeOp('patch', { concurrency: 2 }), nodes, { budget: 1 }).waits.some((w) => said.test(w.reason)));
+    assert.ok(!run(nodeOp('patch', { concurrency: 0 }), nodes, { budget: 3 }).notes.some((x) => said.test(x.text)));
+  });
+
   it('counts nodes in flight against concurrency, Failed ones not', () => {
     const nodes = [
       n('worker-0', { annotations: held('Updating') }),
