@@ -203,6 +203,8 @@ function startNodes(
       [ANNOTATIONS.phase]: 'Pending',
       [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
       [ANNOTATIONS.reason]: null,
+      // The last operation's Job, kept on a done node for its status row, is not this one's.
+      [ANNOTATIONS.job]: null,
       [ANNOTATIONS.jobMessage]: null,
     };
     b.act({

@@ -532,6 +532,41 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
     });
   });
 
+  it("a done node's status row names its Job with its namespace, and what the Job said", () => {
+    const done = {
+      [nodeOpRecordKey('patch')]: 'r1',
+      [ANNOTATIONS.job]: `${NS}/${JOB}`,
+      [ANNOTATIONS.jobMessage]: 'patched 3 files',
+    };
+    const p = run(nodeOp('patch'), [n('worker-0', { annotations: done })]);
+    assert.deepEqual(
+      p.specs.find((s) => s.spec.kind === 'NodeOp')?.nodes.map((r) => [r.node, r.phase, r.job, r.jobMessage]),
+      [['worker-0', 'Done', `${NS}/${JOB}`, 'patched 3 files']],
+    );
+    // Another operation's Job ran there since: the message is that one's, and is not shown.
+    const since = { ...done, [ANNOTATIONS.job]: `${NS}/nodeop-other-worker-0-r9` };
+    const row = run(nodeOp('patch'), [n('worker-0', { annotations: since })]).specs[0]?.nodes[0];
+    assert.deepEqual([row?.job, row?.jobMessage], [`${NS}/${JOB}`, undefined]);
+  });
+
+  it('finishing a node keeps its Job name beside the message; the next start clears both', () => {
+    const verifying = held('Verifying', { [ANNOTATIONS.job]: `${NS}/${JOB}`, [ANNOTATIONS.jobMessage]: 'ok' });
+    const finish = run(nodeOp('patch'), [n('worker-0', { annotations: verifying })]).actions.find(
+      (a): a is Extract<Action, { kind: 'annotateNode' }> =>
+        a.kind === 'annotateNode' && a.annotations[nodeOpRecordKey('patch')] === 'r1',
+    );
+    assert.ok(finish, 'the node is finished');
+    assert.equal(ANNOTATIONS.job in finish.annotations, false);
+    assert.equal(finish.annotations[ANNOTATIONS.operation], null);
+    const start = run(nodeOp('patch', { revision: 'r2' }), [
+      n('worker-0', { annotations: { [nodeOpRecordKey('patch')]: 'r1', [ANNOTATIONS.job]: `${NS}/${JOB}` } }),
+    ]).actions.find(
+      (a): a is Extract<Action, { kind: 'annotateNode' }> =>
+        a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending',
+    );
+    assert.deepEqual([start?.annotations[ANNOTATIONS.job], start?.annotations[ANNOTATIONS.jobMessage]], [null, null]);
+  });
+
   it('a selector that matches no node is never Complete: it waits, saying it has run nowhere', () => {
     const kairos = nodeOp('hello', { nodeSelector: { matchLabels: { 'kairos.io/managed': 'true' } } });
     const p = run(kairos, [n('worker-0'), n('worker-1')]);
