@@ -4,7 +4,7 @@
  * The field chooses nodes, not what runs on them: it is no part of the revision.
  */
 import { strict as assert } from 'node:assert';
-import { loadFromSource, type DesiredState } from '../../src/spec/index.js';
+import { loadFromSource, writtenNamespaceWarnings, type DesiredState } from '../../src/spec/index.js';
 import { memorySource } from './support.js';
 
 const NODEOP = (apiVersion: string, extra = ''): string =>
@@ -48,5 +48,30 @@ describe('followNewNodes', () => {
       memorySource({ 'ops/op.yaml': NODEOP('operator.kairos.io/v1alpha1', '  followNewNodes: true\n') }),
     );
     assert.equal(r.ok, false);
+  });
+});
+
+describe("a Kairos NodeOp's metadata.namespace", () => {
+  it('is not where its Jobs run: validate warns at its line, naming the imagePullSecrets to move', async () => {
+    const text = `apiVersion: operator.kairos.io/v1alpha1\nkind: NodeOp\nmetadata:\n  name: hello\n  namespace: team-a\nspec:\n  command: ["true"]\n  imagePullSecrets:\n    - name: regcred\n`;
+    const d = await load(text);
+    const [w, ...more] = writtenNamespaceWarnings(d);
+    assert.deepEqual(more, []);
+    assert.deepEqual([w?.file, w?.line, w?.code], ['ops/op.yaml', 5, 'namespace-ignored']);
+    assert.match(
+      w?.message ?? '',
+      /NodeOp\/hello: its Jobs run in drydock's namespace .* not in metadata\.namespace team-a/,
+    );
+    assert.match(w?.hint ?? '', /create the imagePullSecrets it names \(regcred\) in drydock's namespace/);
+  });
+
+  it('is not part of the revision, and a spec without one gets no warning', async () => {
+    const without = await load(NODEOP('operator.kairos.io/v1alpha1'));
+    const within = await load(
+      NODEOP('operator.kairos.io/v1alpha1').replace('  name: hello\n', '  name: hello\n  namespace: default\n'),
+    );
+    assert.deepEqual(writtenNamespaceWarnings(without), []);
+    assert.equal(writtenNamespaceWarnings(within).length, 1);
+    assert.equal(within.nodeOps[0]?.revision, without.nodeOps[0]?.revision);
   });
 });

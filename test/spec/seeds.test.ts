@@ -11,7 +11,7 @@ const FIXTURES = path.join(ROOT, 'test/fixtures/seeds');
 
 function withoutOrigin(d: DesiredState): unknown {
   const strip = (list: readonly object[]): unknown[] =>
-    list.map((s) => ({ ...s, apiVersion: undefined, source: undefined }));
+    list.map((s) => ({ ...s, apiVersion: undefined, source: undefined, writtenNamespace: undefined }));
   const { config: _config, ...lists } = d;
   return Object.fromEntries(Object.entries(lists).map(([k, v]) => [k, strip(v as object[])]));
 }

@@ -8,6 +8,7 @@ import {
   formatErrorsText,
   loadFromDirectory,
   SpecSourceError,
+  writtenNamespaceWarnings,
   type DesiredState,
   type ErrorFormat,
   type SpecError,
@@ -32,12 +33,15 @@ function specCount(d: DesiredState): number {
 
 /** Valid specs this build does not act on, as findings that do not fail validation. */
 function warnings(d: DesiredState): SpecError[] {
-  return notActedOn(d).map((n) => ({
-    ...n.source,
-    code: 'not-supported',
-    message: `${n.kind}/${n.name}: ${notActedOnReason(n)}`,
-    hint: n.hint,
-  }));
+  return [
+    ...notActedOn(d).map((n) => ({
+      ...n.source,
+      code: 'not-supported',
+      message: `${n.kind}/${n.name}: ${notActedOnReason(n)}`,
+      hint: n.hint,
+    })),
+    ...writtenNamespaceWarnings(d),
+  ];
 }
 
 export async function runValidate(
@@ -93,8 +97,9 @@ export async function runValidate(
     const w = { ...opts, severity: 'warning' } as const;
     out(`${format === 'github' ? formatErrorsGithub(warned, w) : formatErrorsText(warned, w)}\n`);
   }
+  const notSupported = warned.filter((w) => w.code === 'not-supported').length;
   const notActed =
-    warned.length === 0 ? '' : `; ${plural(warned.length, 'spec')} not acted on by this build (warnings above)`;
+    notSupported === 0 ? '' : `; ${plural(notSupported, 'spec')} not acted on by this build (warnings above)`;
   out(
     `${dir}: valid: ${plural(specCount(result.desired), 'spec')} in ${plural(result.files.length, 'file')} (cluster ${result.desired.config.cluster})${notActed}\n`,
   );
