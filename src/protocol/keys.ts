@@ -130,6 +130,14 @@ export type NodePhase = (typeof NODE_PHASES)[number];
 export const NODEOP_RECORD_DOMAIN = 'nodeop.drydock.dev';
 
 /**
+ * The domain of a one-shot NodeOp's selection (followNewNodes false, the Kairos operator's
+ * NodeOp): `selection.nodeop.drydock.dev/<name>` = "<revision> <ISO time it was first seen>" on
+ * each node it selected then, with " later" appended on a node its selector matched only after.
+ * Kept on every such node, so the time survives the nodes it ran on being replaced.
+ */
+export const NODEOP_SELECTION_DOMAIN = 'selection.nodeop.drydock.dev';
+
+/**
  * The domain of the per-MutexRunConfig record a node keeps once the Machine Config Operator
  * upgraded it under that run: `mutexrun.drydock.dev/<name>` = the OpenShift version reached.
  */
@@ -170,6 +178,11 @@ function recordKey(domain: string, name: string): string {
  */
 export function nodeOpRecordKey(name: string): string {
   return recordKey(NODEOP_RECORD_DOMAIN, name);
+}
+
+/** The annotation that records on a node whether one-shot NodeOp `name` selected it when first seen, and when that was. */
+export function nodeOpSelectionKey(name: string): string {
+  return recordKey(NODEOP_SELECTION_DOMAIN, name);
 }
 
 export function mutexRunRecordKey(name: string): string {

@@ -19,7 +19,8 @@ export interface KindHandler {
 }
 
 const EDGELESS = 'update.edgeless.systems/v1alpha1';
-const KAIROS = 'operator.kairos.io/v1alpha1';
+/** The Kairos operator's API: its specs also make drydock label Kairos nodes as the operator does (plan/nodeop/kairos-labels.ts). */
+export const KAIROS_API = 'operator.kairos.io/v1alpha1';
 
 export const KINDS: Readonly<Record<string, Readonly<Record<string, KindHandler>>>> = {
   [DRYDOCK_API]: {
@@ -41,7 +42,7 @@ export const KINDS: Readonly<Record<string, Readonly<Record<string, KindHandler>
       normalise: e.eAutoscalingStrategy,
     },
   },
-  [KAIROS]: {
+  [KAIROS_API]: {
     NodeOp: { schema: 'seeds/kairos-node-op.schema.json', normalise: k.kNodeOp },
     NodeOpUpgrade: { schema: 'seeds/kairos-node-op-upgrade.schema.json', normalise: k.kNodeOpUpgrade },
   },

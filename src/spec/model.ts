@@ -150,6 +150,12 @@ export interface NodeMaintenance extends SpecMeta<'NodeMaintenance'> {
   readonly drain: DrainOptions;
 }
 
+/** A spec's metadata.namespace and where it is written. */
+export interface WrittenNamespace {
+  readonly name: string;
+  readonly at: SourcePosition;
+}
+
 export interface NodeOp extends SpecMeta<'NodeOp'> {
   readonly nodeSelector?: LabelSelector;
   readonly image: string;
@@ -163,7 +169,14 @@ export interface NodeOp extends SpecMeta<'NodeOp'> {
   /** 0 means all matching nodes at once. */
   readonly concurrency: number;
   readonly stopOnFailure: boolean;
+  /**
+   * Whether nodes its selector matches later run it too (drydock.dev's default), or only the
+   * nodes it selected when its revision was first seen: the Kairos operator's one-shot NodeOp.
+   */
+  readonly followNewNodes: boolean;
   readonly rollout: RolloutPolicy;
+  /** metadata.namespace as written (Kairos' format has one): drydock does not run the Jobs there (validate says so at its line). */
+  readonly writtenNamespace?: WrittenNamespace;
   /** Set when this NodeOp was generated from a NodeOpUpgrade. */
   readonly generatedBy?: string;
   /** What status.nodeInfo.osImage must report after the reboot (exact, or /regex/): a NodeOpUpgrade's, an inPlace NodeImage's. */
@@ -181,6 +194,8 @@ export interface NodeOpUpgrade extends SpecMeta<'NodeOpUpgrade'> {
   readonly force: boolean;
   /** What status.nodeInfo.osImage must report after the reboot (exact, or /regex/). */
   readonly osImage?: string;
+  /** metadata.namespace as written (Kairos' format has one): drydock does not run the Jobs there. */
+  readonly writtenNamespace?: WrittenNamespace;
 }
 
 /** A batch/v1 Job to run on a node, kept as the user wrote it (the API server validates it). */

@@ -6,7 +6,12 @@
 import { createHash } from 'node:crypto';
 import type { Spec } from './model.js';
 
-const EXCLUDED = new Set(['source', 'revision', 'apiVersion']);
+/**
+ * followNewNodes decides which nodes a revision runs on, not what it does there: turning it on
+ * or off must not run the NodeOp again on every node it already ran on. writtenNamespace is a
+ * position in a file, for validate's warning.
+ */
+const EXCLUDED = new Set(['source', 'revision', 'apiVersion', 'followNewNodes', 'writtenNamespace']);
 
 function canonical(value: unknown, top: boolean): string {
   if (Array.isArray(value)) return `[${value.map((v) => canonical(v, false)).join(',')}]`;

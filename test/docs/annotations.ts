@@ -114,6 +114,10 @@ export function annotationsPage(): { markdown: string; keys: number } {
       `${comments.get('NODEOP_RECORD_DOMAIN')?.doc ?? ''} (${code('NODEOP_RECORD_DOMAIN')}, ${code(keys.NODEOP_RECORD_DOMAIN)})`,
       '',
       `${comments.get('nodeOpRecordKey')?.doc ?? ''} For example ${code(keys.nodeOpRecordKey('rotate-logs'))}.`,
+      '',
+      `${comments.get('NODEOP_SELECTION_DOMAIN')?.doc ?? ''} (${code('NODEOP_SELECTION_DOMAIN')}, ${code(keys.NODEOP_SELECTION_DOMAIN)})`,
+      '',
+      `${comments.get('nodeOpSelectionKey')?.doc ?? ''} For example ${code(keys.nodeOpSelectionKey('hello'))}.`,
     ].join('\n'),
   );
   sections.push(

@@ -13,7 +13,7 @@ const FIXTURES = path.join(ROOT, 'test/fixtures/seeds');
 
 function withoutOrigin(d: DesiredState): unknown {
   const strip = (list: readonly object[]): unknown[] =>
-    list.map((s) => ({ ...s, apiVersion: undefined, source: undefined }));
+    list.map((s) => ({ ...s, apiVersion: undefined, source: undefined, writtenNamespace: undefined }));
   const { config: _config, ...lists } = d;
   return Object.fromEntries(Object.entries(lists).map(([k, v]) => [k, strip(v as object[])]));
 }
@@ -105,8 +105,9 @@ describe('spec loader: seed formats', () => {
         minimal.backoffLimit,
         minimal.concurrency,
         minimal.stopOnFailure,
+        minimal.followNewNodes,
       ],
-      ['busybox:latest', '/host', false, false, true, false, 6, 0, false],
+      ['busybox:latest', '/host', false, false, true, false, 6, 0, false, false],
     );
     const upgrade = seed.nodeOpUpgrades[0];
     assert.deepEqual(upgrade && [upgrade.upgradeActive, upgrade.upgradeRecovery, upgrade.force], [true, false, false]);

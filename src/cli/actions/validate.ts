@@ -8,6 +8,7 @@ import {
   formatErrorsText,
   loadFromDirectory,
   SpecSourceError,
+  writtenNamespaceWarnings,
   type DesiredState,
   type ErrorFormat,
   type SpecError,
@@ -32,12 +33,15 @@ function specCount(d: DesiredState): number {
 
 /** Valid specs this build does not act on, as findings that do not fail validation. */
 function warnings(d: DesiredState): SpecError[] {
-  return notActedOn(d).map((n) => ({
-    ...n.source,
-    code: 'not-supported',
-    message: `${n.kind}/${n.name}: ${notActedOnReason(n)}`,
-    hint: n.hint,
-  }));
+  return [
+    ...notActedOn(d).map((n) => ({
+      ...n.source,
+      code: 'not-supported',
+      message: `${n.kind}/${n.name}: ${notActedOnReason(n)}`,
+      hint: n.hint,
+    })),
+    ...writtenNamespaceWarnings(d),
+  ];
 }
 
 export async function runValidate(
@@ -98,9 +102,11 @@ export async function runValidate(
     out(`${dir}: ${plural(total, 'error')} in ${plural(files, 'file')}; nothing is applied until all are fixed\n`);
     return EXIT_FINDINGS;
   }
+  const notSupported = notActedOn.filter((n) => n.code === 'not-supported').length;
   const notActed =
-    notActedOn.length === 0 ? '' : `; ${plural(notActedOn.length, 'spec')} not acted on by this build (warnings above)`;
-  const loadWarned = loadWarnings.length === 0 ? '' : `; ${plural(loadWarnings.length, 'warning')} above`;
+    notSupported === 0 ? '' : `; ${plural(notSupported, 'spec')} not acted on by this build (warnings above)`;
+  const otherWarnings = warned.length - notSupported;
+  const loadWarned = otherWarnings === 0 ? '' : `; ${plural(otherWarnings, 'warning')} above`;
   out(
     `${dir}: valid: ${plural(specCount(result.desired), 'spec')} in ${plural(result.files.length, 'file')} (cluster ${result.desired.config.cluster})${notActed}${loadWarned}\n`,
   );

@@ -185,6 +185,8 @@ function start(
         [ANNOTATIONS.operation]: lockValue(kind, name, revision),
         [ANNOTATIONS.phase]: 'Pending',
         [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
+        // A done NodeOp keeps its Job's name on the node (its status row); it is not this one's.
+        [ANNOTATIONS.job]: null,
       },
       reason: `node ${n.name} is next for ${ctx.version}: its MutexRules run first`,
     });

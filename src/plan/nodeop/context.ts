@@ -15,6 +15,7 @@ import { compareNames } from '../order.js';
 import { standing, type Standing } from '../sequence/holder.js';
 import type { SpecRef } from '../types.js';
 import { podsOn, type ClusterView } from '../view.js';
+import { oneShotSelection, type OneShotSelection } from './selection.js';
 
 /** Where node Jobs and reboot pods run, their images, and how long a reboot may take (plan options). */
 export interface NodeOpSettings {
@@ -48,8 +49,10 @@ export interface NodeOpContext {
   readonly bottlerocket?: { readonly requested: string; readonly version?: string };
   /** What a node must report in status.nodeInfo.osImage after its reboot (exact, or /regex/); absent: not verified by the OS. */
   readonly expectedOsImage?: string;
-  /** The selected nodes, control-plane nodes first, then by name. */
+  /** The selected nodes, control-plane nodes first, then by name (a one-shot NodeOp's: its members). */
   readonly nodes: readonly ObservedNode[];
+  /** A one-shot NodeOp (followNewNodes false): the nodes it selected when first seen, and those that came later. */
+  readonly oneShot?: OneShotSelection;
 }
 
 const CONTROL_PLANE_KEYS = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
@@ -101,7 +104,15 @@ function bottlerocketOf(
 export function buildNodeOpContext(
   input: Omit<
     NodeOpContext,
-    'spec' | 'operation' | 'jobsByName' | 'nodes' | 'record' | 'appliesImage' | 'bottlerocket' | 'expectedOsImage'
+    | 'spec'
+    | 'operation'
+    | 'jobsByName'
+    | 'nodes'
+    | 'record'
+    | 'appliesImage'
+    | 'bottlerocket'
+    | 'expectedOsImage'
+    | 'oneShot'
   >,
   inPlace?: InPlaceAs,
 ): NodeOpContext {
@@ -136,12 +147,20 @@ export function buildNodeOpContext(
     };
   }
   const record = { key: nodeOpRecordKey(op.name), value: op.revision };
+  const oneShot = op.followNewNodes
+    ? undefined
+    : oneShotSelection(op, view.observed.nodes, nodes, input.now, (n) => {
+        const { lock } = view.stateOf(n);
+        const held = lock?.kind === 'NodeOp' && lock.name === op.name && lock.revision === op.revision;
+        return held || n.annotations[record.key] === record.value;
+      });
   return {
     ...input,
     spec: specOf(op),
     operation: { kind: 'NodeOp', name: op.name, revision: op.revision },
     jobsByName,
-    nodes,
+    nodes: oneShot?.members ?? nodes,
+    ...(oneShot !== undefined ? { oneShot } : {}),
     record,
     ...(op.osImage !== undefined ? { expectedOsImage: op.osImage } : {}),
   };

@@ -9,7 +9,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { gateWait, haltedReason } from '../sequence/start-gate.js';
-import { heldElsewhere, StartSlots } from '../sequence/admit.js';
+import { allAtOnceLimit, heldElsewhere, StartSlots } from '../sequence/admit.js';
 import { failedNodeHalts, skippedWait } from '../outcome.js';
 import { lockValue } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
@@ -28,6 +28,9 @@ import { cleanUpRemovedJobs } from './removed.js';
 import { buildNodeOpStatus } from './status.js';
 import { verifyStep } from './verify.js';
 import { bottlerocketJobStep } from './bottlerocket.js';
+import { latecomersText, writeSelectionMarks } from './selection.js';
+import { isKairosNode, KAIROS_MANAGED, kairosSpec } from './kairos-labels.js';
+import { KAIROS_API } from '../../spec/kinds.js';
 
 export { buildNodeOpContext, type NodeOpContext, type NodeOpSettings } from './context.js';
 export { inPlaceNodeOp } from './inplace.js';
@@ -49,6 +52,13 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   for (const n of held) standing.set(n.name, standingOf(ctx, n));
   const all = [...ctx.nodes, ...held];
   if (all.length === 0) b.wait(ctx.spec, 'node', noNodeSelected(ctx));
+  if (allAtOnce(ctx) && ctx.op.concurrency === 0 && ctx.nodes.length > ctx.budget.max)
+    b.note(
+      ctx.spec,
+      `${allAtOnceLimit(ctx.budget)} (drydock.yaml budget.maxUnavailable): at most ${ctx.budget.max} of its ${ctx.nodes.length} nodes at once`,
+    );
+  const late = ctx.oneShot !== undefined ? latecomersText(ctx.spec, ctx.oneShot) : undefined;
+  if (late !== undefined) b.note(ctx.spec, late);
 
   const { stateOf } = ctx.view;
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
@@ -90,7 +100,9 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
       );
     else startNodes(ctx, all, standing, gates, resolving ? Math.min(gate.limit ?? 1, 1) : gate.limit);
   }
-  return buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
+  const status = buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
+  if (ctx.oneShot !== undefined) writeSelectionMarks(b, ctx.spec, ctx.op, ctx.oneShot);
+  return status;
 }
 
 /**
@@ -98,12 +110,28 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
  * examples select kairos.io/managed=true, a label the Kairos operator puts on its nodes.
  */
 function noNodeSelected(ctx: NodeOpContext): string {
-  const selector = ctx.op.nodeSelector;
-  const kairos =
-    selector?.matchLabels?.['kairos.io/managed'] !== undefined
-      ? '; the Kairos operator labelled its nodes kairos.io/managed=true, drydock does not: label them (kubectl label node <name> kairos.io/managed=true)'
-      : '';
-  return `its nodeSelector matches no node, so it has run nowhere${kairos}`;
+  const late = ctx.oneShot?.latecomers ?? [];
+  if (late.length > 0)
+    return `none of the nodes it selected when first seen (${ctx.oneShot?.firstSeen ?? ''}) is left, and it runs once, on those: ${late.map((n) => n.name).join(', ')} came later`;
+  return `its nodeSelector matches no node, so it has run nowhere${kairosHint(ctx)}`;
+}
+
+/** Where the kairos.io/managed label a selector asks for comes from (kairos-labels.ts). */
+function kairosHint(ctx: NodeOpContext): string {
+  if (ctx.op.nodeSelector?.matchLabels?.[KAIROS_MANAGED] === undefined) return '';
+  const label = `${KAIROS_MANAGED}=true`;
+  const manual = `label them (kubectl label node <name> ${label})`;
+  if (kairosSpec(ctx.desired) === undefined)
+    return `; drydock labels nodes ${label} as the Kairos operator did only while the repository holds a spec in its format (${KAIROS_API}): ${manual}`;
+  const labelling = ctx.view.observed.nodes.filter((n) => isKairosNode(n) && !(KAIROS_MANAGED in n.labels));
+  if (labelling.length > 0)
+    return `; drydock labels ${labelling.map((n) => n.name).join(', ')} ${label} now (their osImage names Kairos)`;
+  return `; drydock labels ${label} the nodes whose osImage names Kairos, and none does here: ${manual}`;
+}
+
+/** A NodeOp's concurrency 0 is Kairos' "all at once"; an inPlace NodeImage's is only no limit of its own. */
+function allAtOnce(ctx: NodeOpContext): boolean {
+  return ctx.spec.kind !== 'NodeImage';
 }
 
 function ownLock(ctx: NodeOpContext, n: ObservedNode): boolean {
@@ -143,7 +171,7 @@ function startNodes(
   const { b, op, spec } = ctx;
   const limit = canaryLimit === Number.POSITIVE_INFINITY ? undefined : canaryLimit;
   const slots = new StartSlots(
-    { canary: op.rollout.canary, concurrency: op.concurrency },
+    { canary: op.rollout.canary, concurrency: op.concurrency, zeroIsAllAtOnce: allAtOnce(ctx) },
     inFlight(ctx, all, standing),
     limit,
     ctx.budget,
@@ -175,6 +203,8 @@ function startNodes(
       [ANNOTATIONS.phase]: 'Pending',
       [ANNOTATIONS.phaseSince]: new Date(ctx.now).toISOString(),
       [ANNOTATIONS.reason]: null,
+      // The last operation's Job, kept on a done node for its status row, is not this one's.
+      [ANNOTATIONS.job]: null,
       [ANNOTATIONS.jobMessage]: null,
     };
     b.act({

@@ -26,6 +26,8 @@ export function inPlaceNodeOp(image: NodeImage): NodeOp {
     backoffLimit: 0,
     concurrency: r.concurrency,
     stopOnFailure: r.stopOnFailure,
+    // An image is the state every selected node should be in, new ones too.
+    followNewNodes: true,
     rollout: r,
     ...(image.inPlace?.osImage !== undefined ? { osImage: image.inPlace.osImage } : {}),
   };

@@ -16,6 +16,7 @@ import {
   type NodeOpContext,
   type NodeOpSettings,
 } from './index.js';
+import { planKairosLabels } from './kairos-labels.js';
 
 /** Where node Jobs and reboot pods run, their images, and how long a reboot may take: the plan options'. */
 function settingsOf({ options }: Round): NodeOpSettings {
@@ -65,6 +66,7 @@ export const inPlaceKind: OperationKind = {
       running: false,
       controlPlanes,
       plan(gates: RoundGates): SpecOutcome[] {
+        planKairosLabels(round.desired, round.view.observed.nodes, round.b);
         planRemovedNodeOps(round.desired, { b: round.b, view: round.view, settings: settingsOf(round) });
         return list.map((ctx) => {
           const status = planNodeOp(ctx, gates(`${ctx.operation.kind}/${ctx.operation.name}`));

@@ -21,15 +21,22 @@ function rowOf(
   const state = ctx.view.stateOf(n);
   const jobRef = state.job ?? (job !== undefined ? `${ctx.settings.jobNamespace}/${name}` : undefined);
   const held = standing === 'current';
-  const phase: NodeRow['phase'] = standing === 'done' ? 'Done' : held ? (state.phase ?? 'Pending') : 'Pending';
+  const done = standing === 'done';
+  const phase: NodeRow['phase'] = done ? 'Done' : held ? (state.phase ?? 'Pending') : 'Pending';
   const since = held ? state.sinceText : undefined;
   const lastError = held && state.phase === 'Failed' ? state.reason : undefined;
-  const jobMessage = held ? n.annotations[ANNOTATIONS.jobMessage] : undefined;
+  // A done node names the Job it ran (namespace/name; it is deleted soon after), and what the Job
+  // said while drydock.dev/job still names it (until another operation starts on the node).
+  const ran = done && n.annotations[ctx.record.key] === ctx.record.value;
+  const doneJob = ran ? `${ctx.settings.jobNamespace}/${name}` : undefined;
+  const ownMessage = held || (doneJob !== undefined && state.job === doneJob);
+  const jobMessage = ownMessage ? n.annotations[ANNOTATIONS.jobMessage] : undefined;
   return {
     node: n.name,
     phase,
     ...(since !== undefined ? { since } : {}),
     ...(held && jobRef !== undefined ? { job: jobRef } : {}),
+    ...(doneJob !== undefined ? { job: doneJob } : {}),
     ...(job !== undefined ? { attempts: job.attempts } : {}),
     ...(lastError !== undefined ? { lastError } : {}),
     ...(jobMessage !== undefined ? { jobMessage } : {}),

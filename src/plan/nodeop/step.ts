@@ -64,11 +64,16 @@ export function messageOf(job: { readonly message?: string }): Record<string, st
   return job.message !== undefined ? { [ANNOTATIONS.jobMessage]: job.message } : {};
 }
 
-/** Done: uncordon, record the succeeded revision (and when) on the node, release the lock. */
+/**
+ * Done: uncordon, record the succeeded revision (and when) on the node, release the lock. The
+ * Job's name stays beside its message (drydock.dev/job, job-message), so the done node's status
+ * row still names the Job, its namespace and what it said, until another operation starts there.
+ */
 export function finishNode(ctx: NodeOpContext, node: ObservedNode, why: string): void {
   uncordonIfOurs(ctx, node, `node ${node.name} is done; it takes workloads again`);
+  const { [ANNOTATIONS.job]: _job, ...release } = HELD_ANNOTATIONS;
   const annotations = {
-    ...HELD_ANNOTATIONS,
+    ...release,
     [ctx.record.key]: ctx.record.value,
     [ANNOTATIONS.doneAt]: new Date(ctx.now).toISOString(),
   };

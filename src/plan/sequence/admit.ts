@@ -55,7 +55,11 @@ export class StartSlots {
   private first: LimitWait | undefined;
 
   constructor(
-    private readonly rollout: Pick<RolloutPolicy, 'canary'> & { readonly concurrency: number },
+    private readonly rollout: Pick<RolloutPolicy, 'canary'> & {
+      readonly concurrency: number;
+      /** concurrency 0 means "all at once" (a NodeOp's, as Kairos'): a budget that caps it says so. */
+      readonly zeroIsAllAtOnce?: boolean;
+    },
     inFlight: number,
     private readonly canaryLimit: number | undefined,
     private readonly budget: ClusterBudget,
@@ -100,6 +104,15 @@ export class StartSlots {
   }
 
   private cluster(): LimitWait | undefined {
-    return this.budget.free <= 0 ? { code: 'budget', reason: this.budget.describe() } : undefined;
+    if (this.budget.free > 0) return undefined;
+    // "All at once" that runs one at a time must say why, or it reads as a bug.
+    const allAtOnce =
+      this.rollout.zeroIsAllAtOnce === true && this.rollout.concurrency === 0 ? `${allAtOnceLimit(this.budget)}: ` : '';
+    return { code: 'budget', reason: `${allAtOnce}${this.budget.describe()}` };
   }
+}
+
+/** What concurrency 0 (all at once) comes to under the cluster budget. */
+export function allAtOnceLimit(budget: Pick<ClusterBudget, 'max'>): string {
+  return `concurrency 0 (all at once) is limited to the cluster budget of ${budget.max}`;
 }

@@ -49,6 +49,10 @@ export interface NodeOpUpgradeSpec {
    */
   stopOnFailure?: boolean;
   /**
+   * Upgrade nodes the selector matches later too (a node that joins after the NodeOpUpgrade was applied). Default true; false upgrades only the nodes it selected when this revision was first seen, as the Kairos operator does.
+   */
+  followNewNodes?: boolean;
+  /**
    * Upgrade the active partition (and reboot into it). Default true.
    */
   upgradeActive?: boolean;

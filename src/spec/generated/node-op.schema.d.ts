@@ -75,6 +75,10 @@ export interface NodeOpSpec {
    */
   stopOnFailure?: boolean;
   /**
+   * Run on nodes the selector matches later too (a node that joins after the NodeOp was applied). Default true; false runs it once, on the nodes it selected when this revision was first seen, as the Kairos operator's NodeOp does.
+   */
+  followNewNodes?: boolean;
+  /**
    * Window, approval, canary, health gate and budget for the operation. concurrency, stopOnFailure and drain are taken from the fields above.
    */
   rollout?: RolloutSpec;

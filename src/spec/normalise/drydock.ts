@@ -184,6 +184,8 @@ export function dNodeOp(ctx: NormaliseContext): Spec[] {
     ...nodeOpJob(spec, drain),
     concurrency,
     stopOnFailure,
+    // Following new nodes is what drydock.dev NodeOps always did.
+    followNewNodes: spec.followNewNodes ?? true,
     rollout: nodeOpRollout(
       ctx,
       ['spec', 'rollout'],
@@ -196,7 +198,7 @@ export function dNodeOp(ctx: NormaliseContext): Spec[] {
 }
 
 export function dNodeOpUpgrade(ctx: NormaliseContext): Spec[] {
-  return nodeOpUpgrade(ctx, raw<NodeOpUpgradeDocument>(ctx.doc).spec);
+  return nodeOpUpgrade(ctx, raw<NodeOpUpgradeDocument>(ctx.doc).spec, true);
 }
 
 function jobTemplate(t: JobTemplateSpec): JobTemplate {

@@ -3,7 +3,7 @@ import type { KairosNodeOpUpgradeDocument } from '../generated/kairos-node-op-up
 import type { KairosNodeOpDocument } from '../generated/kairos-node-op.schema.js';
 import type { DrainOptions, LabelSelector, NodeOp, Spec } from '../model.js';
 import type { NormaliseContext } from './context.js';
-import { meta, raw } from './meta.js';
+import { meta, raw, writtenNamespace } from './meta.js';
 import { checkDrainNeedsCordon, KAIROS_DEFAULTS, KAIROS_DRAIN, nodeOpJob, nodeOpUpgrade } from './node-op.js';
 import { checkSelector, labelSelector } from './rollout.js';
 
@@ -49,11 +49,15 @@ export function kNodeOp(ctx: NormaliseContext): Spec[] {
     ...nodeOpJob(spec, drain),
     concurrency,
     stopOnFailure,
+    // "The controller runs it once for that object": not on nodes that join later.
+    followNewNodes: false,
     rollout: { ...ctx.rollout, concurrency, stopOnFailure, drain },
+    ...writtenNamespace(ctx.doc),
   };
   return [op];
 }
 
 export function kNodeOpUpgrade(ctx: NormaliseContext): Spec[] {
-  return nodeOpUpgrade(ctx, raw<KairosNodeOpUpgradeDocument>(ctx.doc).spec);
+  const specs = nodeOpUpgrade(ctx, raw<KairosNodeOpUpgradeDocument>(ctx.doc).spec, false);
+  return specs.map((s) => (s.kind === 'NodeOpUpgrade' ? { ...s, ...writtenNamespace(ctx.doc) } : s));
 }

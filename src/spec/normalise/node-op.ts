@@ -168,7 +168,7 @@ export function kairosUpgradeCommand(
 }
 
 /** The NodeOp a NodeOpUpgrade stands for: same name, always cordon and drain, reboot when the active partition changed. */
-export function generatedNodeOp(u: NodeOpUpgrade, defaults: RolloutPolicy): NodeOp {
+export function generatedNodeOp(u: NodeOpUpgrade, defaults: RolloutPolicy, followNewNodes: boolean): NodeOp {
   const drain: DrainOptions = { ...KAIROS_DRAIN, enabled: true };
   const nodeSelector: LabelSelector | undefined = u.nodeSelector;
   return {
@@ -188,13 +188,13 @@ export function generatedNodeOp(u: NodeOpUpgrade, defaults: RolloutPolicy): Node
     backoffLimit: KAIROS_DEFAULTS.backoffLimit,
     concurrency: u.concurrency,
     stopOnFailure: u.stopOnFailure,
+    followNewNodes,
     rollout: { ...defaults, concurrency: u.concurrency, stopOnFailure: u.stopOnFailure, drain },
     generatedBy: `NodeOpUpgrade/${u.name}`,
     ...(u.osImage !== undefined ? { osImage: u.osImage } : {}),
   };
 }
 
-/** A NodeOpUpgrade (either format: the fields are Kairos') and the NodeOp generated from it. */
 /** An expected osImage written as /regex/ must compile: the error is at its line. */
 export function checkOsImage(ctx: NormaliseContext, path: readonly PathSegment[], written: string | undefined): void {
   const problem = written === undefined ? undefined : osImageProblem(written);
@@ -207,7 +207,11 @@ export function checkOsImage(ctx: NormaliseContext, path: readonly PathSegment[]
     );
 }
 
-export function nodeOpUpgrade(ctx: NormaliseContext, spec: NodeOpUpgradeSpec): Spec[] {
+/**
+ * A NodeOpUpgrade (either format: the fields are Kairos') and the NodeOp generated from it;
+ * `followDefault` is its format's: Kairos' runs once, on the nodes it first selected.
+ */
+export function nodeOpUpgrade(ctx: NormaliseContext, spec: NodeOpUpgradeSpec, followDefault: boolean): Spec[] {
   checkSelector(ctx, ['spec', 'nodeSelector'], spec.nodeSelector);
   const nodeSelector = labelSelector(spec.nodeSelector);
   const u: NodeOpUpgrade = {
@@ -223,5 +227,5 @@ export function nodeOpUpgrade(ctx: NormaliseContext, spec: NodeOpUpgradeSpec): S
     ...(spec.osImage !== undefined ? { osImage: spec.osImage } : {}),
   };
   checkOsImage(ctx, ['spec', 'osImage'], spec.osImage);
-  return [u, generatedNodeOp(u, ctx.rollout)];
+  return [u, generatedNodeOp(u, ctx.rollout, spec.followNewNodes ?? followDefault)];
 }

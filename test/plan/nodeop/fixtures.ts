@@ -26,6 +26,7 @@ export function nodeOp(name: string, o: Partial<NodeOp> = {}): NodeOp {
     backoffLimit: 3,
     concurrency: 1,
     stopOnFailure: false,
+    followNewNodes: true,
     rollout: policy({ drain }),
     ...o,
   };

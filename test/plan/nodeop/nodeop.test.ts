@@ -98,6 +98,17 @@ describe('NodeOp planner', () => {
     assert.ok(p.waits.some((w) => w.code === 'budget'));
   });
 
+  it('says that concurrency 0 (all at once) is limited to the cluster budget, in the plan and the status', () => {
+    const nodes = [n('worker-0'), n('worker-1'), n('worker-2')];
+    const p = run(nodeOp('patch', { concurrency: 0 }), nodes, { budget: 1 });
+    const said = /concurrency 0 \(all at once\) is limited to the cluster budget of 1/;
+    assert.match(p.specs.find((s) => s.spec.kind === 'NodeOp')?.waitingFor ?? '', said);
+    assert.ok(p.notes.some((x) => said.test(x.text) && /at most 1 of its 3 nodes at once/.test(x.text)));
+    // A concurrency of its own is not "all at once", and a budget that covers every node is no limit.
+    assert.ok(!run(nodeOp('patch', { concurrency: 2 }), nodes, { budget: 1 }).waits.some((w) => said.test(w.reason)));
+    assert.ok(!run(nodeOp('patch', { concurrency: 0 }), nodes, { budget: 3 }).notes.some((x) => said.test(x.text)));
+  });
+
   it('counts nodes in flight against concurrency, Failed ones not', () => {
     const nodes = [
       n('worker-0', { annotations: held('Updating') }),
@@ -519,6 +530,41 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
       );
       assert.ok(kinds(ours).includes('uncordon worker-0'), kinds(ours).join(', '));
     });
+  });
+
+  it("a done node's status row names its Job with its namespace, and what the Job said", () => {
+    const done = {
+      [nodeOpRecordKey('patch')]: 'r1',
+      [ANNOTATIONS.job]: `${NS}/${JOB}`,
+      [ANNOTATIONS.jobMessage]: 'patched 3 files',
+    };
+    const p = run(nodeOp('patch'), [n('worker-0', { annotations: done })]);
+    assert.deepEqual(
+      p.specs.find((s) => s.spec.kind === 'NodeOp')?.nodes.map((r) => [r.node, r.phase, r.job, r.jobMessage]),
+      [['worker-0', 'Done', `${NS}/${JOB}`, 'patched 3 files']],
+    );
+    // Another operation's Job ran there since: the message is that one's, and is not shown.
+    const since = { ...done, [ANNOTATIONS.job]: `${NS}/nodeop-other-worker-0-r9` };
+    const row = run(nodeOp('patch'), [n('worker-0', { annotations: since })]).specs[0]?.nodes[0];
+    assert.deepEqual([row?.job, row?.jobMessage], [`${NS}/${JOB}`, undefined]);
+  });
+
+  it('finishing a node keeps its Job name beside the message; the next start clears both', () => {
+    const verifying = held('Verifying', { [ANNOTATIONS.job]: `${NS}/${JOB}`, [ANNOTATIONS.jobMessage]: 'ok' });
+    const finish = run(nodeOp('patch'), [n('worker-0', { annotations: verifying })]).actions.find(
+      (a): a is Extract<Action, { kind: 'annotateNode' }> =>
+        a.kind === 'annotateNode' && a.annotations[nodeOpRecordKey('patch')] === 'r1',
+    );
+    assert.ok(finish, 'the node is finished');
+    assert.equal(ANNOTATIONS.job in finish.annotations, false);
+    assert.equal(finish.annotations[ANNOTATIONS.operation], null);
+    const start = run(nodeOp('patch', { revision: 'r2' }), [
+      n('worker-0', { annotations: { [nodeOpRecordKey('patch')]: 'r1', [ANNOTATIONS.job]: `${NS}/${JOB}` } }),
+    ]).actions.find(
+      (a): a is Extract<Action, { kind: 'annotateNode' }> =>
+        a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending',
+    );
+    assert.deepEqual([start?.annotations[ANNOTATIONS.job], start?.annotations[ANNOTATIONS.jobMessage]], [null, null]);
   });
 
   it('a selector that matches no node is never Complete: it waits, saying it has run nowhere', () => {
