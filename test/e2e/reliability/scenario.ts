@@ -57,7 +57,7 @@ export function bottlerocketHosts(workers: number): number {
 
 export interface ReliabilitySettings {
   readonly seed: number;
-  /** Kill points aimed at over the crash suite's four scenarios. */
+  /** Kill points aimed at over the crash suite's five scenarios. */
   readonly kills: number;
   /** Workers in the crash suite's group: the replace rollout's size; NodeOp targets are a share of it. */
   readonly workers: number;
