@@ -3,7 +3,7 @@
  * crash points (callKind), and in the Event it deserves once it has done something (eventFor).
  */
 import type { Action } from '../plan/types.js';
-import { ANNOTATIONS } from '../protocol/keys.js';
+import { ANNOTATIONS, BOTTLEROCKET_RECORD_DOMAIN } from '../protocol/keys.js';
 import type { EventInput } from './events.js';
 import { plural } from '../words.js';
 
@@ -49,15 +49,18 @@ export function describeAction(a: Action): string {
 /**
  * The kind of call an action makes, finer than its action kind where a node's sequence has
  * several steps of one kind: an annotation by the phase it writes (`annotateNode:Draining`,
- * `annotateNode:released`) or, without one, the keys it sets (`annotateNode:replaced-by`); the
- * autoscaler's pause and restore; a gate Job's step. The reliability suite kills drydock once
- * after (and before) each kind, so every step of every node's sequence is interrupted once.
+ * `annotateNode:released`; `:resolved` after it when it also records the version a Bottlerocket
+ * `latest` resolved to) or, without one, the keys it sets (`annotateNode:replaced-by`); the
+ * autoscaler's pause and restore; a gate Job's step; a reboot through Bottlerocket's API. The
+ * reliability suite kills drydock once after (and before) each kind, so every step of every
+ * node's sequence is interrupted once.
  */
 export function callKind(a: Action): string {
   switch (a.kind) {
     case 'annotateNode': {
       const phase = a.annotations[ANNOTATIONS.phase];
-      if (phase !== undefined) return `annotateNode:${phase ?? 'released'}`;
+      const resolves = Object.keys(a.annotations).some((k) => k.startsWith(`${BOTTLEROCKET_RECORD_DOMAIN}/`));
+      if (phase !== undefined) return `annotateNode:${phase ?? 'released'}${resolves ? ':resolved' : ''}`;
       const keys = Object.keys(a.annotations)
         .filter((k) => k !== ANNOTATIONS.phaseSince)
         .map((k) => k.slice(k.indexOf('/') + 1))
@@ -68,6 +71,8 @@ export function callKind(a: Action): string {
       return `scaleDeployment:${a.replicas === 0 ? 'pause' : 'restore'}`;
     case 'createGateJob':
       return `createGateJob:${a.step}`;
+    case 'createRebootPod':
+      return a.method !== undefined ? `createRebootPod:${a.method}` : a.kind;
     case 'patchPool':
       return `patchPool:${a.paused === undefined ? 'nodeSelector' : a.paused ? 'pause' : 'unpause'}`;
     default:

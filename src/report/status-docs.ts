@@ -257,6 +257,8 @@ export function renderSpecDoc(report: StatusReport, spec: SpecStatus): string {
     phase: spec.phase,
     progress: spec.progress,
     ...(spec.strategy !== undefined ? { strategy: spec.strategy } : {}),
+    ...(spec.resolvedImage !== undefined ? { resolvedImage: spec.resolvedImage } : {}),
+    ...(spec.verification !== undefined ? { verification: spec.verification } : {}),
     ...(spec.eta !== undefined ? { eta: spec.eta } : {}),
     ...(spec.waitingFor !== undefined ? { waitingFor: spec.waitingFor } : {}),
     // The wait's file as a reader decides from it (stage, path, target), then as a person merges it.

@@ -238,6 +238,8 @@ function specStatusOf(f: Fields): SpecStatusDoc {
     phase: f.oneOf('phase', SPEC_PHASES),
     progress: { done: progress.num('done'), total: progress.num('total') },
     strategy: f.opt('strategy', (x) => f.oneOf(x, { inPlace: true })),
+    resolvedImage: s('resolvedImage'),
+    verification: s('verification'),
     failures: f.obj('counts').num('failures'),
     conditions: f.list('conditions', condition),
     nodes: f.list('nodes', nodeRow),

@@ -160,12 +160,19 @@ export async function startWorldWithDrydock(
  * The world of the in-place e2e files: one sim worker group of `size` hosts (which play the Job
  * pods), deploy/'s RBAC, a fleet repository with `files`, and `drydock run` as deploy/'s
  * ServiceAccount in drydock-system, once every host reports a bootID and drydock's /readyz answers.
+ * `group` adds to the sim group's definition (a Bottlerocket group's `image` and `bottlerocket`).
  * `args` start the same drydock again after a test kills it.
  */
 export async function startWorkerWorld(
   cp: ControlPlane,
   dirs: string[],
-  opts: { name: string; size: number; host: Record<string, unknown>; files: Record<string, string> },
+  opts: {
+    name: string;
+    size: number;
+    host: Record<string, unknown>;
+    files: Record<string, string>;
+    group?: Record<string, unknown>;
+  },
 ): Promise<{ sim: RunningSimCloud; repo: FleetRepo; drydock: DrydockChild; url: string; args: string[] }> {
   const stateDir = tempDir(`drydock-e2e-${opts.name}-sim-`);
   const cacheDir = tempDir(`drydock-e2e-${opts.name}-cache-`);
@@ -173,7 +180,7 @@ export async function startWorkerWorld(
   const config = parseSimConfigText(
     stringify({
       bootDelaySeconds: 0,
-      groups: [{ id: 'workers', role: 'worker', size: opts.size, image: 'os-v1' }],
+      groups: [{ id: 'workers', role: 'worker', size: opts.size, image: 'os-v1', ...opts.group }],
       host: opts.host,
     }),
   );

@@ -9,7 +9,7 @@ import {
 } from '../../src/execute/crash-point.js';
 import { callKind } from '../../src/execute/describe.js';
 import type { Action } from '../../src/plan/types.js';
-import { ANNOTATIONS } from '../../src/protocol/keys.js';
+import { ANNOTATIONS, bottlerocketRecordKey } from '../../src/protocol/keys.js';
 import { OptionError, parseClockOffset } from '../../src/service/options.js';
 
 describe('execute/crash-point: the reliability suite hooks', () => {
@@ -77,6 +77,18 @@ describe('execute/crash-point: the reliability suite hooks', () => {
       { kind: 'scaleDeployment', ...base, namespace: 'kube-system', name: 'ca', replicas: 0, rememberPrevious: 2 },
       { kind: 'scaleDeployment', ...base, namespace: 'kube-system', name: 'ca', replicas: 2 },
       { kind: 'surge', ...base, groupId: 'workers', count: 1 },
+      annotate({ [ANNOTATIONS.phase]: 'Rebooting', [bottlerocketRecordKey('br')]: 'b1 1.20.3' }),
+      annotate({ [ANNOTATIONS.phase]: 'Rebooting' }),
+      {
+        kind: 'createRebootPod',
+        ...base,
+        node: 'n',
+        namespace: 'ns',
+        bootID: 'b',
+        taints: [],
+        method: 'bottlerocketApi',
+      },
+      { kind: 'createRebootPod', ...base, node: 'n', namespace: 'ns', bootID: 'b', taints: [] },
     ].map((a) => callKind(a as Action));
     assert.deepEqual(kinds, [
       'annotateNode:Pending',
@@ -85,6 +97,10 @@ describe('execute/crash-point: the reliability suite hooks', () => {
       'scaleDeployment:pause',
       'scaleDeployment:restore',
       'surge',
+      'annotateNode:Rebooting:resolved',
+      'annotateNode:Rebooting',
+      'createRebootPod:bottlerocketApi',
+      'createRebootPod',
     ]);
   });
 

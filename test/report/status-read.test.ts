@@ -11,7 +11,8 @@ import { readSpecStatus, readSpecStatuses } from '../../src/report/status-read.j
 import type { StatusReport } from '../../src/report/types.js';
 import { buildStatus } from '../../src/service/status.js';
 import { reportFromSnapshot } from '../../src/service/source-adapter.js';
-import { at, cloudGroup, desired, nodeImage, observed, scalingGroup, workers } from '../plan/fixtures.js';
+import { bottlerocketRecordKey } from '../../src/protocol/keys.js';
+import { at, cloudGroup, desired, node, nodeImage, observed, scalingGroup, workers } from '../plan/fixtures.js';
 import { V1, V2 } from '../plan/helpers.js';
 import { specStatus } from '../support/spec-status.js';
 
@@ -33,6 +34,8 @@ const full: SpecStatus = specStatus('NodeImage', 'worker', {
   phase: 'Waiting',
   progress: { done: 1, total: 3 },
   strategy: 'inPlace',
+  resolvedImage: '1.21.0',
+  verification: 'verified by the OS: after its reboot each node must report osImage /^Bottlerocket OS 1\\.21\\.0( |$)/',
   failures: 1,
   conditions: [{ type: 'Progressing', status: 'False', reason: 'Approval', message: 'waits: for a file' }],
   nodes: [
@@ -119,6 +122,36 @@ describe('status files read back', () => {
       'fleet/approvals/workers-start.yaml',
       'a wait for an approval is covered',
     );
+    assert.deepEqual(
+      roundTrip(report),
+      report.specs.map((s) => ({ ...s, sourceCommit: SHA })),
+    );
+  });
+
+  it("a Bottlerocket NodeImage's file names the version latest resolved to and how its nodes are verified", () => {
+    const image = {
+      ...nodeImage('br', 'latest', { concurrency: 2 }, 'b1'),
+      strategy: 'inPlace' as const,
+      inPlace: { updater: 'bottlerocket' as const },
+    };
+    const on = (name: string, version: string, annotations: Record<string, string> = {}) => ({
+      ...node(name, `sim://g/${name}`, { annotations, readySince: -3600 }),
+      bootID: `boot-${name}`,
+      osImage: `Bottlerocket OS ${version} (aws-k8s-1.30)`,
+    });
+    // The first node's Job found 1.21.0 and recorded it; the second node is still on 1.19.2.
+    const nodes = [on('w-0', '1.21.0', { [bottlerocketRecordKey('br')]: 'b1 1.21.0' }), on('w-1', '1.19.2')];
+    const report = reportFromSnapshot(
+      buildStatus({
+        cluster: 'prod',
+        sourceCommit: SHA,
+        plan: plan(desired({ nodeImages: [image] }), observed({ nodes }), at(0), { jobNamespace: 'drydock-system' }),
+      }),
+      'fleet',
+    );
+    const [back] = roundTrip(report) as SpecStatus[];
+    assert.equal(back?.resolvedImage, '1.21.0');
+    assert.match(back?.verification ?? '', /^verified by the OS: .*Bottlerocket OS 1\\\.21\\\.0/);
     assert.deepEqual(
       roundTrip(report),
       report.specs.map((s) => ({ ...s, sourceCommit: SHA })),

@@ -1,14 +1,15 @@
 /**
  * Crash anywhere: drydock is killed with SIGKILL at seeded points — after the Nth mutating call
  * of each life, so between any two API calls of a node's sequence — over a replace rollout of
- * every worker, an in-place NodeOp with reboots, a NodeMaintenance (taken and ended) and a NodeOp
- * under two replicas whose leader is the one killed. After each restart the work completes;
+ * every worker, an in-place NodeOp with reboots, a NodeMaintenance (taken and ended), a NodeOp
+ * under two replicas whose leader is the one killed, and a Bottlerocket NodeImage to `latest`
+ * (a release published once the first node resolved it). After each restart the work completes;
  * the invariant monitor (API server and cloud, not drydock's logs) finds no breach throughout.
  *
  * Each rollout absorbs its scenario's share of the kills: every life of drydock gets a seeded
  * crash point until the rollout's own end condition holds, and is also killed right before and
- * right after the first call of each kind in NEVER_SEEDED (rare calls the seeded points never
- * landed after).
+ * right after the first call of each kind in KILLED_BY_KIND (rare calls the seeded points never
+ * landed after, and the Bottlerocket updater's own).
  * `npm test` runs that subset (about 10 seeded kill points over 10 workers); the full run (60
  * aimed at, 20 workers):
  *   DRYDOCK_RELIABILITY_KILLS=60 DRYDOCK_RELIABILITY_WORKERS=20 DRYDOCK_RELIABILITY_SEED=1 \
@@ -34,8 +35,16 @@ import {
   type KillPoint,
   type KindCoverage,
 } from './crash-loop.js';
+import { SimHttpProvider } from '../../../src/cloud/sim/http-client.js';
+import { bottlerocketRecordKey } from '../../../src/protocol/keys.js';
 import {
   AUTOSCALER,
+  BOTTLEROCKET,
+  bottlerocketDoc,
+  bottlerocketDone,
+  bottlerocketHosts,
+  bottlerocketNodes,
+  bottlerocketOs,
   gateDoc,
   labelNodes,
   labelTargets,
@@ -57,22 +66,37 @@ const settings = reliabilitySettings();
  * the kill points asked for. The others are shared out by these weights.
  */
 const MAINTENANCE_KILLS = 4;
-const SHARES = { replace: 0.45, nodeop: 0.3, leader: 0.25 };
+const SHARES = { replace: 0.4, nodeop: 0.25, leader: 0.2, bottlerocket: 0.15 };
 /** Mutating calls per node over a rollout with kills (measured with seed 1, 60 kill points), for the gaps. */
-const CALLS_PER_NODE = { replace: 9, nodeop: 13, leader: 12 };
+const CALLS_PER_NODE = { replace: 9, nodeop: 13, leader: 12, bottlerocket: 9 };
 /** NodeOp targets as a share of the workers: 6 and 4 of the full run's 20, 3 and 2 of the subset's 10. */
 const NODEOP_TARGETS = Math.round(settings.workers * 0.3);
 const LEADER_TARGETS = Math.round(settings.workers * 0.2);
+const BOTTLEROCKET_HOSTS = bottlerocketHosts(settings.workers);
 /**
  * Kinds of call (callKind) the seeded points of the 60-point run never landed after, each made
  * once or once per node: outside the exhaustive pass every life is also killed right before and
  * right after the first call of each of these kinds, so `npm test` interrupts them all.
  */
 const NEVER_SEEDED = ['setGroupImage', 'scaleDeployment', 'copyLabels', 'deleteNode', 'createGateJob'];
-/** The NEVER_SEEDED kinds each scenario reaches (it fails when one was not: the scenario changed). */
+/**
+ * The Bottlerocket updater's own calls, each made once per node or once per rollout: its update
+ * Job, the reboot through its API, and the patch that records the version `latest` resolved to
+ * (which pins every later node). Killed right before and right after in every pass.
+ */
+const BOTTLEROCKET_CALLS = [
+  'createBottlerocketUpdateJob',
+  'createRebootPod:bottlerocketApi',
+  'annotateNode:Rebooting:resolved',
+];
+/** The kinds every pass kills right before and right after, as crash-point.ts matches `only` (a kind or its prefix). */
+const KILLED_BY_KIND = [...NEVER_SEEDED, ...BOTTLEROCKET_CALLS];
+const killedByKind = (kind: string): boolean => KILLED_BY_KIND.some((k) => kind === k || kind.startsWith(`${k}:`));
+/** The KILLED_BY_KIND kinds each scenario reaches (it fails when one was not: the scenario changed). */
 const RARE: Record<string, readonly string[]> = {
   replace: ['setGroupImage', 'scaleDeployment:pause', 'scaleDeployment:restore', 'copyLabels', 'deleteNode'],
   nodeop: ['createGateJob:before', 'createGateJob:after'],
+  bottlerocket: BOTTLEROCKET_CALLS,
 };
 /**
  * The sim cloud deletes an instance's Node as it removes the instance (as a cloud's node
@@ -113,7 +137,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
   const crashes = (scenario: string, seededGap: number): Pick<CrashLoopOptions, 'gap' | 'kinds' | 'coverage'> =>
     settings.exhaustive
       ? { kinds: { when: ['after', 'before'] }, coverage: coverageOf(scenario) }
-      : { gap: seededGap, kinds: { when: ['after', 'before'], only: NEVER_SEEDED }, coverage: coverageOf(scenario) };
+      : { gap: seededGap, kinds: { when: ['after', 'before'], only: KILLED_BY_KIND }, coverage: coverageOf(scenario) };
   const record = (scenario: string, r: CrashLoopResult): void => {
     killed.push(...r.kills);
     calls.set(scenario, (calls.get(scenario) ?? 0) + r.calls);
@@ -163,7 +187,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
 
   async function assertEnd(reported?: ReadonlyMap<string, string>): Promise<void> {
     const end = await checkEnd(cp().adminKubeConfig(), w.sim, {
-      groups: ['workers'],
+      groups: ['workers', BOTTLEROCKET.group],
       ...(reported ? { reported } : {}),
       autoscaler: AUTOSCALER,
     });
@@ -308,8 +332,63 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     await assertEnd();
   });
 
+  it(`Bottlerocket to latest over ${BOTTLEROCKET_HOSTS} hosts, a release published once resolved: one update Job and one reboot each, the fleet on one version`, async () => {
+    const kc = cp().adminKubeConfig();
+    const key = bottlerocketRecordKey(BOTTLEROCKET.name);
+    await w.repo.push({ 'specs/bottlerocket.yaml': bottlerocketDoc() }, 'images: Bottlerocket hosts to latest');
+    // A newer release lands once the first node resolved latest, whichever life of drydock recorded it.
+    let stop = false;
+    const published = (async (): Promise<boolean> => {
+      while (!stop) {
+        const resolved = await bottlerocketNodes(kc).then(
+          (ns) => ns.some((n) => n.annotations[key] !== undefined),
+          () => false,
+        );
+        if (resolved) {
+          await new SimHttpProvider(w.sim.url).publishBottlerocketRelease(BOTTLEROCKET.group, BOTTLEROCKET.later);
+          return true;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return false;
+    })().catch(() => false);
+    try {
+      record(
+        'bottlerocket',
+        await runWithKills({
+          scenario: 'bottlerocket',
+          args: singleReplica(),
+          replicas: 1,
+          ...crashes('bottlerocket', gap('bottlerocket', BOTTLEROCKET_HOSTS)),
+          rng,
+          done: () => bottlerocketDone(kc, w.repo, BOTTLEROCKET.to),
+          timeoutMs: 300_000 + settings.kills * 20_000,
+        }),
+      );
+    } finally {
+      stop = true;
+    }
+    assert.ok(await published, `${BOTTLEROCKET.later} was published during the rollout`);
+    const hosts = await bottlerocketNodes(kc);
+    assert.equal(hosts.length, BOTTLEROCKET_HOSTS);
+    const resolvedOn = hosts.filter((n) => n.annotations[key] !== undefined);
+    assert.equal(resolvedOn.length, 1, 'latest resolved once, on one node');
+    assert.ok(resolvedOn[0]?.annotations[key]?.endsWith(` ${BOTTLEROCKET.to}`), `resolved to ${BOTTLEROCKET.to}`);
+    for (const n of hosts) {
+      assert.equal(n.osImage, bottlerocketOs(BOTTLEROCKET.to), `${n.name}: on the version resolved first`);
+      assert.equal(
+        w.monitor.count(`NodeImage.${BOTTLEROCKET.name}`, n.name, 'operation'),
+        1,
+        `${n.name}: one update Job`,
+      );
+      assert.equal(w.monitor.count(`NodeImage.${BOTTLEROCKET.name}`, n.name, 'reboot'), 1, `${n.name}: one reboot pod`);
+      assert.equal(w.monitor.reboots.get(n.name), 1, `${n.name}: rebooted exactly once`);
+    }
+    await assertEnd();
+  });
+
   it('survived kill points in every scenario, at least half of those aimed at', () => {
-    for (const scenario of ['replace', 'nodeop', 'maintenance', 'leader'])
+    for (const scenario of ['replace', 'nodeop', 'maintenance', 'leader', 'bottlerocket'])
       assert.ok(
         killed.some((k) => k.scenario === scenario),
         `${scenario}: no kill point`,
@@ -330,7 +409,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     for (const [scenario, c] of coverage) {
       const uncovered = (side: Set<string>, kinds: Iterable<string>): string[] =>
         [...kinds].filter((k) => !side.has(k)).sort();
-      const counted = (k: string): boolean => settings.exhaustive || NEVER_SEEDED.includes(k.split(':')[0] ?? '');
+      const counted = (k: string): boolean => settings.exhaustive || killedByKind(k);
       const made = [...c.issued].filter(counted);
       assert.deepEqual(uncovered(c.after, made), [], `${scenario}: kinds made but never killed after`);
       assert.deepEqual(uncovered(c.before, made), [], `${scenario}: kinds made but never killed before`);
@@ -339,6 +418,6 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
       const madeRare = rare.filter((k) => !NEVER_MADE.has(k));
       assert.deepEqual(uncovered(c.issued, madeRare), [], `${scenario}: rare kinds it should make`);
     }
-    assert.deepEqual([...coverage.keys()].sort(), ['leader', 'maintenance', 'nodeop', 'replace']);
+    assert.deepEqual([...coverage.keys()].sort(), ['bottlerocket', 'leader', 'maintenance', 'nodeop', 'replace']);
   });
 });

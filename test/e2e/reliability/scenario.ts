@@ -32,9 +32,32 @@ export const JOB_NAMESPACE = 'drydock-system';
 export const BUDGET = 2;
 export const AUTOSCALER = { namespace: 'kube-system', name: 'cluster-autoscaler', replicas: 2 };
 
+/**
+ * The Bottlerocket hosts of the crash suite's own group: their NodeImage moves them to `latest`,
+ * which the first node's update Job resolves to `to`; `later` is published once it did.
+ */
+export const BOTTLEROCKET = {
+  group: 'br',
+  name: 'br',
+  variant: 'aws-k8s-1.30',
+  from: '1.19.2',
+  to: '1.20.3',
+  later: '1.21.0',
+} as const;
+
+/** What a Bottlerocket host on `version` reports in status.nodeInfo.osImage. */
+export function bottlerocketOs(version: string): string {
+  return `Bottlerocket OS ${version} (${BOTTLEROCKET.variant})`;
+}
+
+/** Hosts in the Bottlerocket group: 3 for the subset's 10 workers, 4 for the full run's 20. */
+export function bottlerocketHosts(workers: number): number {
+  return Math.max(3, Math.round(workers * 0.2));
+}
+
 export interface ReliabilitySettings {
   readonly seed: number;
-  /** Kill points aimed at over the crash suite's four scenarios. */
+  /** Kill points aimed at over the crash suite's five scenarios. */
   readonly kills: number;
   /** Workers in the crash suite's group: the replace rollout's size; NodeOp targets are a share of it. */
   readonly workers: number;
@@ -129,11 +152,23 @@ export async function startReliabilityWorld(cp: ControlPlane, size: number): Pro
   const kc = cp.adminKubeConfig();
   const stateDir = tempDir('drydock-rel-sim-');
   const cacheDir = tempDir('drydock-rel-cache-');
+  const hosts = bottlerocketHosts(size);
+  const bottlerocket = {
+    id: BOTTLEROCKET.group,
+    role: 'worker',
+    size: hosts,
+    image: `bottlerocket-${BOTTLEROCKET.variant}`,
+    bottlerocket: {
+      version: BOTTLEROCKET.from,
+      variant: BOTTLEROCKET.variant,
+      available: [BOTTLEROCKET.from, BOTTLEROCKET.to],
+    },
+  };
   const config = parseSimConfigText(
     stringify({
       bootDelaySeconds: 1,
       terminateDelaySeconds: 1,
-      groups: [{ id: 'workers', role: 'worker', size, image: IMAGE_V1 }],
+      groups: [{ id: 'workers', role: 'worker', size, image: IMAGE_V1 }, bottlerocket],
       quota: { maxInstancesPerGroup: size + 6 },
       host: { rebootSeconds: 2, jobRunSeconds: 1 },
     }),
@@ -148,6 +183,11 @@ export async function startReliabilityWorld(cp: ControlPlane, size: number): Pro
   await eventually(`${size} workers Ready`, async () => (await workers(kc)).filter((n) => n.ready).length === size, {
     timeoutMs: 90_000,
   });
+  await eventually(
+    `${hosts} Bottlerocket hosts Ready`,
+    async () => (await bottlerocketNodes(kc)).filter((n) => n.ready).length === hosts,
+    { timeoutMs: 60_000 },
+  );
   await applyWorkloads(kc);
   const want = E2E_APPS.reduce((n, a) => n + a.replicas, 0);
   await eventually(
@@ -172,8 +212,38 @@ export async function startReliabilityWorld(cp: ControlPlane, size: number): Pro
 }
 
 export async function workers(kc: KubeConfig): Promise<NodeView[]> {
-  const list = await kc.makeApiClient(CoreV1Api).listNode({ labelSelector: 'sim.drydock.dev/group=workers' });
-  return list.items.map(viewNode).sort((a, b) => a.name.localeCompare(b.name));
+  return groupNodes(kc, 'workers');
+}
+
+async function groupNodes(kc: KubeConfig, group: string): Promise<(NodeView & { osImage: string })[]> {
+  const list = await kc.makeApiClient(CoreV1Api).listNode({ labelSelector: `sim.drydock.dev/group=${group}` });
+  return list.items
+    .map((n) => ({ ...viewNode(n), osImage: n.status?.nodeInfo?.osImage ?? '' }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The Bottlerocket group's nodes, with the osImage each reports. */
+export function bottlerocketNodes(kc: KubeConfig): Promise<(NodeView & { osImage: string })[]> {
+  return groupNodes(kc, BOTTLEROCKET.group);
+}
+
+/** The Bottlerocket NodeImage: every host of its group to `latest`, two at a time, no drain (the NodeOps drain). */
+export function bottlerocketDoc(): string {
+  return specDoc('NodeImage', BOTTLEROCKET.name, {
+    image: 'latest',
+    strategy: 'inPlace',
+    inPlace: { updater: 'bottlerocket' },
+    nodeSelector: { matchLabels: { 'sim.drydock.dev/group': BOTTLEROCKET.group } },
+    rollout: { concurrency: 2, stopOnFailure: true, drain: { enabled: false }, healthGate: { minReadySeconds: 1 } },
+  });
+}
+
+/** Every Bottlerocket host reports `version`, is Ready and free; status Complete, naming the version. */
+export async function bottlerocketDone(kc: KubeConfig, repo: FleetRepo, version: string): Promise<boolean> {
+  const ns = await bottlerocketNodes(kc);
+  if (!ns.every((n) => n.osImage === bottlerocketOs(version) && n.ready && free(n))) return false;
+  const status = (await repo.statusFile(`status/NodeImage/${BOTTLEROCKET.name}.yaml`)) ?? '';
+  return /phase: Complete/.test(status) && status.includes(`resolvedImage: ${version}`);
 }
 
 /** Free of drydock: schedulable and not locked (a replacement keeps its lock's record, phase Done). */
