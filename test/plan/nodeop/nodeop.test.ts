@@ -261,6 +261,26 @@ describe('NodeOp planner', () => {
     assert.equal(a.annotations[ANNOTATIONS.doneAt], iso(0));
   });
 
+  it('Verifying: a node back Ready for less than minReadySeconds waits on its health gate; once it stayed, it is done', () => {
+    const gated = (): NodeOp => {
+      const op = nodeOp('patch', { rebootOnSuccess: true });
+      return { ...op, rollout: { ...op.rollout, healthGate: { minReadySeconds: 30 } } };
+    };
+    const fresh = n('worker-0', { annotations: held('Verifying'), bootID: 'b-2', readySince: -5 });
+    const waiting = run(gated(), [fresh]);
+    assert.deepEqual(kinds(waiting), [], 'not finished before it stayed Ready 30 s');
+    const w = waiting.waits.find((x) => x.code === 'health');
+    assert.match(w?.reason ?? '', /worker-0: health gate: it has not stayed Ready for 30s/);
+    assert.equal(w?.until, iso(25));
+    const stayed = n('worker-0', { annotations: held('Verifying'), bootID: 'b-2', readySince: -31 });
+    const done = run(gated(), [stayed]);
+    assert.deepEqual(kinds(done), ['annotateNode worker-0']);
+    assert.equal(
+      (done.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[nodeOpRecordKey('patch')],
+      'r1',
+    );
+  });
+
   it('Rebooting past the deadline fails the node; not Ready yet within it waits', () => {
     const op = nodeOp('patch', { rebootOnSuccess: true });
     const late = n('worker-0', {
