@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { CloudError, derivedTemplateName, GcpProvider } from '../../src/cloud/index.js';
-import { startGcpFake, type GcpFake } from '../support/gcp-fake.js';
+import { startGcpFake, staticGcpAuth, type GcpFake } from '../support/gcp-fake.js';
 
 const PROJECT = 'proj-123456';
 const ZONE = 'europe-west3-a';
@@ -14,20 +14,6 @@ const V1 = 'projects/images-prj/global/images/node-os-v1';
 const V2 = 'projects/images-prj/global/images/node-os-v2';
 const BOOT_MS = 300;
 const DELETE_MS = 200;
-
-const testAuth = {
-  getRequestHeaders: async () => new Headers({ authorization: 'Bearer test-token' }),
-  fetch: (url: string | URL, init: RequestInit) => {
-    const headers = new Headers(init.headers ?? {});
-    headers.set('authorization', 'Bearer test-token');
-    return fetch(url, {
-      method: init.method ?? 'GET',
-      headers,
-      ...(init.body ? { body: init.body } : {}),
-      ...(init.signal ? { signal: init.signal } : {}),
-    });
-  },
-};
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -39,7 +25,7 @@ describe('gcp provider (stateful Compute fake)', () => {
     fake = await startGcpFake({ pollsPerOperation: 3, waitMs: 10, bootMs: BOOT_MS, deleteMs: DELETE_MS });
     const template = fake.createTemplate(PROJECT, 'workers-v1', V1);
     group = fake.createGroup(PROJECT, ZONE, 'workers', template, 3);
-    provider = new GcpProvider({ endpoint: fake.url, authClient: testAuth, pageSize: 2, timeoutMs: 30_000 });
+    provider = new GcpProvider({ endpoint: fake.url, authClient: staticGcpAuth, pageSize: 2, timeoutMs: 30_000 });
   });
   afterEach(() => fake.close());
 

@@ -6,6 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { CloudError, createProvider, GcpProvider, gceProviderID, parseGceProviderID } from '../../src/cloud/index.js';
+import { staticGcpAuth } from '../support/gcp-fake.js';
 import { startHttpRecorder, type HttpRecorder } from '../support/http-recorder.js';
 
 const API = 'https://www.googleapis.com/compute/v1';
@@ -16,21 +17,6 @@ const REGIONAL = `projects/${PROJECT}/regions/europe-west3/instanceGroupManagers
 const V1 = 'projects/images-prj/global/images/node-os-v1';
 const V2 = 'projects/images-prj/global/images/node-os-v2';
 const BASE = `/compute/v1/projects/${PROJECT}`;
-
-/** A static credential: like google-auth-library's clients, its fetch adds the Authorization header. */
-const testAuth = {
-  getRequestHeaders: async () => new Headers({ authorization: 'Bearer test-token' }),
-  fetch: (url: string | URL, init: RequestInit) => {
-    const headers = new Headers(init.headers ?? {});
-    headers.set('authorization', 'Bearer test-token');
-    return fetch(url, {
-      method: init.method ?? 'GET',
-      headers,
-      ...(init.body ? { body: init.body } : {}),
-      ...(init.signal ? { signal: init.signal } : {}),
-    });
-  },
-};
 
 function template(name: string, image: string): Record<string, unknown> {
   return {
@@ -100,7 +86,7 @@ describe('gcp provider (local Compute API)', () => {
   after(() => s.close());
   beforeEach(() => {
     s.reset();
-    provider = new GcpProvider({ endpoint: s.url, authClient: testAuth, pageSize: 1, timeoutMs: 30_000 });
+    provider = new GcpProvider({ endpoint: s.url, authClient: staticGcpAuth, pageSize: 1, timeoutMs: 30_000 });
   });
 
   it('describeGroup reads group, template, every page of instances and each instance once', async () => {
@@ -380,7 +366,7 @@ describe('gcp provider (local Compute API)', () => {
     const never = await startHttpRecorder();
     const slow = new GcpProvider({
       endpoint: never.url,
-      authClient: { ...testAuth, fetch: () => new Promise<Response>(() => undefined) },
+      authClient: { ...staticGcpAuth, fetch: () => new Promise<Response>(() => undefined) },
       timeoutMs: 200,
     });
     try {
@@ -394,7 +380,7 @@ describe('gcp provider (local Compute API)', () => {
   });
 
   it("listGroups lists the project's zonal and regional groups over every page", async () => {
-    const lister = new GcpProvider({ endpoint: s.url, authClient: testAuth, pageSize: 1, project: PROJECT });
+    const lister = new GcpProvider({ endpoint: s.url, authClient: staticGcpAuth, pageSize: 1, project: PROJECT });
     s.route('GET', `${BASE}/aggregated/instanceGroupManagers`, (r) =>
       r.path.includes('pageToken=p2')
         ? { body: { items: { 'regions/europe-west3': { instanceGroupManagers: [{ name: 'workers' }] } } } }

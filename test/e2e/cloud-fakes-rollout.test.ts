@@ -27,7 +27,7 @@ import {
   type CloudJoiner,
   type CloudMember,
 } from '../support/cloud-joiner.js';
-import { startGcpFake, type GcpFake } from '../support/gcp-fake.js';
+import { startGcpFake, staticGcpAuth, type GcpFake } from '../support/gcp-fake.js';
 import { startAzureFake, type AzureFake } from '../support/azure-fake.js';
 import { rolloutYaml, specDoc } from './fleet.js';
 
@@ -178,20 +178,6 @@ const GCP_IMAGES = [
   'projects/images-prj/global/images/node-os-v1',
   'projects/images-prj/global/images/node-os-v2',
 ] as const;
-/** A static credential: like google-auth-library's clients, its fetch adds the Authorization header. */
-const gcpAuth = {
-  getRequestHeaders: async () => new Headers({ authorization: 'Bearer test-token' }),
-  fetch: (url: string | URL, init: RequestInit) => {
-    const headers = new Headers(init.headers ?? {});
-    headers.set('authorization', 'Bearer test-token');
-    return fetch(url, {
-      method: init.method ?? 'GET',
-      headers,
-      ...(init.body ? { body: init.body } : {}),
-      ...(init.signal ? { signal: init.signal } : {}),
-    });
-  },
-};
 
 let gcpFake: GcpFake | undefined;
 
@@ -207,7 +193,7 @@ describe('e2e: image rollout through the GCP provider (stateful Compute fake)', 
         provider: 'gcp',
         groupId,
         images: GCP_IMAGES,
-        cloud: new GcpProvider({ endpoint: fake.url, authClient: gcpAuth, timeoutMs: 30_000 }),
+        cloud: new GcpProvider({ endpoint: fake.url, authClient: staticGcpAuth, timeoutMs: 30_000 }),
         members: () =>
           fake.running().map((i) => ({
             nodeName: i.name,

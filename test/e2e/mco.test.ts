@@ -31,7 +31,12 @@ import { runSimCloud, type RunningSimCloud } from '../../src/sim-host/index.js';
 import { MCO_KEYS, renderedConfigName, type MachineConfigPool } from '../../src/sim-host/mco-decide.js';
 import { startCountingProxy, type CountingProxy } from '../service/counting-proxy.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { CLUSTER_VERSION, installOpenShiftCrds, MACHINE_CONFIG_POOL } from '../support/openshift.js';
+import {
+  CLUSTER_VERSION,
+  createClusterVersion,
+  installOpenShiftCrds,
+  MACHINE_CONFIG_POOL,
+} from '../support/openshift.js';
 import { allowed, apiCallOf, callKey, type ApiCall } from './api-calls.js';
 import { ApiLog, replay, type Announced } from './api-watch.js';
 import {
@@ -182,15 +187,7 @@ describe('e2e: the mutex operator run drives an OpenShift upgrade through the si
     await eventually('3 Ready workers', async () => (await workers()).filter(ready).length === 3, {
       timeoutMs: 60_000,
     });
-    await custom.createClusterCustomObject({
-      ...CLUSTER_VERSION,
-      body: {
-        apiVersion: 'config.openshift.io/v1',
-        kind: 'ClusterVersion',
-        metadata: { name: 'version' },
-        spec: { clusterID: 'e2e', desiredUpdate: { version: '4.15.1' } },
-      },
-    });
+    await createClusterVersion(custom, 'e2e', '4.15.1');
     // The cluster's manifests: the seed's target pools, and a canary pool that leaves out the
     // nodes waiting for their MutexRule (the custom pools first, as the MCO wants them).
     await pool('storage', { matchLabels: { pool: 'storage' } });

@@ -18,7 +18,7 @@ import {
 import { CountingKubeConfig, observe } from '../../src/observe/index.js';
 import { buildClusterSnapshot } from '../../src/observe/cluster-cache.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { CLUSTER_VERSION, installOpenShiftCrds, MACHINE_CONFIG_POOL } from '../support/openshift.js';
+import { createClusterVersion, installOpenShiftCrds, MACHINE_CONFIG_POOL } from '../support/openshift.js';
 import type { DesiredState, MutexRunConfig } from '../../src/spec/model.js';
 
 const logger = pino({ level: 'silent' });
@@ -154,15 +154,7 @@ describe('observe OpenShift against a real API server', function () {
         spec: { nodeSelector: { matchLabels: WORKER }, paused: false },
       },
     });
-    await custom.createClusterCustomObject({
-      ...CLUSTER_VERSION,
-      body: {
-        apiVersion: 'config.openshift.io/v1',
-        kind: 'ClusterVersion',
-        metadata: { name: 'version' },
-        spec: { clusterID: '00000000-0000-0000-0000-000000000001', desiredUpdate: { version: '4.16.4' } },
-      },
-    });
+    await createClusterVersion(custom, '00000000-0000-0000-0000-000000000001', '4.16.4');
     const served = await eventually('pools watched', () =>
       Promise.resolve(cache?.view()?.pools.length === 1 && cache.view()?.clusterVersion ? cache.view() : undefined),
     );

@@ -20,7 +20,12 @@ import { parseSimConfig } from '../../src/cloud/sim/config.js';
 import { runSimCloud, type RunningSimCloud } from '../../src/sim-host/process.js';
 import { MCO_KEYS, renderedConfigName, type MachineConfigPool } from '../../src/sim-host/mco-decide.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { CLUSTER_VERSION, installOpenShiftCrds, MACHINE_CONFIG_POOL } from '../support/openshift.js';
+import {
+  CLUSTER_VERSION,
+  createClusterVersion,
+  installOpenShiftCrds,
+  MACHINE_CONFIG_POOL,
+} from '../support/openshift.js';
 
 const NS = 'default';
 const WORKERS = ['workers-i-0001', 'workers-i-0002', 'workers-i-0003'];
@@ -83,15 +88,7 @@ describe('sim MCO against a real control plane', function () {
       '5 Ready sim nodes',
       async () => (await core.listNode({ labelSelector: 'sim.drydock.dev/group' })).items.filter(ready).length === 5,
     );
-    await custom.createClusterCustomObject({
-      ...CLUSTER_VERSION,
-      body: {
-        apiVersion: 'config.openshift.io/v1',
-        kind: 'ClusterVersion',
-        metadata: { name: 'version' },
-        spec: { clusterID: 'sim', desiredUpdate: { version: '4.15.1' } },
-      },
-    });
+    await createClusterVersion(custom, 'sim', '4.15.1');
     // The custom pools first: a node the worker pool took first would move over with an update.
     await pool('infra', { pool: 'infra' }, true);
     await pool('edge', { pool: 'edge' });

@@ -10,6 +10,21 @@ import { startHttpRecorder, type Answer, type RecordedRequest } from './http-rec
 
 export const GCP_API = 'https://www.googleapis.com/compute/v1';
 
+/** A static credential for the GCP provider: like google-auth-library's clients, its fetch adds the Authorization header. */
+export const staticGcpAuth = {
+  getRequestHeaders: async () => new Headers({ authorization: 'Bearer test-token' }),
+  fetch: (url: string | URL, init: RequestInit) => {
+    const headers = new Headers(init.headers ?? {});
+    headers.set('authorization', 'Bearer test-token');
+    return fetch(url, {
+      method: init.method ?? 'GET',
+      headers,
+      ...(init.body ? { body: init.body } : {}),
+      ...(init.signal ? { signal: init.signal } : {}),
+    });
+  },
+};
+
 export interface GcpFakeOptions {
   /** Waits (or gets) an operation answers RUNNING before DONE; default 3. */
   readonly pollsPerOperation?: number;

@@ -11,6 +11,7 @@ import path from 'node:path';
 import {
   ApiextensionsV1Api,
   loadYaml,
+  type CustomObjectsApi,
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
@@ -22,6 +23,23 @@ export const OPENSHIFT_CRD_DIR = fileURLToPath(new URL('../../../test/fixtures/o
 
 /** The group/version and plural of each kind, for CustomObjectsApi calls. */
 export const CLUSTER_VERSION = { group: 'config.openshift.io', version: 'v1', plural: 'clusterversions' } as const;
+
+/** Creates the cluster's ClusterVersion "version" asking for `version`, as the cluster's installer would. */
+export async function createClusterVersion(
+  custom: CustomObjectsApi,
+  clusterID: string,
+  version: string,
+): Promise<void> {
+  await custom.createClusterCustomObject({
+    ...CLUSTER_VERSION,
+    body: {
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'ClusterVersion',
+      metadata: { name: 'version' },
+      spec: { clusterID, desiredUpdate: { version } },
+    },
+  });
+}
 export const MACHINE_CONFIG_POOL = {
   group: 'machineconfiguration.openshift.io',
   version: 'v1',
