@@ -14,7 +14,7 @@ import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { stringify } from 'yaml';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { freePort, MOTO_REGION, useMoto } from '../support/moto.js';
+import { freePort, motoSdkEnv, useMoto } from '../support/moto.js';
 import { JOINER_IMAGE_ANNOTATION, startAwsJoiner, type AwsJoiner } from '../support/aws-joiner.js';
 import { awsFixture, createGroup, twoAmis } from '../support/aws-fixture.js';
 import { TEST_USER } from '../support/git-server.js';
@@ -84,12 +84,7 @@ describe('e2e: image rollout on AWS (moto) driven by Git', function () {
   const dirs: string[] = [];
   let cloud: ReturnType<typeof awsFixture>;
   /** The SDK's default chain: moto's endpoint and region, canary credentials. */
-  const awsEnv = (): NodeJS.ProcessEnv => ({
-    AWS_ENDPOINT_URL: moto().endpoint,
-    AWS_REGION: MOTO_REGION,
-    ...CANARY_AWS_ENV,
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  });
+  const awsEnv = (): NodeJS.ProcessEnv => motoSdkEnv(moto().endpoint, CANARY_AWS_ENV);
 
   before(async function () {
     this.timeout(120_000);

@@ -14,7 +14,7 @@ import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { awsFixture, createGroup, twoAmis } from '../support/aws-fixture.js';
 import { JOINER_IMAGE_ANNOTATION, startAwsJoiner, type AwsJoiner } from '../support/aws-joiner.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { MOTO_REGION, useMoto } from '../support/moto.js';
+import { motoSdkEnv, useMoto } from '../support/moto.js';
 import { applyObjects } from '../../src/sandbox/workloads.js';
 import { ApiLog } from './api-watch.js';
 import {
@@ -415,13 +415,7 @@ describe('e2e migration: Constellation NodeImage, ScalingGroup, AutoscalingStrat
     const args = ['--namespace', 'kube-system', '--repo', repo.url, '--branch', 'main'];
     args.push('--kubeconfig', cp().kubeconfigPath, '--provider', 'aws', '--listen', '127.0.0.1:0');
     args.push('--interval', '1h', '--resync', '2s', '--cache-dir', cacheDir, '--leader-elect', 'false');
-    drydock = startDrydockChild(args, {
-      AWS_ENDPOINT_URL: moto().endpoint,
-      AWS_REGION: MOTO_REGION,
-      AWS_ACCESS_KEY_ID: 'testing',
-      AWS_SECRET_ACCESS_KEY: 'testing',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    });
+    drydock = startDrydockChild(args, motoSdkEnv(moto().endpoint));
     const url = await drydock.url;
     await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
   });

@@ -22,6 +22,25 @@ export interface Moto {
 export const MOTO_CREDENTIALS = { accessKeyId: 'testing', secretAccessKey: 'testing' } as const;
 export const MOTO_REGION = 'eu-central-1';
 
+/**
+ * The environment a drydock child's AWS SDK reads its default chain from: moto's endpoint and
+ * region, and `credentials` (moto's own by default; a test of secrets passes canaries).
+ */
+export function motoSdkEnv(
+  endpoint: string,
+  credentials: { AWS_ACCESS_KEY_ID: string; AWS_SECRET_ACCESS_KEY: string } = {
+    AWS_ACCESS_KEY_ID: MOTO_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: MOTO_CREDENTIALS.secretAccessKey,
+  },
+): NodeJS.ProcessEnv {
+  return {
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_REGION: MOTO_REGION,
+    ...credentials,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+}
+
 function motoServerBinary(): string {
   const fromEnv = process.env['DRYDOCK_MOTO_SERVER'];
   if (fromEnv) return fromEnv;
