@@ -1,9 +1,11 @@
 /**
  * The forecast a pull request shows: which nodes go in which wave, and when. Estimates only:
- * each wave takes perNodeSeconds, the canary wave is followed by its soak, and a wave never
- * starts outside the rollout's maintenance window (it waits for the next opening).
+ * each wave takes the spec's per-node time (pace.ts: observed, or the kind's default), the
+ * canary wave is followed by its soak, and a wave never starts outside the rollout's
+ * maintenance window (it waits for the next opening).
  */
 import type { MaintenanceWindow } from '../spec/model.js';
+import type { PaceRequest } from './pace.js';
 import type { SpecRef, SpecStatus, Wave } from './types.js';
 import { checkWindow, isWindowOpen, nextWindowOpening, windowClosing } from './window.js';
 
@@ -20,6 +22,8 @@ export interface ForecastInput {
   readonly startAt: number;
   /** Waiting for a person (approval, halt): no ETA. */
   readonly blocked: boolean;
+  /** The kind of step a node takes and its default time, for the per-node time (pace.ts). */
+  readonly pace: PaceRequest;
 }
 
 /** Finds the first instant >= t inside the window, remembering when the current opening closes. */

@@ -15,6 +15,7 @@ import { PlanError } from './errors.js';
 import { forecastWaves, withEta } from './forecast.js';
 import type { Round } from './kind.js';
 import { KINDS } from './kinds.js';
+import { paceOf, type Pace } from './pace.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import type { StartGates } from './sequence/start-gate.js';
 import type { Plan, SpecStatus, Wait, Wave } from './types.js';
@@ -27,6 +28,7 @@ export { checkWindow, formatInZone, isWindowOpen, nextWindowOpening, windowClosi
 export { isCopiedLabel, lockValue, parseLock } from './protocol.js';
 export { notActedOn, notActedOnReason, type NotActedOn } from './unsupported.js';
 export type * from './types.js';
+export { describePace, type NodeTiming, type Pace, type PaceKind } from './pace.js';
 
 /** The earliest `until` of the waits still ahead of now: when the service should look again. */
 export function earliestWake(waits: readonly Wait[], nowMs: number): number | undefined {
@@ -77,6 +79,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
 
   const specs: SpecStatus[] = [...autoscalers.statuses];
   const waves: Wave[] = [];
+  const paces: Pace[] = [];
   let eta: number | undefined = nowMs;
   for (const k of kinds) {
     for (const { status, forecast } of k.plan(gates)) {
@@ -84,9 +87,14 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
         specs.push(status);
         continue;
       }
-      const f = forecastWaves(forecast, opts.perNodeMs);
+      const pace: Pace =
+        opts.perNodeMs !== undefined
+          ? { spec: forecast.spec, kind: forecast.pace.kind, perNodeSeconds: opts.perNodeMs / 1000, basis: 'option' }
+          : paceOf(forecast.spec, forecast.pace, opts.observedNodes);
+      const f = forecastWaves(forecast, pace.perNodeSeconds * 1000);
       specs.push(withEta(status, f));
       waves.push(...f.waves);
+      if (f.waves.length > 0) paces.push(pace);
       eta = eta === undefined || f.end === undefined ? undefined : Math.max(eta, f.end);
     }
   }
@@ -103,7 +111,11 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     waits: b.waits,
     notes: b.notes,
     specs,
-    forecast: { waves, ...(eta !== undefined ? { eta: new Date(eta).toISOString() } : {}) },
+    forecast: {
+      waves,
+      ...(paces.length > 0 ? { paces } : {}),
+      ...(eta !== undefined ? { eta: new Date(eta).toISOString() } : {}),
+    },
     ...(wakeAt !== undefined ? { wakeAt: new Date(wakeAt).toISOString() } : {}),
   };
 }

@@ -1,9 +1,15 @@
 /** Tunables of plan(); every one has a default, and bad values are refused with PlanError. */
 import { PlanError } from './errors.js';
+import type { NodeTiming } from './pace.js';
 
 export interface PlanOptions {
-  /** Estimated seconds to replace one node (boot, join, health gate, drain); forecast only. Default 120. */
+  /**
+   * Seconds one node takes, for every spec's forecast; forecast only. Absent: each spec's own,
+   * from `observedNodes` or its kind's default (pace.ts).
+   */
   readonly perNodeSeconds?: number;
+  /** Nodes drydock saw done before (the status branch's history): the forecast's per-node times. */
+  readonly observedNodes?: readonly NodeTiming[];
   /** Failed replacement attempts of one node (instances that never joined) before it is marked Failed. Default 3. */
   readonly maxAttempts?: number;
   /**
@@ -26,7 +32,9 @@ export interface PlanOptions {
 }
 
 export interface ResolvedOptions {
-  readonly perNodeMs: number;
+  /** Set only by the perNodeSeconds option. */
+  readonly perNodeMs?: number;
+  readonly observedNodes: readonly NodeTiming[];
   readonly maxAttempts: number;
   readonly skewMs: number;
   readonly jobNamespace: string;
@@ -48,7 +56,10 @@ function check(name: keyof PlanOptions, value: number | undefined, fallback: num
 
 export function resolveOptions(options: PlanOptions = {}): ResolvedOptions {
   return {
-    perNodeMs: check('perNodeSeconds', options.perNodeSeconds, 120, 1) * 1000,
+    ...(options.perNodeSeconds !== undefined
+      ? { perNodeMs: check('perNodeSeconds', options.perNodeSeconds, 1, 1) * 1000 }
+      : {}),
+    observedNodes: options.observedNodes ?? [],
     maxAttempts: Math.floor(check('maxAttempts', options.maxAttempts, 3, 1)),
     skewMs: check('clockSkewSeconds', options.clockSkewSeconds, 60, 0) * 1000,
     jobNamespace: options.jobNamespace ?? 'kube-system',

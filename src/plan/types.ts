@@ -6,6 +6,7 @@
 import type { JobTemplate, LabelSelector, SpecKind } from '../spec/model.js';
 import type { NodePhase } from '../protocol/keys.js';
 import type { NodeJobSpec, NodeTaint, OperationRef } from '../protocol/jobs.js';
+import type { Pace } from './pace.js';
 
 /** Which spec an action, wait or note belongs to. */
 export interface SpecRef {
@@ -370,6 +371,8 @@ export interface Wave {
 
 export interface Forecast {
   readonly waves: readonly Wave[];
+  /** Each spec with waves: the per-node time its waves were given, and where it came from. */
+  readonly paces?: readonly Pace[];
   /** ISO 8601 estimate of when every spec is complete; undefined when blocked indefinitely. */
   readonly eta?: string;
 }

@@ -3,6 +3,7 @@
  * spec's own wait (window, approval, soak, halt), as replace/index.ts does for replacements.
  */
 import type { ForecastInput } from '../forecast.js';
+import { nodeOpDefault } from '../pace.js';
 import type { SpecStatus } from '../types.js';
 import type { NodeOpContext } from './context.js';
 
@@ -27,5 +28,14 @@ export function nodeOpForecastInput(ctx: NodeOpContext, status: SpecStatus): For
     startAt: inFlight.length === 0 && until !== undefined ? until : ctx.now,
     // A person must act (an approval, a halt): no ETA.
     blocked: status.phase === 'Halted' || (wait !== undefined && wait.until === undefined && wait.code === 'approval'),
+    pace: {
+      kind: ctx.spec.kind === 'NodeImage' ? 'inPlace' : 'nodeOp',
+      defaultSeconds: nodeOpDefault({
+        cordon: ctx.op.cordon,
+        drain: ctx.op.drain,
+        reboot: ctx.op.rebootOnSuccess,
+        minReadySeconds: rollout.healthGate.minReadySeconds,
+      }),
+    },
   };
 }

@@ -9,6 +9,7 @@ import { canaryProgress } from './canary.js';
 import { canaryNodesLeft } from '../sequence/canary.js';
 import type { StartGate, StartGates } from '../sequence/start-gate.js';
 import type { ForecastInput } from '../forecast.js';
+import { replaceDefault } from '../pace.js';
 import { advance } from './inflight.js';
 import { settleLocks } from './settle.js';
 import { compareOrdered } from '../order.js';
@@ -135,6 +136,7 @@ function forecastInput(ctx: RolloutContext, tally: Tally, gate: StartGate): Fore
     ...(window !== undefined ? { window } : {}),
     startAt: inFlightNodes.length > 0 ? ctx.now : startAt,
     blocked: blocked || tally.haltReason !== undefined,
+    pace: { kind: 'replace', defaultSeconds: replaceDefault(image.rollout) },
   };
 }
 

@@ -58,6 +58,7 @@ function run(
     pods?: ReturnType<typeof pod>[];
     nodeMaintenances?: NodeMaintenance[];
     pdbs?: ReturnType<typeof pdb>[];
+    perNodeSeconds?: number;
   } = {},
 ): Plan {
   const d = desired({
@@ -68,6 +69,7 @@ function run(
   return plan(d, observed({ nodes, jobs: o.jobs ?? [], pods: o.pods ?? [], pdbs: o.pdbs ?? [] }), at(0), {
     jobNamespace: NS,
     rebootTimeoutSeconds: 600,
+    ...(o.perNodeSeconds !== undefined ? { perNodeSeconds: o.perNodeSeconds } : {}),
   });
 }
 
@@ -411,11 +413,11 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
     );
   });
 
-  describe('ETA (120 s per node by default)', () => {
+  describe('ETA (perNodeSeconds 120)', () => {
     const five = (): ObservedNode[] => ['worker-0', 'worker-1', 'worker-2', 'worker-3', 'worker-4'].map((x) => n(x));
 
     it('concurrency 2 over 5 nodes: waves of 2, 2 and 1, each node done at the end of its wave', () => {
-      const p = run(nodeOp('patch', { concurrency: 2 }), five());
+      const p = run(nodeOp('patch', { concurrency: 2 }), five(), { perNodeSeconds: 120 });
       const status = p.specs.find((x) => x.spec.name === 'patch');
       assert.equal(status?.eta, iso(360));
       assert.deepEqual(
@@ -434,7 +436,7 @@ describe('NodeImage inPlace and NodeOpUpgrade on the NodeOp machinery', () => {
     it('concurrency 0 (all at once) is held to the cluster budget; a node in flight goes first', () => {
       const nodes = five();
       nodes[3] = n('worker-3', { annotations: held('Updating'), unschedulable: true });
-      const p = run(nodeOp('patch', { concurrency: 0 }), nodes, { budget: 3 });
+      const p = run(nodeOp('patch', { concurrency: 0 }), nodes, { budget: 3, perNodeSeconds: 120 });
       const status = p.specs.find((x) => x.spec.name === 'patch');
       assert.equal(status?.eta, iso(240));
       assert.deepEqual(
