@@ -5,6 +5,7 @@
  */
 import { shortCommit } from '../commit.js';
 import type { Action, Plan, Wait, WaitCode } from '../plan/types.js';
+import { describePace } from '../plan/pace.js';
 import { cell } from './markdown.js';
 
 export type PlanFormat = 'text' | 'markdown' | 'json';
@@ -130,6 +131,7 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
     out.push(`  ${w.index}. ${specName(w.spec)} ${w.label}: ${w.nodes.join(', ')} (${w.start} → ${w.end})`);
   }
   out.push('', `ETA: ${plan.forecast.eta ?? 'none while blocked'}`);
+  for (const p of plan.forecast.paces ?? []) out.push(`  ${specName(p.spec)}: ${describePace(p)}`);
   const blocked = blockers(plan);
   out.push('', blocked.length === 0 ? 'Blockers: none' : 'Blockers (need a person):');
   for (const w of blocked) out.push(`  [${w.code}] ${specName(w.spec)}${w.node ? ` ${w.node}` : ''}: ${w.reason}`);
@@ -180,6 +182,8 @@ export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
         `| ${w.index} | ${cell(specName(w.spec))} | ${cell(w.label)} | ${cell(w.nodes.join(', '))} | ${w.start} | ${w.end} |`,
       );
     }
+    const paces = plan.forecast.paces ?? [];
+    if (paces.length > 0) out.push('', ...paces.map((p) => `- ${cell(specName(p.spec))}: ${cell(describePace(p))}`));
   }
   out.push('', '#### Blockers', '');
   if (blocked.length === 0) out.push('None.');
@@ -209,6 +213,7 @@ export function renderJson(plan: Plan, ctx: PlanContext): string {
       notes: plan.notes,
       waves: plan.forecast.waves,
       eta: plan.forecast.eta ?? null,
+      paces: plan.forecast.paces ?? [],
       wakeAt: plan.wakeAt ?? null,
     },
     null,

@@ -25,7 +25,7 @@ function impactWords(i: Impact): string {
   const eta =
     i.etaMinutes === undefined
       ? '; no ETA while blocked'
-      : `; ETA ${i.etaMinutes} min${i.etaAfterApproval ? ' once approved' : ''}`;
+      : `; ETA ${i.etaMinutes} min${i.etaAfterApproval ? ' once approved' : ''}${i.pace !== undefined ? ` (${i.pace})` : ''}`;
   // In-place nodes are picked by a node selector, not by cloud groups: no group count to give.
   const what = inPlace
     ? `${plural(i.nodes, 'node')} will be updated in place and rebooted`

@@ -7,7 +7,7 @@
  */
 import type { ObservedState } from '../observe/types.js';
 import { approvalsInForce, imageTarget } from '../plan/approval.js';
-import { plan as planOnce } from '../plan/index.js';
+import { describePace, plan as planOnce, type PlanOptions } from '../plan/index.js';
 import type { Plan, Wait } from '../plan/types.js';
 import type { DesiredState, LoadResult, NodeImage, SpecError } from '../spec/model.js';
 import { approvalFile, type ApprovalFile, type ApprovalStage } from './approval-file.js';
@@ -31,6 +31,8 @@ export interface Impact {
   readonly etaMinutes?: number;
   /** The ETA counts from the approval it waits for. */
   readonly etaAfterApproval?: boolean;
+  /** The per-node time the ETA used, and where it came from ("2m per node, default, no observations"). */
+  readonly pace?: string;
   /** What holds it back now (a PDB, a window, an approval, ...). */
   readonly waits: readonly Wait[];
 }
@@ -81,8 +83,8 @@ export interface LivePlan {
  * sets the group image, so the plan is made again as if that were done; then the waits show
  * what holds the first nodes back (an approval, a PDB, a window), not just "set the image".
  */
-export function planHead(desired: DesiredState, observed: ObservedState, at: Date): Plan {
-  const first = planOnce(desired, observed, at);
+export function planHead(desired: DesiredState, observed: ObservedState, at: Date, options?: PlanOptions): Plan {
+  const first = planOnce(desired, observed, at, options);
   const images = new Map<string, string>();
   for (const a of first.actions) if (a.kind === 'setGroupImage') images.set(a.groupId, a.image);
   if (images.size === 0) return first;
@@ -90,7 +92,7 @@ export function planHead(desired: DesiredState, observed: ObservedState, at: Dat
     const image = images.get(g.description.groupId);
     return image === undefined ? g : { ...g, description: { ...g.description, image } };
   });
-  return planOnce(desired, { ...observed, cloudGroups }, at);
+  return planOnce(desired, { ...observed, cloudGroups }, at, options);
 }
 
 /** The approval stage a NodeImage still needs, if any: the one its policy requires and no merged file gives. */
@@ -139,6 +141,7 @@ function impactOf(live: LivePlan, desired: DesiredState, image: NodeImage, at: n
   const blocked = waits.some((w) => w.code === 'pdb' || w.code === 'halted');
   // Before the group image is set the spec counts no outdated node yet; the forecast names them.
   const forecast = new Set(waves.flatMap((w) => w.nodes)).size;
+  const pace = plan.forecast.paces?.find((p) => p.spec.kind === 'NodeImage' && p.spec.name === image.name);
   return {
     strategy: image.strategy,
     nodes: forecast > 0 ? forecast : status ? status.progress.total - status.progress.done : 0,
@@ -147,6 +150,7 @@ function impactOf(live: LivePlan, desired: DesiredState, image: NodeImage, at: n
     canaryFirst: waves[0]?.label === 'canary',
     ...(last !== undefined && !blocked ? { etaMinutes: Math.max(0, Math.ceil((last - at) / 60_000)) } : {}),
     ...(waits.some((w) => w.code === 'approval') ? { etaAfterApproval: true } : {}),
+    ...(pace !== undefined ? { pace: describePace(pace) } : {}),
     waits,
   };
 }

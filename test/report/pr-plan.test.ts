@@ -1,7 +1,9 @@
 /**
  * `drydock plan --base --head` as data: the spec diff and what the head does on a cluster,
  * per kind of change, with the real planner over a described cluster. Expected numbers are
- * worked out by hand from the fixtures (120 s per node, soaks and waves as the policy says).
+ * worked out by hand from the fixtures (soaks and waves as the policy says; with nothing
+ * observed, the default per node: a replacement 210 s, boot and join 150 and drain 60; an
+ * in-place update 240 s, drain 60, Job 60 and reboot 120; minReadySeconds 0).
  */
 import { strict as assert } from 'node:assert';
 import { parse } from 'yaml';
@@ -33,13 +35,13 @@ interface Case {
 
 const cases: Case[] = [
   {
-    name: 'image change: nodes, groups, waves canary first, ETA (canary 2 min + soak 10 + two waves of 2)',
+    name: 'image change: nodes, groups, waves canary first, ETA (canary 3.5 min + soak 10 + two waves of 2: 20.5)',
     base: ok(state(V1)),
     head: ok(state(V2)),
     live: cluster(),
     check: (r) => {
       assert.deepEqual(sentences(r), [
-        'NodeImage worker: image img:v1 → img:v2; 5 nodes in 2 groups will be replaced in 3 waves, canary first; ETA 16 min',
+        'NodeImage worker: image img:v1 → img:v2; 5 nodes in 2 groups will be replaced in 3 waves, canary first; ETA 21 min (3m 30s per node, default, no observations)',
       ]);
       assert.deepEqual(r.approvals, []);
       assert.equal(prHasFindings(r), false);
@@ -114,7 +116,7 @@ const cases: Case[] = [
         metadata: { name: 'worker-start' },
         spec: { target: { kind: 'NodeImage', name: 'worker' }, image: V2, stage: 'start' },
       });
-      assert.match(sentences(r)[0] ?? '', /ETA 16 min once approved$/);
+      assert.match(sentences(r)[0] ?? '', /ETA 21 min once approved \(3m 30s per node, default, no observations\)$/);
     },
   },
   {
@@ -180,7 +182,7 @@ const cases: Case[] = [
     live: edgeCluster(),
     check: (r) =>
       assert.deepEqual(sentences(r), [
-        'NodeImage edge: image img:v1 → img:v2; 3 nodes will be updated in place and rebooted in 2 waves, canary first; ETA 14 min',
+        'NodeImage edge: image img:v1 → img:v2; 3 nodes will be updated in place and rebooted in 2 waves, canary first; ETA 18 min (4m per node, default, no observations)',
       ]),
   },
   {

@@ -328,7 +328,7 @@ describe('drydock sandbox (end to end)', function () {
       );
       assert.match(
         r.stdout,
-        /^ {2}NodeImage worker: image \S+ → registry\.example\/node-os:v1\.0\.1; \d+ nodes in 1 group will be replaced in \d+ waves, canary first; ETA \d+ min$/m,
+        /^ {2}NodeImage worker: image \S+ → registry\.example\/node-os:v1\.0\.1; \d+ nodes in 1 group will be replaced in \d+ waves, canary first; ETA \d+ min \(.+ per node, .+\)$/m,
         said,
       );
       assert.doesNotMatch(r.stdout, /Live part skipped/, said);

@@ -21,6 +21,8 @@ import { prHasFindings, renderPr } from '../../report/pr-render.js';
 import { EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
 import type { PlanFlags } from '../flags.js';
 import { describeClusterError } from './cluster-error.js';
+import { observedNodes } from './observed-nodes.js';
+import type { NodeTiming } from '../../plan/pace.js';
 
 export interface PrFlags extends PlanFlags {
   readonly base: string;
@@ -95,7 +97,12 @@ async function loadAt(source: GitSource, ref: string): Promise<{ ref: string; co
 }
 
 /** The head planned against the cluster and cloud, or why that could not be done. */
-async function livePlan(flags: PlanFlags, desired: DesiredState, at: Date): Promise<LivePlan | { skipped: string }> {
+async function livePlan(
+  flags: PlanFlags,
+  desired: DesiredState,
+  at: Date,
+  observedNodes: readonly NodeTiming[],
+): Promise<LivePlan | { skipped: string }> {
   let kc;
   let providers;
   try {
@@ -108,7 +115,7 @@ async function livePlan(flags: PlanFlags, desired: DesiredState, at: Date): Prom
   }
   try {
     const observed = await observe(desired, await listCluster(kc, desired), (p) => providers[p]);
-    return { plan: planHead(desired, observed, at), observed };
+    return { plan: planHead(desired, observed, at, { observedNodes }), observed };
   } catch (err) {
     return { skipped: `the cluster or cloud could not be read: ${describeClusterError(err)}` };
   }
@@ -121,7 +128,12 @@ export async function runPlanPr(flags: PrFlags, write: (text: string) => void, l
   const base = await loadAt(source, flags.base);
   const head = await loadAt(source, flags.head);
   const live = head.load.ok
-    ? await livePlan(flags, head.load.desired, at)
+    ? await livePlan(
+        flags,
+        head.load.desired,
+        at,
+        await observedNodes(source, head.load.desired.config.statusBranch, logger),
+      )
     : { skipped: 'the head is invalid, so it was not planned' };
   const report = buildPrReport({ base, head, at, ...(flags.cluster ? { cluster: flags.cluster } : {}), live });
   write(renderPr(report, flags.format, flags.path));

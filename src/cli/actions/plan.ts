@@ -11,6 +11,7 @@ import type { Plan } from '../../plan/types.js';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
 import type { PlanFlags } from '../flags.js';
 import { describeClusterError } from './cluster-error.js';
+import { observedNodes } from './observed-nodes.js';
 
 const EMPTY_PLAN: Plan = { actions: [], waits: [], notes: [], specs: [], forecast: { waves: [] } };
 
@@ -51,7 +52,8 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
     const kc = loadKubeConfig(flags.kubeconfig || undefined);
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || undefined);
     const observed = await observe(desired, await listCluster(kc, desired), (p) => providers[p]);
-    const result = plan(desired, observed, at, { jobNamespace: flags.namespace });
+    const observedNodeTimes = await observedNodes(flags, desired.config.statusBranch, logger);
+    const result = plan(desired, observed, at, { jobNamespace: flags.namespace, observedNodes: observedNodeTimes });
     write(
       renderPlan(result, flags.format, {
         commit: rev.commit,
