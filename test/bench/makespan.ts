@@ -8,8 +8,6 @@
  * prints when each write to each node went out; DRYDOCK_BENCH_DRYDOCK_LOG=FILE keeps drydock's log.
  */
 import { writeFileSync } from 'node:fs';
-import type { V1Node } from '@kubernetes/client-node';
-import { ANNOTATIONS, nodeOpRecordKey } from '../../src/protocol/keys.js';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { eventually } from '../support/control-plane.js';
 import type { ProxiedRequest } from '../service/counting-proxy.js';
@@ -21,10 +19,10 @@ import {
   imageDoc,
   KWOK_POD_READY_AGAIN,
   nodeOpDoc,
+  operated,
   PODS_PER_NODE,
-  ready,
+  replaced,
   startRolloutWorld,
-  type Group,
   type RolloutWorld,
   type RolloutWorldOptions,
 } from './rollout-world.js';
@@ -93,23 +91,6 @@ async function measure(
   const m = { ms, writes: w.proxy.requests.slice(i0).filter(isWrite) };
   breakdown(message, m, shown.nodes, shown.minimum);
   return m;
-}
-
-const annotations = (n: V1Node): Record<string, string> => n.metadata?.annotations ?? {};
-/** Ready, schedulable, and not held by an operation (a replacement keeps its lock with phase Done). */
-const settled = (n: V1Node): boolean =>
-  ready(n) &&
-  n.spec?.unschedulable !== true &&
-  (annotations(n)[ANNOTATIONS.operation] === undefined || annotations(n)[ANNOTATIONS.phase] === 'Done');
-
-async function replaced(w: RolloutWorld, group: Group, size: number, image: string): Promise<boolean> {
-  const ns = await w.groupNodes(group);
-  return ns.length === size && ns.every((n) => annotations(n)['sim.drydock.dev/image'] === image && settled(n));
-}
-
-async function operated(w: RolloutWorld, group: Group, op: string): Promise<boolean> {
-  const ns = await w.groupNodes(group);
-  return ns.every((n) => annotations(n)[nodeOpRecordKey(op)] !== undefined && settled(n));
 }
 
 /** Per node, the seconds from the push to each write on its Node object: where a wave's time goes. */

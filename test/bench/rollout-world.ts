@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { ANNOTATIONS, nodeOpRecordKey } from '../../src/protocol/keys.js';
 import { parseSimConfigText } from '../../src/cloud/index.js';
 import { runSimCloud, type RunningSimCloud } from '../../src/sim-host/index.js';
 import { applyObjects } from '../../src/sandbox/workloads.js';
@@ -103,6 +104,8 @@ export interface RolloutWorld {
   readonly repo: FleetRepo;
   readonly drydock: DrydockChild;
   readonly kc: KubeConfig;
+  /** The sim cloud's URL, for a plan's observation of the groups. */
+  readonly cloudUrl: string;
   groupNodes(group: Group): Promise<V1Node[]>;
   close(): Promise<void>;
 }
@@ -139,7 +142,8 @@ export function nodeOpDoc(name: string, group: Group, o: RolloutWorldOptions): s
   });
 }
 
-function repoFiles(o: RolloutWorldOptions): Record<string, string> {
+/** The fleet repository's files at the start: drydock.yaml, and each group with its NodeImage at IMAGE(1). */
+export function repoFiles(o: RolloutWorldOptions): Record<string, string> {
   const files: Record<string, string> = {
     'drydock.yaml': stringify({
       apiVersion: 'drydock.dev/v1alpha1',
@@ -265,6 +269,7 @@ export async function startRolloutWorld(cp: ControlPlane, o: RolloutWorldOptions
   return {
     ...world,
     kc,
+    cloudUrl: sim.url,
     groupNodes,
     close: async () => {
       await stopWorld({ ...world, dirs });
@@ -275,4 +280,23 @@ export async function startRolloutWorld(cp: ControlPlane, o: RolloutWorldOptions
 
 export function ready(n: V1Node): boolean {
   return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+export const annotations = (n: V1Node): Record<string, string> => n.metadata?.annotations ?? {};
+/** Ready, schedulable, and not held by an operation (a replacement keeps its lock with phase Done). */
+export const settled = (n: V1Node): boolean =>
+  ready(n) &&
+  n.spec?.unschedulable !== true &&
+  (annotations(n)[ANNOTATIONS.operation] === undefined || annotations(n)[ANNOTATIONS.phase] === 'Done');
+
+/** Every node of `group` runs `image` and is settled: a replace rollout is over. */
+export async function replaced(w: RolloutWorld, group: Group, size: number, image: string): Promise<boolean> {
+  const ns = await w.groupNodes(group);
+  return ns.length === size && ns.every((n) => annotations(n)['sim.drydock.dev/image'] === image && settled(n));
+}
+
+/** Every node of `group` records NodeOp `op` and is settled: the NodeOp is over. */
+export async function operated(w: RolloutWorld, group: Group, op: string): Promise<boolean> {
+  const ns = await w.groupNodes(group);
+  return ns.every((n) => annotations(n)[nodeOpRecordKey(op)] !== undefined && settled(n));
 }
