@@ -22,7 +22,6 @@ import { EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
 import type { PlanFlags } from '../flags.js';
 import { describeClusterError } from './cluster-error.js';
 import { observedNodes } from './observed-nodes.js';
-import type { NodeTiming } from '../../plan/pace.js';
 
 export interface PrFlags extends PlanFlags {
   readonly base: string;
@@ -101,7 +100,8 @@ async function livePlan(
   flags: PlanFlags,
   desired: DesiredState,
   at: Date,
-  observedNodes: readonly NodeTiming[],
+  source: GitSource,
+  logger: Logger,
 ): Promise<LivePlan | { skipped: string }> {
   let kc;
   let providers;
@@ -113,12 +113,15 @@ async function livePlan(
       return { skipped: `no cluster or cloud access (${err.message})` };
     throw err;
   }
+  let observed;
   try {
-    const observed = await observe(desired, await listCluster(kc, desired), (p) => providers[p]);
-    return { plan: planHead(desired, observed, at, { observedNodes }), observed };
+    observed = await observe(desired, await listCluster(kc, desired), (p) => providers[p]);
   } catch (err) {
     return { skipped: `the cluster or cloud could not be read: ${describeClusterError(err)}` };
   }
+  // Read only with cluster access: without it there is no forecast to give them to.
+  const timings = await observedNodes(source, desired.config.statusBranch, logger);
+  return { plan: planHead(desired, observed, at, { observedNodes: timings }), observed };
 }
 
 export async function runPlanPr(flags: PrFlags, write: (text: string) => void, logger: Logger): Promise<ExitCode> {
@@ -128,12 +131,7 @@ export async function runPlanPr(flags: PrFlags, write: (text: string) => void, l
   const base = await loadAt(source, flags.base);
   const head = await loadAt(source, flags.head);
   const live = head.load.ok
-    ? await livePlan(
-        flags,
-        head.load.desired,
-        at,
-        await observedNodes(source, head.load.desired.config.statusBranch, logger),
-      )
+    ? await livePlan(flags, head.load.desired, at, source, logger)
     : { skipped: 'the head is invalid, so it was not planned' };
   const report = buildPrReport({ base, head, at, ...(flags.cluster ? { cluster: flags.cluster } : {}), live });
   write(renderPr(report, flags.format, flags.path));
