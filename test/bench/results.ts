@@ -36,6 +36,7 @@ export interface RecordedFigure extends Figure {
 /** Which page under docs/benchmarks/ explains a figure, by its id; the first match wins. */
 const DETAILS: readonly (readonly [RegExp, string])[] = [
   [/^churn\./, 'docs/benchmarks/churn.md'],
+  [/^eta\./, 'docs/benchmarks/eta.md'],
   [/^makespan\.\w+(Writes|Events|Refused)/, 'docs/benchmarks/api-writes.md'],
   [/^makespan\./, 'docs/benchmarks/makespan.md'],
   [/^scale\.(rss|heap|external)/, 'docs/benchmarks/memory.md'],
