@@ -47,23 +47,29 @@ async function firstParentLine(source: GitSource, tip: string, max: number): Pro
   return line.reverse();
 }
 
-/** A spec file's own blob and its node files' blobs, as one key: any of them changing is a new version. */
-function versionKey(blobs: ReadonlyMap<string, string>, path: string): string {
-  const dir = `${path.slice(0, -'.yaml'.length)}/`;
-  const parts = [blobs.get(path) ?? ''];
-  for (const [p, oid] of blobs) if (p.startsWith(dir)) parts.push(`${p}=${oid}`);
-  return parts.join(',');
+/** The spec file a status file belongs to: itself, or for a node file (status/K/name/nodes-N.yaml) its spec's. */
+function specFileOf(path: string): string | undefined {
+  if (SPEC_DOC.test(path)) return path;
+  const m = /^(status\/[^/]+\/[^/]+)\/[^/]+$/.exec(path);
+  return m?.[1] === undefined ? undefined : `${m[1]}.yaml`;
 }
 
-async function readBlobs(
-  source: GitSource,
-  blobs: ReadonlyMap<string, string>,
-  path: string,
-): Promise<Map<string, string>> {
-  const dir = `${path.slice(0, -'.yaml'.length)}/`;
-  const files = new Map<string, string>();
+/** Each spec file's own blob and its node files' blobs, grouped: any of them changing is a new version. */
+function bySpec(blobs: ReadonlyMap<string, string>): Map<string, [string, string][]> {
+  const out = new Map<string, [string, string][]>();
   for (const [p, oid] of blobs) {
-    if (p !== path && !p.startsWith(dir)) continue;
+    const spec = specFileOf(p);
+    if (spec === undefined) continue;
+    const group = out.get(spec) ?? [];
+    group.push([p, oid]);
+    out.set(spec, group);
+  }
+  return out;
+}
+
+async function readBlobs(source: GitSource, group: readonly [string, string][]): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const [p, oid] of group) {
     const { blob } = await git.readBlob({ fs, gitdir: source.gitdir, oid, cache: source.cache });
     files.set(p, Buffer.from(blob).toString('utf8'));
   }
@@ -79,15 +85,16 @@ export async function readStatusHistory(
   const versions = new Map<string, StatusVersion[]>();
   const last = new Map<string, string>();
   for (const { oid, at } of await firstParentLine(source, tip, max)) {
-    const blobs = await statusBlobs(source, oid);
-    for (const path of blobs.keys()) {
-      if (!SPEC_DOC.test(path)) continue;
-      const key = versionKey(blobs, path);
+    for (const [path, group] of bySpec(await statusBlobs(source, oid))) {
+      if (!group.some(([p]) => p === path)) continue;
+      const key = group.map(([p, o]) => `${p}=${o}`).join(',');
       if (last.get(path) === key) continue;
       last.set(path, key);
-      const read = readSpecStatus(await readBlobs(source, blobs, path), path);
+      const read = readSpecStatus(await readBlobs(source, group), path);
       if (read?.ok !== true) continue;
-      versions.set(path, [...(versions.get(path) ?? []), { at, status: read.status }]);
+      const list = versions.get(path) ?? [];
+      list.push({ at, status: read.status });
+      versions.set(path, list);
     }
   }
   return versions;
