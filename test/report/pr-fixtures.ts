@@ -2,6 +2,7 @@
 import type { ObservedState } from '../../src/observe/types.js';
 import { buildPrReport, planHead, type PrReport } from '../../src/report/pr-report.js';
 import type { DesiredState, LoadResult, SpecError } from '../../src/spec/model.js';
+import type { PlanOptions } from '../../src/plan/index.js';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { revisionOf } from '../../src/spec/revision.js';
 import {
@@ -38,10 +39,12 @@ export function cluster(allowed?: number): ObservedState {
 export const ok = (d: DesiredState): LoadResult => ({ ok: true, desired: d, files: [] });
 export const invalid = (errors: SpecError[]): LoadResult => ({ ok: false, errors, files: [] });
 
-export function report(base: LoadResult, head: LoadResult, live?: ObservedState): PrReport {
+export function report(base: LoadResult, head: LoadResult, live?: ObservedState, options?: PlanOptions): PrReport {
   const now = at(0);
   const plan =
-    live && head.ok ? { plan: planHead(head.desired, live, now), observed: live } : { skipped: 'no cluster access' };
+    live && head.ok
+      ? { plan: planHead(head.desired, live, now, options), observed: live }
+      : { skipped: 'no cluster access' };
   return buildPrReport({
     base: { ref: 'main', commit: 'a'.repeat(40), load: base },
     head: { ref: 'pr', commit: 'b'.repeat(40), load: head },

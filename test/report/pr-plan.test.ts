@@ -9,6 +9,7 @@ import { strict as assert } from 'node:assert';
 import { parse } from 'yaml';
 import type { ObservedState } from '../../src/observe/types.js';
 import type { PrReport } from '../../src/report/pr-report.js';
+import type { NodeTiming } from '../../src/plan/index.js';
 import { changeSentence, prHasFindings } from '../../src/report/pr-render.js';
 import type { LoadResult } from '../../src/spec/model.js';
 import {
@@ -30,6 +31,8 @@ interface Case {
   readonly base: LoadResult;
   readonly head: LoadResult;
   readonly live?: ObservedState;
+  /** The nodes drydock saw done, as drydock plan reads them off the status branch. */
+  readonly observedNodes?: readonly NodeTiming[];
   readonly check: (r: PrReport) => void;
 }
 
@@ -46,6 +49,23 @@ const cases: Case[] = [
       assert.deepEqual(r.approvals, []);
       assert.equal(prHasFindings(r), false);
     },
+  },
+  {
+    name: 'image change with nodes of the last rollout observed: their median per node (canary 1 + soak 10 + 2 waves: 13 min)',
+    base: ok(state(V1)),
+    head: ok(state(V2)),
+    live: cluster(),
+    observedNodes: [50, 70, 60].map((seconds, i) => ({
+      spec: { kind: 'NodeImage', name: 'worker' },
+      kind: 'replace',
+      node: `n-old-${i}`,
+      doneAt: '2026-03-01T10:00:00.000Z',
+      seconds,
+    })),
+    check: (r) =>
+      assert.deepEqual(sentences(r), [
+        'NodeImage worker: image img:v1 → img:v2; 5 nodes in 2 groups will be replaced in 3 waves, canary first; ETA 13 min (1m per node, from 3 observed nodes of this spec)',
+      ]),
   },
   {
     name: 'image change without cluster access: the diff, and the live part said skipped',
@@ -251,5 +271,8 @@ const cases: Case[] = [
 ];
 
 describe('plan --base --head: what a pull request changes', () => {
-  for (const c of cases) it(c.name, () => c.check(report(c.base, c.head, c.live)));
+  for (const c of cases)
+    it(c.name, () =>
+      c.check(report(c.base, c.head, c.live, c.observedNodes ? { observedNodes: c.observedNodes } : undefined)),
+    );
 });

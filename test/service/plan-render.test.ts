@@ -96,6 +96,21 @@ describe('plan rendering', () => {
     );
   });
 
+  it('each spec says the per-node time its waves took and where it came from, in every format', () => {
+    const paced: Plan = {
+      ...plan,
+      forecast: {
+        ...plan.forecast,
+        paces: [{ spec, kind: 'replace', perNodeSeconds: 50, basis: 'observed', observed: 6, sameSpec: true }],
+      },
+    };
+    const said = 'NodeImage/worker: 50s per node, from 6 observed nodes of this spec';
+    assert.ok(renderPlan(paced, 'text', ctx).includes(`ETA: 2024-01-01T00:30:00.000Z\n  ${said}\n`));
+    assert.ok(renderPlan(paced, 'markdown', ctx).includes(`- ${said}\n`));
+    const j = JSON.parse(renderPlan(paced, 'json', ctx)) as { paces: unknown[] };
+    assert.deepEqual(j.paces, paced.forecast.paces);
+  });
+
   it('json: machine-readable, with blocked and blockers', () => {
     const j = JSON.parse(renderPlan(plan, 'json', ctx)) as {
       blocked: boolean;
