@@ -8,6 +8,7 @@ import {
   formatErrorsText,
   loadFromDirectory,
   SpecSourceError,
+  jobNamespaceWarnings,
   writtenNamespaceWarnings,
   type DesiredState,
   type ErrorFormat,
@@ -41,6 +42,7 @@ function warnings(d: DesiredState): SpecError[] {
       hint: n.hint,
     })),
     ...writtenNamespaceWarnings(d),
+    ...jobNamespaceWarnings(d),
   ];
 }
 
