@@ -1,6 +1,7 @@
 /** Tunables of plan(); every one has a default, and bad values are refused with PlanError. */
 import { PlanError } from './errors.js';
 import type { NodeTiming } from './pace.js';
+import type { SpecStatus } from './types.js';
 
 export interface PlanOptions {
   /**
@@ -29,6 +30,13 @@ export interface PlanOptions {
    * awk and curl; default curl's (execute/jobs/bottlerocket-update.ts).
    */
   readonly bottlerocketImage?: string;
+  /**
+   * The spec statuses the status branch holds, as last written there (durable). Given, an
+   * ended NodeMaintenance's record leaves its node once the branch holds its ending, and its
+   * Ended row is carried from here afterwards. Left out (no status branch), the record stays on
+   * the node: it is then the only durable record of the ending.
+   */
+  readonly published?: readonly SpecStatus[];
 }
 
 export interface ResolvedOptions {
@@ -41,6 +49,7 @@ export interface ResolvedOptions {
   readonly rebootTimeoutMs: number;
   readonly rebootImage?: string;
   readonly bottlerocketImage?: string;
+  readonly published?: readonly SpecStatus[];
 }
 
 function check(name: keyof PlanOptions, value: number | undefined, fallback: number, min: number): number {
@@ -66,5 +75,6 @@ export function resolveOptions(options: PlanOptions = {}): ResolvedOptions {
     rebootTimeoutMs: check('rebootTimeoutSeconds', options.rebootTimeoutSeconds, 600, 1) * 1000,
     ...(options.rebootImage !== undefined ? { rebootImage: options.rebootImage } : {}),
     ...(options.bottlerocketImage !== undefined ? { bottlerocketImage: options.bottlerocketImage } : {}),
+    ...(options.published !== undefined ? { published: options.published } : {}),
   };
 }

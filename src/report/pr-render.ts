@@ -80,6 +80,10 @@ export function renderPrText(r: PrReport): string {
     out.push('', `The head is invalid (${plural(r.errors.length, 'error')}); nothing of it would be applied:`);
     for (const e of r.errors) out.push(formatErrorText(e));
   }
+  if (r.warnings.length > 0) {
+    out.push('', `Warnings in the head (${plural(r.warnings.length, 'warning')}; they refuse nothing):`);
+    for (const e of r.warnings) out.push(formatErrorText(e, { severity: 'warning' }));
+  }
   if (r.baseInvalid) out.push('', `The base ${r.base.ref} does not load: every spec of the head shows as new.`);
   out.push('', 'Changes:');
   if (r.changes.length === 0)
@@ -112,12 +116,12 @@ function state(r: PrReport): string {
   return r.liveSkipped !== undefined ? '📝 specs change (cluster not checked)' : '🔄 ready to roll out';
 }
 
-function markdownErrors(errors: readonly SpecError[]): string[] {
+function markdownFindings(title: string, findings: readonly SpecError[]): string[] {
   return [
     '',
-    '#### Errors in the head',
+    `#### ${title}`,
     '',
-    ...errors.map((e) => `- \`${e.file}:${e.line}:${e.column}\`: ${e.message} [${e.code}] — ${e.hint}`),
+    ...findings.map((e) => `- \`${e.file}:${e.line}:${e.column}\`: ${e.message} [${e.code}] — ${e.hint}`),
   ];
 }
 
@@ -127,7 +131,12 @@ export function renderPrMarkdown(r: PrReport): string {
     `Cluster \`${r.cluster}\`: \`${r.head.ref}\` (\`${shortCommit(r.head.commit, 'unknown')}\`) against \`${r.base.ref}\` (\`${shortCommit(r.base.commit, 'unknown')}\`), planned at ${r.at}.`,
   );
   if (r.errors.length > 0)
-    out.push(...markdownErrors(r.errors), '', 'Nothing of this head would be applied until every error is fixed.');
+    out.push(
+      ...markdownFindings('Errors in the head', r.errors),
+      '',
+      'Nothing of this head would be applied until every error is fixed.',
+    );
+  if (r.warnings.length > 0) out.push(...markdownFindings('Warnings in the head', r.warnings));
   if (r.baseInvalid) out.push('', `The base \`${r.base.ref}\` does not load: every spec of the head shows as new.`);
   out.push('', '#### What changes', '');
   if (r.changes.length === 0) out.push(r.errors.length > 0 ? 'Not compared: the head is invalid.' : 'No spec changes.');
@@ -159,7 +168,10 @@ export function renderPrMarkdown(r: PrReport): string {
 /** Workflow annotations on the changed files, then the text report for the log. */
 export function renderPrGithub(r: PrReport, root?: string): string {
   const opts = (severity: 'error' | 'warning' | 'notice') => ({ severity, ...(root !== undefined ? { root } : {}) });
-  const lines: string[] = r.errors.map((e) => formatErrorGithub(e, opts('error')));
+  const lines: string[] = [
+    ...r.errors.map((e) => formatErrorGithub(e, opts('error'))),
+    ...r.warnings.map((e) => formatErrorGithub(e, opts('warning'))),
+  ];
   const at = (file: string, line: number, code: string, message: string, hint = ''): SpecError => ({
     file,
     line,

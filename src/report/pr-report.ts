@@ -2,7 +2,7 @@
  * What a pull request will do, for its reviewers: the spec changes between base and head, in
  * words; for each changed rollout, how many nodes in how many groups it replaces, in how many
  * waves and by when (from the head's live plan); the approvals it needs, as files to merge;
- * what blocks it now; and the head's validation errors. Plain data, read off the loader's and
+ * what blocks it now; and the head's validation errors and warnings. Plain data, read off the loader's and
  * the planner's results; pr-render.ts lays it out.
  */
 import type { ObservedState } from '../observe/types.js';
@@ -12,6 +12,7 @@ import type { Plan, Wait } from '../plan/types.js';
 import type { DesiredState, LoadResult, NodeImage, SpecError } from '../spec/model.js';
 import { approvalFile, type ApprovalFile, type ApprovalStage } from './approval-file.js';
 import { diffSpecs, type SpecChange } from './spec-diff.js';
+import { specWarnings } from './spec-warnings.js';
 
 export interface Revision {
   /** The ref as given (a branch or a commit). */
@@ -58,6 +59,8 @@ export interface PrReport {
   readonly approvals: readonly ApprovalToMerge[];
   /** The head's validation errors: nothing of it would be applied. */
   readonly errors: readonly SpecError[];
+  /** The head's warnings, the ones `drydock validate` prints (spec-warnings.ts): they refuse nothing. */
+  readonly warnings: readonly SpecError[];
   /** The base did not load: every head spec shows as new. */
   readonly baseInvalid: boolean;
   /** Why the live part (cluster and cloud) was skipped; undefined when it ran. */
@@ -162,6 +165,7 @@ export function buildPrReport(input: PrInputs): PrReport {
     head: { ref: head.ref, commit: head.commit },
     at: input.at.toISOString(),
     baseInvalid: !base.load.ok,
+    warnings: specWarnings(head.load),
     ...('skipped' in input.live ? { liveSkipped: input.live.skipped } : {}),
   };
   if (!head.load.ok) {

@@ -21,4 +21,4 @@ export { gitBranch as branchNameProblem } from './formats.js';
 export { DEFAULT_CONFIG } from './normalise/config.js';
 export { BUILTIN_ROLLOUT } from './normalise/rollout.js';
 export type * from './model.js';
-export { writtenNamespaceWarnings } from './namespaces.js';
+export { jobNamespaceWarnings, RBAC_JOB_NAMESPACE, writtenNamespaceWarnings } from './namespaces.js';

@@ -229,6 +229,12 @@ export interface UpgradeGate extends SpecMeta<'UpgradeGate'> {
    * did not change.
    */
   readonly mutexRunConfigs?: readonly string[];
+  /**
+   * Each Job namespace as written (a MutexRule's jobNamespace, an UpgradeGate Job's namespace),
+   * with its position: for validate's warning where drydock's RBAC grants no Jobs. Not part of
+   * the revision.
+   */
+  readonly writtenJobNamespaces?: readonly WrittenNamespace[];
 }
 
 /**

@@ -8,10 +8,17 @@ import type { Spec } from './model.js';
 
 /**
  * followNewNodes decides which nodes a revision runs on, not what it does there: turning it on
- * or off must not run the NodeOp again on every node it already ran on. writtenNamespace is a
- * position in a file, for validate's warning.
+ * or off must not run the NodeOp again on every node it already ran on. writtenNamespace and
+ * writtenJobNamespaces are positions in a file, for validate's warnings.
  */
-const EXCLUDED = new Set(['source', 'revision', 'apiVersion', 'followNewNodes', 'writtenNamespace']);
+const EXCLUDED = new Set([
+  'source',
+  'revision',
+  'apiVersion',
+  'followNewNodes',
+  'writtenNamespace',
+  'writtenJobNamespaces',
+]);
 
 function canonical(value: unknown, top: boolean): string {
   if (Array.isArray(value)) return `[${value.map((v) => canonical(v, false)).join(',')}]`;

@@ -43,6 +43,25 @@ describe('drydock plan --base --head (a pull request, no cluster access)', () =>
     git('checkout', '-qb', 'broken');
     writeFileSync(file, readFileSync(file, 'utf8').replace('maxSurge: 1', 'maxSurge: lots'));
     git('commit', '-qam', 'broken');
+    git('checkout', '-q', 'main');
+    git('checkout', '-qb', 'gated');
+    // Valid, with one warning validate prints: line 8 names a namespace deploy/'s RBAC does not cover.
+    writeFileSync(
+      path.join(repo, 'policies/quiesce.yaml'),
+      [
+        'apiVersion: drydock.dev/v1alpha1',
+        'kind: UpgradeGate',
+        'metadata: {name: quiesce}',
+        'spec:',
+        '  appliesTo: {targets: [{kind: NodeImage}]}',
+        '  before:',
+        '    - spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}',
+        '      namespace: storage',
+        '',
+      ].join('\n'),
+    );
+    git('add', '-A');
+    git('commit', '-qm', 'gated');
   });
   after(() => rmSync(repo, { recursive: true, force: true }));
 
@@ -113,6 +132,43 @@ describe('drydock plan --base --head (a pull request, no cluster access)', () =>
     const r = drydock('--base', 'main', '--head', 'worker-v2', '--format', 'markdown');
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.split('\n')[0], '<!-- drydock-plan -->');
+  });
+
+  it("shows the head's warnings as validate prints them, in every format; they block nothing", function () {
+    // Four runs of the command: one per format.
+    this.timeout(60_000);
+    const where = 'policies/quiesce.yaml:8:18';
+    const text = drydock('--base', 'main', '--head', 'gated');
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(text.stdout, /^Warnings in the head \(1 warning; they refuse nothing\):$/m);
+    assert.match(
+      text.stdout,
+      new RegExp(
+        `^${where}: warning: UpgradeGate/quiesce: its Jobs run in namespace storage, where deploy/rbac\\.yaml does not let drydock create Jobs .* \\[job-namespace-rbac\\]\\n {2}hint: grant drydock's ServiceAccount a Role in storage`,
+        'm',
+      ),
+    );
+    const md = drydock('--base', 'main', '--head', 'gated', '--format', 'markdown');
+    assert.equal(md.status, 0, md.stderr);
+    assert.match(
+      md.stdout,
+      new RegExp(
+        `#### Warnings in the head\\n\\n- \`${where}\`: UpgradeGate/quiesce: its Jobs run in namespace storage,`,
+      ),
+    );
+    const gh = drydock('--base', 'main', '--head', 'gated', '--format', 'github');
+    assert.equal(gh.status, 0, gh.stderr);
+    assert.match(
+      gh.stdout,
+      /^::warning file=policies\/quiesce\.yaml,line=8,col=18,title=drydock%3A job-namespace-rbac::/m,
+    );
+    const json = JSON.parse(drydock('--base', 'main', '--head', 'gated', '--format', 'json').stdout) as {
+      warnings: { code: string; file: string; line: number }[];
+    };
+    assert.deepEqual(
+      json.warnings.map((w) => [w.code, w.file, w.line]),
+      [['job-namespace-rbac', 'policies/quiesce.yaml', 8]],
+    );
   });
 
   it('a ref that does not exist, or --base without --head: exit 2 and what to fix', () => {

@@ -73,16 +73,80 @@ describe('drydock validate', () => {
     );
   });
 
-  it("validates the mutex operator's own files with no warning: the MCO upgrade is gated", () => {
+  it("validates the mutex operator's own files, the MCO upgrade gated; warns only of the Jobs' namespace", () => {
     const repo = 'test/fixtures/seeds/mutex-operator';
     const r = drydock('validate', repo);
     assert.equal(r.status, 0, r.stdout + r.stderr);
+    // rule.yaml line 12 is `  jobNamespace: node-upgrade-mutex-operator`, its value at column 17.
     assert.deepEqual(
       r.stdout.split('\n').filter((l) => l.includes(': warning: ')),
-      [],
+      [
+        `${repo}/rule.yaml:12:17: warning: MutexRule/storage-quiesce: its Jobs run in namespace node-upgrade-mutex-operator, ` +
+          'where deploy/rbac.yaml does not let drydock create Jobs (its Role grants them in drydock-system only): ' +
+          'the API server would refuse them and the nodes they gate would wait [job-namespace-rbac]',
+      ],
     );
-    assert.match(r.stdout, /valid: 3 specs in 3 files/);
+    assert.match(
+      r.stdout,
+      /\n {2}hint: grant drydock's ServiceAccount a Role in node-upgrade-mutex-operator \(jobs: create, get, delete; pods: list\) and a RoleBinding, or set jobNamespace to drydock-system\n/,
+    );
+    assert.match(r.stdout, /valid: 3 specs in 3 files \(cluster default\); 1 warning above$/m);
     assert.doesNotMatch(r.stdout, /not acted on/);
+  });
+
+  it("warns at each gate Job namespace deploy/'s RBAC does not cover, once per namespace, not at its own", () => {
+    const repo = path.join(dir, 'jobns');
+    mkdirSync(repo);
+    const job = '{template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}';
+    writeFileSync(
+      path.join(repo, 'rule.yaml'),
+      [
+        'apiVersion: openshift-optional.skrzypek.io/v1alpha1',
+        'kind: MutexRule',
+        'metadata: {name: inside}',
+        'spec:',
+        '  jobName: inside',
+        '  jobNamespace: drydock-system',
+        `  jobSpec: ${job}`,
+        '  type: kubernetes',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      path.join(repo, 'gate.yaml'),
+      [
+        'apiVersion: drydock.dev/v1alpha1',
+        'kind: UpgradeGate',
+        'metadata: {name: storage}',
+        'spec:',
+        '  appliesTo: {targets: [{kind: NodeImage}]}',
+        '  before:',
+        `    - {namespace: drydock-system, spec: ${job}}`,
+        `    - {namespace: storage, spec: ${job}}`,
+        '  after:',
+        `    - namespace: storage`,
+        `      spec: ${job}`,
+        '',
+      ].join('\n'),
+    );
+    const r = drydock('validate', repo);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.deepEqual(
+      r.stdout.split('\n').flatMap((l) => /^(\S+): warning: (\S+): .* \[(\S+)\]$/.exec(l)?.slice(1) ?? []),
+      [`${repo}/gate.yaml:8:19`, 'UpgradeGate/storage', 'job-namespace-rbac'],
+    );
+    assert.match(
+      r.stdout,
+      /its Jobs run in namespace storage, where deploy\/rbac\.yaml does not let drydock create Jobs/,
+    );
+    assert.match(r.stdout, /or set the Job namespace to drydock-system\n/);
+    const json = JSON.parse(drydock('validate', repo, '--format', 'json').stdout) as {
+      warnings: { code: string; line: number }[];
+    };
+    assert.deepEqual(
+      json.warnings.map((w) => [w.code, w.line]),
+      [['job-namespace-rbac', 8]],
+    );
   });
 
   it('exits 1 and names file and line of every hostile file, with a hint and a summary', () => {

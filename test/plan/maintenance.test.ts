@@ -6,6 +6,7 @@ import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { notActedOn, plan, type Plan, type SpecStatus } from '../../src/plan/index.js';
 import { bare, LOCK, runCases, V1, V2, waitCodes } from './helpers.js';
+import { applyNodeWrite, type NodeWrite, type PatchableNode } from './node-patch.js';
 import {
   at,
   cloudGroup,
@@ -310,4 +311,144 @@ describe('plan: NodeMaintenance', () => {
   it('is acted on: no longer reported as NotSupported', () => {
     assert.deepEqual(notActedOn(desired({ nodeMaintenances: [nodeMaintenance('disk', 'worker-0')] })), []);
   });
+});
+
+/** worker-0's Ended record of disk, ended at iso(900). */
+const endedRecord = JSON.stringify({
+  ...JSON.parse(runningRecord),
+  phase: 'Ended',
+  pendingPods: [],
+  endedAt: iso(900),
+});
+
+/** The status branch's row of disk as the plan of the ending wrote it (read off the planner, not written by hand). */
+function publishedEnding(): SpecStatus {
+  return statusOf(plan(desired(), busyNode({ [ANNOTATIONS.maintenance]: endedRecord }), at(900)));
+}
+
+function noMaintenanceRow(p: Plan): void {
+  assert.equal(
+    p.specs.some((s) => s.spec.kind === 'NodeMaintenance'),
+    false,
+  );
+}
+
+describe('plan: an ended NodeMaintenance leaves the node clean, the status branch its record', () => {
+  const ended = publishedEnding();
+  runCases([
+    {
+      name: 'the status branch holds the ending: the record leaves the node, nothing else is written',
+      desired: desired(),
+      observed: busyNode({ [ANNOTATIONS.maintenance]: endedRecord }),
+      now: at(1000),
+      options: { published: [ended] },
+      check: (p) => {
+        assert.deepEqual(bare(p), [
+          { kind: 'annotateNode', spec: M, node: 'worker-0', annotations: { [ANNOTATIONS.maintenance]: null } },
+        ]);
+        assert.deepEqual([statusOf(p).phase, statusOf(p).maintenance?.endedAt], ['Ended', iso(900)]);
+      },
+    },
+    {
+      name: 'the status branch does not hold it yet (a crash before the status was written): the record stays',
+      desired: desired(),
+      observed: busyNode({ [ANNOTATIONS.maintenance]: endedRecord }),
+      now: at(1000),
+      options: { published: [] },
+      check: (p) => {
+        assert.deepEqual(p.actions, []);
+        assert.deepEqual([statusOf(p).phase, statusOf(p).maintenance?.endedAt], ['Ended', iso(900)]);
+      },
+    },
+    {
+      name: 'the status branch holds an earlier ending of the same name: the newer record stays',
+      desired: desired(),
+      observed: busyNode({ [ANNOTATIONS.maintenance]: endedRecord }),
+      now: at(1000),
+      options: { published: [{ ...ended, maintenance: { ...ended.maintenance!, endedAt: iso(100) } }] },
+      check: (p) => {
+        assert.deepEqual(p.actions, []);
+        assert.equal(statusOf(p).maintenance?.endedAt, iso(900));
+      },
+    },
+    {
+      name: 'no status branch (a directory source): the record stays, the only durable one',
+      desired: desired(),
+      observed: busyNode({ [ANNOTATIONS.maintenance]: endedRecord }),
+      now: at(1000),
+      check: (p) => assert.deepEqual(p.actions, []),
+    },
+    {
+      name: 'the record is gone: the Ended row is carried from the status branch, with no action',
+      desired: desired(),
+      observed: busyNode(),
+      now: at(2000),
+      options: { published: [ended] },
+      check: (p) => {
+        assert.deepEqual(p.actions, []);
+        assert.deepEqual(statusOf(p), ended);
+      },
+    },
+    {
+      name: 'the node is gone: its ended maintenance is no longer reported (as when the record was on it)',
+      desired: desired(),
+      observed: observed({ nodes: workers(2, V1).nodes.filter((n) => n.name !== 'worker-0') }),
+      now: at(2000),
+      options: { published: [ended] },
+      check: noMaintenanceRow,
+    },
+    {
+      name: 'the same name back in Git starts afresh: its own row, not the ended one',
+      desired: desired({ nodeMaintenances: [nodeMaintenance('disk', 'worker-0')] }),
+      observed: busyNode(),
+      now: at(2000),
+      options: { published: [ended] },
+      check: (p) => assert.notEqual(statusOf(p).phase, 'Ended'),
+    },
+  ]);
+
+  /**
+   * The file leaves Git with worker-0 cordoned and held; drydock is killed after `cut` actions
+   * of round `crash` (a status write of that round is lost with it); the status branch is
+   * written after every other round. Every round has disk's Ended row once the ending began,
+   * and the node ends uncordoned with no drydock.dev key.
+   */
+  function endRun(crash: number, cut: number): { node: PatchableNode; last: Plan } {
+    const base = busyNode();
+    const node: PatchableNode = {
+      labels: {},
+      annotations: inMaintenance({ [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.maintenance]: runningRecord }),
+      unschedulable: true,
+    };
+    let published: readonly SpecStatus[] = [];
+    let last: Plan | undefined;
+    for (let round = 0; round < 6; round++) {
+      const nodes = base.nodes.map((n) =>
+        n.name === 'worker-0' ? { ...n, annotations: { ...node.annotations }, unschedulable: node.unschedulable } : n,
+      );
+      const p = plan(desired(), { ...base, nodes }, at(900 + round * 10), { published });
+      assert.equal(statusOf(p).phase, 'Ended', `round ${round}: the Ended row`);
+      const writes = p.actions.filter(
+        (a): a is NodeWrite => a.kind === 'annotateNode' || a.kind === 'cordon' || a.kind === 'uncordon',
+      );
+      assert.equal(writes.length, p.actions.length, 'an ending writes the node only');
+      for (const a of round === crash ? writes.slice(0, cut) : writes) applyNodeWrite(node, a);
+      if (round !== crash) published = p.specs;
+      last = p;
+    }
+    return { node, last: last! };
+  }
+
+  for (const crash of [0, 1, 2, 3])
+    for (const cut of [0, 1, 2])
+      it(`killed after action ${cut} of round ${crash}: the node ends clean and the status Ended`, () => {
+        const { node, last } = endRun(crash, cut);
+        assert.equal(node.unschedulable, false);
+        assert.deepEqual(
+          Object.keys(node.annotations).filter((k) => k.startsWith('drydock.dev/')),
+          [],
+        );
+        assert.deepEqual(last.actions, []);
+        assert.equal(statusOf(last).phase, 'Ended');
+      });
 });

@@ -8,6 +8,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, parse } from 'yaml';
+import { RBAC_JOB_NAMESPACE } from '../../src/spec/index.js';
 
 const DEPLOY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../deploy');
 
@@ -52,6 +53,18 @@ describe('deploy/ RBAC', () => {
       assert.deepEqual(b?.subjects, [{ kind: 'ServiceAccount', name: 'drydock', namespace: 'drydock-system' }]);
     }
     assert.equal(role?.metadata.namespace, 'drydock-system');
+  });
+
+  it("lets drydock create Jobs in the one namespace validate's job-namespace warning names", () => {
+    assert.equal(role?.metadata.namespace, RBAC_JOB_NAMESPACE);
+    const jobs = grants(role?.rules ?? [], 'ns');
+    for (const verb of ['create', 'get', 'delete']) assert.ok(jobs.has(`ns batch/jobs ${verb}`), verb);
+    assert.ok(jobs.has('ns /pods list'));
+    const roles = rbac.filter((d) => d.kind === 'Role' && (d.rules ?? []).some((r) => r.resources.includes('jobs')));
+    assert.deepEqual(
+      roles.map((d) => d.metadata.namespace),
+      [RBAC_JOB_NAMESPACE],
+    );
   });
 
   it('runs two replicas with leader election in its own namespace, as that ServiceAccount', () => {

@@ -6,14 +6,23 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadFromDirectory, type DesiredState, type LoadResult } from '../../src/spec/index.js';
+import { loadFromDirectory, type DesiredState, type LoadResult, type UpgradeGate } from '../../src/spec/index.js';
 import { ROOT } from './support.js';
 
 const FIXTURES = path.join(ROOT, 'test/fixtures/seeds');
 
 function withoutOrigin(d: DesiredState): unknown {
+  // A gate's Job namespaces are compared by name: where each is written differs by format.
+  const jobNamespaces = (s: object) =>
+    'writtenJobNamespaces' in s ? (s as UpgradeGate).writtenJobNamespaces?.map((w) => w.name) : undefined;
   const strip = (list: readonly object[]): unknown[] =>
-    list.map((s) => ({ ...s, apiVersion: undefined, source: undefined, writtenNamespace: undefined }));
+    list.map((s) => ({
+      ...s,
+      apiVersion: undefined,
+      source: undefined,
+      writtenNamespace: undefined,
+      writtenJobNamespaces: jobNamespaces(s),
+    }));
   const { config: _config, ...lists } = d;
   return Object.fromEntries(Object.entries(lists).map(([k, v]) => [k, strip(v as object[])]));
 }

@@ -6,6 +6,7 @@ import { createLogger } from '../../service/logger.js';
 import { OptionError, providersFrom } from '../../service/options.js';
 import { createDesiredSource } from '../../service/sources.js';
 import { isBlocked, renderPlan } from '../../report/plan-render.js';
+import { specWarnings } from '../../report/spec-warnings.js';
 import { isGitSourceError } from '../../source/index.js';
 import type { Plan } from '../../plan/types.js';
 import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
@@ -43,7 +44,7 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
           ...(flags.cluster ? { cluster: flags.cluster } : {}),
           at: at.toISOString(),
           errors: rev.load.errors,
-          ...(rev.load.warnings !== undefined ? { warnings: rev.load.warnings } : {}),
+          warnings: specWarnings(rev.load),
         }),
       );
       return EXIT_FINDINGS;
@@ -59,7 +60,7 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
         commit: rev.commit,
         cluster: flags.cluster || desired.config.cluster,
         at: at.toISOString(),
-        ...(rev.load.warnings !== undefined ? { warnings: rev.load.warnings } : {}),
+        warnings: specWarnings(rev.load),
       }),
     );
     return isBlocked(result) ? EXIT_FINDINGS : EXIT_OK;

@@ -8,12 +8,10 @@ import {
   formatErrorsText,
   loadFromDirectory,
   SpecSourceError,
-  writtenNamespaceWarnings,
   type DesiredState,
   type ErrorFormat,
-  type SpecError,
 } from '../../spec/index.js';
-import { notActedOn, notActedOnReason } from '../../plan/unsupported.js';
+import { specWarnings } from '../../report/spec-warnings.js';
 
 function specCount(d: DesiredState): number {
   return (
@@ -29,19 +27,6 @@ function specCount(d: DesiredState): number {
     d.mutexTargets.length +
     d.mutexRunConfigs.length
   );
-}
-
-/** Valid specs this build does not act on, as findings that do not fail validation. */
-function warnings(d: DesiredState): SpecError[] {
-  return [
-    ...notActedOn(d).map((n) => ({
-      ...n.source,
-      code: 'not-supported',
-      message: `${n.kind}/${n.name}: ${notActedOnReason(n)}`,
-      hint: n.hint,
-    })),
-    ...writtenNamespaceWarnings(d),
-  ];
 }
 
 export async function runValidate(
@@ -71,9 +56,7 @@ export async function runValidate(
     throw e;
   }
   const opts = { root: dir };
-  const loadWarnings = result.warnings ?? [];
-  const notActedOn = result.ok ? warnings(result.desired) : [];
-  const warned = [...loadWarnings, ...notActedOn];
+  const warned = specWarnings(result);
   if (format === 'json') {
     const body = result.ok
       ? {
@@ -102,7 +85,7 @@ export async function runValidate(
     out(`${dir}: ${plural(total, 'error')} in ${plural(files, 'file')}; nothing is applied until all are fixed\n`);
     return EXIT_FINDINGS;
   }
-  const notSupported = notActedOn.filter((n) => n.code === 'not-supported').length;
+  const notSupported = warned.filter((n) => n.code === 'not-supported').length;
   const notActed =
     notSupported === 0 ? '' : `; ${plural(notSupported, 'spec')} not acted on by this build (warnings above)`;
   const otherWarnings = warned.length - notSupported;

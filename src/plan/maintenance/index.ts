@@ -1,7 +1,8 @@
 /**
  * NodeMaintenance, the node-maintenance operator's behaviour driven by Git, one round:
  * release the nodes whose maintenance left Git, then move every maintenance in Git one step
- * (take the node's lock, cordon, evict), and report the ended ones still recorded on nodes.
+ * (take the node's lock, cordon, evict), and report the ended ones recorded on nodes or on
+ * the status branch (an ending's record leaves its node once the branch holds it).
  * A maintenance is a person's order: no window or approval holds it, but it takes the node's
  * lock like every operation (one in flight there finishes first) and its share of the budget.
  */
@@ -38,8 +39,51 @@ export function planMaintenances(round: MaintenanceRound): SpecStatus[] {
     // The newest ending of a name is its record; a maintenance in Git always wins.
     if (before === undefined || (before.phase === 'Ended' && (before.maintenance?.endedAt ?? '') < (r.endedAt ?? '')))
       statuses.set(r.name, endedStatus(r));
+    clearPublished(round, node, r);
   }
+  for (const s of carried(round)) if (!statuses.has(s.spec.name)) statuses.set(s.spec.name, s);
   return [...statuses.values()].sort((x, y) => compareStrings(x.spec.name, y.spec.name));
+}
+
+/** The status branch's Ended row of `name`, if it holds one. */
+function publishedEnding(round: MaintenanceRound, name: string): SpecStatus | undefined {
+  return round.options.published?.find(
+    (s) => s.spec.kind === 'NodeMaintenance' && s.spec.name === name && s.phase === 'Ended',
+  );
+}
+
+/**
+ * An ended maintenance's record leaves its node once the status branch holds that very
+ * ending (same node, same time): the node is left as the maintenance found it, and the
+ * branch is the record. Until then the record stays: a crash before the branch was written
+ * loses nothing.
+ */
+function clearPublished(round: MaintenanceRound, node: ObservedNode, r: MaintenanceRecord): void {
+  const s = publishedEnding(round, r.name);
+  if (s?.maintenance === undefined || r.endedAt === undefined) return;
+  if (s.maintenance.endedAt !== r.endedAt || s.maintenance.nodeName !== node.name) return;
+  round.b.act({
+    kind: 'annotateNode',
+    spec: specOf(r.name),
+    node: node.name,
+    annotations: { [ANNOTATIONS.maintenance]: null },
+    reason: `NodeMaintenance ${r.name} ended at ${r.endedAt} and the status branch records it: its record leaves ${node.name}`,
+  });
+}
+
+/**
+ * The ended maintenances the status branch records, carried on while their node exists (as
+ * the record on the node was): a name in Git starts afresh, and a node gone ends the row.
+ */
+function carried(round: MaintenanceRound): SpecStatus[] {
+  return (round.options.published ?? []).filter(
+    (s) =>
+      s.spec.kind === 'NodeMaintenance' &&
+      s.phase === 'Ended' &&
+      s.maintenance !== undefined &&
+      round.view.nodeByName.has(s.maintenance.nodeName) &&
+      !round.desired.nodeMaintenances.some((m) => m.name === s.spec.name),
+  );
 }
 
 function planOne(round: MaintenanceRound, m: NodeMaintenance): SpecStatus {

@@ -1,7 +1,8 @@
 /**
  * A NodeMaintenance's status as it is kept on its node (drydock.dev/maintenance, JSON): the
  * counters taken when the maintenance took the node live nowhere else, and the record stays
- * after the file left Git, so the status branch can say that the maintenance ended and when.
+ * after the file left Git, so the status branch can say that the maintenance ended and when;
+ * once the status branch holds the ending (plan's `published`), the record leaves the node.
  * Parsed defensively: anyone with kubectl can edit it.
  */
 import type { ObservedNode } from '../../observe/types.js';

@@ -2,6 +2,7 @@
 import type { DesiredState } from '../../spec/model.js';
 import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
+import type { ResolvedOptions } from '../options.js';
 import type { ClusterView } from '../view.js';
 
 export interface MaintenanceRound {
@@ -11,4 +12,5 @@ export interface MaintenanceRound {
   readonly budget: ClusterBudget;
   readonly now: number;
   readonly nowIso: string;
+  readonly options: Pick<ResolvedOptions, 'published'>;
 }

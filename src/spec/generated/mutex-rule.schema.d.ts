@@ -7,7 +7,7 @@
 import type {JobSpec, SeedMetadata} from "./common.schema.js";
 
 /**
- * MutexRule of the OpenShift node-upgrade mutex operator, read unchanged as an UpgradeGate for every NodeImage and NodeOpUpgrade: jobSpec runs before a node is upgraded, cleanUpJobSpec after.
+ * MutexRule of the OpenShift node-upgrade mutex operator, read unchanged as an UpgradeGate of the MutexRunConfigs that name it (each node of their target pools), or, when none does, of every NodeImage and NodeOpUpgrade: jobSpec runs before a node is upgraded, cleanUpJobSpec after.
  */
 export interface MutexRuleDocument {
   /**

@@ -22,6 +22,7 @@ import type {
   UpgradeGate,
   WindowExclusion,
   WindowSchedule,
+  WrittenNamespace,
 } from '../model.js';
 import type { NormaliseContext } from './context.js';
 import { meta, raw } from './meta.js';
@@ -232,7 +233,14 @@ export function dUpgradeGate(ctx: NormaliseContext): Spec[] {
     before: (spec.before ?? []).map(jobTemplate),
     after: (spec.after ?? []).map(jobTemplate),
   };
-  return [g];
+  // Each namespace once, where it is first written: validate warns once per namespace.
+  const written: WrittenNamespace[] = [];
+  for (const step of ['before', 'after'] as const)
+    (spec[step] ?? []).forEach((t, i) => {
+      if (t.namespace !== undefined && !written.some((w) => w.name === t.namespace))
+        written.push({ name: t.namespace, at: ctx.doc.locate(['spec', step, i, 'namespace']) });
+    });
+  return [written.length > 0 ? { ...g, writtenJobNamespaces: written } : g];
 }
 
 export function dMaintenanceWindow(ctx: NormaliseContext): Spec[] {

@@ -30,6 +30,7 @@ export function xMutexRule(ctx: NormaliseContext): Spec[] {
       spec.cleanUpJobSpec !== undefined
         ? [{ name: `${spec.jobName}-cleanup`, namespace: spec.jobNamespace, spec: spec.cleanUpJobSpec }]
         : [],
+    writtenJobNamespaces: [{ name: spec.jobNamespace, at: ctx.doc.locate(['spec', 'jobNamespace']) }],
   };
   return [gate];
 }
