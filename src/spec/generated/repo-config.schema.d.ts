@@ -24,6 +24,7 @@ export interface RepoConfigDocument {
   cluster?: string;
   budget?: BudgetSpec;
   defaults?: RepoDefaultsSpec;
+  notifications?: NotificationsSpec;
   /**
    * Repository-relative directories whose *.yaml and *.yml files are read. Default ['.']: the whole repository. A listed directory whose last file a commit deleted (Git keeps no empty folders) is read as empty, with a warning; one in no earlier commit is an error (likely a typo).
    *
@@ -53,4 +54,83 @@ export interface RepoDefaultsSpec {
    * Rollout policy fields used where a spec leaves them out.
    */
   rollout?: RolloutSpec;
+}
+/**
+ * Messages drydock sends when a rollout starts, waits for a person, loses a node, halts or completes (docs/guides/notifications.md). Sent by the leader, at least once each, in the background.
+ */
+export interface NotificationsSpec {
+  /**
+   * Web address of a commit of this repository, with {commit} where the commit id goes (e.g. https://git.example/org/fleet/commit/{commit}); each message links the status branch's commit with it. Left out: messages name the commit id and the status branch.
+   */
+  commitUrl?: string;
+  /**
+   * Where messages go, each with the events it wants.
+   *
+   * @minItems 1
+   * @maxItems 32
+   */
+  receivers: [ReceiverSpec, ...ReceiverSpec[]];
+}
+export interface ReceiverSpec {
+  /**
+   * Name of the receiver, unique in this list; in logs and metrics (never its address).
+   */
+  name: string;
+  /**
+   * slack: a Slack incoming webhook. teams: a Microsoft Teams Workflows webhook (an Adaptive Card message). webhook: any HTTPS endpoint, sent drydock's JSON event signed with HMAC-SHA256.
+   */
+  type: "slack" | "teams" | "webhook";
+  urlFrom: SecretRefSpec;
+  secretFrom?: SecretRefSpec1;
+  /**
+   * The events this receiver gets. started: a rollout (a spec's revision) took its first node. approval: it waits for an Approval file. nodeFailed: a node of it failed. halted: it halted. complete: every node of a rollout that started is done.
+   *
+   * @minItems 1
+   */
+  events: [
+    "started" | "approval" | "nodeFailed" | "halted" | "complete",
+    ...("started" | "approval" | "nodeFailed" | "halted" | "complete")[]
+  ];
+}
+/**
+ * Where the receiver's address is read from: Slack and Teams addresses carry a token, so an address is never written in the repository.
+ */
+export interface SecretRefSpec {
+  /**
+   * A file name (no '/') in --notify-secrets-dir (default /etc/drydock/notify); its content, trimmed, is the secret.
+   */
+  file?: string;
+  /**
+   * An environment variable of the drydock process whose name starts with DRYDOCK_NOTIFY_.
+   */
+  env?: string;
+}
+/**
+ * type webhook: the HMAC-SHA256 key that signs each body (X-Drydock-Signature: sha256=<hex>). Required for webhook, not allowed otherwise.
+ */
+export interface SecretRefSpec1 {
+  /**
+   * A file name (no '/') in --notify-secrets-dir (default /etc/drydock/notify); its content, trimmed, is the secret.
+   */
+  file?: string;
+  /**
+   * An environment variable of the drydock process whose name starts with DRYDOCK_NOTIFY_.
+   */
+  env?: string;
+}
+/**
+ * Where a secret is read from, never the secret itself: exactly one of file (a file name in the directory drydock run's --notify-secrets-dir names, such as a mounted Kubernetes Secret) or env (an environment variable whose name starts with DRYDOCK_NOTIFY_).
+ *
+ * This interface was referenced by `RepoConfigDocument`'s JSON-Schema
+ * via the `definition` "secretRef".
+ */
+export interface SecretRefSpec2 {
+  /**
+   * A file name (no '/') in --notify-secrets-dir (default /etc/drydock/notify); its content, trimmed, is the secret.
+   */
+  file?: string;
+  /**
+   * An environment variable of the drydock process whose name starts with DRYDOCK_NOTIFY_.
+   */
+  env?: string;
 }
