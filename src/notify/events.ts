@@ -82,7 +82,8 @@ function specEvents(snap: StatusSnapshot, s: SpecStatus): NotifyEvent[] {
       }),
     );
   }
-  if (s.phase === 'Halted') out.push(event(snap, s, 'halted', `${name}: rollout halted`, { detail: s.waitingFor ?? s.lastError }));
+  if (s.phase === 'Halted')
+    out.push(event(snap, s, 'halted', `${name}: rollout halted`, { detail: s.waitingFor ?? s.lastError }));
   if (s.phase === 'Complete' && s.progress.total > 0) {
     out.push(event(snap, s, 'complete', `${name}: rollout complete`, { detail: progress(s) }));
   }

@@ -16,7 +16,11 @@ export interface StatusLink {
   readonly url?: string;
 }
 
-export function statusLink(commitUrl: string | undefined, branch: string | undefined, commit: string | undefined): StatusLink {
+export function statusLink(
+  commitUrl: string | undefined,
+  branch: string | undefined,
+  commit: string | undefined,
+): StatusLink {
   return {
     ...(branch !== undefined ? { branch } : {}),
     ...(commit !== undefined ? { commit } : {}),
@@ -93,7 +97,11 @@ export function webhookPayload(e: NotifyEvent, link: StatusLink): Record<string,
   };
 }
 
-export function payloadFor(type: 'slack' | 'teams' | 'webhook', e: NotifyEvent, link: StatusLink): Record<string, unknown> {
+export function payloadFor(
+  type: 'slack' | 'teams' | 'webhook',
+  e: NotifyEvent,
+  link: StatusLink,
+): Record<string, unknown> {
   if (type === 'slack') return slackPayload(e, link);
   if (type === 'teams') return teamsPayload(e, link);
   return webhookPayload(e, link);

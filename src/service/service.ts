@@ -84,7 +84,10 @@ export interface NotifyServiceOptions {
   /** Replaces the ConfigMap (tests). */
   readonly sentLog?: SentLog;
   /** Backoff and time limits, shortened by tests. */
-  readonly delivery?: Pick<NotifierOptions, 'retries' | 'minBackoffMs' | 'maxBackoffMs' | 'attemptTimeoutMs' | 'queueLimit'>;
+  readonly delivery?: Pick<
+    NotifierOptions,
+    'retries' | 'minBackoffMs' | 'maxBackoffMs' | 'attemptTimeoutMs' | 'queueLimit'
+  >;
 }
 
 export interface ServiceState {

@@ -313,7 +313,11 @@ describe('e2e: hostile commits, secrets and least privilege on the running servi
     ];
     // The notifications' sent-log is read and written only for a drydock.yaml that names
     // receivers: test/e2e/notifications.test.ts runs under deploy/'s RBAC and checks the ConfigMap.
-    const onlyWithNotifications = ['Role create core/configmaps', 'Role get core/configmaps', 'Role update core/configmaps'];
+    const onlyWithNotifications = [
+      'Role create core/configmaps',
+      'Role get core/configmaps',
+      'Role update core/configmaps',
+    ];
     assert.deepEqual(
       unused.sort(),
       [...onlyAfterConflict, ...onlyOpenShift, ...onlyWithNotifications].sort(),

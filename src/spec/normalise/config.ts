@@ -55,7 +55,10 @@ export function repoConfig(ctx: NormaliseContext): RepoConfig {
 }
 
 /** The schema checked the shapes; what it cannot say: unique names, and the signing key only where it signs. */
-function notifications(ctx: NormaliseContext, doc: NonNullable<RepoConfigDocument['notifications']>): NotificationsConfig {
+function notifications(
+  ctx: NormaliseContext,
+  doc: NonNullable<RepoConfigDocument['notifications']>,
+): NotificationsConfig {
   const names = new Set<string>();
   const receivers = doc.receivers.map((r, i): NotifyReceiver => {
     if (names.has(r.name)) {
