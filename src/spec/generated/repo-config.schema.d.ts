@@ -4,7 +4,7 @@
  * DO NOT MODIFY IT BY HAND. Instead, modify the source JSONSchema file,
  * and run npm run generate:types to regenerate this file.
  */
-import type {IntOrPercentSpec, RolloutSpec} from "./common.schema.js";
+import type {IntOrPercentSpec, RolloutSpec, SecretRefSpec} from "./common.schema.js";
 
 /**
  * drydock.yaml at the repository's root: repo-wide settings. Every field is optional; the file itself may be left out.
@@ -80,8 +80,14 @@ export interface ReceiverSpec {
    * slack: a Slack incoming webhook. teams: a Microsoft Teams Workflows webhook (an Adaptive Card message). webhook: any HTTPS endpoint, sent drydock's JSON event signed with HMAC-SHA256.
    */
   type: "slack" | "teams" | "webhook";
+  /**
+   * Where the receiver's address is read from: Slack and Teams addresses carry a token, so an address is never written in the repository.
+   */
   urlFrom: SecretRefSpec;
-  secretFrom?: SecretRefSpec1;
+  /**
+   * type webhook: the HMAC-SHA256 key that signs each body (X-Drydock-Signature: sha256=<hex>). Required for webhook, not allowed otherwise.
+   */
+  secretFrom?: SecretRefSpec;
   /**
    * The events this receiver gets. started: a rollout (a spec's revision) took its first node. approval: it waits for an Approval file. nodeFailed: a node of it failed. halted: it halted. complete: every node of a rollout that started is done.
    *
@@ -91,46 +97,4 @@ export interface ReceiverSpec {
     "started" | "approval" | "nodeFailed" | "halted" | "complete",
     ...("started" | "approval" | "nodeFailed" | "halted" | "complete")[]
   ];
-}
-/**
- * Where the receiver's address is read from: Slack and Teams addresses carry a token, so an address is never written in the repository.
- */
-export interface SecretRefSpec {
-  /**
-   * A file name (no '/') in --notify-secrets-dir (default /etc/drydock/notify); its content, trimmed, is the secret.
-   */
-  file?: string;
-  /**
-   * An environment variable of the drydock process whose name starts with DRYDOCK_NOTIFY_.
-   */
-  env?: string;
-}
-/**
- * type webhook: the HMAC-SHA256 key that signs each body (X-Drydock-Signature: sha256=<hex>). Required for webhook, not allowed otherwise.
- */
-export interface SecretRefSpec1 {
-  /**
-   * A file name (no '/') in --notify-secrets-dir (default /etc/drydock/notify); its content, trimmed, is the secret.
-   */
-  file?: string;
-  /**
-   * An environment variable of the drydock process whose name starts with DRYDOCK_NOTIFY_.
-   */
-  env?: string;
-}
-/**
- * Where a secret is read from, never the secret itself: exactly one of file (a file name in the directory drydock run's --notify-secrets-dir names, such as a mounted Kubernetes Secret) or env (an environment variable whose name starts with DRYDOCK_NOTIFY_).
- *
- * This interface was referenced by `RepoConfigDocument`'s JSON-Schema
- * via the `definition` "secretRef".
- */
-export interface SecretRefSpec2 {
-  /**
-   * A file name (no '/') in --notify-secrets-dir (default /etc/drydock/notify); its content, trimmed, is the secret.
-   */
-  file?: string;
-  /**
-   * An environment variable of the drydock process whose name starts with DRYDOCK_NOTIFY_.
-   */
-  env?: string;
 }
