@@ -2,7 +2,8 @@
  * End to end, driven only by Git commits: notifications from drydock.yaml's receivers on the
  * real control plane, drydock running as deploy/'s ServiceAccount. Two NodeOps (one whose
  * node's Job fails) give every event but the approval; local HTTP receivers record what
- * arrives: a steady one, one that answers 500 before it recovers, and one that hangs.
+ * arrives: a steady one, one that answers 500 before it recovers, and one that hangs. Then a
+ * SIGKILL and a restart: the sent-log keeps anything from being sent twice.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -15,6 +16,7 @@ import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { startReceiver, type Receiver } from '../notify/receiver.js';
 import {
+  afterRounds,
   drydockArgs,
   serviceAccountKubeconfig,
   specDoc,
@@ -144,10 +146,11 @@ describe('e2e: notifications', function () {
       '--notify-secrets-dir',
       secrets,
     ];
-    drydock = startDrydockChild(args, {
+    const env = {
       DRYDOCK_NOTIFY_KEY: CANARY_KEY,
       DRYDOCK_NOTIFY_SLACK_URL: `${chat.url}/services/T0/B0/${CANARY_TOKEN}`,
-    });
+    };
+    drydock = startDrydockChild(args, env);
     const url = await drydock.url;
     await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
 
@@ -228,9 +231,49 @@ describe('e2e: notifications', function () {
     for (const m of messages(steady).filter((x) => x.event !== 'started'))
       assert.ok(logged.has(m.id), `${m.event} logged`);
 
+    // The hung receiver comes back and takes the starts; then drydock is killed (SIGKILL) and
+    // started again: the sent-log has every event, so nothing is sent a second time.
+    stuck.release();
+    stuck.hang(false);
+    const allIds = messages(steady).map((m) => m.id);
+    await eventually(
+      'every event in the sent-log',
+      async () => {
+        const now = await cp()
+          .adminKubeConfig()
+          .makeApiClient(CoreV1Api)
+          .readNamespacedConfigMap({ name: 'drydock-notifications', namespace: NS });
+        const ids = new Set((now.data?.sent ?? '').split('\n'));
+        return allIds.every((id) => ids.has(id));
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
+    const firstLife = drydock;
+    firstLife.kill('SIGKILL');
+    await firstLife.exited;
+    const before = receivers.map((r) => r.received.length);
+    drydock = startDrydockChild(args, env);
+    const again = await drydock.url;
+    await eventually('drydock ready again', async () => (await fetch(`${again}/readyz`)).ok, { timeoutMs: 30_000 });
+    await eventually(
+      'the restarted drydock leads',
+      async () => /^drydock_leader 1$/m.test(await (await fetch(`${again}/metrics`)).text()),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    await afterRounds(drydock, 3);
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.deepEqual(
+      receivers.map((r) => r.received.length),
+      before,
+      'nothing sent again after the restart',
+    );
+
     // No secret in any message, log line or status file.
     const outputs = [
       ...receivers.flatMap((r) => r.received.map((x) => x.body)),
+      ...firstLife.lines,
       ...drydock.lines,
       ...statusFiles(repo.bare),
       JSON.stringify(cm),

@@ -10,7 +10,7 @@ export interface Received {
   readonly path: string;
   readonly headers: http.IncomingHttpHeaders;
   readonly body: string;
-  readonly status: number | 'hung';
+  status: number | 'hung';
   readonly at: number;
 }
 
@@ -22,6 +22,8 @@ export interface Receiver {
   /** Fail the next `n` requests with 500. */
   failNext(n: number): void;
   hang(on: boolean): void;
+  /** Answers every held request 200 (the receiver came back). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -29,7 +31,7 @@ export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
   let failures = 0;
   let hanging = false;
-  const held: http.ServerResponse[] = [];
+  const held: { res: http.ServerResponse; entry: Received }[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -41,8 +43,9 @@ export async function startReceiver(): Promise<Receiver> {
         at: Date.now(),
       };
       if (hanging) {
-        received.push({ ...base, status: 'hung' });
-        held.push(res);
+        const entry: Received = { ...base, status: 'hung' };
+        received.push(entry);
+        held.push({ res, entry });
         return;
       }
       const status = failures > 0 ? 500 : 200;
@@ -59,8 +62,14 @@ export async function startReceiver(): Promise<Receiver> {
     accepted: () => received.filter((r) => r.status === 200).map((r) => r.body),
     failNext: (n) => void (failures = n),
     hang: (on) => void (hanging = on),
+    release: () => {
+      for (const h of held.splice(0)) {
+        h.entry.status = 200;
+        h.res.writeHead(200).end('ok');
+      }
+    },
     close: async () => {
-      for (const r of held) r.destroy();
+      for (const h of held.splice(0)) h.res.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
