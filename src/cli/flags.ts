@@ -45,6 +45,8 @@ export interface RunFlags extends RepoAndClusterFlags {
   webhookSecretFile?: string;
   verifyCommits?: boolean;
   keyring?: string;
+  /** Where drydock.yaml's notification receivers' urlFrom and secretFrom files are. */
+  notifySecretsDir: string;
 }
 
 export interface PlanFlags extends RepoAndClusterFlags {

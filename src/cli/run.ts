@@ -3,6 +3,7 @@
  * JSON lines on stdout; SIGTERM/SIGINT finish the action in flight, release the lease and exit 0.
  */
 import type { RunFlags } from './flags.js';
+import { DEFAULT_SECRETS_DIR } from '../notify/secrets.js';
 import { Option, type Command } from 'commander';
 import { DEFAULT_BOTTLEROCKET_IMAGE } from '../execute/jobs/bottlerocket-update.js';
 import { DEFAULT_REBOOT_IMAGE } from '../execute/jobs/reboot-pod.js';
@@ -80,6 +81,12 @@ function clusterOptions(): Option[] {
     new Option('--cluster <name>', "cluster name in status reports (default: drydock.yaml's)")
       .env('DRYDOCK_CLUSTER')
       .default(''),
+    new Option(
+      '--notify-secrets-dir <dir>',
+      "directory of the notification receivers' secret files (drydock.yaml's urlFrom and secretFrom file names)",
+    )
+      .env('DRYDOCK_NOTIFY_SECRETS_DIR')
+      .default(DEFAULT_SECRETS_DIR),
   ];
 }
 

@@ -17,6 +17,8 @@ export interface ServiceMetrics {
   readonly apiRequests: Counter<'client' | 'verb'>;
   readonly actions: Counter<'action' | 'outcome'>;
   readonly leader: Gauge;
+  /** Notification messages by receiver and outcome (sent, retried, failed, dropped). */
+  readonly notifications: Counter<'receiver' | 'outcome'>;
   /** Sets the gauges that describe a reconcile's result. */
   observePlan(plan: Plan, observed: ObservedState): void;
   /** Records when the last Git sync succeeded (the gauge reports its age on scrape). */
@@ -77,6 +79,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean; now?: () => numb
     registers: [registry],
   });
   const leader = new Gauge({ name: 'drydock_leader', help: '1 while this replica leads.', registers: [registry] });
+  const notifications = new Counter({
+    name: 'drydock_notifications_total',
+    help: 'Notification messages by receiver and outcome: sent, retried (an attempt failed), failed (given up), dropped (queue full).',
+    labelNames: ['receiver', 'outcome'] as const,
+    registers: [registry],
+  });
 
   return {
     registry,
@@ -88,6 +96,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean; now?: () => numb
     apiRequests,
     actions,
     leader,
+    notifications,
     observePlan(plan, observed) {
       const counts = new Map<string, number>(PHASE_LABELS.map((p) => [p, 0]));
       for (const n of observed.nodes) {

@@ -27,6 +27,8 @@ import { buildStatus, type StatusSink, type StatusSnapshot } from './status.js';
 import { DesiredTracker, type DesiredSource } from './desired.js';
 import { readiness, RoundWatch } from './health.js';
 import { RoundLoop, type RoundReport } from './round-loop.js';
+import { Notifier, type NotifierOptions } from '../notify/notifier.js';
+import { configMapSentLog, memorySentLog, type SentLog } from '../notify/sent-log.js';
 
 export type { DesiredRevision, DesiredSource } from './desired.js';
 export type { StatusSink } from './status.js';
@@ -70,6 +72,22 @@ export interface ServiceOptions {
   readonly shutdownTimeoutMs?: number;
   readonly now?: () => Date;
   readonly metrics?: ServiceMetrics;
+  /** Notifications (drydock.yaml's receivers): where their secrets and sent-log are. */
+  readonly notify?: NotifyServiceOptions;
+}
+
+export interface NotifyServiceOptions {
+  /** Namespace of the sent-log ConfigMap (drydock's own). */
+  readonly namespace: string;
+  /** --notify-secrets-dir: where receivers' urlFrom and secretFrom files are. */
+  readonly secretsDir?: string;
+  /** Replaces the ConfigMap (tests). */
+  readonly sentLog?: SentLog;
+  /** Backoff and time limits, shortened by tests. */
+  readonly delivery?: Pick<
+    NotifierOptions,
+    'retries' | 'minBackoffMs' | 'maxBackoffMs' | 'attemptTimeoutMs' | 'queueLimit'
+  >;
 }
 
 export interface ServiceState {
@@ -124,6 +142,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const leader = electLeader(opts, identity, metrics, {
     startedLeading: () => {
       publisher.forgetWritten();
+      notifier.forget();
       scheduler.request(0);
     },
     syncRequested: () => void desired.sync(),
@@ -131,7 +150,15 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const mayAct = (): boolean => !stopping && leader.isLeader();
   // A drain left running past its round asks for a round once it has answered.
   const inFlight = new InFlight((retryInMs) => scheduler.request(Math.max(settleMsOf(opts), retryInMs)));
+  const notifier = createNotifier(opts, metrics);
   const publisher = new StatusPublisher({
+    onPublished: (snapshot, commit) =>
+      notifier.observe({
+        snapshot,
+        config: desired.inForce?.desired.config.notifications,
+        ...(opts.status?.branch !== undefined ? { branch: opts.status.branch } : {}),
+        ...(commit !== undefined ? { commit } : {}),
+      }),
     ...(opts.status ? { sink: opts.status } : {}),
     logger: log,
     metrics,
@@ -192,10 +219,24 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       stopped ??= (async () => {
         stopping = true;
         await shutdown(opts, { watch, polling, scheduler, leader, cluster, http, publisher, inFlight });
+        await notifier.stop();
       })();
       return stopped;
     },
   };
+}
+
+/** The notifier, its sent-log in a ConfigMap in drydock's namespace (in memory without one). */
+function createNotifier(opts: ServiceOptions, metrics: ServiceMetrics): Notifier {
+  const n = opts.notify;
+  const namespace = n?.namespace ?? (opts.leaderElection ? opts.leaderElection.namespace : undefined);
+  return new Notifier({
+    logger: opts.logger,
+    counter: metrics.notifications,
+    sentLog: n?.sentLog ?? (namespace !== undefined ? configMapSentLog(opts.kubeConfig, namespace) : memorySentLog()),
+    ...(n?.secretsDir !== undefined ? { secretsDir: n.secretsDir } : {}),
+    ...n?.delivery,
+  });
 }
 
 /** Lease-based election, or always leading (--leader-elect=false); the leader metric follows. */

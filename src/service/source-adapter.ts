@@ -87,8 +87,9 @@ export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
 
 export function statusBranchSink(writer: StatusWriter, root?: string): StatusSink {
   return {
+    branch: writer.branch,
     async write(snapshot) {
-      await writer.write(reportFromSnapshot(snapshot, root));
+      return (await writer.write(reportFromSnapshot(snapshot, root))).commit;
     },
   };
 }

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { GitSource } from '../source/git-source.js';
 import { resolveCredentials } from '../source/credentials.js';
 import { Sync } from '../source/sync.js';
-import { StatusWriter } from '../source/status-writer.js';
+import { DEFAULT_STATUS_BRANCH, StatusWriter } from '../source/status-writer.js';
 import { desiredSourceFromSync, statusBranchSink } from './source-adapter.js';
 import { webhookSecret } from '../source/webhook.js';
 import { loadKeyring, type Keyring } from '../source/signatures.js';
@@ -143,6 +143,7 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
     : flags.webhookSecret || webhookSecret({ env: flags.env ?? process.env });
   const source = desiredSourceFromSync({ sync, ...(secret ? { webhookSecret: secret } : {}) });
   const status: StatusSink = {
+    branch: branch || DEFAULT_STATUS_BRANCH,
     write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default'), git.root).write(snapshot),
   };
   return { source, status };

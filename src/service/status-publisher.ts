@@ -22,6 +22,11 @@ export interface StatusPublisherOptions {
   readonly mayWrite: () => boolean;
   /** Asks the service for another round in `ms`. */
   readonly requestRound: (ms: number) => void;
+  /**
+   * Hears every snapshot this leader published: after its status commit (with the commit id),
+   * or at once when there is no status sink. Must not wait on anything (the notifier queues).
+   */
+  readonly onPublished?: (snapshot: StatusSnapshot, commit: string | undefined) => void;
 }
 
 export class StatusPublisher {
@@ -57,7 +62,14 @@ export class StatusPublisher {
     const { sink } = this.opts;
     // No cluster name yet (no --cluster, no valid commit loaded): the report would be filed
     // under the wrong name, so it waits for the first valid commit.
-    if (!sink || !this.opts.mayWrite() || snapshot.cluster === '') return;
+    if (!sink) {
+      if (this.opts.mayWrite() && key !== this.writtenKey) {
+        this.writtenKey = key;
+        this.opts.onPublished?.(snapshot, undefined);
+      }
+      return;
+    }
+    if (!this.opts.mayWrite() || snapshot.cluster === '') return;
     if (key === this.writtenKey) return;
     if (this.inFlight !== undefined) {
       // One write at a time: the round after this one's interval writes what is newest then.
@@ -83,8 +95,9 @@ export class StatusPublisher {
 
   private async write(sink: StatusSink, snapshot: StatusSnapshot, key: string): Promise<void> {
     try {
-      await sink.write(snapshot);
+      const commit = await sink.write(snapshot);
       this.writtenKey = key;
+      this.opts.onPublished?.(snapshot, typeof commit === 'string' ? commit : undefined);
       this.lastWriteAt = this.opts.clock();
       this.failures = 0;
     } catch (err) {

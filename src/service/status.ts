@@ -52,7 +52,10 @@ function actionErrors(results: readonly ActionResult[]): Map<string, string> {
 
 /** Writes the status report (the status branch); called only when its content changed. */
 export interface StatusSink {
-  write(status: StatusSnapshot): Promise<void>;
+  /** The branch written, for the notifications' link. */
+  readonly branch?: string;
+  /** Resolves to the status commit that holds the snapshot, where there is one. */
+  write(status: StatusSnapshot): Promise<string | undefined | void>;
 }
 
 export function buildStatus(input: StatusInput): StatusSnapshot {

@@ -297,6 +297,27 @@ export interface Approval extends SpecMeta<'Approval'> {
   readonly approvedBy?: { readonly name: string; readonly email: string; readonly commit: string; readonly at: string };
 }
 
+/** What a notification receiver may ask for (docs/guides/notifications.md). */
+export type NotifyEventType = 'started' | 'approval' | 'nodeFailed' | 'halted' | 'complete';
+
+/** Where a secret is read from: a file name in the service's secrets directory, or an env variable. */
+export type SecretRef = { readonly file: string } | { readonly env: string };
+
+export interface NotifyReceiver {
+  readonly name: string;
+  readonly type: 'slack' | 'teams' | 'webhook';
+  readonly urlFrom: SecretRef;
+  /** type webhook: the HMAC-SHA256 key. */
+  readonly secretFrom?: SecretRef;
+  readonly events: readonly NotifyEventType[];
+}
+
+export interface NotificationsConfig {
+  /** A commit's web address with {commit} for its id. */
+  readonly commitUrl?: string;
+  readonly receivers: readonly NotifyReceiver[];
+}
+
 /** drydock.yaml: repo-wide settings. */
 export interface RepoConfig {
   readonly cluster: string;
@@ -306,6 +327,8 @@ export interface RepoConfig {
   /** Repo-relative directories the loader reads. */
   readonly paths: readonly string[];
   readonly statusBranch: string;
+  /** Absent: no notifications. */
+  readonly notifications?: NotificationsConfig;
   /** Where drydock.yaml was read from; undefined when the file is absent and defaults apply. */
   readonly source?: SourcePosition;
 }

@@ -175,4 +175,26 @@ describe('service status publisher: refused writes back off', () => {
     await publisher.publish(snap('b'));
     assert.equal(attempts, 4, 'after a success the normal interval applies again');
   });
+
+  it('hands each written snapshot to onPublished with its status commit, and nothing it did not write', async () => {
+    const heard: [string | undefined, string | undefined][] = [];
+    let n = 0;
+    const publisher = new StatusPublisher({
+      sink: { write: () => Promise.resolve(`commit-${(n += 1)}`) },
+      logger: pino({ level: 'silent' }),
+      metrics: createMetrics({ defaultMetrics: false }),
+      intervalMs: 0,
+      clock: () => 0,
+      mayWrite: () => true,
+      requestRound: () => undefined,
+      onPublished: (s, commit) => void heard.push([s.sourceCommit, commit]),
+    });
+    await publisher.publish(snap('a'));
+    await publisher.publish(snap('a'));
+    await publisher.publish(snap('b'));
+    assert.deepEqual(heard, [
+      ['a', 'commit-1'],
+      ['b', 'commit-2'],
+    ]);
+  });
 });

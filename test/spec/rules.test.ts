@@ -229,6 +229,54 @@ const cases: readonly Case[] = [
     files: { 'drydock.yaml': CONFIG + 'paths:\n  - specs\n' },
     expect: ['config', 'drydock.yaml', 4, 5],
   },
+  {
+    name: 'drydock.yaml webhook receiver without a signing key',
+    files: {
+      'drydock.yaml':
+        CONFIG +
+        'notifications:\n  receivers:\n    - name: a\n      type: webhook\n      urlFrom: {file: a-url}\n      events: [started]\n',
+    },
+    expect: ['config', 'drydock.yaml', 5, 7],
+    says: /secretFrom/,
+  },
+  {
+    name: 'drydock.yaml Slack receiver with a signing key',
+    files: {
+      'drydock.yaml':
+        CONFIG +
+        'notifications:\n  receivers:\n    - name: a\n      type: slack\n      urlFrom: {file: a-url}\n      secretFrom: {env: DRYDOCK_NOTIFY_KEY}\n      events: [started]\n',
+    },
+    expect: ['config', 'drydock.yaml', 8, 19],
+    says: /webhook only/,
+  },
+  {
+    name: 'drydock.yaml receiver named twice',
+    files: {
+      'drydock.yaml':
+        CONFIG +
+        'notifications:\n  receivers:\n    - {name: a, type: slack, urlFrom: {file: a}, events: [halted]}\n    - {name: a, type: teams, urlFrom: {file: b}, events: [halted]}\n',
+    },
+    expect: ['config', 'drydock.yaml', 6, 14],
+    says: /named twice/,
+  },
+  {
+    name: 'drydock.yaml secret file that leaves the secrets directory',
+    files: {
+      'drydock.yaml':
+        CONFIG +
+        'notifications:\n  receivers:\n    - {name: a, type: slack, urlFrom: {file: ../token}, events: [halted]}\n',
+    },
+    expect: ['schema', 'drydock.yaml', 5, 46],
+  },
+  {
+    name: 'drydock.yaml secret variable outside DRYDOCK_NOTIFY_',
+    files: {
+      'drydock.yaml':
+        CONFIG +
+        'notifications:\n  receivers:\n    - {name: a, type: slack, urlFrom: {env: AWS_SECRET_ACCESS_KEY}, events: [halted]}\n',
+    },
+    expect: ['schema', 'drydock.yaml', 5, 45],
+  },
   // The set as a whole.
   {
     name: 'ScalingGroup naming a missing NodeImage',

@@ -95,6 +95,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
       ),
       ...(flags.pollSchedule !== undefined ? { pollSchedule: pollSchedule(flags.pollSchedule) } : {}),
       resyncMs: parseDuration('--resync', flags.resync),
+      notify: { namespace: flags.namespace, secretsDir: flags.notifySecretsDir },
     });
   } catch (err) {
     if (err instanceof OptionError || err instanceof KubeConfigError || err instanceof ListenError)

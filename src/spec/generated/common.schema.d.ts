@@ -91,6 +91,22 @@ export interface SeedMetadata {
   [k: string]: unknown;
 }
 /**
+ * Where a secret is read from, never the secret itself: exactly one of file (a file name in the directory drydock run's --notify-secrets-dir names, such as a mounted Kubernetes Secret) or env (an environment variable whose name starts with DRYDOCK_NOTIFY_).
+ *
+ * This interface was referenced by `Common`'s JSON-Schema
+ * via the `definition` "secretRef".
+ */
+export interface SecretRefSpec {
+  /**
+   * A file name (no '/') in --notify-secrets-dir (default /etc/drydock/notify); its content, trimmed, is the secret.
+   */
+  file?: string;
+  /**
+   * An environment variable of the drydock process whose name starts with DRYDOCK_NOTIFY_.
+   */
+  env?: string;
+}
+/**
  * A Kubernetes label selector: every matchLabels entry and every matchExpressions requirement must hold.
  *
  * This interface was referenced by `Common`'s JSON-Schema

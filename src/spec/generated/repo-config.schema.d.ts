@@ -4,7 +4,7 @@
  * DO NOT MODIFY IT BY HAND. Instead, modify the source JSONSchema file,
  * and run npm run generate:types to regenerate this file.
  */
-import type {IntOrPercentSpec, RolloutSpec} from "./common.schema.js";
+import type {IntOrPercentSpec, RolloutSpec, SecretRefSpec} from "./common.schema.js";
 
 /**
  * drydock.yaml at the repository's root: repo-wide settings. Every field is optional; the file itself may be left out.
@@ -24,6 +24,7 @@ export interface RepoConfigDocument {
   cluster?: string;
   budget?: BudgetSpec;
   defaults?: RepoDefaultsSpec;
+  notifications?: NotificationsSpec;
   /**
    * Repository-relative directories whose *.yaml and *.yml files are read. Default ['.']: the whole repository. A listed directory whose last file a commit deleted (Git keeps no empty folders) is read as empty, with a warning; one in no earlier commit is an error (likely a typo).
    *
@@ -53,4 +54,47 @@ export interface RepoDefaultsSpec {
    * Rollout policy fields used where a spec leaves them out.
    */
   rollout?: RolloutSpec;
+}
+/**
+ * Messages drydock sends when a rollout starts, waits for a person, loses a node, halts or completes (docs/guides/notifications.md). Sent by the leader, at least once each, in the background.
+ */
+export interface NotificationsSpec {
+  /**
+   * Web address of a commit of this repository, with {commit} where the commit id goes (e.g. https://git.example/org/fleet/commit/{commit}); each message links the status branch's commit with it. Left out: messages name the commit id and the status branch.
+   */
+  commitUrl?: string;
+  /**
+   * Where messages go, each with the events it wants.
+   *
+   * @minItems 1
+   * @maxItems 32
+   */
+  receivers: [ReceiverSpec, ...ReceiverSpec[]];
+}
+export interface ReceiverSpec {
+  /**
+   * Name of the receiver, unique in this list; in logs and metrics (never its address).
+   */
+  name: string;
+  /**
+   * slack: a Slack incoming webhook. teams: a Microsoft Teams Workflows webhook (an Adaptive Card message). webhook: any HTTPS endpoint, sent drydock's JSON event signed with HMAC-SHA256.
+   */
+  type: "slack" | "teams" | "webhook";
+  /**
+   * Where the receiver's address is read from: Slack and Teams addresses carry a token, so an address is never written in the repository.
+   */
+  urlFrom: SecretRefSpec;
+  /**
+   * type webhook: the HMAC-SHA256 key that signs each body (X-Drydock-Signature: sha256=<hex>). Required for webhook, not allowed otherwise.
+   */
+  secretFrom?: SecretRefSpec;
+  /**
+   * The events this receiver gets. started: a rollout (a spec's revision) took its first node. approval: it waits for an Approval file. nodeFailed: a node of it failed. halted: it halted. complete: every node of a rollout that started is done.
+   *
+   * @minItems 1
+   */
+  events: [
+    "started" | "approval" | "nodeFailed" | "halted" | "complete",
+    ...("started" | "approval" | "nodeFailed" | "halted" | "complete")[]
+  ];
 }

@@ -1,7 +1,7 @@
 /** drydock.yaml → RepoConfig; built-in defaults when the file is absent. */
 import path from 'node:path';
 import type { RepoConfigDocument } from '../generated/repo-config.schema.js';
-import type { RepoConfig } from '../model.js';
+import type { NotificationsConfig, NotifyReceiver, RepoConfig, SecretRef } from '../model.js';
 import type { NormaliseContext } from './context.js';
 import { raw } from './meta.js';
 import { BUILTIN_ROLLOUT, mergeRollout } from './rollout.js';
@@ -49,6 +49,50 @@ export function repoConfig(ctx: NormaliseContext): RepoConfig {
     defaults: { rollout: mergeRollout(ctx, ['defaults', 'rollout'], BUILTIN_ROLLOUT, doc.defaults?.rollout) },
     paths,
     statusBranch: doc.statusBranch ?? DEFAULT_CONFIG.statusBranch,
+    ...(doc.notifications ? { notifications: notifications(ctx, doc.notifications) } : {}),
     source: ctx.doc.start,
   };
+}
+
+/** The schema checked the shapes; what it cannot say: unique names, and the signing key only where it signs. */
+function notifications(
+  ctx: NormaliseContext,
+  doc: NonNullable<RepoConfigDocument['notifications']>,
+): NotificationsConfig {
+  const names = new Set<string>();
+  const receivers = doc.receivers.map((r, i): NotifyReceiver => {
+    if (names.has(r.name)) {
+      ctx.report(
+        'config',
+        ['notifications', 'receivers', i, 'name'],
+        `receiver ${r.name} is named twice`,
+        'give each receiver its own name',
+      );
+    }
+    names.add(r.name);
+    if (r.type === 'webhook' && r.secretFrom === undefined) {
+      ctx.report(
+        'config',
+        ['notifications', 'receivers', i],
+        `webhook receiver ${r.name} has no secretFrom: its messages could not be signed`,
+        'add secretFrom: {file: <name>} or {env: DRYDOCK_NOTIFY_...} with the key the receiver verifies with',
+      );
+    }
+    if (r.type !== 'webhook' && r.secretFrom !== undefined) {
+      ctx.report(
+        'config',
+        ['notifications', 'receivers', i, 'secretFrom'],
+        `${r.type} receiver ${r.name} does not sign its messages: secretFrom is for type webhook only`,
+        'remove secretFrom; the token in the address read from urlFrom is what Slack and Teams check',
+      );
+    }
+    return {
+      name: r.name,
+      type: r.type,
+      urlFrom: r.urlFrom as SecretRef,
+      ...(r.secretFrom ? { secretFrom: r.secretFrom as SecretRef } : {}),
+      events: r.events,
+    };
+  });
+  return { ...(doc.commitUrl !== undefined ? { commitUrl: doc.commitUrl } : {}), receivers };
 }
