@@ -15,6 +15,7 @@ import { PlanError } from './errors.js';
 import { forecastWaves, withEta } from './forecast.js';
 import type { Round } from './kind.js';
 import { KINDS } from './kinds.js';
+import { metricGateViews } from './metric-view.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import type { StartGates } from './sequence/start-gate.js';
 import type { Plan, SpecStatus, Wait, Wave } from './types.js';
@@ -72,6 +73,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     return {
       ...(autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {}),
       ...(controlPlane !== undefined ? { controlPlane } : {}),
+      ...(observed.metrics !== undefined ? { metrics: observed.metrics } : {}),
     };
   };
 
@@ -98,6 +100,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   }
 
   const wakeAt = earliestWake(b.waits, nowMs);
+  const metricGates = metricGateViews(desired, observed.metrics);
   return {
     actions: b.actions,
     waits: b.waits,
@@ -105,5 +108,6 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     specs,
     forecast: { waves, ...(eta !== undefined ? { eta: new Date(eta).toISOString() } : {}) },
     ...(wakeAt !== undefined ? { wakeAt: new Date(wakeAt).toISOString() } : {}),
+    ...(metricGates.length > 0 ? { metricGates } : {}),
   };
 }
