@@ -9,7 +9,8 @@
 # locked, so parallel callers wait for one install.
 #
 # Output: progress goes to stderr; the only line on stdout is the directory holding the
-# prometheus and alertmanager binaries, so callers can do
+# prometheus and alertmanager binaries (run alertmanager from that directory: it reads its
+# templates from ./alertmanager-share), so callers can do
 #   DRYDOCK_PROMETHEUS_BIN="$(bash scripts/prometheus.sh)".
 #
 # Options:  --force   fetch again even if the cache is complete
@@ -24,7 +25,7 @@ BINARIES=(prometheus alertmanager)
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/drydock/prometheus-${PROMETHEUS_VERSION%%+*}"
 BIN_DIR="$CACHE_ROOT/bin"
 STAMP="$CACHE_ROOT/.complete"
-STAMP_CONTENT="prometheus=${PROMETHEUS_VERSION} alertmanager=${ALERTMANAGER_VERSION}"
+STAMP_CONTENT="prometheus=${PROMETHEUS_VERSION} alertmanager=${ALERTMANAGER_VERSION} templates=alertmanager-share"
 LOG="$CACHE_ROOT/install.log"
 
 TOOL=prometheus
@@ -57,6 +58,7 @@ cache_lock "$CACHE_ROOT" "prometheus ${PROMETHEUS_VERSION}"
 if [ "$FORCE" = 0 ] && complete; then echo "$BIN_DIR"; exit 0; fi
 
 command -v apt-get >/dev/null || die "apt-get is not available; point DRYDOCK_PROMETHEUS_BIN at a directory holding: ${BINARIES[*]}"
+command -v perl >/dev/null || die "perl is not available (it ships with Debian); point DRYDOCK_PROMETHEUS_BIN at a directory holding: ${BINARIES[*]}"
 command -v dpkg >/dev/null || die "dpkg is not available; point DRYDOCK_PROMETHEUS_BIN at a directory holding: ${BINARIES[*]}"
 
 rm -rf "$BIN_DIR" "$STAMP" "$CACHE_ROOT/debs" "$CACHE_ROOT/root"
@@ -77,14 +79,18 @@ fi
 for deb in "$CACHE_ROOT"/debs/*.deb; do
   dpkg -x "$deb" "$CACHE_ROOT/root" >>"$LOG" 2>&1 || die "dpkg -x $deb failed"
 done
-for b in "${BINARIES[@]}"; do
-  # Debian names the Alertmanager binary prometheus-alertmanager.
-  src="$b"
-  [ -x "$CACHE_ROOT/root/usr/bin/$src" ] || src="prometheus-$b"
-  [ -x "$CACHE_ROOT/root/usr/bin/$src" ] || die "the packages hold no $b"
-  # Relative, so a cache directory that moves keeps working.
-  ln -sf "../root/usr/bin/$src" "$BIN_DIR/$b"
-done
+ln -sf ../root/usr/bin/prometheus "$BIN_DIR/prometheus"
+# Debian's Alertmanager reads its notification templates from /usr/share/prometheus/alertmanager,
+# fixed at build time (upstream embeds them). So that nothing is installed outside the cache,
+# the cached copy reads them from ././././././././alertmanager-share instead (the same length,
+# so the binary's string is replaced in place): run it with the bin directory as its working
+# directory, where alertmanager-share points at the package's templates.
+AM_SRC="$CACHE_ROOT/root/usr/bin/prometheus-alertmanager"
+[ -x "$AM_SRC" ] || die "the package holds no prometheus-alertmanager"
+perl -pe 's|/usr/share/prometheus/alertmanager|././././././././alertmanager-share|g' "$AM_SRC" >"$BIN_DIR/alertmanager" ||
+  die "could not write $BIN_DIR/alertmanager"
+chmod 755 "$BIN_DIR/alertmanager"
+ln -sfn ../root/usr/share/prometheus/alertmanager "$BIN_DIR/alertmanager-share"
 "$BIN_DIR/prometheus" --version >>"$LOG" 2>&1 || die "prometheus --version failed"
 "$BIN_DIR/alertmanager" --version >>"$LOG" 2>&1 || die "alertmanager --version failed"
 rm -rf "$CACHE_ROOT/debs"
