@@ -85,7 +85,13 @@ async function getJson(client: Client, service: string, base: string, path: stri
       `${service} at ${base} unreachable: ${err instanceof Error ? err.message : String(err)}${cause}`,
     );
   }
-  const text = await res.text();
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (err) {
+    // A body cut off (or past the timeout) is no answer either.
+    throw new MetricsError(`${service} at ${base} unreachable: ${err instanceof Error ? err.message : String(err)}`);
+  }
   if (!res.ok) {
     throw new MetricsError(`${service} at ${base} answered ${res.status} to ${path.split('?')[0]}: ${apiError(text)}`);
   }
