@@ -11,6 +11,9 @@ export DRYDOCK_K8S_BIN
 # moto, the AWS emulator, for the AWS provider's tests: installed from PyPI once, then cached.
 DRYDOCK_MOTO_SERVER="$(bash scripts/moto.sh)"
 export DRYDOCK_MOTO_SERVER
+# Prometheus and Alertmanager for the metric gates' tests: Debian's packages, unpacked once, then cached.
+DRYDOCK_PROMETHEUS_BIN="$(bash scripts/prometheus.sh)"
+export DRYDOCK_PROMETHEUS_BIN
 # Debian packages the tests call (curl), installed with apt-get when missing.
 bash scripts/debian-packages.sh
 # The current Node LTS, installed once, then cached: engines promises it too.

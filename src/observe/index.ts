@@ -7,6 +7,7 @@ import type { ClusterCache } from './cluster-cache.js';
 import { observeCloud, type InstanceSightings, type ProviderLookup } from './cloud.js';
 import { listClusterSnapshot } from './cluster-cache.js';
 import type { CountingKubeConfig } from './kube.js';
+import { observeMetrics, type MetricSightings } from './metrics.js';
 import { listOpenShift } from './openshift.js';
 
 export * from './types.js';
@@ -30,6 +31,7 @@ export {
 } from './kube.js';
 export { matchesSelector, selectorString } from './selector.js';
 export { listOpenShift, startOpenShiftCache, type OpenShiftCache } from './openshift.js';
+export { MetricSightings, metricGatesKey, metricGatesOf, observeMetrics } from './metrics.js';
 
 /**
  * The cluster read once, for one-shot read-only commands (`drydock plan`): one list per
@@ -51,16 +53,22 @@ function autoscalerKeys(desired: Pick<DesiredState, 'autoscalingStrategies'>): S
   return new Set(desired.autoscalingStrategies.map((s) => `${s.deploymentNamespace}/${s.deploymentName}`));
 }
 
-/** One ObservedState: reads the caches (no API request) and each scaling group from its provider. */
+/**
+ * One ObservedState: reads the caches (no API request), each scaling group from its provider
+ * and, when a rollout has metric gates, Prometheus (at the same time as the cloud).
+ */
 export async function observe(
   desired: Pick<DesiredState, 'scalingGroups' | 'autoscalingStrategies'> &
-    Partial<Pick<DesiredState, 'mutexRunConfigs'>>,
+    Partial<Pick<DesiredState, 'mutexRunConfigs' | 'nodeImages' | 'nodeOps' | 'config'>>,
   cluster: Pick<ClusterCache, 'snapshot'> & Partial<Pick<ClusterCache, 'openshift'>>,
   providers: ProviderLookup,
-  sightings?: { readonly log: InstanceSightings; readonly now: number },
+  sightings?: { readonly log: InstanceSightings; readonly now: number; readonly metrics?: MetricSightings },
 ): Promise<ObservedState> {
   const snap = cluster.snapshot();
-  const cloud = await observeCloud(desired, providers);
+  const [cloud, metrics] = await Promise.all([
+    observeCloud(desired, providers),
+    observeMetrics(desired, sightings?.now ?? Date.now(), sightings?.metrics),
+  ]);
   const groups = sightings ? sightings.log.stamp(cloud.groups, sightings.now) : cloud.groups;
   const wanted = autoscalerKeys(desired);
   // Only a MutexRunConfig reads ClusterVersion and the pools: without one, nothing is asked.
@@ -77,5 +85,6 @@ export async function observe(
     cloudGroups: Object.freeze(groups),
     problems: Object.freeze(cloud.problems),
     ...(openshift !== undefined ? { openshift } : {}),
+    ...(metrics !== undefined ? { metrics } : {}),
   });
 }

@@ -5,9 +5,11 @@
  */
 import type { GroupDescription } from '../cloud/provider.js';
 import type { LabelSelector } from '../spec/model.js';
+import type { ObservedMetrics } from './metrics.js';
 import type { ObservedWorkload } from './workloads.js';
 
 export type { ObservedWorkload, WorkloadKind } from './workloads.js';
+export type { MetricBreach, MetricReading, ObservedMetrics } from './metrics.js';
 
 // The protocol's keys live in protocol/keys.ts; re-exported for the observer's readers.
 export { ANNOTATIONS, LABELS, type NodePhase } from '../protocol/keys.js';
@@ -129,6 +131,11 @@ export interface ObservedState {
    * desired state holds a MutexRunConfig, absent otherwise (and until first read).
    */
   readonly openshift?: ObservedOpenShift;
+  /**
+   * The metric gates' readings by metricGatesKey (metrics.ts); observed only while a rollout
+   * has metricGates, absent otherwise.
+   */
+  readonly metrics?: ObservedMetrics;
 }
 
 /** ClusterVersion `version`: the release the cluster is asked to run, and what it ran. */

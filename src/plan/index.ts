@@ -16,6 +16,7 @@ import { forecastWaves, withEta } from './forecast.js';
 import type { Round } from './kind.js';
 import { KINDS } from './kinds.js';
 import { paceOf, type Pace } from './pace.js';
+import { metricGateViews } from './metric-view.js';
 import { resolveOptions, type PlanOptions } from './options.js';
 import type { StartGates } from './sequence/start-gate.js';
 import type { Plan, SpecStatus, Wait, Wave } from './types.js';
@@ -74,6 +75,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     return {
       ...(autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {}),
       ...(controlPlane !== undefined ? { controlPlane } : {}),
+      ...(observed.metrics !== undefined ? { metrics: observed.metrics } : {}),
     };
   };
 
@@ -106,6 +108,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   }
 
   const wakeAt = earliestWake(b.waits, nowMs);
+  const metricGates = metricGateViews(desired, observed.metrics);
   return {
     actions: b.actions,
     waits: b.waits,
@@ -117,5 +120,6 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
       ...(eta !== undefined ? { eta: new Date(eta).toISOString() } : {}),
     },
     ...(wakeAt !== undefined ? { wakeAt: new Date(wakeAt).toISOString() } : {}),
+    ...(metricGates.length > 0 ? { metricGates } : {}),
   };
 }

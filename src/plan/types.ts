@@ -183,6 +183,8 @@ export type WaitCode =
   | 'soak'
   | 'drain'
   | 'halted'
+  /** A metric gate (a Prometheus alert or query) holds new nodes, or Prometheus did not answer. */
+  | 'metrics'
   | 'lock'
   | 'cloud'
   | 'autoscaler'
@@ -377,6 +379,19 @@ export interface Forecast {
   readonly eta?: string;
 }
 
+/** A rollout's metric gates as `drydock plan` shows them. */
+export interface MetricGateView {
+  readonly prometheus: string;
+  readonly alertmanager?: string;
+  readonly onBreach: 'hold' | 'halt';
+  /** `alert HighErrorRate{severity="page"} firing`, `query error-rate (…) > 0.05`. */
+  readonly checks: readonly string[];
+  /** The specs whose rollout uses them (`NodeImage/workers`). */
+  readonly specs: readonly string[];
+  /** This round's reading: passing, breached (what, since when), or why it could not be read. */
+  readonly state: string;
+}
+
 export interface Plan {
   readonly actions: readonly Action[];
   readonly waits: readonly Wait[];
@@ -385,4 +400,6 @@ export interface Plan {
   readonly forecast: Forecast;
   /** ISO 8601: the earliest time a wait ends by itself; the service wakes then. */
   readonly wakeAt?: string;
+  /** The rollouts' metric gates; absent when no rollout has any. */
+  readonly metricGates?: readonly MetricGateView[];
 }

@@ -4,7 +4,7 @@
  * Plan; nothing is re-derived.
  */
 import { shortCommit } from '../commit.js';
-import type { Action, Plan, Wait, WaitCode } from '../plan/types.js';
+import type { Action, MetricGateView, Plan, Wait, WaitCode } from '../plan/types.js';
 import { describePace } from '../plan/pace.js';
 import { cell } from './markdown.js';
 
@@ -123,6 +123,10 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
       `  ${specName(s.spec)}: ${s.phase}${progress}${version}${s.waitingFor ? ` — waiting: ${s.waitingFor}` : ''}`,
     );
   }
+  if (plan.metricGates !== undefined) {
+    out.push('', 'Metric gates:');
+    for (const g of plan.metricGates) out.push(...metricGateLines(g).map((l) => `  ${l}`));
+  }
   out.push('', `Next step: ${summariseActions(plan.actions)}`);
   for (const a of plan.actions) out.push(`  ${a.kind} ${target(a)}`);
   out.push('', 'Waves:');
@@ -146,7 +150,15 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
   return `${out.join('\n')}\n`;
 }
 
-/** Escapes text for a Markdown table cell. */
+/** A metric gate in a few lines: where, on breach what, for which specs, what it checks, its state. */
+function metricGateLines(g: MetricGateView): string[] {
+  const am = g.alertmanager !== undefined ? `, silences from Alertmanager at ${g.alertmanager}` : '';
+  const specs = g.specs.length > 0 ? g.specs.join(', ') : 'no spec';
+  return [
+    `Prometheus at ${g.prometheus}${am}; on breach ${g.onBreach}; for ${specs}: ${g.state}`,
+    ...g.checks.map((c) => `  - ${c}`),
+  ];
+}
 
 export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
   const out: string[] = [];
@@ -173,6 +185,13 @@ export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
     );
   }
   if (plan.specs.length === 0) out.push('| (none) | | | |');
+  if (plan.metricGates !== undefined) {
+    out.push('', '#### Metric gates', '');
+    for (const g of plan.metricGates) {
+      const [head, ...checks] = metricGateLines(g);
+      out.push(`- ${head ?? ''}`, ...checks.map((c) => `  ${c.trim()}`));
+    }
+  }
   out.push('', '#### Waves', '');
   if (plan.forecast.waves.length === 0) out.push('No waves: nothing to roll out.');
   else {
@@ -215,6 +234,7 @@ export function renderJson(plan: Plan, ctx: PlanContext): string {
       eta: plan.forecast.eta ?? null,
       paces: plan.forecast.paces ?? [],
       wakeAt: plan.wakeAt ?? null,
+      ...(plan.metricGates !== undefined ? { metricGates: plan.metricGates } : {}),
     },
     null,
     2,

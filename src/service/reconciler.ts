@@ -10,6 +10,7 @@ import type { ObservedState } from '../observe/types.js';
 import type { ClusterCache } from '../observe/cluster-cache.js';
 import { observe } from '../observe/index.js';
 import type { InstanceSightings, ProviderLookup } from '../observe/cloud.js';
+import type { MetricSightings } from '../observe/metrics.js';
 import { executeActions, type ActionResult } from '../execute/execute.js';
 import type { ActionDeps } from '../execute/actions.js';
 import type { EventRecorder } from '../execute/events.js';
@@ -30,6 +31,8 @@ export interface ReconcileDeps {
   readonly now: () => Date;
   /** This process's first sighting of each instance (its age never predates it). */
   readonly sightings: InstanceSightings;
+  /** This process's first sighting of each metric gate's breach (Prometheus does not say for a query). */
+  readonly metricSightings?: MetricSightings;
   /** Checked before every action: false (leadership lost, shutting down) stops at once. */
   readonly mayAct: () => boolean;
   /** Drains left running past their round (execute/in-flight.ts); without it a round waits for them. */
@@ -54,6 +57,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
   const observed = await observe(desired, deps.cluster, deps.providers, {
     log: deps.sightings,
     now: deps.now().getTime(),
+    ...(deps.metricSightings !== undefined ? { metrics: deps.metricSightings } : {}),
   });
   const now = deps.now();
   const plan = deps.planner(desired, observed, now);
@@ -84,6 +88,9 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
   };
 }
 
+/** How often a rollout held by its metric gates asks Prometheus again. */
+export const METRICS_POLL_MS = 5000;
+
 /** When to look again, in ms: the earliest of every reason to. */
 export function nextDelay(
   plan: Plan,
@@ -105,6 +112,9 @@ export function nextDelay(
   }
   for (const p of observed.problems) consider((p.retryAfterSeconds ?? 5) * 1000);
   if (plan.wakeAt) consider(Date.parse(plan.wakeAt) - now.getTime());
+  // No watch says when an alert clears or Prometheus answers again: ask it again soon.
+  if (plan.waits.some((w) => w.code === 'metrics' || w.code === 'halted') && observed.metrics !== undefined)
+    consider(METRICS_POLL_MS);
   return next;
 }
 

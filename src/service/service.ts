@@ -13,6 +13,7 @@ import { startClusterCache, type ClusterCache } from '../observe/cluster-cache.j
 import { cloneKubeConfig, type CountingKubeConfig } from '../observe/kube.js';
 import { describeError } from '../errors.js';
 import { InstanceSightings } from '../observe/cloud.js';
+import { MetricSightings } from '../observe/metrics.js';
 import { kubeApis } from '../execute/index.js';
 import { kubeEventRecorder } from '../execute/events.js';
 import { InFlight } from '../execute/in-flight.js';
@@ -350,6 +351,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
   const settleMs = settleMsOf(opts);
   const providers = (provider: Provider): CloudProvider | undefined => opts.providers[provider];
   const sightings = new InstanceSightings();
+  const metricSightings = new MetricSightings();
   return new RoundLoop({
     cluster: p.cluster,
     desired,
@@ -364,6 +366,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         metrics,
         now,
         sightings,
+        metricSightings,
         mayAct: p.mayAct,
         inFlight: p.inFlight,
         settleMs,

@@ -78,6 +78,35 @@ export interface RolloutPolicy {
   /** Name of a MaintenanceWindow; undefined means any time. */
   readonly window?: string;
   readonly approval: { readonly required: ApprovalRequirement };
+  /** Prometheus alerts and queries that hold (or halt) new nodes; undefined means none. */
+  readonly metricGates?: MetricGates;
+}
+
+/** An alert that holds while it fires: its name and the label values it must carry. */
+export interface MetricAlert {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** A PromQL query with a threshold: a breach while a sample is above (or below) `value`. */
+export interface MetricQuery {
+  /** What waits and `drydock plan` call it: its name, else the query. */
+  readonly name: string;
+  readonly query: string;
+  readonly op: 'above' | 'below';
+  readonly value: number;
+}
+
+/** Checks against Prometheus (and Alertmanager's silences) before each node starts. */
+export interface MetricGates {
+  readonly prometheus: string;
+  readonly alertmanager?: string;
+  /** Read each round; its content is never logged or shown. */
+  readonly bearerTokenFile?: string;
+  readonly timeoutSeconds: number;
+  readonly onBreach: 'hold' | 'halt';
+  readonly alerts: readonly MetricAlert[];
+  readonly queries: readonly MetricQuery[];
 }
 
 export type SpecKind =

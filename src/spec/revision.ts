@@ -31,7 +31,20 @@ function canonical(value: unknown, top: boolean): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/**
+ * rollout.metricGates decides when nodes start, not what is done to them: adding a Prometheus
+ * gate (to a spec or to drydock.yaml's defaults) must not run a NodeOp again on every node.
+ */
+function withoutMetricGates(spec: Spec): unknown {
+  if (!('rollout' in spec) || spec.rollout.metricGates === undefined) return spec;
+  const { metricGates: _gates, ...rollout } = spec.rollout;
+  return { ...spec, rollout };
+}
+
 /** 16 hex digits of SHA-256 over the canonical form. */
 export function revisionOf(spec: Spec): string {
-  return createHash('sha256').update(canonical(spec, true)).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(canonical(withoutMetricGates(spec), true))
+    .digest('hex')
+    .slice(0, 16);
 }

@@ -281,6 +281,7 @@ export function observed(parts: Partial<ObservedState> = {}): ObservedState {
     cloudGroups: sortBy(parts.cloudGroups, (g) => g.scalingGroup),
     problems: parts.problems ?? [],
     ...(parts.openshift !== undefined ? { openshift: parts.openshift } : {}),
+    ...(parts.metrics !== undefined ? { metrics: parts.metrics } : {}),
   };
 }
 

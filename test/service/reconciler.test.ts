@@ -55,6 +55,18 @@ describe('nextDelay', () => {
       },
       want: 3_000,
     },
+    {
+      name: 'held by a metric gate: ask Prometheus again in 5 s (no watch says when an alert clears)',
+      plan: { ...emptyPlan, waits: [{ spec, code: 'metrics', reason: 'metric gate breached: x' }] },
+      observed: { ...observed, metrics: {} },
+      want: 5_000,
+    },
+    {
+      name: 'another wait beside metric gates that pass: the resync interval',
+      plan: { ...emptyPlan, waits: [{ spec, code: 'window', reason: 'closed' }] },
+      observed: { ...observed, metrics: {} },
+      want: 60_000,
+    },
   ];
   for (const row of table) {
     it(row.name, () =>

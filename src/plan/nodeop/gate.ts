@@ -8,7 +8,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { opTarget } from '../approval.js';
 import { parseInstant } from '../protocol.js';
 import type { CanaryProgress } from '../sequence/canary.js';
-import { startGate, type StartGate } from '../sequence/start-gate.js';
+import { startGate, type StartGate, type StartGates } from '../sequence/start-gate.js';
 import type { NodeOpContext, Standing } from './context.js';
 
 /** The spec's canary as the shared gate reads it: its done nodes and when each was done. */
@@ -29,13 +29,15 @@ export function nodeOpStartGate(
   ctx: NodeOpContext,
   standing: ReadonlyMap<string, Standing>,
   inFlight: number,
+  metrics?: StartGates['metrics'],
 ): StartGate {
   return startGate({
     desired: ctx.desired,
     rollout: ctx.op.rollout,
     approval: opTarget(ctx.op, ctx.spec),
     canary: nodeOpCanary(ctx, standing, inFlight),
-    gates: {},
+    // Only the metric gates: an in-place operation does not wait for the autoscaler's pause.
+    gates: metrics !== undefined ? { metrics } : {},
     now: ctx.now,
   });
 }

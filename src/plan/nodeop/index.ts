@@ -8,7 +8,7 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
-import { gateWait, haltedReason } from '../sequence/start-gate.js';
+import { gateWait, haltedReason, type StartGates } from '../sequence/start-gate.js';
 import { allAtOnceLimit, heldElsewhere, StartSlots } from '../sequence/admit.js';
 import { failedNodeHalts, skippedWait } from '../outcome.js';
 import { lockValue } from '../protocol.js';
@@ -42,6 +42,7 @@ export { nodeOpForecastInput } from './forecast.js';
  */
 export interface NodeOpGates {
   readonly controlPlane?: string;
+  readonly metrics?: StartGates['metrics'];
 }
 
 export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecStatus {
@@ -89,7 +90,7 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
     );
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
     const running = inFlight(ctx, all, standing);
-    const gate = nodeOpStartGate(ctx, standing, running);
+    const gate = nodeOpStartGate(ctx, standing, running, gates.metrics);
     const resolving = ctx.bottlerocket !== undefined && ctx.bottlerocket.version === undefined;
     if (!gate.open) b.wait(ctx.spec, gate.code, gate.reason, gateWait(gate));
     else if (resolving && running > 0)

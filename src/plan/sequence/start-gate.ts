@@ -3,20 +3,25 @@
  * each. A kind supplies its policy, its approval target and its canary's progress; it never
  * re-implements a gate.
  *
- *   halted → the autoscaler → the maintenance window → the start approval → the canary wave
- *   (its nodes, then its soak) → the after-canary approval → open
+ *   halted → the autoscaler → the maintenance window → the start approval → the metric gates
+ *   → the canary wave (its nodes, then its soak) → the after-canary approval → open
+ *
+ * The metric gates come before the canary so that a breach during the canary's soak holds
+ * the next wave even once the soak is over.
  */
+import type { ObservedMetrics } from '../../observe/metrics.js';
 import type { DesiredState, RolloutPolicy } from '../../spec/model.js';
 import { approvalNeeded, findApproval, type ApprovalTarget } from '../approval.js';
 import type { ApprovalWanted } from '../types.js';
 import { windowGate } from '../window.js';
 import { canaryGate, type CanaryProgress } from './canary.js';
+import { metricGate } from './metric-gate.js';
 
 export type StartGate =
   | { readonly open: true; readonly limit?: number }
   | {
       readonly open: false;
-      readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak';
+      readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak' | 'metrics';
       readonly reason: string;
       readonly until?: number;
       readonly approval?: ApprovalWanted;
@@ -31,11 +36,13 @@ export interface StartGates {
    * worker of any spec starts before the whole control plane is done.
    */
   readonly controlPlane?: string;
+  /** The metric gates' readings this round, for the rollouts that have metricGates. */
+  readonly metrics?: ObservedMetrics;
 }
 
 export interface StartInput {
   readonly desired: Pick<DesiredState, 'maintenanceWindows' | 'approvals' | 'config'>;
-  readonly rollout: Pick<RolloutPolicy, 'window' | 'approval'>;
+  readonly rollout: Pick<RolloutPolicy, 'window' | 'approval' | 'metricGates'>;
   readonly approval: ApprovalTarget;
   readonly canary: CanaryProgress;
   /** Why the spec is halted (a failed node under stopOnFailure, a halted drain), if it is. */
@@ -59,6 +66,8 @@ export function startGate(input: StartInput): StartGate {
   const required = rollout.approval.required;
   if (required === 'start' && findApproval(desired, approval, 'start') === undefined)
     return { open: false, code: 'approval', ...approvalNeeded(desired.config, approval, 'start') };
+  const metrics = metricGate(rollout.metricGates, input.gates.metrics);
+  if (metrics !== undefined) return metrics;
   const canary = canaryGate(input.canary, now);
   if (canary !== undefined) return canary;
   if (required === 'afterCanary' && findApproval(desired, approval, 'afterCanary') === undefined)

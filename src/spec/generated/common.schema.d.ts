@@ -226,6 +226,10 @@ export interface RolloutSpec {
    * Name of a MaintenanceWindow: new nodes only start inside it. Left out means any time.
    */
   window?: ResourceName;
+  /**
+   * Prometheus alerts and queries that hold (or halt) the rollout while the fleet is unwell. Written here, it replaces drydock.yaml's defaults.rollout.metricGates as a whole.
+   */
+  metricGates?: MetricGatesSpec;
   approval?: ApprovalPolicySpec;
 }
 /**
@@ -262,6 +266,76 @@ export interface ApprovalPolicySpec {
    * none (the merge is enough), start (an Approval file before any node), or afterCanary (an Approval file after the canary wave).
    */
   required: "none" | "start" | "afterCanary";
+}
+/**
+ * Checks against Prometheus before each node starts and through each soak: while an alert named here fires or a query crosses its threshold, no new node starts (or the rollout halts, per onBreach). Prometheus unreachable holds too; it is never a pass.
+ *
+ * This interface was referenced by `Common`'s JSON-Schema
+ * via the `definition` "metricGates".
+ */
+export interface MetricGatesSpec {
+  /**
+   * Prometheus's base URL (http or https), e.g. http://prometheus.monitoring:9090.
+   */
+  prometheus: string;
+  /**
+   * Alertmanager's base URL: a firing alert that an active silence there matches does not hold. Left out: every firing alert holds.
+   */
+  alertmanager?: string;
+  /**
+   * A file in drydock's container whose content is sent as a bearer token to Prometheus and Alertmanager; read each round, never logged or shown.
+   */
+  bearerTokenFile?: string;
+  /**
+   * How long one request may take before Prometheus counts as unreachable. Default 5s.
+   */
+  timeout?: Duration;
+  /**
+   * What a breach does: hold (default: no new node starts until it clears) or halt (the rollout halts, as a failed node does under stopOnFailure).
+   */
+  onBreach?: "hold" | "halt";
+  /**
+   * Alerts that hold while firing (pending ones do not).
+   *
+   * @maxItems 64
+   */
+  alerts?: MetricAlertSpec[];
+  /**
+   * PromQL queries with a threshold: a breach while any sample of the result is above (or below) it.
+   *
+   * @maxItems 64
+   */
+  queries?: MetricQuerySpec[];
+}
+export interface MetricAlertSpec {
+  /**
+   * The alert's name (its alertname label).
+   */
+  name: string;
+  /**
+   * Labels the firing alert must carry with exactly these values; left out: any.
+   */
+  labels?: {
+    [k: string]: string;
+  };
+}
+export interface MetricQuerySpec {
+  /**
+   * A short name for the query in waits and in drydock plan; left out: the query itself.
+   */
+  name?: string;
+  /**
+   * A PromQL expression evaluated as an instant query.
+   */
+  query: string;
+  /**
+   * A breach while a sample is greater than this.
+   */
+  above?: number;
+  /**
+   * A breach while a sample is less than this.
+   */
+  below?: number;
 }
 /**
  * A batch/v1 JobSpec, kept as written; the Kubernetes API server validates it when drydock creates the Job.

@@ -6,6 +6,7 @@ import type { DrainSpec, LabelSelectorSpec, RolloutSpec } from '../generated/com
 import type { DrainOptions, IntOrPercent, LabelSelector, RolloutPolicy } from '../model.js';
 import type { PathSegment } from '../parse.js';
 import type { NormaliseContext } from './context.js';
+import { metricGates } from './metric-gates.js';
 import { durationSeconds, intOrPercent } from './values.js';
 
 /** drydock's own defaults: one node at a time, surge first, halt on the first failure. */
@@ -151,6 +152,7 @@ export function mergeRollout(
     canary = { nodes: raw.canary.nodes, soakSeconds: soak ?? base.canary?.soakSeconds ?? 0 };
   }
   const window = raw.window ?? base.window;
+  const gates = raw.metricGates !== undefined ? metricGates(ctx, at('metricGates'), raw.metricGates) : base.metricGates;
   const keepCordoned = (raw.onFailure ?? base.onFailure) === 'keepCordoned';
   checkCanProgress(ctx, path, raw, maxSurge ?? base.maxSurge, maxUnavailable ?? base.maxUnavailable);
   return {
@@ -165,6 +167,7 @@ export function mergeRollout(
     approval: { required: raw.approval?.required ?? base.approval.required },
     ...(canary !== undefined ? { canary } : {}),
     ...(window !== undefined ? { window } : {}),
+    ...(gates !== undefined ? { metricGates: gates } : {}),
     ...(keepCordoned ? { onFailure: 'keepCordoned' as const } : {}),
   };
 }
