@@ -8,7 +8,7 @@ import type { ObservedState } from '../observe/types.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
 import type { DesiredState } from '../spec/model.js';
 import { planAutoscalers } from './autoscaler.js';
-import { ClusterBudget } from './budget.js';
+import { budgetLines, ClusterBudget } from './budget.js';
 import { PlanBuilder } from './builder.js';
 import { controlPlaneWait } from './control-plane.js';
 import { PlanError } from './errors.js';
@@ -27,6 +27,13 @@ export { checkWindow, formatInZone, isWindowOpen, nextWindowOpening, windowClosi
 export { isCopiedLabel, lockValue, parseLock } from './protocol.js';
 export { notActedOn, notActedOnReason, type NotActedOn } from './unsupported.js';
 export type * from './types.js';
+
+/** The status with the pause that holds its new starts, if one does: its wait names who paused it. */
+function withPause(status: SpecStatus, waits: readonly Wait[]): SpecStatus {
+  const { kind, name } = status.spec;
+  const pause = waits.find((w) => w.code === 'paused' && w.spec.kind === kind && w.spec.name === name);
+  return pause === undefined ? status : { ...status, paused: pause.reason };
+}
 
 /** The earliest `until` of the waits still ahead of now: when the service should look again. */
 export function earliestWake(waits: readonly Wait[], nowMs: number): number | undefined {
@@ -56,7 +63,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     desired,
     view,
     b,
-    budget: new ClusterBudget(desired.config, observed.nodes, view.stateOf),
+    budget: new ClusterBudget(desired.config, observed.nodes, view.stateOf, nowMs),
     options: opts,
     now: nowMs,
     nowIso: now.toISOString(),
@@ -79,7 +86,9 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const waves: Wave[] = [];
   let eta: number | undefined = nowMs;
   for (const k of kinds) {
-    for (const { status, forecast } of k.plan(gates)) {
+    for (const planned of k.plan(gates)) {
+      const { forecast } = planned;
+      const status = withPause(planned.status, b.waits);
       if (forecast === undefined) {
         specs.push(status);
         continue;
@@ -98,6 +107,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   }
 
   const wakeAt = earliestWake(b.waits, nowMs);
+  const budget = budgetLines(desired.config.budget, observed.nodes.length, nowMs);
   return {
     actions: b.actions,
     waits: b.waits,
@@ -105,5 +115,6 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     specs,
     forecast: { waves, ...(eta !== undefined ? { eta: new Date(eta).toISOString() } : {}) },
     ...(wakeAt !== undefined ? { wakeAt: new Date(wakeAt).toISOString() } : {}),
+    ...(budget !== undefined ? { budget } : {}),
   };
 }

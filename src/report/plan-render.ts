@@ -11,7 +11,7 @@ export type PlanFormat = 'text' | 'markdown' | 'json';
 export const PLAN_FORMATS = ['text', 'markdown', 'json'] as const satisfies readonly PlanFormat[];
 
 /** Waits that only a person can end: the plan is blocked while any is present. */
-export const BLOCKING_WAITS = ['approval', 'pdb', 'halted'] as const satisfies readonly WaitCode[];
+export const BLOCKING_WAITS = ['approval', 'pdb', 'halted', 'paused'] as const satisfies readonly WaitCode[];
 
 export interface PlanContext {
   /** Source commit the plan was made from. */
@@ -122,6 +122,10 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
       `  ${specName(s.spec)}: ${s.phase}${progress}${version}${s.waitingFor ? ` — waiting: ${s.waitingFor}` : ''}`,
     );
   }
+  if (plan.budget !== undefined) {
+    out.push('', 'Cluster budget:');
+    for (const line of plan.budget) out.push(`  ${line}`);
+  }
   out.push('', `Next step: ${summariseActions(plan.actions)}`);
   for (const a of plan.actions) out.push(`  ${a.kind} ${target(a)}`);
   out.push('', 'Waves:');
@@ -171,6 +175,10 @@ export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
     );
   }
   if (plan.specs.length === 0) out.push('| (none) | | | |');
+  if (plan.budget !== undefined) {
+    out.push('', '#### Cluster budget', '');
+    for (const line of plan.budget) out.push(`- ${line}`);
+  }
   out.push('', '#### Waves', '');
   if (plan.forecast.waves.length === 0) out.push('No waves: nothing to roll out.');
   else {
@@ -210,6 +218,7 @@ export function renderJson(plan: Plan, ctx: PlanContext): string {
       waves: plan.forecast.waves,
       eta: plan.forecast.eta ?? null,
       wakeAt: plan.wakeAt ?? null,
+      ...(plan.budget !== undefined ? { budget: plan.budget } : {}),
     },
     null,
     2,

@@ -9,9 +9,10 @@ import type { Spec } from './model.js';
 /**
  * followNewNodes decides which nodes a revision runs on, not what it does there: turning it on
  * or off must not run the NodeOp again on every node it already ran on. writtenNamespace is a
- * position in a file, for validate's warning.
+ * position in a file, for validate's warning. paused holds new starts and changes nothing a node
+ * gets: pausing and resuming must not run a NodeOp again either.
  */
-const EXCLUDED = new Set(['source', 'revision', 'apiVersion', 'followNewNodes', 'writtenNamespace']);
+const EXCLUDED = new Set(['source', 'revision', 'apiVersion', 'followNewNodes', 'writtenNamespace', 'paused']);
 
 function canonical(value: unknown, top: boolean): string {
   if (Array.isArray(value)) return `[${value.map((v) => canonical(v, false)).join(',')}]`;

@@ -35,6 +35,7 @@ export function nodeOpStartGate(
     rollout: ctx.op.rollout,
     approval: opTarget(ctx.op, ctx.spec),
     canary: nodeOpCanary(ctx, standing, inFlight),
+    ...(ctx.op.paused !== undefined ? { paused: ctx.op.paused } : {}),
     gates: {},
     now: ctx.now,
   });

@@ -25,10 +25,15 @@ function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec' | 'view'>, node: O
   if (ctx.view.stateOf(node).cordonedByUs) ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
 }
 
-/** The failure handling outcome.ts decides by: the NodeOp's stopOnFailure, the rollout's onFailure. */
+/**
+ * The failure handling outcome.ts decides by: the NodeOp's stopOnFailure, the rollout's failure
+ * budget (maxFailures) and onFailure.
+ */
 export function failurePolicy(ctx: Pick<NodeOpContext, 'op'>): FailurePolicy {
+  const { maxFailures } = ctx.op.rollout;
   return {
     stopOnFailure: ctx.op.stopOnFailure,
+    ...(maxFailures !== undefined ? { maxFailures } : {}),
     ...(ctx.op.rollout.onFailure ? { onFailure: ctx.op.rollout.onFailure } : {}),
   };
 }
