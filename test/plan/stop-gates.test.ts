@@ -205,6 +205,38 @@ describe('plan: the failure budget (rollout.maxFailures)', () => {
     });
   }
 
+  it('NodeOp, maxFailures 2: a cordoned node whose Job fails this round is uncordoned and does not halt the spec', () => {
+    const op = patch({ maxFailures: 2 }, { cordon: true });
+    const cordoned = {
+      ...opNode('worker-0', 'Updating'),
+      unschedulable: true,
+    };
+    const failing = { ...cordoned, annotations: { ...cordoned.annotations, [ANNOTATIONS.cordoned]: 'true' } };
+    const job = {
+      namespace: NS,
+      name: 'nodeop-patch-worker-0-r1',
+      labels: {},
+      succeeded: false,
+      failed: true,
+      attempts: 1,
+      failureReason: 'BackoffLimitExceeded',
+    };
+    const nodes = [failing, opNode('worker-1'), opNode('worker-2')];
+    const p = plan(desired({ config: config(), nodeOps: [op] }), observed({ nodes, jobs: [job] }), at(0), {
+      jobNamespace: NS,
+    });
+    assert.ok(p.actions.some((a) => a.kind === 'uncordon' && a.node === 'worker-0'));
+    assert.notEqual(specOf(p, 'NodeOp')?.phase, 'Halted');
+    assert.equal(
+      p.waits.some((w) => w.code === 'halted'),
+      false,
+    );
+    assert.equal(
+      specOf(p, 'NodeOp')?.failureBudget,
+      '1 of 2 failures allowed: the rollout halts at the 2nd failed node',
+    );
+  });
+
   it('the halt names the budget and the failed nodes', () => {
     const p = replacePlan({ maxFailures: 2 }, { 0: 'Failed', 1: 'Failed' });
     const halt = p.waits.find((w) => w.code === 'halted');

@@ -53,6 +53,7 @@ export function failNode(
 ): Ended {
   const effect = outcomeEffect(failurePolicy(ctx), outcome);
   const what = outcome === 'skipped' ? 'was skipped' : 'failed';
+  const uncordoned = effect.uncordon && ctx.view.stateOf(node).cordonedByUs;
   if (effect.uncordon) uncordonIfOurs(ctx, node, `node ${node.name} ${what} (${why}); it takes workloads again`);
   const ending: Record<string, string> = {
     [ANNOTATIONS.reason]: why,
@@ -61,7 +62,12 @@ export function failNode(
   };
   for (const [k, v] of Object.entries(effect.annotations)) if (v !== null) ending[k] = v;
   setPhase(ctx, node, effect.phase, `node ${node.name} ${what}: ${why}`, { ...ending, ...effect.annotations });
-  return { ...node, annotations: { ...node.annotations, ...ending, [ANNOTATIONS.phase]: effect.phase } };
+  // The node as this round leaves it: uncordoned when it is, so it does not read as one kept
+  // cordoned (a halt, outcome.ts failedNodeHalts) in the round it failed.
+  const annotations: Record<string, string> = { ...node.annotations, ...ending, [ANNOTATIONS.phase]: effect.phase };
+  if (!uncordoned) return { ...node, annotations };
+  const { [ANNOTATIONS.cordoned]: _cordoned, ...rest } = annotations;
+  return { ...node, unschedulable: false, annotations: rest };
 }
 
 /** A finished Job's termination message, to record with its outcome. */
