@@ -8,7 +8,7 @@ import type { ObservedState } from '../observe/types.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
 import type { DesiredState } from '../spec/model.js';
 import { planAutoscalers } from './autoscaler.js';
-import { ClusterBudget } from './budget.js';
+import { budgetLines, ClusterBudget } from './budget.js';
 import { PlanBuilder } from './builder.js';
 import { controlPlaneWait } from './control-plane.js';
 import { PlanError } from './errors.js';
@@ -30,6 +30,13 @@ export { isCopiedLabel, lockValue, parseLock } from './protocol.js';
 export { notActedOn, notActedOnReason, type NotActedOn } from './unsupported.js';
 export type * from './types.js';
 export { describePace, type NodeTiming, type Pace, type PaceKind } from './pace.js';
+
+/** The status with the pause that holds its new starts, if one does: its wait names who paused it. */
+function withPause(status: SpecStatus, waits: readonly Wait[]): SpecStatus {
+  const { kind, name } = status.spec;
+  const pause = waits.find((w) => w.code === 'paused' && w.spec.kind === kind && w.spec.name === name);
+  return pause === undefined ? status : { ...status, paused: pause.reason };
+}
 
 /** The earliest `until` of the waits still ahead of now: when the service should look again. */
 export function earliestWake(waits: readonly Wait[], nowMs: number): number | undefined {
@@ -59,7 +66,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     desired,
     view,
     b,
-    budget: new ClusterBudget(desired.config, observed.nodes, view.stateOf),
+    budget: new ClusterBudget(desired.config, observed.nodes, view.stateOf, nowMs),
     options: opts,
     now: nowMs,
     nowIso: now.toISOString(),
@@ -84,7 +91,9 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const paces: Pace[] = [];
   let eta: number | undefined = nowMs;
   for (const k of kinds) {
-    for (const { status, forecast } of k.plan(gates)) {
+    for (const planned of k.plan(gates)) {
+      const { forecast } = planned;
+      const status = withPause(planned.status, b.waits);
       if (forecast === undefined) {
         specs.push(status);
         continue;
@@ -109,6 +118,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
 
   const wakeAt = earliestWake(b.waits, nowMs);
   const metricGates = metricGateViews(desired, observed.metrics);
+  const budget = budgetLines(desired.config.budget, observed.nodes.length, nowMs);
   return {
     actions: b.actions,
     waits: b.waits,
@@ -121,5 +131,6 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
     },
     ...(wakeAt !== undefined ? { wakeAt: new Date(wakeAt).toISOString() } : {}),
     ...(metricGates.length > 0 ? { metricGates } : {}),
+    ...(budget !== undefined ? { budget } : {}),
   };
 }

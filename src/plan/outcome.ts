@@ -18,18 +18,66 @@
  */
 import type { ObservedPod } from '../observe/types.js';
 import { ANNOTATIONS } from '../protocol/keys.js';
-import type { DrainOptions, RolloutPolicy } from '../spec/model.js';
+import type { DrainOptions, IntOrPercent, RolloutPolicy } from '../spec/model.js';
+import { plural } from '../words.js';
 import { drainLeft, podKey, type DrainView } from './drain.js';
 import type { NodeState } from './protocol.js';
+import { resolveQuantity } from './quantity.js';
 import type { Action, SpecRef } from './types.js';
 
 /** How a node's time with an operation ends when it does not end Done. */
 export type NodeOutcome = 'failed' | 'halted' | 'skipped';
 
-/** The failure handling of a spec: rollout.stopOnFailure (a NodeOp's own) and rollout.onFailure. */
+/**
+ * The failure handling of a spec: rollout.stopOnFailure (a NodeOp's own), or the failure budget
+ * rollout.maxFailures that replaces it where given, and rollout.onFailure.
+ */
 export interface FailurePolicy {
   readonly stopOnFailure: boolean;
+  readonly maxFailures?: IntOrPercent;
   readonly onFailure?: RolloutPolicy['onFailure'];
+}
+
+/**
+ * Whether one failed node halts the spec by itself: stopOnFailure, unless a failure budget is
+ * given; then the count of failed nodes decides (failureBudgetHalt).
+ */
+function eachFailureHalts(policy: FailurePolicy): boolean {
+  return policy.maxFailures === undefined && policy.stopOnFailure;
+}
+
+/**
+ * The failed nodes at which the spec halts, of its `total` nodes: maxFailures (a percentage
+ * rounds down, and is at least one node), 1 under stopOnFailure, undefined for never.
+ */
+export function failureLimit(policy: FailurePolicy, total: number): number | undefined {
+  const value = policy.maxFailures;
+  if (value === undefined) return policy.stopOnFailure ? 1 : undefined;
+  const n = resolveQuantity(value, total, 'down');
+  return typeof value === 'string' ? Math.max(1, n) : n;
+}
+
+/** Why the spec halts for its failure budget (`failed`: its Failed nodes), or undefined while there is room. */
+export function failureBudgetHalt(policy: FailurePolicy, failed: readonly string[], total: number): string | undefined {
+  if (policy.maxFailures === undefined) return undefined;
+  const limit = failureLimit(policy, total) ?? Number.POSITIVE_INFINITY;
+  if (failed.length < limit) return undefined;
+  return `maxFailures ${String(policy.maxFailures)}: ${plural(failed.length, 'node')} failed (${failed.join(', ')})`;
+}
+
+/** What a status says of the failure budget: "1 of 2 failures allowed …"; undefined without maxFailures. */
+export function failureBudgetText(policy: FailurePolicy, failed: number, total: number): string | undefined {
+  if (policy.maxFailures === undefined) return undefined;
+  const limit = failureLimit(policy, total) ?? 0;
+  const of =
+    typeof policy.maxFailures === 'string' ? ` (maxFailures ${policy.maxFailures} of ${plural(total, 'node')})` : '';
+  return `${failed} of ${limit} failures allowed${of}: the rollout halts ${failed >= limit ? 'now' : `at the ${ordinal(limit)} failed node`}`;
+}
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }
 
 export interface OutcomeEffect {
@@ -59,7 +107,7 @@ export function outcomeEffect(policy: FailurePolicy, outcome: NodeOutcome): Outc
     phase: 'Failed',
     uncordon: policy.onFailure !== 'keepCordoned',
     failure: true,
-    halts: policy.stopOnFailure,
+    halts: eachFailureHalts(policy),
     annotations: {},
   };
 }
@@ -71,7 +119,7 @@ export function outcomeEffect(policy: FailurePolicy, outcome: NodeOutcome): Outc
  */
 export function failedNodeHalts(policy: FailurePolicy, state: NodeState): boolean {
   if (state.phase !== 'Failed') return false;
-  if (policy.stopOnFailure || state.halts) return true;
+  if (eachFailureHalts(policy) || state.halts) return true;
   return state.keptCordoned && policy.onFailure !== 'keepCordoned';
 }
 

@@ -185,6 +185,8 @@ export type WaitCode =
   | 'halted'
   /** A metric gate (a Prometheus alert or query) holds new nodes, or Prometheus did not answer. */
   | 'metrics'
+  /** A pause written in Git (spec.paused, drydock.yaml paused) holds new starts. */
+  | 'paused'
   | 'lock'
   | 'cloud'
   | 'autoscaler'
@@ -341,6 +343,10 @@ export interface SpecStatus {
   /** In-place kinds that change the OS: how a node's update is verified, or that it is not verified by the OS. */
   readonly verification?: string;
   readonly failures: number;
+  /** With rollout.maxFailures: its Failed nodes against it, in words ("1 of 2 failures allowed: …"). */
+  readonly failureBudget?: string;
+  /** Set while a pause written in Git holds its new starts: who paused it, since which commit. */
+  readonly paused?: string;
   readonly conditions: readonly Condition[];
   readonly nodes: readonly NodeRow[];
   readonly pending: readonly PendingNode[];
@@ -402,4 +408,9 @@ export interface Plan {
   readonly wakeAt?: string;
   /** The rollouts' metric gates; absent when no rollout has any. */
   readonly metricGates?: readonly MetricGateView[];
+  /**
+   * With drydock.yaml budget.windows: the cluster budget in force and when the next one
+   * starts, a line per kind a window names and one for the rest.
+   */
+  readonly budget?: readonly string[];
 }

@@ -7,6 +7,9 @@
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import type { MaintenanceWindow, WindowSchedule } from '../spec/model.js';
 
+/** What the window arithmetic reads of a window: a MaintenanceWindow's, or a budget window's (budget.ts). */
+export type WindowTimes = Pick<MaintenanceWindow, 'timeZone' | 'schedules' | 'exclusions'>;
+
 /** How far ahead nextWindowOpening looks before it gives up (a window that never opens). */
 const HORIZON_MS = 400 * 24 * 3600 * 1000;
 const MAX_STEPS = 2000;
@@ -82,7 +85,7 @@ export function checkWindow(window: MaintenanceWindow): WindowCheck {
   return { ok: true };
 }
 
-function exclusionAt(window: MaintenanceWindow, at: number) {
+function exclusionAt(window: WindowTimes, at: number) {
   return window.exclusions.find((e) => Date.parse(e.start) <= at && at < Date.parse(e.end));
 }
 
@@ -108,7 +111,7 @@ function nextOpening(schedule: WindowSchedule, zone: string, after: number): num
 }
 
 /** Whether the schedules (ignoring exclusions) have a window open at `at`. */
-function scheduledOpen(window: MaintenanceWindow, at: number): boolean {
+function scheduledOpen(window: WindowTimes, at: number): boolean {
   return window.schedules.some((s) => {
     const start = lastOpening(s, window.timeZone, at);
     return start !== undefined && at < start + s.durationSeconds * 1000;
@@ -116,7 +119,7 @@ function scheduledOpen(window: MaintenanceWindow, at: number): boolean {
 }
 
 /** Whether `at` lies inside the window. Call checkWindow first: an invalid window throws. */
-export function isWindowOpen(window: MaintenanceWindow, at: Date): boolean {
+export function isWindowOpen(window: WindowTimes, at: Date): boolean {
   const ms = at.getTime();
   if (exclusionAt(window, ms) !== undefined) return false;
   return scheduledOpen(window, ms);
@@ -126,7 +129,7 @@ export function isWindowOpen(window: MaintenanceWindow, at: Date): boolean {
  * The earliest instant at or after `at` inside the window; undefined when it does not open
  * within about a year (every opening excluded, say).
  */
-export function nextWindowOpening(window: MaintenanceWindow, at: Date): Date | undefined {
+export function nextWindowOpening(window: WindowTimes, at: Date): Date | undefined {
   let t = at.getTime();
   const limit = t + HORIZON_MS;
   for (let step = 0; step < MAX_STEPS && t <= limit; step++) {
@@ -148,7 +151,7 @@ export function nextWindowOpening(window: MaintenanceWindow, at: Date): Date | u
  * When the window open at `at` closes: the end of the latest-ending schedule window open then,
  * or the start of the next exclusion if that comes first. Undefined when closed at `at`.
  */
-export function windowClosing(window: MaintenanceWindow, at: Date): Date | undefined {
+export function windowClosing(window: WindowTimes, at: Date): Date | undefined {
   const ms = at.getTime();
   if (!isWindowOpen(window, at)) return undefined;
   let end = ms;

@@ -12,7 +12,7 @@ export type PlanFormat = 'text' | 'markdown' | 'json';
 export const PLAN_FORMATS = ['text', 'markdown', 'json'] as const satisfies readonly PlanFormat[];
 
 /** Waits that only a person can end: the plan is blocked while any is present. */
-export const BLOCKING_WAITS = ['approval', 'pdb', 'halted'] as const satisfies readonly WaitCode[];
+export const BLOCKING_WAITS = ['approval', 'pdb', 'halted', 'paused'] as const satisfies readonly WaitCode[];
 
 export interface PlanContext {
   /** Source commit the plan was made from. */
@@ -127,6 +127,10 @@ export function renderText(plan: Plan, ctx: PlanContext): string {
     out.push('', 'Metric gates:');
     for (const g of plan.metricGates) out.push(...metricGateLines(g).map((l) => `  ${l}`));
   }
+  if (plan.budget !== undefined) {
+    out.push('', 'Cluster budget:');
+    for (const line of plan.budget) out.push(`  ${line}`);
+  }
   out.push('', `Next step: ${summariseActions(plan.actions)}`);
   for (const a of plan.actions) out.push(`  ${a.kind} ${target(a)}`);
   out.push('', 'Waves:');
@@ -192,6 +196,10 @@ export function renderMarkdown(plan: Plan, ctx: PlanContext): string {
       out.push(`- ${head ?? ''}`, ...checks.map((c) => `  ${c.trim()}`));
     }
   }
+  if (plan.budget !== undefined) {
+    out.push('', '#### Cluster budget', '');
+    for (const line of plan.budget) out.push(`- ${line}`);
+  }
   out.push('', '#### Waves', '');
   if (plan.forecast.waves.length === 0) out.push('No waves: nothing to roll out.');
   else {
@@ -235,6 +243,7 @@ export function renderJson(plan: Plan, ctx: PlanContext): string {
       paces: plan.forecast.paces ?? [],
       wakeAt: plan.wakeAt ?? null,
       ...(plan.metricGates !== undefined ? { metricGates: plan.metricGates } : {}),
+      ...(plan.budget !== undefined ? { budget: plan.budget } : {}),
     },
     null,
     2,

@@ -209,6 +209,10 @@ export function renderReadme(report: StatusReport): string {
     );
   }
   if (report.specs.length === 0) lines.push('| (no specs) | | | | | |');
+  if (report.budget !== undefined && report.budget.length > 0) {
+    lines.push('', '## Cluster budget', '');
+    for (const b of report.budget) lines.push(`- ${cell(b)}`);
+  }
   if (report.errors && report.errors.length > 0) {
     lines.push('', `## Errors in ${short(report.newestCommit)}`, '');
     for (const e of report.errors)
@@ -261,12 +265,16 @@ export function renderSpecDoc(report: StatusReport, spec: SpecStatus): string {
     ...(spec.verification !== undefined ? { verification: spec.verification } : {}),
     ...(spec.eta !== undefined ? { eta: spec.eta } : {}),
     ...(spec.waitingFor !== undefined ? { waitingFor: spec.waitingFor } : {}),
+    ...(spec.paused !== undefined ? { paused: spec.paused } : {}),
     // The wait's file as a reader decides from it (stage, path, target), then as a person merges it.
     ...(spec.approvalWanted !== undefined
       ? { approvalWanted: spec.approvalWanted, approvalFile: wantedApprovalFile(spec.approvalWanted) }
       : {}),
     ...(spec.lastError !== undefined ? { lastError: spec.lastError } : {}),
-    counts: { failures: spec.failures },
+    counts: {
+      failures: spec.failures,
+      ...(spec.failureBudget !== undefined ? { failureBudget: spec.failureBudget } : {}),
+    },
     ...(spec.maintenance !== undefined ? maintenanceFields(spec.maintenance) : {}),
     conditions: spec.conditions,
   };

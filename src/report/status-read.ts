@@ -241,6 +241,8 @@ function specStatusOf(f: Fields): SpecStatusDoc {
     resolvedImage: s('resolvedImage'),
     verification: s('verification'),
     failures: f.obj('counts').num('failures'),
+    failureBudget: f.obj('counts').opt('failureBudget', (x) => f.obj('counts').str(x)),
+    paused: s('paused'),
     conditions: f.list('conditions', condition),
     nodes: f.list('nodes', nodeRow),
     pending: extra?.opt('pending', (x) => extra.list(x, pendingNode)) ?? [],

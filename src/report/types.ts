@@ -17,6 +17,8 @@ export interface StatusReport {
   readonly specs: readonly SpecStatus[];
   /** Why the newest commit was refused: validation errors (errors.yaml). */
   readonly errors?: readonly SpecError[];
+  /** With drydock.yaml budget.windows: the cluster budget in force and when the next one starts. */
+  readonly budget?: readonly string[];
   /** Other things a person should know (a rewritten history, an unsigned commit, ...). */
   readonly notes?: readonly string[];
 }

@@ -82,6 +82,7 @@ export function reportFromSnapshot(s: StatusSnapshot, root = ''): StatusReport {
     specs,
     ...(s.loadErrors.length > 0 ? { errors: s.loadErrors } : {}),
     ...(notes.length > 0 ? { notes } : {}),
+    ...(s.budget !== undefined ? { budget: s.budget } : {}),
   };
 }
 

@@ -22,6 +22,8 @@ export interface StatusSnapshot {
   readonly specs: readonly SpecStatus[];
   readonly waits: readonly Wait[];
   readonly problems: readonly ObserveProblem[];
+  /** With budget.windows: the cluster budget in force and the next one (Plan.budget). */
+  readonly budget?: readonly string[];
   /** A failure of the round itself (observe, plan or report), by code. */
   readonly lastError?: { readonly code: string; readonly message: string };
 }
@@ -73,6 +75,7 @@ export function buildStatus(input: StatusInput): StatusSnapshot {
     specs,
     waits: input.plan?.waits ?? [],
     problems: input.problems ?? [],
+    ...(input.plan?.budget !== undefined ? { budget: input.plan.budget } : {}),
     ...(input.error ? { lastError: input.error } : {}),
   };
 }

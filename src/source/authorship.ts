@@ -78,3 +78,51 @@ export async function authorOf(
   }
   return undefined;
 }
+
+async function textAt(opts: AuthorshipOptions, oid: string): Promise<string> {
+  const { blob } = await git.readBlob({ fs, gitdir: opts.gitdir, oid, cache: opts.cache ?? {} });
+  return Buffer.from(blob).toString('utf8');
+}
+
+/**
+ * The commit that set what `holds` reads in `filepath` (a pause: spec.paused, drydock.yaml's
+ * paused) and has held since, as of `commit`: walks the first-parent line back while the file
+ * still says so; the oldest such commit set it, and its author paused. Unchanged content is
+ * not parsed again. Undefined when it does not hold at `commit` or the walk passes its bound.
+ */
+export async function setBy(
+  opts: AuthorshipOptions,
+  filepath: string,
+  commit: string,
+  holds: (text: string) => boolean,
+): Promise<Authorship | undefined> {
+  const max = opts.maxCommits ?? 1000;
+  let blob = await blobAt(opts, commit, filepath);
+  if (blob === undefined || !holds(await textAt(opts, blob))) return undefined;
+  let current = commit;
+  for (let i = 0; i < max; i += 1) {
+    const { commit: c } = await git.readCommit({ fs, gitdir: opts.gitdir, oid: current, cache: opts.cache ?? {} });
+    const parent = c.parent[0];
+    let before: string | undefined;
+    if (parent !== undefined) {
+      try {
+        before = await blobAt(opts, parent, filepath);
+      } catch (err) {
+        // A shallow or pruned history ends the walk: this commit is the oldest we can see.
+        if (errorCode(err) !== 'NotFoundError') throw err;
+      }
+    }
+    const still = before !== undefined && (before === blob || holds(await textAt(opts, before)));
+    if (!still || parent === undefined) {
+      return {
+        commit: current,
+        name: c.author.name,
+        email: c.author.email,
+        at: new Date(c.author.timestamp * 1000).toISOString(),
+      };
+    }
+    blob = before;
+    current = parent;
+  }
+  return undefined;
+}

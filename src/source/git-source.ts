@@ -14,7 +14,7 @@ import path from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import pRetry, { AbortError } from 'p-retry';
 import { pino, type Logger } from 'pino';
-import { authorOf, type Authorship } from './authorship.js';
+import { authorOf, setBy, type Authorship } from './authorship.js';
 import { classifyGitError, type ClassifyContext } from './classify.js';
 import { basicAuthHeader, secretsOf, type GitCredentials } from './credentials.js';
 import { errorCode, GitSourceError } from './errors.js';
@@ -358,6 +358,12 @@ export class GitSource {
       repoPath,
       commit,
     );
+  }
+
+  /** Who set what `holds` reads in `file` (relative to --path), held since, as of `commit` (authorship.ts setBy). */
+  setBy(file: string, commit: string, holds: (text: string) => boolean): Promise<Authorship | undefined> {
+    const repoPath = this.root ? path.posix.join(this.root, file) : file;
+    return setBy({ gitdir: this.gitdir, cache: this.cache }, repoPath, commit, holds);
   }
 
   verifyCommit(commit: string, keys: Keyring): Promise<SignatureVerdict> {

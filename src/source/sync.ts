@@ -14,6 +14,7 @@ import { SpecSourceError } from '../spec/errors.js';
 import { loadFromSource } from '../spec/load.js';
 import type { Approval, DesiredState, LoadResult, SpecError } from '../spec/model.js';
 import { CommitsInForce } from './in-force.js';
+import { withPausers } from './pauses.js';
 import type { Authorship } from './authorship.js';
 import { GitSourceError } from './errors.js';
 import type { FetchResult, GitSource } from './git-source.js';
@@ -101,7 +102,8 @@ export class Sync {
       };
     }
     if (!result.ok) return { ...result, errors: repoRelative(result.errors, this.source.root) };
-    return { ...result, desired: await this.withApprovers(result.desired, commit) };
+    const approved = await this.withApprovers(result.desired, commit);
+    return { ...result, desired: await this.withPausers(approved, commit) };
   }
 
   /**
@@ -125,6 +127,19 @@ export class Sync {
       approvals.push(by ? { ...a, approvedBy: { name: by.name, email: by.email, commit: by.commit, at: by.at } } : a);
     }
     return { ...desired, approvals };
+  }
+
+  /** Each pause's author: who set it in the commit that paused (pauses.ts). */
+  private withPausers(desired: DesiredState, commit: string): Promise<DesiredState> {
+    return withPausers(
+      desired,
+      (file, holds) => this.source.setBy(file, commit, holds),
+      (file, err) =>
+        this.log.warn(
+          { commit, file, code: err instanceof GitSourceError ? err.code : 'history' },
+          'cannot tell who paused; the pause holds without a name',
+        ),
+    );
   }
 
   /** Loads the commit named by the status branch once, when nothing is in force yet. */

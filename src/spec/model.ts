@@ -63,6 +63,11 @@ export interface RolloutPolicy {
   readonly canary?: { readonly nodes: number; readonly soakSeconds: number };
   readonly stopOnFailure: boolean;
   /**
+   * The failure budget: the spec halts once this many of its nodes (or this share of them) have
+   * failed. Where given it replaces stopOnFailure (true is 1); absent, stopOnFailure decides.
+   */
+  readonly maxFailures?: IntOrPercent;
+  /**
    * What becomes of a failed node drydock cordoned (a Job failed after its retries, a reboot
    * never came back, a gate Job failed): uncordon (it takes workloads again) or keepCordoned
    * (it stays out of service for a person to look at). A drain that timed out follows
@@ -109,6 +114,14 @@ export interface MetricGates {
   readonly queries: readonly MetricQuery[];
 }
 
+/**
+ * A pause written in Git (a spec's spec.paused, drydock.yaml's paused): present means paused.
+ * `by` is filled in by the Git source: the author of the commit that set it.
+ */
+export interface Pause {
+  readonly by?: { readonly name: string; readonly email: string; readonly commit: string; readonly at: string };
+}
+
 export type SpecKind =
   | 'ScalingGroup'
   | 'NodeImage'
@@ -153,6 +166,8 @@ export interface ScalingGroup extends SpecMeta<'ScalingGroup'> {
 export interface NodeImage extends SpecMeta<'NodeImage'> {
   readonly image: string;
   readonly strategy: 'replace' | 'inPlace';
+  /** spec.paused: no new node starts. Not part of the revision: pausing changes nothing that is done. */
+  readonly paused?: Pause;
   /** inPlace: the nodes to update. */
   readonly nodeSelector?: LabelSelector;
   /** inPlace, as written (absent: an update Job from `image`, not verified by the OS). */
@@ -204,6 +219,8 @@ export interface NodeOp extends SpecMeta<'NodeOp'> {
    */
   readonly followNewNodes: boolean;
   readonly rollout: RolloutPolicy;
+  /** spec.paused (a NodeOpUpgrade's, on the NodeOp it generates): no new node starts. */
+  readonly paused?: Pause;
   /** metadata.namespace as written (Kairos' format has one): drydock does not run the Jobs there (validate says so at its line). */
   readonly writtenNamespace?: WrittenNamespace;
   /** Set when this NodeOp was generated from a NodeOpUpgrade. */
@@ -223,6 +240,7 @@ export interface NodeOpUpgrade extends SpecMeta<'NodeOpUpgrade'> {
   readonly force: boolean;
   /** What status.nodeInfo.osImage must report after the reboot (exact, or /regex/). */
   readonly osImage?: string;
+  readonly paused?: Pause;
   /** metadata.namespace as written (Kairos' format has one): drydock does not run the Jobs there. */
   readonly writtenNamespace?: WrittenNamespace;
 }
@@ -347,11 +365,28 @@ export interface NotificationsConfig {
   readonly receivers: readonly NotifyReceiver[];
 }
 
+/** A cluster budget that holds from each time `cron` fires, for durationSeconds (drydock.yaml budget.windows). */
+export interface BudgetWindow {
+  readonly maxUnavailable: IntOrPercent;
+  /** Five-field cron expression, in timeZone. */
+  readonly cron: string;
+  readonly durationSeconds: number;
+  /** IANA time zone. */
+  readonly timeZone: string;
+  /** The kinds it applies to; absent means every kind. */
+  readonly kinds?: readonly SpecKind[];
+}
+
 /** drydock.yaml: repo-wide settings. */
 export interface RepoConfig {
   readonly cluster: string;
-  /** Cap on nodes unavailable at once across every operation together. */
-  readonly budget: { readonly maxUnavailable: IntOrPercent };
+  /**
+   * Cap on nodes unavailable at once across every operation together: maxUnavailable, or while
+   * any of `windows` is active, the most restrictive active one (absent: no windows).
+   */
+  readonly budget: { readonly maxUnavailable: IntOrPercent; readonly windows?: readonly BudgetWindow[] };
+  /** paused: no spec starts a new node. */
+  readonly paused?: Pause;
   readonly defaults: { readonly rollout: RolloutPolicy };
   /** Repo-relative directories the loader reads. */
   readonly paths: readonly string[];

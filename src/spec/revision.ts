@@ -9,7 +9,8 @@ import type { Spec } from './model.js';
 /**
  * followNewNodes decides which nodes a revision runs on, not what it does there: turning it on
  * or off must not run the NodeOp again on every node it already ran on. writtenNamespace and
- * writtenJobNamespaces are positions in a file, for validate's warnings.
+ * writtenJobNamespaces are positions in a file, for validate's warnings. paused holds new starts
+ * and changes nothing a node gets: pausing and resuming must not run a NodeOp again either.
  */
 const EXCLUDED = new Set([
   'source',
@@ -18,6 +19,7 @@ const EXCLUDED = new Set([
   'followNewNodes',
   'writtenNamespace',
   'writtenJobNamespaces',
+  'paused',
 ]);
 
 function canonical(value: unknown, top: boolean): string {

@@ -37,6 +37,8 @@ const full: SpecStatus = specStatus('NodeImage', 'worker', {
   resolvedImage: '1.21.0',
   verification: 'verified by the OS: after its reboot each node must report osImage /^Bottlerocket OS 1\\.21\\.0( |$)/',
   failures: 1,
+  failureBudget: '1 of 2 failures allowed: the rollout halts at the 2nd failed node',
+  paused: 'paused by Alice <alice@example.com> since commit abcdef0 (spec.paused, 2026-03-02T09:00:00.000Z)',
   conditions: [{ type: 'Progressing', status: 'False', reason: 'Approval', message: 'waits: for a file' }],
   nodes: [
     {

@@ -53,6 +53,7 @@ describe('plan rendering', () => {
     ['approval', true],
     ['pdb', true],
     ['halted', true],
+    ['paused', true],
     ['window', false],
     ['budget', false],
     ['soak', false],
@@ -109,6 +110,16 @@ describe('plan rendering', () => {
     assert.ok(renderPlan(paced, 'markdown', ctx).includes(`- ${said}\n`));
     const j = JSON.parse(renderPlan(paced, 'json', ctx)) as { paces: unknown[] };
     assert.deepEqual(j.paces, paced.forecast.paces);
+  });
+
+  it('with budget.windows: every format says which cluster budget is in force and when the next starts', () => {
+    const line =
+      'every kind: 1 node (drydock.yaml budget.windows[0]); from 2024-01-01 22:00 UTC, 5 nodes (budget.windows[1])';
+    const windowed: Plan = { ...plan, budget: [line] };
+    assert.ok(renderPlan(windowed, 'text', ctx).includes(`Cluster budget:\n  ${line}\n`));
+    assert.ok(renderPlan(windowed, 'markdown', ctx).includes(`#### Cluster budget\n\n- ${line}\n`));
+    assert.deepEqual((JSON.parse(renderPlan(windowed, 'json', ctx)) as { budget: string[] }).budget, [line]);
+    assert.ok(!renderPlan(plan, 'text', ctx).includes('Cluster budget'), 'nothing without windows');
   });
 
   it('json: machine-readable, with blocked and blockers', () => {

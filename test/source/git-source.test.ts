@@ -3,6 +3,7 @@ import { symlinkSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { GitSource, GitSourceError } from '../../src/source/index.js';
+import { repoPaused, specPaused } from '../../src/source/pauses.js';
 import { git, gitEnv, TEST_USER, withUser } from '../support/git-server.js';
 import { useFixture, type Fixture } from './fixture.js';
 
@@ -78,6 +79,34 @@ describe('GitSource against git http-backend', function () {
     assert.equal((await src.authorOf('approvals/x.yaml', edited))?.name, 'Bob');
     assert.equal(await src.authorOf('approvals/none.yaml', edited), undefined);
     assert.equal(await src.authorOf('approvals/x.yaml', edited, 0), undefined);
+  });
+
+  it('names who paused a spec: the commit that set spec.paused, not a later edit beside it; none once resumed', async () => {
+    const doc = (image: string, paused: boolean) =>
+      `apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {name: workers}\nspec:\n  image: ${image}\n${paused ? '  paused: true\n' : ''}`;
+    const other =
+      'apiVersion: drydock.dev/v1alpha1\nkind: NodeImage\nmetadata: {name: other}\nspec: {image: x, paused: true}\n';
+    await fx.commit({ 'specs/i.yaml': doc('v1', false) }, 1, { author: ['Bob', 'bob@example.com'] });
+    const paused = await fx.commit({ 'specs/i.yaml': doc('v1', true) }, 2, { author: ['Alice', 'alice@example.com'] });
+    // A later edit of the same file (and another spec's pause beside it) leave the pause Alice's.
+    const edited = await fx.commit({ 'specs/i.yaml': `${doc('v2', true)}---\n${other}` }, 3, {
+      author: ['Bob', 'bob@example.com'],
+    });
+    const src = open({ path: 'specs' });
+    await src.fetch();
+    const holds = specPaused('NodeImage', 'workers');
+    assert.deepEqual(await src.setBy('i.yaml', edited, holds), {
+      commit: paused,
+      name: 'Alice',
+      email: 'alice@example.com',
+      at: '2024-01-01T00:02:00.000Z',
+    });
+    assert.equal((await src.setBy('i.yaml', edited, specPaused('NodeImage', 'other')))?.commit, edited);
+    const resumed = await fx.commit({ 'specs/i.yaml': doc('v2', false) }, 4);
+    await src.fetch();
+    assert.equal(await src.setBy('i.yaml', resumed, holds), undefined);
+    assert.equal(repoPaused('apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\npaused: true\n'), true);
+    assert.equal(repoPaused('apiVersion: drydock.dev/v1alpha1\nkind: RepoConfig\n'), false);
   });
 
   const failures: Array<{ name: string; code: string; make: (fx: Fixture) => GitSource | Promise<GitSource> }> = [

@@ -93,6 +93,55 @@ const cases: readonly Case[] = [
     expect: ['schema', 'drydock.yaml', 3, 1],
     says: /did you mean "cluster"/,
   },
+  {
+    name: 'a bad cron in a drydock.yaml budget window',
+    files: {
+      'drydock.yaml': CONFIG + 'budget:\n  windows:\n    - {maxUnavailable: 3, schedule: "0 25 * * *", duration: 8h}\n',
+    },
+    expect: ['invalid-value', 'drydock.yaml', 5, 37],
+    says: /cron expression "0 25 \* \* \*" is not valid/,
+  },
+  {
+    name: 'a percentage over 100 in a drydock.yaml budget window',
+    files: {
+      'drydock.yaml':
+        CONFIG + 'budget:\n  windows:\n    - {maxUnavailable: 150%, schedule: "0 22 * * *", duration: 8h}\n',
+    },
+    expect: ['schema', 'drydock.yaml', 5, 24],
+  },
+  {
+    name: 'a budget window of 0s',
+    files: {
+      'drydock.yaml': CONFIG + 'budget:\n  windows:\n    - {maxUnavailable: 3, schedule: "0 22 * * *", duration: 0s}\n',
+    },
+    expect: ['invalid-value', 'drydock.yaml', 5, 61],
+    says: /never active/,
+  },
+  {
+    name: 'maxFailures that disagrees with stopOnFailure beside it',
+    files: { 'i.yaml': IMAGE + '  rollout: {stopOnFailure: true, maxFailures: 3}\n' },
+    expect: ['invalid-value', 'i.yaml', 7, 47],
+    says: /maxFailures 3 disagrees with stopOnFailure: true/,
+  },
+  {
+    name: "maxFailures that disagrees with a NodeOp's own stopOnFailure",
+    files: {
+      'o.yaml': doc('NodeOp', 'patch', 'command: [/bin/true]\nstopOnFailure: false\nrollout: {maxFailures: 2}'),
+    },
+    expect: ['invalid-value', 'o.yaml', 8, 26],
+    says: /disagrees with spec.stopOnFailure: false/,
+  },
+  {
+    name: 'maxFailures 0',
+    files: { 'i.yaml': IMAGE + '  rollout: {maxFailures: 0}\n' },
+    expect: ['invalid-value', 'i.yaml', 7, 26],
+    says: /halts before the first failure/,
+  },
+  {
+    name: 'a maxFailures percentage over 100',
+    files: { 'i.yaml': IMAGE + '  rollout: {maxFailures: 101%}\n' },
+    expect: ['schema', 'i.yaml', 7, 26],
+  },
   // Kinds.
   {
     name: 'document without kind',

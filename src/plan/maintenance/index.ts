@@ -118,7 +118,8 @@ function planOne(round: MaintenanceRound, m: NodeMaintenance): SpecStatus {
     if (!counted) {
       if (!round.budget.canTakeDown()) {
         const why = `${node.name} not cordoned yet: ${round.budget.describe()}`;
-        b.wait(spec, 'budget', why, { node: node.name });
+        const until = round.budget.until;
+        b.wait(spec, 'budget', why, { node: node.name, ...(until !== undefined ? { until } : {}) });
         return waitingStatus(m, why);
       }
       round.budget.reserve();

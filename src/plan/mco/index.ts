@@ -12,7 +12,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { MutexRunConfig } from '../../spec/model.js';
 import { cleanUpGateJobs } from '../gates.js';
 import type { Round, RoundGates, SpecOutcome } from '../kind.js';
-import { failedNodeHalts } from '../outcome.js';
+import { failedNodeHalts, failureBudgetHalt, failureBudgetText } from '../outcome.js';
 import { HELD_ANNOTATIONS, lockValue, parseInstant } from '../protocol.js';
 import { heldElsewhere, StartSlots } from '../sequence/admit.js';
 import { gateWait, haltedReason, startGate } from '../sequence/start-gate.js';
@@ -65,7 +65,7 @@ export function planRun(round: Round, run: MutexRunConfig, gates: RoundGates, se
     now: round.now,
     view: round.view,
     b: round.b,
-    budget: round.budget,
+    budget: round.budget.forKind('MutexRunConfig'),
     jobNamespace: settings.jobNamespace,
     rollout: { ...round.desired.config.defaults.rollout, approval: { required: 'none' } },
     targets: world.targets,
@@ -94,12 +94,23 @@ function runNodes(ctx: McoContext, gates: RoundGates, controlPlaneDone: boolean)
     return (s === 'free' || s === 'foreign' || s === 'stale') && !atVersion(n, ctx.version);
   };
   const held = ctx.nodes.filter((n) => standing.get(n.name) === 'current');
-  const halting = after.filter(
-    (n) => standing.get(n.name) === 'current' && failedNodeHalts(failurePolicy(ctx), view.stateOf(n)),
+  const policy = failurePolicy(ctx);
+  const halting = after.filter((n) => standing.get(n.name) === 'current' && failedNodeHalts(policy, view.stateOf(n)));
+  const failed = after.filter((n) => standing.get(n.name) === 'current' && view.stateOf(n).phase === 'Failed');
+  const overBudget = failureBudgetHalt(
+    policy,
+    failed.map((n) => n.name),
+    ctx.nodes.length,
   );
+  const budget = failureBudgetText(policy, failed.length, ctx.nodes.length);
+  const status = (halt: boolean) => {
+    const s = mcoStatus(ctx, after, standing, halt);
+    return budget === undefined ? s : { ...s, failureBudget: budget };
+  };
   if (!ctx.nodes.some(todo) && held.every((n) => view.stateOf(n).settled)) {
-    if (halting.length === 0) finish(b, spec, ctx.targets, ctx.nodes, Object.keys(ctx.ruleLabels));
-    return mcoStatus(ctx, after, standing, halting.length > 0);
+    if (halting.length === 0 && overBudget === undefined)
+      finish(b, spec, ctx.targets, ctx.nodes, Object.keys(ctx.ruleLabels));
+    return status(halting.length > 0 || overBudget !== undefined);
   }
   // Every node still to do waits out of the canary pool, labelled, until it is admitted.
   const blocked = prepare(
@@ -109,6 +120,8 @@ function runNodes(ctx: McoContext, gates: RoundGates, controlPlaneDone: boolean)
   if (halting.length > 0) {
     const why = `stopOnFailure: node ${halting.map((n) => n.name).join(', ')} failed`;
     b.wait(spec, 'halted', haltedReason(why, spec.kind));
+  } else if (overBudget !== undefined) {
+    b.wait(spec, 'halted', haltedReason(overBudget, spec.kind));
   } else if (blocked !== undefined) {
     b.wait(spec, 'pool', blocked);
   } else if (!controlPlaneDone) {
@@ -120,7 +133,7 @@ function runNodes(ctx: McoContext, gates: RoundGates, controlPlaneDone: boolean)
   } else {
     start(ctx, gates, standing, after, ctx.nodes.filter(todo));
   }
-  return mcoStatus(ctx, after, standing, halting.length > 0);
+  return status(halting.length > 0 || overBudget !== undefined);
 }
 
 /** A lock of another revision or version: let the node go (its record says nothing for this one). */

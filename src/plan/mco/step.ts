@@ -22,8 +22,10 @@ import { atVersion, MCO, type McoContext } from './context.js';
 import { setPhase } from '../sequence/phase.js';
 
 export function failurePolicy(ctx: Pick<McoContext, 'rollout'>): FailurePolicy {
+  const { maxFailures } = ctx.rollout;
   return {
     stopOnFailure: ctx.rollout.stopOnFailure,
+    ...(maxFailures !== undefined ? { maxFailures } : {}),
     ...(ctx.rollout.onFailure ? { onFailure: ctx.rollout.onFailure } : {}),
   };
 }
@@ -85,7 +87,11 @@ function beforeJobs(ctx: McoContext, node: ObservedNode): ObservedNode | undefin
   if (gate.kind === 'waiting') return undefined;
   if (gate.kind === 'failed') return failNode(ctx, node, gate.reason, gate.job);
   if (!ctx.budget.canTakeDown()) {
-    ctx.b.wait(ctx.spec, 'budget', ctx.budget.describe(), { node: node.name });
+    const until = ctx.budget.until;
+    ctx.b.wait(ctx.spec, 'budget', ctx.budget.describe(), {
+      node: node.name,
+      ...(until !== undefined ? { until } : {}),
+    });
     return undefined;
   }
   ctx.budget.takeDown();

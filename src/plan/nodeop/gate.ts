@@ -36,6 +36,7 @@ export function nodeOpStartGate(
     rollout: ctx.op.rollout,
     approval: opTarget(ctx.op, ctx.spec),
     canary: nodeOpCanary(ctx, standing, inFlight),
+    ...(ctx.op.paused !== undefined ? { paused: ctx.op.paused } : {}),
     // Only the metric gates: an in-place operation does not wait for the autoscaler's pause.
     gates: metrics !== undefined ? { metrics } : {},
     now: ctx.now,

@@ -10,7 +10,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { gateWait, haltedReason, type StartGates } from '../sequence/start-gate.js';
 import { allAtOnceLimit, heldElsewhere, StartSlots } from '../sequence/admit.js';
-import { failedNodeHalts, skippedWait } from '../outcome.js';
+import { failedNodeHalts, failureBudgetHalt, failureBudgetText, skippedWait } from '../outcome.js';
 import { lockValue } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
 import {
@@ -80,14 +80,22 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   const after = all.map((n) => ended.get(n.name) ?? n);
   const policy = failurePolicy(ctx);
   const halting = after.filter((n) => standing.get(n.name) === 'current' && failedNodeHalts(policy, stateOf(n)));
-  const halted = halting.length > 0;
-  if (halted) {
-    const why = ctx.op.stopOnFailure ? 'stopOnFailure' : 'drain.onTimeout halt';
+  const failed = after.filter((n) => standing.get(n.name) === 'current' && stateOf(n).phase === 'Failed');
+  const overBudget = failureBudgetHalt(
+    policy,
+    failed.map((n) => n.name),
+    ctx.nodes.length,
+  );
+  const halted = halting.length > 0 || overBudget !== undefined;
+  if (halting.length > 0) {
+    const why = ctx.op.stopOnFailure && policy.maxFailures === undefined ? 'stopOnFailure' : 'drain.onTimeout halt';
     b.wait(
       ctx.spec,
       'halted',
       haltedReason(`${why}: node ${halting.map((n) => n.name).join(', ')} failed`, ctx.spec.kind),
     );
+  } else if (overBudget !== undefined) {
+    b.wait(ctx.spec, 'halted', haltedReason(overBudget, ctx.spec.kind));
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
     const running = inFlight(ctx, all, standing);
     const gate = nodeOpStartGate(ctx, standing, running, gates.metrics);
@@ -101,7 +109,9 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
       );
     else startNodes(ctx, all, standing, gates, resolving ? Math.min(gate.limit ?? 1, 1) : gate.limit);
   }
-  const status = buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
+  const built = buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
+  const budget = failureBudgetText(policy, failed.length, ctx.nodes.length);
+  const status = budget === undefined ? built : { ...built, failureBudget: budget };
   if (ctx.oneShot !== undefined) writeSelectionMarks(b, ctx.spec, ctx.op, ctx.oneShot);
   return status;
 }

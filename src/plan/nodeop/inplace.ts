@@ -30,5 +30,6 @@ export function inPlaceNodeOp(image: NodeImage): NodeOp {
     followNewNodes: true,
     rollout: r,
     ...(image.inPlace?.osImage !== undefined ? { osImage: image.inPlace.osImage } : {}),
+    ...(image.paused !== undefined ? { paused: image.paused } : {}),
   };
 }

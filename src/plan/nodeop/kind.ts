@@ -35,13 +35,15 @@ function contexts(round: Round): NodeOpContext[] {
   return [
     ...[...desired.nodeOps]
       .sort((x, y) => compareStrings(x.name, y.name))
-      .map((op) => buildNodeOpContext({ ...base, op })),
+      .map((op) =>
+        buildNodeOpContext({ ...base, budget: round.budget.forKind(op.generatedBy ? 'NodeOpUpgrade' : 'NodeOp'), op }),
+      ),
     ...[...desired.nodeImages]
       .filter((i) => i.strategy === 'inPlace')
       .sort((x, y) => compareStrings(x.name, y.name))
       .map((image) =>
         buildNodeOpContext(
-          { ...base, op: inPlaceNodeOp(image) },
+          { ...base, budget: round.budget.forKind('NodeImage'), op: inPlaceNodeOp(image) },
           {
             spec: { kind: 'NodeImage', name: image.name },
             image: image.image,

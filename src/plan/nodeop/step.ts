@@ -25,10 +25,15 @@ function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec' | 'view'>, node: O
   if (ctx.view.stateOf(node).cordonedByUs) ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
 }
 
-/** The failure handling outcome.ts decides by: the NodeOp's stopOnFailure, the rollout's onFailure. */
+/**
+ * The failure handling outcome.ts decides by: the NodeOp's stopOnFailure, the rollout's failure
+ * budget (maxFailures) and onFailure.
+ */
 export function failurePolicy(ctx: Pick<NodeOpContext, 'op'>): FailurePolicy {
+  const { maxFailures } = ctx.op.rollout;
   return {
     stopOnFailure: ctx.op.stopOnFailure,
+    ...(maxFailures !== undefined ? { maxFailures } : {}),
     ...(ctx.op.rollout.onFailure ? { onFailure: ctx.op.rollout.onFailure } : {}),
   };
 }
@@ -48,6 +53,7 @@ export function failNode(
 ): Ended {
   const effect = outcomeEffect(failurePolicy(ctx), outcome);
   const what = outcome === 'skipped' ? 'was skipped' : 'failed';
+  const uncordoned = effect.uncordon && ctx.view.stateOf(node).cordonedByUs;
   if (effect.uncordon) uncordonIfOurs(ctx, node, `node ${node.name} ${what} (${why}); it takes workloads again`);
   const ending: Record<string, string> = {
     [ANNOTATIONS.reason]: why,
@@ -56,7 +62,12 @@ export function failNode(
   };
   for (const [k, v] of Object.entries(effect.annotations)) if (v !== null) ending[k] = v;
   setPhase(ctx, node, effect.phase, `node ${node.name} ${what}: ${why}`, { ...ending, ...effect.annotations });
-  return { ...node, annotations: { ...node.annotations, ...ending, [ANNOTATIONS.phase]: effect.phase } };
+  // The node as this round leaves it: uncordoned when it is, so it does not read as one kept
+  // cordoned (a halt, outcome.ts failedNodeHalts) in the round it failed.
+  const annotations: Record<string, string> = { ...node.annotations, ...ending, [ANNOTATIONS.phase]: effect.phase };
+  if (!uncordoned) return { ...node, annotations };
+  const { [ANNOTATIONS.cordoned]: _cordoned, ...rest } = annotations;
+  return { ...node, unschedulable: false, annotations: rest };
 }
 
 /** A finished Job's termination message, to record with its outcome. */

@@ -5,14 +5,16 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
-import { outcomeEffect, type NodeOutcome } from '../outcome.js';
+import { failureBudgetHalt, failureBudgetText, outcomeEffect, type NodeOutcome } from '../outcome.js';
+import type { SpecStatus } from '../types.js';
 import type { RolloutContext } from './context.js';
-import type { Decided } from './tally.js';
+import type { Decided, Tally } from './tally.js';
 
 /**
  * Counts a failure on the old node (drydock.dev/failures). The node becomes Failed, holding
  * its lock with a reason, when the outcome is final (`failed` or `halted`, outcome.ts), under
- * stopOnFailure, or after maxAttempts; otherwise the step is tried again.
+ * stopOnFailure (without a failure budget), or after maxAttempts; otherwise the step is tried
+ * again. A node Failed for good counts against maxFailures.
  */
 export function fail(
   ctx: RolloutContext,
@@ -23,7 +25,11 @@ export function fail(
 ): Decided {
   const failures = ctx.view.stateOf(node).failures + 1;
   const effect = outcomeEffect(ctx.image.rollout, outcome ?? 'failed');
-  const final = outcome !== undefined || ctx.image.rollout.stopOnFailure || failures >= ctx.options.maxAttempts;
+  const { rollout } = ctx.image;
+  const final =
+    outcome !== undefined ||
+    (rollout.maxFailures === undefined && rollout.stopOnFailure) ||
+    failures >= ctx.options.maxAttempts;
   ctx.b.act({
     kind: 'annotateNode',
     spec: ctx.spec,
@@ -42,7 +48,26 @@ export function fail(
     node.name,
   );
   const what = `${node.name}: ${reason}`;
-  return { failures: 1, message: reason, lastError: what, ...(effect.halts ? { halt: what } : {}) };
+  return {
+    failures: 1,
+    message: reason,
+    lastError: what,
+    ...(final && effect.phase === 'Failed' ? { failed: node.name } : {}),
+    ...(effect.halts ? { halt: what } : {}),
+  };
+}
+
+/** The tally halted by the failure budget (rollout.maxFailures) when its Failed nodes reach it. */
+export function withFailureBudget(ctx: RolloutContext, tally: Tally): Tally {
+  if (tally.haltReason !== undefined) return tally;
+  const halt = failureBudgetHalt(ctx.image.rollout, tally.failedNodes, ctx.entries.length);
+  return halt === undefined ? tally : { ...tally, haltReason: halt };
+}
+
+/** The status with its failure budget's count, when rollout.maxFailures is given. */
+export function withFailureCount(ctx: RolloutContext, tally: Tally, status: SpecStatus): SpecStatus {
+  const text = failureBudgetText(ctx.image.rollout, tally.failedNodes.length, ctx.entries.length);
+  return text === undefined ? status : { ...status, failureBudget: text };
 }
 
 /**

@@ -19,6 +19,7 @@ import { startNodes, windowOf } from './start.js';
 import { buildStatus } from './status.js';
 import { cleanUpReplaceGateJobs } from './gates.js';
 import { claimAndSurge } from './surge.js';
+import { withFailureBudget, withFailureCount } from './failure.js';
 import type { SpecStatus } from '../types.js';
 
 export interface ReplaceResult {
@@ -38,11 +39,14 @@ export function planReplace(base: RolloutContext, gates: StartGates): ReplaceRes
   announceGroups(base);
   const settled = settleLocks(base);
   const ctx: RolloutContext = { ...base, adopted: settled.adopted };
-  const tally = fold(
-    ctx.entries.flatMap((entry) =>
-      entry.node !== undefined && ownership(ctx, entry.node) === 'current'
-        ? [{ entry, decided: advance(ctx, settled, entry) }]
-        : [],
+  const tally = withFailureBudget(
+    ctx,
+    fold(
+      ctx.entries.flatMap((entry) =>
+        entry.node !== undefined && ownership(ctx, entry.node) === 'current'
+          ? [{ entry, decided: advance(ctx, settled, entry) }]
+          : [],
+      ),
     ),
   );
   cleanUpReplaceGateJobs(ctx);
@@ -50,7 +54,8 @@ export function planReplace(base: RolloutContext, gates: StartGates): ReplaceRes
   const { gate, started } = startNodes(ctx, settled, tally, gates);
   claimAndSurge(ctx, tally.needers, started);
 
-  const status = buildStatus(ctx, withStarted(tally, started), b.actionsFor(ctx.spec), b.waitsFor(ctx.spec));
+  const built = buildStatus(ctx, withStarted(tally, started), b.actionsFor(ctx.spec), b.waitsFor(ctx.spec));
+  const status = withFailureCount(ctx, tally, built);
   return { status, forecast: forecastInput(ctx, tally, gate) };
 }
 

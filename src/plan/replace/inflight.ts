@@ -44,6 +44,7 @@ export function advance(ctx: RolloutContext, settled: Settled, e: Entry): Decide
       failures: Math.max(1, state.failures),
       message: reason,
       lastError: what,
+      failed: node.name,
       ...(halting ? { halt: what } : {}),
     };
   }

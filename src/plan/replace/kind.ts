@@ -16,7 +16,7 @@ export const replaceKind: OperationKind = {
     const rollouts = [...desired.nodeImages]
       .filter(isReplace)
       .sort((x, y) => compareStrings(x.name, y.name))
-      .map((image) => buildRollout({ ...round, image }));
+      .map((image) => buildRollout({ ...round, budget: round.budget.forKind('NodeImage'), image }));
     // A group the cloud did not answer for may still be mid-rollout: the autoscaler is then
     // neither restored nor paused on a guess (a 20 % error rate would flap it every round).
     // A group that says `autoscaling: false` is not the autoscaler's: not seeing it keeps nothing paused.

@@ -33,6 +33,7 @@ export function startGate(ctx: RolloutContext, tally: Tally, gates: StartGates):
     approval: imageTarget(ctx.image),
     canary: canaryProgress(ctx, inFlightTotal(tally)),
     ...(halt !== undefined ? { halted: haltedReason(halt, 'NodeImage') } : {}),
+    ...(ctx.image.paused !== undefined ? { paused: ctx.image.paused } : {}),
     gates,
     now: ctx.now,
   });

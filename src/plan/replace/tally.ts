@@ -31,6 +31,8 @@ export interface Decided {
   readonly message?: string;
   /** Why the rollout halts because of it. */
   readonly halt?: string;
+  /** The node is Failed for good (not to be tried again): it counts against maxFailures. */
+  readonly failed?: string;
   readonly lastError?: string;
   /** A cloud instance joining for it or leaving with it. */
   readonly pending?: PendingNode;
@@ -41,6 +43,7 @@ export interface Decided {
 /** Two decisions about the same node, `b` after `a`: failures add up, the first halt and error stand. */
 export function and(a: Decided, b: Decided): Decided {
   const halt = a.halt ?? b.halt;
+  const failed = a.failed ?? b.failed;
   const lastError = a.lastError ?? b.lastError;
   const message = b.message ?? a.message;
   const pending = b.pending ?? a.pending;
@@ -50,6 +53,7 @@ export function and(a: Decided, b: Decided): Decided {
     ...(failures > 0 ? { failures } : {}),
     ...(message !== undefined ? { message } : {}),
     ...(halt !== undefined ? { halt } : {}),
+    ...(failed !== undefined ? { failed } : {}),
     ...(lastError !== undefined ? { lastError } : {}),
     ...(pending !== undefined ? { pending } : {}),
     ...(a.needsReplacement === true || b.needsReplacement === true ? { needsReplacement: true } : {}),
@@ -65,6 +69,8 @@ export interface Tally {
   readonly messages: ReadonlyMap<string, string>;
   readonly pending: readonly PendingNode[];
   readonly failures: number;
+  /** The nodes Failed for good, in rollout order: what maxFailures counts. */
+  readonly failedNodes: readonly string[];
   readonly haltReason?: string;
   /** The first failure seen this round, for the status' lastError. */
   readonly lastError?: string;
@@ -77,6 +83,7 @@ export function fold(decisions: readonly { readonly entry: Entry; readonly decid
   const messages = new Map<string, string>();
   const pending: PendingNode[] = [];
   let failures = 0;
+  const failedNodes: string[] = [];
   let haltReason: string | undefined;
   let lastError: string | undefined;
   for (const { entry, decided: d } of decisions) {
@@ -86,6 +93,7 @@ export function fold(decisions: readonly { readonly entry: Entry; readonly decid
     if (d.message !== undefined && entry.node !== undefined) messages.set(entry.node.name, d.message);
     if (d.pending !== undefined) pending.push(d.pending);
     failures += d.failures ?? 0;
+    if (d.failed !== undefined) failedNodes.push(d.failed);
     haltReason ??= d.halt;
     lastError ??= d.lastError;
   }
@@ -95,6 +103,7 @@ export function fold(decisions: readonly { readonly entry: Entry; readonly decid
     messages,
     pending,
     failures,
+    failedNodes,
     ...(haltReason !== undefined ? { haltReason } : {}),
     ...(lastError !== undefined ? { lastError } : {}),
   };

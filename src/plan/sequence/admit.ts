@@ -89,8 +89,15 @@ export class StartSlots {
 
   /** Reports the queued nodes, if any, as one wait of the spec. */
   report(b: PlanBuilder, spec: SpecRef): void {
-    if (this.queued > 0 && this.first !== undefined)
-      b.wait(spec, this.first.code, `${this.queued} node(s) queued: ${this.first.reason}`);
+    if (this.queued === 0 || this.first === undefined) return;
+    // A budget that changes with a window is looked at again when it does.
+    const until = this.first.code === 'budget' ? this.budget.until : undefined;
+    b.wait(
+      spec,
+      this.first.code,
+      `${this.queued} node(s) queued: ${this.first.reason}`,
+      until !== undefined ? { until } : {},
+    );
   }
 
   private spec(): LimitWait | undefined {

@@ -3,14 +3,16 @@
  * each. A kind supplies its policy, its approval target and its canary's progress; it never
  * re-implements a gate.
  *
- *   halted → the autoscaler → the maintenance window → the start approval → the metric gates
- *   → the canary wave (its nodes, then its soak) → the after-canary approval → open
+ *   halted → paused (the spec's spec.paused, drydock.yaml's paused) → the autoscaler → the
+ *   maintenance window → the start approval → the metric gates → the canary wave (its nodes,
+ *   then its soak) → the after-canary approval → open
  *
  * The metric gates come before the canary so that a breach during the canary's soak holds
  * the next wave even once the soak is over.
  */
 import type { ObservedMetrics } from '../../observe/metrics.js';
-import type { DesiredState, RolloutPolicy } from '../../spec/model.js';
+import type { DesiredState, Pause, RolloutPolicy } from '../../spec/model.js';
+import { shortCommit } from '../../commit.js';
 import { approvalNeeded, findApproval, type ApprovalTarget } from '../approval.js';
 import type { ApprovalWanted } from '../types.js';
 import { windowGate } from '../window.js';
@@ -21,7 +23,7 @@ export type StartGate =
   | { readonly open: true; readonly limit?: number }
   | {
       readonly open: false;
-      readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak' | 'metrics';
+      readonly code: 'halted' | 'paused' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak' | 'metrics';
       readonly reason: string;
       readonly until?: number;
       readonly approval?: ApprovalWanted;
@@ -47,6 +49,8 @@ export interface StartInput {
   readonly canary: CanaryProgress;
   /** Why the spec is halted (a failed node under stopOnFailure, a halted drain), if it is. */
   readonly halted?: string;
+  /** The spec's own spec.paused, if written (drydock.yaml's paused is read from `desired`). */
+  readonly paused?: Pause;
   readonly gates: StartGates;
   readonly now: number;
 }
@@ -60,6 +64,8 @@ export function haltedReason(cause: string, kind: string): string {
 export function startGate(input: StartInput): StartGate {
   const { desired, rollout, approval, now } = input;
   if (input.halted !== undefined) return { open: false, code: 'halted', reason: input.halted };
+  const paused = pausedReason(desired.config.paused, input.paused);
+  if (paused !== undefined) return { open: false, code: 'paused', reason: paused };
   if (input.gates.autoscaler !== undefined) return { open: false, code: 'autoscaler', reason: input.gates.autoscaler };
   const closed = windowGate(desired.maintenanceWindows, rollout.window, now);
   if (closed !== undefined) return { open: false, ...closed };
@@ -73,6 +79,21 @@ export function startGate(input: StartInput): StartGate {
   if (required === 'afterCanary' && findApproval(desired, approval, 'afterCanary') === undefined)
     return { open: false, code: 'approval', ...approvalNeeded(desired.config, approval, 'afterCanary') };
   return { open: true };
+}
+
+/**
+ * Why a pause holds new starts, or undefined: the repository's (drydock.yaml paused) first, as
+ * it holds every spec; then the spec's own. Names who paused it and since which commit.
+ */
+export function pausedReason(repo: Pause | undefined, own: Pause | undefined): string | undefined {
+  const [pause, field] = repo !== undefined ? [repo, 'drydock.yaml paused'] : [own, 'spec.paused'];
+  if (pause === undefined) return undefined;
+  const by = pause.by;
+  const who =
+    by === undefined
+      ? `paused (${field}; who paused it is not known)`
+      : `paused by ${by.name} <${by.email}> since commit ${shortCommit(by.commit)} (${field}, ${by.at})`;
+  return `${who}: no new node starts, nodes in flight finish theirs; remove ${field} to resume`;
 }
 
 /** A closed gate's wait details: until when, and the approval file it asks for. */

@@ -6,7 +6,7 @@
 import type { Condition, SpecPhase, Wait } from '../types.js';
 
 /** Wait codes that need a person: nothing changes by itself. */
-const STALLING = new Set<Wait['code']>(['approval', 'halted', 'lock']);
+const STALLING = new Set<Wait['code']>(['approval', 'halted', 'lock', 'paused']);
 
 /** Each node's first wait, in words: what its row says it waits for. */
 export function waitByNode(waits: readonly Wait[]): Map<string, string> {

@@ -210,6 +210,10 @@ export interface RolloutSpec {
    */
   stopOnFailure?: boolean;
   /**
+   * The failure budget: the rollout halts once this many of its nodes (or this percent of the spec's nodes, at least one) have failed; the nodes in flight finish. Replaces stopOnFailure where given: stopOnFailure true is maxFailures 1. Left out: stopOnFailure decides.
+   */
+  maxFailures?: IntOrPercentSpec;
+  /**
    * What becomes of a failed node drydock cordoned (its Job failed after its retries, its reboot did not come back, an UpgradeGate Job failed): uncordon (default: it takes workloads again) or keepCordoned (it stays out of service until a person looks; it no longer counts against the budget). A drain that timed out follows drain.onTimeout instead.
    */
   onFailure?: "uncordon" | "keepCordoned";

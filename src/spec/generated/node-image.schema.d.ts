@@ -29,6 +29,10 @@ export interface NodeImageDocument {
  */
 export interface NodeImageSpec {
   /**
+   * true: start no new node (the nodes in flight finish theirs); status names the author of the commit that paused it. Remove it (or write false) to resume. Default false.
+   */
+  paused?: boolean;
+  /**
    * The image nodes should run: for replace, the cloud image new instances are created from; for inPlace, the container image of the update job, or with inPlace.updater bottlerocket the Bottlerocket version (1.20.3, v1.20.3) or latest. No whitespace.
    */
   image: string;

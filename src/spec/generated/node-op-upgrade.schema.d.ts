@@ -29,6 +29,10 @@ export interface NodeOpUpgradeDocument {
  */
 export interface NodeOpUpgradeSpec {
   /**
+   * true: start no new node (the nodes in flight finish theirs); status names the author of the commit that paused it. Remove it (or write false) to resume. Default false.
+   */
+  paused?: boolean;
+  /**
    * Container image holding the Kairos release to upgrade to.
    */
   image: string;

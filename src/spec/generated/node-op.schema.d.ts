@@ -29,6 +29,10 @@ export interface NodeOpDocument {
  */
 export interface NodeOpSpec {
   /**
+   * true: start no new node (the nodes in flight finish theirs); status names the author of the commit that paused it. Remove it (or write false) to resume. Default false.
+   */
+  paused?: boolean;
+  /**
    * The nodes to run on; left out means every node.
    */
   nodeSelector?: LabelSelectorSpec;

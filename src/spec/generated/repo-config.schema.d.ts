@@ -4,7 +4,7 @@
  * DO NOT MODIFY IT BY HAND. Instead, modify the source JSONSchema file,
  * and run npm run generate:types to regenerate this file.
  */
-import type {IntOrPercentSpec, RolloutSpec, SecretRefSpec} from "./common.schema.js";
+import type {Duration, IntOrPercentSpec, RolloutSpec, SecretRefSpec, SpecKindName} from "./common.schema.js";
 
 /**
  * drydock.yaml at the repository's root: repo-wide settings. Every field is optional; the file itself may be left out.
@@ -33,6 +33,10 @@ export interface RepoConfigDocument {
    */
   paths?: [string, ...string[]];
   /**
+   * true: no spec starts a new node (the nodes in flight finish theirs); status names the author of the commit that paused the repository. Remove it (or write false) to resume. Default false.
+   */
+  paused?: boolean;
+  /**
    * Branch drydock writes status reports to, a name git accepts (git check-ref-format: no '..', '@{', spaces, '~^:?*[\', parts starting with '.' or ending in '.lock'), without 'refs/heads/'. Default 'drydock/status'.
    */
   statusBranch?: string;
@@ -42,9 +46,42 @@ export interface RepoConfigDocument {
  */
 export interface BudgetSpec {
   /**
-   * Nodes (or percent of all nodes) that may be unavailable at once across every operation. Default 1.
+   * Nodes (or percent of all nodes) that may be unavailable at once across every operation. Default 1. Outside every window of budget.windows, this is the budget in force.
    */
   maxUnavailable?: IntOrPercentSpec;
+  /**
+   * Budgets that hold at some times only, as Karpenter's disruption budgets: while one or more windows are active, the most restrictive active one that applies to a spec's kind is the budget in force instead of maxUnavailable.
+   *
+   * @maxItems 50
+   */
+  windows?: BudgetWindowSpec[];
+}
+/**
+ * A budget for a window of time: from each time schedule fires, for duration.
+ */
+export interface BudgetWindowSpec {
+  /**
+   * Nodes (or percent of all nodes) that may be unavailable at once while the window is active.
+   */
+  maxUnavailable: IntOrPercentSpec;
+  /**
+   * Five-field cron expression (minute hour day-of-month month day-of-week), in timeZone: when the window starts.
+   */
+  schedule: string;
+  /**
+   * How long the window lasts from each start, e.g. 8h.
+   */
+  duration: Duration;
+  /**
+   * IANA time zone of schedule. Default UTC.
+   */
+  timeZone?: string;
+  /**
+   * The spec kinds the window applies to; left out means every kind.
+   *
+   * @minItems 1
+   */
+  kinds?: [SpecKindName, ...SpecKindName[]];
 }
 /**
  * Defaults for every spec in the repository.

@@ -1,11 +1,12 @@
 /** drydock.yaml → RepoConfig; built-in defaults when the file is absent. */
 import path from 'node:path';
-import type { RepoConfigDocument } from '../generated/repo-config.schema.js';
-import type { NotificationsConfig, NotifyReceiver, RepoConfig, SecretRef } from '../model.js';
+import type { BudgetWindowSpec, RepoConfigDocument } from '../generated/repo-config.schema.js';
+import type { BudgetWindow, NotificationsConfig, NotifyReceiver, RepoConfig, SecretRef } from '../model.js';
 import type { NormaliseContext } from './context.js';
 import { raw } from './meta.js';
 import { BUILTIN_ROLLOUT, mergeRollout } from './rollout.js';
-import { intOrPercent } from './values.js';
+import { timeZoneProblem } from './time-zone.js';
+import { checkCron, durationSeconds, intOrPercent } from './values.js';
 
 export const DEFAULT_CONFIG: RepoConfig = {
   cluster: 'default',
@@ -43,9 +44,14 @@ export function repoConfig(ctx: NormaliseContext): RepoConfig {
       paths.push(c === '' ? '.' : c);
     }
   });
+  const windows = budgetWindows(ctx, doc.budget?.windows);
   return {
     cluster: doc.cluster ?? DEFAULT_CONFIG.cluster,
-    budget: { maxUnavailable: budget ?? DEFAULT_CONFIG.budget.maxUnavailable },
+    budget: {
+      maxUnavailable: budget ?? DEFAULT_CONFIG.budget.maxUnavailable,
+      ...(windows !== undefined ? { windows } : {}),
+    },
+    ...(doc.paused === true ? { paused: {} } : {}),
     defaults: { rollout: mergeRollout(ctx, ['defaults', 'rollout'], BUILTIN_ROLLOUT, doc.defaults?.rollout) },
     paths,
     statusBranch: doc.statusBranch ?? DEFAULT_CONFIG.statusBranch,
@@ -95,4 +101,35 @@ function notifications(
     };
   });
   return { ...(doc.commitUrl !== undefined ? { commitUrl: doc.commitUrl } : {}), receivers };
+}
+
+/** budget.windows: each checked at its own line (its cron in its zone, a duration above 0). */
+function budgetWindows(
+  ctx: NormaliseContext,
+  raw: readonly BudgetWindowSpec[] | undefined,
+): BudgetWindow[] | undefined {
+  if (raw === undefined || raw.length === 0) return undefined;
+  return raw.map((w, i) => {
+    const at = (field: string) => ['budget', 'windows', i, field];
+    const timeZone = w.timeZone ?? 'UTC';
+    const tz = timeZoneProblem(timeZone);
+    if (tz !== undefined) ctx.report('invalid-value', at('timeZone'), tz.message, tz.hint);
+    else checkCron(ctx, at('schedule'), w.schedule, timeZone);
+    const seconds = durationSeconds(ctx, at('duration'), w.duration);
+    if (seconds === 0)
+      ctx.report(
+        'invalid-value',
+        at('duration'),
+        'a budget window of 0s is never active',
+        'give it a duration, e.g. 8h',
+      );
+    const maxUnavailable = intOrPercent(ctx, at('maxUnavailable'), w.maxUnavailable);
+    return {
+      maxUnavailable: maxUnavailable ?? 0,
+      cron: w.schedule.trim().split(/\s+/).join(' '),
+      durationSeconds: seconds ?? 0,
+      timeZone,
+      ...(w.kinds !== undefined ? { kinds: [...new Set(w.kinds)] } : {}),
+    };
+  });
 }

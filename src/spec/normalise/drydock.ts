@@ -84,6 +84,7 @@ export function dNodeImage(ctx: NormaliseContext): Spec[] {
     ...(nodeSelector !== undefined ? { nodeSelector } : {}),
     ...(inPlace !== undefined ? { inPlace } : {}),
     rollout: mergeRollout(ctx, ['spec', 'rollout'], ctx.rollout, spec.rollout),
+    ...(spec.paused === true ? { paused: {} } : {}),
   };
   return [image];
 }
@@ -191,9 +192,10 @@ export function dNodeOp(ctx: NormaliseContext): Spec[] {
       ctx,
       ['spec', 'rollout'],
       merged,
-      { concurrency, stopOnFailure, drain },
+      { concurrency, stopOnFailure, drain, stopOnFailureWritten: spec.stopOnFailure !== undefined },
       spec.rollout as Record<string, unknown> | undefined,
     ),
+    ...(spec.paused === true ? { paused: {} } : {}),
   };
   return [op];
 }

@@ -8,7 +8,7 @@ import type { DrainOptions, LabelSelector, NodeOp, NodeOpUpgrade, RolloutPolicy,
 import type { PathSegment } from '../parse.js';
 import type { NormaliseContext } from './context.js';
 import { meta } from './meta.js';
-import { checkSelector, labelSelector } from './rollout.js';
+import { checkFailureBudget, checkSelector, labelSelector } from './rollout.js';
 import { osImageProblem } from '../os-image.js';
 
 /**
@@ -89,7 +89,7 @@ export function nodeOpRollout(
   ctx: NormaliseContext,
   rolloutPath: readonly PathSegment[],
   merged: RolloutPolicy,
-  own: { concurrency: number; stopOnFailure: boolean; drain: DrainOptions },
+  own: { concurrency: number; stopOnFailure: boolean; drain: DrainOptions; stopOnFailureWritten: boolean },
   rawRollout: Record<string, unknown> | undefined,
 ): RolloutPolicy {
   const fields = { concurrency: 'concurrency', stopOnFailure: 'stopOnFailure', drain: 'drainOptions' } as const;
@@ -103,7 +103,18 @@ export function nodeOpRollout(
       );
     }
   }
-  return { ...merged, concurrency: own.concurrency, stopOnFailure: own.stopOnFailure, drain: own.drain };
+  const rollout = { ...merged, concurrency: own.concurrency, stopOnFailure: own.stopOnFailure, drain: own.drain };
+  const written = rawRollout !== undefined && 'maxFailures' in rawRollout;
+  if (written && merged.maxFailures !== undefined && own.stopOnFailureWritten)
+    checkFailureBudget(ctx, rolloutPath, merged.maxFailures, own.stopOnFailure, 'spec.stopOnFailure');
+  // spec.stopOnFailure written, and no maxFailures of its own: an inherited budget gives way.
+  return written || !own.stopOnFailureWritten ? rollout : withoutMaxFailures(rollout);
+}
+
+/** The rollout with no failure budget: stopOnFailure decides. */
+export function withoutMaxFailures(rollout: RolloutPolicy): RolloutPolicy {
+  const { maxFailures: _ignored, ...rest } = rollout;
+  return rest;
 }
 
 function shellQuote(s: string): string {
@@ -168,7 +179,12 @@ export function kairosUpgradeCommand(
 }
 
 /** The NodeOp a NodeOpUpgrade stands for: same name, always cordon and drain, reboot when the active partition changed. */
-export function generatedNodeOp(u: NodeOpUpgrade, defaults: RolloutPolicy, followNewNodes: boolean): NodeOp {
+export function generatedNodeOp(
+  u: NodeOpUpgrade,
+  defaults: RolloutPolicy,
+  followNewNodes: boolean,
+  stopOnFailureWritten = false,
+): NodeOp {
   const drain: DrainOptions = { ...KAIROS_DRAIN, enabled: true };
   const nodeSelector: LabelSelector | undefined = u.nodeSelector;
   return {
@@ -189,9 +205,15 @@ export function generatedNodeOp(u: NodeOpUpgrade, defaults: RolloutPolicy, follo
     concurrency: u.concurrency,
     stopOnFailure: u.stopOnFailure,
     followNewNodes,
-    rollout: { ...defaults, concurrency: u.concurrency, stopOnFailure: u.stopOnFailure, drain },
+    rollout: (stopOnFailureWritten ? withoutMaxFailures : (r: RolloutPolicy) => r)({
+      ...defaults,
+      concurrency: u.concurrency,
+      stopOnFailure: u.stopOnFailure,
+      drain,
+    }),
     generatedBy: `NodeOpUpgrade/${u.name}`,
     ...(u.osImage !== undefined ? { osImage: u.osImage } : {}),
+    ...(u.paused !== undefined ? { paused: u.paused } : {}),
   };
 }
 
@@ -225,7 +247,8 @@ export function nodeOpUpgrade(ctx: NormaliseContext, spec: NodeOpUpgradeSpec, fo
     upgradeRecovery: spec.upgradeRecovery ?? KAIROS_DEFAULTS.upgradeRecovery,
     force: spec.force ?? KAIROS_DEFAULTS.force,
     ...(spec.osImage !== undefined ? { osImage: spec.osImage } : {}),
+    ...(spec.paused === true ? { paused: {} } : {}),
   };
   checkOsImage(ctx, ['spec', 'osImage'], spec.osImage);
-  return [u, generatedNodeOp(u, ctx.rollout, spec.followNewNodes ?? followDefault)];
+  return [u, generatedNodeOp(u, ctx.rollout, spec.followNewNodes ?? followDefault, spec.stopOnFailure !== undefined)];
 }

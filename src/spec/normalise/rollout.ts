@@ -131,6 +131,53 @@ function mergeHealthGate(
   };
 }
 
+/**
+ * The failure budget `raw` leaves in force: its own maxFailures; else none when it writes
+ * stopOnFailure (the nearer statement wins over an inherited budget); else the base's.
+ */
+function mergeMaxFailures(
+  ctx: NormaliseContext,
+  path: readonly PathSegment[],
+  base: RolloutPolicy,
+  raw: Pick<RolloutSpec, 'maxFailures' | 'stopOnFailure'>,
+): IntOrPercent | undefined {
+  if (raw.maxFailures === undefined) return raw.stopOnFailure !== undefined ? undefined : base.maxFailures;
+  const value = intOrPercent(ctx, [...path, 'maxFailures'], raw.maxFailures);
+  if (value !== undefined) checkFailureBudget(ctx, path, value, raw.stopOnFailure, 'stopOnFailure');
+  return value;
+}
+
+/**
+ * maxFailures 0 could never start a node; stopOnFailure written beside it must say the same
+ * (true is maxFailures 1), or one of the two would be silently ignored. `stopPath` names where
+ * stopOnFailure is written (a NodeOp's is spec.stopOnFailure).
+ */
+export function checkFailureBudget(
+  ctx: NormaliseContext,
+  path: readonly PathSegment[],
+  maxFailures: IntOrPercent,
+  stopOnFailure: boolean | undefined,
+  stopPath: string,
+): void {
+  if (maxFailures === 0 || maxFailures === '0%') {
+    ctx.report(
+      'invalid-value',
+      [...path, 'maxFailures'],
+      'maxFailures 0 halts before the first failure could be counted',
+      'write 1 to halt at the first failed node (as stopOnFailure: true), or more to go on after some failures',
+    );
+    return;
+  }
+  if (stopOnFailure === undefined || (stopOnFailure && maxFailures === 1)) return;
+  const says = stopOnFailure ? 'halt at the first failed node (maxFailures 1)' : 'never halt for failed nodes';
+  ctx.report(
+    'invalid-value',
+    [...path, 'maxFailures'],
+    `maxFailures ${String(maxFailures)} disagrees with ${stopPath}: ${String(stopOnFailure)}, which says ${says}`,
+    `keep one of the two: maxFailures replaces ${stopPath} (${stopPath}: true is maxFailures: 1)`,
+  );
+}
+
 /** `raw` (a spec's rollout, or drydock.yaml's defaults.rollout) over `base`. */
 export function mergeRollout(
   ctx: NormaliseContext,
@@ -153,6 +200,7 @@ export function mergeRollout(
   }
   const window = raw.window ?? base.window;
   const gates = raw.metricGates !== undefined ? metricGates(ctx, at('metricGates'), raw.metricGates) : base.metricGates;
+  const maxFailures = mergeMaxFailures(ctx, path, base, raw);
   const keepCordoned = (raw.onFailure ?? base.onFailure) === 'keepCordoned';
   checkCanProgress(ctx, path, raw, maxSurge ?? base.maxSurge, maxUnavailable ?? base.maxUnavailable);
   return {
@@ -168,6 +216,7 @@ export function mergeRollout(
     ...(canary !== undefined ? { canary } : {}),
     ...(window !== undefined ? { window } : {}),
     ...(gates !== undefined ? { metricGates: gates } : {}),
+    ...(maxFailures !== undefined ? { maxFailures } : {}),
     ...(keepCordoned ? { onFailure: 'keepCordoned' as const } : {}),
   };
 }
