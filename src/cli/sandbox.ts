@@ -43,7 +43,11 @@ export function register(program: Command, done: (code: ExitCode) => void): void
         '\nScenarios:\n' +
         "  upgrade  push a new image for every scaling group's NodeImage; check every instance and node on it\n" +
         '  nodeop   push a NodeOp with a reboot across every worker (2 at a time); check each worker ran its Job\n' +
-        '           once, rebooted once (bootID changed once), is uncordoned and unlocked, and status Complete n/n',
+        '           once, rebooted once (bootID changed once), is uncordoned and unlocked, and status Complete n/n\n' +
+        '  bottlerocket\n' +
+        "           add 2 Bottlerocket hosts and push a NodeImage that updates them in place through the host's\n" +
+        '           update API; check each ran one update Job and rebooted once (bootID changed once), reports\n' +
+        '           the new version in its osImage, is uncordoned and unlocked, and status Complete n/n',
     )
     .action(async (flags: SandboxFlags, command: Command) => {
       const { runSandboxCommand } = await import('./actions/sandbox.js');

@@ -51,7 +51,8 @@ export function describeAction(a: Action): string {
  * several steps of one kind: an annotation by the phase it writes (`annotateNode:Draining`,
  * `annotateNode:released`; `:resolved` after it when it also records the version a Bottlerocket
  * `latest` resolved to) or, without one, the keys it sets (`annotateNode:replaced-by`); the
- * autoscaler's pause and restore; a gate Job's step; a reboot through Bottlerocket's API. The
+ * autoscaler's pause and restore; a gate Job's step; a reboot through Bottlerocket's API; a
+ * MachineConfigPool's pause, unpause or nodeSelector; node labels set or taken off. The
  * reliability suite kills drydock once after (and before) each kind, so every step of every
  * node's sequence is interrupted once.
  */
@@ -75,6 +76,9 @@ export function callKind(a: Action): string {
       return a.method !== undefined ? `createRebootPod:${a.method}` : a.kind;
     case 'patchPool':
       return `patchPool:${a.paused === undefined ? 'nodeSelector' : a.paused ? 'pause' : 'unpause'}`;
+    case 'labelNode':
+      // Two steps of an OpenShift run: a node labelled to wait, and admitted by taking them off.
+      return `labelNode:${Object.values(a.labels).every((v) => v === null) ? 'remove' : 'set'}`;
     default:
       return a.kind;
   }

@@ -27,7 +27,7 @@ import {
 } from './components.js';
 import type { ControlPlane } from './control-plane/index.js';
 import { describeSandboxError, SandboxError, stepError } from './errors.js';
-import { fleetGroups, nodeImageFile, type FleetGroup } from './fleet-groups.js';
+import { bottlerocketGroup, fleetGroups, nodeImageFile, type FleetGroup } from './fleet-groups.js';
 import { DEFAULT_STATUS_BRANCH, fleetRepoPath, readTree, seedFleetRepo, TRACKED_BRANCH } from './fleet-repo.js';
 import type { GitServer } from './git-server.js';
 import {
@@ -42,6 +42,7 @@ import { Monitor, Progress, type StepHandle } from './monitor.js';
 import type { ScenarioSummary } from './scenario.js';
 import type { NodeOpSummary } from './scenario-nodeop.js';
 import type { PrSummary } from './scenario-pr.js';
+import type { BottlerocketSummary } from './scenario-bottlerocket.js';
 import { runScenario, type Following } from './scenario-run.js';
 import { RepoReader } from './snapshot.js';
 import { createScreen, type ScreenOutput } from './terminal.js';
@@ -70,7 +71,10 @@ export interface SandboxOptions {
 
 export type SandboxOutcome =
   | { readonly kind: 'stopped' }
-  | { readonly kind: 'scenario'; readonly summary: ScenarioSummary | NodeOpSummary | PrSummary }
+  | {
+      readonly kind: 'scenario';
+      readonly summary: ScenarioSummary | NodeOpSummary | PrSummary | BottlerocketSummary;
+    }
   | { readonly kind: 'failed'; readonly error: SandboxError };
 
 const STEPS = {
@@ -232,7 +236,12 @@ class Run {
     // The sim cloud, shaped by the repository's ScalingGroups.
     step = this.begin(STEPS.cloud);
     const fleetFiles = readTree(bare, TRACKED_BRANCH, '.');
-    const groups: FleetGroup[] = fleetGroups(fleetFiles);
+    // The Bottlerocket hosts only for their scenario: no ScalingGroup names them (they are
+    // updated in place, never replaced), and the other scenarios act on every group.
+    const groups: FleetGroup[] = [
+      ...fleetGroups(fleetFiles),
+      ...(options.scenario === 'bottlerocket' ? [bottlerocketGroup()] : []),
+    ];
     const cloud = await startSimCloud(ctx, kc, controlPlane.kubeconfigPath, groups, step, options.startTimeoutMs);
     this.finish(step, `${cloud.url}: ${groups.map((g) => `${g.groupId} ×${g.size}`).join(', ')}`);
 

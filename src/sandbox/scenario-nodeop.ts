@@ -83,15 +83,20 @@ export function podObject(pod: V1Pod): OperationObject {
 
 /**
  * What the scenario saw over the run: every distinct bootID of each worker, in order, every
- * object drydock created for the NodeOp (by uid: a Job made twice is two entries, even when the
- * first was cleaned up long ago), and the most workers held by the NodeOp at once.
+ * object drydock created for the operation (by uid: a Job made twice is two entries, even when
+ * the first was cleaned up long ago), and the most workers held by the operation at once. The
+ * operation is the NodeOp unless another (Kind/name) is given: the Bottlerocket scenario's
+ * NodeImage.
  */
 export class NodeOpLedger {
   readonly boots = new Map<string, string[]>();
   private readonly objects = new Map<string, OperationObject>();
   private mostInFlight = 0;
 
-  constructor(readonly workers: readonly NodeView[]) {
+  constructor(
+    readonly workers: readonly NodeView[],
+    readonly operation = `NodeOp/${NODEOP_NAME}`,
+  ) {
     this.observeNodes(workers);
   }
 
@@ -101,7 +106,7 @@ export class NodeOpLedger {
       const seen = this.boots.get(n.name) ?? [];
       if (seen[seen.length - 1] !== n.bootID) this.boots.set(n.name, [...seen, n.bootID]);
     }
-    const held = nodes.filter((n) => n.operation === `NodeOp/${NODEOP_NAME}`).length;
+    const held = nodes.filter((n) => n.operation === this.operation).length;
     this.mostInFlight = Math.max(this.mostInFlight, held);
   }
 
@@ -133,8 +138,8 @@ export interface NodeOpObservation {
   readonly boots: ReadonlyMap<string, readonly string[]>;
 }
 
-/** The problems of one worker: its Job, its reboot, and how the NodeOp left it. */
-function workerProblems(name: string, observed: NodeOpObservation): string[] {
+/** The problems of one worker: its Job, its reboot, and how the operation left it. */
+export function workerProblems(name: string, observed: NodeOpObservation): string[] {
   const problems: string[] = [];
   const jobs = observed.objects.filter((o) => o.kind === 'Job' && o.node === name && o.step === 'operation');
   if (jobs.length !== 1) problems.push(`node ${name} had ${plural(jobs.length, 'operation Job')}, expected 1`);
@@ -228,9 +233,10 @@ export type NodeOpDeps = Omit<ScenarioDeps, 'groups' | 'cloud'> & {
   watch(ledger: NodeOpLedger): Promise<() => Promise<void>>;
 };
 
-/** Watches the Jobs and pods labelled with the NodeOp from the API server, until stopped. */
+/** Watches the Jobs and pods labelled with the ledger's operation from the API server, until stopped. */
 export async function watchOperation(kc: KubeConfig, ledger: NodeOpLedger): Promise<() => Promise<void>> {
-  const labelSelector = `${JOB_LABELS.operation}=${operationLabel({ kind: 'NodeOp', name: NODEOP_NAME, revision: '' })}`;
+  const [kind = '', name = ''] = ledger.operation.split('/');
+  const labelSelector = `${JOB_LABELS.operation}=${operationLabel({ kind, name, revision: '' })}`;
   const batch = kc.makeApiClient(BatchV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const jobs = makeInformer<V1Job>(

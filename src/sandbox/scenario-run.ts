@@ -5,12 +5,18 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { SimHttpProvider } from '../cloud/sim/http-client.js';
+import { SandboxError } from './errors.js';
 import type { FleetGroup } from './fleet-groups.js';
 import { TRACKED_BRANCH } from './fleet-repo.js';
 import type { Scenario } from './layout.js';
 import { runUpgradeScenario, summaryLines, type ScenarioDeps, type ScenarioSummary } from './scenario.js';
 import { nodeOpSummaryLines, runNodeOpScenario, watchOperation, type NodeOpSummary } from './scenario-nodeop.js';
 import { prSummaryLines, runPrScenario, type PrSummary } from './scenario-pr.js';
+import {
+  bottlerocketSummaryLines,
+  runBottlerocketScenario,
+  type BottlerocketSummary,
+} from './scenario-bottlerocket.js';
 
 /** What every scenario follows and where it pushes. */
 export type Following = Omit<ScenarioDeps, 'groups' | 'cloud'>;
@@ -28,7 +34,7 @@ export interface ScenarioWorld {
 }
 
 export interface ScenarioRun {
-  readonly summary: ScenarioSummary | NodeOpSummary | PrSummary;
+  readonly summary: ScenarioSummary | NodeOpSummary | PrSummary | BottlerocketSummary;
   /** The final words on the screen. */
   readonly lines: readonly string[];
   /** The fields of the `scenario complete` log record. */
@@ -47,6 +53,19 @@ export async function runScenario(scenario: Scenario, world: ScenarioWorld): Pro
         watch: (ledger) => watchOperation(world.kc, ledger),
       });
       return { summary, lines: nodeOpSummaryLines(summary), logged: { ...summary } };
+    }
+    case 'bottlerocket': {
+      const group = world.groups.find((g) => g.bottlerocket !== undefined);
+      if (group === undefined)
+        throw new SandboxError('StepFailed', 'the sandbox has no Bottlerocket group for the scenario', {
+          step: 'the rollout',
+        });
+      const summary = await runBottlerocketScenario({
+        ...world.following,
+        group: group.groupId,
+        watch: (ledger) => watchOperation(world.kc, ledger),
+      });
+      return { summary, lines: bottlerocketSummaryLines(summary), logged: { ...summary } };
     }
     case 'pr': {
       const summary = await runPrScenario({

@@ -34,6 +34,7 @@ export function nodeView(node: V1Node): NodeView {
   const operation = lock === undefined || phase === 'Done' ? undefined : `${lock.kind}/${lock.name}`;
   const job = operation === undefined ? undefined : annotations[ANNOTATIONS.job];
   const bootID = str(node.status?.nodeInfo?.bootID);
+  const osImage = str(node.status?.nodeInfo?.osImage);
   return {
     name: node.metadata?.name ?? '',
     ...(group === undefined ? {} : { group }),
@@ -46,6 +47,7 @@ export function nodeView(node: V1Node): NodeView {
     ...(operation === undefined ? {} : { operation }),
     ...(job === undefined ? {} : { job }),
     ...(bootID === undefined ? {} : { bootID }),
+    ...(osImage === undefined ? {} : { osImage }),
   };
 }
 

@@ -62,6 +62,8 @@ export interface NodeView {
   readonly job?: string;
   /** status.nodeInfo.bootID: changes when the host rebooted. */
   readonly bootID?: string;
+  /** status.nodeInfo.osImage: what the node's OS says it runs (a Bottlerocket host names its version). */
+  readonly osImage?: string;
 }
 
 export interface GitView {

@@ -89,6 +89,11 @@ describe('execute/crash-point: the reliability suite hooks', () => {
         method: 'bottlerocketApi',
       },
       { kind: 'createRebootPod', ...base, node: 'n', namespace: 'ns', bootID: 'b', taints: [] },
+      { kind: 'labelNode', ...base, node: 'n', labels: { 'mutexrule.example/r.ns': '' } },
+      { kind: 'labelNode', ...base, node: 'n', labels: { 'mutexrule.example/r.ns': null } },
+      { kind: 'patchPool', ...base, pool: 'worker', paused: true },
+      { kind: 'patchPool', ...base, pool: 'worker', paused: false },
+      { kind: 'patchPool', ...base, pool: 'canary', nodeSelector: {} },
     ].map((a) => callKind(a as Action));
     assert.deepEqual(kinds, [
       'annotateNode:Pending',
@@ -101,6 +106,11 @@ describe('execute/crash-point: the reliability suite hooks', () => {
       'annotateNode:Rebooting',
       'createRebootPod:bottlerocketApi',
       'createRebootPod',
+      'labelNode:set',
+      'labelNode:remove',
+      'patchPool:pause',
+      'patchPool:unpause',
+      'patchPool:nodeSelector',
     ]);
   });
 

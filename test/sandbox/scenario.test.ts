@@ -198,6 +198,38 @@ describe('drydock sandbox (end to end)', function () {
     assert.equal((status.match(/phase: Done/g) ?? []).length, workers, status);
   });
 
+  it('--scenario bottlerocket updates Bottlerocket hosts in place through their update API and exits 0', async function () {
+    this.timeout(20 * 60_000);
+    const stateDir = path.join(tmpDir(), 'state');
+    const run = (current = sandbox(['--scenario', 'bottlerocket', '--state-dir', stateDir, '--timeout', '15m']));
+    const code = await run.exited;
+    assert.equal(code, 0, run.output());
+    const said =
+      /bottlerocket complete in \S+: NodeImage\/sandbox-bottlerocket updated (\d+) Bottlerocket hosts in place from 1\.19\.2 to 1\.20\.3, one update Job and one reboot each, every host reporting 1\.20\.3/.exec(
+        run.output(),
+      );
+    assert.ok(said, run.output());
+    // The sim cloud's saved state: the Bottlerocket group, which no ScalingGroup names, beside the
+    // repository's groups, every host of it the scenario's (and still the instance it was: in place).
+    const state = JSON.parse(readFileSync(path.join(stateDir, 'cloud', 'sim-cloud-state.json'), 'utf8')) as {
+      groups: { id: string; nextInstance: number; instances: { id: string; state: string }[] }[];
+    };
+    const group = state.groups.find((g) => g.id === 'bottlerocket');
+    assert.ok(group, `no bottlerocket group in ${state.groups.map((g) => g.id).join(', ')}`);
+    assert.ok(group.instances.length >= 2, `only ${group.instances.length} Bottlerocket hosts`);
+    assert.equal(Number(said[1]), group.instances.length);
+    assert.equal(group.nextInstance - 1, group.instances.length, 'no host was replaced');
+    for (const i of group.instances) assert.equal(i.state, 'running', i.id);
+    assert.ok(state.groups.some((g) => g.id === 'workers'));
+
+    // The fleet repository: the NodeImage is the tracked head, and the newest status reports it Complete on it.
+    const bare = path.join(stateDir, 'git', 'fleet.git');
+    pushedAndReported(bare, /^Update the Bottlerocket hosts in place to 1\.20\.3$/);
+    const status = git(bare, ['show', 'refs/heads/drydock/status:status/NodeImage/sandbox-bottlerocket.yaml']);
+    assert.match(status, /phase: Complete/, status);
+    assert.equal((status.match(/phase: Done/g) ?? []).length, group.instances.length, status);
+  });
+
   it('--scenario pr plans a branch, merges it, approves after the canary with drydock approve, and exits 0', async function () {
     this.timeout(20 * 60_000);
     const stateDir = path.join(tmpDir(), 'state');

@@ -51,7 +51,14 @@ describe('sandbox snapshot', () => {
       },
     ];
     assert.deepEqual(nodeViews(nodes), [
-      { name: 'control-plane-i-0', group: 'control-plane', image: 'os:1', ready: false, unschedulable: false },
+      {
+        name: 'control-plane-i-0',
+        group: 'control-plane',
+        image: 'os:1',
+        ready: false,
+        unschedulable: false,
+        osImage: 'os:1',
+      },
       { name: 'workers-i-1', group: 'workers', ready: false, unschedulable: false },
       {
         name: 'workers-i-2',

@@ -11,6 +11,8 @@ import path from 'node:path';
 import {
   ApiextensionsV1Api,
   loadYaml,
+  PatchStrategy,
+  setHeaderOptions,
   type CustomObjectsApi,
   type KubeConfig,
   type V1CustomResourceDefinition,
@@ -40,6 +42,35 @@ export async function createClusterVersion(
     },
   });
 }
+
+/**
+ * Ends the control plane's part of the upgrade to `version` now: the newest entry of
+ * ClusterVersion's history, Partial as the simulated cluster-version operator wrote it, becomes
+ * Completed (the simulator then renders the pools). For a world whose control plane takes
+ * longer than any test (`controlPlaneSeconds`), so the test says when it is done.
+ */
+export async function completeControlPlane(custom: CustomObjectsApi, version: string): Promise<void> {
+  await eventually(`ClusterVersion's history starts the upgrade to ${version}`, async () => {
+    const cv = (await custom.getClusterCustomObject({ ...CLUSTER_VERSION, name: 'version' })) as {
+      status?: { desired?: { version?: string }; history?: { version?: string }[] };
+    };
+    return cv.status?.desired?.version === version && cv.status.history?.[0]?.version === version;
+  });
+  // The test op makes the patch fail rather than complete another release's entry.
+  await custom.patchClusterCustomObjectStatus(
+    {
+      ...CLUSTER_VERSION,
+      name: 'version',
+      body: [
+        { op: 'test', path: '/status/history/0/version', value: version },
+        { op: 'replace', path: '/status/history/0/state', value: 'Completed' },
+        { op: 'replace', path: '/status/history/0/completionTime', value: new Date().toISOString() },
+      ],
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+  );
+}
+
 export const MACHINE_CONFIG_POOL = {
   group: 'machineconfiguration.openshift.io',
   version: 'v1',

@@ -55,8 +55,16 @@ export interface CrashLoopOptions {
   /** Seeded: mean mutating calls between kills, counts drawn from [1, 2·gap − 1] ([1, gap] for the first lives). */
   readonly gap?: number;
   readonly rng: SeededRandom;
-  /** By kind: the sides killed at (and the kinds that count), with the coverage so far, updated. */
-  readonly kinds?: { readonly when: readonly CrashWhen[]; readonly only?: readonly string[] };
+  /**
+   * By kind: the sides killed at (and the kinds that count), with the coverage so far, updated.
+   * `notBefore`: kinds never killed right before (where that is the instant right after a kind
+   * killed after, or before anything of the scenario happened); they stay out of the coverage.
+   */
+  readonly kinds?: {
+    readonly when: readonly CrashWhen[];
+    readonly only?: readonly string[];
+    readonly notBefore?: readonly string[];
+  };
   readonly coverage: KindCoverage;
   /** From outside: up to `kills` SIGKILLs, each at a random delay in [½, 1½]·meanMs after a life started. */
   readonly outside?: { readonly meanMs: number; readonly kills: number };
@@ -84,7 +92,7 @@ function crashEnv(o: CrashLoopOptions, lives: number): NodeJS.ProcessEnv {
   if (o.kinds !== undefined) {
     const k: KindCrashes = {
       ...(o.kinds.when.includes('after') ? { after: [...o.coverage.after] } : {}),
-      ...(o.kinds.when.includes('before') ? { before: [...o.coverage.before] } : {}),
+      ...(o.kinds.when.includes('before') ? { before: [...o.coverage.before, ...(o.kinds.notBefore ?? [])] } : {}),
       ...(o.kinds.only !== undefined ? { only: o.kinds.only } : {}),
     };
     env[CRASH_KINDS_ENV] = JSON.stringify(k);

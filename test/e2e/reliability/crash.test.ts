@@ -2,14 +2,17 @@
  * Crash anywhere: drydock is killed with SIGKILL at seeded points — after the Nth mutating call
  * of each life, so between any two API calls of a node's sequence — over a replace rollout of
  * every worker, an in-place NodeOp with reboots, a NodeMaintenance (taken and ended), a NodeOp
- * under two replicas whose leader is the one killed, and a Bottlerocket NodeImage to `latest`
- * (a release published once the first node resolved it). After each restart the work completes;
+ * under two replicas whose leader is the one killed, a Bottlerocket NodeImage to `latest`
+ * (a release published once the first node resolved it), and an OpenShift upgrade that a
+ * MutexRunConfig admits node by node into the canary pool of the simulated Machine Config
+ * Operator. After each restart the work completes;
  * the invariant monitor (API server and cloud, not drydock's logs) finds no breach throughout.
  *
  * Each rollout absorbs its scenario's share of the kills: every life of drydock gets a seeded
  * crash point until the rollout's own end condition holds, and is also killed right before and
  * right after the first call of each kind in KILLED_BY_KIND (rare calls the seeded points never
- * landed after, and the Bottlerocket updater's own).
+ * landed after, and the Bottlerocket updater's own). The OpenShift run has no seeded points: it
+ * is killed by kind only, around its own kinds of call (KILLED_IN, NOT_BEFORE).
  * `npm test` runs that subset (about 10 seeded kill points over 10 workers); the full run (60
  * aimed at, 20 workers):
  *   DRYDOCK_RELIABILITY_KILLS=60 DRYDOCK_RELIABILITY_WORKERS=20 DRYDOCK_RELIABILITY_SEED=1 \
@@ -35,7 +38,11 @@ import {
   type KillPoint,
   type KindCoverage,
 } from './crash-loop.js';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { SimHttpProvider } from '../../../src/cloud/sim/http-client.js';
+import type { MachineConfigPool } from '../../../src/sim-host/mco-decide.js';
+import { CLUSTER_VERSION, completeControlPlane, MACHINE_CONFIG_POOL } from '../../support/openshift.js';
+import { ApiLog } from '../api-watch.js';
 import { bottlerocketRecordKey } from '../../../src/protocol/keys.js';
 import {
   AUTOSCALER,
@@ -46,12 +53,21 @@ import {
   bottlerocketNodes,
   bottlerocketOs,
   gateDoc,
+  JOB_NAMESPACE,
   labelNodes,
   labelTargets,
+  MCO_RULE_LABEL,
+  MCO_RUN,
+  mcoDone,
+  mcoFiles,
+  mcoNodes,
+  mcoPrepared,
+  mostShortInCanary,
   nodeOpDoc,
   nodeOpDone,
   reliabilitySettings,
   replaceDone,
+  ruleJobsLate,
   specDoc,
   startReliabilityWorld,
   workerImageDoc,
@@ -91,12 +107,31 @@ const BOTTLEROCKET_CALLS = [
 ];
 /** The kinds every pass kills right before and right after, as crash-point.ts matches `only` (a kind or its prefix). */
 const KILLED_BY_KIND = [...NEVER_SEEDED, ...BOTTLEROCKET_CALLS];
-const killedByKind = (kind: string): boolean => KILLED_BY_KIND.some((k) => kind === k || kind.startsWith(`${k}:`));
-/** The KILLED_BY_KIND kinds each scenario reaches (it fails when one was not: the scenario changed). */
+/**
+ * The OpenShift run's own calls: its pool paused, the canary's nodeSelector, the pool unpaused;
+ * its nodes labelled to wait and admitted by taking the labels off. Outside the exhaustive pass
+ * the run is killed right after each of these and right before the admission and the unpause
+ * only: each life costs seconds. Right before the pause nothing of the run has happened yet,
+ * right before the first labelling is right after the pause, and right before the canary's
+ * nodeSelector the nodes wait labelled, as after a labelling. Its rule Jobs are the gate Jobs
+ * (createGateJob) the NodeOp scenario kills on both sides through the same code. The
+ * exhaustive pass kills every kind of call the run makes on both sides, rule Jobs included.
+ */
+const MCO_CALLS = ['patchPool', 'labelNode'];
+const MCO_NOT_BEFORE = ['patchPool:pause', 'labelNode:set', 'patchPool:nodeSelector'];
+/** The kinds a scenario kills right before and right after outside the exhaustive pass. */
+const KILLED_IN: Record<string, readonly string[]> = { mco: MCO_CALLS };
+/** Outside the exhaustive pass: the kinds a scenario never kills right before. */
+const NOT_BEFORE: Record<string, readonly string[]> = { mco: MCO_NOT_BEFORE };
+const killedIn = (scenario: string): readonly string[] => KILLED_IN[scenario] ?? KILLED_BY_KIND;
+const killedByKind = (scenario: string, kind: string): boolean =>
+  killedIn(scenario).some((k) => kind === k || kind.startsWith(`${k}:`));
+/** The kinds killed by kind each scenario reaches (it fails when one was not: the scenario changed). */
 const RARE: Record<string, readonly string[]> = {
   replace: ['setGroupImage', 'scaleDeployment:pause', 'scaleDeployment:restore', 'copyLabels', 'deleteNode'],
   nodeop: ['createGateJob:before', 'createGateJob:after'],
   bottlerocket: BOTTLEROCKET_CALLS,
+  mco: ['patchPool:pause', 'patchPool:nodeSelector', 'patchPool:unpause', 'labelNode:set', 'labelNode:remove'],
 };
 /**
  * The sim cloud deletes an instance's Node as it removes the instance (as a cloud's node
@@ -133,11 +168,18 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     coverage.set(scenario, c);
     return c;
   };
-  /** The crash points of a scenario's lives: seeded around `gap` plus the rare kinds, or the exhaustive pass. */
-  const crashes = (scenario: string, seededGap: number): Pick<CrashLoopOptions, 'gap' | 'kinds' | 'coverage'> =>
+  /**
+   * The crash points of a scenario's lives: seeded around `gap` (none without one) plus the rare
+   * kinds, or the exhaustive pass.
+   */
+  const crashes = (scenario: string, seededGap?: number): Pick<CrashLoopOptions, 'gap' | 'kinds' | 'coverage'> =>
     settings.exhaustive
       ? { kinds: { when: ['after', 'before'] }, coverage: coverageOf(scenario) }
-      : { gap: seededGap, kinds: { when: ['after', 'before'], only: KILLED_BY_KIND }, coverage: coverageOf(scenario) };
+      : {
+          ...(seededGap !== undefined ? { gap: seededGap } : {}),
+          kinds: { when: ['after', 'before'], only: killedIn(scenario), notBefore: NOT_BEFORE[scenario] ?? [] },
+          coverage: coverageOf(scenario),
+        };
   const record = (scenario: string, r: CrashLoopResult): void => {
     killed.push(...r.kills);
     calls.set(scenario, (calls.get(scenario) ?? 0) + r.calls);
@@ -187,7 +229,7 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
 
   async function assertEnd(reported?: ReadonlyMap<string, string>): Promise<void> {
     const end = await checkEnd(cp().adminKubeConfig(), w.sim, {
-      groups: ['workers', BOTTLEROCKET.group],
+      groups: ['workers', BOTTLEROCKET.group, MCO_RUN.group],
       ...(reported ? { reported } : {}),
       autoscaler: AUTOSCALER,
     });
@@ -387,8 +429,79 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     await assertEnd();
   });
 
+  it(`OpenShift upgrade of ${MCO_RUN.size} nodes through a MutexRunConfig: each rule Job once per node, one node at a time in the canary pool, pools unpaused and labels gone`, async () => {
+    const kc = cp().adminKubeConfig();
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const log = new ApiLog();
+    await log.start(kc, {
+      nodes: '/api/v1/nodes',
+      pools: `/apis/${MACHINE_CONFIG_POOL.group}/${MACHINE_CONFIG_POOL.version}/${MACHINE_CONFIG_POOL.plural}`,
+      jobs: `/apis/batch/v1/namespaces/${JOB_NAMESPACE}/jobs`,
+    });
+    await w.repo.push(mcoFiles(), 'openshift: a MutexRule, MutexTarget and MutexRunConfig for the OpenShift nodes');
+    await custom.patchClusterCustomObject(
+      { ...CLUSTER_VERSION, name: 'version', body: { spec: { desiredUpdate: { version: MCO_RUN.to } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    // The control plane is done once drydock has paused the pool and labelled the nodes, whichever
+    // life did it: an OpenShift control plane takes far longer than that.
+    let stop = false;
+    const controlPlane = (async (): Promise<boolean> => {
+      while (!stop) {
+        if (await mcoPrepared(kc).catch(() => false)) {
+          await completeControlPlane(custom, MCO_RUN.to);
+          return true;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return false;
+    })();
+    try {
+      record(
+        'mco',
+        await runWithKills({
+          scenario: 'mco',
+          args: singleReplica(),
+          replicas: 1,
+          ...crashes('mco'),
+          rng,
+          done: () => mcoDone(kc, w.repo),
+          timeoutMs: 300_000 + settings.kills * 10_000,
+        }),
+      );
+    } finally {
+      stop = true;
+      log.stop();
+    }
+    assert.ok(await controlPlane, 'the control plane finished once drydock was ready for it');
+    const nodes = await mcoNodes(kc);
+    assert.equal(nodes.length, MCO_RUN.size);
+    for (const n of nodes) {
+      assert.equal(w.monitor.count(`MutexRunConfig.${MCO_RUN.run}`, n.name, 'before'), 1, `${n.name}: one rule Job`);
+      assert.equal(w.monitor.count(`MutexRunConfig.${MCO_RUN.run}`, n.name, 'after'), 1, `${n.name}: one cleanup Job`);
+      assert.ok(!(MCO_RULE_LABEL in n.labels), `${n.name}: no rule label left`);
+    }
+    const pools = (await custom.listClusterCustomObject(MACHINE_CONFIG_POOL)) as { items: MachineConfigPool[] };
+    assert.deepEqual(
+      pools.items.filter((p) => p.spec?.paused === true).map((p) => p.metadata?.name),
+      [],
+      'no pool left paused',
+    );
+    log.assertWhole();
+    assert.equal(mostShortInCanary(log.events), 1, 'never two nodes in the canary pool short of the new config');
+    assert.deepEqual(
+      ruleJobsLate(
+        log.events,
+        nodes.map((n) => n.name),
+      ),
+      [],
+      'each rule Job before MCO was told to update its node',
+    );
+    await assertEnd();
+  });
+
   it('survived kill points in every scenario, at least half of those aimed at', () => {
-    for (const scenario of ['replace', 'nodeop', 'maintenance', 'leader', 'bottlerocket'])
+    for (const scenario of ['replace', 'nodeop', 'maintenance', 'leader', 'bottlerocket', 'mco'])
       assert.ok(
         killed.some((k) => k.scenario === scenario),
         `${scenario}: no kill point`,
@@ -409,15 +522,27 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     for (const [scenario, c] of coverage) {
       const uncovered = (side: Set<string>, kinds: Iterable<string>): string[] =>
         [...kinds].filter((k) => !side.has(k)).sort();
-      const counted = (k: string): boolean => settings.exhaustive || killedByKind(k);
+      const counted = (k: string): boolean => settings.exhaustive || killedByKind(scenario, k);
       const made = [...c.issued].filter(counted);
       assert.deepEqual(uncovered(c.after, made), [], `${scenario}: kinds made but never killed after`);
-      assert.deepEqual(uncovered(c.before, made), [], `${scenario}: kinds made but never killed before`);
+      const before = (k: string): boolean => settings.exhaustive || !(NOT_BEFORE[scenario] ?? []).includes(k);
+      assert.deepEqual(uncovered(c.before, made.filter(before)), [], `${scenario}: kinds made but never killed before`);
       const rare = RARE[scenario] ?? [];
-      assert.deepEqual(uncovered(c.before, rare), [], `${scenario}: rare kinds it should reach, never killed before`);
+      assert.deepEqual(
+        uncovered(c.before, rare.filter(before)),
+        [],
+        `${scenario}: rare kinds it should reach, never killed before`,
+      );
       const madeRare = rare.filter((k) => !NEVER_MADE.has(k));
       assert.deepEqual(uncovered(c.issued, madeRare), [], `${scenario}: rare kinds it should make`);
     }
-    assert.deepEqual([...coverage.keys()].sort(), ['bottlerocket', 'leader', 'maintenance', 'nodeop', 'replace']);
+    assert.deepEqual([...coverage.keys()].sort(), [
+      'bottlerocket',
+      'leader',
+      'maintenance',
+      'mco',
+      'nodeop',
+      'replace',
+    ]);
   });
 });

@@ -4,12 +4,25 @@
  * a real Git server, and the invariant monitor watching all of it. Seeds and sizes come from
  * the environment so the full run is the same suite with bigger numbers.
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { parse, stringify } from 'yaml';
 import { parseSimConfigText } from '../../../src/cloud/index.js';
 import { runSimCloud, type RunningSimCloud } from '../../../src/sim-host/index.js';
-import { nodeOpRecordKey } from '../../../src/protocol/keys.js';
+import {
+  matchesSelector,
+  MCO_KEYS,
+  renderedConfigName,
+  type MachineConfigPool,
+} from '../../../src/sim-host/mco-decide.js';
+import { JOB_LABELS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
+import { replay, type Announced } from '../api-watch.js';
 import { eventually, type ControlPlane } from '../../support/control-plane.js';
+import {
+  completeControlPlane,
+  createClusterVersion,
+  installOpenShiftCrds,
+  MACHINE_CONFIG_POOL,
+} from '../../support/openshift.js';
 import {
   applyDeployRbac,
   applyWorkloads,
@@ -54,6 +67,28 @@ export function bottlerocketOs(version: string): string {
 export function bottlerocketHosts(workers: number): number {
   return Math.max(3, Math.round(workers * 0.2));
 }
+
+/**
+ * The OpenShift nodes of the crash suite: a group of its own, the only nodes the simulated
+ * Machine Config Operator's pools select (so it leaves the other scenarios' nodes alone). Pool
+ * `worker` is the MutexTarget's, pool `canary` takes one node at a time; the run upgrades them
+ * from `from` to `to` when ClusterVersion asks for it. The rule's Jobs run in drydock's own Job
+ * namespace, which the invariant monitor watches.
+ */
+export const MCO_RUN = {
+  group: 'ocp',
+  size: 2,
+  run: 'ocp-upgrade',
+  rule: 'ocp-quiesce',
+  target: 'ocp-nodes',
+  pool: 'worker',
+  canary: 'canary',
+  from: '4.15.1',
+  to: '4.15.2',
+} as const;
+
+/** The label the run's MutexRule puts on a node that waits for its turn. */
+export const MCO_RULE_LABEL = `mutexrule.openshift-optional.skrzypek.io/${MCO_RUN.rule}.${JOB_NAMESPACE}`;
 
 export interface ReliabilitySettings {
   readonly seed: number;
@@ -164,15 +199,20 @@ export async function startReliabilityWorld(cp: ControlPlane, size: number): Pro
       available: [BOTTLEROCKET.from, BOTTLEROCKET.to],
     },
   };
+  const openshift = { id: MCO_RUN.group, role: 'worker', size: MCO_RUN.size, image: 'rhcos-v1' };
   const config = parseSimConfigText(
     stringify({
       bootDelaySeconds: 1,
       terminateDelaySeconds: 1,
-      groups: [{ id: 'workers', role: 'worker', size, image: IMAGE_V1 }, bottlerocket],
+      groups: [{ id: 'workers', role: 'worker', size, image: IMAGE_V1 }, bottlerocket, openshift],
       quota: { maxInstancesPerGroup: size + 6 },
       host: { rebootSeconds: 2, jobRunSeconds: 1 },
+      // An OpenShift control plane takes longer than the test: the test says when it is done.
+      mco: { enabled: true, controlPlaneSeconds: 3600 },
     }),
   );
+  // The simulated MCO watches ClusterVersions and MachineConfigPools from its start.
+  await installOpenShiftCrds(kc);
   const running = await runSimCloud({
     config,
     stateDir,
@@ -188,6 +228,7 @@ export async function startReliabilityWorld(cp: ControlPlane, size: number): Pro
     async () => (await bottlerocketNodes(kc)).filter((n) => n.ready).length === hosts,
     { timeoutMs: 60_000 },
   );
+  await startOpenShift(kc);
   await applyWorkloads(kc);
   const want = E2E_APPS.reduce((n, a) => n + a.replicas, 0);
   await eventually(
@@ -211,12 +252,189 @@ export async function startReliabilityWorld(cp: ControlPlane, size: number): Pro
   return { sim: running, repo, monitor, args, dirs: [stateDir, cacheDir], size };
 }
 
+/**
+ * The OpenShift side, as installed: ClusterVersion at MCO_RUN.from with the control plane there,
+ * and the two pools, the canary first (so the Machine Config Operator adopts the nodes into it
+ * rather than moving them over later); it selects every node of the group until drydock makes
+ * it leave out the ones that wait.
+ */
+async function startOpenShift(kc: KubeConfig): Promise<void> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  await createClusterVersion(custom, 'reliability', MCO_RUN.from);
+  await completeControlPlane(custom, MCO_RUN.from);
+  for (const name of [MCO_RUN.canary, MCO_RUN.pool])
+    await custom.createClusterCustomObject({
+      ...MACHINE_CONFIG_POOL,
+      body: {
+        apiVersion: 'machineconfiguration.openshift.io/v1',
+        kind: 'MachineConfigPool',
+        metadata: { name },
+        spec: {
+          nodeSelector: { matchLabels: { [SIM_GROUP]: MCO_RUN.group } },
+          machineConfigSelector: { matchLabels: {} },
+          paused: false,
+          maxUnavailable: 1,
+        },
+      },
+    });
+  await eventually(
+    `${MCO_RUN.size} OpenShift nodes at ${MCO_RUN.from}`,
+    async () => {
+      const ns = await mcoNodes(kc);
+      return ns.length === MCO_RUN.size && ns.every((n) => n.ready && mcoAt(n, MCO_RUN.from));
+    },
+    { timeoutMs: 60_000 },
+  );
+}
+
+/** The OpenShift group's nodes. */
+export function mcoNodes(kc: KubeConfig): Promise<NodeView[]> {
+  return groupNodes(kc, MCO_RUN.group);
+}
+
+/** The Machine Config Operator is done with the node at `version`: Done, current = desired, labelled with it, uncordoned. */
+export function mcoAt(n: NodeView, version: string): boolean {
+  const a = n.annotations;
+  return (
+    n.labels[MCO_KEYS.releaseVersion] === version &&
+    a[MCO_KEYS.state] === 'Done' &&
+    a[MCO_KEYS.currentConfig] !== undefined &&
+    a[MCO_KEYS.currentConfig] === a[MCO_KEYS.desiredConfig] &&
+    !n.unschedulable
+  );
+}
+
+/**
+ * The mutex operator's three kinds for the run: a rule with a Job before each node and a
+ * cleanup Job after it (a second each on the sim host), the target naming pool `worker`, and
+ * the run with its canary pool.
+ */
+export function mcoFiles(): Record<string, string> {
+  const api = 'openshift-optional.skrzypek.io/v1alpha1';
+  const doc = (kind: string, name: string, spec: object): string =>
+    stringify({ apiVersion: api, kind, metadata: { name }, spec });
+  const job = (name: string) => ({
+    template: {
+      metadata: { annotations: { 'sim.drydock.dev/run-seconds': '1', 'sim.drydock.dev/exit-code': '0' } },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [{ name, image: 'ubi9/toolbox', command: ['/bin/sh', '-c', `echo ${name}`] }],
+      },
+    },
+  });
+  const ref = (name: string) => [{ name, namespace: JOB_NAMESPACE }];
+  return {
+    'specs/mco-rule.yaml': doc('MutexRule', MCO_RUN.rule, {
+      type: 'kubernetes',
+      jobName: MCO_RUN.rule,
+      jobNamespace: JOB_NAMESPACE,
+      jobSpec: job('quiesce'),
+      cleanUpJobSpec: job('cleanup'),
+    }),
+    'specs/mco-target.yaml': doc('MutexTarget', MCO_RUN.target, { machineConfigPools: [MCO_RUN.pool] }),
+    'specs/mco-run.yaml': doc('MutexRunConfig', MCO_RUN.run, {
+      canary: { name: MCO_RUN.canary },
+      mutexRules: ref(MCO_RUN.rule),
+      mutexTargets: ref(MCO_RUN.target),
+    }),
+  };
+}
+
+/**
+ * drydock has the run ready for the control plane's end, as the world shows it: pool `worker`
+ * paused, every node of the group labelled as waiting, and the canary pool leaving them out.
+ */
+export async function mcoPrepared(kc: KubeConfig): Promise<boolean> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const pool = async (name: string) =>
+    (await custom.getClusterCustomObject({ ...MACHINE_CONFIG_POOL, name })) as MachineConfigPool;
+  if ((await pool(MCO_RUN.pool)).spec?.paused !== true) return false;
+  if (!(await mcoNodes(kc)).every((n) => MCO_RULE_LABEL in n.labels)) return false;
+  const expressions = (await pool(MCO_RUN.canary)).spec?.nodeSelector?.matchExpressions ?? [];
+  return expressions.some((e) => e.key === MCO_RULE_LABEL && e.operator === 'DoesNotExist');
+}
+
+/** The run's status says Complete at MCO_RUN.to for every node, and the world agrees. */
+export async function mcoDone(kc: KubeConfig, repo: FleetRepo): Promise<boolean> {
+  if (!(await mcoNodes(kc)).every((n) => mcoAt(n, MCO_RUN.to) && n.ready)) return false;
+  const text = await repo.statusFile(`status/MutexRunConfig/${MCO_RUN.run}.yaml`);
+  if (text === undefined) return false;
+  const s = parse(text) as { phase?: string; progress?: { done?: number; total?: number }; conditions?: unknown };
+  return (
+    s.phase === 'Complete' &&
+    s.progress?.done === MCO_RUN.size &&
+    s.progress.total === MCO_RUN.size &&
+    text.includes(`runs ${MCO_RUN.to}`)
+  );
+}
+
+/** MCO is updating the node: told to, not Done at it, or cordoned. */
+function mcoUpdating(n: V1Node): boolean {
+  const a = n.metadata?.annotations ?? {};
+  return (
+    a[MCO_KEYS.desiredConfig] !== a[MCO_KEYS.currentConfig] ||
+    a[MCO_KEYS.state] !== 'Done' ||
+    n.spec?.unschedulable === true
+  );
+}
+
+/**
+ * The most nodes of the canary pool (its nodeSelector as it stood) short of its config for
+ * MCO_RUN.to at any change the API server announced once the pool had that config; 0 if it
+ * never did. One at a time is 1.
+ */
+export function mostShortInCanary(events: readonly Announced[]): number {
+  const config = renderedConfigName(MCO_RUN.canary, MCO_RUN.to);
+  let rendered = false;
+  let most = 0;
+  replay(events, (_e, state) => {
+    const canary = state.get('pools')?.get(`/${MCO_RUN.canary}`) as MachineConfigPool | undefined;
+    if (canary?.spec?.configuration?.name === config) rendered = true;
+    if (!rendered || canary === undefined) return;
+    const nodes = [...(state.get('nodes')?.values() ?? [])] as V1Node[];
+    const short = nodes.filter(
+      (n) =>
+        matchesSelector(n.metadata?.labels ?? {}, canary.spec?.nodeSelector) &&
+        (n.metadata?.annotations?.[MCO_KEYS.currentConfig] !== config || mcoUpdating(n)),
+    );
+    most = Math.max(most, short.length);
+  });
+  return most;
+}
+
+/**
+ * The nodes whose first rule Job (by the `jobs` watch) the API server did not announce before
+ * MCO was told to update the node to the canary's config for MCO_RUN.to.
+ */
+export function ruleJobsLate(events: readonly Announced[], names: readonly string[]): string[] {
+  const config = renderedConfigName(MCO_RUN.canary, MCO_RUN.to);
+  const first = (match: (e: Announced) => boolean): number => events.find(match)?.at ?? Infinity;
+  return names.filter((name) => {
+    const job = first(
+      (e) =>
+        e.source === 'jobs' &&
+        e.type === 'ADDED' &&
+        e.obj.metadata?.labels?.[JOB_LABELS.node] === name &&
+        e.obj.metadata.labels[JOB_LABELS.step] === 'before',
+    );
+    const told = first(
+      (e) =>
+        e.source === 'nodes' &&
+        e.obj.metadata?.name === name &&
+        e.obj.metadata.annotations?.[MCO_KEYS.desiredConfig] === config,
+    );
+    return !(job < told);
+  });
+}
+
 export async function workers(kc: KubeConfig): Promise<NodeView[]> {
   return groupNodes(kc, 'workers');
 }
 
+const SIM_GROUP = 'sim.drydock.dev/group';
+
 async function groupNodes(kc: KubeConfig, group: string): Promise<(NodeView & { osImage: string })[]> {
-  const list = await kc.makeApiClient(CoreV1Api).listNode({ labelSelector: `sim.drydock.dev/group=${group}` });
+  const list = await kc.makeApiClient(CoreV1Api).listNode({ labelSelector: `${SIM_GROUP}=${group}` });
   return list.items
     .map((n) => ({ ...viewNode(n), osImage: n.status?.nodeInfo?.osImage ?? '' }))
     .sort((a, b) => a.name.localeCompare(b.name));
