@@ -93,7 +93,9 @@ describe('drydock plan --base --head (a pull request, no cluster access)', () =>
     );
   });
 
-  it('a revision git spells with ~N and ^N steps works as --base (HEAD~1, worker-v2^), others say what to pass', () => {
+  it('a revision git spells with ~N and ^N steps works as --base (HEAD~1, worker-v2^), others say what to pass', function () {
+    // Seven runs of the CLI, each a process start and a spec load.
+    this.timeout(60_000);
     const base = git('rev-parse', 'main');
     git('checkout', '-q', 'worker-v2');
     for (const rev of ['HEAD~1', 'HEAD^', 'worker-v2^1', 'broken~2', 'broken^^']) {
