@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import { describeError } from '../errors.js';
 import type { ServiceMetrics } from './metrics.js';
+import type { ObservedPace } from './observed-pace.js';
 import { statusKey, type StatusSink, type StatusSnapshot } from './status.js';
 
 export interface StatusPublisherOptions {
@@ -22,6 +23,8 @@ export interface StatusPublisherOptions {
   readonly mayWrite: () => boolean;
   /** Asks the service for another round in `ms`. */
   readonly requestRound: (ms: number) => void;
+  /** Reads every published status for the nodes it sees done (a standby's too: it may lead next). */
+  readonly pace?: ObservedPace;
 }
 
 export class StatusPublisher {
@@ -49,6 +52,7 @@ export class StatusPublisher {
 
   async publish(snapshot: StatusSnapshot): Promise<void> {
     this.lastSnapshot = snapshot;
+    this.opts.pace?.record(snapshot.specs, new Date(this.opts.clock()).toISOString());
     const key = statusKey(snapshot);
     if (key !== this.loggedKey) {
       this.loggedKey = key;
