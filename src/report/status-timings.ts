@@ -44,41 +44,55 @@ export function paceKindOf(status: SpecStatus): PaceKind | undefined {
 const startOf = (row: NodeRow): number | undefined =>
   IN_FLIGHT.has(row.phase) && row.since !== undefined ? Date.parse(row.since) : undefined;
 
-/** The nodes of one spec's file that went from taken to done, oldest version first. */
-export function nodeTimings(versions: readonly StatusVersion[]): NodeTiming[] {
-  const out: NodeTiming[] = [];
-  // Per revision and node: when it was taken, while it is in flight.
-  const started = new Map<string, number>();
-  const finish = (key: string, node: string, status: SpecStatus, kind: PaceKind, end: number): void => {
-    const start = started.get(key);
-    started.delete(key);
-    if (start === undefined || !Number.isFinite(end) || end < start) return;
-    out.push({ spec: status.spec, kind, node, doneAt: new Date(end).toISOString(), seconds: (end - start) / 1000 });
-  };
-  for (const { at, status } of versions) {
+/**
+ * One spec's file read version by version, oldest first: each version gives the nodes it saw
+ * done. Holds only the nodes in flight of the revision last read, so a reader kept for as long
+ * as drydock runs (the service's, fed each status it publishes) stays as small as a rollout.
+ */
+export class NodeTimingReader {
+  /** Per revision and node: when it was taken, while it is in flight. */
+  private readonly started = new Map<string, number>();
+  private revision: string | undefined;
+
+  /** The nodes `version` is the first to see done. */
+  add({ at, status }: StatusVersion): NodeTiming[] {
+    const out: NodeTiming[] = [];
     const kind = paceKindOf(status);
-    if (kind === undefined) continue;
-    const prefix = `${status.revision}\u0000`;
+    if (kind === undefined) return out;
+    // Another revision is another rollout: what was in flight under the last one never ends here.
+    if (status.revision !== this.revision) this.started.clear();
+    this.revision = status.revision;
+    const finish = (node: string, end: number): void => {
+      const start = this.started.get(node);
+      this.started.delete(node);
+      if (start === undefined || !Number.isFinite(end) || end < start) return;
+      out.push({ spec: status.spec, kind, node, doneAt: new Date(end).toISOString(), seconds: (end - start) / 1000 });
+    };
     const present = new Set<string>();
     for (const row of status.nodes) {
-      const key = prefix + row.node;
-      present.add(key);
+      present.add(row.node);
       const start = startOf(row);
       if (start !== undefined && Number.isFinite(start)) {
-        started.set(key, Math.min(start, started.get(key) ?? start));
+        this.started.set(row.node, Math.min(start, this.started.get(row.node) ?? start));
       } else if (row.phase === 'Done') {
-        finish(key, row.node, status, kind, Date.parse(row.since ?? at));
+        finish(row.node, Date.parse(row.since ?? at));
       } else if (row.phase === 'Failed' || row.phase === 'Skipped') {
-        started.delete(key);
+        this.started.delete(row.node);
       }
     }
     // A replaced node leaves the rows when its instance is removed: that is its end. Any other
     // node that leaves them (deselected, deleted) was not seen done.
-    for (const key of [...started.keys()]) {
-      if (!key.startsWith(prefix) || present.has(key)) continue;
-      if (kind === 'replace') finish(key, key.slice(prefix.length), status, kind, Date.parse(at));
-      else started.delete(key);
+    for (const node of [...this.started.keys()]) {
+      if (present.has(node)) continue;
+      if (kind === 'replace') finish(node, Date.parse(at));
+      else this.started.delete(node);
     }
+    return out;
   }
-  return out;
+}
+
+/** The nodes of one spec's file that went from taken to done, oldest version first. */
+export function nodeTimings(versions: readonly StatusVersion[]): NodeTiming[] {
+  const reader = new NodeTimingReader();
+  return versions.flatMap((v) => reader.add(v));
 }

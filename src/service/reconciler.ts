@@ -17,13 +17,22 @@ import type { EventRecorder } from '../execute/events.js';
 import type { InFlight } from '../execute/in-flight.js';
 import { classifyError } from '../execute/classify.js';
 import type { ServiceMetrics } from './metrics.js';
+import type { NodeTiming } from '../plan/pace.js';
 
-export type Planner = (desired: DesiredState, observed: ObservedState, now: Date) => Plan;
+/** plan() with the service's options; `observedNodes` are the nodes seen done, for the forecast's per-node times. */
+export type Planner = (
+  desired: DesiredState,
+  observed: ObservedState,
+  now: Date,
+  observedNodes: readonly NodeTiming[],
+) => Plan;
 
 export interface ReconcileDeps {
   readonly cluster: ClusterCache;
   readonly providers: ProviderLookup;
   readonly planner: Planner;
+  /** The nodes seen done so far (observed-pace.ts); none: the forecast uses its defaults. */
+  readonly observedNodes?: () => readonly NodeTiming[];
   readonly actionDeps: ActionDeps;
   readonly events: EventRecorder;
   readonly logger: Logger;
@@ -60,7 +69,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
     ...(deps.metricSightings !== undefined ? { metrics: deps.metricSightings } : {}),
   });
   const now = deps.now();
-  const plan = deps.planner(desired, observed, now);
+  const plan = deps.planner(desired, observed, now, deps.observedNodes?.() ?? []);
   let results: ActionResult[] = [];
   if (plan.actions.length > 0 && deps.mayAct()) {
     results = await executeActions(plan.actions, {

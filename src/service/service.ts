@@ -30,6 +30,9 @@ import { readiness, RoundWatch } from './health.js';
 import { RoundLoop, type RoundReport } from './round-loop.js';
 import { Notifier, type NotifierOptions } from '../notify/notifier.js';
 import { configMapSentLog, memorySentLog, type SentLog } from '../notify/sent-log.js';
+import { ObservedPace } from './observed-pace.js';
+import type { StatusVersion } from '../report/status-timings.js';
+import { isGitSourceError } from '../source/errors.js';
 
 export type { DesiredRevision, DesiredSource } from './desired.js';
 export type { StatusSink } from './status.js';
@@ -50,6 +53,11 @@ export interface ServiceOptions {
   /** Cloud providers by name. */
   readonly providers: Partial<Record<Provider, CloudProvider>>;
   readonly status?: StatusSink;
+  /**
+   * The status branch's recent history (source/status-history.ts), read once at start: the
+   * nodes it saw done are the forecast's first observations. None for a directory.
+   */
+  readonly statusHistory?: () => Promise<ReadonlyMap<string, readonly StatusVersion[]>>;
   readonly cluster: string;
   readonly logger: Logger;
   /** host:port for /healthz, /readyz, /metrics and the webhook; undefined: no HTTP. */
@@ -122,6 +130,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       ? opts.leaderElection.identity
       : `${os.hostname()}-${randomBytes(4).toString('hex')}`;
   opts.kubeConfig.onRequest((r) => metrics.apiRequests.inc({ client: 'cluster', verb: r.watch ? 'WATCH' : r.method }));
+  const pace = await observedPace(opts);
 
   let stopping = false;
   const watch = new RoundWatch(clock, opts.stuckAfterMs ?? 5 * 60_000);
@@ -167,6 +176,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     clock,
     mayWrite: mayAct,
     requestRound: (ms) => scheduler.request(ms),
+    pace,
   });
   const loop = roundLoop(opts, {
     identity,
@@ -179,6 +189,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     mayAct,
     stopping: () => stopping,
     inFlight,
+    pace,
   });
 
   let http: HttpServer | undefined;
@@ -329,6 +340,24 @@ interface RoundParts {
   readonly mayAct: () => boolean;
   readonly stopping: () => boolean;
   readonly inFlight: InFlight;
+  readonly pace: ObservedPace;
+}
+
+/**
+ * The nodes the status branch saw done, read once: a branch not written yet (a first start)
+ * or one that cannot be read leaves the forecast on its defaults until this process sees nodes
+ * done; it never stops the start.
+ */
+async function observedPace(opts: ServiceOptions): Promise<ObservedPace> {
+  const pace = new ObservedPace();
+  if (opts.statusHistory === undefined) return pace;
+  try {
+    pace.seed(await opts.statusHistory());
+  } catch (err) {
+    const level = isGitSourceError(err) ? 'debug' : 'warn';
+    opts.logger[level]({ err: describeError(err) }, 'status history not read; the forecast uses default times');
+  }
+  return pace;
 }
 
 /** The delay after a round that changed something, before looking again. */
@@ -360,6 +389,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         cluster: p.cluster,
         providers,
         planner: opts.planner,
+        observedNodes: () => p.pace.timings(),
         actionDeps,
         events,
         logger: log,

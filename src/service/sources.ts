@@ -8,7 +8,10 @@ import type { Logger } from 'pino';
 import { GitSource } from '../source/git-source.js';
 import { resolveCredentials } from '../source/credentials.js';
 import { Sync } from '../source/sync.js';
-import { DEFAULT_STATUS_BRANCH, StatusWriter } from '../source/status-writer.js';
+import { StatusWriter } from '../source/status-writer.js';
+import { readStatusHistory } from '../source/status-history.js';
+import { DEFAULT_STATUS_BRANCH } from '../source/trailers.js';
+import type { StatusVersion } from '../report/status-timings.js';
 import { desiredSourceFromSync, statusBranchSink } from './source-adapter.js';
 import { webhookSecret } from '../source/webhook.js';
 import { loadKeyring, type Keyring } from '../source/signatures.js';
@@ -103,6 +106,8 @@ export interface ServiceSources {
   readonly source: DesiredSource;
   /** The status-branch writer; undefined for a directory (status is then logged and served only). */
   readonly status?: StatusSink;
+  /** The status branch's recent history, for the forecast's observed node times; undefined for a directory. */
+  readonly statusHistory?: () => Promise<ReadonlyMap<string, readonly StatusVersion[]>>;
 }
 
 /**
@@ -146,7 +151,9 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
     branch: branch || DEFAULT_STATUS_BRANCH,
     write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default'), git.root).write(snapshot),
   };
-  return { source, status };
+  const statusHistory = async (): Promise<ReadonlyMap<string, readonly StatusVersion[]>> =>
+    readStatusHistory(git, await git.readBranchTip(branch ?? DEFAULT_STATUS_BRANCH));
+  return { source, status, statusHistory };
 }
 
 /** The source `drydock plan` reads: a remote's tip, or a directory (a pull request's checkout). */

@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import { describeError } from '../errors.js';
 import type { ServiceMetrics } from './metrics.js';
+import type { ObservedPace } from './observed-pace.js';
 import { statusKey, type StatusSink, type StatusSnapshot } from './status.js';
 
 export interface StatusPublisherOptions {
@@ -27,6 +28,8 @@ export interface StatusPublisherOptions {
    * or at once when there is no status sink. Must not wait on anything (the notifier queues).
    */
   readonly onPublished?: (snapshot: StatusSnapshot, commit: string | undefined) => void;
+  /** Reads every published status for the nodes it sees done (a standby's too: it may lead next). */
+  readonly pace?: ObservedPace;
 }
 
 export class StatusPublisher {
@@ -54,6 +57,7 @@ export class StatusPublisher {
 
   async publish(snapshot: StatusSnapshot): Promise<void> {
     this.lastSnapshot = snapshot;
+    this.opts.pace?.record(snapshot.specs, new Date(this.opts.clock()).toISOString());
     const key = statusKey(snapshot);
     if (key !== this.loggedKey) {
       this.loggedKey = key;

@@ -152,7 +152,7 @@ export async function measureIdleRounds(nodes: number, rounds: number, changed: 
     const outcome = await reconcileOnce(spec, {
       cluster,
       providers: () => sim,
-      planner: plan,
+      planner: (d, o, now) => plan(d, o, now),
       actionDeps: undefined as never,
       events: undefined as never,
       logger,

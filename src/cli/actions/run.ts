@@ -70,14 +70,15 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);
     const planOptions = planOptionsFrom(flags);
-    const { source, status } = await createServiceSources(flags, logger);
+    const { source, status, statusHistory } = await createServiceSources(flags, logger);
     service = await startService({
       kubeConfig,
       source,
-      planner: (d, o, now) => plan(d, o, now, planOptions),
+      planner: (d, o, now, observedNodes) => plan(d, o, now, { ...planOptions, observedNodes }),
       ...(clockOffsetMs !== 0 ? { now: () => new Date(Date.now() + clockOffsetMs) } : {}),
       providers,
       ...(status ? { status } : {}),
+      ...(statusHistory ? { statusHistory } : {}),
       cluster: flags.cluster,
       logger,
       listen: flags.listen,
