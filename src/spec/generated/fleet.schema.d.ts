@@ -33,7 +33,7 @@ export interface FleetSpec {
    */
   staleAfter?: Duration;
   /**
-   * Every cluster of the fleet. Each reads the shared specs plus its own folder clusters/<name>/, and writes drydock/status/<name>.
+   * Every cluster of the fleet. Each reads the shared specs plus its own folder clusters/<name>/, and writes drydock/status-<name>.
    *
    * @minItems 1
    * @maxItems 1000
@@ -52,7 +52,7 @@ export interface FleetSpec {
  */
 export interface FleetClusterSpec {
   /**
-   * The cluster's name: its folder under clusters/ and its status branch drydock/status/<name>.
+   * The cluster's name: its folder under clusters/ and its status branch drydock/status-<name>.
    */
   name: ResourceName;
   /**
