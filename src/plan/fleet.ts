@@ -202,3 +202,37 @@ export function admit(input: FleetInput, cluster: string): Admission {
   }
   return { open: true };
 }
+
+/** What a cluster's round knows of its fleet: read from Git by the service once per round. */
+export interface FleetRound {
+  /** This cluster. */
+  readonly cluster: string;
+  readonly fleet: FleetPlan;
+  readonly reports: ReadonlyMap<string, MemberReport>;
+  readonly approvals: readonly StageApproval[];
+  /** Each member's own files (paths in its view): a member whose folder replaces a spec's file does not carry it. */
+  readonly ownFiles: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/** A spec file of a cluster's own folder (the loader names it by its repository path). */
+const OWN_FILE = /^clusters\/[^/]+\//;
+
+/**
+ * What holds `change` in this cluster, or undefined when nothing does. Only a shared spec is
+ * ordered: one whose file (`file`, relative to the root) comes from this cluster's own folder
+ * belongs to this cluster alone.
+ */
+export function fleetHold(
+  round: FleetRound,
+  change: FleetChange,
+  file: string | undefined,
+  now: number,
+): Exclude<Admission, { open: true }> | undefined {
+  if (file === undefined || OWN_FILE.test(file)) return undefined;
+  const skip = new Set([...round.ownFiles].filter(([, files]) => files.has(file)).map(([c]) => c));
+  const admission = admit(
+    { fleet: round.fleet, change, reports: round.reports, approvals: round.approvals, skip, now },
+    round.cluster,
+  );
+  return admission.open ? undefined : admission;
+}

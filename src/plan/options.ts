@@ -1,5 +1,6 @@
 /** Tunables of plan(); every one has a default, and bad values are refused with PlanError. */
 import { PlanError } from './errors.js';
+import type { FleetRound } from './fleet.js';
 
 export interface PlanOptions {
   /** Estimated seconds to replace one node (boot, join, health gate, drain); forecast only. Default 120. */
@@ -23,6 +24,8 @@ export interface PlanOptions {
    * awk and curl; default curl's (execute/jobs/bottlerocket-update.ts).
    */
   readonly bottlerocketImage?: string;
+  /** In a fleet: this round's view of the clusters before this one (plan/fleet.ts). */
+  readonly fleet?: FleetRound;
 }
 
 export interface ResolvedOptions {
@@ -33,6 +36,7 @@ export interface ResolvedOptions {
   readonly rebootTimeoutMs: number;
   readonly rebootImage?: string;
   readonly bottlerocketImage?: string;
+  readonly fleet?: FleetRound;
 }
 
 function check(name: keyof PlanOptions, value: number | undefined, fallback: number, min: number): number {
@@ -55,5 +59,6 @@ export function resolveOptions(options: PlanOptions = {}): ResolvedOptions {
     rebootTimeoutMs: check('rebootTimeoutSeconds', options.rebootTimeoutSeconds, 600, 1) * 1000,
     ...(options.rebootImage !== undefined ? { rebootImage: options.rebootImage } : {}),
     ...(options.bottlerocketImage !== undefined ? { bottlerocketImage: options.bottlerocketImage } : {}),
+    ...(options.fleet !== undefined ? { fleet: options.fleet } : {}),
   };
 }

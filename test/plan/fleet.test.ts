@@ -8,7 +8,17 @@ import {
   type MemberReport,
   type StageApproval,
 } from '../../src/plan/fleet.js';
+import { plan, type Plan } from '../../src/plan/index.js';
+import type { FleetRound } from '../../src/plan/fleet.js';
 import type { SpecPhase } from '../../src/plan/types.js';
+import { ANNOTATIONS } from '../../src/protocol/keys.js';
+import { at, cloudGroup, desired, nodeImage, observed, scalingGroup, workers } from './fixtures.js';
+import { V1, V2 } from './helpers.js';
+
+const started = (p: Plan): string[] =>
+  p.actions.flatMap((a) =>
+    a.kind === 'annotateNode' && a.annotations[ANNOTATIONS.phase] === 'Pending' ? [a.node] : [],
+  );
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-03-01T10:00:00Z');
@@ -200,5 +210,70 @@ describe('fleet stage admission', () => {
     assert.equal(memberState(member('Failed', OLD), change, 10 * MIN, T0), 'pending');
     assert.equal(memberState(member('Failed'), change, 10 * MIN, T0), 'failed');
     assert.equal(stageApprovalPath('canary', worker), 'fleet/approvals/canary-worker.yaml');
+  });
+});
+
+describe('plan: the fleet start gate', () => {
+  const sg = scalingGroup('workers', 'workers');
+  const image = nodeImage('workers', V2);
+  const want = desired({ scalingGroups: [sg], nodeImages: [image] });
+  const w = workers(2, V1);
+  const seen = observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)] });
+  const now = at(0);
+  const round = (reports: Record<string, MemberReport>, ownFiles: Record<string, string[]> = {}): FleetRound => ({
+    cluster: 'prod',
+    fleet: {
+      staleAfterMs: 10 * MIN,
+      stages: [
+        { name: 'canary', clusters: ['dev'], soakMs: 30 * MIN, approval: false, tolerate: 0 },
+        { name: 'main', clusters: ['prod'], soakMs: 0, approval: false, tolerate: 0 },
+      ],
+    },
+    reports: new Map(Object.entries(reports)),
+    approvals: [],
+    ownFiles: new Map(Object.entries(ownFiles).map(([c, f]) => [c, new Set(f)])),
+  });
+  const dev = (completeAgo: number): MemberReport => ({
+    writtenAt: now.getTime() - MIN,
+    specs: new Map([
+      [
+        'NodeImage/workers',
+        { revision: image.revision, phase: 'Complete', completeSince: now.getTime() - completeAgo },
+      ],
+    ]),
+  });
+
+  it('holds a shared image until the earlier stage soaked it, with code fleet and until when', () => {
+    const p = plan(want, seen, now, { fleet: round({ dev: dev(10 * MIN) }) });
+    assert.deepEqual(started(p), []);
+    const wait = p.waits.find((x) => x.code === 'fleet');
+    assert.equal(wait?.until, new Date(now.getTime() + 20 * MIN).toISOString());
+    assert.match(
+      wait?.reason ?? '',
+      /stage canary soaks NodeImage\/workers revision workers-img:v2 until 2026-03-02T10:20:00.000Z/,
+    );
+  });
+
+  it('starts once the soak has passed', () => {
+    const p = plan(want, seen, now, { fleet: round({ dev: dev(31 * MIN) }) });
+    assert.equal(started(p).length > 0, true);
+    assert.equal(
+      p.waits.some((x) => x.code === 'fleet'),
+      false,
+    );
+  });
+
+  it("does not order a spec whose file comes from the cluster's own folder", () => {
+    const own = desired({
+      scalingGroups: [sg],
+      nodeImages: [{ ...image, source: { file: 'clusters/prod/images/workers.yaml', line: 1, column: 1 } }],
+    });
+    const p = plan(own, seen, now, { fleet: round({}) });
+    assert.equal(started(p).length > 0, true);
+  });
+
+  it('does not wait for an earlier cluster whose own folder replaces the file', () => {
+    const p = plan(want, seen, now, { fleet: round({}, { dev: [image.source.file] }) });
+    assert.equal(started(p).length > 0, true);
   });
 });

@@ -3,7 +3,7 @@
  * each. A kind supplies its policy, its approval target and its canary's progress; it never
  * re-implements a gate.
  *
- *   halted → the autoscaler → the maintenance window → the start approval → the canary wave
+ *   halted → the fleet's earlier stages → the autoscaler → the maintenance window → the start approval → the canary wave
  *   (its nodes, then its soak) → the after-canary approval → open
  */
 import type { DesiredState, RolloutPolicy } from '../../spec/model.js';
@@ -16,7 +16,7 @@ export type StartGate =
   | { readonly open: true; readonly limit?: number }
   | {
       readonly open: false;
-      readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak';
+      readonly code: 'halted' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak' | 'fleet';
       readonly reason: string;
       readonly until?: number;
       readonly approval?: ApprovalWanted;
@@ -31,6 +31,11 @@ export interface StartGates {
    * worker of any spec starts before the whole control plane is done.
    */
   readonly controlPlane?: string;
+  /**
+   * In a fleet: what holds this revision of the spec until the stages before this cluster's
+   * have passed it (plan/fleet.ts), or undefined when nothing does.
+   */
+  readonly fleet?: (target: ApprovalTarget) => { readonly reason: string; readonly until?: number } | undefined;
 }
 
 export interface StartInput {
@@ -53,6 +58,8 @@ export function haltedReason(cause: string, kind: string): string {
 export function startGate(input: StartInput): StartGate {
   const { desired, rollout, approval, now } = input;
   if (input.halted !== undefined) return { open: false, code: 'halted', reason: input.halted };
+  const fleet = input.gates.fleet?.(approval);
+  if (fleet !== undefined) return { open: false, code: 'fleet', ...fleet };
   if (input.gates.autoscaler !== undefined) return { open: false, code: 'autoscaler', reason: input.gates.autoscaler };
   const closed = windowGate(desired.maintenanceWindows, rollout.window, now);
   if (closed !== undefined) return { open: false, ...closed };
