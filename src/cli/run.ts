@@ -77,7 +77,10 @@ function clusterOptions(): Option[] {
     )
       .env('DRYDOCK_NAMESPACE')
       .default('kube-system'),
-    new Option('--cluster <name>', "cluster name in status reports (default: drydock.yaml's)")
+    new Option(
+      '--cluster <name>',
+      "cluster name in status reports (default: drydock.yaml's); in a fleet repository (fleet/fleet.yaml) the cluster whose view is read and whose status branch drydock/status-<name> is written",
+    )
       .env('DRYDOCK_CLUSTER')
       .default(''),
   ];

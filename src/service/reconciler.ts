@@ -23,6 +23,8 @@ export interface ReconcileDeps {
   readonly cluster: ClusterCache;
   readonly providers: ProviderLookup;
   readonly planner: Planner;
+  /** Read before the plan (a fleet's status branches); it reports its own failures. */
+  readonly prepareRound?: (desired: DesiredState) => Promise<void>;
   readonly actionDeps: ActionDeps;
   readonly events: EventRecorder;
   readonly logger: Logger;
@@ -55,6 +57,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
     log: deps.sightings,
     now: deps.now().getTime(),
   });
+  await deps.prepareRound?.(desired);
   const now = deps.now();
   const plan = deps.planner(desired, observed, now);
   let results: ActionResult[] = [];

@@ -22,6 +22,8 @@ export interface StatusPublisherOptions {
   readonly mayWrite: () => boolean;
   /** Asks the service for another round in `ms`. */
   readonly requestRound: (ms: number) => void;
+  /** The same snapshot is written again after this long (a fleet's sign of life); default never. */
+  readonly heartbeatMs?: () => number | undefined;
 }
 
 export class StatusPublisher {
@@ -58,7 +60,8 @@ export class StatusPublisher {
     // No cluster name yet (no --cluster, no valid commit loaded): the report would be filed
     // under the wrong name, so it waits for the first valid commit.
     if (!sink || !this.opts.mayWrite() || snapshot.cluster === '') return;
-    if (key === this.writtenKey) return;
+    const beat = this.opts.heartbeatMs?.();
+    if (key === this.writtenKey && (beat === undefined || this.opts.clock() - this.lastWriteAt < beat)) return;
     if (this.inFlight !== undefined) {
       // One write at a time: the round after this one's interval writes what is newest then.
       this.opts.requestRound(this.opts.intervalMs);
@@ -87,6 +90,8 @@ export class StatusPublisher {
       this.writtenKey = key;
       this.lastWriteAt = this.opts.clock();
       this.failures = 0;
+      const beat = this.opts.heartbeatMs?.();
+      if (beat !== undefined) this.opts.requestRound(beat);
     } catch (err) {
       // A write that fails has already spent its own retries inside the round; the next ones
       // wait longer each time (5 s doubling to 1 min), so a Git host that refuses status
