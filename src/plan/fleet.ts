@@ -236,3 +236,38 @@ export function fleetHold(
   );
   return admission.open ? undefined : admission;
 }
+
+/** One stage a shared change will move through, and the earliest it can start there. */
+export interface StagePass {
+  readonly stage: string;
+  /** Its clusters that carry the change. */
+  readonly clusters: readonly string[];
+  /** No earlier than this (ms): the soaks before it, each counted from the earliest the stage could be done. */
+  readonly earliest: number;
+  readonly soakMs: number;
+  /** The FleetApproval file the stages after it wait for, if it asks for one. */
+  readonly approvalPath?: string;
+}
+
+/**
+ * The stages a change merged at `from` will move through: a lower bound for each, as a stage
+ * cannot be done before it starts and the next one waits for its soak (and its approval, whose
+ * time no one can forecast). Stages whose every cluster replaces the spec are left out.
+ */
+export function stagePath(fleet: FleetPlan, spec: SpecRef, skip: ReadonlySet<string>, from: number): StagePass[] {
+  const out: StagePass[] = [];
+  let earliest = from;
+  for (const stage of fleet.stages) {
+    const clusters = stage.clusters.filter((c) => !skip.has(c));
+    if (clusters.length === 0) continue;
+    out.push({
+      stage: stage.name,
+      clusters,
+      earliest,
+      soakMs: stage.soakMs,
+      ...(stage.approval ? { approvalPath: stageApprovalPath(stage.name, spec) } : {}),
+    });
+    earliest += stage.soakMs;
+  }
+  return out;
+}

@@ -9,10 +9,8 @@ import type { Logger } from 'pino';
 import type { FleetRound } from '../plan/fleet.js';
 import { stageOf } from '../plan/fleet.js';
 import { clusterStatusBranch, clusterView } from '../spec/cluster-view.js';
-import { fileStart, specError } from '../spec/errors.js';
-import { loadFleet, FLEET_FILE, type Fleet } from '../spec/fleet.js';
-import { loadClusterView } from '../spec/fleet-load.js';
-import { loadFromSource } from '../spec/load.js';
+import type { Fleet } from '../spec/fleet.js';
+import { loadMember } from '../spec/fleet-load.js';
 import type { LoadResult } from '../spec/model.js';
 import type { SpecFileSource } from '../spec/source.js';
 import { FleetStatusReader } from '../source/fleet-status.js';
@@ -43,28 +41,11 @@ export class FleetMember {
 
   /** The loader of Sync: the fleet file, then this cluster's view; or the whole tree without a fleet file. */
   readonly load = async (tree: SpecFileSource): Promise<LoadResult> => {
-    const fleet = await loadFleet(tree);
-    if (fleet === undefined) {
-      this.loaded = undefined;
-      return loadFromSource(tree);
-    }
-    if (!fleet.ok) return { ok: false, errors: fleet.errors, files: [FLEET_FILE] };
-    const names = fleet.fleet.clusters.map((c) => c.name);
-    if (!names.includes(this.cluster)) {
-      const why =
-        this.cluster === ''
-          ? `this repository serves a fleet (${FLEET_FILE}) and this drydock was not told which cluster it runs for`
-          : `this drydock runs as cluster ${JSON.stringify(this.cluster)}, which ${FLEET_FILE} does not list`;
-      return {
-        ok: false,
-        errors: [specError('config', fileStart(FLEET_FILE), why, `pass --cluster with one of ${names.join(', ')}`)],
-        files: [FLEET_FILE],
-      };
-    }
-    const result = await loadClusterView(tree, this.cluster);
-    if (result.ok) {
+    const { result, fleet } = await loadMember(tree, this.cluster);
+    if (fleet === undefined) this.loaded = undefined;
+    else if (result.ok) {
       const ownFiles = new Map<string, ReadonlySet<string>>();
-      for (const c of names) ownFiles.set(c, await clusterView(tree, c).ownFiles());
+      for (const c of fleet.fleet.clusters) ownFiles.set(c.name, await clusterView(tree, c.name).ownFiles());
       this.loaded = {
         fleet: fleet.fleet,
         round: { cluster: this.cluster, fleet: fleet.fleet, approvals: fleet.approvals, ownFiles },

@@ -9,6 +9,7 @@ import { GitSource } from '../source/git-source.js';
 import { DEFAULT_STATUS_BRANCH } from '../source/trailers.js';
 import { clusterStatusBranch } from '../spec/cluster-view.js';
 import { loadFleet } from '../spec/fleet.js';
+import { loadMember } from '../spec/fleet-load.js';
 import { FleetMember } from './fleet-round.js';
 import { resolveCredentials } from '../source/credentials.js';
 import { Sync } from '../source/sync.js';
@@ -81,7 +82,9 @@ export function gitTipSource(flags: SourceFlags, logger: Logger): DesiredSource 
   const git = gitSource(flags, logger);
   return revisionSource(async (): Promise<DesiredRevision> => {
     const fetched = await git.fetch();
-    return { commit: fetched.commit, load: await loadFromSource(git.readTree(fetched.commit)) };
+    const tree = git.readTree(fetched.commit);
+    const load = flags.cluster ? (await loadMember(tree, flags.cluster)).result : await loadFromSource(tree);
+    return { commit: fetched.commit, load };
   });
 }
 
@@ -189,5 +192,5 @@ function fleetStatusBranch(git: GitSource, flags: SourceFlags): () => Promise<st
 /** The source `drydock plan` reads: a remote's tip, or a directory (a pull request's checkout). */
 export async function createDesiredSource(flags: SourceFlags, logger: Logger): Promise<DesiredSource> {
   if (isRemote(flags.repo)) return gitTipSource(flags, logger);
-  return directoryDesiredSource(path.resolve(flags.repo, flags.path));
+  return directoryDesiredSource(path.resolve(flags.repo, flags.path), flags.cluster || undefined);
 }

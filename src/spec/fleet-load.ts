@@ -5,8 +5,8 @@
  * that reads it, so it is reported once, naming them all.
  */
 import { clusterView, inRepoPaths } from './cluster-view.js';
-import { compareErrors, type CodedSpecError } from './errors.js';
-import { loadFleet, type Fleet } from './fleet.js';
+import { compareErrors, fileStart, specError, type CodedSpecError } from './errors.js';
+import { FLEET_FILE, loadFleet, type Fleet, type FleetLoad } from './fleet.js';
 import { loadFromSource, type LoadOptions } from './load.js';
 import type { LoadResult, SpecError } from './model.js';
 import type { SpecFileSource } from './source.js';
@@ -63,4 +63,34 @@ export function mergeFindings(found: readonly { cluster: string; errors: readonl
       message: `${clusters.length === 1 ? 'cluster' : 'clusters'} ${clusters.join(', ')}: ${error.message}`,
     }))
     .sort(compareErrors);
+}
+
+/** A tree loaded for one cluster: its view when the tree holds a fleet file, the whole tree otherwise. */
+export interface MemberLoad {
+  readonly result: LoadResult;
+  /** The fleet and its approvals, when the tree holds a valid fleet file and lists the cluster. */
+  readonly fleet?: Extract<FleetLoad, { ok: true }>;
+}
+
+/**
+ * What a cluster's drydock (and `drydock plan --cluster`) loads from a tree: the fleet file and
+ * the cluster's view, or, without a fleet file, the whole tree as before. A wrong fleet file, or
+ * a cluster it does not list, refuses the tree like any invalid spec.
+ */
+export async function loadMember(tree: SpecFileSource, cluster: string): Promise<MemberLoad> {
+  const fleet = await loadFleet(tree);
+  if (fleet === undefined) return { result: await loadFromSource(tree) };
+  if (!fleet.ok) return { result: { ok: false, errors: fleet.errors, files: [FLEET_FILE] } };
+  const names = fleet.fleet.clusters.map((c) => c.name);
+  if (!names.includes(cluster)) {
+    const why =
+      cluster === ''
+        ? `this repository serves a fleet (${FLEET_FILE}) and drydock was not told which cluster it is for`
+        : `cluster ${JSON.stringify(cluster)} is not listed in ${FLEET_FILE}`;
+    const hint = `pass --cluster with one of ${names.join(', ')}`;
+    return {
+      result: { ok: false, errors: [specError('config', fileStart(FLEET_FILE), why, hint)], files: [FLEET_FILE] },
+    };
+  }
+  return { result: await loadClusterView(tree, cluster), fleet };
 }

@@ -3,6 +3,7 @@ import {
   admit,
   memberState,
   stageApprovalPath,
+  stagePath,
   type FleetInput,
   type FleetPlan,
   type MemberReport,
@@ -275,5 +276,30 @@ describe('plan: the fleet start gate', () => {
   it('does not wait for an earlier cluster whose own folder replaces the file', () => {
     const p = plan(want, seen, now, { fleet: round({}, { dev: [image.source.file] }) });
     assert.equal(started(p).length > 0, true);
+  });
+});
+
+describe('fleet stage path of a pull request', () => {
+  it('gives each stage its earliest start: the soaks before it, from the merge', () => {
+    const path = stagePath(fleet, worker, new Set(), T0);
+    assert.deepEqual(
+      path.map((p) => [p.stage, p.clusters, p.earliest - T0, p.approvalPath]),
+      [
+        ['canary', ['dev'], 0, 'fleet/approvals/canary-worker.yaml'],
+        ['early', ['eu-1', 'eu-2'], 30 * MIN, undefined],
+        ['prod', ['us-1'], 30 * MIN, undefined],
+      ],
+    );
+  });
+
+  it('leaves out the clusters, and the stages, that replace the spec', () => {
+    const path = stagePath(fleet, worker, new Set(['dev', 'eu-2']), T0);
+    assert.deepEqual(
+      path.map((p) => [p.stage, p.clusters, p.earliest - T0]),
+      [
+        ['early', ['eu-1'], 0],
+        ['prod', ['us-1'], 0],
+      ],
+    );
   });
 });
