@@ -59,10 +59,7 @@ export function register(program: Command, done: (code: ExitCode) => void): void
         .default('text'),
     )
     .addOption(
-      new Option(
-        '--cluster <name>',
-        "cluster name shown (default: drydock.yaml's); in a fleet repository (fleet/fleet.yaml) the cluster whose view is planned (with --base/--head, default: the first cluster of the first stage)",
-      )
+      new Option('--cluster <name>', "cluster name shown (default: drydock.yaml's); in a fleet, the cluster planned")
         .env('DRYDOCK_CLUSTER')
         .default(''),
     )

@@ -79,7 +79,7 @@ function clusterOptions(): Option[] {
       .default('kube-system'),
     new Option(
       '--cluster <name>',
-      "cluster name in status reports (default: drydock.yaml's); in a fleet repository (fleet/fleet.yaml) the cluster whose view is read and whose status branch drydock/status-<name> is written",
+      "cluster name in status reports (default: drydock.yaml's); in a fleet, the cluster served",
     )
       .env('DRYDOCK_CLUSTER')
       .default(''),

@@ -13,10 +13,7 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .description('check every spec in a repository directory; print errors as path:line:column')
     .argument('[dir]', 'repository directory', '.')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text'))
-    .option(
-      '--cluster <name>',
-      "a fleet repository (fleet/fleet.yaml): check this cluster's view only (default: every cluster's)",
-    )
+    .option('--cluster <name>', 'in a fleet: check this cluster only (default: all)')
     .action(async (dir: string, options: { format: ErrorFormat; cluster?: string }) => {
       const { runValidate } = await import('./actions/validate.js');
       done(
