@@ -102,8 +102,7 @@ interface Loaded {
 }
 
 /** A revision's specs: the whole tree, or in a fleet repository one cluster's view. */
-async function loadAt(source: GitSource, ref: string, cluster: string | undefined): Promise<Loaded> {
-  const commit = await resolve(source, ref);
+async function loadAt(source: GitSource, ref: string, commit: string, cluster: string | undefined): Promise<Loaded> {
   const tree = source.readTree(commit);
   if (cluster === undefined) return { ref, commit, load: await loadFromSource(tree) };
   const member = await loadMember(tree, cluster);
@@ -114,8 +113,8 @@ async function loadAt(source: GitSource, ref: string, cluster: string | undefine
  * The cluster a fleet repository's pull request is planned for: --cluster, or the first of the
  * first stage (where a shared change starts); undefined outside a fleet.
  */
-async function fleetCluster(source: GitSource, ref: string, flag: string): Promise<string | undefined> {
-  const fleet = await loadFleet(source.readTree(await resolve(source, ref)));
+async function fleetCluster(source: GitSource, commit: string, flag: string): Promise<string | undefined> {
+  const fleet = await loadFleet(source.readTree(commit));
   if (fleet === undefined) return flag || undefined;
   return flag || (fleet.ok ? fleet.fleet.stages[0]?.clusters[0] : '') || '';
 }
@@ -158,9 +157,11 @@ export async function runPlanPr(flags: PrFlags, write: (text: string) => void, l
   const at = new Date();
   // Any ref is read from the one clone; the source's own branch plays no part.
   const source = gitSource(flags, logger);
-  const cluster = await fleetCluster(source, flags.head, flags.cluster);
-  const base = await loadAt(source, flags.base, cluster);
-  const head = await loadAt(source, flags.head, cluster);
+  const baseCommit = await resolve(source, flags.base);
+  const headCommit = await resolve(source, flags.head);
+  const cluster = await fleetCluster(source, headCommit, flags.cluster);
+  const base = await loadAt(source, flags.base, baseCommit, cluster);
+  const head = await loadAt(source, flags.head, headCommit, cluster);
   const live = head.load.ok
     ? await livePlan(flags, head.load.desired, at)
     : { skipped: 'the head is invalid, so it was not planned' };
