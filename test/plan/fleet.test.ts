@@ -13,7 +13,8 @@ import { plan, type Plan } from '../../src/plan/index.js';
 import type { FleetRound } from '../../src/plan/fleet.js';
 import type { SpecPhase } from '../../src/plan/types.js';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
-import { at, cloudGroup, desired, nodeImage, observed, scalingGroup, workers } from './fixtures.js';
+import { at, cloudGroup, desired, node, nodeImage, observed, scalingGroup, workers } from './fixtures.js';
+import { nodeOp } from './nodeop/fixtures.js';
 import { V1, V2 } from './helpers.js';
 
 const started = (p: Plan): string[] =>
@@ -301,5 +302,45 @@ describe('fleet stage path of a pull request', () => {
         ['prod', ['us-1'], 0],
       ],
     );
+  });
+});
+
+describe('plan: the fleet start gate holds a NodeOp too', () => {
+  const op = nodeOp('patch');
+  const want = desired({ nodeOps: [op] });
+  const seen = observed({ nodes: [{ ...node('worker-0', 'sim://g/worker-0'), bootID: 'boot-0' }] });
+  const now = at(0);
+  const round = (reports: Record<string, MemberReport>): FleetRound => ({
+    cluster: 'prod',
+    fleet: {
+      staleAfterMs: 10 * MIN,
+      stages: [
+        { name: 'canary', clusters: ['dev'], soakMs: 0, approval: false, tolerate: 0 },
+        { name: 'main', clusters: ['prod'], soakMs: 0, approval: false, tolerate: 0 },
+      ],
+    },
+    reports: new Map(Object.entries(reports)),
+    approvals: [],
+    ownFiles: new Map(),
+  });
+  const devSays = (revision: string): MemberReport => ({
+    writtenAt: now.getTime() - MIN,
+    specs: new Map([['NodeOp/patch', { revision, phase: 'Complete', completeSince: now.getTime() - MIN }]]),
+  });
+  const jobs = (p: Plan): number => p.actions.filter((a) => a.kind === 'annotateNode').length;
+
+  it('waits for the earlier cluster to report its revision, then goes', () => {
+    const held = plan(want, seen, now, { fleet: round({ dev: devSays('r0') }) });
+    assert.match(
+      held.waits.find((w) => w.code === 'fleet')?.reason ?? '',
+      /waits for cluster dev .*NodeOp\/patch revision r1/,
+    );
+    assert.equal(jobs(held), 0);
+    const going = plan(want, seen, now, { fleet: round({ dev: devSays('r1') }) });
+    assert.equal(
+      going.waits.some((w) => w.code === 'fleet'),
+      false,
+    );
+    assert.ok(jobs(going) > 0, JSON.stringify(going.waits));
   });
 });

@@ -8,7 +8,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import { opTarget } from '../approval.js';
 import { parseInstant } from '../protocol.js';
 import type { CanaryProgress } from '../sequence/canary.js';
-import { startGate, type StartGate } from '../sequence/start-gate.js';
+import { startGate, type StartGate, type StartGates } from '../sequence/start-gate.js';
 import type { NodeOpContext, Standing } from './context.js';
 
 /** The spec's canary as the shared gate reads it: its done nodes and when each was done. */
@@ -29,13 +29,14 @@ export function nodeOpStartGate(
   ctx: NodeOpContext,
   standing: ReadonlyMap<string, Standing>,
   inFlight: number,
+  fleet?: StartGates['fleet'],
 ): StartGate {
   return startGate({
     desired: ctx.desired,
     rollout: ctx.op.rollout,
     approval: opTarget(ctx.op, ctx.spec),
     canary: nodeOpCanary(ctx, standing, inFlight),
-    gates: {},
+    gates: fleet !== undefined ? { fleet } : {},
     now: ctx.now,
   });
 }

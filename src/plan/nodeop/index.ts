@@ -22,6 +22,7 @@ import {
   type Standing,
 } from './context.js';
 import { nodeOpStartGate } from './gate.js';
+import type { StartGates } from '../sequence/start-gate.js';
 import { advance, cleanUpJob, failurePolicy, settle, type Ended } from './step.js';
 import { cleanUpNodeGateJobs } from './gates.js';
 import { cleanUpRemovedJobs } from './removed.js';
@@ -42,6 +43,8 @@ export { nodeOpForecastInput } from './forecast.js';
  */
 export interface NodeOpGates {
   readonly controlPlane?: string;
+  /** In a fleet: what holds a shared spec until the earlier stages passed it (sequence/start-gate.ts). */
+  readonly fleet?: StartGates['fleet'];
 }
 
 export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecStatus {
@@ -89,7 +92,7 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
     );
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
     const running = inFlight(ctx, all, standing);
-    const gate = nodeOpStartGate(ctx, standing, running);
+    const gate = nodeOpStartGate(ctx, standing, running, gates.fleet);
     const resolving = ctx.bottlerocket !== undefined && ctx.bottlerocket.version === undefined;
     if (!gate.open) b.wait(ctx.spec, gate.code, gate.reason, gateWait(gate));
     else if (resolving && running > 0)
