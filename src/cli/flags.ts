@@ -94,6 +94,12 @@ export interface StatusCommandOptions {
   /** Follow the branch: print each new status commit as it lands. */
   readonly watch?: boolean;
   readonly interval?: string;
+  /** A fleet repository: this cluster's status branch by convention. */
+  readonly cluster?: string;
+  /** A fleet repository: every cluster's status, read from fleet/fleet.yaml on --branch. */
+  readonly fleet?: boolean;
+  readonly branch?: string;
+  readonly path?: string;
 }
 
 export interface ApproveFlags {

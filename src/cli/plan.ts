@@ -59,7 +59,9 @@ export function register(program: Command, done: (code: ExitCode) => void): void
         .default('text'),
     )
     .addOption(
-      new Option('--cluster <name>', "cluster name shown (default: drydock.yaml's)").env('DRYDOCK_CLUSTER').default(''),
+      new Option('--cluster <name>', "cluster name shown (default: drydock.yaml's); in a fleet, the cluster planned")
+        .env('DRYDOCK_CLUSTER')
+        .default(''),
     )
     .addOption(
       new Option('--namespace <ns>', 'namespace drydock run uses (its node Jobs and reboot pods run there)')

@@ -78,7 +78,10 @@ function clusterOptions(): Option[] {
     )
       .env('DRYDOCK_NAMESPACE')
       .default('kube-system'),
-    new Option('--cluster <name>', "cluster name in status reports (default: drydock.yaml's)")
+    new Option(
+      '--cluster <name>',
+      "cluster name in status reports (default: drydock.yaml's); in a fleet, the cluster served",
+    )
       .env('DRYDOCK_CLUSTER')
       .default(''),
     new Option(

@@ -24,6 +24,16 @@ export function register(program: Command, done: (code: ExitCode) => void): void
         .default(DEFAULT_STATUS_BRANCH),
     )
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .addOption(new Option('--cluster <name>', "in a fleet: read this cluster's status branch").env('DRYDOCK_CLUSTER'))
+    .option('--fleet', 'in a fleet: every cluster × spec: phase, revision, wait')
+    .addOption(
+      new Option('--branch <name>', 'with --fleet: the branch holding fleet/fleet.yaml')
+        .env('DRYDOCK_BRANCH')
+        .default('main'),
+    )
+    .addOption(
+      new Option('--path <dir>', 'with --fleet: directory where fleet/ lives').env('DRYDOCK_PATH').default('.'),
+    )
     .option('--git-token-file <file>', 'file holding a Git token (or set DRYDOCK_GIT_TOKEN)')
     .option('--cache-dir <dir>', 'root of the Git cache clones')
     .option('--watch', 'after the README, follow the branch and print each status commit as it lands (Ctrl-C stops)')

@@ -13,7 +13,8 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .description('check every spec in a repository directory; print errors as path:line:column')
     .argument('[dir]', 'repository directory', '.')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text'))
-    .action(async (dir: string, options: { format: ErrorFormat }) => {
+    .option('--cluster <name>', 'in a fleet: check this cluster only (default: all)')
+    .action(async (dir: string, options: { format: ErrorFormat; cluster?: string }) => {
       const { runValidate } = await import('./actions/validate.js');
       done(
         await runValidate(
@@ -21,6 +22,7 @@ export function register(program: Command, done: (code: ExitCode) => void): void
           options.format,
           (s) => process.stdout.write(s),
           (s) => process.stderr.write(s),
+          options.cluster,
         ),
       );
     });

@@ -12,6 +12,7 @@ import { budgetLines, ClusterBudget } from './budget.js';
 import { PlanBuilder } from './builder.js';
 import { controlPlaneWait } from './control-plane.js';
 import { PlanError } from './errors.js';
+import { fleetHold, type FleetRound } from './fleet.js';
 import { forecastWaves, withEta } from './forecast.js';
 import type { Round } from './kind.js';
 import { KINDS } from './kinds.js';
@@ -49,6 +50,19 @@ export function earliestWake(waits: readonly Wait[], nowMs: number): number | un
   return wakeAt;
 }
 
+/** The fleet's start gate for this round: by a spec's file, whether it is shared and who carries it. */
+function fleetGate(desired: DesiredState, round: FleetRound | undefined, nowMs: number): StartGates['fleet'] {
+  if (round === undefined) return undefined;
+  const specs = [...desired.nodeImages, ...desired.nodeOps, ...desired.nodeOpUpgrades];
+  return (target) => {
+    // A NodeImage inPlace is planned as a NodeOp of the same name: its file is the NodeImage's.
+    const named = specs.filter((s) => s.name === target.name);
+    const spec = named.find((s) => s.kind === target.kind) ?? named.find((s) => s.kind === 'NodeImage');
+    const hold = fleetHold(round, { spec: target, revision: target.revision }, spec?.source.file, nowMs);
+    return hold && { reason: hold.reason, ...(hold.until !== undefined ? { until: hold.until } : {}) };
+  };
+}
+
 /**
  * One reconcile, in rounds: every kind reads its specs from the observed state first (whether
  * any replaces nodes decides the autoscaler, and every spec's control plane still to do decides
@@ -77,12 +91,14 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const autoscalers = planAutoscalers(desired, round.view, active, b, active ? undefined : unknown);
   // Read before any spec moves a node: a control-plane node started this round is still to do.
   const controlPlanes = kinds.flatMap((k) => k.controlPlanes);
+  const fleet = fleetGate(desired, opts.fleet, nowMs);
   const gates = (operation: string): StartGates => {
     const controlPlane = controlPlaneWait(controlPlanes, operation);
     return {
       ...(autoscalers.blocking !== undefined ? { autoscaler: autoscalers.blocking } : {}),
       ...(controlPlane !== undefined ? { controlPlane } : {}),
       ...(observed.metrics !== undefined ? { metrics: observed.metrics } : {}),
+      ...(fleet !== undefined ? { fleet } : {}),
     };
   };
 

@@ -2,6 +2,7 @@
 import { PlanError } from './errors.js';
 import type { NodeTiming } from './pace.js';
 import type { SpecStatus } from './types.js';
+import type { FleetRound } from './fleet.js';
 
 export interface PlanOptions {
   /**
@@ -37,6 +38,8 @@ export interface PlanOptions {
    * the node: it is then the only durable record of the ending.
    */
   readonly published?: readonly SpecStatus[];
+  /** In a fleet: this round's view of the clusters before this one (plan/fleet.ts). */
+  readonly fleet?: FleetRound;
 }
 
 export interface ResolvedOptions {
@@ -50,6 +53,7 @@ export interface ResolvedOptions {
   readonly rebootImage?: string;
   readonly bottlerocketImage?: string;
   readonly published?: readonly SpecStatus[];
+  readonly fleet?: FleetRound;
 }
 
 function check(name: keyof PlanOptions, value: number | undefined, fallback: number, min: number): number {
@@ -76,5 +80,6 @@ export function resolveOptions(options: PlanOptions = {}): ResolvedOptions {
     ...(options.rebootImage !== undefined ? { rebootImage: options.rebootImage } : {}),
     ...(options.bottlerocketImage !== undefined ? { bottlerocketImage: options.bottlerocketImage } : {}),
     ...(options.published !== undefined ? { published: options.published } : {}),
+    ...(options.fleet !== undefined ? { fleet: options.fleet } : {}),
   };
 }

@@ -210,7 +210,9 @@ export type WaitCode =
   /** The Machine Config Operator is upgrading a node drydock admitted. */
   | 'mco'
   /** A MachineConfigPool (or ClusterVersion) is missing, unsuitable, or being prepared. */
-  | 'pool';
+  | 'pool'
+  /** In a fleet: the stages before this cluster's have not passed the revision yet (plan/fleet.ts). */
+  | 'fleet';
 
 /**
  * The Approval file a wait for one asks for: where it goes and what it approves, so status can

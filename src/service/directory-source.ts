@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadFromDirectory } from '../spec/load.js';
+import { loadMember } from '../spec/fleet-load.js';
+import { directorySource } from '../spec/source.js';
 import { revisionSource, type DesiredRevision, type DesiredSource } from './desired.js';
 
 function gitHead(dir: string): string | undefined {
@@ -18,9 +20,11 @@ function gitHead(dir: string): string | undefined {
   return head.stdout.trim();
 }
 
-export function directoryDesiredSource(dir: string): DesiredSource {
+/** A directory's specs; with `cluster`, that cluster's view when the directory holds a fleet file. */
+export function directoryDesiredSource(dir: string, cluster?: string): DesiredSource {
   return revisionSource(async (): Promise<DesiredRevision> => {
-    const load = await loadFromDirectory(dir);
+    const load =
+      cluster === undefined ? await loadFromDirectory(dir) : (await loadMember(directorySource(dir), cluster)).result;
     const head = gitHead(dir);
     if (head) return { commit: head, load };
     const hash = createHash('sha256');

@@ -33,6 +33,8 @@ export interface ReconcileDeps {
   readonly planner: Planner;
   /** The nodes seen done so far (observed-pace.ts); none: the forecast uses its defaults. */
   readonly observedNodes?: () => readonly NodeTiming[];
+  /** Read before the plan (a fleet's status branches); it reports its own failures. */
+  readonly prepareRound?: (desired: DesiredState) => Promise<void>;
   readonly actionDeps: ActionDeps;
   readonly events: EventRecorder;
   readonly logger: Logger;
@@ -68,6 +70,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
     now: deps.now().getTime(),
     ...(deps.metricSightings !== undefined ? { metrics: deps.metricSightings } : {}),
   });
+  await deps.prepareRound?.(desired);
   const now = deps.now();
   const plan = deps.planner(desired, observed, now, deps.observedNodes?.() ?? []);
   let results: ActionResult[] = [];

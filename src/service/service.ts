@@ -7,6 +7,7 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { DesiredState } from '../spec/model.js';
 import type { CloudProvider } from '../cloud/provider.js';
 import type { Provider } from '../spec/model.js';
 import { startClusterCache, type ClusterCache } from '../observe/cluster-cache.js';
@@ -50,6 +51,10 @@ export interface ServiceOptions {
   readonly kubeConfig: CountingKubeConfig;
   readonly source: DesiredSource;
   readonly planner: Planner;
+  /** Read before each round's plan (a fleet's status branches); it reports its own failures. */
+  readonly prepareRound?: (desired: DesiredState) => Promise<void>;
+  /** In a fleet: an unchanged status is written again after this long, as a sign of life. */
+  readonly statusHeartbeatMs?: () => number | undefined;
   /** Cloud providers by name. */
   readonly providers: Partial<Record<Provider, CloudProvider>>;
   readonly status?: StatusSink;
@@ -173,6 +178,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     logger: log,
     metrics,
     intervalMs: opts.statusIntervalMs ?? 2_000,
+    ...(opts.statusHeartbeatMs !== undefined ? { heartbeatMs: opts.statusHeartbeatMs } : {}),
     clock,
     mayWrite: mayAct,
     requestRound: (ms) => scheduler.request(ms),
@@ -390,6 +396,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         providers,
         planner: opts.planner,
         observedNodes: () => p.pace.timings(),
+        ...(opts.prepareRound ? { prepareRound: opts.prepareRound } : {}),
         actionDeps,
         events,
         logger: log,

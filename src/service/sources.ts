@@ -6,11 +6,15 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { GitSource } from '../source/git-source.js';
+import { DEFAULT_STATUS_BRANCH } from '../source/trailers.js';
+import { clusterStatusBranch } from '../spec/cluster-view.js';
+import { loadFleet } from '../spec/fleet.js';
+import { loadMember } from '../spec/fleet-load.js';
+import { FleetMember } from './fleet-round.js';
 import { resolveCredentials } from '../source/credentials.js';
 import { Sync } from '../source/sync.js';
 import { StatusWriter } from '../source/status-writer.js';
 import { readStatusHistory } from '../source/status-history.js';
-import { DEFAULT_STATUS_BRANCH } from '../source/trailers.js';
 import type { StatusVersion } from '../report/status-timings.js';
 import { desiredSourceFromSync, statusBranchSink } from './source-adapter.js';
 import { webhookSecret } from '../source/webhook.js';
@@ -80,7 +84,9 @@ export function gitTipSource(flags: SourceFlags, logger: Logger): DesiredSource 
   const git = gitSource(flags, logger);
   return revisionSource(async (): Promise<DesiredRevision> => {
     const fetched = await git.fetch();
-    return { commit: fetched.commit, load: await loadFromSource(git.readTree(fetched.commit)) };
+    const tree = git.readTree(fetched.commit);
+    const load = flags.cluster ? (await loadMember(tree, flags.cluster)).result : await loadFromSource(tree);
+    return { commit: fetched.commit, load };
   });
 }
 
@@ -104,6 +110,8 @@ async function keyringOf(flags: SourceFlags): Promise<Keyring | undefined> {
 
 export interface ServiceSources {
   readonly source: DesiredSource;
+  /** The loader of a Git repository, fleet or not (a plain repository loads as before). */
+  readonly fleet?: FleetMember;
   /** The status-branch writer; undefined for a directory (status is then logged and served only). */
   readonly status?: StatusSink;
   /** The status branch's recent history, for the forecast's observed node times; undefined for a directory. */
@@ -126,13 +134,18 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
     return { source: directoryDesiredSource(path.resolve(flags.repo, flags.path)) };
   }
   const git = gitSource(flags, logger);
-  const branch = flags.statusBranch;
+  const fleet = new FleetMember(git, flags.cluster ?? '', logger);
+  const branchOf = fleetStatusBranch(git, flags);
+  const heartbeatMs = (): number | undefined => heartbeatOf(fleet);
   const writers = new Map<string, StatusWriter>();
+  let written = flags.statusBranch || DEFAULT_STATUS_BRANCH;
   // The writer is named by cluster, known from drydock.yaml only after the first load.
-  const writerFor = (cluster: string): StatusWriter => {
+  const writerFor = async (cluster: string): Promise<StatusWriter> => {
     let w = writers.get(cluster);
     if (!w) {
-      w = new StatusWriter({ source: git, ...(branch ? { branch } : {}), cluster, logger });
+      const branch = await branchOf();
+      written = branch || DEFAULT_STATUS_BRANCH;
+      w = new StatusWriter({ source: git, ...(branch ? { branch } : {}), cluster, logger, heartbeatMs });
       writers.set(cluster, w);
     }
     return w;
@@ -141,23 +154,55 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
     source: git,
     logger,
     ...(keys ? { keys } : {}),
-    restore: async () => (await writerFor(flags.cluster || 'default').readApplied())?.sourceCommit,
+    load: fleet.load,
+    restore: async () => (await (await writerFor(flags.cluster || 'default')).readApplied())?.sourceCommit,
   });
   const secret = flags.webhookSecretFile
     ? webhookSecret({ file: flags.webhookSecretFile })
     : flags.webhookSecret || webhookSecret({ env: flags.env ?? process.env });
   const source = desiredSourceFromSync({ sync, ...(secret ? { webhookSecret: secret } : {}) });
   const status: StatusSink = {
-    branch: branch || DEFAULT_STATUS_BRANCH,
-    write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default'), git.root).write(snapshot),
+    // The branch written, for the notifications' link: a fleet's is decided at the first write.
+    get branch() {
+      return written;
+    },
+    write: async (snapshot) =>
+      statusBranchSink(await writerFor(snapshot.cluster || 'default'), git.root).write(snapshot),
   };
   const statusHistory = async (): Promise<ReadonlyMap<string, readonly StatusVersion[]>> =>
-    readStatusHistory(git, await git.readBranchTip(branch ?? DEFAULT_STATUS_BRANCH));
-  return { source, status, statusHistory };
+    readStatusHistory(git, await git.readBranchTip((await branchOf()) || DEFAULT_STATUS_BRANCH));
+  return { source, status, statusHistory, fleet };
+}
+
+/** A third of the fleet's staleness: a quiet cluster writes well before the next stage calls it unreachable. */
+export function heartbeatOf(fleet: FleetMember | undefined): number | undefined {
+  const stale = fleet?.fleet?.staleAfterMs;
+  return stale === undefined ? undefined : Math.max(1_000, Math.floor(stale / 3));
+}
+
+/**
+ * The status branch: --status-branch when it names one; in a fleet repository (a fleet file at
+ * the tracked tip) the cluster's by convention; otherwise the default. Decided once, at the first
+ * write or restore, before any commit is loaded.
+ */
+function fleetStatusBranch(git: GitSource, flags: SourceFlags): () => Promise<string | undefined> {
+  let decided: Promise<string | undefined> | undefined;
+  const decide = async (): Promise<string | undefined> => {
+    const given = flags.statusBranch;
+    if (!flags.cluster || (given !== undefined && given !== DEFAULT_STATUS_BRANCH)) return given;
+    // Not fetch(): the tracked tip stays Sync's to move.
+    const tip = await git.fetchBranch(git.branch);
+    return (await loadFleet(git.readTree(tip))) !== undefined ? clusterStatusBranch(flags.cluster) : given;
+  };
+  return () =>
+    (decided ??= decide().catch((err: unknown) => {
+      decided = undefined;
+      throw err;
+    }));
 }
 
 /** The source `drydock plan` reads: a remote's tip, or a directory (a pull request's checkout). */
 export async function createDesiredSource(flags: SourceFlags, logger: Logger): Promise<DesiredSource> {
   if (isRemote(flags.repo)) return gitTipSource(flags, logger);
-  return directoryDesiredSource(path.resolve(flags.repo, flags.path));
+  return directoryDesiredSource(path.resolve(flags.repo, flags.path), flags.cluster || undefined);
 }

@@ -30,6 +30,8 @@ export interface StatusPublisherOptions {
   readonly onPublished?: (snapshot: StatusSnapshot, commit: string | undefined) => void;
   /** Reads every published status for the nodes it sees done (a standby's too: it may lead next). */
   readonly pace?: ObservedPace;
+  /** The same snapshot is written again after this long (a fleet's sign of life); default never. */
+  readonly heartbeatMs?: () => number | undefined;
 }
 
 export class StatusPublisher {
@@ -74,7 +76,8 @@ export class StatusPublisher {
       return;
     }
     if (!this.opts.mayWrite() || snapshot.cluster === '') return;
-    if (key === this.writtenKey) return;
+    const beat = this.opts.heartbeatMs?.();
+    if (key === this.writtenKey && (beat === undefined || this.opts.clock() - this.lastWriteAt < beat)) return;
     if (this.inFlight !== undefined) {
       // One write at a time: the round after this one's interval writes what is newest then.
       this.opts.requestRound(this.opts.intervalMs);
@@ -104,6 +107,8 @@ export class StatusPublisher {
       this.opts.onPublished?.(snapshot, typeof commit === 'string' ? commit : undefined);
       this.lastWriteAt = this.opts.clock();
       this.failures = 0;
+      const beat = this.opts.heartbeatMs?.();
+      if (beat !== undefined) this.opts.requestRound(beat);
     } catch (err) {
       // A write that fails has already spent its own retries inside the round; the next ones
       // wait longer each time (5 s doubling to 1 min), so a Git host that refuses status

@@ -29,6 +29,11 @@ export interface StatusWriterOptions {
   readonly retries?: number;
   readonly retryDelayMs?: number;
   readonly now?: () => Date;
+  /**
+   * In a fleet: a report unchanged for this long is committed again all the same, so the
+   * clusters after this one can tell a quiet cluster from one whose drydock stopped (plan/fleet.ts).
+   */
+  readonly heartbeatMs?: () => number | undefined;
 }
 
 export interface WriteResult {
@@ -67,6 +72,7 @@ export class StatusWriter {
   private readonly retries: number;
   private readonly retryDelayMs: number;
   private readonly now: () => Date;
+  private readonly heartbeatMs: () => number | undefined;
   private synced = false;
   /** The report the branch holds now, as this process wrote it: the next message says what changed since. */
   private lastWritten: StatusReport | undefined;
@@ -81,6 +87,7 @@ export class StatusWriter {
     this.log = (opts.logger ?? pino({ level: 'silent' })).child({ statusBranch: this.branch });
     this.retries = opts.retries ?? 5;
     this.retryDelayMs = opts.retryDelayMs ?? 100;
+    this.heartbeatMs = opts.heartbeatMs ?? (() => undefined);
     this.now = opts.now ?? (() => new Date());
     this.trees = new TreeWriter(opts.source.gitdir);
     if (this.branch === opts.source.branch) {
@@ -148,7 +155,9 @@ export class StatusWriter {
               ),
             );
           }
-          if (head.tree === tree) {
+          const quietMs = this.now().getTime() - head.committer.timestamp * 1000;
+          const beat = this.heartbeatMs();
+          if (head.tree === tree && (beat === undefined || quietMs < beat)) {
             commitMs += clock();
             return { commit: parent, changed: false };
           }

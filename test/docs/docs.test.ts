@@ -6,16 +6,19 @@
  */
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { KINDS, REFUSED } from '../../src/spec/kinds.js';
-import { formatErrorsText, loadFromDirectory, type LoadResult } from '../../src/spec/index.js';
+import { directorySource, formatErrorsText, loadFromDirectory, type LoadResult } from '../../src/spec/index.js';
+import { loadFleet } from '../../src/spec/fleet.js';
 import { block, blocks, command, commands, pages, readPage, root } from './blocks.js';
 import { COVERED } from './registry.js';
 
 const exists = (rel: string): boolean => existsSync(path.join(root, rel));
+/** A block that is a fleet's file, named by its first line: `# fleet/fleet.yaml`, `# fleet/approvals/x.yaml`. */
+const FLEET_BLOCK = /^# (fleet\/[\w./-]+\.yaml)\n/;
 
 describe('the docs', () => {
   describe('every shell block is run or checked by a test', () => {
@@ -68,7 +71,7 @@ describe('the docs', () => {
     type Doc = { apiVersion?: string; kind?: string } | null;
     for (const page of pages().filter((p) => p !== 'docs/reference/specs.md')) {
       const specs = blocks(page)
-        .filter((b) => b.lang === 'yaml')
+        .filter((b) => b.lang === 'yaml' && !FLEET_BLOCK.test(b.text))
         .map((b) => ({ b, docs: parseAllDocuments(b.text).map((d) => d.toJS() as Doc) }))
         .filter(
           ({ b, docs }) =>
@@ -103,6 +106,32 @@ describe('the docs', () => {
           const r = await load([['spec.yaml', s.b.text]]);
           assert.equal(r.ok, false, `${page}:${s.b.line} shows a refused kind that was accepted`);
         });
+    }
+  });
+
+  // A fleet's files are not specs: a page's fleet file and its approvals are read as one fleet.
+  describe('every fleet file shown is valid', () => {
+    for (const page of pages()) {
+      const shown = blocks(page).filter((b) => b.lang === 'yaml' && FLEET_BLOCK.test(b.text));
+      if (shown.length === 0) continue;
+      it(`${page}: ${shown.map((b) => `:${b.line}`).join(' ')}`, async () => {
+        const dir = mkdtempSync(path.join(tmpdir(), 'drydock-docs-fleet-'));
+        try {
+          for (const b of shown) {
+            const file = FLEET_BLOCK.exec(b.text)![1]!;
+            mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+            writeFileSync(path.join(dir, file), b.text);
+          }
+          const r = await loadFleet(directorySource(dir));
+          assert.ok(
+            r?.ok,
+            r === undefined ? `${page} shows no fleet/fleet.yaml` : formatErrorsText(r.ok ? [] : r.errors),
+          );
+          assert.equal(r.approvals.length, shown.length - 1, `${page}: every approval shown counts`);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
     }
   });
 

@@ -5,7 +5,7 @@ import { StatusPublisher } from '../../src/service/status-publisher.js';
 import { buildStatus, type StatusSink, type StatusSnapshot } from '../../src/service/status.js';
 import type { SpecStatus } from '../../src/plan/types.js';
 
-function world(leader = true, sink?: StatusSink) {
+function world(leader = true, sink?: StatusSink, heartbeatMs?: number) {
   let t = 1_000_000;
   const written: StatusSnapshot[] = [];
   const requests: number[] = [];
@@ -18,6 +18,7 @@ function world(leader = true, sink?: StatusSink) {
     clock: () => t,
     mayWrite: () => isLeader,
     requestRound: (ms) => void requests.push(ms),
+    ...(heartbeatMs !== undefined ? { heartbeatMs: () => heartbeatMs } : {}),
   });
   return {
     publisher,
@@ -39,6 +40,20 @@ describe('service status publisher (injected clock)', () => {
     assert.deepEqual(
       w.written.map((s) => s.sourceCommit),
       ['a'],
+    );
+  });
+
+  it('in a fleet, writes the same snapshot again once the heartbeat is due, and asks for that round', async () => {
+    const w = world(true, undefined, 60_000);
+    await w.publisher.publish(snap('a'));
+    assert.deepEqual(w.requests, [60_000]);
+    w.advance(59_000);
+    await w.publisher.publish(snap('a'));
+    w.advance(1_000);
+    await w.publisher.publish(snap('a'));
+    assert.deepEqual(
+      w.written.map((s) => s.sourceCommit),
+      ['a', 'a'],
     );
   });
 

@@ -102,6 +102,23 @@ describe('StatusWriter against git http-backend', function () {
     assert.deepEqual(await outcome(writer().write(report(4))), { commit: second.commit, changed: false });
   });
 
+  it('in a fleet, commits the same content again once the heartbeat is due, so the branch shows it is alive', async () => {
+    let now = Date.parse('2024-03-01T12:00:00Z');
+    const w = new StatusWriter({
+      source: new GitSource({ repo: fx.url, credentials: TEST_USER, cacheRoot: fx.cacheRoot, retries: 0 }),
+      cluster: 'prod-eu',
+      now: () => new Date(now),
+      heartbeatMs: () => 600_000,
+    });
+    const first = await w.write(report(3));
+    now += 599_000;
+    assert.deepEqual(await outcome(w.write(report(3))), { commit: first.commit, changed: false });
+    now += 1_000;
+    const beat = await w.write(report(3));
+    assert.equal(beat.changed, true);
+    assert.notEqual(beat.commit, first.commit);
+  });
+
   it('a push the server refused is pushed by the next write, even of the same report', async () => {
     await git(clone.dir, ['init', '-q', '--bare']);
     const hook = path.join(fx.bare, 'hooks', 'pre-receive');

@@ -15,6 +15,11 @@ import { gitSource } from '../../service/sources.js';
 import { GitSource, GitSourceError, isGitSourceError } from '../../source/index.js';
 import { shortCommit } from '../../commit.js';
 import { loadFromSource } from '../../spec/load.js';
+import { clusterView } from '../../spec/cluster-view.js';
+import { loadFleet } from '../../spec/fleet.js';
+import { loadMember, type MemberLoad } from '../../spec/fleet-load.js';
+import { stagePath } from '../../plan/fleet.js';
+import { renderFleetPaths, sharedChanges, type FleetChangePath } from '../../report/fleet-path.js';
 import type { DesiredState, LoadResult } from '../../spec/model.js';
 import { buildPrReport, planHead, type LivePlan } from '../../report/pr-report.js';
 import { prHasFindings, renderPr } from '../../report/pr-render.js';
@@ -90,9 +95,43 @@ async function parentOf(source: GitSource, oid: string, n: number, rev: string):
   );
 }
 
-async function loadAt(source: GitSource, ref: string): Promise<{ ref: string; commit: string; load: LoadResult }> {
-  const commit = await resolve(source, ref);
-  return { ref, commit, load: await loadFromSource(source.readTree(commit)) };
+interface Loaded {
+  readonly ref: string;
+  readonly commit: string;
+  readonly load: LoadResult;
+  readonly fleet?: MemberLoad['fleet'];
+}
+
+/** A revision's specs: the whole tree, or in a fleet repository one cluster's view. */
+async function loadAt(source: GitSource, ref: string, commit: string, cluster: string | undefined): Promise<Loaded> {
+  const tree = source.readTree(commit);
+  if (cluster === undefined) return { ref, commit, load: await loadFromSource(tree) };
+  const member = await loadMember(tree, cluster);
+  return { ref, commit, load: member.result, ...(member.fleet ? { fleet: member.fleet } : {}) };
+}
+
+/**
+ * The cluster a fleet repository's pull request is planned for: --cluster, or the first of the
+ * first stage (where a shared change starts); undefined outside a fleet.
+ */
+async function fleetCluster(source: GitSource, commit: string, flag: string): Promise<string | undefined> {
+  const fleet = await loadFleet(source.readTree(commit));
+  if (fleet === undefined) return flag || undefined;
+  return flag || (fleet.ok ? fleet.fleet.stages[0]?.clusters[0] : '') || '';
+}
+
+/** For each shared spec the head changes, the stages it will move through. */
+async function fleetPaths(source: GitSource, base: Loaded, head: Loaded, from: number): Promise<FleetChangePath[]> {
+  if (!head.load.ok || head.fleet === undefined) return [];
+  const fleet = head.fleet.fleet;
+  const tree = source.readTree(head.commit);
+  const own = new Map<string, ReadonlySet<string>>();
+  for (const c of fleet.clusters) own.set(c.name, await clusterView(tree, c.name).ownFiles());
+  return sharedChanges(base.load.ok ? base.load.desired : undefined, head.load.desired).map((spec) => {
+    const skip = new Set([...own].filter(([, files]) => files.has(spec.source.file)).map(([c]) => c));
+    const ref = { kind: spec.kind, name: spec.name };
+    return { spec: ref, revision: spec.revision, stages: stagePath(fleet, ref, skip, from) };
+  });
 }
 
 /** The head planned against the cluster and cloud, or why that could not be done. */
@@ -128,12 +167,20 @@ export async function runPlanPr(flags: PrFlags, write: (text: string) => void, l
   const at = new Date();
   // Any ref is read from the one clone; the source's own branch plays no part.
   const source = gitSource(flags, logger);
-  const base = await loadAt(source, flags.base);
-  const head = await loadAt(source, flags.head);
+  const baseCommit = await resolve(source, flags.base);
+  const headCommit = await resolve(source, flags.head);
+  const cluster = await fleetCluster(source, headCommit, flags.cluster);
+  const base = await loadAt(source, flags.base, baseCommit, cluster);
+  const head = await loadAt(source, flags.head, headCommit, cluster);
   const live = head.load.ok
     ? await livePlan(flags, head.load.desired, at, source, logger)
     : { skipped: 'the head is invalid, so it was not planned' };
-  const report = buildPrReport({ base, head, at, ...(flags.cluster ? { cluster: flags.cluster } : {}), live });
+  const report = buildPrReport({ base, head, at, ...(cluster ? { cluster } : {}), live });
   write(renderPr(report, flags.format, flags.path));
+  // JSON stays one document; the stages are shown where a person reads the plan.
+  if (flags.format !== 'json') {
+    const paths = await fleetPaths(source, base, head, at.getTime());
+    write(renderFleetPaths(paths, at.getTime(), flags.format === 'markdown' ? 'markdown' : 'text'));
+  }
   return prHasFindings(report) ? EXIT_FINDINGS : EXIT_OK;
 }

@@ -12,7 +12,7 @@ import {
   providersFrom,
 } from '../../service/options.js';
 import { crashSettings } from '../../execute/crash-point.js';
-import { createServiceSources } from '../../service/sources.js';
+import { createServiceSources, heartbeatOf } from '../../service/sources.js';
 import { isCronSchedule } from '../../source/poller.js';
 import { ListenError } from '../../service/http.js';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
@@ -70,11 +70,16 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     const kubeConfig = loadKubeConfig(flags.kubeconfig || undefined);
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);
     const planOptions = planOptionsFrom(flags);
-    const { source, status, statusHistory } = await createServiceSources(flags, logger);
+    const { source, status, statusHistory, fleet } = await createServiceSources(flags, logger);
+    const roundOptions = (observedNodes: PlanOptions['observedNodes']): PlanOptions => {
+      const round = fleet?.round();
+      return { ...planOptions, observedNodes, ...(round !== undefined ? { fleet: round } : {}) };
+    };
     service = await startService({
       kubeConfig,
       source,
-      planner: (d, o, now, observedNodes) => plan(d, o, now, { ...planOptions, observedNodes }),
+      planner: (d, o, now, observedNodes) => plan(d, o, now, roundOptions(observedNodes)),
+      ...(fleet ? { prepareRound: fleet.prepare, statusHeartbeatMs: () => heartbeatOf(fleet) } : {}),
       ...(clockOffsetMs !== 0 ? { now: () => new Date(Date.now() + clockOffsetMs) } : {}),
       providers,
       ...(status ? { status } : {}),

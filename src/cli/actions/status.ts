@@ -7,6 +7,8 @@ import { readSpecDocs } from '../../report/status-nodes.js';
 import { EXIT_ERROR, EXIT_OK, type ExitCode } from '../exit.js';
 import { GitSource, isGitSourceError, readRecord, readStatusFiles, resolveCredentials } from '../../source/index.js';
 import type { StatusCommandOptions } from '../flags.js';
+import { DEFAULT_STATUS_BRANCH } from '../../source/trailers.js';
+import { clusterStatusBranch } from '../../spec/cluster-view.js';
 
 /** The commits after `since` up to `tip`, oldest first, as "time short subject" lines. */
 async function newCommits(source: GitSource, tip: string, since: string): Promise<string[]> {
@@ -64,13 +66,24 @@ export async function runStatus(
       url: opts.repo,
       ...(opts.gitTokenFile ? { tokenFile: opts.gitTokenFile } : {}),
     });
-    // The tracked branch plays no part here; the status branch is named explicitly.
+    // The tracked branch plays a part only for --fleet, whose fleet file is read from it.
     const source = new GitSource({
       repo: opts.repo,
+      ...(opts.branch ? { branch: opts.branch } : {}),
+      ...(opts.path ? { path: opts.path } : {}),
       ...(credentials ? { credentials } : {}),
       ...(opts.cacheDir ? { cacheRoot: opts.cacheDir } : {}),
       retries: 1,
     });
+    if (opts.fleet) {
+      const { runFleetStatus } = await import('./status-fleet.js');
+      return await runFleetStatus(source, source.branch, opts.format, out, err);
+    }
+    const statusBranch =
+      opts.cluster && opts.statusBranch === DEFAULT_STATUS_BRANCH
+        ? clusterStatusBranch(opts.cluster)
+        : opts.statusBranch;
+    opts = { ...opts, statusBranch };
     let tip: string;
     try {
       tip = await source.readBranchTip(opts.statusBranch);

@@ -29,7 +29,7 @@ export function nodeOpStartGate(
   ctx: NodeOpContext,
   standing: ReadonlyMap<string, Standing>,
   inFlight: number,
-  metrics?: StartGates['metrics'],
+  outside: Pick<StartGates, 'metrics' | 'fleet'> = {},
 ): StartGate {
   return startGate({
     desired: ctx.desired,
@@ -37,8 +37,12 @@ export function nodeOpStartGate(
     approval: opTarget(ctx.op, ctx.spec),
     canary: nodeOpCanary(ctx, standing, inFlight),
     ...(ctx.op.paused !== undefined ? { paused: ctx.op.paused } : {}),
-    // Only the metric gates: an in-place operation does not wait for the autoscaler's pause.
-    gates: metrics !== undefined ? { metrics } : {},
+    // Only the metric gates and the fleet's: an in-place operation does not wait for the
+    // autoscaler's pause.
+    gates: {
+      ...(outside.metrics !== undefined ? { metrics: outside.metrics } : {}),
+      ...(outside.fleet !== undefined ? { fleet: outside.fleet } : {}),
+    },
     now: ctx.now,
   });
 }

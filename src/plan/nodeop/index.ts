@@ -43,6 +43,8 @@ export { nodeOpForecastInput } from './forecast.js';
 export interface NodeOpGates {
   readonly controlPlane?: string;
   readonly metrics?: StartGates['metrics'];
+  /** In a fleet: what holds a shared spec until the earlier stages passed it (sequence/start-gate.ts). */
+  readonly fleet?: StartGates['fleet'];
 }
 
 export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecStatus {
@@ -98,7 +100,7 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
     b.wait(ctx.spec, 'halted', haltedReason(overBudget, ctx.spec.kind));
   } else if (ctx.nodes.some((n) => standing.get(n.name) === 'free' || standing.get(n.name) === 'foreign')) {
     const running = inFlight(ctx, all, standing);
-    const gate = nodeOpStartGate(ctx, standing, running, gates.metrics);
+    const gate = nodeOpStartGate(ctx, standing, running, gates);
     const resolving = ctx.bottlerocket !== undefined && ctx.bottlerocket.version === undefined;
     if (!gate.open) b.wait(ctx.spec, gate.code, gate.reason, gateWait(gate));
     else if (resolving && running > 0)

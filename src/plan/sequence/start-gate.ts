@@ -3,9 +3,9 @@
  * each. A kind supplies its policy, its approval target and its canary's progress; it never
  * re-implements a gate.
  *
- *   halted → paused (the spec's spec.paused, drydock.yaml's paused) → the autoscaler → the
- *   maintenance window → the start approval → the metric gates → the canary wave (its nodes,
- *   then its soak) → the after-canary approval → open
+ *   halted → paused (the spec's spec.paused, drydock.yaml's paused) → the fleet's earlier
+ *   stages → the autoscaler → the maintenance window → the start approval → the metric gates →
+ *   the canary wave (its nodes, then its soak) → the after-canary approval → open
  *
  * The metric gates come before the canary so that a breach during the canary's soak holds
  * the next wave even once the soak is over.
@@ -23,7 +23,8 @@ export type StartGate =
   | { readonly open: true; readonly limit?: number }
   | {
       readonly open: false;
-      readonly code: 'halted' | 'paused' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak' | 'metrics';
+      readonly code:
+        'halted' | 'paused' | 'fleet' | 'autoscaler' | 'order' | 'window' | 'approval' | 'soak' | 'metrics';
       readonly reason: string;
       readonly until?: number;
       readonly approval?: ApprovalWanted;
@@ -40,6 +41,11 @@ export interface StartGates {
   readonly controlPlane?: string;
   /** The metric gates' readings this round, for the rollouts that have metricGates. */
   readonly metrics?: ObservedMetrics;
+  /**
+   * In a fleet: what holds this revision of the spec until the stages before this cluster's
+   * have passed it (plan/fleet.ts), or undefined when nothing does.
+   */
+  readonly fleet?: (target: ApprovalTarget) => { readonly reason: string; readonly until?: number } | undefined;
 }
 
 export interface StartInput {
@@ -66,6 +72,8 @@ export function startGate(input: StartInput): StartGate {
   if (input.halted !== undefined) return { open: false, code: 'halted', reason: input.halted };
   const paused = pausedReason(desired.config.paused, input.paused);
   if (paused !== undefined) return { open: false, code: 'paused', reason: paused };
+  const fleet = input.gates.fleet?.(approval);
+  if (fleet !== undefined) return { open: false, code: 'fleet', ...fleet };
   if (input.gates.autoscaler !== undefined) return { open: false, code: 'autoscaler', reason: input.gates.autoscaler };
   const closed = windowGate(desired.maintenanceWindows, rollout.window, now);
   if (closed !== undefined) return { open: false, ...closed };
