@@ -6,10 +6,9 @@
  * an observed node already spent its minReadySeconds.
  */
 import type { DrainOptions, RolloutPolicy } from '../spec/model.js';
-import type { SpecRef } from './types.js';
+import type { Pace, PaceKind, SpecRef } from './types.js';
 
-/** What one node's step is: a new node replacing it, or a Job (and reboot) on it. */
-export type PaceKind = 'replace' | 'inPlace' | 'nodeOp';
+export type { Pace, PaceKind };
 
 /** One node drydock saw go from taken to Done, as the status branch recorded it. */
 export interface NodeTiming {
@@ -25,20 +24,6 @@ export interface NodeTiming {
 export interface PaceRequest {
   readonly kind: PaceKind;
   readonly defaultSeconds: number;
-}
-
-/**
- * The per-node time a forecast used, and where it came from: observed nodes of the same spec,
- * of the same kind of step on other specs, the default, or the perNodeSeconds option.
- */
-export interface Pace {
-  readonly spec: SpecRef;
-  readonly kind: PaceKind;
-  readonly perNodeSeconds: number;
-  readonly basis: 'observed' | 'default' | 'option';
-  /** basis observed: how many nodes the median is of, and whether they are of this spec. */
-  readonly observed?: number;
-  readonly sameSpec?: boolean;
 }
 
 /** The most recent nodes a median is taken of: an old rollout on other machines counts less than none. */

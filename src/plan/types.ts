@@ -6,7 +6,6 @@
 import type { JobTemplate, LabelSelector, SpecKind } from '../spec/model.js';
 import type { NodePhase } from '../protocol/keys.js';
 import type { NodeJobSpec, NodeTaint, OperationRef } from '../protocol/jobs.js';
-import type { Pace } from './pace.js';
 
 /** Which spec an action, wait or note belongs to. */
 export interface SpecRef {
@@ -415,4 +414,21 @@ export interface Plan {
    * starts, a line per kind a window names and one for the rest.
    */
   readonly budget?: readonly string[];
+}
+
+/** What one node's step is: a new node replacing it, or a Job (and reboot) on it. */
+export type PaceKind = 'replace' | 'inPlace' | 'nodeOp';
+
+/**
+ * The per-node time a forecast used, and where it came from: observed nodes of the same spec,
+ * of the same kind of step on other specs, the default, or the perNodeSeconds option.
+ */
+export interface Pace {
+  readonly spec: SpecRef;
+  readonly kind: PaceKind;
+  readonly perNodeSeconds: number;
+  readonly basis: 'observed' | 'default' | 'option';
+  /** basis observed: how many nodes the median is of, and whether they are of this spec. */
+  readonly observed?: number;
+  readonly sameSpec?: boolean;
 }
