@@ -34,6 +34,7 @@ SIDE_FILES=(
   dist/test/e2e/metric-gates.test.js
   dist/test/e2e/stop-gates.test.js
   dist/test/e2e/notifications.test.js
+  dist/test/e2e/fleet-stages.test.js
 )
 SIDE_LOG="$(mktemp)"
 trap 'rm -f "$SIDE_LOG"' EXIT
