@@ -91,5 +91,6 @@ export function statusBranchSink(writer: StatusWriter, root?: string): StatusSin
     async write(snapshot) {
       return (await writer.write(reportFromSnapshot(snapshot, root))).commit;
     },
+    readSpecs: () => writer.readSpecs(),
   };
 }

@@ -145,6 +145,7 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
   const status: StatusSink = {
     branch: branch || DEFAULT_STATUS_BRANCH,
     write: (snapshot) => statusBranchSink(writerFor(snapshot.cluster || 'default'), git.root).write(snapshot),
+    readSpecs: (cluster) => writerFor(cluster || 'default').readSpecs(),
   };
   return { source, status };
 }

@@ -74,7 +74,7 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     service = await startService({
       kubeConfig,
       source,
-      planner: (d, o, now) => plan(d, o, now, planOptions),
+      planner: (d, o, now, context) => plan(d, o, now, { ...planOptions, ...context }),
       ...(clockOffsetMs !== 0 ? { now: () => new Date(Date.now() + clockOffsetMs) } : {}),
       providers,
       ...(status ? { status } : {}),
