@@ -26,8 +26,8 @@ export function endedMaintenances(specs: readonly SpecStatus[]): SpecStatus[] {
 }
 
 export class PublishedStatuses {
-  /** The tip's ended maintenances, read in this leadership before its first write. */
-  private fromBranch: readonly SpecStatus[] | undefined;
+  /** What the branch holds, as this leadership knows it: read from the tip, then as written. */
+  private held: readonly SpecStatus[] | undefined;
   /** Whether the last round's plan had what the branch holds. */
   private planHadBranch = false;
 
@@ -35,7 +35,7 @@ export class PublishedStatuses {
 
   /** A new leadership: what the branch holds is read again before the first write. */
   forget(): void {
-    this.fromBranch = undefined;
+    this.held = undefined;
     this.planHadBranch = false;
   }
 
@@ -46,20 +46,19 @@ export class PublishedStatuses {
   async forPlan(cluster: string, leading: boolean): Promise<readonly SpecStatus[] | undefined> {
     if (this.opts.read === undefined) return undefined;
     const written = this.opts.written();
-    if (written !== undefined) {
-      this.planHadBranch = true;
-      return written.specs;
-    }
-    if (this.fromBranch === undefined && leading && cluster !== '') {
+    // A failed round's report has no specs (that round made no plan): the endings known before
+    // it are carried on, so the next round's write puts back the files it dropped.
+    if (written !== undefined && written.lastError === undefined) this.held = written.specs;
+    else if (this.held === undefined && leading && cluster !== '') {
       try {
-        this.fromBranch = endedMaintenances(await this.opts.read(cluster));
-        this.opts.logger.info({ ended: this.fromBranch.length }, 'status branch read before the first status write');
+        this.held = endedMaintenances(await this.opts.read(cluster));
+        this.opts.logger.info({ ended: this.held.length }, 'status branch read before the first status write');
       } catch (err) {
         this.opts.logger.warn({ err: describeError(err) }, 'status branch not read; no status written until it is');
       }
     }
-    this.planHadBranch = this.fromBranch !== undefined;
-    return this.fromBranch;
+    this.planHadBranch = this.held !== undefined;
+    return this.held;
   }
 
   /** Whether this round's snapshot may be written: its plan had what the branch holds. */

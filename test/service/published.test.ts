@@ -70,6 +70,15 @@ describe('service: what the status branch holds, for the plan', () => {
     assert.equal(w.published.mayWrite(), true);
   });
 
+  it("a failed round's report, which has no specs, does not make the plan forget the endings", async () => {
+    const w = world(() => [ended]);
+    await w.published.forPlan('c', true);
+    w.write(buildStatus({ cluster: 'c', error: { code: 'observe', message: 'the API server did not answer' } }));
+    assert.deepEqual(await w.published.forPlan('c', true), [ended]);
+    assert.equal(w.published.mayWrite(), true);
+    assert.deepEqual(w.reads, ['c']);
+  });
+
   it('a takeover reads the tip again: another replica may have written since', async () => {
     let tip: readonly SpecStatus[] = [];
     const w = world(() => tip);
