@@ -65,6 +65,7 @@ export function gateJobFor(a: ActionOf<'createGateJob'>): V1Job {
     node: a.node,
     defaultNamespace: a.defaultNamespace,
     ...(a.replacement !== undefined ? { replacement: a.replacement } : {}),
+    ...(a.mutexRule !== undefined ? { mutexRule: a.mutexRule } : {}),
   });
 }
 

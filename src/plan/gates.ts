@@ -18,6 +18,7 @@ import {
   type OperationRef,
 } from '../protocol/jobs.js';
 import type { DesiredState, JobTemplate, UpgradeGate } from '../spec/model.js';
+import { isMutexRule } from '../spec/normalise/mutex.js';
 import type { PlanBuilder } from './builder.js';
 import { compareStrings } from './order.js';
 import type { NodeState } from './protocol.js';
@@ -34,6 +35,8 @@ export interface GateJob {
   readonly template: JobTemplate;
   readonly namespace: string;
   readonly name: string;
+  /** The gate was written as a MutexRule of this name (MUTEX_RULE in its Jobs' environment). */
+  readonly mutexRule?: string;
 }
 
 /** What the gates of one step say for a node this round. */
@@ -87,6 +90,7 @@ export function gateJobs(input: Omit<GateInput, 'b' | 'view'>, step: GateStep): 
         template,
         namespace: template.namespace ?? input.defaultNamespace,
         name,
+        ...(isMutexRule(gate) ? { mutexRule: gate.name } : {}),
       });
     });
   }
@@ -122,6 +126,7 @@ export function runGates(input: GateInput, step: GateStep): GateResult {
         template: j.template,
         defaultNamespace: input.defaultNamespace,
         ...(input.replacement !== undefined ? { replacement: input.replacement } : {}),
+        ...(j.mutexRule !== undefined ? { mutexRule: j.mutexRule } : {}),
         reason: `${what} for node ${node.name}${step === 'before' ? ' must succeed before it is touched' : ' runs now it is done'}`,
       });
       b.wait(spec, 'gate', `node ${node.name}: ${what} starting`, { node: node.name });

@@ -141,6 +141,8 @@ export type Action = ActionBase &
         readonly replacement?: string;
         /** Where the Job runs when its template names no namespace. */
         readonly defaultNamespace: string;
+        /** The gate was written as a MutexRule of this name: MUTEX_RULE in the Job's environment. */
+        readonly mutexRule?: string;
       }
     /** Deletes a finished Job whose outcome is recorded on its node. */
     | { readonly kind: 'deleteJob'; readonly node: string; readonly namespace: string; readonly name: string }

@@ -38,7 +38,9 @@ export const ANNOTATIONS = {
   /**
    * On a node in (or after) a NodeMaintenance: its status as JSON (phase, pod counters,
    * pending pods, lastError, lastUpdate, endedAt), medik8s' NodeMaintenance status readable
-   * with kubectl. It stays after the maintenance ended, as the record the status branch shows.
+   * with kubectl. Once the maintenance ended it stays as an Ended record until the status
+   * branch holds that ending, then leaves the node (the branch is the record); without a status
+   * branch (a directory source) it stays, the only record of the ending.
    */
   maintenance: 'drydock.dev/maintenance',
   /**

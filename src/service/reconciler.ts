@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { DesiredState } from '../spec/model.js';
-import type { Plan } from '../plan/types.js';
+import type { Plan, SpecStatus } from '../plan/types.js';
 import type { ObservedState } from '../observe/types.js';
 import type { ClusterCache } from '../observe/cluster-cache.js';
 import { observe } from '../observe/index.js';
@@ -19,13 +19,16 @@ import { classifyError } from '../execute/classify.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { NodeTiming } from '../plan/pace.js';
 
-/** plan() with the service's options; `observedNodes` are the nodes seen done, for the forecast's per-node times. */
-export type Planner = (
-  desired: DesiredState,
-  observed: ObservedState,
-  now: Date,
-  observedNodes: readonly NodeTiming[],
-) => Plan;
+/** What the service knows beyond the cluster and the commit, handed to the planner each round. */
+export interface PlannerContext {
+  /** The statuses the status branch holds (plan's published option); absent without a status branch. */
+  readonly published?: readonly SpecStatus[];
+  /** The nodes seen done so far, for the forecast's per-node times (observed-pace.ts). */
+  readonly observedNodes?: readonly NodeTiming[];
+}
+
+/** plan() with the service's options and what the service knows this round. */
+export type Planner = (desired: DesiredState, observed: ObservedState, now: Date, context: PlannerContext) => Plan;
 
 export interface ReconcileDeps {
   readonly cluster: ClusterCache;
@@ -48,6 +51,11 @@ export interface ReconcileDeps {
   readonly mayAct: () => boolean;
   /** Drains left running past their round (execute/in-flight.ts); without it a round waits for them. */
   readonly inFlight?: InFlight;
+  /**
+   * The statuses the status branch holds, for the plan (an ended maintenance's record leaves
+   * its node once the branch holds the ending); undefined without a status branch.
+   */
+  readonly published?: () => Promise<readonly SpecStatus[] | undefined>;
   /** Delay after a round that changed something, before looking again. */
   readonly settleMs: number;
   /** The longest sleep between rounds even when nothing is expected (cloud has no watch). */
@@ -71,8 +79,12 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
     ...(deps.metricSightings !== undefined ? { metrics: deps.metricSightings } : {}),
   });
   await deps.prepareRound?.(desired);
+  const published = await deps.published?.();
   const now = deps.now();
-  const plan = deps.planner(desired, observed, now, deps.observedNodes?.() ?? []);
+  const plan = deps.planner(desired, observed, now, {
+    ...(published !== undefined ? { published } : {}),
+    observedNodes: deps.observedNodes?.() ?? [],
+  });
   let results: ActionResult[] = [];
   if (plan.actions.length > 0 && deps.mayAct()) {
     results = await executeActions(plan.actions, {

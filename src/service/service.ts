@@ -24,6 +24,7 @@ import { alwaysLeader, DEFAULT_LEASE, startLeaderElection, type LeaderElector } 
 import { reconcileOnce, type Planner, type ReconcileOutcome } from './reconciler.js';
 import { Scheduler } from './scheduler.js';
 import { StatusPublisher } from './status-publisher.js';
+import { PublishedStatuses } from './published.js';
 import { startPolling, type Polling } from './polling.js';
 import { buildStatus, type StatusSink, type StatusSnapshot } from './status.js';
 import { DesiredTracker, type DesiredSource } from './desired.js';
@@ -157,6 +158,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const leader = electLeader(opts, identity, metrics, {
     startedLeading: () => {
       publisher.forgetWritten();
+      published.forget();
       notifier.forget();
       scheduler.request(0);
     },
@@ -180,9 +182,16 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     intervalMs: opts.statusIntervalMs ?? 2_000,
     ...(opts.statusHeartbeatMs !== undefined ? { heartbeatMs: opts.statusHeartbeatMs } : {}),
     clock,
-    mayWrite: mayAct,
+    mayWrite: () => mayAct() && published.mayWrite(),
     requestRound: (ms) => scheduler.request(ms),
     pace,
+  });
+  // A directory has no status branch: nothing is read, and the planner is given nothing.
+  const readSpecs = opts.status?.readSpecs?.bind(opts.status);
+  const published: PublishedStatuses = new PublishedStatuses({
+    ...(readSpecs !== undefined ? { read: readSpecs } : {}),
+    written: () => publisher.written,
+    logger: log,
   });
   const loop = roundLoop(opts, {
     identity,
@@ -191,6 +200,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     desired,
     watch,
     publisher,
+    published,
     scheduler,
     mayAct,
     stopping: () => stopping,
@@ -342,6 +352,7 @@ interface RoundParts {
   readonly desired: DesiredTracker;
   readonly watch: RoundWatch;
   readonly publisher: StatusPublisher;
+  readonly published: PublishedStatuses;
   readonly scheduler: Scheduler;
   readonly mayAct: () => boolean;
   readonly stopping: () => boolean;
@@ -387,6 +398,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
   const providers = (provider: Provider): CloudProvider | undefined => opts.providers[provider];
   const sightings = new InstanceSightings();
   const metricSightings = new MetricSightings();
+  const cluster = (): string => opts.cluster || desired.inForce?.desired.config.cluster || '';
   return new RoundLoop({
     cluster: p.cluster,
     desired,
@@ -406,13 +418,14 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         metricSightings,
         mayAct: p.mayAct,
         inFlight: p.inFlight,
+        published: () => p.published.forPlan(cluster(), p.mayAct()),
         settleMs,
         resyncMs,
       }),
     report: (input: RoundReport) =>
       p.publisher.publish(
         buildStatus({
-          cluster: opts.cluster || desired.inForce?.desired.config.cluster || '',
+          cluster: cluster(),
           ...desired.commits(),
           loadErrors: desired.newest && !desired.newest.load.ok ? desired.newest.load.errors : [],
           loadWarnings: desired.newest?.load.warnings ?? [],

@@ -92,5 +92,6 @@ export function statusBranchSink(writer: StatusWriter, root?: string): StatusSin
     async write(snapshot) {
       return (await writer.write(reportFromSnapshot(snapshot, root))).commit;
     },
+    readSpecs: () => writer.readSpecs(),
   };
 }

@@ -168,6 +168,7 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
     },
     write: async (snapshot) =>
       statusBranchSink(await writerFor(snapshot.cluster || 'default'), git.root).write(snapshot),
+    readSpecs: async (cluster) => (await writerFor(cluster || 'default')).readSpecs(),
   };
   const statusHistory = async (): Promise<ReadonlyMap<string, readonly StatusVersion[]>> =>
     readStatusHistory(git, await git.readBranchTip((await branchOf()) || DEFAULT_STATUS_BRANCH));

@@ -36,6 +36,8 @@ export interface StatusPublisherOptions {
 
 export class StatusPublisher {
   private lastSnapshot: StatusSnapshot | undefined;
+  /** The last snapshot the sink took in this leadership: what the status branch holds. */
+  private writtenSnapshot: StatusSnapshot | undefined;
   private writtenKey: string | undefined;
   private loggedKey: string | undefined;
   private lastWriteAt = Number.NEGATIVE_INFINITY;
@@ -47,9 +49,18 @@ export class StatusPublisher {
     return this.lastSnapshot;
   }
 
-  /** A new leader writes its first snapshot even if an earlier leadership wrote the same. */
+  /** The last snapshot written to the status sink in this leadership (none without a sink). */
+  get written(): StatusSnapshot | undefined {
+    return this.writtenSnapshot;
+  }
+
+  /**
+   * A new leader writes its first snapshot even if an earlier leadership wrote the same, and
+   * no longer knows what the branch holds (another replica may have written since).
+   */
   forgetWritten(): void {
     this.writtenKey = undefined;
+    this.writtenSnapshot = undefined;
   }
 
   /** Status writes failed in a row (for the backoff). */
@@ -104,6 +115,7 @@ export class StatusPublisher {
     try {
       const commit = await sink.write(snapshot);
       this.writtenKey = key;
+      this.writtenSnapshot = snapshot;
       this.opts.onPublished?.(snapshot, typeof commit === 'string' ? commit : undefined);
       this.lastWriteAt = this.opts.clock();
       this.failures = 0;

@@ -58,6 +58,11 @@ export interface StatusSink {
   readonly branch?: string;
   /** Resolves to the status commit that holds the snapshot, where there is one. */
   write(status: StatusSnapshot): Promise<string | undefined | void>;
+  /**
+   * The spec statuses the branch's tip holds for `cluster` (none when the branch does not exist
+   * yet): what an earlier leader wrote, read by a new one before its first write.
+   */
+  readSpecs?(cluster: string): Promise<readonly SpecStatus[]>;
 }
 
 export function buildStatus(input: StatusInput): StatusSnapshot {

@@ -10,6 +10,8 @@ import git from 'isomorphic-git';
 import pRetry, { AbortError } from 'p-retry';
 import { pino, type Logger } from 'pino';
 import { renderStatusDocs, summarizeChange } from '../report/status-docs.js';
+import { readSpecStatuses, type SpecStatusDoc } from '../report/status-read.js';
+import type { SpecStatus } from '../plan/types.js';
 import type { StatusReport } from '../report/types.js';
 import { GitSourceError, isGitSourceError } from './errors.js';
 import type { GitSource } from './git-source.js';
@@ -195,11 +197,33 @@ export class StatusWriter {
     return { ...result, timings: timings() };
   }
 
+  /**
+   * The spec statuses the status branch's tip holds, fetched (none when the branch does not
+   * exist); a file that does not read back as a status is left out and logged.
+   */
+  async readSpecs(): Promise<SpecStatus[]> {
+    const tip = await this.fetchTip();
+    if (tip === undefined) return [];
+    const out: SpecStatus[] = [];
+    for (const [file, read] of readSpecStatuses(await readStatusFiles(this.source, tip))) {
+      // The file's source commit is the report's, not a field of the spec's status.
+      if (read.ok) out.push(withoutSourceCommit(read.status));
+      else this.log.warn({ commit: tip, file, why: read.why }, 'status file not read back');
+    }
+    return out;
+  }
+
   /** The status branch's tip and its trailers, fetched; undefined when the branch does not exist. */
   async readApplied(): Promise<AppliedRecord | undefined> {
     const tip = await this.fetchTip();
     return tip === undefined ? undefined : readRecord(this.source, tip);
   }
+}
+
+function withoutSourceCommit(doc: SpecStatusDoc): SpecStatus {
+  const status: SpecStatus & { sourceCommit?: string } = { ...doc };
+  delete status.sourceCommit;
+  return status;
 }
 
 /** A stopwatch: each call returns the milliseconds since the previous call (or its creation). */

@@ -2,8 +2,9 @@
  * End to end, NodeMaintenance driven only by commits to a real Git server: a file merged
  * cordons the node and evicts its pods through the Eviction API (a pod its PDB holds is named
  * with that PDB), the counters reach the status branch and the node; the file deleted returns
- * the node. A maintenance merged with an image change keeps the rollout off its node until it
- * ends, and the cluster budget holds with both running.
+ * the node as it was (the record of the ending lives on the status branch). A maintenance
+ * merged with an image change keeps the rollout off its node until it ends, and the cluster
+ * budget holds with both running.
  */
 import assert from 'node:assert/strict';
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
@@ -123,6 +124,11 @@ describe('e2e: NodeMaintenance driven by Git', function () {
           ?.disruptionsAllowed === 0,
     );
 
+    const drydockKeys = async (): Promise<string[]> =>
+      Object.keys((await nodes(kc)).find((x) => x.name === node)?.annotations ?? {})
+        .filter((k) => k.startsWith('drydock.dev/'))
+        .sort();
+    const keysBefore = await drydockKeys();
     await push(
       { 'clusters/maintenance-disk.yaml': maintenanceFile('disk', node, 'replace data disk (OPS-1)') },
       `maintenance: ${node}`,
@@ -199,6 +205,24 @@ describe('e2e: NodeMaintenance driven by Git', function () {
       },
       { timeoutMs: 60_000 },
     );
+    const endedAt = (await statusDoc('disk'))?.endedAt;
+    // The status branch holds the ending: its record leaves the node, which is left as the
+    // maintenance found it, and the branch goes on saying Ended with the same time.
+    await eventually(
+      'the maintenance record gone from the node, the status still Ended',
+      async () => {
+        const n = (await nodes(kc)).find((x) => x.name === node);
+        const s = await statusDoc('disk');
+        return (
+          n !== undefined &&
+          n.annotations['drydock.dev/maintenance'] === undefined &&
+          s?.phase === 'Ended' &&
+          s.endedAt === endedAt
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
+    assert.deepEqual(await drydockKeys(), keysBefore, "the node's drydock.dev annotations as before the maintenance");
   });
 
   it('a maintenance merged with an image change: the rollout leaves its node alone until the file is deleted', async () => {

@@ -297,6 +297,20 @@ describe('e2e migration: node-maintenance-operator NodeMaintenance, both API gro
       },
       { timeoutMs: 60_000, intervalMs: 500 },
     );
+    // As medik8s leaves them: no maintenance record on either node once the branch holds the endings.
+    await eventually(
+      'both nodes clean of the maintenance record, both still Ended',
+      async () => {
+        const ns = (await nodes(kc)).filter((n) => n.name === first || n.name === second);
+        const ended = [await status('nodemaintenance-first'), await status('nodemaintenance-second')];
+        return (
+          ns.length === 2 &&
+          ns.every((n) => n.annotations['drydock.dev/maintenance'] === undefined) &&
+          ended.every((s) => s?.phase === 'Ended')
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
   });
 });
 

@@ -303,6 +303,37 @@ describe('the gate Job', () => {
   it('uses the default namespace when the template names none', () => {
     assert.equal(gateJob({ ...input, template: { spec: template.spec } }).metadata?.namespace, 'drydock-system');
   });
+
+  // A MutexRule's Jobs get the rule's name as MUTEX_RULE, as the mutex operator sets it beside
+  // NODE_NAME; an UpgradeGate's do not, and the rule's value wins over the template's.
+  const mutexCases: { name: string; mutexRule?: string; env?: { name: string; value: string }[]; want?: string }[] = [
+    { name: 'an UpgradeGate: no MUTEX_RULE' },
+    { name: 'a MutexRule: its name', mutexRule: 'backup', want: 'backup' },
+    {
+      name: "a MutexRule whose template sets MUTEX_RULE: the rule's name",
+      mutexRule: 'backup',
+      env: [{ name: 'MUTEX_RULE', value: 'stale' }],
+      want: 'backup',
+    },
+  ];
+  for (const m of mutexCases)
+    it(`MUTEX_RULE in every container: ${m.name}`, () => {
+      const spec = structuredClone(template.spec);
+      const [first] = spec.template.spec.containers;
+      assert.ok(first);
+      if (m.env !== undefined) first.env = [...first.env, ...m.env];
+      spec.template.spec.containers.push({ ...first, name: 'second' });
+      const j = gateJob({
+        ...input,
+        template: { ...template, spec },
+        ...(m.mutexRule !== undefined ? { mutexRule: m.mutexRule } : {}),
+      });
+      for (const container of j.spec?.template.spec?.containers ?? []) {
+        const values = (container.env ?? []).filter((e) => e.name === 'MUTEX_RULE').map((e) => e.value);
+        assert.deepEqual(values, m.want !== undefined ? [m.want] : [], container.name);
+      }
+      assert.equal(j.spec?.template.spec?.containers.length, 2);
+    });
 });
 
 describe("a Job's outcome", () => {

@@ -6,7 +6,8 @@
  * drydock's own meaning, a gate around every NodeImage and NodeOpUpgrade. The rules are loaded
  * from the operator's own YAML here, so the table checks the loader's link and the planner's
  * gates together: the MCO kind's Pending node, a NodeOpUpgrade's node, an inPlace NodeImage's
- * node and a plain NodeOp's node, each given the rules that gate it.
+ * node and a plain NodeOp's node, each given the rules that gate it, every rule Job told its
+ * rule's name (the operator's MUTEX_RULE).
  */
 import { strict as assert } from 'node:assert';
 import type { ObservedJob, ObservedNode, ObservedOpenShift, ObservedPool } from '../../src/observe/types.js';
@@ -101,6 +102,8 @@ function gatesRun(d: DesiredState, holder: Holder): string[] {
     });
     const a = p.actions.find((x): x is Extract<Action, { kind: 'createGateJob' }> => x.kind === 'createGateJob');
     if (a === undefined) return out;
+    // Every rule Job is told its rule's name, as the operator's MUTEX_RULE.
+    assert.equal(a.mutexRule, a.gate, `${a.gate}: MUTEX_RULE`);
     out.push(a.gate);
     const name = gateJobName({ ...a, node: held.name });
     const namespace = a.template.namespace ?? a.defaultNamespace;

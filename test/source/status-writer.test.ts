@@ -119,6 +119,26 @@ describe('StatusWriter against git http-backend', function () {
     assert.notEqual(beat.commit, first.commit);
   });
 
+  it("a writer started later (a restart) reads back the tip's spec statuses as written, none before the branch exists", async () => {
+    assert.deepEqual(await writer().readSpecs(), []);
+    const ended = specStatus('NodeMaintenance', 'disk', {
+      phase: 'Ended',
+      maintenance: {
+        nodeName: 'n1',
+        reason: 'replace disk',
+        totalPods: 2,
+        evictionPods: 1,
+        pendingPods: [],
+        drainProgress: 100,
+        endedAt: '2024-03-01T11:59:00.000Z',
+      },
+    });
+    const written = { ...report(3), specs: [...report(3).specs, ended] };
+    await writer().write(written);
+    // Each status as the planner gave it: the report's source commit is not one of its fields.
+    assert.deepEqual(await writer().readSpecs(), written.specs);
+  });
+
   it('a push the server refused is pushed by the next write, even of the same report', async () => {
     await git(clone.dir, ['init', '-q', '--bare']);
     const hook = path.join(fx.bare, 'hooks', 'pre-receive');

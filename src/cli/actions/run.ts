@@ -2,6 +2,7 @@
 import { plan, type PlanOptions } from '../../plan/index.js';
 import { loadKubeConfig, KubeConfigError } from '../../observe/kube.js';
 import { startService, type Service } from '../../service/service.js';
+import type { PlannerContext } from '../../service/reconciler.js';
 import { createLogger } from '../../service/logger.js';
 import {
   CLOCK_OFFSET_ENV,
@@ -71,14 +72,15 @@ export async function run(flags: RunFlags): Promise<ExitCode> {
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || flags.simCloudUrl || undefined);
     const planOptions = planOptionsFrom(flags);
     const { source, status, statusHistory, fleet } = await createServiceSources(flags, logger);
-    const roundOptions = (observedNodes: PlanOptions['observedNodes']): PlanOptions => {
+    // Each round: the flags' options, what the service knows this round, and the fleet's view.
+    const roundOptions = (context: PlannerContext): PlanOptions => {
       const round = fleet?.round();
-      return { ...planOptions, observedNodes, ...(round !== undefined ? { fleet: round } : {}) };
+      return { ...planOptions, ...context, ...(round !== undefined ? { fleet: round } : {}) };
     };
     service = await startService({
       kubeConfig,
       source,
-      planner: (d, o, now, observedNodes) => plan(d, o, now, roundOptions(observedNodes)),
+      planner: (d, o, now, context) => plan(d, o, now, roundOptions(context)),
       ...(fleet ? { prepareRound: fleet.prepare, statusHeartbeatMs: () => heartbeatOf(fleet) } : {}),
       ...(clockOffsetMs !== 0 ? { now: () => new Date(Date.now() + clockOffsetMs) } : {}),
       providers,

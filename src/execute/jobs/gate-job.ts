@@ -9,11 +9,15 @@ import type { V1Container, V1EnvVar, V1Job, V1JobSpec } from '@kubernetes/client
 import type { JobTemplate } from '../../spec/model.js';
 import { gateJobName, jobAnnotations, jobLabels, operationValue, type OperationRef } from '../../protocol/jobs.js';
 
-/** Environment every gate container gets; the names the examples use. */
+/**
+ * Environment every gate container gets; the names the examples use. A MutexRule's Jobs also
+ * get the rule's name as MUTEX_RULE, as the mutex operator gives its rule Jobs (beside NODE_NAME).
+ */
 export const GATE_ENV = {
   node: 'NODE_NAME',
   replacement: 'REPLACEMENT_NODE_NAME',
   operation: 'DRYDOCK_OPERATION',
+  mutexRule: 'MUTEX_RULE',
 } as const;
 
 export interface GateJobInput {
@@ -29,6 +33,8 @@ export interface GateJobInput {
   readonly replacement?: string;
   /** Used when the template names no namespace. */
   readonly defaultNamespace: string;
+  /** The gate was written as a MutexRule of this name. */
+  readonly mutexRule?: string;
 }
 
 function withEnv(c: V1Container, env: readonly V1EnvVar[]): V1Container {
@@ -46,6 +52,7 @@ export function gateJob(input: GateJobInput): V1Job {
     { name: GATE_ENV.node, value: input.node },
     ...(input.replacement !== undefined ? [{ name: GATE_ENV.replacement, value: input.replacement }] : []),
     { name: GATE_ENV.operation, value: operationValue(op) },
+    ...(input.mutexRule !== undefined ? [{ name: GATE_ENV.mutexRule, value: input.mutexRule }] : []),
   ];
   const template = spec.template ?? {};
   const podSpec = template.spec ?? { containers: [] };

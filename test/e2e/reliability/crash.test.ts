@@ -77,11 +77,12 @@ import {
 
 const settings = reliabilitySettings();
 /**
- * The NodeMaintenance makes four mutating calls (lock and cordon in, uncordon and release out;
- * a restart may repeat one): it is killed after every one of them, so it takes about four of
- * the kill points asked for. The others are shared out by these weights.
+ * The NodeMaintenance makes five mutating calls (lock and cordon in; uncordon and release out,
+ * then its record's removal once the status branch holds the ending; a restart may repeat one):
+ * it is killed after every one of them, so it takes about five of the kill points asked for.
+ * The others are shared out by these weights.
  */
-const MAINTENANCE_KILLS = 4;
+const MAINTENANCE_KILLS = 5;
 const SHARES = { replace: 0.4, nodeop: 0.25, leader: 0.2, bottlerocket: 0.15 };
 /** Mutating calls per node over a rollout with kills (measured with seed 1, 60 kill points), for the gaps. */
 const CALLS_PER_NODE = { replace: 9, nodeop: 13, leader: 12, bottlerocket: 9 };
@@ -342,11 +343,22 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
         replicas: 1,
         ...crashes('maintenance', 1),
         rng,
-        done: async () => (await status())?.phase === 'Ended' && (await workers(kc)).every((n) => !n.unschedulable),
+        // Ended on the branch, and the node left as the maintenance found it: uncordoned, and
+        // its record gone (a restart after the removal carries the ending from the branch).
+        done: async () => {
+          const all = await workers(kc);
+          return (
+            (await status())?.phase === 'Ended' &&
+            all.every((n) => !n.unschedulable) &&
+            all.find((n) => n.name === node)?.annotations['drydock.dev/maintenance'] === undefined
+          );
+        },
         timeoutMs: 300_000 + settings.kills * 10_000,
       }),
     );
     await assertEnd();
+    // The ending outlives the restarts that followed the record's removal.
+    assert.equal((await status())?.phase, 'Ended');
   });
 
   it('two replicas, the leader killed at seeded points: a NodeOp still runs once per node', async () => {

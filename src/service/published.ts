@@ -1,0 +1,68 @@
+/**
+ * What the status branch holds, for the planner's `published` option: an ended maintenance's
+ * record leaves its node once the branch holds the ending, and the Ended row is carried from
+ * the branch from then on. Within a leadership that is the last snapshot this replica wrote;
+ * before its first write (at startup, and on every takeover: another replica may have written
+ * since) the branch's tip is read, and its Ended NodeMaintenance rows stand for it. Until that
+ * read succeeded no status is written: a write whose plan lacked the carried rows would drop
+ * their files, and with the record gone from the node the ending would be lost.
+ */
+import type { Logger } from 'pino';
+import { describeError } from '../errors.js';
+import type { SpecStatus } from '../plan/types.js';
+import type { StatusSnapshot } from './status.js';
+
+export interface PublishedStatusesOptions {
+  /** Reads the spec statuses of the branch's tip for a cluster; absent without a status branch. */
+  readonly read?: (cluster: string) => Promise<readonly SpecStatus[]>;
+  /** The last snapshot written in this leadership (StatusPublisher.written). */
+  readonly written: () => StatusSnapshot | undefined;
+  readonly logger: Logger;
+}
+
+/** The branch's rows a new leader carries: its ended maintenances (the rest is planned afresh). */
+export function endedMaintenances(specs: readonly SpecStatus[]): SpecStatus[] {
+  return specs.filter((s) => s.spec.kind === 'NodeMaintenance' && s.phase === 'Ended');
+}
+
+export class PublishedStatuses {
+  /** What the branch holds, as this leadership knows it: read from the tip, then as written. */
+  private held: readonly SpecStatus[] | undefined;
+  /** Whether the last round's plan had what the branch holds. */
+  private planHadBranch = false;
+
+  constructor(private readonly opts: PublishedStatusesOptions) {}
+
+  /** A new leadership: what the branch holds is read again before the first write. */
+  forget(): void {
+    this.held = undefined;
+    this.planHadBranch = false;
+  }
+
+  /**
+   * The statuses for this round's plan: undefined without a status branch, or while the tip
+   * could not be read (the records then stay on the nodes). A standby does not read the tip.
+   */
+  async forPlan(cluster: string, leading: boolean): Promise<readonly SpecStatus[] | undefined> {
+    if (this.opts.read === undefined) return undefined;
+    const written = this.opts.written();
+    // A failed round's report has no specs (that round made no plan): the endings known before
+    // it are carried on, so the next round's write puts back the files it dropped.
+    if (written !== undefined && written.lastError === undefined) this.held = written.specs;
+    else if (this.held === undefined && leading && cluster !== '') {
+      try {
+        this.held = endedMaintenances(await this.opts.read(cluster));
+        this.opts.logger.info({ ended: this.held.length }, 'status branch read before the first status write');
+      } catch (err) {
+        this.opts.logger.warn({ err: describeError(err) }, 'status branch not read; no status written until it is');
+      }
+    }
+    this.planHadBranch = this.held !== undefined;
+    return this.held;
+  }
+
+  /** Whether this round's snapshot may be written: its plan had what the branch holds. */
+  mayWrite(): boolean {
+    return this.opts.read === undefined || this.planHadBranch;
+  }
+}
