@@ -8,13 +8,13 @@
  * it is written only once the pack is stored, and it is what isomorphic-git offers the server
  * as "have", which keeps a fetch incremental.
  */
-import fs from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import pRetry, { AbortError } from 'p-retry';
 import { pino, type Logger } from 'pino';
 import { authorOf, setBy, type Authorship } from './authorship.js';
+import { cacheFs as fs } from './cache-fs.js';
 import { classifyGitError, type ClassifyContext } from './classify.js';
 import { basicAuthHeader, secretsOf, type GitCredentials } from './credentials.js';
 import { errorCode, GitSourceError } from './errors.js';
