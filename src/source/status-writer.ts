@@ -117,6 +117,8 @@ export class StatusWriter {
 
   private async writeNow(report: StatusReport): Promise<WriteResult> {
     const gitdir = this.source.gitdir;
+    // Before any object is written: an object a killed drydock left damaged would be trusted.
+    await this.source.open();
     const clock = lap();
     const docs = renderStatusDocs(report);
     const renderMs = clock();
