@@ -8,13 +8,14 @@
  * it is written only once the pack is stored, and it is what isomorphic-git offers the server
  * as "have", which keeps a fetch incremental.
  */
-import fs from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import pRetry, { AbortError } from 'p-retry';
 import { pino, type Logger } from 'pino';
 import { authorOf, setBy, type Authorship } from './authorship.js';
+import { cacheFs as fs } from './cache-fs.js';
+import { repairLooseObjects } from './cache-repair.js';
 import { classifyGitError, type ClassifyContext } from './classify.js';
 import { basicAuthHeader, secretsOf, type GitCredentials } from './credentials.js';
 import { errorCode, GitSourceError } from './errors.js';
@@ -70,7 +71,7 @@ export class GitSource {
   private readonly http: HttpClient;
   private lastTip: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
-  private initialised = false;
+  private opening: Promise<void> | undefined;
 
   constructor(opts: GitSourceOptions) {
     this.location = parseLocation(opts.repo);
@@ -112,9 +113,30 @@ export class GitSource {
     return run;
   }
 
-  private async ensureCache(url: string): Promise<void> {
-    if (this.initialised) return;
+  /**
+   * Opens the cache clone before objects are written into it: created on first use, repaired of
+   * objects a killed drydock left damaged. A local repository is used as it is.
+   */
+  async open(): Promise<void> {
+    if (this.location.kind === 'remote') await this.ensureCache(this.location.url);
+  }
+
+  /** One opening shared by every caller: a repair must not race a write into the cache. */
+  private ensureCache(url: string): Promise<void> {
+    this.opening ??= this.openCache(url).catch((err: unknown) => {
+      this.opening = undefined;
+      throw err;
+    });
+    return this.opening;
+  }
+
+  private async openCache(url: string): Promise<void> {
     await mkdir(this.gitdir, { recursive: true });
+    // A drydock killed while writing an object may have left it empty or cut short.
+    const repaired = await repairLooseObjects(this.gitdir);
+    if (repaired.empty + repaired.corrupt + repaired.temporary > 0) {
+      this.log.warn({ gitdir: this.gitdir, ...repaired }, 'damaged cache objects removed');
+    }
     await git.init({ fs, gitdir: this.gitdir, bare: true, defaultBranch: this.branch });
     await git.setConfig({ fs, gitdir: this.gitdir, path: 'remote.origin.url', value: url });
     await git.setConfig({
@@ -123,7 +145,6 @@ export class GitSource {
       path: 'remote.origin.fetch',
       value: '+refs/heads/*:refs/remotes/origin/*',
     });
-    this.initialised = true;
   }
 
   private ctx(branch: string, operation: 'fetch' | 'push'): ClassifyContext {

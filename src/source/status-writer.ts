@@ -5,7 +5,6 @@
  * rejected because another writer moved the branch is fetched, re-applied on the new tip
  * and retried with backoff; nothing is ever forced, and no other branch is written.
  */
-import fs from 'node:fs';
 import git from 'isomorphic-git';
 import pRetry, { AbortError } from 'p-retry';
 import { pino, type Logger } from 'pino';
@@ -17,6 +16,7 @@ import { GitSourceError, isGitSourceError } from './errors.js';
 import type { GitSource } from './git-source.js';
 import { CLUSTER_TRAILER, DEFAULT_STATUS_BRANCH, parseTrailers, SOURCE_TRAILER, statusMessage } from './trailers.js';
 import { readFilesTree, TreeWriter } from './tree-writer.js';
+import { cacheFs as fs } from './cache-fs.js';
 
 export { DEFAULT_STATUS_BRANCH };
 
@@ -126,6 +126,8 @@ export class StatusWriter {
 
   private async writeNow(report: StatusReport): Promise<WriteResult> {
     const gitdir = this.source.gitdir;
+    // Before any object is written: an object a killed drydock left damaged would be trusted.
+    await this.source.open();
     const clock = lap();
     const docs = renderStatusDocs(report);
     const renderMs = clock();

@@ -3,8 +3,8 @@
  * index), and reads one back. Equal file sets give equal tree ids, which is how the status
  * writer knows nothing changed.
  */
-import fs from 'node:fs';
 import git, { type TreeEntry } from 'isomorphic-git';
+import { cacheFs as fs } from './cache-fs.js';
 
 interface DirNode {
   readonly files: Map<string, string>;
