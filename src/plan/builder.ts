@@ -3,7 +3,7 @@
  * decides them (that order is part of the contract: the executor applies actions in list
  * order, and the first wait of a spec is what its status says it waits for).
  */
-import type { Action, ApprovalWanted, Note, SpecRef, Wait, WaitCode } from './types.js';
+import type { Action, ApprovalWanted, MetricHalt, Note, SpecRef, Wait, WaitCode } from './types.js';
 
 export class PlanBuilder {
   readonly actions: Action[] = [];
@@ -32,7 +32,7 @@ export class PlanBuilder {
     spec: SpecRef,
     code: WaitCode,
     reason: string,
-    extra: { node?: string; until?: number; approval?: ApprovalWanted } = {},
+    extra: { node?: string; until?: number; approval?: ApprovalWanted; metricHalt?: MetricHalt } = {},
   ): void {
     this.waits.push({
       spec,
@@ -40,6 +40,7 @@ export class PlanBuilder {
       reason,
       ...(extra.node !== undefined ? { node: extra.node } : {}),
       ...(extra.approval !== undefined ? { approval: extra.approval } : {}),
+      ...(extra.metricHalt !== undefined ? { metricHalt: extra.metricHalt } : {}),
       ...(extra.until !== undefined && Number.isFinite(extra.until)
         ? { until: new Date(extra.until).toISOString() }
         : {}),

@@ -39,6 +39,24 @@ function withPause(status: SpecStatus, waits: readonly Wait[]): SpecStatus {
   return pause === undefined ? status : { ...status, paused: pause.reason };
 }
 
+/** A spec halted by a metric gate says so in its status, for the next round to keep the halt. */
+function withMetricHalt(status: SpecStatus, waits: readonly Wait[]): SpecStatus {
+  const { kind, name } = status.spec;
+  const halt = waits.find((w) => w.metricHalt !== undefined && w.spec.kind === kind && w.spec.name === name);
+  return halt?.metricHalt === undefined ? status : { ...status, metricHalt: halt.metricHalt };
+}
+
+/**
+ * The metric halts the status branch holds, by spec and revision; undefined without a status
+ * branch, when a metric halt lasts only while its breach does.
+ */
+function publishedHalts(published: readonly SpecStatus[] | undefined): StartGates['metricHalts'] {
+  if (published === undefined) return undefined;
+  return (spec, revision) =>
+    published.find((s) => s.spec.kind === spec.kind && s.spec.name === spec.name && s.revision === revision)
+      ?.metricHalt;
+}
+
 /** The earliest `until` of the waits still ahead of now: when the service should look again. */
 export function earliestWake(waits: readonly Wait[], nowMs: number): number | undefined {
   let wakeAt: number | undefined;
@@ -92,6 +110,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   // Read before any spec moves a node: a control-plane node started this round is still to do.
   const controlPlanes = kinds.flatMap((k) => k.controlPlanes);
   const fleet = fleetGate(desired, opts.fleet, nowMs);
+  const metricHalts = publishedHalts(opts.published);
   const gates = (operation: string): StartGates => {
     const controlPlane = controlPlaneWait(controlPlanes, operation);
     return {
@@ -99,6 +118,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
       ...(controlPlane !== undefined ? { controlPlane } : {}),
       ...(observed.metrics !== undefined ? { metrics: observed.metrics } : {}),
       ...(fleet !== undefined ? { fleet } : {}),
+      ...(metricHalts !== undefined ? { metricHalts } : {}),
     };
   };
 
@@ -109,7 +129,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   for (const k of kinds) {
     for (const planned of k.plan(gates)) {
       const { forecast } = planned;
-      const status = withPause(planned.status, b.waits);
+      const status = withMetricHalt(withPause(planned.status, b.waits), b.waits);
       if (forecast === undefined) {
         specs.push(status);
         continue;

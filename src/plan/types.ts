@@ -232,6 +232,18 @@ export interface ApprovalWanted {
   };
 }
 
+/**
+ * A metric gate with onBreach halt halted the spec: what breached and since when. Published in
+ * the spec's status, it keeps the spec halted at the same revision after the breach clears
+ * (plan's `published`); a new revision of the spec releases it.
+ */
+export interface MetricHalt {
+  /** The breaches, in words: `alert HighErrorRate firing since …`. */
+  readonly breach: string;
+  /** ISO 8601: when the earliest breach began. */
+  readonly since: string;
+}
+
 /** Something that holds progress back, with a reason a person can act on. */
 export interface Wait {
   readonly spec: SpecRef;
@@ -243,6 +255,8 @@ export interface Wait {
   readonly until?: string;
   /** A wait for an approval: the file that ends it. */
   readonly approval?: ApprovalWanted;
+  /** A halt by a metric gate (code halted): what breached, so status can keep it. */
+  readonly metricHalt?: MetricHalt;
 }
 
 export interface Note {
@@ -350,6 +364,8 @@ export interface SpecStatus {
   readonly failureBudget?: string;
   /** Set while a pause written in Git holds its new starts: who paused it, since which commit. */
   readonly paused?: string;
+  /** Set while a metric gate with onBreach halt halts it at this revision. */
+  readonly metricHalt?: MetricHalt;
   readonly conditions: readonly Condition[];
   readonly nodes: readonly NodeRow[];
   readonly pending: readonly PendingNode[];

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { metricGatesKey, type MetricReading } from '../../src/observe/metrics.js';
 import { plan } from '../../src/plan/index.js';
-import type { Action, Plan } from '../../src/plan/types.js';
+import type { PlanOptions } from '../../src/plan/options.js';
+import type { Action, Plan, SpecStatus } from '../../src/plan/types.js';
 import type { ObservedNode } from '../../src/observe/types.js';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { renderText } from '../../src/report/plan-render.js';
@@ -46,8 +47,8 @@ const DOWN: MetricReading = {
 interface Kind {
   readonly label: string;
   make(rollout: Partial<RolloutPolicy>): DesiredState;
-  /** Three nodes to do, `done` of them done (done 60 s ago). */
-  run(d: DesiredState, metrics: MetricReading | undefined, done?: number): Plan;
+  /** Three nodes to do, `done` of them done (done 60 s ago); `extra`: more plan options. */
+  run(d: DesiredState, metrics: MetricReading | undefined, done?: number, extra?: PlanOptions): Plan;
 }
 
 const readings = (gates: MetricGates | undefined, r: MetricReading | undefined) =>
@@ -62,12 +63,12 @@ const KINDS: readonly Kind[] = [
   {
     label: 'NodeOp',
     make: (rollout) => desired({ nodeOps: [nodeOp('patch', { concurrency: 3, rollout: policy(rollout) })] }),
-    run(d, r, done = 0) {
+    run(d, r, done = 0, extra = {}) {
       const nodes = ['w-0', 'w-1', 'w-2'].map((name, i) =>
         inPlaceNode(name, i < done ? { 'nodeop.drydock.dev/patch': 'r1', [ANNOTATIONS.doneAt]: iso(-60) } : {}),
       );
       const gates = d.nodeOps[0]?.rollout.metricGates;
-      return plan(d, observed({ nodes, ...readings(gates, r) }), at(0), { jobNamespace: NS });
+      return plan(d, observed({ nodes, ...readings(gates, r) }), at(0), { jobNamespace: NS, ...extra });
     },
   },
   {
@@ -79,7 +80,7 @@ const KINDS: readonly Kind[] = [
       };
       return desired({ nodeImages: [image] });
     },
-    run(d, r, done = 0) {
+    run(d, r, done = 0, extra = {}) {
       const nodes = ['w-0', 'w-1', 'w-2'].map((name, i) =>
         inPlaceNode(name, i < done ? { [ANNOTATIONS.image]: 'os:v2', [ANNOTATIONS.doneAt]: iso(-60) } : {}),
       );
@@ -87,6 +88,7 @@ const KINDS: readonly Kind[] = [
       return plan(d, observed({ nodes, ...readings(gates, r) }), at(0), {
         jobNamespace: NS,
         rebootTimeoutSeconds: 600,
+        ...extra,
       });
     },
   },
@@ -94,7 +96,7 @@ const KINDS: readonly Kind[] = [
     label: 'NodeImage replace',
     make: (rollout) =>
       desired({ scalingGroups: [scalingGroup('workers', 'workers')], nodeImages: [nodeImage('workers', V2, rollout)] }),
-    run(d, r, done = 0) {
+    run(d, r, done = 0, extra = {}) {
       assert.equal(done, 0, 'the replace table starts from nothing done');
       const w = workers(3, V1);
       const gates = d.nodeImages[0]?.rollout.metricGates;
@@ -102,6 +104,7 @@ const KINDS: readonly Kind[] = [
         d,
         observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V2, w.instances)], ...readings(gates, r) }),
         at(0),
+        extra,
       );
     },
   },
@@ -168,7 +171,8 @@ for (const kind of KINDS) {
         reading: PAST,
         starts: false,
         code: 'halted',
-        reason: /^rollout halted: metric gate breached: query error-rate 0\.2 > 0\.05 .*onBreach is halt$/,
+        reason:
+          /^rollout halted: metric gate breached: query error-rate 0\.2 > 0\.05 .*onBreach is halt; with no status branch to remember it, the halt lasts only while the breach does$/,
       },
       {
         name: 'onBreach halt: Prometheus unreachable holds, it does not halt',
@@ -202,6 +206,54 @@ for (const kind of KINDS) {
         assert.deepEqual(started(kind.run(d, PASSING, 1)), ['w-1', 'w-2']);
       });
     }
+  });
+}
+
+const PAST_HALT = {
+  breach: 'query error-rate 0.2 > 0.05 since 2026-03-02T09:59:30.000Z',
+  since: '2026-03-02T09:59:30.000Z',
+};
+const haltedSpec = (p: Plan): SpecStatus | undefined => p.specs.find((s) => s.metricHalt !== undefined);
+
+for (const kind of KINDS) {
+  describe(`metric gates, onBreach halt sticks: ${kind.label}`, () => {
+    const d = kind.make({ metricGates: HALT });
+    // Round one, with a status branch that holds nothing yet: the breach halts the spec.
+    const first = kind.run(d, PAST, 0, { published: [] });
+    const published = first.specs;
+
+    it('a breach halts, and the wait and the status carry what breached and since when', () => {
+      assert.deepEqual(started(first), []);
+      const w = waitOf(first, 'halted');
+      assert.deepEqual(w?.metricHalt, PAST_HALT);
+      assert.match(w?.reason ?? '', /onBreach is halt; it stays halted after the breach clears: .*change the spec/);
+      assert.deepEqual(haltedSpec(first)?.metricHalt, PAST_HALT);
+    });
+
+    it('the breach cleared, the status branch shows the halt at this revision: still halted', () => {
+      const p = kind.run(d, PASSING, 0, { published });
+      assert.deepEqual(started(p), []);
+      assert.equal(
+        waitOf(p, 'halted')?.reason,
+        'rollout halted: metric gate breached: query error-rate 0.2 > 0.05 since 2026-03-02T09:59:30.000Z (halted since 2026-03-02T09:59:30.000Z); it stays halted after the breach clears: fix the cause, then change the spec (any change makes a new revision) to resume',
+      );
+      // Published again, the halt holds the round after too.
+      assert.deepEqual(haltedSpec(p)?.metricHalt, PAST_HALT);
+    });
+
+    it('a new revision of the spec releases it', () => {
+      const older = published.map((s) => ({ ...s, revision: `${s.revision}-before` }));
+      const p = kind.run(d, PASSING, 0, { published: older });
+      assert.ok(started(p).length > 0, `waits: ${p.waits.map((w) => w.reason).join('; ')}`);
+      assert.equal(waitOf(p, 'halted'), undefined);
+      assert.equal(haltedSpec(p), undefined);
+    });
+
+    it('without a status branch, the halt ends when the breach clears', () => {
+      const p = kind.run(d, PASSING);
+      assert.ok(started(p).length > 0, `waits: ${p.waits.map((w) => w.reason).join('; ')}`);
+      assert.equal(waitOf(p, 'halted'), undefined);
+    });
   });
 }
 

@@ -173,6 +173,7 @@ function start(
     },
     gates: gates(`${spec.kind}/${spec.name}`),
     now: ctx.now,
+    status: { spec, revision: ctx.run.revision },
   });
   if (!gate.open) {
     b.wait(spec, gate.code, gate.reason, gateWait(gate));

@@ -29,7 +29,7 @@ export function nodeOpStartGate(
   ctx: NodeOpContext,
   standing: ReadonlyMap<string, Standing>,
   inFlight: number,
-  outside: Pick<StartGates, 'metrics' | 'fleet'> = {},
+  outside: Pick<StartGates, 'metrics' | 'fleet' | 'metricHalts'> = {},
 ): StartGate {
   return startGate({
     desired: ctx.desired,
@@ -42,7 +42,9 @@ export function nodeOpStartGate(
     gates: {
       ...(outside.metrics !== undefined ? { metrics: outside.metrics } : {}),
       ...(outside.fleet !== undefined ? { fleet: outside.fleet } : {}),
+      ...(outside.metricHalts !== undefined ? { metricHalts: outside.metricHalts } : {}),
     },
     now: ctx.now,
+    status: { spec: ctx.spec, revision: ctx.op.revision },
   });
 }

@@ -45,6 +45,8 @@ export interface NodeOpGates {
   readonly metrics?: StartGates['metrics'];
   /** In a fleet: what holds a shared spec until the earlier stages passed it (sequence/start-gate.ts). */
   readonly fleet?: StartGates['fleet'];
+  /** A metric halt the status branch holds for the spec (sequence/start-gate.ts). */
+  readonly metricHalts?: StartGates['metricHalts'];
 }
 
 export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecStatus {

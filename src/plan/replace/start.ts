@@ -36,6 +36,7 @@ export function startGate(ctx: RolloutContext, tally: Tally, gates: StartGates):
     ...(ctx.image.paused !== undefined ? { paused: ctx.image.paused } : {}),
     gates,
     now: ctx.now,
+    status: { spec: ctx.spec, revision: ctx.image.revision },
   });
 }
 

@@ -3,9 +3,10 @@
  * each. A kind supplies its policy, its approval target and its canary's progress; it never
  * re-implements a gate.
  *
- *   halted → paused (the spec's spec.paused, drydock.yaml's paused) → the fleet's earlier
- *   stages → the autoscaler → the maintenance window → the start approval → the metric gates →
- *   the canary wave (its nodes, then its soak) → the after-canary approval → open
+ *   halted (a failed node, or a metric halt the status branch still shows) → paused (the
+ *   spec's spec.paused, drydock.yaml's paused) → the fleet's earlier stages → the autoscaler →
+ *   the maintenance window → the start approval → the metric gates → the canary wave (its
+ *   nodes, then its soak) → the after-canary approval → open
  *
  * The metric gates come before the canary so that a breach during the canary's soak holds
  * the next wave even once the soak is over.
@@ -14,10 +15,10 @@ import type { ObservedMetrics } from '../../observe/metrics.js';
 import type { DesiredState, Pause, RolloutPolicy } from '../../spec/model.js';
 import { shortCommit } from '../../commit.js';
 import { approvalNeeded, findApproval, type ApprovalTarget } from '../approval.js';
-import type { ApprovalWanted } from '../types.js';
+import type { ApprovalWanted, MetricHalt, SpecRef } from '../types.js';
 import { windowGate } from '../window.js';
 import { canaryGate, type CanaryProgress } from './canary.js';
-import { metricGate } from './metric-gate.js';
+import { metricGate, stillHalted } from './metric-gate.js';
 
 export type StartGate =
   | { readonly open: true; readonly limit?: number }
@@ -28,6 +29,7 @@ export type StartGate =
       readonly reason: string;
       readonly until?: number;
       readonly approval?: ApprovalWanted;
+      readonly metricHalt?: MetricHalt;
     };
 
 /** What holds a spec's starts from outside it: set by the round, the same for every kind. */
@@ -46,6 +48,11 @@ export interface StartGates {
    * have passed it (plan/fleet.ts), or undefined when nothing does.
    */
   readonly fleet?: (target: ApprovalTarget) => { readonly reason: string; readonly until?: number } | undefined;
+  /**
+   * Set when the status branch's statuses are known (plan's `published`): the metric halt a
+   * spec's published status holds at this revision, if any. A metric halt then outlasts its breach.
+   */
+  readonly metricHalts?: (spec: SpecRef, revision: string) => MetricHalt | undefined;
 }
 
 export interface StartInput {
@@ -59,6 +66,8 @@ export interface StartInput {
   readonly paused?: Pause;
   readonly gates: StartGates;
   readonly now: number;
+  /** The spec and revision its status names: where a published metric halt is looked up. */
+  readonly status?: { readonly spec: SpecRef; readonly revision: string };
 }
 
 /** The wait a halted spec reports: what halted it and how a person lets it go on. */
@@ -70,6 +79,9 @@ export function haltedReason(cause: string, kind: string): string {
 export function startGate(input: StartInput): StartGate {
   const { desired, rollout, approval, now } = input;
   if (input.halted !== undefined) return { open: false, code: 'halted', reason: input.halted };
+  const own = input.status;
+  const stuck = own === undefined ? undefined : input.gates.metricHalts?.(own.spec, own.revision);
+  if (stuck !== undefined) return stillHalted(stuck);
   const paused = pausedReason(desired.config.paused, input.paused);
   if (paused !== undefined) return { open: false, code: 'paused', reason: paused };
   const fleet = input.gates.fleet?.(approval);
@@ -80,7 +92,7 @@ export function startGate(input: StartInput): StartGate {
   const required = rollout.approval.required;
   if (required === 'start' && findApproval(desired, approval, 'start') === undefined)
     return { open: false, code: 'approval', ...approvalNeeded(desired.config, approval, 'start') };
-  const metrics = metricGate(rollout.metricGates, input.gates.metrics);
+  const metrics = metricGate(rollout.metricGates, input.gates.metrics, input.gates.metricHalts !== undefined);
   if (metrics !== undefined) return metrics;
   const canary = canaryGate(input.canary, now);
   if (canary !== undefined) return canary;
@@ -104,13 +116,15 @@ export function pausedReason(repo: Pause | undefined, own: Pause | undefined): s
   return `${who}: no new node starts, nodes in flight finish theirs; remove ${field} to resume`;
 }
 
-/** A closed gate's wait details: until when, and the approval file it asks for. */
-export function gateWait(gate: { until?: number; approval?: ApprovalWanted }): {
+/** A closed gate's wait details: until when, the approval file it asks for, a metric halt. */
+export function gateWait(gate: { until?: number; approval?: ApprovalWanted; metricHalt?: MetricHalt }): {
   until?: number;
   approval?: ApprovalWanted;
+  metricHalt?: MetricHalt;
 } {
   return {
     ...(gate.until !== undefined ? { until: gate.until } : {}),
     ...(gate.approval !== undefined ? { approval: gate.approval } : {}),
+    ...(gate.metricHalt !== undefined ? { metricHalt: gate.metricHalt } : {}),
   };
 }
