@@ -430,6 +430,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
           loadErrors: desired.newest && !desired.newest.load.ok ? desired.newest.load.errors : [],
           loadWarnings: desired.newest?.load.warnings ?? [],
           ...input,
+          ...(p.publisher.last !== undefined ? { carried: p.publisher.last } : {}),
         }),
       ),
     request: (ms) => p.scheduler.request(ms),

@@ -38,6 +38,11 @@ export interface StatusInput {
   readonly results?: readonly ActionResult[];
   readonly problems?: readonly ObserveProblem[];
   readonly error?: { readonly code: string; readonly message: string };
+  /**
+   * A failed round has no plan: the specs and waits last published stand, beside the round's
+   * error, rather than the status branch losing every spec's file until a round succeeds.
+   */
+  readonly carried?: Pick<StatusSnapshot, 'specs' | 'waits' | 'budget'>;
 }
 
 /** Per spec, the first action failure of this round that a person should see. */
@@ -67,7 +72,9 @@ export interface StatusSink {
 
 export function buildStatus(input: StatusInput): StatusSnapshot {
   const errors = actionErrors(input.results ?? []);
-  const specs = (input.plan?.specs ?? []).map((s): SpecStatus => {
+  const carried = input.plan === undefined && input.error !== undefined ? input.carried : undefined;
+  const budget = input.plan?.budget ?? carried?.budget;
+  const specs = (input.plan?.specs ?? carried?.specs ?? []).map((s): SpecStatus => {
     const err = errors.get(`${s.spec.kind}/${s.spec.name}`);
     return err !== undefined && s.lastError === undefined ? { ...s, lastError: err } : s;
   });
@@ -78,9 +85,9 @@ export function buildStatus(input: StatusInput): StatusSnapshot {
     loadErrors: input.loadErrors ?? [],
     ...(input.loadWarnings !== undefined && input.loadWarnings.length > 0 ? { loadWarnings: input.loadWarnings } : {}),
     specs,
-    waits: input.plan?.waits ?? [],
+    waits: input.plan?.waits ?? carried?.waits ?? [],
     problems: input.problems ?? [],
-    ...(input.plan?.budget !== undefined ? { budget: input.plan.budget } : {}),
+    ...(budget !== undefined ? { budget } : {}),
     ...(input.error ? { lastError: input.error } : {}),
   };
 }

@@ -96,6 +96,21 @@ describe('buildStatus', () => {
     assert.deepEqual(s.specs, []);
   });
 
+  it('a failed round keeps the specs and waits last published beside its error; a planned round does not', () => {
+    const wait = { spec, code: 'window' as const, reason: 'outside the maintenance window' };
+    const last = buildStatus({ cluster: 'c', plan: { ...emptyPlan, specs: [specStatus], waits: [wait] } });
+    const error = { code: 'ApiUnavailable', message: 'the API server did not answer' };
+    const failed = buildStatus({ cluster: 'c', error, carried: last });
+    assert.deepEqual(failed.specs, [specStatus]);
+    assert.deepEqual(failed.waits, [wait]);
+    assert.deepEqual(failed.lastError, error);
+    // A round that planned reports its own plan, even when it carries an error too.
+    const planned = buildStatus({ cluster: 'c', plan: emptyPlan, error, carried: last });
+    assert.deepEqual(planned.specs, []);
+    // No valid commit at all (no error, no plan): nothing is carried.
+    assert.deepEqual(buildStatus({ cluster: 'c', carried: last }).specs, []);
+  });
+
   it('adds the first failed action of a spec as its lastError', () => {
     const s = buildStatus({
       cluster: 'c',
