@@ -10,10 +10,13 @@
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { httpStatus } from '../execute/classify.js';
+import { mutatingCallDone, mutatingCallStarts } from '../execute/crash-point.js';
 import { LABELS } from '../protocol/keys.js';
 
 export const SENT_LOG_NAME = 'drydock-notifications';
 export const MAX_IDS = 2_000;
+/** The sent-log write's kind for the reliability suite's crash points. */
+export const SENT_LOG_KIND = 'notifySentLog';
 
 export interface SentLog {
   /** The ids sent, oldest first; undefined when no log exists yet (notifications just turned on). */
@@ -70,20 +73,28 @@ export function configMapSentLog(kubeConfig: KubeConfig, namespace: string): Sen
       return text === '' ? [] : text.split('\n');
     },
     async save(ids) {
-      // Only the leader writes; a conflict (another writer) reads again and writes over it.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          known =
-            known === undefined
-              ? await api.createNamespacedConfigMap({ namespace, body: body(ids), fieldManager: 'drydock' })
-              : await api.replaceNamespacedConfigMap({ ...ref, body: body(ids), fieldManager: 'drydock' });
-          return;
-        } catch (err) {
-          const status = httpStatus(err);
-          if ((status !== 409 && status !== 404) || attempt >= 3) throw err;
-          known = status === 404 ? undefined : await api.readNamespacedConfigMap(ref);
-        }
-      }
+      // A crash point (reliability suite only): killed before this write the next leader resends
+      // what was delivered since the last one; killed after it, nothing is resent.
+      mutatingCallStarts(SENT_LOG_KIND, SENT_LOG_NAME);
+      await write(ids);
+      mutatingCallDone(SENT_LOG_KIND, SENT_LOG_NAME);
     },
   };
+
+  async function write(ids: readonly string[]): Promise<void> {
+    // Only the leader writes; a conflict (another writer) reads again and writes over it.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        known =
+          known === undefined
+            ? await api.createNamespacedConfigMap({ namespace, body: body(ids), fieldManager: 'drydock' })
+            : await api.replaceNamespacedConfigMap({ ...ref, body: body(ids), fieldManager: 'drydock' });
+        return;
+      } catch (err) {
+        const status = httpStatus(err);
+        if ((status !== 409 && status !== 404) || attempt >= 3) throw err;
+        known = status === 404 ? undefined : await api.readNamespacedConfigMap(ref);
+      }
+    }
+  }
 }
