@@ -194,9 +194,11 @@ describe('e2e: a fleet of two clusters in stages', function () {
   after(async function () {
     this.timeout(60_000);
     watchB.stop();
-    for (const m of [a, b]) await stopMemberDrydock(m);
-    await stopWorld({ sim: a.sim, dirs: [] });
-    await stopWorld({ sim: b.sim, repo, dirs });
+    // Unset where before() never ran (the unit-only pass skips the control plane) or failed early.
+    const started = [a, b] as (Member | undefined)[];
+    for (const m of started) if (m) await stopMemberDrydock(m);
+    await stopWorld({ sim: started[0]?.sim, dirs: [] });
+    await stopWorld({ sim: started[1]?.sim, repo, dirs });
   });
 
   it('rolls a shared image change through a, then b after the soak, b saying what it waits for', async () => {
