@@ -26,12 +26,6 @@ TOOL=moto
 . "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 cache_options "$@"
 
-die() {
-  say "FAILED: $1"
-  if [ -f "$LOG" ]; then say "read the log: $LOG"; tail -n 25 "$LOG" >&2 || true; fi
-  exit 1
-}
-
 complete() { [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "moto=${MOTO_VERSION}" ] && [ -x "$SERVER" ]; }
 
 if [ "$FORCE" = 0 ] && complete; then echo "$SERVER"; exit 0; fi

@@ -27,12 +27,6 @@ TOOL=node-lts
 . "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 cache_options "$@"
 
-die() {
-  say "FAILED: $1"
-  if [ -f "$LOG" ]; then say "read the log: $LOG"; tail -n 25 "$LOG" >&2 || true; fi
-  exit 1
-}
-
 complete() {
   [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "node=${NODE_VERSION}" ] && [ -x "$BIN" ] &&
     [ "$("$BIN" --version 2>/dev/null)" = "v${NODE_VERSION}" ]

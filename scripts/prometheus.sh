@@ -32,12 +32,6 @@ TOOL=prometheus
 . "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 cache_options "$@"
 
-die() {
-  say "FAILED: $1"
-  if [ -f "$LOG" ]; then say "read the log: $LOG"; tail -n 25 "$LOG" >&2 || true; fi
-  exit 1
-}
-
 has_all() {
   local d="$1" b
   [ -n "$d" ] && [ -d "$d" ] || return 1

@@ -17,6 +17,14 @@ cache_options() {
 
 say() { echo "$TOOL: $*" >&2; }
 
+# die <message>: says it, points at the install log ($LOG, when the sourcing script set one and it
+# exists) with its tail, and exits 1. A script whose failures name a step defines its own.
+die() {
+  say "FAILED: $1"
+  if [ -n "${LOG:-}" ] && [ -f "$LOG" ]; then say "read the log: $LOG"; tail -n 25 "$LOG" >&2 || true; fi
+  exit 1
+}
+
 # cache_lock <cache dir> <what is installed> [seconds to wait]: one install per cache directory
 # at a time; a second caller waits for the first (without a limit unless one is given), then
 # finds the cache complete. Fails only when the wait runs out.
