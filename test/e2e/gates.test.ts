@@ -5,11 +5,10 @@
  * change arrived), never from drydock's logs.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { CoreV1Api, Watch, type KubeConfig, type V1Job, type V1Node } from '@kubernetes/client-node';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { OPS_REPO_CONFIG, specDoc, startWorkerWorld, type DrydockChild, type FleetRepo } from './world.js';
+import { OPS_REPO_CONFIG, specDoc, startWorkerWorld, stopWorld, type DrydockChild, type FleetRepo } from './world.js';
 
 const NS = 'drydock-system';
 const HELD = 'workers-i-0001';
@@ -135,13 +134,7 @@ describe('e2e: UpgradeGates on the real control plane', function () {
   after(async function () {
     this.timeout(30_000);
     recorder.stop();
-    if (drydock) {
-      drydock.kill('SIGTERM');
-      await drydock.exited;
-    }
-    await sim?.stop();
-    await repo?.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await stopWorld({ drydock, sim, repo, dirs });
   });
 
   it("a failing before-Job holds its node: never cordoned, no operation Job, Failed with the gate Job's name", async () => {

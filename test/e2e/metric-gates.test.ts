@@ -6,12 +6,11 @@
  * drydock did is read from the API server (a watch on the Nodes), never from its logs.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { usePrometheus } from '../support/prometheus.js';
 import { ApiLog, replay } from './api-watch.js';
-import { OPS_REPO_CONFIG, specDoc, startWorkerWorld, type DrydockChild, type FleetRepo } from './world.js';
+import { OPS_REPO_CONFIG, specDoc, startWorkerWorld, stopWorld, type DrydockChild, type FleetRepo } from './world.js';
 
 const WORKERS = ['workers-i-0001', 'workers-i-0002', 'workers-i-0003'];
 
@@ -112,13 +111,7 @@ describe('e2e: metric gates from a real Prometheus and Alertmanager', function (
   after(async function () {
     this.timeout(30_000);
     log.stop();
-    if (drydock) {
-      drydock.kill('SIGTERM');
-      await drydock.exited;
-    }
-    await sim?.stop();
-    await repo?.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await stopWorld({ drydock, sim, repo, dirs });
   });
 
   it('an alert fired mid-rollout holds the next node; clearing it resumes', async () => {

@@ -4,7 +4,6 @@
  * pods are counted from the API server (a watch, by uid), never from drydock's logs.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { BatchV1Api, CoreV1Api, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
@@ -14,6 +13,7 @@ import {
   specDoc,
   startDrydockChild,
   startWorkerWorld,
+  stopWorld,
   type DrydockChild,
   type FleetRepo,
 } from './world.js';
@@ -121,13 +121,7 @@ describe('e2e: NodeOp on the real control plane', function () {
   after(async function () {
     this.timeout(30_000);
     census.stop();
-    if (drydock) {
-      drydock.kill('SIGTERM');
-      await drydock.exited;
-    }
-    await sim?.stop();
-    await repo?.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await stopWorld({ drydock, sim, repo, dirs });
   });
 
   it('concurrency 2 over 6 workers: a node whose Job fails is uncordoned and named with its Job; stopOnFailure halts cleanly', async () => {

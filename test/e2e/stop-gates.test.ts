@@ -6,13 +6,12 @@
  * nodes go at once where the other holds them to one.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { ApiLog, cordonedNodes, replay } from './api-watch.js';
-import { afterRounds, specDoc, startWorkerWorld, type DrydockChild, type FleetRepo } from './world.js';
+import { afterRounds, specDoc, startWorkerWorld, stopWorld, type DrydockChild, type FleetRepo } from './world.js';
 
 const node = (i: number): string => `workers-i-${String(i).padStart(4, '0')}`;
 /** The failure budget's nodes 1–4 (2 and 3 fail every Job); the pause's and the windows' 5–8. */
@@ -99,13 +98,7 @@ describe('e2e: a failure budget, a pause from Git and budgets by window', functi
   after(async function () {
     this.timeout(30_000);
     log.stop();
-    if (drydock) {
-      drydock.kill('SIGTERM');
-      await drydock.exited;
-    }
-    await sim?.stop();
-    await repo?.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await stopWorld({ drydock, sim, repo, dirs });
   });
 
   it('maxFailures 2 goes on after one failed node and halts at the second', async () => {
