@@ -15,7 +15,7 @@
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PolicyV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { parseDuration } from '../../../src/duration.js';
 import { eventually, useControlPlane } from '../../support/control-plane.js';
 import { afterRounds, E2E_NAMESPACE, startDrydockChild, type DrydockChild } from '../world.js';
@@ -37,6 +37,8 @@ const settings = reliabilitySettings();
 const ms = (name: string, fallback: string): number => parseDuration(process.env[name] || fallback) ?? 0;
 const GIT_DOWN_MS = ms('DRYDOCK_RELIABILITY_GIT_DOWN', '30s');
 const PDB_HOLD_MS = ms('DRYDOCK_RELIABILITY_PDB_HOLD', '15s');
+/** The sim cloud's label naming a node's group. */
+const GROUP_LABEL = 'sim.drydock.dev/group';
 
 describe('reliability: faults end in completion, nothing lost, invariants kept', function () {
   this.timeout(600_000);
@@ -207,6 +209,41 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
     );
   });
 
+  /**
+   * The world's other worker groups (Bottlerocket hosts, OpenShift nodes) can hold every web pod,
+   * and then replacing `workers` never meets the PDB: web is pinned to `workers` first.
+   */
+  async function webOnWorkers(): Promise<void> {
+    const kc = cp().adminKubeConfig();
+    await kc.makeApiClient(AppsV1Api).patchNamespacedDeployment({
+      name: 'web',
+      namespace: E2E_NAMESPACE,
+      body: [{ op: 'add', path: '/spec/template/spec/nodeSelector', value: { [GROUP_LABEL]: 'workers' } }],
+    });
+    const onWorkers = new Set((await workers(kc)).map((n) => n.name));
+    await eventually(
+      'the 4 web pods Running on workers',
+      async () => {
+        const pods = await kc
+          .makeApiClient(CoreV1Api)
+          .listNamespacedPod({ namespace: E2E_NAMESPACE, labelSelector: 'app=web' });
+        const where = pods.items.map((p) => `${p.metadata?.name} ${p.status?.phase} on ${p.spec?.nodeName}`);
+        assert.ok(
+          pods.items.length === 4 &&
+            pods.items.every(
+              (p) =>
+                p.status?.phase === 'Running' &&
+                !p.metadata?.deletionTimestamp &&
+                onWorkers.has(p.spec?.nodeName ?? ''),
+            ),
+          `web pods: ${where.join(', ')}`,
+        );
+        return true;
+      },
+      { timeoutMs: 60_000 },
+    );
+  }
+
   it(`evictions refused by a PDB for ${PDB_HOLD_MS / 1000} s: status names the PDB, then the rollout completes`, async () => {
     const policy = cp().adminKubeConfig().makeApiClient(PolicyV1Api);
     const set = (value: number): Promise<unknown> =>
@@ -215,13 +252,17 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
         namespace: E2E_NAMESPACE,
         body: [{ op: 'replace', path: '/spec/maxUnavailable', value }],
       });
+    await webOnWorkers();
     await set(0);
     try {
       const { image, commit } = await nextImage();
       await eventually(
         'the status branch names the PDB',
-        async () =>
-          ((await w.repo.statusFile('status/NodeImage/worker.yaml')) ?? '').includes(`PDB ${E2E_NAMESPACE}/web`),
+        async () => {
+          const status = (await w.repo.statusFile('status/NodeImage/worker.yaml')) ?? '';
+          assert.ok(status.includes(`PDB ${E2E_NAMESPACE}/web`), `the status says:\n${status}`);
+          return true;
+        },
         { timeoutMs: 120_000 },
       );
       await new Promise((r) => setTimeout(r, PDB_HOLD_MS));
