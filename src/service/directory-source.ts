@@ -7,8 +7,11 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileStart, specError } from '../spec/errors.js';
+import { FLEET_FILE, loadFleet } from '../spec/fleet.js';
 import { loadFromDirectory } from '../spec/load.js';
 import { loadMember } from '../spec/fleet-load.js';
+import type { LoadResult } from '../spec/model.js';
 import { directorySource } from '../spec/source.js';
 import { revisionSource, type DesiredRevision, type DesiredSource } from './desired.js';
 
@@ -20,11 +23,32 @@ function gitHead(dir: string): string | undefined {
   return head.stdout.trim();
 }
 
-/** A directory's specs; with `cluster`, that cluster's view when the directory holds a fleet file. */
-export function directoryDesiredSource(dir: string, cluster?: string): DesiredSource {
+/**
+ * A fleet's stages wait on the other clusters' status branches, which a directory has none of:
+ * `drydock run` over a directory holding a fleet file refuses every revision rather than
+ * rolling every stage at once. (`drydock plan` and `validate` read a directory fleet.)
+ */
+async function refuseFleet(dir: string): Promise<LoadResult | undefined> {
+  if ((await loadFleet(directorySource(dir))) === undefined) return undefined;
+  const error = specError(
+    'config',
+    fileStart(FLEET_FILE),
+    "a fleet is not run from a directory: its stages wait on the other clusters' status branches, which only a Git repository has",
+    "give `drydock run` the fleet repository's Git URL as --repo, with --cluster naming this cluster",
+  );
+  return { ok: false, errors: [error], files: [FLEET_FILE] };
+}
+
+/**
+ * A directory's specs; with `cluster`, that cluster's view when the directory holds a fleet file.
+ * With `run`, for the service: a directory holding a fleet file is refused (refuseFleet).
+ */
+export function directoryDesiredSource(dir: string, cluster?: string, run = false): DesiredSource {
   return revisionSource(async (): Promise<DesiredRevision> => {
+    const refused = run ? await refuseFleet(dir) : undefined;
     const load =
-      cluster === undefined ? await loadFromDirectory(dir) : (await loadMember(directorySource(dir), cluster)).result;
+      refused ??
+      (cluster === undefined ? await loadFromDirectory(dir) : (await loadMember(directorySource(dir), cluster)).result);
     const head = gitHead(dir);
     if (head) return { commit: head, load };
     const hash = createHash('sha256');

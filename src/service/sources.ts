@@ -131,7 +131,7 @@ export async function createServiceSources(flags: SourceFlags, logger: Logger): 
         '--verify-commits needs a Git repository URL for --repo; a directory has no commits to verify',
         { flag: '--verify-commits' },
       );
-    return { source: directoryDesiredSource(path.resolve(flags.repo, flags.path)) };
+    return { source: directoryDesiredSource(path.resolve(flags.repo, flags.path), undefined, true) };
   }
   const git = gitSource(flags, logger);
   const fleet = new FleetMember(git, flags.cluster ?? '', logger);

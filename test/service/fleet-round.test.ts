@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { renderStatusDocs } from '../../src/report/status-docs.js';
+import { directoryDesiredSource } from '../../src/service/directory-source.js';
 import { FleetMember } from '../../src/service/fleet-round.js';
 import { heartbeatOf } from '../../src/service/sources.js';
 import { GitSource } from '../../src/source/git-source.js';
@@ -95,5 +96,20 @@ describe('FleetMember (a fleet cluster between Git and the planner)', () => {
         assert.match(load.errors[0]?.message ?? '', cluster ? /cluster "mars" is not listed/ : /serves a fleet/);
       assert.equal(heartbeatOf(m), undefined);
     }
+  });
+
+  it('`drydock run` over a directory holding the fleet refuses it at the fleet file; plan and validate still read it', async () => {
+    const run = await directoryDesiredSource(repo, 'prod', true).sync();
+    assert.equal(run.load.ok, false);
+    if (!run.load.ok) {
+      assert.deepEqual(
+        run.load.errors.map((e) => [e.file, e.line]),
+        [['fleet/fleet.yaml', 1]],
+      );
+      assert.match(run.load.errors[0]?.message ?? '', /not run from a directory/);
+      assert.match(run.load.errors[0]?.hint ?? '', /Git URL as --repo, with --cluster/);
+    }
+    const plan = await directoryDesiredSource(repo, 'prod').sync();
+    assert.equal(plan.load.ok, true, 'the same directory loads for drydock plan');
   });
 });
