@@ -38,6 +38,18 @@ export interface FailurePolicy {
   readonly onFailure?: RolloutPolicy['onFailure'];
 }
 
+/** A kind's failure policy from its stopOnFailure and its rollout's failure budget and onFailure. */
+export function failurePolicyOf(
+  stopOnFailure: boolean,
+  rollout: Pick<FailurePolicy, 'maxFailures' | 'onFailure'>,
+): FailurePolicy {
+  return {
+    stopOnFailure,
+    ...(rollout.maxFailures !== undefined ? { maxFailures: rollout.maxFailures } : {}),
+    ...(rollout.onFailure ? { onFailure: rollout.onFailure } : {}),
+  };
+}
+
 /**
  * Whether one failed node halts the spec by itself: stopOnFailure, unless a failure budget is
  * given; then the count of failed nodes decides (failureBudgetHalt).

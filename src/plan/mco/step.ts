@@ -16,18 +16,13 @@
 import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { runGates, type GateResult, type GateStep } from '../gates.js';
-import { outcomeEffect, type FailurePolicy } from '../outcome.js';
+import { failurePolicyOf, outcomeEffect, type FailurePolicy } from '../outcome.js';
 import { HELD_ANNOTATIONS } from '../protocol.js';
 import { atVersion, MCO, type McoContext } from './context.js';
 import { setPhase } from '../sequence/phase.js';
 
 export function failurePolicy(ctx: Pick<McoContext, 'rollout'>): FailurePolicy {
-  const { maxFailures } = ctx.rollout;
-  return {
-    stopOnFailure: ctx.rollout.stopOnFailure,
-    ...(maxFailures !== undefined ? { maxFailures } : {}),
-    ...(ctx.rollout.onFailure ? { onFailure: ctx.rollout.onFailure } : {}),
-  };
+  return failurePolicyOf(ctx.rollout.stopOnFailure, ctx.rollout);
 }
 
 /** The rule labels the node still carries (admitting it takes them off). */

@@ -19,7 +19,7 @@ import { nodeGates } from './gates.js';
 import { osImageFailure } from './os-check.js';
 import { drainRound } from '../sequence/drain-step.js';
 import { setPhase } from '../sequence/phase.js';
-import { drainStarted, outcomeEffect, type FailurePolicy, type NodeOutcome } from '../outcome.js';
+import { drainStarted, failurePolicyOf, outcomeEffect, type FailurePolicy, type NodeOutcome } from '../outcome.js';
 
 function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec' | 'view'>, node: ObservedNode, reason: string): void {
   if (ctx.view.stateOf(node).cordonedByUs) ctx.b.act({ kind: 'uncordon', spec: ctx.spec, node: node.name, reason });
@@ -30,12 +30,7 @@ function uncordonIfOurs(ctx: Pick<NodeOpContext, 'b' | 'spec' | 'view'>, node: O
  * budget (maxFailures) and onFailure.
  */
 export function failurePolicy(ctx: Pick<NodeOpContext, 'op'>): FailurePolicy {
-  const { maxFailures } = ctx.op.rollout;
-  return {
-    stopOnFailure: ctx.op.stopOnFailure,
-    ...(maxFailures !== undefined ? { maxFailures } : {}),
-    ...(ctx.op.rollout.onFailure ? { onFailure: ctx.op.rollout.onFailure } : {}),
-  };
+  return failurePolicyOf(ctx.op.stopOnFailure, ctx.op.rollout);
 }
 
 /**
