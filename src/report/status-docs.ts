@@ -266,6 +266,8 @@ export function renderSpecDoc(report: StatusReport, spec: SpecStatus): string {
     ...(spec.eta !== undefined ? { eta: spec.eta } : {}),
     ...(spec.waitingFor !== undefined ? { waitingFor: spec.waitingFor } : {}),
     ...(spec.paused !== undefined ? { paused: spec.paused } : {}),
+    // Read back by a restarted drydock: the halt outlasts the breach, and the process.
+    ...(spec.metricHalt !== undefined ? { metricHalt: spec.metricHalt } : {}),
     // The wait's file as a reader decides from it (stage, path, target), then as a person merges it.
     ...(spec.approvalWanted !== undefined
       ? { approvalWanted: spec.approvalWanted, approvalFile: wantedApprovalFile(spec.approvalWanted) }

@@ -74,7 +74,7 @@ const CONDITION_TYPES: Readonly<Record<Condition['type'], true>> = {
   Degraded: true,
 };
 const CONDITION_STATUSES: Readonly<Record<Condition['status'], true>> = { True: true, False: true, Unknown: true };
-const STAGES: Readonly<Record<ApprovalWanted['stage'], true>> = { start: true, afterCanary: true };
+const STAGES: Readonly<Record<ApprovalWanted['stage'], true>> = { start: true, afterCanary: true, resume: true };
 const APPROVAL_KINDS: Readonly<Record<ApprovalWanted['target']['kind'], true>> = {
   NodeImage: true,
   NodeOp: true,
@@ -243,6 +243,10 @@ function specStatusOf(f: Fields): SpecStatusDoc {
     failures: f.obj('counts').num('failures'),
     failureBudget: f.obj('counts').opt('failureBudget', (x) => f.obj('counts').str(x)),
     paused: s('paused'),
+    metricHalt: f.opt('metricHalt', (x) => {
+      const m = f.obj(x);
+      return { breach: m.str('breach'), since: m.str('since') };
+    }),
     conditions: f.list('conditions', condition),
     nodes: f.list('nodes', nodeRow),
     pending: extra?.opt('pending', (x) => extra.list(x, pendingNode)) ?? [],

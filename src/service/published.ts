@@ -1,9 +1,10 @@
 /**
  * What the status branch holds, for the planner's `published` option: an ended maintenance's
  * record leaves its node once the branch holds the ending, and the Ended row is carried from
- * the branch from then on. Within a leadership that is the last snapshot this replica wrote;
- * before its first write (at startup, and on every takeover: another replica may have written
- * since) the branch's tip is read, and its Ended NodeMaintenance rows stand for it. Until that
+ * the branch from then on; a metric gate's halt (onBreach halt) stays while the branch shows it.
+ * Within a leadership that is the last snapshot this replica wrote; before its first write (at
+ * startup, and on every takeover: another replica may have written since) the branch's tip is
+ * read, and its Ended NodeMaintenance rows and metric halts stand for it. Until that
  * read succeeded no status is written: a write whose plan lacked the carried rows would drop
  * their files, and with the record gone from the node the ending would be lost.
  */
@@ -20,9 +21,12 @@ export interface PublishedStatusesOptions {
   readonly logger: Logger;
 }
 
-/** The branch's rows a new leader carries: its ended maintenances (the rest is planned afresh). */
-export function endedMaintenances(specs: readonly SpecStatus[]): SpecStatus[] {
-  return specs.filter((s) => s.spec.kind === 'NodeMaintenance' && s.phase === 'Ended');
+/**
+ * The branch's rows a new leader carries (the rest is planned afresh): its ended maintenances,
+ * and the specs a metric gate halted, whose halt outlasts the breach and the process.
+ */
+export function carriedRows(specs: readonly SpecStatus[]): SpecStatus[] {
+  return specs.filter((s) => (s.spec.kind === 'NodeMaintenance' && s.phase === 'Ended') || s.metricHalt !== undefined);
 }
 
 export class PublishedStatuses {
@@ -51,8 +55,8 @@ export class PublishedStatuses {
     if (written !== undefined && written.lastError === undefined) this.held = written.specs;
     else if (this.held === undefined && leading && cluster !== '') {
       try {
-        this.held = endedMaintenances(await this.opts.read(cluster));
-        this.opts.logger.info({ ended: this.held.length }, 'status branch read before the first status write');
+        this.held = carriedRows(await this.opts.read(cluster));
+        this.opts.logger.info({ carried: this.held.length }, 'status branch read before the first status write');
       } catch (err) {
         this.opts.logger.warn({ err: describeError(err) }, 'status branch not read; no status written until it is');
       }

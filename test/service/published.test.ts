@@ -1,6 +1,6 @@
 /**
  * What the planner is told the status branch holds: nothing without a status branch; the
- * tip's ended maintenances before a leader's first write (read once per leadership, and no
+ * tip's ended maintenances and metric halts before a leader's first write (read once per leadership, and no
  * write until that read succeeded); the last snapshot written afterwards.
  */
 import { strict as assert } from 'node:assert';
@@ -60,6 +60,15 @@ describe('service: what the status branch holds, for the plan', () => {
     assert.equal(w.published.mayWrite(), true);
     assert.deepEqual(await w.published.forPlan('c', true), [ended]);
     assert.deepEqual(w.reads, ['c']);
+  });
+
+  it("a new leader carries a spec's metric halt, which outlasts the process that saw the breach", async () => {
+    const halted = specStatus('NodeOp', 'patch', {
+      phase: 'Progressing',
+      metricHalt: { breach: 'alert NodeDown firing since 2026-03-02T09:58:00.000Z', since: '2026-03-02T09:58:00.000Z' },
+    });
+    const w = world(() => [image, halted, running, ended]);
+    assert.deepEqual(await w.published.forPlan('c', true), [halted, ended]);
   });
 
   it('after a write, the snapshot written is what the branch holds', async () => {
