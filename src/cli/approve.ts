@@ -1,5 +1,5 @@
 /**
- * `drydock approve KIND/NAME [--stage start|afterCanary]`: writes the Approval file for the
+ * `drydock approve KIND/NAME [--stage start|afterCanary|resume]`: writes the Approval file for the
  * exact image or revision that waits into the working tree, ready to commit and merge through
  * review. Which revision waits is read from the status branch when there is one, so an approval
  * is never a hand-typed revision.
@@ -15,10 +15,10 @@ export function register(program: Command, done: (code: ExitCode) => void): void
     .description('write the Approval file for the revision that waits (commit and merge it to approve)')
     .argument('<kind/name>', 'the spec to approve, e.g. NodeImage/worker')
     .addOption(
-      new Option('--stage <stage>', 'the stage to approve (default: the one the spec requires)').choices([
-        'start',
-        'afterCanary',
-      ]),
+      new Option(
+        '--stage <stage>',
+        'the stage to approve (default: resume for a spec a metric gate halted, else the one the spec requires)',
+      ).choices(['start', 'afterCanary', 'resume']),
     )
     .addOption(new Option('--dir <dir>', 'the working tree of the specs repository').default('.'))
     .addOption(

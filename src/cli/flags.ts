@@ -105,7 +105,7 @@ export interface StatusCommandOptions {
 export interface ApproveFlags {
   readonly dir: string;
   readonly path: string;
-  readonly stage?: 'start' | 'afterCanary';
+  readonly stage?: 'start' | 'afterCanary' | 'resume';
   readonly statusRepo?: string;
   readonly statusBranch: string;
 }

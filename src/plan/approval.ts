@@ -10,9 +10,9 @@ import type { ApprovalInForce, ApprovalWanted } from './types.js';
 
 export type ApprovalStage = Approval['stage'];
 
-/** The Approval's metadata.name (and file name): `<spec>-start` or `<spec>-after-canary`. */
+/** The Approval's metadata.name (and file name): `<spec>-start`, `<spec>-after-canary` or `<spec>-resume`. */
 export function approvalName(specName: string, stage: ApprovalStage): string {
-  return `${specName}-${stage === 'start' ? 'start' : 'after-canary'}`;
+  return `${specName}-${stage === 'afterCanary' ? 'after-canary' : stage}`;
 }
 
 /**
@@ -36,6 +36,7 @@ const WAIT_PREFIX = 'approval needed';
 const STAGE_WORDS: Readonly<Record<ApprovalStage, string>> = {
   start: 'before the first node',
   afterCanary: 'after the canary wave',
+  resume: 'after a metric halt',
 };
 
 /** The spec an approval is for, as the Approval file names it (ApprovalWanted's target). */

@@ -220,7 +220,7 @@ export type WaitCode =
  * show the file to merge (report/approval-file.ts writes its content) without reading words.
  */
 export interface ApprovalWanted {
-  readonly stage: 'start' | 'afterCanary';
+  readonly stage: 'start' | 'afterCanary' | 'resume';
   /** Repository path, relative to the specs root. */
   readonly path: string;
   readonly target: {
@@ -235,13 +235,19 @@ export interface ApprovalWanted {
 /**
  * A metric gate with onBreach halt halted the spec: what breached and since when. Published in
  * the spec's status, it keeps the spec halted at the same revision after the breach clears
- * (plan's `published`); a new revision of the spec releases it.
+ * (plan's `published`); an Approval with stage resume merged since, or a new revision of the
+ * spec, releases it.
  */
 export interface MetricHalt {
   /** The breaches, in words: `alert HighErrorRate firing since …`. */
   readonly breach: string;
   /** ISO 8601: when the earliest breach began. */
   readonly since: string;
+  /**
+   * The resume Approval in force when the halt began (the commit that merged it), which does not
+   * release it: only one merged since does. Git's order, not clocks, says which came first.
+   */
+  readonly resumeSeen?: string;
 }
 
 /** Something that holds progress back, with a reason a person can act on. */
@@ -338,7 +344,7 @@ export interface PendingNode {
 
 /** An approval the planner counts for a spec (its file as the spec loader named it). */
 export interface ApprovalInForce {
-  readonly stage: 'start' | 'afterCanary';
+  readonly stage: 'start' | 'afterCanary' | 'resume';
   readonly name: string;
   readonly file: string;
   /** Who merged it, when the source knows (the Git source does). */

@@ -245,7 +245,11 @@ function specStatusOf(f: Fields): SpecStatusDoc {
     paused: s('paused'),
     metricHalt: f.opt('metricHalt', (x) => {
       const m = f.obj(x);
-      return { breach: m.str('breach'), since: m.str('since') };
+      return compact({
+        breach: m.str('breach'),
+        since: m.str('since'),
+        resumeSeen: m.opt('resumeSeen', (y) => m.str(y)),
+      });
     }),
     conditions: f.list('conditions', condition),
     nodes: f.list('nodes', nodeRow),

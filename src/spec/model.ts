@@ -339,7 +339,7 @@ export interface Approval extends SpecMeta<'Approval'> {
   readonly image?: string;
   /** ... or the exact spec revision approved (NodeOp). */
   readonly targetRevision?: string;
-  readonly stage: 'start' | 'afterCanary';
+  readonly stage: 'start' | 'afterCanary' | 'resume';
   /** Filled in by the Git source: the author of the commit that added the file to the tracked branch. */
   readonly approvedBy?: { readonly name: string; readonly email: string; readonly commit: string; readonly at: string };
 }

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { findApproval, imageTarget } from '../../src/plan/approval.js';
 import { renderStatusDocs } from '../../src/report/status-docs.js';
 import { loadFromDirectory } from '../../src/spec/index.js';
+import type { MetricHalt } from '../../src/plan/types.js';
 import type { DesiredState } from '../../src/spec/model.js';
 import { specStatus } from '../support/spec-status.js';
 
@@ -39,13 +40,14 @@ describe('drydock approve', () => {
   const written = () => path.join(repo, 'approvals/worker-after-canary.yaml');
 
   /** The status branch as drydock writes it: the worker's document, at `revision`, waiting for its approval. */
-  function statusAt(revision: string): void {
+  function statusAt(revision: string, metricHalt?: MetricHalt): void {
     git('checkout', '-q', '--orphan', 'drydock/status');
     git('rm', '-rqf', '.');
     const spec = specStatus('NodeImage', 'worker', {
       revision,
       phase: 'Waiting',
       waitingFor: 'approval needed (after the canary wave)',
+      ...(metricHalt !== undefined ? { metricHalt } : {}),
     });
     for (const [file, text] of renderStatusDocs({ cluster: 'c', specs: [spec] })) {
       mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
@@ -97,6 +99,29 @@ describe('drydock approve', () => {
       undefined,
     );
     assert.equal(approve('NodeImage/worker').status, 1, 'v3 is not what the cluster runs');
+  });
+
+  it('a spec a metric gate halted gets the resume file, which the planner counts for that image', async () => {
+    const image = (await load(repo)).nodeImages.find((i) => i.name === 'worker')!;
+    statusAt(image.revision, {
+      breach: 'alert NodeDown firing since 2026-03-02T09:58:00Z',
+      since: '2026-03-02T09:58:00Z',
+    });
+    const r = approve('NodeImage/worker');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /^wrote approvals\/worker-resume\.yaml: NodeImage\/worker image registry\.example\/node-os:v2\.0\.0, stage resume;/m,
+    );
+    const after = await load(repo);
+    const counted = findApproval(after, imageTarget(after.nodeImages.find((i) => i.name === 'worker')!), 'resume');
+    assert.equal(counted?.name, 'worker-resume');
+    assert.match(
+      readFileSync(path.join(repo, 'approvals/worker-resume.yaml'), 'utf8'),
+      /^# Resumes the metric halt since 2026-03-02T09:58:00Z: alert NodeDown firing/,
+      'each halt gets its own content, so its own commit',
+    );
+    assert.throws(() => readFileSync(written()), 'no after-canary file');
   });
 
   it('refuses when the working tree has another revision than the one waiting, and writes nothing', () => {

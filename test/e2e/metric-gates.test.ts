@@ -6,11 +6,21 @@
  * drydock did is read from the API server (a watch on the Nodes), never from its logs.
  */
 import assert from 'node:assert/strict';
+import { parse } from 'yaml';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { usePrometheus } from '../support/prometheus.js';
 import { ApiLog, replay } from './api-watch.js';
-import { OPS_REPO_CONFIG, specDoc, startWorkerWorld, stopWorld, type DrydockChild, type FleetRepo } from './world.js';
+import {
+  afterRounds,
+  OPS_REPO_CONFIG,
+  specDoc,
+  startDrydockChild,
+  startWorkerWorld,
+  stopWorld,
+  type DrydockChild,
+  type FleetRepo,
+} from './world.js';
 
 const WORKERS = ['workers-i-0001', 'workers-i-0002', 'workers-i-0003'];
 
@@ -83,6 +93,7 @@ describe('e2e: metric gates from a real Prometheus and Alertmanager', function (
   let sim: RunningSimCloud;
   let repo: FleetRepo;
   let drydock: DrydockChild | undefined;
+  let args: string[] = [];
   const log = new ApiLog();
   const dirs: string[] = [];
 
@@ -100,7 +111,7 @@ describe('e2e: metric gates from a real Prometheus and Alertmanager', function (
   before(async function () {
     this.timeout(120_000);
     await log.start(cp().adminKubeConfig(), { nodes: '/api/v1/nodes' });
-    ({ sim, repo, drydock } = await startWorkerWorld(cp(), dirs, {
+    ({ sim, repo, drydock, args } = await startWorkerWorld(cp(), dirs, {
       name: 'metrics',
       size: 3,
       host: { rebootSeconds: 1, jobRunSeconds: 2 },
@@ -173,7 +184,8 @@ describe('e2e: metric gates from a real Prometheus and Alertmanager', function (
     prom().set('world_unwell', 0);
   });
 
-  it('a PromQL threshold breached halts: no node is taken and the spec is Stalled', async () => {
+  it('a PromQL threshold breached halts: no node is taken and the spec is Stalled; it outlasts the breach and a restart, and a resume Approval lets it go on', async function () {
+    this.timeout(240_000);
     const op = 'halted';
     prom().set('world_errors', 1);
     await eventually('Prometheus has scraped the errors', async () => {
@@ -203,6 +215,53 @@ describe('e2e: metric gates from a real Prometheus and Alertmanager', function (
     );
     assert.match(text, /type: Stalled\n\s+status: "True"/);
     assert.deepEqual(startsAfter(log, op, pushed).locked, []);
+
+    // The breach clears and drydock is killed: the restarted one reads the halt back and keeps it.
+    prom().set('world_errors', 0);
+    await eventually('Prometheus has scraped the cleared errors', async () => {
+      const r = (await (await fetch(`${prom().prometheus}/api/v1/query?query=max(world_errors)`)).json()) as {
+        data: { result: { value: [number, string] }[] };
+      };
+      return r.data.result[0]?.value[1] === '0';
+    });
+    drydock?.kill('SIGKILL');
+    await drydock?.exited;
+    drydock = startDrydockChild(args);
+    await afterRounds(drydock, 3);
+    // The restarted drydock's own words: the halt it read back, no longer the live breach.
+    const kept = await eventually(
+      'the restarted drydock reports the halt it read back',
+      async () => {
+        const s = await status(op);
+        return /rollout halted: metric gate breached: query errors 1 > 0\.5 since .*\(halted since /.test(s)
+          ? s
+          : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    assert.deepEqual(startsAfter(log, op, pushed).locked, [], 'still halted after the restart and the clear');
+
+    // The resume file the status names, merged as a person would: the rollout goes on, once on each node.
+    const wanted = (parse(kept) as { approvalFile?: { path: string; content: string } }).approvalFile;
+    assert.ok(wanted !== undefined, `the halted status names the file that resumes it:\n${kept}`);
+    assert.match(wanted.path, /approvals\/halted-resume\.yaml$/);
+    assert.match(wanted.content, /stage: resume/);
+    await repo.push({ [wanted.path]: wanted.content }, 'approve: resume the halted NodeOp');
+    await eventually(
+      'every worker patched once',
+      async () => {
+        const patched = await done(op);
+        assert.equal(
+          patched.length,
+          WORKERS.length,
+          `patched ${patched.join(', ')}; the status says:\n${await status(op)}`,
+        );
+        return true;
+      },
+      { timeoutMs: 90_000 },
+    );
+    assert.deepEqual((await done(op)).sort(), [...WORKERS].sort());
+    assert.doesNotMatch(await status(op), /rollout halted/);
   });
 
   it('Prometheus stopped is a wait, not a pass', async () => {

@@ -12,7 +12,7 @@ import type { Action, Plan, SpecStatus } from '../../src/plan/types.js';
 import type { ObservedNode } from '../../src/observe/types.js';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { renderText } from '../../src/report/plan-render.js';
-import type { DesiredState, MetricGates, NodeImage, RolloutPolicy } from '../../src/spec/model.js';
+import type { Approval, DesiredState, MetricGates, NodeImage, RolloutPolicy } from '../../src/spec/model.js';
 import { at, cloudGroup, desired, iso, node, nodeImage, observed, policy, scalingGroup, workers } from './fixtures.js';
 import { V1, V2 } from './helpers.js';
 import { nodeOp } from './nodeop/fixtures.js';
@@ -46,6 +46,8 @@ const DOWN: MetricReading = {
 
 interface Kind {
   readonly label: string;
+  /** The spec's name. */
+  readonly spec: string;
   make(rollout: Partial<RolloutPolicy>): DesiredState;
   /** Three nodes to do, `done` of them done (done 60 s ago); `extra`: more plan options. */
   run(d: DesiredState, metrics: MetricReading | undefined, done?: number, extra?: PlanOptions): Plan;
@@ -62,6 +64,7 @@ const inPlaceNode = (name: string, annotations: Record<string, string> = {}): Ob
 const KINDS: readonly Kind[] = [
   {
     label: 'NodeOp',
+    spec: 'patch',
     make: (rollout) => desired({ nodeOps: [nodeOp('patch', { concurrency: 3, rollout: policy(rollout) })] }),
     run(d, r, done = 0, extra = {}) {
       const nodes = ['w-0', 'w-1', 'w-2'].map((name, i) =>
@@ -73,6 +76,7 @@ const KINDS: readonly Kind[] = [
   },
   {
     label: 'NodeImage inPlace',
+    spec: 'edge',
     make: (rollout) => {
       const image: NodeImage = {
         ...nodeImage('edge', 'os:v2', { concurrency: 3, ...rollout }, 'e1'),
@@ -94,6 +98,7 @@ const KINDS: readonly Kind[] = [
   },
   {
     label: 'NodeImage replace',
+    spec: 'workers',
     make: (rollout) =>
       desired({ scalingGroups: [scalingGroup('workers', 'workers')], nodeImages: [nodeImage('workers', V2, rollout)] }),
     run(d, r, done = 0, extra = {}) {
@@ -235,10 +240,60 @@ for (const kind of KINDS) {
       assert.deepEqual(started(p), []);
       assert.equal(
         waitOf(p, 'halted')?.reason,
-        'rollout halted: metric gate breached: query error-rate 0.2 > 0.05 since 2026-03-02T09:59:30.000Z (halted since 2026-03-02T09:59:30.000Z); it stays halted after the breach clears: fix the cause, then change the spec (any change makes a new revision) to resume',
+        `rollout halted: metric gate breached: query error-rate 0.2 > 0.05 since 2026-03-02T09:59:30.000Z (halted since 2026-03-02T09:59:30.000Z); it stays halted after the breach clears: fix the cause, then merge approvals/${kind.spec}-resume.yaml (kind Approval, stage resume) or change the spec (any change makes a new revision) to resume`,
       );
       // Published again, the halt holds the round after too.
       assert.deepEqual(haltedSpec(p)?.metricHalt, PAST_HALT);
+    });
+
+    /** The Approval the halted wait asks for, as a person would merge it in `commit`. */
+    const resumeApproval = (p: Plan, commit: string): Approval => {
+      const wanted = waitOf(p, 'halted')?.approval;
+      assert.ok(wanted !== undefined, 'the halted wait names the Approval that resumes it');
+      assert.equal(wanted.stage, 'resume');
+      assert.equal(wanted.path, `approvals/${kind.spec}-resume.yaml`);
+      const { target } = wanted;
+      return {
+        kind: 'Approval',
+        apiVersion: 'drydock.dev/v1alpha1',
+        name: `${kind.spec}-resume`,
+        revision: 'a-resume',
+        source: { file: wanted.path, line: 1, column: 1 },
+        target: { kind: target.kind, name: target.name },
+        ...(target.image !== undefined ? { image: target.image } : { targetRevision: target.revision }),
+        stage: 'resume',
+        approvedBy: { name: 'Ada', email: 'ada@example.org', commit, at: '2024-01-01T00:00:00.000Z' },
+      };
+    };
+
+    it('an Approval with stage resume merged after the halt began releases it once the breach cleared', () => {
+      const held = kind.run(d, PASSING, 0, { published });
+      const a = resumeApproval(held, 'c0ffee1');
+      const p = kind.run({ ...d, approvals: [a] }, PASSING, 0, { published });
+      assert.ok(started(p).length > 0, `waits: ${p.waits.map((w) => w.reason).join('; ')}`);
+      assert.equal(waitOf(p, 'halted'), undefined);
+      assert.equal(haltedSpec(p), undefined, 'the halt is no longer published');
+    });
+
+    it('merged while the breach goes on, a resume holds until it clears, then releases that halt', () => {
+      const a = resumeApproval(kind.run(d, PASSING, 0, { published }), 'c0ffee1');
+      const firing = kind.run({ ...d, approvals: [a] }, PAST, 0, { published });
+      assert.deepEqual(started(firing), []);
+      assert.deepEqual(waitOf(firing, 'halted')?.metricHalt, PAST_HALT, 'the same halt, not one that saw the approval');
+      const cleared = kind.run({ ...d, approvals: [a] }, PASSING, 0, { published: firing.specs });
+      assert.ok(started(cleared).length > 0, `waits: ${cleared.waits.map((w) => w.reason).join('; ')}`);
+    });
+
+    it('a breach that comes back after a resume halts again, and only a new resume releases it', () => {
+      const a = resumeApproval(kind.run(d, PASSING, 0, { published }), 'c0ffee1');
+      // The resumed rollout published no halt; the breach comes back.
+      const again = kind.run({ ...d, approvals: [a] }, PAST, 0, { published: [] });
+      assert.deepEqual(haltedSpec(again)?.metricHalt, { ...PAST_HALT, resumeSeen: 'c0ffee1' });
+      const stillHeld = kind.run({ ...d, approvals: [a] }, PASSING, 0, { published: again.specs });
+      assert.deepEqual(started(stillHeld), [], 'the approval in force when it halted does not release it');
+      const b = resumeApproval(stillHeld, 'beef002');
+      const released = kind.run({ ...d, approvals: [b] }, PASSING, 0, { published: again.specs });
+      assert.ok(started(released).length > 0, `waits: ${released.waits.map((w) => w.reason).join('; ')}`);
     });
 
     it('a new revision of the spec releases it', () => {

@@ -39,7 +39,11 @@ const full: SpecStatus = specStatus('NodeImage', 'worker', {
   failures: 1,
   failureBudget: '1 of 2 failures allowed: the rollout halts at the 2nd failed node',
   paused: 'paused by Alice <alice@example.com> since commit abcdef0 (spec.paused, 2026-03-02T09:00:00.000Z)',
-  metricHalt: { breach: 'alert NodeDown firing since 2026-03-02T09:58:00.000Z', since: '2026-03-02T09:58:00.000Z' },
+  metricHalt: {
+    breach: 'alert NodeDown firing since 2026-03-02T09:58:00.000Z',
+    since: '2026-03-02T09:58:00.000Z',
+    resumeSeen: SHA,
+  },
   conditions: [{ type: 'Progressing', status: 'False', reason: 'Approval', message: 'waits: for a file' }],
   nodes: [
     {

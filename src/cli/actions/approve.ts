@@ -86,12 +86,15 @@ export async function runApprove(
         EXIT_FINDINGS,
       );
     const { target, required } = targetOf(load.desired, kind as Kind, name);
-    const stage = flags.stage ?? required;
+    const status = await statusOf(flags, kind as Kind, name);
+    // A spec a metric gate halted waits for a resume, whatever its policy requires.
+    const halt = 'status' in status ? status.status.metricHalt : undefined;
+    const halted = halt !== undefined;
+    const stage = flags.stage ?? (halted ? 'resume' : required);
     if (stage === undefined)
       throw new ApproveError(
         `${spec} requires no approval (rollout.approval.required is none); pass --stage to write one anyway`,
       );
-    const status = await statusOf(flags, kind as Kind, name);
     let origin: string;
     if ('status' in status) {
       const waiting = status.status.revision;
@@ -107,7 +110,13 @@ export async function runApprove(
     } else {
       origin = `the working tree's revision (no status read: ${status.none})`;
     }
-    const file = approvalFile(target, stage, load.desired.config);
+    const written = approvalFile(target, stage, load.desired.config);
+    // Naming the halt makes each resume a new file content, so a new commit: the approval in force
+    // when a breach came back does not release that halt (plan/sequence/metric-gate.ts).
+    const file =
+      stage === 'resume' && halt !== undefined
+        ? { ...written, content: `# Resumes the metric halt since ${halt.since}: ${halt.breach}\n${written.content}` }
+        : written;
     const where = path.join(dir, file.path);
     const same = existsSync(where) && readFileSync(where, 'utf8') === file.content;
     if (!same) {

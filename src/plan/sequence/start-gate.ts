@@ -3,10 +3,11 @@
  * each. A kind supplies its policy, its approval target and its canary's progress; it never
  * re-implements a gate.
  *
- *   halted (a failed node, or a metric halt the status branch still shows) → paused (the
- *   spec's spec.paused, drydock.yaml's paused) → the fleet's earlier stages → the autoscaler →
- *   the maintenance window → the start approval → the metric gates → the canary wave (its
- *   nodes, then its soak) → the after-canary approval → open
+ *   halted (a failed node, or a metric halt the status branch still shows that no Approval
+ *   with stage resume merged since has released) → paused (the spec's spec.paused,
+ *   drydock.yaml's paused) → the fleet's earlier stages → the autoscaler → the maintenance
+ *   window → the start approval → the metric gates → the canary wave (its nodes, then its
+ *   soak) → the after-canary approval → open
  *
  * The metric gates come before the canary so that a breach during the canary's soak holds
  * the next wave even once the soak is over.
@@ -18,7 +19,7 @@ import { approvalNeeded, findApproval, type ApprovalTarget } from '../approval.j
 import type { ApprovalWanted, MetricHalt, SpecRef } from '../types.js';
 import { windowGate } from '../window.js';
 import { canaryGate, type CanaryProgress } from './canary.js';
-import { metricGate, stillHalted } from './metric-gate.js';
+import { metricGate, resumeId, resumes, stillHalted } from './metric-gate.js';
 
 export type StartGate =
   | { readonly open: true; readonly limit?: number }
@@ -80,8 +81,11 @@ export function startGate(input: StartInput): StartGate {
   const { desired, rollout, approval, now } = input;
   if (input.halted !== undefined) return { open: false, code: 'halted', reason: input.halted };
   const own = input.status;
+  const sticky = input.gates.metricHalts !== undefined;
+  const resume = sticky ? approvalNeeded(desired.config, approval, 'resume') : undefined;
+  const resumeWith = resumeId(findApproval(desired, approval, 'resume'));
   const stuck = own === undefined ? undefined : input.gates.metricHalts?.(own.spec, own.revision);
-  if (stuck !== undefined) return stillHalted(stuck);
+  if (stuck !== undefined && !resumes(stuck, resumeWith)) return stillHalted(stuck, resume);
   const paused = pausedReason(desired.config.paused, input.paused);
   if (paused !== undefined) return { open: false, code: 'paused', reason: paused };
   const fleet = input.gates.fleet?.(approval);
@@ -92,7 +96,13 @@ export function startGate(input: StartInput): StartGate {
   const required = rollout.approval.required;
   if (required === 'start' && findApproval(desired, approval, 'start') === undefined)
     return { open: false, code: 'approval', ...approvalNeeded(desired.config, approval, 'start') };
-  const metrics = metricGate(rollout.metricGates, input.gates.metrics, input.gates.metricHalts !== undefined);
+  const metrics = metricGate(rollout.metricGates, input.gates.metrics, sticky, resume);
+  if (metrics?.metricHalt !== undefined) {
+    // A halt goes on as one episode while the breach does (a resume merged meanwhile releases it
+    // once it clears); a new one remembers the resume in force, which then does not release it.
+    const seen = stuck !== undefined ? stuck.resumeSeen : resumeWith;
+    return { ...metrics, metricHalt: { ...metrics.metricHalt, ...(seen !== undefined ? { resumeSeen: seen } : {}) } };
+  }
   if (metrics !== undefined) return metrics;
   const canary = canaryGate(input.canary, now);
   if (canary !== undefined) return canary;

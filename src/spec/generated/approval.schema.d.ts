@@ -38,9 +38,9 @@ export interface ApprovalSpec {
    */
   revision?: string;
   /**
-   * start: the rollout may begin. afterCanary: it may go on after the canary wave.
+   * start: the rollout may begin. afterCanary: it may go on after the canary wave. resume: it may go on after a metric gate halted it (onBreach halt), once the breach has cleared; only a halt that began before the approval was merged is released.
    */
-  stage: "start" | "afterCanary";
+  stage: "start" | "afterCanary" | "resume";
 }
 /**
  * The spec whose rollout is approved.
