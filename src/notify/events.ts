@@ -103,6 +103,13 @@ export function snapshotEvents(snap: StatusSnapshot): NotifyEvent[] {
   return snap.specs.flatMap((s) => specEvents(snap, s));
 }
 
+/** The ids of the events a plan's statuses and waits show (an id needs nothing else). */
+export function planEventIds(view: Pick<StatusSnapshot, 'specs' | 'waits'>): string[] {
+  return snapshotEvents({ cluster: '', loadErrors: [], problems: [], specs: view.specs, waits: view.waits }).map(
+    (e) => e.id,
+  );
+}
+
 /**
  * The events of `snap` to send, given the ids already sent (or recorded as a baseline): a
  * completion is news only for a rollout whose start was, so a spec that was already at its

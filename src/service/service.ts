@@ -206,6 +206,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     stopping: () => stopping,
     inFlight,
     pace,
+    notifier,
   });
 
   let http: HttpServer | undefined;
@@ -358,6 +359,7 @@ interface RoundParts {
   readonly stopping: () => boolean;
   readonly inFlight: InFlight;
   readonly pace: ObservedPace;
+  readonly notifier: Notifier;
 }
 
 /**
@@ -409,6 +411,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         planner: opts.planner,
         observedNodes: () => p.pace.timings(),
         ...(opts.prepareRound ? { prepareRound: opts.prepareRound } : {}),
+        beforeActing: (d, plan) => p.notifier.beforeActing(d.config.notifications, plan),
         actionDeps,
         events,
         logger: log,

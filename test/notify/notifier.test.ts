@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { createMetrics, type ServiceMetrics } from '../../src/service/metrics.js';
 import { Notifier } from '../../src/notify/notifier.js';
+import { eventId } from '../../src/notify/events.js';
 import { memorySentLog, type SentLog } from '../../src/notify/sent-log.js';
 import type { NotificationsConfig, NotifyReceiver } from '../../src/spec/model.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -209,10 +210,51 @@ describe('notifications: the notifier', function () {
     assert.equal(log.ids?.length, 3);
   });
 
+  it('killed after its first round acted, before any status was written: the next leader still sends the start', async () => {
+    const hook = await receiver('hook', 'webhook', ['started', 'nodeFailed', 'complete']);
+    const config = { receivers: [hook.spec] };
+    const log = memorySentLog();
+    // Before the round: one spec long complete (history), one about to start.
+    const done = spec('old', 'Complete', [['c', 'Done']], { revision: 'rev0' });
+    const before = snapshot([
+      done,
+      spec('w', 'Progressing', [
+        ['a', 'Outdated'],
+        ['b', 'Outdated'],
+      ]),
+    ]);
+    const first = notifier(log);
+    await first.beforeActing(config, before);
+    // The round drains a, and the process is killed before its status is written.
+    await first.stop();
+    assert.deepEqual(
+      log.ids,
+      [eventId(done.spec, 'rev0', 'started'), eventId(done.spec, 'rev0', 'complete')],
+      'the history, written before the round acted',
+    );
+    const second = notifier(log);
+    second.observe({ snapshot: snapshot([done, ...rollout[0]!.specs]), config });
+    second.observe({ snapshot: snapshot([done, ...rollout[3]!.specs]), config });
+    await second.idle();
+    assert.deepEqual(events(hook.r), ['started', 'nodeFailed', 'complete']);
+  });
+
+  it('a sent-log already there is kept as it is by the round about to act', async () => {
+    const hook = await receiver('hook', 'webhook', ['started']);
+    const log = memorySentLog(['sent-before']);
+    const n = notifier(log);
+    await n.beforeActing({ receivers: [hook.spec] }, rollout[0]!);
+    n.observe({ snapshot: rollout[0]!, config: { receivers: [hook.spec] } });
+    await n.idle();
+    assert.deepEqual(events(hook.r), ['started']);
+    assert.equal(log.ids?.[0], 'sent-before');
+  });
+
   it('reads nothing and sends nothing while drydock.yaml names no receiver', async () => {
     let loads = 0;
     const log = { load: () => ((loads += 1), Promise.resolve([])), save: () => Promise.resolve() };
     const n = notifier(log);
+    await n.beforeActing(undefined, rollout[0]!);
     for (const s of rollout) n.observe({ snapshot: s, config: undefined });
     await n.idle();
     assert.equal(loads, 0);
