@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { NotifyEventType } from '../spec/model.js';
-import type { SpecRef, SpecStatus } from '../plan/types.js';
+import type { SpecRef, SpecStatus, Wait } from '../plan/types.js';
 import type { StatusSnapshot } from '../service/status.js';
 
 export interface NotifyEvent {
@@ -101,6 +101,23 @@ function progress(s: SpecStatus): string {
 /** Every event the snapshot shows, as a fact (sent or not). */
 export function snapshotEvents(snap: StatusSnapshot): NotifyEvent[] {
   return snap.specs.flatMap((s) => specEvents(snap, s));
+}
+
+/** The ids of the events statuses and waits show (an id needs nothing else). */
+export function eventIds(view: Pick<StatusSnapshot, 'specs' | 'waits'>): string[] {
+  return snapshotEvents({ cluster: '', loadErrors: [], problems: [], specs: view.specs, waits: view.waits }).map(
+    (e) => e.id,
+  );
+}
+
+/** The ids of the events spec statuses read back from the status branch show, their approval waits included. */
+export function branchEventIds(specs: readonly SpecStatus[]): string[] {
+  const waits = specs.flatMap((s): Wait[] =>
+    s.approvalWanted !== undefined
+      ? [{ spec: s.spec, code: 'approval', reason: 'approval needed', approval: s.approvalWanted }]
+      : [],
+  );
+  return eventIds({ specs, waits });
 }
 
 /**

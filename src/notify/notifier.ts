@@ -9,8 +9,9 @@ import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import type { NotificationsConfig, NotifyReceiver } from '../spec/model.js';
 import type { StatusSnapshot } from '../service/status.js';
+import type { SpecStatus } from '../plan/types.js';
 import { describeError } from '../errors.js';
-import { newEvents, snapshotEvents, type NotifyEvent } from './events.js';
+import { branchEventIds, eventIds, newEvents, snapshotEvents, type NotifyEvent } from './events.js';
 import { payloadFor, statusLink, type StatusLink } from './payloads.js';
 import { deliver, type DeliveryOptions } from './delivery.js';
 import { boundIds, type SentLog } from './sent-log.js';
@@ -30,6 +31,12 @@ export interface NotifierOptions {
   readonly maxBackoffMs?: number;
   readonly attemptTimeoutMs?: number;
   readonly fetch?: typeof fetch;
+  /**
+   * The spec statuses the status branch held before this leadership wrote to it, once read:
+   * with no sent-log yet, what they show is history. Without it (no status branch, or not read
+   * yet) the history is the status before the round (beforeActing) or the first one written.
+   */
+  readonly history?: () => readonly SpecStatus[] | undefined;
 }
 
 interface Job {
@@ -79,6 +86,25 @@ export class Notifier {
       .catch((err: unknown) => this.opts.logger.warn({ err: describeError(err) }, 'notifications not worked out'));
   }
 
+  /**
+   * Called by a round about to act, with its plan. With no sent-log yet, the history (what the
+   * status branch held before this leadership wrote to it, else what the plan shows) is
+   * written to the sent-log before the round acts: an event the actions cause is then news to
+   * whichever leader sees it first, even one that follows a kill before any status was
+   * written. Taking history from the first status written instead would lose the events of
+   * every round that acted before it, a rollout's start among them. A sent-log that cannot be
+   * read or written is logged and the round goes on: notifications never hold up a rollout.
+   */
+  async beforeActing(
+    config: NotificationsConfig | undefined,
+    plan: Pick<StatusSnapshot, 'specs' | 'waits'>,
+  ): Promise<void> {
+    this.chain = this.chain
+      .then(() => this.startLog(config, plan))
+      .catch((err: unknown) => this.opts.logger.warn({ err: describeError(err) }, 'notification sent-log not started'));
+    await this.chain;
+  }
+
   /** A new leadership reads the sent-log again: another leader may have written it since. */
   forget(): void {
     this.chain = this.chain.then(() => {
@@ -105,6 +131,24 @@ export class Notifier {
     await this.saving;
   }
 
+  private async startLog(
+    config: NotificationsConfig | undefined,
+    plan: Pick<StatusSnapshot, 'specs' | 'waits'>,
+  ): Promise<void> {
+    if (this.abort.signal.aborted || this.sent !== undefined) return;
+    if (config === undefined || config.receivers.length === 0) return;
+    const loaded = await this.opts.sentLog.load();
+    if (loaded !== undefined) {
+      this.sent = loaded;
+      return;
+    }
+    const branch = this.opts.history?.();
+    this.sent = branch !== undefined ? branchEventIds(branch) : eventIds(plan);
+    this.opts.logger.info({ events: this.sent.length }, 'notifications start from the status before this round acts');
+    this.save();
+    await this.saving;
+  }
+
   private async handle(p: Published): Promise<void> {
     if (this.abort.signal.aborted) return;
     // Nothing is read or written for a repository that names no receiver.
@@ -114,14 +158,15 @@ export class Notifier {
     if (this.sent === undefined) {
       const loaded = await this.opts.sentLog.load();
       if (loaded === undefined) {
-        // No log yet (notifications just turned on): what the fleet already shows is history,
-        // not news; recorded so that only what happens from now on is sent.
-        this.sent = all.map((e) => e.id);
+        // No log yet (notifications just turned on, and no round acted since: one that acts
+        // starts the log first, beforeActing): what the branch held before this leadership
+        // wrote (else what this status shows) is history, not news; recorded so that only
+        // what happens from then on is sent.
+        const branch = this.opts.history?.();
+        this.sent = branch !== undefined ? branchEventIds(branch) : all.map((e) => e.id);
         this.opts.logger.info({ events: this.sent.length }, 'notifications start from the current status');
         this.save();
-        return;
-      }
-      this.sent = loaded;
+      } else this.sent = loaded;
     }
     const known = new Set([...this.sent, ...this.open.keys()]);
     const link = statusLink(p.config.commitUrl, p.branch, p.commit);

@@ -34,6 +34,8 @@ export class PublishedStatuses {
   private held: readonly SpecStatus[] | undefined;
   /** Whether the last round's plan had what the branch holds. */
   private planHadBranch = false;
+  /** Every spec status of the branch's tip as read before this leadership's first write. */
+  private tip: readonly SpecStatus[] | undefined;
 
   constructor(private readonly opts: PublishedStatusesOptions) {}
 
@@ -41,6 +43,15 @@ export class PublishedStatuses {
   forget(): void {
     this.held = undefined;
     this.planHadBranch = false;
+    this.tip = undefined;
+  }
+
+  /**
+   * What the branch held before this leadership wrote to it (the notifications' history when
+   * there is no sent-log yet); undefined until read, and without a status branch.
+   */
+  branchTip(): readonly SpecStatus[] | undefined {
+    return this.tip;
   }
 
   /**
@@ -55,7 +66,8 @@ export class PublishedStatuses {
     if (written !== undefined && written.lastError === undefined) this.held = written.specs;
     else if (this.held === undefined && leading && cluster !== '') {
       try {
-        this.held = carriedRows(await this.opts.read(cluster));
+        this.tip = await this.opts.read(cluster);
+        this.held = carriedRows(this.tip);
         this.opts.logger.info({ carried: this.held.length }, 'status branch read before the first status write');
       } catch (err) {
         this.opts.logger.warn({ err: describeError(err) }, 'status branch not read; no status written until it is');

@@ -38,6 +38,8 @@ export interface ReconcileDeps {
   readonly observedNodes?: () => readonly NodeTiming[];
   /** Read before the plan (a fleet's status branches); it reports its own failures. */
   readonly prepareRound?: (desired: DesiredState) => Promise<void>;
+  /** Awaited after the plan, before its first action (the notifications' sent-log starts there). */
+  readonly beforeActing?: (desired: DesiredState, plan: Plan) => Promise<void>;
   readonly actionDeps: ActionDeps;
   readonly events: EventRecorder;
   readonly logger: Logger;
@@ -87,6 +89,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
   });
   let results: ActionResult[] = [];
   if (plan.actions.length > 0 && deps.mayAct()) {
+    await deps.beforeActing?.(desired, plan);
     results = await executeActions(plan.actions, {
       ...deps.actionDeps,
       logger: deps.logger,

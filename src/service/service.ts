@@ -31,6 +31,7 @@ import { DesiredTracker, type DesiredSource } from './desired.js';
 import { readiness, RoundWatch } from './health.js';
 import { RoundLoop, type RoundReport } from './round-loop.js';
 import { Notifier, type NotifierOptions } from '../notify/notifier.js';
+import type { SpecStatus } from '../plan/types.js';
 import { configMapSentLog, memorySentLog, type SentLog } from '../notify/sent-log.js';
 import { ObservedPace } from './observed-pace.js';
 import type { StatusVersion } from '../report/status-timings.js';
@@ -167,7 +168,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const mayAct = (): boolean => !stopping && leader.isLeader();
   // A drain left running past its round asks for a round once it has answered.
   const inFlight = new InFlight((retryInMs) => scheduler.request(Math.max(settleMsOf(opts), retryInMs)));
-  const notifier = createNotifier(opts, metrics);
+  // The notifications' history: what the status branch held before this leadership wrote to it.
+  const notifier = createNotifier(opts, metrics, () => published.branchTip());
   const publisher = new StatusPublisher({
     onPublished: (snapshot, commit) =>
       notifier.observe({
@@ -206,6 +208,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     stopping: () => stopping,
     inFlight,
     pace,
+    notifier,
   });
 
   let http: HttpServer | undefined;
@@ -255,7 +258,11 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 }
 
 /** The notifier, its sent-log in a ConfigMap in drydock's namespace (in memory without one). */
-function createNotifier(opts: ServiceOptions, metrics: ServiceMetrics): Notifier {
+function createNotifier(
+  opts: ServiceOptions,
+  metrics: ServiceMetrics,
+  history: () => readonly SpecStatus[] | undefined,
+): Notifier {
   const n = opts.notify;
   const namespace = n?.namespace ?? (opts.leaderElection ? opts.leaderElection.namespace : undefined);
   return new Notifier({
@@ -264,6 +271,7 @@ function createNotifier(opts: ServiceOptions, metrics: ServiceMetrics): Notifier
     sentLog: n?.sentLog ?? (namespace !== undefined ? configMapSentLog(opts.kubeConfig, namespace) : memorySentLog()),
     ...(n?.secretsDir !== undefined ? { secretsDir: n.secretsDir } : {}),
     ...n?.delivery,
+    history,
   });
 }
 
@@ -358,6 +366,7 @@ interface RoundParts {
   readonly stopping: () => boolean;
   readonly inFlight: InFlight;
   readonly pace: ObservedPace;
+  readonly notifier: Notifier;
 }
 
 /**
@@ -409,6 +418,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         planner: opts.planner,
         observedNodes: () => p.pace.timings(),
         ...(opts.prepareRound ? { prepareRound: opts.prepareRound } : {}),
+        beforeActing: (d, plan) => p.notifier.beforeActing(d.config.notifications, plan),
         actionDeps,
         events,
         logger: log,

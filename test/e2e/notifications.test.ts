@@ -1,9 +1,10 @@
 /**
  * End to end, driven only by Git commits: notifications from drydock.yaml's receivers on the
- * real control plane, drydock running as deploy/'s ServiceAccount. Two NodeOps (one whose
- * node's Job fails) give every event but the approval; local HTTP receivers record what
- * arrives: a steady one, one that answers 500 before it recovers, and one that hangs. Then a
- * SIGKILL and a restart: the sent-log keeps anything from being sent twice.
+ * real control plane, drydock running as deploy/'s ServiceAccount. Three NodeOps give every
+ * event: one whose node's Job fails, and one that needs an approval before it starts, which
+ * the test merges once the approval message came; local HTTP receivers record what arrives: a
+ * steady one, one that answers 500 before it recovers, and one that hangs. Then a SIGKILL and
+ * a restart: the sent-log keeps anything from being sent twice.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -11,7 +12,7 @@ import { createHmac } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { startReceiver, type Receiver } from '../notify/receiver.js';
@@ -29,6 +30,8 @@ import {
 
 const NS = 'drydock-system';
 const FAILING = 'workers-i-0002';
+/** The node of the NodeOp that waits for an approval before it starts. */
+const GATED = 'workers-i-0003';
 // Planted in the receivers' addresses and the signing key: none may appear in any output.
 const CANARY_TOKEN = 'XOXB-canary-8d1f0e';
 const CANARY_KEY = 'hmac-canary-42c9aa';
@@ -36,6 +39,8 @@ const CANARY_KEY = 'hmac-canary-42c9aa';
 interface Message {
   readonly id: string;
   readonly event: string;
+  readonly summary: string;
+  readonly detail?: string;
   readonly spec: { kind: string; name: string };
   readonly node?: string;
   readonly status: { branch?: string; commit?: string; url?: string };
@@ -78,7 +83,7 @@ function repoConfig(): string {
   });
 }
 
-function nodeOp(name: string, node: string): string {
+function nodeOp(name: string, node: string, rollout?: Record<string, unknown>): string {
   return specDoc('NodeOp', name, {
     nodeSelector: { matchLabels: { 'kubernetes.io/hostname': node } },
     image: 'busybox:1.36',
@@ -86,6 +91,7 @@ function nodeOp(name: string, node: string): string {
     cordon: true,
     backoffLimit: 0,
     stopOnFailure: true,
+    ...(rollout !== undefined ? { rollout } : {}),
   });
 }
 
@@ -155,13 +161,34 @@ describe('e2e: notifications', function () {
     await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
 
     await repo.push(
-      { 'ops/patch.yaml': nodeOp('patch', 'workers-i-0001'), 'ops/broken.yaml': nodeOp('broken', FAILING) },
-      'ops: patch one worker; the other one fails its Job',
+      {
+        'ops/patch.yaml': nodeOp('patch', 'workers-i-0001'),
+        'ops/broken.yaml': nodeOp('broken', FAILING),
+        'ops/gated.yaml': nodeOp('gated', GATED, { approval: { required: 'start' } }),
+      },
+      'ops: patch one worker; another fails its Job; the third waits for an approval',
     );
+    // Waiting for a person: one message, naming the file to merge; merged, the NodeOp goes on.
+    const asked = await eventually(
+      'the approval message',
+      () => Promise.resolve(messages(steady).find((m) => m.spec.name === 'gated' && m.event === 'approval')),
+      { timeoutMs: 90_000, intervalMs: 200 },
+    );
+    const gatedDoc = parse((await repo.statusFile('status/NodeOp/gated.yaml')) ?? '') as {
+      approvalFile?: { path: string; content: string };
+    };
+    const approvalFile = gatedDoc.approvalFile;
+    assert.ok(approvalFile, 'the status file shows the Approval file to merge');
+    assert.equal(asked.detail, `merge ${approvalFile.path}`);
+    assert.match(asked.summary, /^NodeOp\/gated: waiting for an approval \(start\)$/);
+    await repo.push({ [approvalFile.path]: approvalFile.content }, 'approvals: start the gated NodeOp');
     const want = [
       'broken halted',
       'broken nodeFailed workers-i-0002',
       'broken started',
+      'gated approval',
+      'gated complete',
+      'gated started',
       'patch complete',
       'patch started',
     ];
@@ -173,21 +200,29 @@ describe('e2e: notifications', function () {
         intervalMs: 200,
       },
     );
-    await eventually('the flaky receiver recovered', () => Promise.resolve(messages(flaky).length >= 3), {
+    await eventually('the flaky receiver recovered', () => Promise.resolve(messages(flaky).length >= 5), {
       timeoutMs: 60_000,
       intervalMs: 200,
     });
-    await eventually('the Slack receiver', () => Promise.resolve(chat.accepted().length >= 1), { timeoutMs: 30_000 });
+    await eventually('the Slack receiver', () => Promise.resolve(chat.accepted().length >= 2), { timeoutMs: 30_000 });
     // A few more seconds: a duplicate would come now.
     await new Promise((r) => setTimeout(r, 3_000));
 
     assert.deepEqual(names(messages(steady)), want, 'exactly one message per event');
-    assert.deepEqual(names(messages(flaky)), ['broken started', 'patch complete', 'patch started']);
+    assert.deepEqual(names(messages(flaky)), [
+      'broken started',
+      'gated complete',
+      'gated started',
+      'patch complete',
+      'patch started',
+    ]);
     assert.equal(flaky.received.filter((r) => r.status === 500).length, 2, 'two attempts answered 500 first');
-    assert.equal(chat.accepted().length, 1);
-    assert.match(
-      (JSON.parse(chat.accepted()[0] ?? '{}') as { text: string }).text,
-      /^\[e2e\] NodeOp\/patch: rollout complete/,
+    assert.deepEqual(
+      chat
+        .accepted()
+        .map((b) => /^\[e2e\] (NodeOp\/\w+): rollout complete/.exec((JSON.parse(b) as { text: string }).text)?.[1])
+        .sort(),
+      ['NodeOp/gated', 'NodeOp/patch'],
     );
     assert.equal(stuck.received.filter((r) => r.status === 'hung').length >= 1, true, 'the hung receiver was called');
 
@@ -217,7 +252,7 @@ describe('e2e: notifications', function () {
       return line === undefined ? NaN : Number(line.slice(prefix.length));
     };
     assert.equal(count('+Inf') - count('10'), 0, 'a round took 10 s or more');
-    assert.match(metrics, /^drydock_notifications_total\{receiver="steady",outcome="sent"\} 5$/m);
+    assert.match(metrics, /^drydock_notifications_total\{receiver="steady",outcome="sent"\} 8$/m);
     assert.match(metrics, /^drydock_notifications_total\{receiver="flaky",outcome="retried"\} 2$/m);
 
     // The sent-log, under deploy/'s RBAC, holds every event the steady receiver was sent.
@@ -227,7 +262,7 @@ describe('e2e: notifications', function () {
       .readNamespacedConfigMap({ name: 'drydock-notifications', namespace: NS });
     const logged = new Set((cm.data?.sent ?? '').split('\n'));
     // Logged once every receiver that wants it is done with it; the hung receiver wants only
-    // the starts, so these three are done, and a restart now would not send them again.
+    // the starts, so the others are done, and a restart now would not send them again.
     for (const m of messages(steady).filter((x) => x.event !== 'started'))
       assert.ok(logged.has(m.id), `${m.event} logged`);
 

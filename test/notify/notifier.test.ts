@@ -12,10 +12,12 @@ import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { createMetrics, type ServiceMetrics } from '../../src/service/metrics.js';
 import { Notifier } from '../../src/notify/notifier.js';
+import { eventId } from '../../src/notify/events.js';
 import { memorySentLog, type SentLog } from '../../src/notify/sent-log.js';
 import type { NotificationsConfig, NotifyReceiver } from '../../src/spec/model.js';
+import type { SpecStatus } from '../../src/plan/types.js';
 import { startReceiver, type Receiver } from './receiver.js';
-import { snapshot, spec } from './support.js';
+import { approvalWait, snapshot, spec } from './support.js';
 
 const CANARY_TOKEN = 'T0KEN-canary-3f9a1c';
 const CANARY_KEY = 'hmac-canary-b71e22';
@@ -55,7 +57,7 @@ describe('notifications: the notifier', function () {
 
   function notifier(
     sentLog: SentLog = memorySentLog([]),
-    over: { attemptTimeoutMs?: number; queueLimit?: number } = {},
+    over: { attemptTimeoutMs?: number; queueLimit?: number; history?: () => readonly SpecStatus[] } = {},
   ) {
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
@@ -73,6 +75,7 @@ describe('notifications: the notifier', function () {
       maxBackoffMs: 50,
       attemptTimeoutMs: over.attemptTimeoutMs ?? 2_000,
       ...(over.queueLimit !== undefined ? { queueLimit: over.queueLimit } : {}),
+      ...(over.history !== undefined ? { history: over.history } : {}),
     });
   }
 
@@ -209,10 +212,74 @@ describe('notifications: the notifier', function () {
     assert.equal(log.ids?.length, 3);
   });
 
+  it('killed after its first round acted, before any status was written: the next leader still sends the start', async () => {
+    const hook = await receiver('hook', 'webhook', ['started', 'nodeFailed', 'complete']);
+    const config = { receivers: [hook.spec] };
+    const log = memorySentLog();
+    // Before the round: one spec long complete (history), one about to start.
+    const done = spec('old', 'Complete', [['c', 'Done']], { revision: 'rev0' });
+    const before = snapshot([
+      done,
+      spec('w', 'Progressing', [
+        ['a', 'Outdated'],
+        ['b', 'Outdated'],
+      ]),
+    ]);
+    const first = notifier(log);
+    await first.beforeActing(config, before);
+    // The round drains a, and the process is killed before its status is written.
+    await first.stop();
+    assert.deepEqual(
+      log.ids,
+      [eventId(done.spec, 'rev0', 'started'), eventId(done.spec, 'rev0', 'complete')],
+      'the history, written before the round acted',
+    );
+    const second = notifier(log);
+    second.observe({ snapshot: snapshot([done, ...rollout[0]!.specs]), config });
+    second.observe({ snapshot: snapshot([done, ...rollout[3]!.specs]), config });
+    await second.idle();
+    assert.deepEqual(events(hook.r), ['started', 'nodeFailed', 'complete']);
+  });
+
+  it('with no sent-log yet, what the status branch held before is history; a wait the round found is news', async () => {
+    const hook = await receiver('hook', 'webhook', ['started', 'approval', 'complete']);
+    const config = { receivers: [hook.spec] };
+    const log = memorySentLog();
+    const done = spec('old', 'Complete', [['c', 'Done']], { revision: 'rev0' });
+    const asked = approvalWait('held', 'start');
+    const held = spec('held', 'Waiting', [['d', 'Outdated']], asked.approval ? { approvalWanted: asked.approval } : {});
+    const n = notifier(log, { history: () => [done, held] });
+    // The round: a new spec waits for its approval, another is about to start.
+    const before = snapshot(
+      [done, held, spec('w', 'Waiting', [['a', 'Outdated']]), spec('v', 'Progressing', [['b', 'Outdated']])],
+      [asked, approvalWait('w', 'start')],
+    );
+    await n.beforeActing(config, before);
+    n.observe({ snapshot: before, config });
+    await n.idle();
+    assert.deepEqual(
+      hook.r.accepted().map((b) => (JSON.parse(b) as { summary: string }).summary),
+      ['NodeImage/w: waiting for an approval (start)'],
+    );
+    assert.ok(log.ids?.includes(eventId(done.spec, 'rev0', 'complete')), 'the branch held it: history');
+  });
+
+  it('a sent-log already there is kept as it is by the round about to act', async () => {
+    const hook = await receiver('hook', 'webhook', ['started']);
+    const log = memorySentLog(['sent-before']);
+    const n = notifier(log);
+    await n.beforeActing({ receivers: [hook.spec] }, rollout[0]!);
+    n.observe({ snapshot: rollout[0]!, config: { receivers: [hook.spec] } });
+    await n.idle();
+    assert.deepEqual(events(hook.r), ['started']);
+    assert.equal(log.ids?.[0], 'sent-before');
+  });
+
   it('reads nothing and sends nothing while drydock.yaml names no receiver', async () => {
     let loads = 0;
     const log = { load: () => ((loads += 1), Promise.resolve([])), save: () => Promise.resolve() };
     const n = notifier(log);
+    await n.beforeActing(undefined, rollout[0]!);
     for (const s of rollout) n.observe({ snapshot: s, config: undefined });
     await n.idle();
     assert.equal(loads, 0);

@@ -1,7 +1,8 @@
 /**
  * The container as shipped, read statically: it runs as a numeric non-root user on the current
  * Node LTS, with a read-only root filesystem, no privilege escalation and no capabilities, and
- * every path drydock writes is a volume. The LTS is the one the unit suites also run under
+ * every path drydock writes is a volume; the notifications' Secret is mounted, read-only and
+ * optional, where drydock looks for it by default. The LTS is the one the unit suites also run under
  * (scripts/node-lts.sh), and engines promises it.
  */
 import { strict as assert } from 'node:assert';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import semver from 'semver';
 import { parse } from 'yaml';
+import { DEFAULT_SECRETS_DIR } from '../../src/notify/secrets.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const read = (file: string): string => readFileSync(path.join(root, file), 'utf8');
@@ -17,12 +19,12 @@ const read = (file: string): string => readFileSync(path.join(root, file), 'utf8
 interface Container {
   env: { name: string; value?: string }[];
   securityContext?: Record<string, unknown>;
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 interface PodSpec {
   securityContext?: Record<string, unknown>;
   containers: Container[];
-  volumes?: { name: string; emptyDir?: unknown }[];
+  volumes?: { name: string; emptyDir?: unknown; secret?: { secretName?: string; optional?: boolean } }[];
 }
 
 const ltsVersion = /DRYDOCK_NODE_LTS_VERSION:-(\d+\.\d+\.\d+)/.exec(read('scripts/node-lts.sh'))?.[1] ?? '';
@@ -73,5 +75,13 @@ describe('the container (deploy/Dockerfile, deploy/deployment.yaml)', () => {
       const volume = mounts.get(dir);
       assert.ok(volume !== undefined && volumes.has(volume), `${dir} is an emptyDir volume`);
     }
+  });
+
+  it('the notification Secret is mounted where --notify-secrets-dir looks by default, read-only, optional', () => {
+    const mount = (container.volumeMounts ?? []).find((m) => m.mountPath === DEFAULT_SECRETS_DIR);
+    assert.ok(mount, `a volume at ${DEFAULT_SECRETS_DIR}`);
+    assert.equal(mount.readOnly, true);
+    const volume = (pod.volumes ?? []).find((v) => v.name === mount.name);
+    assert.deepEqual(volume?.secret, { secretName: 'drydock-notify', optional: true }, 'the pods start without it');
   });
 });

@@ -7,6 +7,9 @@
  * MutexRunConfig admits node by node into the canary pool of the simulated Machine Config
  * Operator. After each restart the work completes;
  * the invariant monitor (API server and cloud, not drydock's logs) finds no breach throughout.
+ * The in-place NodeOp runs with notifications turned on (a local webhook receiver), its lives
+ * also killed right before and after the sent-log's write: every event its status branch
+ * implies arrives at least once, and nothing else (notify-watch.ts).
  *
  * Each rollout absorbs its scenario's share of the kills: every life of drydock gets a seeded
  * crash point until the rollout's own end condition holds, and is also killed right before and
@@ -43,6 +46,8 @@ import { SimHttpProvider } from '../../../src/cloud/sim/http-client.js';
 import type { MachineConfigPool } from '../../../src/sim-host/mco-decide.js';
 import { CLUSTER_VERSION, completeControlPlane, MACHINE_CONFIG_POOL } from '../../support/openshift.js';
 import { ApiLog } from '../api-watch.js';
+import { SENT_LOG_KIND } from '../../../src/notify/sent-log.js';
+import { NotifyWatch } from './notify-watch.js';
 import { bottlerocketRecordKey } from '../../../src/protocol/keys.js';
 import {
   AUTOSCALER,
@@ -53,6 +58,7 @@ import {
   bottlerocketNodes,
   bottlerocketOs,
   gateDoc,
+  initialFiles,
   JOB_NAMESPACE,
   labelNodes,
   labelTargets,
@@ -121,7 +127,11 @@ const KILLED_BY_KIND = [...NEVER_SEEDED, ...BOTTLEROCKET_CALLS];
 const MCO_CALLS = ['patchPool', 'labelNode'];
 const MCO_NOT_BEFORE = ['patchPool:pause', 'labelNode:set', 'patchPool:nodeSelector'];
 /** The kinds a scenario kills right before and right after outside the exhaustive pass. */
-const KILLED_IN: Record<string, readonly string[]> = { mco: MCO_CALLS };
+const KILLED_IN: Record<string, readonly string[]> = {
+  mco: MCO_CALLS,
+  // The NodeOp runs with notifications on: its lives are also killed around the sent-log's write.
+  nodeop: [...KILLED_BY_KIND, SENT_LOG_KIND],
+};
 /** Outside the exhaustive pass: the kinds a scenario never kills right before. */
 const NOT_BEFORE: Record<string, readonly string[]> = { mco: MCO_NOT_BEFORE };
 const killedIn = (scenario: string): readonly string[] => KILLED_IN[scenario] ?? KILLED_BY_KIND;
@@ -130,7 +140,7 @@ const killedByKind = (scenario: string, kind: string): boolean =>
 /** The kinds killed by kind each scenario reaches (it fails when one was not: the scenario changed). */
 const RARE: Record<string, readonly string[]> = {
   replace: ['setGroupImage', 'scaleDeployment:pause', 'scaleDeployment:restore', 'copyLabels', 'deleteNode'],
-  nodeop: ['createGateJob:before', 'createGateJob:after'],
+  nodeop: ['createGateJob:before', 'createGateJob:after', SENT_LOG_KIND],
   bottlerocket: BOTTLEROCKET_CALLS,
   mco: ['patchPool:pause', 'patchPool:nodeSelector', 'patchPool:unpause', 'labelNode:set', 'labelNode:remove'],
 };
@@ -274,27 +284,51 @@ describe('reliability: crash anywhere (SIGKILL at seeded points, invariants watc
     await assertEnd();
   });
 
-  it('in-place NodeOp with reboots and an UpgradeGate: each target runs each Job once and reboots once, whatever the kills', async () => {
+  it('in-place NodeOp with reboots and an UpgradeGate, notifications on: each target runs each Job once and reboots once, every event arrives, whatever the kills', async () => {
     const kc = cp().adminKubeConfig();
     const targets = (await workers(kc)).slice(0, NODEOP_TARGETS).map((n) => n.name);
     await labelTargets(kc, targets, 'crash');
-    await w.repo.push(
-      { 'specs/op-crash.yaml': nodeOpDoc('crash', 'crash'), 'specs/gate-crash.yaml': gateDoc('check', 'crash') },
-      'ops: patch workers, reboot each, a check before and after',
-    );
-    record(
-      'nodeop',
-      await runWithKills({
-        scenario: 'nodeop',
-        args: singleReplica(),
-        replicas: 1,
-        ...crashes('nodeop', gap('nodeop', NODEOP_TARGETS)),
-        outside: OUTSIDE,
-        rng,
-        done: () => nodeOpDone(kc, w.repo, w.monitor, 'crash', targets),
-        timeoutMs: 600_000 + settings.kills * 30_000,
-      }),
-    );
+    // Receivers turned on with the rollout: the replace rollout before it is history.
+    const notify = await NotifyWatch.start(w.repo.bare);
+    w.dirs.push(notify.dir);
+    const repoConfig = initialFiles()['drydock.yaml'] ?? '';
+    try {
+      await w.repo.push(
+        {
+          'drydock.yaml': notify.config(repoConfig),
+          'specs/op-crash.yaml': nodeOpDoc('crash', 'crash'),
+          'specs/gate-crash.yaml': gateDoc('check', 'crash'),
+        },
+        'ops: patch workers, reboot each, a check before and after; notify a webhook',
+      );
+      record(
+        'nodeop',
+        await runWithKills({
+          scenario: 'nodeop',
+          args: [...singleReplica(), ...notify.args],
+          env: notify.env,
+          replicas: 1,
+          ...crashes('nodeop', gap('nodeop', NODEOP_TARGETS)),
+          outside: OUTSIDE,
+          rng,
+          // Done once the completion arrived too: a life stopped before sending it would leave it to a next one.
+          done: async () =>
+            notify.received('NodeOp/crash', 'complete') && (await nodeOpDone(kc, w.repo, w.monitor, 'crash', targets)),
+          timeoutMs: 600_000 + settings.kills * 30_000,
+        }),
+      );
+      // From outside: every event the status branch implies arrived at least once, nothing else
+      // did, each message links a status commit that shows its event, and no secret is in one.
+      const seen = notify.check();
+      assert.deepEqual(
+        { missing: seen.missing, unexplained: seen.unexplained, unlinked: seen.unlinked, leaked: seen.leaked },
+        { missing: [], unexplained: [], unlinked: [], leaked: 0 },
+      );
+      assert.ok(notify.received('NodeOp/crash', 'started'), 'the start arrived');
+    } finally {
+      await w.repo.push({ 'drydock.yaml': repoConfig }, 'notifications off');
+      await notify.close();
+    }
     for (const t of targets) {
       assert.equal(w.monitor.count('NodeOp.crash', t, 'operation'), 1, `${t}: one Job`);
       assert.equal(w.monitor.count('NodeOp.crash', t, 'before'), 1, `${t}: one gate before-Job`);
