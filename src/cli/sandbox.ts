@@ -47,7 +47,10 @@ export function register(program: Command, done: (code: ExitCode) => void): void
         '  bottlerocket\n' +
         "           add 2 Bottlerocket hosts and push a NodeImage that updates them in place through the host's\n" +
         '           update API; check each ran one update Job and rebooted once (bootID changed once), reports\n' +
-        '           the new version in its osImage, is uncordoned and unlocked, and status Complete n/n',
+        '           the new version in its osImage, is uncordoned and unlocked, and status Complete n/n\n' +
+        '  fleet    two clusters (a control plane, sim cloud and drydock --cluster each) on one fleet repository\n' +
+        '           with two stages and a 10s soak; push a shared image; check a rolls first, b says it waits\n' +
+        "           for a's report and the soak, starts only after it, and both end on the image, Complete",
     )
     .action(async (flags: SandboxFlags, command: Command) => {
       const { runSandboxCommand } = await import('./actions/sandbox.js');

@@ -188,14 +188,16 @@ export async function startSimCloud(
   groups: readonly FleetGroup[],
   step: StepHandle,
   timeoutMs: number,
+  /** The process's name and log's (a fleet has one sim cloud per cluster). */
+  name = 'sim-cloud',
 ): Promise<SimCloudProcess> {
   const config = path.join(ctx.layout.cloud, 'groups.yaml');
   // Only the first start creates instances from it; after that the cloud's own state wins.
   await writeFile(config, simCloudConfigYaml(groups));
-  const log = ctx.supervisor.logFile('sim-cloud');
+  const log = ctx.supervisor.logFile(name);
   const from = logSize(log);
   const child = ctx.supervisor.start({
-    name: 'sim-cloud',
+    name,
     command: process.execPath,
     args: [
       DRYDOCK_BIN,
@@ -235,7 +237,9 @@ export interface DrydockProcess {
 
 /**
  * `drydock run` pointed at everything: the fleet repository over HTTP (credentials through
- * the environment, never on the command line), the control plane, the sim cloud.
+ * the environment, never on the command line), the control plane, the sim cloud. With a
+ * cluster, it is that cluster's drydock of a fleet: `--cluster`, and the status branch the
+ * fleet gives it (drydock/status-<cluster>).
  */
 export async function startDrydock(
   ctx: StartContext,
@@ -244,13 +248,15 @@ export async function startDrydock(
     readonly user: GitServerUser;
     readonly kubeconfigPath: string;
     readonly simCloudUrl: string;
+    readonly cluster?: string;
   },
   timeoutMs: number,
 ): Promise<DrydockProcess> {
-  const log = ctx.supervisor.logFile('drydock');
+  const name = options.cluster === undefined ? 'drydock' : `drydock-${options.cluster}`;
+  const log = ctx.supervisor.logFile(name);
   const from = logSize(log);
   const child = ctx.supervisor.start({
-    name: 'drydock',
+    name,
     command: process.execPath,
     args: [
       DRYDOCK_BIN,
@@ -259,8 +265,7 @@ export async function startDrydock(
       options.repoUrl,
       '--branch',
       TRACKED_BRANCH,
-      '--status-branch',
-      DEFAULT_STATUS_BRANCH,
+      ...(options.cluster === undefined ? ['--status-branch', DEFAULT_STATUS_BRANCH] : ['--cluster', options.cluster]),
       '--kubeconfig',
       options.kubeconfigPath,
       '--provider',
@@ -283,7 +288,7 @@ export async function startDrydock(
     cwd: ctx.layout.drydock,
     env: { ...process.env, DRYDOCK_GIT_USERNAME: options.user.username, DRYDOCK_GIT_PASSWORD: options.user.password },
   });
-  const url = await listeningUrl(ctx, child, from, 'drydock', timeoutMs);
+  const url = await listeningUrl(ctx, child, from, name, timeoutMs);
   await waitFor(
     'drydock /healthz',
     async () => {

@@ -43,7 +43,17 @@ import type { ScenarioSummary } from './scenario.js';
 import type { NodeOpSummary } from './scenario-nodeop.js';
 import type { PrSummary } from './scenario-pr.js';
 import type { BottlerocketSummary } from './scenario-bottlerocket.js';
-import { runScenario, type Following } from './scenario-run.js';
+import { fleetSummaryLines, runFleetScenario, type FleetSummary } from './scenario-fleet.js';
+import { runScenario, type Following, type ScenarioRun } from './scenario-run.js';
+import {
+  FLEET_SHAPE,
+  FLEET_STEPS,
+  fleetHistory,
+  fleetStatusBranch,
+  sampleCluster,
+  startFleetWorld,
+  type FleetMember,
+} from './fleet-world.js';
 import { RepoReader } from './snapshot.js';
 import { createScreen, type ScreenOutput } from './terminal.js';
 import { applyObjects, demoManifests, demoWorkloadsReady } from './workloads.js';
@@ -73,7 +83,7 @@ export type SandboxOutcome =
   | { readonly kind: 'stopped' }
   | {
       readonly kind: 'scenario';
-      readonly summary: ScenarioSummary | NodeOpSummary | PrSummary | BottlerocketSummary;
+      readonly summary: ScenarioSummary | NodeOpSummary | PrSummary | BottlerocketSummary | FleetSummary;
     }
   | { readonly kind: 'failed'; readonly error: SandboxError };
 
@@ -155,7 +165,8 @@ class Run {
   logger: Logger = pino({ level: 'silent' });
   release: (() => void) | undefined;
   supervisor: Supervisor | undefined;
-  controlPlane: ControlPlane | undefined;
+  /** One, or one per cluster of the fleet scenario. */
+  controlPlanes: ControlPlane[] = [];
   gitServer: GitServer | undefined;
 
   constructor(
@@ -186,6 +197,18 @@ class Run {
 
   /** Steps 1–2: the state directory (stopping what a crashed run left running), binaries, control plane. */
   async startCluster() {
+    const { ctx, settings, binDir } = await this.prepare();
+    const step = this.begin(STEPS.controlPlane, 'etcd, kube-apiserver, controllers, scheduler, KWOK');
+    const controlPlane = await startSandboxControlPlane(ctx, binDir);
+    this.controlPlanes.push(controlPlane);
+    const kc = controlPlane.adminKubeConfig();
+    this.monitor.watchCluster(kc);
+    this.finish(step, controlPlane.server);
+    return { ctx, settings, binDir, controlPlane, kc };
+  }
+
+  /** The state directory (stopping what a crashed run left running) and the Kubernetes binaries. */
+  async prepare() {
     const { layout, options } = this;
     let step = this.begin(STEPS.state, layout.root);
     mkdirSync(layout.root, { recursive: true });
@@ -207,13 +230,53 @@ class Run {
     step = this.begin(STEPS.binaries);
     const binDir = await ensureBinaries(ctx, step, BINARIES_TIMEOUT_MS);
     this.finish(step, binDir);
-    step = this.begin(STEPS.controlPlane, 'etcd, kube-apiserver, controllers, scheduler, KWOK');
-    const controlPlane = await startSandboxControlPlane(ctx, binDir);
-    this.controlPlane = controlPlane;
-    const kc = controlPlane.adminKubeConfig();
-    this.monitor.watchCluster(kc);
-    this.finish(step, controlPlane.server);
-    return { ctx, settings, binDir, controlPlane, kc };
+    return { ctx, settings, binDir };
+  }
+
+  /**
+   * The fleet scenario: two clusters, each with its own control plane, sim cloud and drydock, on
+   * one fleet repository; the live view follows the second cluster, the one that waits.
+   */
+  async runFleet(): Promise<ScenarioRun> {
+    const { ctx, settings, binDir } = await this.prepare();
+    const world = await startFleetWorld(
+      {
+        begin: (title, detail) => this.begin(title, detail),
+        finish: (handle, detail) => this.finish(handle, detail),
+        keep: (part) => {
+          if ('adminKubeConfig' in part) this.controlPlanes.push(part);
+          else this.gitServer = part;
+        },
+      },
+      ctx,
+      settings,
+      binDir,
+      this.options.startTimeoutMs,
+    );
+    const members = new Map(world.members.map((m) => [m.name, m]));
+    const second = members.get(FLEET_SHAPE.second) as FleetMember;
+    this.monitor.watchCluster(second.kc);
+    this.monitor.watchRepo(new RepoReader(world.bare, TRACKED_BRANCH, fleetStatusBranch(second.name)));
+    this.monitor.watchMetrics(`${second.drydock.url}/metrics`);
+    this.logger.info({ clusters: world.members.map((m) => m.name), git: this.gitServer?.baseUrl }, 'fleet running');
+    const summary = await runFleetScenario({
+      bare: world.bare,
+      workDir: this.layout.work,
+      shape: FLEET_SHAPE,
+      sample: (cluster) => sampleCluster(world.bare, members.get(cluster) as FleetMember),
+      history: (revision, soakEnd) => fleetHistory(world.bare, revision, soakEnd),
+      setHeadline: (text) => this.headline(text),
+      timeoutMs: this.options.scenarioTimeoutMs,
+      signal: this.options.signal,
+      failure: () => this.supervisor?.failure(),
+      log: second.drydock.child.logFile,
+    });
+    const { commit, durationMs, revision, startedAfterMs } = summary;
+    return {
+      summary,
+      lines: fleetSummaryLines(summary, FLEET_SHAPE),
+      logged: { commit, durationMs, revision, startedAfterMs },
+    };
   }
 
   /** Steps 3–6: the fleet repository and its Git server, the sim cloud, demo workloads, drydock. */
@@ -313,12 +376,46 @@ class Run {
       ?.stopAll()
       .catch((err: unknown) => this.logger.error({ err: String(err) }, 'stopping processes failed'));
     await this.gitServer?.stop().catch(() => undefined);
-    await this.controlPlane
-      ?.stop()
-      .catch((err: unknown) => this.logger.error({ err: String(err) }, 'stopping the control plane failed'));
+    for (const cp of this.controlPlanes.reverse())
+      await cp
+        .stop()
+        .catch((err: unknown) => this.logger.error({ err: String(err) }, 'stopping the control plane failed'));
     this.logger.info({}, 'sandbox stopped');
     this.release?.();
   }
+}
+
+/**
+ * One cluster from the examples: started, then run until stopped (no scenario: undefined) or
+ * through the scenario.
+ */
+async function singleCluster(
+  run: Run,
+  scenario: Exclude<Scenario, 'fleet'> | undefined,
+): Promise<ScenarioRun | undefined> {
+  const cluster = await run.startCluster();
+  const fleet = await run.startFleet(cluster);
+  if (scenario === undefined) return undefined;
+  const { options, layout, monitor, screen } = run;
+  const following: Following = {
+    bare: fleet.bare,
+    workDir: layout.work,
+    nextSnapshot: () => monitor.next(),
+    setHeadline: (text: string) => run.headline(text),
+    timeoutMs: options.scenarioTimeoutMs,
+    signal: options.signal,
+    failure: () => run.supervisor?.failure(),
+    log: fleet.drydock.child.logFile,
+  };
+  return runScenario(scenario, {
+    following,
+    groups: fleet.groups,
+    kc: cluster.kc,
+    kubeconfig: cluster.controlPlane.kubeconfigPath,
+    cloudUrl: fleet.cloud.url,
+    resumed: !fleet.seeded.created,
+    print: (lines) => screen.print(lines),
+  });
 }
 
 /** Runs the sandbox until Ctrl-C, or through the scenario. Never throws: failures come back as an outcome. */
@@ -326,7 +423,7 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
   const layout = stateLayout(options.stateDir);
   const screen = createScreen(options.out, options.live === undefined ? {} : { live: options.live });
   const progress = new Progress(
-    Object.values(STEPS),
+    Object.values(options.scenario === 'fleet' ? FLEET_STEPS : STEPS),
     options.scenario === undefined ? 'starting' : `scenario ${options.scenario}: starting`,
   );
   const monitor = new Monitor(progress, new Date(), (s) => screen.show(s));
@@ -341,29 +438,9 @@ export async function runSandbox(options: SandboxOptions): Promise<SandboxOutcom
   };
   options.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const cluster = await run.startCluster();
-    const fleet = await run.startFleet(cluster);
-    if (options.scenario === undefined) return await run.untilStopped();
-    const following: Following = {
-      bare: fleet.bare,
-      workDir: layout.work,
-      nextSnapshot: () => monitor.next(),
-      setHeadline: (text: string) => run.headline(text),
-      timeoutMs: options.scenarioTimeoutMs,
-      signal: options.signal,
-      failure: () => run.supervisor?.failure(),
-      log: fleet.drydock.child.logFile,
-    };
-    const done = await runScenario(options.scenario, {
-      following,
-      groups: fleet.groups,
-      kc: cluster.kc,
-      kubeconfig: cluster.controlPlane.kubeconfigPath,
-      cloudUrl: fleet.cloud.url,
-      resumed: !fleet.seeded.created,
-      print: (lines) => screen.print(lines),
-    });
-    run.headline(`scenario ${options.scenario}: complete`);
+    const done = options.scenario === 'fleet' ? await run.runFleet() : await singleCluster(run, options.scenario);
+    if (done === undefined) return await run.untilStopped();
+    run.headline(`scenario ${options.scenario ?? ''}: complete`);
     screen.print(done.lines);
     run.logger.info(done.logged, 'scenario complete');
     return { kind: 'scenario', summary: done.summary };

@@ -24,8 +24,8 @@ import { SandboxError } from './errors.js';
 
 export const DEFAULT_STATE_DIR = path.join('.state', 'sandbox');
 
-export type Scenario = 'upgrade' | 'nodeop' | 'pr' | 'bottlerocket';
-export const SCENARIOS: readonly Scenario[] = ['upgrade', 'nodeop', 'pr', 'bottlerocket'];
+export type Scenario = 'upgrade' | 'nodeop' | 'pr' | 'bottlerocket' | 'fleet';
+export const SCENARIOS: readonly Scenario[] = ['upgrade', 'nodeop', 'pr', 'bottlerocket', 'fleet'];
 
 export interface StateLayout {
   readonly root: string;

@@ -12,6 +12,7 @@ import type { Scenario } from './layout.js';
 import { runUpgradeScenario, summaryLines, type ScenarioDeps, type ScenarioSummary } from './scenario.js';
 import { nodeOpSummaryLines, runNodeOpScenario, watchOperation, type NodeOpSummary } from './scenario-nodeop.js';
 import { prSummaryLines, runPrScenario, type PrSummary } from './scenario-pr.js';
+import type { FleetSummary } from './scenario-fleet.js';
 import {
   bottlerocketSummaryLines,
   runBottlerocketScenario,
@@ -34,15 +35,15 @@ export interface ScenarioWorld {
 }
 
 export interface ScenarioRun {
-  readonly summary: ScenarioSummary | NodeOpSummary | PrSummary | BottlerocketSummary;
+  readonly summary: ScenarioSummary | NodeOpSummary | PrSummary | BottlerocketSummary | FleetSummary;
   /** The final words on the screen. */
   readonly lines: readonly string[];
   /** The fields of the `scenario complete` log record. */
   readonly logged: Readonly<Record<string, unknown>>;
 }
 
-/** Runs the scenario to the end; rejects naming what went wrong. */
-export async function runScenario(scenario: Scenario, world: ScenarioWorld): Promise<ScenarioRun> {
+/** Runs the scenario to the end; rejects naming what went wrong. The fleet scenario has a world of its own. */
+export async function runScenario(scenario: Exclude<Scenario, 'fleet'>, world: ScenarioWorld): Promise<ScenarioRun> {
   const workers = world.groups.filter((g) => g.role === 'worker');
   const expect = (g: FleetGroup) => ({ groupId: g.groupId, nodeImage: g.nodeImage, size: g.size });
   switch (scenario) {

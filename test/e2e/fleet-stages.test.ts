@@ -5,16 +5,17 @@
  * short staleness. What b does is checked from the status branches and from a watch on b's
  * nodes (never from drydock's logs): b starts a shared change only after a reported it Complete
  * and the soak passed; a's drydock stopped holds b once a's branch is stale, although a said
- * Complete; a failure in a holds b.
+ * Complete, and `drydock plan --cluster b` says so too; a failure in a holds b.
  */
 import assert from 'node:assert/strict';
 import { parse, stringify } from 'yaml';
 import { parseSimConfigText } from '../../src/cloud/index.js';
 import { SimHttpProvider } from '../../src/cloud/sim/http-client.js';
 import { runSimCloud, type RunningSimCloud } from '../../src/sim-host/index.js';
-import { git } from '../support/git-server.js';
+import { git, TEST_USER } from '../support/git-server.js';
 import { eventually, useControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { ApiLog, type Announced } from './api-watch.js';
+import { drydockCli } from './canaries.js';
 import {
   afterRounds,
   converged,
@@ -259,6 +260,24 @@ describe('e2e: a fleet of two clusters in stages', function () {
     assert.ok(b.drydock);
     await afterRounds(b.drydock, 3);
     assert.equal((await report(repo, 'b')).waitingFor, held);
+    // A person's `drydock plan --cluster b` (no pull request) shows the same gate, read the same way.
+    const planned = await drydockCli(
+      [
+        'plan',
+        '--repo',
+        repo.url,
+        '--cluster',
+        'b',
+        '--kubeconfig',
+        b.cp.kubeconfigPath,
+        '--provider',
+        'sim',
+        '--cloud-endpoint',
+        b.sim.url,
+      ],
+      { DRYDOCK_GIT_USERNAME: TEST_USER.username, DRYDOCK_GIT_PASSWORD: TEST_USER.password },
+    );
+    assert.ok(planned.includes(held), planned);
     watchB.assertWhole();
     assert.equal(firstAction(watchB.events.slice(since), IMAGE_V3), undefined, 'b acted on v3');
   });

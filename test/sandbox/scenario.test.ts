@@ -56,16 +56,16 @@ function git(bare: string, args: readonly string[]): string {
 }
 
 /** The scenario's commit (its subject matching `subject`) is main's head, and the newest status reports on it. */
-function pushedAndReported(bare: string, subject: RegExp): string {
+function pushedAndReported(bare: string, subject: RegExp, statusBranch = 'drydock/status'): string {
   const head = git(bare, ['rev-parse', 'refs/heads/main']);
   assert.match(git(bare, ['log', '-1', '--format=%s', head]), subject);
   const source = git(bare, [
     'log',
     '-1',
     '--format=%(trailers:key=Drydock-Source,valueonly)',
-    'refs/heads/drydock/status',
+    `refs/heads/${statusBranch}`,
   ]);
-  assert.ok(source !== '' && head.startsWith(source), `status reports on ${source}, main is ${head}`);
+  assert.ok(source !== '' && head.startsWith(source), `${statusBranch} reports on ${source}, main is ${head}`);
   return head;
 }
 
@@ -275,6 +275,80 @@ describe('drydock sandbox (end to end)', function () {
     assert.equal(workers?.image, image);
     assert.equal(workers.instances.length, 6);
     for (const i of workers.instances) assert.deepEqual([i.image, i.state], [image, 'running']);
+  });
+
+  it('--scenario fleet rolls a shared image change through cluster a, then b after the soak, and exits 0', async function () {
+    this.timeout(10 * 60_000);
+    const stateDir = path.join(tmpDir(), 'state');
+    const run = (current = sandbox(['--scenario', 'fleet', '--state-dir', stateDir, '--timeout', '8m']));
+    const code = await run.exited;
+    assert.equal(code, 0, run.output());
+    const said =
+      /^fleet complete in \S+: NodeImage\/worker \S+ → (\S+) rolled on cluster a \(2 nodes\), then on cluster b \(2 nodes\), which started \S+ after a reported it Complete \(soak 10s; commit [0-9a-f]{7}, revision ([0-9a-f]{16})\)$/m.exec(
+        run.output(),
+      );
+    assert.ok(said, run.output());
+    const [, image, revision] = said;
+    assert.match(
+      run.output(),
+      /^ {2}cluster b waited: fleet: waits for cluster a \(stage first\) to report NodeImage\/worker revision [0-9a-f]{16} Complete$/m,
+    );
+    assert.match(
+      run.output(),
+      /^ {2}cluster b waited: fleet: stage first soaks NodeImage\/worker revision [0-9a-f]{16} until \S+$/m,
+    );
+
+    // The fleet repository: the image change is main's head, and each cluster's own branch reports it Complete.
+    const bare = path.join(stateDir, 'git', 'fleet.git');
+    const file = 'status/NodeImage/worker.yaml';
+    const reports = (cluster: string): { at: number; phase: string; revision: string; total: number }[] =>
+      git(bare, ['log', '--reverse', '--format=%H %ct', `refs/heads/drydock/status-${cluster}`])
+        .split('\n')
+        .map((line) => {
+          const [oid, ct] = line.split(' ');
+          const r = spawnSync('git', ['--git-dir', bare, 'show', `${oid ?? ''}:${file}`], { encoding: 'utf8' });
+          const doc = r.status === 0 ? r.stdout : '';
+          return {
+            at: Number(ct) * 1000,
+            phase: /^phase: (\S+)$/m.exec(doc)?.[1] ?? '',
+            revision: /^revision: "?([0-9a-f]+)"?$/m.exec(doc)?.[1] ?? '',
+            total: Number(/^ {2}total: (\d+)$/m.exec(doc)?.[1] ?? 0),
+          };
+        });
+    for (const cluster of ['a', 'b']) {
+      pushedAndReported(bare, /^Upgrade node images: worker /, `drydock/status-${cluster}`);
+      assert.deepEqual(reports(cluster).at(-1), { ...reports(cluster).at(-1), phase: 'Complete', revision });
+    }
+    // b's own branch: Waiting on the change, then at work no sooner than the soak (10 s) after a's
+    // first Complete. (The commit that records applying the change may report it before any round
+    // planned it, counting no node: that one is no start.)
+    const aComplete = reports('a').find((r) => r.revision === revision && r.phase === 'Complete');
+    const bOwn = reports('b').filter((r) => r.revision === revision && r.total > 0);
+    const bStarted = bOwn.find((r) => r.phase !== 'Waiting');
+    assert.ok(aComplete && bStarted, JSON.stringify(bOwn));
+    assert.equal(bOwn[0]?.phase, 'Waiting', JSON.stringify(bOwn));
+    assert.ok(bStarted.at >= aComplete.at + 10_000, `b started ${bStarted.at - aComplete.at} ms after a's Complete`);
+
+    // Each cluster's own sim cloud: every instance on the new image.
+    for (const cluster of ['a', 'b']) {
+      const state = JSON.parse(readFileSync(path.join(stateDir, cluster, 'cloud', 'sim-cloud-state.json'), 'utf8')) as {
+        groups: { id: string; image: string; instances: { image: string; state: string }[] }[];
+      };
+      assert.deepEqual(
+        state.groups.map((g) => [g.id, g.image, g.instances.map((i) => [i.image, i.state])]),
+        [
+          [
+            'workers',
+            image,
+            [
+              [image, 'running'],
+              [image, 'running'],
+            ],
+          ],
+        ],
+        cluster,
+      );
+    }
   });
 
   it('every command it prints works as printed; Ctrl-C through a closed pipe still stops everything and cleans up', async function () {

@@ -1,10 +1,16 @@
 /** What `drydock plan` does once its flags are parsed (loaded only when it runs). */
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { FleetRound } from '../../plan/fleet.js';
 import { plan } from '../../plan/index.js';
 import { loadKubeConfig, KubeConfigError } from '../../observe/kube.js';
 import { listCluster, observe } from '../../observe/index.js';
 import { createLogger } from '../../service/logger.js';
 import { OptionError, providersFrom } from '../../service/options.js';
-import { createDesiredSource } from '../../service/sources.js';
+import { FleetMember } from '../../service/fleet-round.js';
+import { createDesiredSource, gitSource, isRemote } from '../../service/sources.js';
+import { loadFleet } from '../../spec/fleet.js';
+import { directorySource, type SpecFileSource } from '../../spec/source.js';
 import { isBlocked, renderPlan } from '../../report/plan-render.js';
 import { specWarnings } from '../../report/spec-warnings.js';
 import { isGitSourceError } from '../../source/index.js';
@@ -13,6 +19,37 @@ import { EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, type ExitCode } from '../exit.js';
 import type { PlanFlags } from '../flags.js';
 import { describeClusterError } from './cluster-error.js';
 import { observedNodes } from './observed-nodes.js';
+
+/**
+ * In a fleet repository, the start gate `drydock run --cluster` applies this round: the fleet
+ * file, and the status branches of the earlier stages' clusters as they are now (in a local
+ * clone, its branches or origin/ ones). Undefined outside a fleet. A branch that cannot be read
+ * counts as unreachable, as it does for drydock run.
+ */
+async function fleetRound(flags: PlanFlags, commit: string, logger: Logger): Promise<FleetRound | undefined> {
+  const remote = isRemote(flags.repo);
+  const dir = directorySource(path.resolve(flags.repo, flags.path));
+  if (!remote && (await loadFleet(dir)) === undefined) return undefined;
+  let git;
+  try {
+    git = gitSource(flags, logger);
+  } catch (err) {
+    if (!isGitSourceError(err, 'invalid-repo')) throw err;
+    throw new OptionError(
+      `${flags.repo} holds a fleet file but is no Git repository: planning --cluster ${flags.cluster} reads the status branches of the earlier stages; plan in a clone of the fleet repository`,
+      { flag: '--repo', value: flags.repo },
+    );
+  }
+  let tree: SpecFileSource = dir;
+  if (remote) {
+    await git.fetch();
+    tree = git.readTree(commit);
+  }
+  const member = new FleetMember(git, flags.cluster, logger);
+  await member.load(tree);
+  await member.prepare();
+  return member.round();
+}
 
 const EMPTY_PLAN: Plan = { actions: [], waits: [], notes: [], specs: [], forecast: { waves: [] } };
 
@@ -54,7 +91,12 @@ export async function runPlan(flags: PlanFlags, write: (text: string) => void): 
     const providers = providersFrom(flags.provider, flags.cloudEndpoint || undefined);
     const observed = await observe(desired, await listCluster(kc, desired), (p) => providers[p]);
     const observedNodeTimes = await observedNodes(flags, desired.config.statusBranch, logger);
-    const result = plan(desired, observed, at, { jobNamespace: flags.namespace, observedNodes: observedNodeTimes });
+    const fleet = flags.cluster ? await fleetRound(flags, rev.commit, logger) : undefined;
+    const result = plan(desired, observed, at, {
+      jobNamespace: flags.namespace,
+      observedNodes: observedNodeTimes,
+      ...(fleet !== undefined ? { fleet } : {}),
+    });
     write(
       renderPlan(result, flags.format, {
         commit: rev.commit,
