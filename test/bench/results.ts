@@ -37,6 +37,7 @@ export interface RecordedFigure extends Figure {
 const DETAILS: readonly (readonly [RegExp, string])[] = [
   [/^churn\./, 'docs/benchmarks/churn.md'],
   [/^eta\./, 'docs/benchmarks/eta.md'],
+  [/^kairosPeer\./, 'docs/benchmarks/kairos-peer.md'],
   [/^makespan\.\w+(Writes|Events|Refused)/, 'docs/benchmarks/api-writes.md'],
   [/^makespan\./, 'docs/benchmarks/makespan.md'],
   [/^scale\.(rss|heap|external)/, 'docs/benchmarks/memory.md'],
