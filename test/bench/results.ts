@@ -38,6 +38,7 @@ const DETAILS: readonly (readonly [RegExp, string])[] = [
   [/^churn\./, 'docs/benchmarks/churn.md'],
   [/^eta\./, 'docs/benchmarks/eta.md'],
   [/^fleet\./, 'docs/benchmarks/fleet.md'],
+  [/^kairosPeer\./, 'docs/benchmarks/kairos-peer.md'],
   [/^makespan\.\w+(Writes|Events|Refused)/, 'docs/benchmarks/api-writes.md'],
   [/^makespan\./, 'docs/benchmarks/makespan.md'],
   [/^scale\.(rss|heap|external)/, 'docs/benchmarks/memory.md'],

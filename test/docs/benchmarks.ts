@@ -70,6 +70,8 @@ export function benchmarksPage(): { markdown: string; rows: number } {
     'DRYDOCK_BENCH_STATUS_NODES=500,5000 node dist/test/bench/status.js',
     '```',
     '',
+    'The peer benchmark (`kairos-peer`) runs the Kairos operator beside drydock. The operator is built from its source, cached, by `bash scripts/kairos-operator.sh`, which prints the directory to give as `DRYDOCK_KAIROS_OPERATOR`; otherwise the benchmark runs the script itself. The source comes from the Go module proxy (`go mod download github.com/kairos-io/kairos-operator@v0.1.3`), from `DRYDOCK_KAIROS_SRC` (a checkout of that tag) where the proxy refuses it, or from a clone of the tag. The build is `CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath ./cmd`, with every dependency checked against its `go.sum`, and the CRDs come from `config/crd/bases`. See [kairos-peer](docs/benchmarks/kairos-peer.md).',
+    '',
     `Pages: ${pages.map((p) => `[${path.basename(p, '.md')}](${p})`).join(', ')}. Benchmarks that print their figures without recording them:`,
     '',
     ...UNRECORDED.map(([p, what]) => `- [${path.basename(p, '.md')}](${p}): ${what}.`),

@@ -113,7 +113,7 @@ export function advance(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateS
       return leavePending(ctx, node);
     case 'Cordoned':
     case 'Draining':
-      return drainStep(ctx, node);
+      return drainStep(ctx, node, jobStep);
     case 'Updating':
       return jobStep(ctx, node);
     case 'Rebooting':
@@ -158,9 +158,24 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode): Ended | undefined
     // What runs there now: the health gate waits for it to be back before the node is done.
     [ANNOTATIONS.evicted]: workloadsOf(podsOn(ctx.view, node.name)),
   });
+  if (op.drain.enabled) firstEvictions(ctx, node);
 }
 
-function drainStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
+/**
+ * The drain's first evictions in the round that cordons: after the cordon and its phase in the
+ * node's lane (a failed patch defers them), so no pod is evicted from a node still
+ * schedulable; a round less per node. The timeout is not counted yet (it runs from the phase
+ * written now), and a node with nothing to move is left to the next round's drained step.
+ */
+function firstEvictions(ctx: NodeOpContext, node: ObservedNode): void {
+  const { b, op, spec } = ctx;
+  const drain = drainRound({ spec, node, view: ctx.view, policy: op.drain, started: undefined, now: ctx.now });
+  if (drain.kind !== 'moving') return;
+  for (const a of drain.actions) b.act(a);
+  b.wait(spec, drain.wait.code, drain.wait.reason, { node: node.name });
+}
+
+function drainStep(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateStep): Ended | undefined {
   const { b, op, spec } = ctx;
   const drain = drainRound({
     spec,
@@ -172,6 +187,10 @@ function drainStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   });
   if (drain.kind === 'drained') {
     setPhase(ctx, node, 'Updating', `node ${node.name} is drained; its Job runs next`);
+    // The Job in the same round, after the phase in the node's lane (a failed phase write
+    // defers it): a round less per node. Only a Job not there yet; one that is (made before a
+    // restart) is read in the Updating round, so a round never sets two phases.
+    if (jobOf(ctx, ctx.operation, node.name).job === undefined) return jobStep(ctx, node);
     return;
   }
   if (drain.kind === 'ended') {

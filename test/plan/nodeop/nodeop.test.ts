@@ -219,6 +219,56 @@ describe('NodeOp planner', () => {
     );
   });
 
+  describe('a drained node and its first evictions come a round sooner', () => {
+    const drain = { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' };
+    const op = nodeOp('patch', { cordon: true, drain: drain as NodeOp['drain'] });
+    const cordoned = (phase: string): ObservedNode =>
+      n('worker-0', {
+        unschedulable: true,
+        annotations: held(phase, { [ANNOTATIONS.job]: `${NS}/${JOB}`, [ANNOTATIONS.cordoned]: 'true' }),
+      });
+
+    it('Pending with drain: the cordon, its phase Draining, then the evictions, in one round', () => {
+      const p = run(op, [n('worker-0', { annotations: held('Pending') })], {
+        pods: [pod('default', 'web-0', 'worker-0'), pod('default', 'web-1', 'worker-0')],
+      });
+      assert.deepEqual(kinds(p), ['cordon worker-0', 'annotateNode worker-0', 'evict worker-0', 'evict worker-0']);
+      assert.equal(
+        (p.actions[1] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
+        'Draining',
+      );
+      assert.ok(p.waits.some((w) => w.code === 'drain' && w.node === 'worker-0'));
+    });
+
+    it('Pending with drain and nothing to move: cordoned and Draining; the drained step is the next round', () => {
+      const p = run(op, [n('worker-0', { annotations: held('Pending') })]);
+      assert.deepEqual(kinds(p), ['cordon worker-0', 'annotateNode worker-0']);
+    });
+
+    it('Draining, drained: the phase Updating, then the Job, in one round', () => {
+      const p = run(op, [cordoned('Draining')]);
+      assert.deepEqual(kinds(p), ['annotateNode worker-0', 'createNodeJob worker-0']);
+      assert.equal(
+        (p.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
+        'Updating',
+      );
+    });
+
+    it('Draining, drained, its Job already there (made before a restart): only the phase; the Job is read next round', () => {
+      const p = run(op, [cordoned('Draining')], { jobs: [job(JOB, 'succeeded')] });
+      assert.deepEqual(kinds(p), ['annotateNode worker-0']);
+      assert.equal(
+        (p.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
+        'Updating',
+      );
+    });
+
+    it('Draining with pods left: evictions only, no Job', () => {
+      const p = run(op, [cordoned('Draining')], { pods: [pod('default', 'web-0', 'worker-0')] });
+      assert.deepEqual(kinds(p), ['evict worker-0']);
+    });
+  });
+
   it('Job succeeded with reboot: records the bootID first; the reboot pod comes in the next round', () => {
     const p = run(
       nodeOp('patch', { rebootOnSuccess: true }),
