@@ -144,6 +144,7 @@ function printSteps(title: string, writes: readonly ProxiedRequest[]): void {
   const nodeOp = [...marks.values()].some((m) => m['job'] !== undefined);
   console.log(`  ${title}:`);
   for (const line of describeSteps(marks, nodeOp ? NODEOP_MARKS : REPLACE_MARKS)) console.log(`    ${line}`);
+  for (const line of describeSteps(marks, ['first', 'end'])) console.log(`    ${line} (the whole node)`);
 }
 
 /**

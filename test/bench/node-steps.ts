@@ -32,6 +32,8 @@ function mark(marks: Map<string, Marks>, node: string, step: string, at: number)
 /** A write on a Node object: its first write, its cordon, uncordon, deletion. */
 function nodeWrite(marks: Map<string, Marks>, r: ProxiedRequest, node: string): void {
   mark(marks, node, 'first', r.at);
+  const m = marks.get(node) ?? {};
+  m['last'] = r.at;
   if (r.method === 'DELETE') mark(marks, node, 'nodeDeleted', r.at);
   if (r.method !== 'PATCH') return;
   const u = parsed(r).spec?.unschedulable;
@@ -70,11 +72,15 @@ export function nodeSteps(writes: readonly ProxiedRequest[]): Map<string, Marks>
       if (n !== undefined) mark(marks, n, 'jobDeleted', r.at);
     }
   }
+  // A node's end: its last write or its Job's deletion, whichever came later (drydock deletes the
+  // Job once it recorded the outcome and writes the node's record at the end; the floor deletes
+  // the Job last).
+  for (const m of marks.values()) m['end'] = Math.max(m['last'] ?? 0, m['jobDeleted'] ?? 0);
   return marks;
 }
 
 export const REPLACE_MARKS = ['first', 'cordon', 'nodeDeleted'] as const;
-export const NODEOP_MARKS = ['first', 'cordon', 'job', 'reboot', 'uncordon', 'jobDeleted'] as const;
+export const NODEOP_MARKS = ['first', 'cordon', 'job', 'reboot', 'uncordon', 'end'] as const;
 
 /** "a → b: median (p90) s" for each pair of consecutive steps, over the nodes that have both. */
 export function describeSteps(marks: ReadonlyMap<string, Marks>, steps: readonly string[]): string[] {
