@@ -36,7 +36,7 @@ import { watchCollection, type WatchedCollection } from '../../src/kube/informer
 import type { OperationRef } from '../../src/protocol/jobs.js';
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-/** A refused eviction (a PDB's 429) is asked again after this long: the floor's own cadence, no Retry-After. */
+/** A refused eviction (a PDB's 429, a 409 on it) is asked again after this long: the floor's own cadence, no Retry-After. */
 const EVICTION_RETRY_MS = 250;
 const WAIT_MS = 600_000;
 
@@ -233,7 +233,9 @@ async function evictAll(core: CoreV1Api, pods: readonly V1Pod[]): Promise<void> 
         break;
       } catch (err) {
         if (statusOf(err) === 404) break;
-        if (statusOf(err) !== 429) throw err;
+        // 429: the PDB allows no disruption now; 409: the API server gave up its own retries
+        // while other evictions updated the same PDB. Both change nothing: ask again.
+        if (statusOf(err) !== 429 && statusOf(err) !== 409) throw err;
         await new Promise((r) => setTimeout(r, EVICTION_RETRY_MS));
       }
     }
