@@ -6,6 +6,8 @@
  * Sizes: DRYDOCK_BENCH_MAKESPAN_NODES (default 6), DRYDOCK_BENCH_MAKESPAN_CONCURRENCY
  * (default 2). Alone: `npx tsc -p . && node dist/test/bench/makespan.js`. DRYDOCK_BENCH_TIMELINE=1
  * prints when each write to each node went out; DRYDOCK_BENCH_DRYDOCK_LOG=FILE keeps drydock's log.
+ * Each run also measures the floor (floor.ts) over the same fleet, drydock stopped, and records
+ * drydock's makespan ÷ the floor's.
  */
 import { writeFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
