@@ -6,15 +6,22 @@
  * Sizes: DRYDOCK_BENCH_MAKESPAN_NODES (default 6), DRYDOCK_BENCH_MAKESPAN_CONCURRENCY
  * (default 2). Alone: `npx tsc -p . && node dist/test/bench/makespan.js`. DRYDOCK_BENCH_TIMELINE=1
  * prints when each write to each node went out; DRYDOCK_BENCH_DRYDOCK_LOG=FILE keeps drydock's log.
+ * Each run also measures the floor (floor.ts) over the same fleet, drydock stopped, and records
+ * drydock's makespan ÷ the floor's.
  */
 import { writeFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { eventually } from '../support/control-plane.js';
 import type { ProxiedRequest } from '../service/counting-proxy.js';
 import { apiCallOf, callKey } from '../e2e/api-calls.js';
 import { componentUsage, describeUsage } from './components.js';
+import { floorNodeOp, floorReplace, NODEOP_STEPS, REPLACE_STEPS, type FloorOptions, type FloorRun } from './floor.js';
+import { describeSteps, NODEOP_MARKS, nodeSteps, REPLACE_MARKS } from './node-steps.js';
 import { recordFigures, type Figure } from './results.js';
 import {
+  DRYDOCK_NAMESPACE,
+  GROUP_LABEL,
   IMAGE,
   imageDoc,
   KWOK_POD_READY_AGAIN,
@@ -128,8 +135,51 @@ function breakdown(title: string, m: Measured, nodes: number, minimum: readonly 
     latencies(m);
   }
   for (const [key, n] of tally(m.writes)) console.log(`  ${String(n).padStart(5)}  ${key}`);
+  printSteps('per node, from the writes', m.writes);
   console.log(`  minimum per node (${total(minimum)}):`);
   for (const s of minimum) console.log(`  ${String(s.count).padStart(5)}  ${s.write}`);
+}
+
+/** Per node, the time between its steps' writes (node-steps.ts): median and p90 over the nodes. */
+function printSteps(title: string, writes: readonly ProxiedRequest[]): void {
+  const marks = nodeSteps(writes);
+  const nodeOp = [...marks.values()].some((m) => m['job'] !== undefined);
+  console.log(`  ${title}:`);
+  for (const line of describeSteps(marks, nodeOp ? NODEOP_MARKS : REPLACE_MARKS)) console.log(`    ${line}`);
+  for (const line of describeSteps(marks, ['first', 'end'])) console.log(`    ${line} (the whole node)`);
+}
+
+/**
+ * The floor driver (floor.ts) over the fleet, drydock stopped: its makespan, its own step times
+ * and, from the proxy, the same per-node read-out as drydock's, and the CPU it took.
+ */
+async function floorOf(
+  w: RolloutWorld,
+  title: string,
+  steps: readonly string[],
+  run: (o: FloorOptions) => Promise<FloorRun>,
+  o: RolloutWorldOptions,
+): Promise<FloorRun> {
+  const kc = new KubeConfig();
+  kc.loadFromString(w.proxy.kubeconfig);
+  const i0 = w.proxy.requests.length;
+  const before = componentUsage();
+  const floor = await run({
+    kc,
+    cloudUrl: w.cloudUrl,
+    group: 'fleet',
+    groupLabel: GROUP_LABEL,
+    concurrency: o.concurrency,
+    minReadySeconds: 1,
+    jobNamespace: DRYDOCK_NAMESPACE,
+  });
+  const writes = w.proxy.requests.slice(i0).filter(isWrite);
+  console.log(`\n${title}: ${writes.length} writes over ${o.nodes} node(s) in ${(floor.ms / 1000).toFixed(1)} s`);
+  console.log(`  ${title}, CPU: ${describeUsage(componentUsage(), before)}`);
+  console.log(`  ${title}, per node, the floor's own steps:`);
+  for (const line of describeSteps(floor.nodes, steps)) console.log(`    ${line}`);
+  printSteps(`${title}, per node, from the writes`, writes);
+  return floor;
 }
 
 /** One-node reference runs: DRYDOCK_BENCH_MAKESPAN_REFERENCES (1 or 2); 2 above the default 6 nodes. */
@@ -199,6 +249,18 @@ export async function run(): Promise<Figure[]> {
           () => replaced(w, 'solo', 1, IMAGE(3)),
           one(replaceMin),
         ));
+      // The floor beside drydock: the same fleet, drydock stopped so that nothing but the floor
+      // acts on it. The group's image stays the one drydock's spec asks for, so the restarted
+      // drydock finds nothing to do there.
+      await w.stopDrydock();
+      const floorReplaced = await floorOf(
+        w,
+        'floor: fleet replaced',
+        REPLACE_STEPS,
+        (f) => floorReplace(f, IMAGE(2)),
+        o,
+      );
+      await w.startDrydock();
       const soloOp = await measure(
         w,
         { 'specs/solo-op.yaml': nodeOpDoc('solo-op', 'solo', o) },
@@ -224,6 +286,8 @@ export async function run(): Promise<Figure[]> {
           () => operated(w, 'solo', 'solo-op-after'),
           one(opMin),
         ));
+      await w.stopDrydock();
+      const floorOperated = await floorOf(w, 'floor: fleet NodeOp', NODEOP_STEPS, (f) => floorNodeOp(f, 'floor-op'), o);
       const mean = (...ms: (Measured | false)[]): number => {
         const xs = ms.filter((m): m is Measured => m !== false).map((m) => m.ms);
         return xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -274,6 +338,22 @@ export async function run(): Promise<Figure[]> {
         ),
         figure('nodeOpFleet', `NodeOp with drain and reboot on ${o.nodes} nodes`, fleetOp.ms / 1000, 's', null),
         figure('nodeOpRatio', 'NodeOp makespan ÷ (waves × one-node time)', fleetOp.ms / (waves * opOne), '×', 1.1),
+        figure(
+          'replaceFloor',
+          `the floor of the replace over ${o.nodes} nodes: the calls it needs, each as soon as the world answered (drydock stopped)`,
+          floorReplaced.ms / 1000,
+          's',
+          null,
+        ),
+        figure('replaceOverFloor', "replace makespan ÷ the floor's", fleetReplace.ms / floorReplaced.ms, '×', 1.05),
+        figure(
+          'nodeOpFloor',
+          `the floor of the NodeOp over ${o.nodes} nodes: the calls it needs, each as soon as the world answered (drydock stopped)`,
+          floorOperated.ms / 1000,
+          's',
+          null,
+        ),
+        figure('nodeOpOverFloor', "NodeOp makespan ÷ the floor's", fleetOp.ms / floorOperated.ms, '×', 1.05),
         figure(
           'replaceWritesPerNode',
           'API writes per replaced node (not Events), fleet rollout',

@@ -31,8 +31,10 @@ export type Group = (typeof GROUPS)[number];
 export const IMAGE = (v: number): string => `os-v${v}`;
 /** Pods per node, drained on every replace and in-place step. */
 export const PODS_PER_NODE = 2;
-const GROUP_LABEL = 'sim.drydock.dev/group';
+export const GROUP_LABEL = 'sim.drydock.dev/group';
 const NAMESPACE = 'bench';
+/** drydock's namespace in the world (drydockArgs' default): where its Jobs and reboot pods go. */
+export const DRYDOCK_NAMESPACE = 'kube-system';
 
 /**
  * A KWOK Stage the rollout world adds: a Running pod whose containers are ready but whose Ready
@@ -102,8 +104,12 @@ export interface RolloutWorldOptions {
 export interface RolloutWorld {
   readonly proxy: CountingProxy;
   readonly repo: FleetRepo;
+  /** The drydock running now (a new child after startDrydock). */
   readonly drydock: DrydockChild;
   readonly kc: KubeConfig;
+  /** Stops drydock (the floor driver runs without it); startDrydock starts a new one on the same repository. */
+  stopDrydock(): Promise<void>;
+  startDrydock(): Promise<void>;
   /** The sim cloud's URL, for a plan's observation of the groups. */
   readonly cloudUrl: string;
   groupNodes(group: Group): Promise<V1Node[]>;
@@ -257,25 +263,42 @@ export async function startRolloutWorld(cp: ControlPlane, o: RolloutWorldOptions
     proxy = await startCountingProxy(kc);
     const kubeconfig = path.join(cacheDir, 'proxy.kubeconfig');
     writeFileSync(kubeconfig, proxy.kubeconfig);
-    drydock = startDrydockChild(drydockArgs(repo, kubeconfig, sim.url, cacheDir));
-    const url = await drydock.url;
-    await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 60_000 });
+    drydock = await startReadyDrydock(drydockArgs(repo, kubeconfig, sim.url, cacheDir));
   } catch (err) {
     await proxy?.close();
     await stopWorld({ drydock, sim, repo, dirs });
     throw err;
   }
-  const world = { sim, repo, drydock, proxy };
+  const args = drydockArgs(repo, path.join(cacheDir, 'proxy.kubeconfig'), sim.url, cacheDir);
+  const world = { sim, repo, proxy };
+  let running = drydock;
   return {
     ...world,
+    get drydock() {
+      return running;
+    },
     kc,
     cloudUrl: sim.url,
     groupNodes,
+    stopDrydock: async () => {
+      running.kill('SIGTERM');
+      await running.exited;
+    },
+    startDrydock: async () => {
+      running = await startReadyDrydock(args);
+    },
     close: async () => {
-      await stopWorld({ ...world, dirs });
+      await stopWorld({ ...world, drydock: running, dirs });
       await world.proxy.close();
     },
   };
+}
+
+async function startReadyDrydock(args: readonly string[]): Promise<DrydockChild> {
+  const drydock = startDrydockChild(args);
+  const url = await drydock.url;
+  await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 60_000 });
+  return drydock;
 }
 
 export function ready(n: V1Node): boolean {
