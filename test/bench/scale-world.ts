@@ -78,9 +78,20 @@ export async function createWorkloads(
 }
 
 /**
+ * The scale world's node heartbeats (a benchmark-only control-plane setting): with KWOK's own
+ * (a 40 s lease renewed every 10 s), 5,000 nodes need 500 lease renewals a second, and on two
+ * shared cores KWOK got about 4 a second through beside the set-up's writes, so nodes went
+ * NotReady and the set-up never finished. A one-hour lease, renewed every 15 minutes, asks 5.6
+ * renewals a second of 5,000 nodes; the node status every 30 minutes, 2.8 writes a second. The
+ * controller manager's grace periods are the lease's hour, so a node goes NotReady only after
+ * three missed renewals.
+ */
+export const SCALE_HEARTBEAT = { leaseSeconds: 3600, statusSeconds: 1800 } as const;
+
+/**
  * How far KWOK keeps up with its nodes: how many are Ready, and the age of their leases'
- * last renewal (KWOK renews each every ten seconds with a 40 s lease; older means its lease
- * workers or the API server lag behind).
+ * last renewal (KWOK renews each every quarter of its duration, SCALE_HEARTBEAT; older means
+ * its lease workers or the API server lag behind).
  */
 export async function nodeHealth(kc: KubeConfig): Promise<{ ready: number; leaseAgeP50: number; leaseAgeMax: number }> {
   const nodes = await kc.makeApiClient(CoreV1Api).listNode();
@@ -91,6 +102,28 @@ export async function nodeHealth(kc: KubeConfig): Promise<{ ready: number; lease
   const now = Date.now();
   const ages = leases.items.map((l) => (now - new Date(l.spec?.renewTime ?? 0).getTime()) / 1000).sort((a, b) => a - b);
   return { ready, leaseAgeP50: ages[Math.floor(ages.length / 2)] ?? NaN, leaseAgeMax: ages.at(-1) ?? NaN };
+}
+
+/**
+ * Waits until all `nodes` nodes are Ready (KWOK holds their leases and has played their
+ * initialisation), so the workloads' writes do not compete with KWOK taking up its nodes: pods
+ * bound to a node whose lease KWOK does not hold yet stay Pending. Returns the wait, ms.
+ */
+export async function waitNodesReady(
+  kc: KubeConfig,
+  nodes: number,
+  timeoutMs: number,
+  progress?: (ready: number) => void,
+): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    const { ready } = await nodeHealth(kc);
+    if (ready >= nodes) return Date.now() - t0;
+    progress?.(ready);
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(`only ${ready} of ${nodes} nodes Ready after ${Math.round(timeoutMs / 1000)} s`);
+    await new Promise((r) => setTimeout(r, 10_000));
+  }
 }
 
 /**

@@ -25,7 +25,7 @@ import { startIdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
 import { churnOn } from './churn.js';
 import { componentUsage, describeUsage, residentByMapping, type Usage } from './components.js';
-import { nodeHealth, REPLICAS } from './scale-world.js';
+import { nodeHealth, REPLICAS, SCALE_HEARTBEAT } from './scale-world.js';
 
 const ROUNDS = 200;
 const SETTLE_MS = 3_000;
@@ -86,7 +86,10 @@ async function settledMemory(): Promise<Memory> {
  * Creates the workloads from a process of its own (scale-setup.ts), so this process, where
  * drydock runs, holds nothing of the set-up when its baseline is taken. Returns the phases' ms.
  */
-function setUpElsewhere(kubeconfigPath: string, pods: number): Promise<{ workloads: number; pods: number }> {
+function setUpElsewhere(
+  kubeconfigPath: string,
+  pods: number,
+): Promise<{ nodesReady: number; workloads: number; pods: number }> {
   const script = fileURLToPath(new URL('./scale-setup.js', import.meta.url));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, kubeconfigPath, String(pods)], {
@@ -100,7 +103,7 @@ function setUpElsewhere(kubeconfigPath: string, pods: number): Promise<{ workloa
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`workload set-up exited with ${code}`));
-      else resolve(JSON.parse(last) as { workloads: number; pods: number });
+      else resolve(JSON.parse(last) as { nodesReady: number; workloads: number; pods: number });
     });
   });
 }
@@ -144,7 +147,7 @@ async function until(what: string, timeoutMs: number, ok: () => boolean): Promis
 export async function measureSize(nodes: number): Promise<Figure[]> {
   const pods = nodes * REPLICAS;
   const size = `${nodes} nodes, ${pods} pods, ${pods / REPLICAS} Deployments and PDBs`;
-  const cp = await startControlPlane({ log: () => undefined, clientQps: 1000 });
+  const cp = await startControlPlane({ log: () => undefined, clientQps: 1000, nodeHeartbeat: SCALE_HEARTBEAT });
   try {
     const admin = cp.adminKubeConfig();
     const tSetup = Date.now();
@@ -196,7 +199,8 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       );
       const firstPlanMs = Date.now() - t0;
       console.log(
-        `(setup ${t0 - tSetup} ms: nodes ${setup.nodes} ms, Deployments and PDBs ${setup.workloads} ms, ` +
+        `(setup ${t0 - tSetup} ms: nodes ${setup.nodes} ms, all Ready ${setup.nodesReady} ms later, ` +
+          `Deployments and PDBs ${setup.workloads} ms, ` +
           `their pods created ${setup.pods} ms)`,
       );
       console.error('measuring');
@@ -314,7 +318,13 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           '×',
           null,
         ),
-        figure('setup', 'world set-up: nodes, Deployments and PDBs, their pods', (t0 - tSetup) / 1000, 's', null),
+        figure(
+          'setup',
+          'world set-up: nodes (until all Ready), Deployments and PDBs, their pods',
+          (t0 - tSetup) / 1000,
+          's',
+          null,
+        ),
         figure(
           'apiserverRss',
           'kube-apiserver resident memory after set-up',
