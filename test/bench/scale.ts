@@ -89,7 +89,7 @@ async function settledMemory(): Promise<Memory> {
 function setUpElsewhere(
   kubeconfigPath: string,
   pods: number,
-): Promise<{ nodesReady: number; workloads: number; pods: number }> {
+): Promise<{ nodesReady: number; workloads: number; pods: number; podsReady: number }> {
   const script = fileURLToPath(new URL('./scale-setup.js', import.meta.url));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, kubeconfigPath, String(pods)], {
@@ -103,7 +103,7 @@ function setUpElsewhere(
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`workload set-up exited with ${code}`));
-      else resolve(JSON.parse(last) as { nodesReady: number; workloads: number; pods: number });
+      else resolve(JSON.parse(last) as { nodesReady: number; workloads: number; pods: number; podsReady: number });
     });
   });
 }
@@ -200,8 +200,8 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       const firstPlanMs = Date.now() - t0;
       console.log(
         `(setup ${t0 - tSetup} ms: nodes ${setup.nodes} ms, all Ready ${setup.nodesReady} ms later, ` +
-          `Deployments and PDBs ${setup.workloads} ms, ` +
-          `their pods created ${setup.pods} ms)`,
+          `Deployments and PDBs ${setup.workloads} ms, their pods created ${setup.pods} ms later, ` +
+          `Ready ${setup.podsReady} ms after that)`,
       );
       console.error('measuring');
       await world.idleRounds(20);
@@ -320,7 +320,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
         ),
         figure(
           'setup',
-          'world set-up: nodes (until all Ready), Deployments and PDBs, their pods',
+          'world set-up: nodes (until all Ready), Deployments and PDBs, their pods (until Ready)',
           (t0 - tSetup) / 1000,
           's',
           null,
