@@ -4,12 +4,12 @@
  * had freed (the allocator's pages, V8's grown heap), which drydock, started in that process
  * afterwards, was charged with or credited for at random (one run measured 12 MiB less resident
  * memory with the fleet than without it). Waits for every node to be Ready first, and at the end for
- * KWOK to have made (nearly) every pod Ready (PLAYED_SHARE). Prints progress, then one JSON line with the phases' ms.
+ * KWOK to have made (nearly) every pod Ready (playedShare). Prints progress, then one JSON line with the phases' ms.
  * `node dist/test/bench/scale-setup.js KUBECONFIG PODS` (scale.ts runs it).
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { idleNodeName } from '../service/idle-world.js';
-import { createWorkloads, PLAYED_SHARE, REPLICAS, waitNodesReady, waitRunning } from './scale-world.js';
+import { createWorkloads, playedShare, REPLICAS, waitNodesReady, waitRunning } from './scale-world.js';
 
 async function main(): Promise<void> {
   const [kubeconfigPath, podsArg] = process.argv.slice(2);
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const running = await waitRunning(kc, pods, 1_800_000, (n) => console.log(`(${n} of ${pods} pods)`));
   const ready = await waitRunning(
     kc,
-    Math.floor(pods * PLAYED_SHARE),
+    Math.floor(pods * playedShare()),
     3_600_000,
     (n) => console.log(`(${n} of ${pods} pods Ready)`),
     'readyReplicas',

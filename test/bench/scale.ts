@@ -36,8 +36,11 @@ const MALLOC_ENV = Object.entries(process.env)
   .map(([k, v]) => `${k}=${v ?? ''} `)
   .join('');
 /** How to reproduce a size's figures, with the V8 flags and malloc settings this run was given. */
+const READY_ENV = process.env.DRYDOCK_BENCH_SCALE_READY
+  ? `DRYDOCK_BENCH_SCALE_READY=${process.env.DRYDOCK_BENCH_SCALE_READY} `
+  : '';
 const COMMAND = (nodes: number) =>
-  `npx tsc -p . && ${MALLOC_ENV}DRYDOCK_BENCH_SCALE=${nodes} node ${[...process.execArgv, ''].join(' ')}dist/test/bench/scale.js`;
+  `npx tsc -p . && ${MALLOC_ENV}${READY_ENV}DRYDOCK_BENCH_SCALE=${nodes} node ${[...process.execArgv, ''].join(' ')}dist/test/bench/scale.js`;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
