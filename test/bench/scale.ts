@@ -7,8 +7,10 @@
  * memory over the baseline per pod and per node (targets 1 KiB and 10 KiB), time from start to
  * the first plan. Sizes (nodes; pods are ten times as many): DRYDOCK_BENCH_SCALE, default 50.
  * DRYDOCK_BENCH_SCALE_CHURN=1 runs the churn benchmark (churn.ts) on each world after its idle
- * figures, so the largest size is set up once for both. Set-up phases, each control-plane
- * process's CPU and memory, and KWOK's lease lag are printed as the run goes.
+ * figures, so the largest size is set up once for both; DRYDOCK_BENCH_SCALE_WAVE=N then adds a
+ * replace rollout of N more nodes in one wave to the same control plane (scale-wave.ts).
+ * Set-up phases, each control-plane process's CPU and memory, and KWOK's lease lag are printed
+ * as the run goes.
  * Alone: `npx tsc -p . && node dist/test/bench/scale.js`.
  */
 import { spawn } from 'node:child_process';
@@ -24,6 +26,7 @@ import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { startIdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
 import { churnOn } from './churn.js';
+import { waveOn, waveSize } from './scale-wave.js';
 import { componentUsage, describeUsage, residentByMapping, type Usage } from './components.js';
 import { nodeHealth, REPLICAS, SCALE_HEARTBEAT } from './scale-world.js';
 
@@ -167,6 +170,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       arrayBuffers: 0,
     };
     let t0 = 0;
+    let recorded: Figure[] = [];
     // startIdleWorld creates the nodes; the workloads (bound to them) follow, and every pod
     // exists before drydock starts, so the baseline holds no part of the fleet and the first
     // plan sees all of it.
@@ -369,11 +373,23 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           COMMAND(nodes).replace('DRYDOCK_BENCH_SCALE=', 'DRYDOCK_BENCH_SCALE_CHURN=1 DRYDOCK_BENCH_SCALE='),
         );
       }
-      return figures;
+      recorded = figures;
     } finally {
       console.error('stopping');
       await world.close();
     }
+    const wave = waveSize();
+    if (wave > 0) {
+      console.log(`## a wave of ${wave} nodes on the ${nodes}-node world`);
+      const churn = process.env.DRYDOCK_BENCH_SCALE_CHURN === '1' ? 'DRYDOCK_BENCH_SCALE_CHURN=1 ' : '';
+      await waveOn(
+        cp,
+        nodes,
+        wave,
+        COMMAND(nodes).replace('DRYDOCK_BENCH_SCALE=', `${churn}DRYDOCK_BENCH_SCALE_WAVE=${wave} DRYDOCK_BENCH_SCALE=`),
+      );
+    }
+    return recorded;
   } finally {
     await cp.stop();
   }
