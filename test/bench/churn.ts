@@ -11,7 +11,7 @@ import { CoreV1Api, Watch, type KubeConfig, type V1Node } from '@kubernetes/clie
 import { fakeNode, startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { idleNodeName, startIdleWorld, type IdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
-import { createWorkloads, REPLICAS, waitRunning } from './scale-world.js';
+import { createWorkloads, REPLICAS, SCALE_HEARTBEAT, waitRunning } from './scale-world.js';
 
 const CHURN_MS = 60_000;
 const PODS_PER_SECOND = 50;
@@ -70,7 +70,7 @@ function churnPods(kc: KubeConfig, nodes: number): { stop(): Promise<number> } {
 }
 
 export async function measureChurn(nodes: number): Promise<Figure[]> {
-  const cp = await startControlPlane({ log: () => undefined, clientQps: 1000 });
+  const cp = await startControlPlane({ log: () => undefined, clientQps: 1000, nodeHeartbeat: SCALE_HEARTBEAT });
   try {
     const admin = cp.adminKubeConfig();
     const world = await startIdleWorld(admin, cp.kubeconfigPath, nodes, 3, async () => {

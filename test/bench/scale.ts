@@ -7,8 +7,10 @@
  * memory over the baseline per pod and per node (targets 1 KiB and 10 KiB), time from start to
  * the first plan. Sizes (nodes; pods are ten times as many): DRYDOCK_BENCH_SCALE, default 50.
  * DRYDOCK_BENCH_SCALE_CHURN=1 runs the churn benchmark (churn.ts) on each world after its idle
- * figures, so the largest size is set up once for both. Set-up phases, each control-plane
- * process's CPU and memory, and KWOK's lease lag are printed as the run goes.
+ * figures, so the largest size is set up once for both; DRYDOCK_BENCH_SCALE_WAVE=N then adds a
+ * replace rollout of N more nodes in one wave to the same control plane (scale-wave.ts).
+ * Set-up phases, each control-plane process's CPU and memory, and KWOK's lease lag are printed
+ * as the run goes.
  * Alone: `npx tsc -p . && node dist/test/bench/scale.js`.
  */
 import { spawn } from 'node:child_process';
@@ -24,8 +26,9 @@ import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { startIdleWorld } from '../service/idle-world.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
 import { churnOn } from './churn.js';
+import { waveOn, waveSize } from './scale-wave.js';
 import { componentUsage, describeUsage, residentByMapping, type Usage } from './components.js';
-import { nodeHealth, REPLICAS } from './scale-world.js';
+import { nodeHealth, REPLICAS, SCALE_HEARTBEAT } from './scale-world.js';
 
 const ROUNDS = 200;
 const SETTLE_MS = 3_000;
@@ -36,8 +39,11 @@ const MALLOC_ENV = Object.entries(process.env)
   .map(([k, v]) => `${k}=${v ?? ''} `)
   .join('');
 /** How to reproduce a size's figures, with the V8 flags and malloc settings this run was given. */
+const READY_ENV = process.env.DRYDOCK_BENCH_SCALE_READY
+  ? `DRYDOCK_BENCH_SCALE_READY=${process.env.DRYDOCK_BENCH_SCALE_READY} `
+  : '';
 const COMMAND = (nodes: number) =>
-  `npx tsc -p . && ${MALLOC_ENV}DRYDOCK_BENCH_SCALE=${nodes} node ${[...process.execArgv, ''].join(' ')}dist/test/bench/scale.js`;
+  `npx tsc -p . && ${MALLOC_ENV}${READY_ENV}DRYDOCK_BENCH_SCALE=${nodes} node ${[...process.execArgv, ''].join(' ')}dist/test/bench/scale.js`;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -86,7 +92,10 @@ async function settledMemory(): Promise<Memory> {
  * Creates the workloads from a process of its own (scale-setup.ts), so this process, where
  * drydock runs, holds nothing of the set-up when its baseline is taken. Returns the phases' ms.
  */
-function setUpElsewhere(kubeconfigPath: string, pods: number): Promise<{ workloads: number; pods: number }> {
+function setUpElsewhere(
+  kubeconfigPath: string,
+  pods: number,
+): Promise<{ nodesReady: number; workloads: number; pods: number; podsReady: number }> {
   const script = fileURLToPath(new URL('./scale-setup.js', import.meta.url));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, kubeconfigPath, String(pods)], {
@@ -100,7 +109,7 @@ function setUpElsewhere(kubeconfigPath: string, pods: number): Promise<{ workloa
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`workload set-up exited with ${code}`));
-      else resolve(JSON.parse(last) as { workloads: number; pods: number });
+      else resolve(JSON.parse(last) as { nodesReady: number; workloads: number; pods: number; podsReady: number });
     });
   });
 }
@@ -144,7 +153,7 @@ async function until(what: string, timeoutMs: number, ok: () => boolean): Promis
 export async function measureSize(nodes: number): Promise<Figure[]> {
   const pods = nodes * REPLICAS;
   const size = `${nodes} nodes, ${pods} pods, ${pods / REPLICAS} Deployments and PDBs`;
-  const cp = await startControlPlane({ log: () => undefined, clientQps: 1000 });
+  const cp = await startControlPlane({ log: () => undefined, clientQps: 1000, nodeHeartbeat: SCALE_HEARTBEAT });
   try {
     const admin = cp.adminKubeConfig();
     const tSetup = Date.now();
@@ -161,6 +170,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       arrayBuffers: 0,
     };
     let t0 = 0;
+    let recorded: Figure[] = [];
     // startIdleWorld creates the nodes; the workloads (bound to them) follow, and every pod
     // exists before drydock starts, so the baseline holds no part of the fleet and the first
     // plan sees all of it.
@@ -196,8 +206,9 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       );
       const firstPlanMs = Date.now() - t0;
       console.log(
-        `(setup ${t0 - tSetup} ms: nodes ${setup.nodes} ms, Deployments and PDBs ${setup.workloads} ms, ` +
-          `their pods created ${setup.pods} ms)`,
+        `(setup ${t0 - tSetup} ms: nodes ${setup.nodes} ms, all Ready ${setup.nodesReady} ms later, ` +
+          `Deployments and PDBs ${setup.workloads} ms, their pods created ${setup.pods} ms later, ` +
+          `Ready ${setup.podsReady} ms after that)`,
       );
       console.error('measuring');
       await world.idleRounds(20);
@@ -314,7 +325,13 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           '×',
           null,
         ),
-        figure('setup', 'world set-up: nodes, Deployments and PDBs, their pods', (t0 - tSetup) / 1000, 's', null),
+        figure(
+          'setup',
+          'world set-up: nodes (until all Ready), Deployments and PDBs, their pods (until Ready)',
+          (t0 - tSetup) / 1000,
+          's',
+          null,
+        ),
         figure(
           'apiserverRss',
           'kube-apiserver resident memory after set-up',
@@ -356,11 +373,23 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
           COMMAND(nodes).replace('DRYDOCK_BENCH_SCALE=', 'DRYDOCK_BENCH_SCALE_CHURN=1 DRYDOCK_BENCH_SCALE='),
         );
       }
-      return figures;
+      recorded = figures;
     } finally {
       console.error('stopping');
       await world.close();
     }
+    const wave = waveSize();
+    if (wave > 0) {
+      console.log(`## a wave of ${wave} nodes on the ${nodes}-node world`);
+      const churn = process.env.DRYDOCK_BENCH_SCALE_CHURN === '1' ? 'DRYDOCK_BENCH_SCALE_CHURN=1 ' : '';
+      await waveOn(
+        cp,
+        nodes,
+        wave,
+        COMMAND(nodes).replace('DRYDOCK_BENCH_SCALE=', `${churn}DRYDOCK_BENCH_SCALE_WAVE=${wave} DRYDOCK_BENCH_SCALE=`),
+      );
+    }
+    return recorded;
   } finally {
     await cp.stop();
   }

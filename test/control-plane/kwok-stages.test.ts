@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { kwokStagesYaml } from '../../src/sandbox/control-plane/kwok.js';
+import { kwokStagesYaml, withStatusHeartbeat } from '../../src/sandbox/control-plane/kwok.js';
 
 describe('KWOK stages: a YAML asset shipped in the package', () => {
   it('the compiled code finds assets/kwok/stages.yaml and it holds the five Stages', () => {
@@ -28,5 +28,22 @@ describe('KWOK stages: a YAML asset shipped in the package', () => {
       files: string[];
     };
     assert.ok(pkg.files.includes('assets'), `files is ${JSON.stringify(pkg.files)}`);
+  });
+
+  it("withStatusHeartbeat changes the heartbeat stage's delay and nothing else", () => {
+    type Stage = {
+      metadata: { name: string };
+      spec: { delay?: { durationMilliseconds: number; jitterDurationMilliseconds: number } };
+    };
+    const stages = (yaml: string) => parseAllDocuments(yaml).map((d) => d.toJS() as Stage);
+    const before = stages(kwokStagesYaml());
+    const after = stages(withStatusHeartbeat(kwokStagesYaml(), 1800));
+    assert.deepEqual(after.find((s) => s.metadata.name === 'node-heartbeat-with-lease')?.spec.delay, {
+      durationMilliseconds: 1_800_000,
+      jitterDurationMilliseconds: 1_830_000,
+    });
+    const others = (all: Stage[]) => all.filter((s) => s.metadata.name !== 'node-heartbeat-with-lease');
+    assert.deepEqual(others(after), others(before));
+    assert.equal(after.length, before.length);
   });
 });

@@ -66,7 +66,7 @@ export function benchmarksPage(): { markdown: string; rows: number } {
     '',
     '```sh',
     'npx tsc -p . && DRYDOCK_BENCH_SCALE=500,1000,2000 node dist/test/bench/scale.js',
-    'DRYDOCK_BENCH_SCALE=5000 DRYDOCK_BENCH_SCALE_CHURN=1 node dist/test/bench/scale.js  # idle and churn on one world',
+    'DRYDOCK_BENCH_SCALE=5000 DRYDOCK_BENCH_SCALE_CHURN=1 DRYDOCK_BENCH_SCALE_WAVE=1000 node dist/test/bench/scale.js  # idle, churn and a wave on one world',
     'DRYDOCK_BENCH_STATUS_NODES=500,5000 node dist/test/bench/status.js',
     '```',
     '',

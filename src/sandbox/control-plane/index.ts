@@ -32,8 +32,9 @@ export {
   KWOK_TAINT,
   type FakeNodeOptions,
   type JobPodPlayer,
+  type NodeHeartbeat,
 } from './kwok.js';
-import type { JobPodPlayer } from './kwok.js';
+import type { JobPodPlayer, NodeHeartbeat } from './kwok.js';
 
 /** Kubernetes version the build script produces and the cache directory is keyed by. */
 export const K8S_VERSION = '1.36.3';
@@ -65,6 +66,12 @@ export interface ControlPlaneOptions {
    * and KWOK runs unthrottled with more workers (startup.ts, KWOK_THROUGHPUT).
    */
   clientQps?: number;
+  /**
+   * slower node heartbeats for benchmark worlds of thousands of nodes: KWOK's lease duration and
+   * status heartbeat, and the controller manager's node grace periods set to the lease's
+   * duration; default KWOK's and the controller manager's own (40 s lease, 50 s grace)
+   */
+  nodeHeartbeat?: NodeHeartbeat;
   /** overall start-up timeout per wait, ms (default 90 000; DRYDOCK_CONTROL_PLANE_TIMEOUT_MS) */
   timeoutMs?: number;
 }
@@ -240,6 +247,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       kwokConfig: opts.kwokConfig,
       jobPods: opts.jobPods,
       clientQps: opts.clientQps,
+      nodeHeartbeat: opts.nodeHeartbeat,
     });
     running.delete(partial);
     running.add(cp);
@@ -269,6 +277,7 @@ async function startComponents(
     kwokConfig: string | undefined;
     jobPods: JobPodPlayer | undefined;
     clientQps: number | undefined;
+    nodeHeartbeat: NodeHeartbeat | undefined;
   },
 ): Promise<ControlPlane> {
   const advertise = pickAdvertiseAddress();
@@ -285,6 +294,7 @@ async function startComponents(
     kwokConfig: o.kwokConfig,
     jobPods: o.jobPods,
     clientQps: o.clientQps,
+    nodeHeartbeat: o.nodeHeartbeat,
     running: [etcd, apiserver],
   });
   await waitFor(

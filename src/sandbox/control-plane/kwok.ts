@@ -30,6 +30,39 @@ export function kwokStages(jobPods: JobPodPlayer = 'kwok'): string {
     .join('---');
 }
 
+/**
+ * Slower node heartbeats, for worlds of thousands of KWOK nodes on a small machine. KWOK's
+ * defaults (a 40 s lease renewed every 10 s, the node's status every 600–610 s) are a kubelet's,
+ * and 5,000 nodes then need 500 lease renewals a second, more than two cores give the API server
+ * beside everything else. The controller manager's grace periods follow the lease (startup.ts).
+ */
+export interface NodeHeartbeat {
+  /** duration of each node's lease; KWOK renews it every quarter of that, as a kubelet does */
+  readonly leaseSeconds: number;
+  /** how often KWOK rewrites a Ready node's status (its heartbeat stage's delay) */
+  readonly statusSeconds: number;
+}
+
+/** The stage name whose delay sets the node status heartbeat. */
+const HEARTBEAT_STAGE = 'node-heartbeat-with-lease';
+
+/**
+ * `stages` with the node status heartbeat every `seconds` (plus up to a sixtieth of that, as
+ * the stage's own 600 s + 10 s jitter): only that stage's delay changes.
+ */
+export function withStatusHeartbeat(stages: string, seconds: number): string {
+  const ms = Math.round(seconds * 1000);
+  const docs = stages.split(/^---$/m);
+  const i = docs.findIndex((doc) => new RegExp(`^\\s*name: ${HEARTBEAT_STAGE}$`, 'm').test(doc));
+  const doc = docs[i];
+  if (doc === undefined || !/^ {4}durationMilliseconds: \d+$/m.test(doc))
+    throw new Error(`KWOK stages: no ${HEARTBEAT_STAGE} stage with a delay to change`);
+  docs[i] = doc
+    .replace(/^( {4}durationMilliseconds:) \d+$/m, `$1 ${ms}`)
+    .replace(/^( {4}jitterDurationMilliseconds:) \d+$/m, `$1 ${ms + Math.round(ms / 60)}`);
+  return docs.join('---');
+}
+
 /** The annotation (and label) that makes KWOK manage a node. */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 export const KWOK_NODE_VALUE = 'fake';

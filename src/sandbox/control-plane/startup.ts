@@ -4,7 +4,14 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 
 import { createCa, createServiceAccountKey, signCert, type Ca, type KeyPair } from './certs.js';
-import { KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE, kwokStages, type JobPodPlayer } from './kwok.js';
+import {
+  KWOK_NODE_ANNOTATION,
+  KWOK_NODE_VALUE,
+  kwokStages,
+  withStatusHeartbeat,
+  type JobPodPlayer,
+  type NodeHeartbeat,
+} from './kwok.js';
 import { freePorts, httpGet, spawnComponent, waitFor, type Component, type TlsOptions } from './processes.js';
 import { ControlPlaneError } from './errors.js';
 
@@ -254,6 +261,16 @@ options:
   podsOnNodeSyncParallelism: 16`;
 
 /**
+ * The node lifecycle controller's grace periods for slower heartbeats: a node is unhealthy once
+ * neither its lease nor its status has been renewed for the lease's whole duration (KWOK renews
+ * the lease every quarter of it, so three renewals may be late before a node goes NotReady).
+ */
+function nodeGraceFlags(beat: NodeHeartbeat | undefined): string[] {
+  if (!beat) return [];
+  return [`--node-monitor-grace-period=${beat.leaseSeconds}s`, `--node-startup-grace-period=${beat.leaseSeconds}s`];
+}
+
+/**
  * kube-controller-manager, kube-scheduler and KWOK; all as cluster admins (system:masters):
  * they are test infrastructure, not what RBAC tests are about.
  */
@@ -266,6 +283,7 @@ export async function startControllers(
     kwokConfig: string | undefined;
     jobPods: JobPodPlayer | undefined;
     clientQps: number | undefined;
+    nodeHeartbeat: NodeHeartbeat | undefined;
     running: Component[];
   },
 ): Promise<{ kcm: Component; all: Component[] }> {
@@ -294,7 +312,9 @@ export async function startControllers(
   ]);
   const kwokConfigFile = path.join(dataDir, 'kwok.yaml');
   const extra = [...(p.clientQps ? [KWOK_THROUGHPUT] : []), ...(p.kwokConfig ? [p.kwokConfig] : [])];
-  await fs.writeFile(kwokConfigFile, [kwokStages(p.jobPods), ...extra].join('\n---\n'));
+  const beat = p.nodeHeartbeat;
+  const stages = beat ? withStatusHeartbeat(kwokStages(p.jobPods), beat.statusSeconds) : kwokStages(p.jobPods);
+  await fs.writeFile(kwokConfigFile, [stages, ...extra].join('\n---\n'));
   const qps = p.clientQps ? [`--kube-api-qps=${p.clientQps}`, `--kube-api-burst=${2 * p.clientQps}`] : [];
   const kwokHome = path.join(dataDir, 'kwok-home');
   await fs.mkdir(kwokHome, { recursive: true });
@@ -315,6 +335,7 @@ export async function startControllers(
     // At the default five workers the ReplicaSet controller created about ten pods a second on
     // a loaded machine whatever its QPS: each worker waits on its own round trips.
     ...(p.clientQps ? ['--concurrent-replicaset-syncs=50', '--concurrent-deployment-syncs=50'] : []),
+    ...nodeGraceFlags(beat),
     '--v=1',
   ]);
   const sched = ctx.set.start('kube-scheduler', [
@@ -331,7 +352,7 @@ export async function startControllers(
       `--kubeconfig=${kwokKubeconfig}`,
       `--config=${kwokConfigFile}`,
       `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=${KWOK_NODE_VALUE}`,
-      '--node-lease-duration-seconds=40',
+      `--node-lease-duration-seconds=${beat?.leaseSeconds ?? 40}`,
       `--cidr=${POD_CIDR}`,
       `--server-address=127.0.0.1:${p.ports.kwok}`,
     ],
