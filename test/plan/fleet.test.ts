@@ -256,6 +256,29 @@ describe('plan: the fleet start gate', () => {
     );
   });
 
+  it('the round that sets the group image while held says Waiting for the hold, counting the nodes', () => {
+    // The first round of a new revision only points the group at the new image: no node is
+    // started, so the status is the hold's, never an uncounted Progressing.
+    const before = observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V1, w.instances)] });
+    const p = plan(want, before, now, { fleet: round({ dev: dev(10 * MIN) }) });
+    assert.deepEqual(
+      p.actions.map((a) => a.kind),
+      ['setGroupImage'],
+    );
+    const s = p.specs.find((x) => x.spec.kind === 'NodeImage');
+    assert.equal(s?.phase, 'Waiting');
+    assert.deepEqual(s?.progress, { done: 0, total: 2 });
+    assert.match(s?.waitingFor ?? '', /^fleet: stage canary soaks NodeImage\/workers/);
+  });
+
+  it('the round that sets the group image with nothing holding it is Progressing, counting the nodes', () => {
+    const before = observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V1, w.instances)] });
+    const p = plan(want, before, now, { fleet: round({ dev: dev(31 * MIN) }) });
+    const s = p.specs.find((x) => x.spec.kind === 'NodeImage');
+    assert.equal(s?.phase, 'Progressing');
+    assert.deepEqual(s?.progress, { done: 0, total: 2 });
+  });
+
   it('starts once the soak has passed', () => {
     const p = plan(want, seen, now, { fleet: round({ dev: dev(31 * MIN) }) });
     assert.equal(started(p).length > 0, true);

@@ -54,9 +54,20 @@ export function planReplace(base: RolloutContext, gates: StartGates): ReplaceRes
   const { gate, started } = startNodes(ctx, settled, tally, gates);
   claimAndSurge(ctx, tally.needers, started);
 
-  const built = buildStatus(ctx, withStarted(tally, started), b.actionsFor(ctx.spec), b.waitsFor(ctx.spec));
+  const built = buildStatus(ctx, withStarted(tally, started), actionsCounted(ctx, gate.open), b.waitsFor(ctx.spec));
   const status = withFailureCount(ctx, tally, built);
   return { status, forecast: forecastInput(ctx, tally, gate) };
+}
+
+/**
+ * The actions that say the rollout is under way: setting a group's image does not while the
+ * start gate holds its nodes (the round says Waiting, with the gate's reason).
+ */
+function actionsCounted(ctx: RolloutContext, gateOpen: boolean): number {
+  const all = ctx.b.actionsFor(ctx.spec);
+  if (gateOpen) return all;
+  const settingImage = ctx.notices.filter((n) => n.kind === 'settingImage').length;
+  return all - settingImage;
 }
 
 /** What happens to the groups before any node moves: unobserved ones wait, new images are set. */

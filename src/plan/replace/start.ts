@@ -70,18 +70,36 @@ export interface Started {
   readonly started: readonly Entry[];
 }
 
+/** The gate for starting one of `list`: controlPlaneFirst's order, then the shared gate. */
+function gateFor(ctx: RolloutContext, tally: Tally, gates: StartGates, list: readonly Entry[]): StartGate {
+  return gates.controlPlane !== undefined &&
+    ctx.image.rollout.order === 'controlPlaneFirst' &&
+    list.every((e) => e.group.sg.role !== 'control-plane')
+    ? { open: false, code: 'order', reason: gates.controlPlane }
+    : startGate(ctx, tally, gates);
+}
+
+/**
+ * With nothing to start or in flight in the groups already on the image: the gate the nodes of
+ * groups whose image is set this round will meet, its wait recorded when it holds them. The
+ * round that only sets a group's image then says what holds the rollout (a fleet's earlier
+ * stage, a window, an approval), not that it is under way.
+ */
+function upcomingGate(ctx: RolloutContext, tally: Tally, gates: StartGates): StartGate {
+  const next = ctx.upcoming.filter((e) => e.outdated && e.node !== undefined && !ctx.view.claimed.has(e.instance.id));
+  if (next.length === 0 || inFlightTotal(tally) > 0) return { open: true };
+  const gate = gateFor(ctx, tally, gates, next);
+  if (!gate.open) ctx.b.wait(ctx.spec, gate.code, gate.reason, gateWait(gate));
+  return gate;
+}
+
 /** Starts what the gate and the limits allow. */
 export function startNodes(ctx: RolloutContext, settled: Settled, tally: Tally, gates: StartGates): Started {
   const { b, spec, image } = ctx;
   const list = candidates(ctx, settled);
   const started: Entry[] = [];
-  if (list.length === 0) return { gate: { open: true }, started };
-  const gate: StartGate =
-    gates.controlPlane !== undefined &&
-    ctx.image.rollout.order === 'controlPlaneFirst' &&
-    list.every((e) => e.group.sg.role !== 'control-plane')
-      ? { open: false, code: 'order', reason: gates.controlPlane }
-      : startGate(ctx, tally, gates);
+  if (list.length === 0) return { gate: upcomingGate(ctx, tally, gates), started };
+  const gate = gateFor(ctx, tally, gates, list);
   if (!gate.open) {
     b.wait(spec, gate.code, gate.reason, gateWait(gate));
     return { gate, started };

@@ -10,6 +10,11 @@ import { inFlightTotal, type Tally } from './tally.js';
 import { specConditions, waitByNode } from '../sequence/status.js';
 import type { NodeRow, SpecPhase, SpecStatus, Wait } from '../types.js';
 
+/**
+ * `actions` counts what the rollout does this round; a group image set while the start gate
+ * holds every node is not counted by the caller (planReplace), so that round says Waiting with
+ * the gate's reason.
+ */
 export function specPhase(ctx: RolloutContext, tally: Tally, actions: number, inFlight: number): SpecPhase {
   if (tally.haltReason !== undefined) return 'Halted';
   if (isComplete(ctx) && actions === 0) return 'Complete';
@@ -59,11 +64,14 @@ function pendingSurges(ctx: RolloutContext, tally: Tally, g: RolloutContext['gro
 export function progress(ctx: RolloutContext, tally: Tally): { done: number; total: number } {
   let done = 0;
   let total = 0;
-  for (const g of ctx.groups) {
+  // A group whose image is set this round counts too: its nodes are the rollout's, none done
+  // yet, and a total without them would report the first round of a revision as 0/0.
+  const entries = [...ctx.entries, ...ctx.upcoming];
+  for (const g of [...ctx.groups, ...ctx.upcomingGroups]) {
     const surging = pendingSurges(ctx, tally, g);
     let slots = 0;
     let n = 0;
-    for (const e of ctx.entries) {
+    for (const e of entries) {
       if (e.group !== g || ctx.view.claimed.has(e.instance.id) || surging.has(e.instance.id)) continue;
       slots++;
       if (e.outdated || e.node === undefined || !(e.node.ready || isMarked(e))) continue;
