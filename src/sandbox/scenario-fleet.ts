@@ -126,12 +126,11 @@ function orderProblems(o: FleetObservation, shape: FleetShape): string[] {
   if (o.secondFirstAction === undefined) problems.push(`no node of cluster ${second} was seen being worked on`);
   else if (o.secondFirstAction < until)
     problems.push(`cluster ${second} started ${formatDuration(until - o.secondFirstAction)} before the soak ended`);
-  // The commit that records applying a new commit can report the spec before any round planned
-  // it, counting no node (0/0): no start, so only a report that counts nodes must say Waiting.
+  // Every report of the change before the soak ended, the first round's included (the one that
+  // only points the groups at the new image), says Waiting: the held rollout started nothing.
   const early = o.history.secondBeforeSoakEnd;
-  const counted = early.filter((r) => (r.total ?? 0) > 0);
   const reported = early.map((r) => `${r.phase ?? '?'} ${r.done ?? 0}/${r.total ?? 0}`).join(', ');
-  if (counted.length === 0 || counted.some((r) => r.phase !== 'Waiting' || (r.done ?? 0) > 0))
+  if (early.length === 0 || early.some((r) => r.phase !== 'Waiting' || (r.done ?? 0) > 0))
     problems.push(
       `drydock/status-${second} reported ${want} as ${early.length === 0 ? 'nothing' : reported} before the soak ended, expected Waiting with no node done`,
     );

@@ -43,8 +43,6 @@ const good: FleetObservation = {
   history: {
     firstCompleteAt: COMPLETE_AT,
     secondBeforeSoakEnd: [
-      // The commit that records applying the change, before any round planned it.
-      { phase: 'Progressing', done: 0, total: 0 },
       { phase: 'Waiting', done: 0, total: 2 },
       { phase: 'Waiting', done: 0, total: 2 },
     ],
@@ -111,7 +109,23 @@ describe('sandbox fleet scenario checks', () => {
       ],
     ],
     [
-      "b's branch said nothing that counted its nodes before the soak ended",
+      "b's branch reported the change Progressing, counting no node, before the soak ended",
+      {
+        ...good,
+        history: {
+          ...good.history,
+          secondBeforeSoakEnd: [
+            { phase: 'Progressing', done: 0, total: 0 },
+            { phase: 'Waiting', done: 0, total: 2 },
+          ],
+        },
+      },
+      [
+        `drydock/status-b reported NodeImage/worker revision ${REV} as Progressing 0/0, Waiting 0/2 before the soak ended, expected Waiting with no node done`,
+      ],
+    ],
+    [
+      "b's branch said nothing but Progressing 0/0 before the soak ended",
       { ...good, history: { ...good.history, secondBeforeSoakEnd: [{ phase: 'Progressing', done: 0, total: 0 }] } },
       [
         `drydock/status-b reported NodeImage/worker revision ${REV} as Progressing 0/0 before the soak ended, expected Waiting with no node done`,
