@@ -2,7 +2,9 @@
  * Seeded sequences of plan → execute (sometimes cut short, as a crash would) → time passes,
  * over a NodeOp with reboots, with the invariants checked after every round: a Job is never
  * created twice for a node and revision, at most one reboot per Job success, never more than
- * `concurrency` nodes in flight, control-plane nodes before workers, the cluster budget held.
+ * `concurrency` nodes in flight, control-plane nodes before workers, the cluster budget held,
+ * and the status tells the truth: Complete only once every node is done and let go, never undone
+ * later, and no node done is undone.
  */
 import assert from 'node:assert/strict';
 import { SeededRandom } from '../../../src/cloud/sim/random.js';
@@ -67,7 +69,22 @@ function run(s: Scenario): { world: NodeOpWorld; status: SpecStatus } {
   let status: SpecStatus | undefined;
   for (let round = 0; round < 2000; round++) {
     const p = plan(d, w.observe(), new Date(w.now), { jobNamespace: NS, rebootTimeoutSeconds: 900 });
+    const was = status;
     status = p.specs.find((x) => x.spec.name === s.op.name);
+    if (was?.phase === 'Complete' && status?.phase !== 'Complete')
+      w.violations.push(
+        `t=${w.now}: Complete ${was.progress.done}/${was.progress.total}, then ${status?.phase ?? 'absent'} ${status?.progress.done ?? 0}/${status?.progress.total ?? 0}`,
+      );
+    // Complete says what the world is, as observed for this round: every node done and let go.
+    const undone = [...w.nodes.values()].filter(
+      (n) =>
+        n.annotations[nodeOpRecordKey(s.op.name)] !== s.op.revision ||
+        n.annotations[ANNOTATIONS.operation] !== undefined,
+    );
+    if (status?.phase === 'Complete' && undone.length > 0)
+      w.violations.push(`t=${w.now}: Complete while ${undone.map((n) => n.name).join(', ')} not done`);
+    if (was !== undefined && status !== undefined && status.progress.done < was.progress.done)
+      w.violations.push(`t=${w.now}: ${was.progress.done} node(s) done, then ${status.progress.done}`);
     if (
       p.actions.length === 0 &&
       (status?.phase === 'Complete' || status?.phase === 'Halted') &&
