@@ -14,11 +14,11 @@ import type { ServiceMetrics } from './metrics.js';
 import { roundError, type ReconcileOutcome } from './reconciler.js';
 import type { StatusInput } from './status.js';
 
-/** What a round reports; the service adds the cluster and commits. */
-export type RoundReport = Omit<
-  StatusInput,
-  'cluster' | 'sourceCommit' | 'newestCommit' | 'loadErrors' | 'loadWarnings'
->;
+/**
+ * What a round reports; the service adds the cluster and the commits, all but the commit a
+ * round planned (sourceCommit), which is the one it read at its start.
+ */
+export type RoundReport = Omit<StatusInput, 'cluster' | 'newestCommit' | 'loadErrors' | 'loadWarnings'>;
 
 export interface RoundLoopOptions {
   readonly cluster: ClusterCache;
@@ -90,8 +90,14 @@ export class RoundLoop {
     this.last = outcome;
     this.transientStreak = outcome.transientFailures > 0 ? this.transientStreak + 1 : 0;
     // Not awaited: the status commit goes out while the next rounds run (status-publisher.ts).
+    // The commit this round planned: one loaded while it ran is reported by the round that plans it.
     void o
-      .report({ plan: outcome.plan, results: outcome.results, problems: outcome.observed.problems })
+      .report({
+        sourceCommit: inForce.commit,
+        plan: outcome.plan,
+        results: outcome.results,
+        problems: outcome.observed.problems,
+      })
       .catch((err: unknown) => o.logger.warn({ err: describeError(err) }, 'status not published'));
     o.request(Math.max(outcome.nextInMs, transientBackoffMs(this.transientStreak)));
     return 'ok';

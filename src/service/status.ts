@@ -40,9 +40,10 @@ export interface StatusInput {
   readonly error?: { readonly code: string; readonly message: string };
   /**
    * A failed round has no plan: the specs and waits last published stand, beside the round's
-   * error, rather than the status branch losing every spec's file until a round succeeds.
+   * error, rather than the status branch losing every spec's file until a round succeeds. The
+   * report then names the commit they were planned under, not one that came in force since.
    */
-  readonly carried?: Pick<StatusSnapshot, 'specs' | 'waits' | 'budget'>;
+  readonly carried?: Pick<StatusSnapshot, 'specs' | 'waits' | 'budget' | 'sourceCommit'>;
 }
 
 /** Per spec, the first action failure of this round that a person should see. */
@@ -78,9 +79,10 @@ export function buildStatus(input: StatusInput): StatusSnapshot {
     const err = errors.get(`${s.spec.kind}/${s.spec.name}`);
     return err !== undefined && s.lastError === undefined ? { ...s, lastError: err } : s;
   });
+  const sourceCommit = carried?.sourceCommit ?? input.sourceCommit;
   return {
     cluster: input.cluster,
-    ...(input.sourceCommit !== undefined ? { sourceCommit: input.sourceCommit } : {}),
+    ...(sourceCommit !== undefined ? { sourceCommit } : {}),
     ...(input.newestCommit !== undefined ? { newestCommit: input.newestCommit } : {}),
     loadErrors: input.loadErrors ?? [],
     ...(input.loadWarnings !== undefined && input.loadWarnings.length > 0 ? { loadWarnings: input.loadWarnings } : {}),

@@ -111,6 +111,17 @@ describe('buildStatus', () => {
     assert.deepEqual(buildStatus({ cluster: 'c', carried: last }).specs, []);
   });
 
+  it('a failed round that carries the specs carries the commit they were planned under', () => {
+    // A new commit came in force, and the round on it failed: the specs shown are the last
+    // round's, so the report names that round's commit, and the new one as the newest.
+    const last = buildStatus({ cluster: 'c', sourceCommit: 'aaa', plan: { ...emptyPlan, specs: [specStatus] } });
+    const error = { code: 'ApiUnavailable', message: 'the API server did not answer' };
+    const failed = buildStatus({ cluster: 'c', sourceCommit: 'bbb', newestCommit: 'bbb', error, carried: last });
+    assert.deepEqual(failed.specs, [specStatus]);
+    assert.equal(failed.sourceCommit, 'aaa');
+    assert.equal(failed.newestCommit, 'bbb');
+  });
+
   it('adds the first failed action of a spec as its lastError', () => {
     const s = buildStatus({
       cluster: 'c',

@@ -13,19 +13,25 @@ const plan: Plan = { actions: [], waits: [], notes: [], specs: [], forecast: { w
 const outcome = (nextInMs: number, transientFailures: number): ReconcileOutcome =>
   ({ plan, observed: { problems: [] }, results: [], nextInMs, transientFailures }) as unknown as ReconcileOutcome;
 
-function world(opts: { inForce?: boolean; synced?: boolean } = {}) {
+function world(opts: { inForce?: boolean; synced?: boolean; commitDuringRound?: string } = {}) {
   const requests: number[] = [];
   const reports: RoundReport[] = [];
   const outcomes: (ReconcileOutcome | Error)[] = [];
   let synced = opts.synced ?? true;
   let stopping = false;
+  let inForce = opts.inForce === false ? undefined : { commit: 'c1', desired: {} as DesiredState };
   const desired = {
-    inForce: opts.inForce === false ? undefined : { commit: 'c1', desired: {} as DesiredState },
+    get inForce() {
+      return inForce;
+    },
   } as unknown as DesiredTracker;
   const loop = new RoundLoop({
     cluster: { isSynced: () => synced } as ClusterCache,
     desired,
     reconcile: async () => {
+      // A commit loaded while the round runs (the Git source syncs on its own schedule).
+      if (opts.commitDuringRound !== undefined)
+        inForce = { commit: opts.commitDuringRound, desired: {} as DesiredState };
       const next = outcomes.shift();
       if (next === undefined) throw new Error('no outcome queued');
       if (next instanceof Error) throw next;
@@ -66,6 +72,13 @@ describe('service round loop', () => {
     assert.equal(w.loop.lastOutcome?.nextInMs, 5_000);
     assert.equal(w.reports.length, 5);
     assert.equal(w.reports[0]?.plan, plan);
+  });
+
+  it('reports the commit the round planned, though a newer one came in force while it ran', async () => {
+    const w = world({ commitDuringRound: 'c2' });
+    w.outcomes.push(outcome(200, 0));
+    await w.loop.run();
+    assert.equal(w.reports[0]?.sourceCommit, 'c1');
   });
 
   it('without a valid commit reports an empty status and looks again at the resync interval', async () => {
