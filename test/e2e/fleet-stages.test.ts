@@ -206,11 +206,14 @@ describe('e2e: a fleet of two clusters in stages', function () {
     const since = watchB.events.length;
     await repo.push({ 'images/worker.yaml': workerImage(IMAGE_V2) }, 'images: worker v2');
     const seen = new Set<string>();
+    const groupImages: { at: number; image: string }[] = [];
     await eventually(
       'a on v2, then b on v2',
       async () => {
         const w = (await report(repo, 'b')).waitingFor;
         if (w !== undefined) seen.add(w);
+        // b's cloud group: until the soak ended, a scale-up there must not boot v2.
+        groupImages.push({ at: Date.now(), image: b.sim.cloud.inspectGroup('workers').image });
         await converged(a.cp.adminKubeConfig(), IMAGE_V2, WORKERS);
         return converged(b.cp.adminKubeConfig(), IMAGE_V2, WORKERS);
       },
@@ -226,6 +229,8 @@ describe('e2e: a fleet of two clusters in stages', function () {
       `b's waits: ${[...seen].join(' | ')}`,
     );
     assert.ok(seen.has(`fleet: stage first soaks ${want} until ${until}`), `b's waits: ${[...seen].join(' | ')}`);
+    const heldImages = new Set(groupImages.filter((g) => g.at < completeAt + SOAK_MS - 1000).map((g) => g.image));
+    assert.deepEqual([...heldImages], [IMAGE_V1], "b's group image before the soak ended");
     watchB.assertWhole();
     const started = firstAction(watchB.events.slice(since), IMAGE_V2);
     assert.ok(started !== undefined, 'the watch saw b act');

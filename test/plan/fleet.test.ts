@@ -256,14 +256,17 @@ describe('plan: the fleet start gate', () => {
     );
   });
 
-  it('the round that sets the group image while held says Waiting for the hold, counting the nodes', () => {
-    // The first round of a new revision only points the group at the new image: no node is
-    // started, so the status is the hold's, never an uncounted Progressing.
+  it('while held, the group keeps booting the image it had (a scale-up gets no image the earlier stages have not passed), and status says Waiting for the hold, counting the nodes', () => {
     const before = observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V1, w.instances)] });
     const p = plan(want, before, now, { fleet: round({ dev: dev(10 * MIN) }) });
     assert.deepEqual(
       p.actions.map((a) => a.kind),
-      ['setGroupImage'],
+      [],
+    );
+    assert.ok(
+      p.notes.some((n) =>
+        /ScalingGroup workers: new instances keep .* until the earlier stages have passed it/.test(n.text),
+      ),
     );
     const s = p.specs.find((x) => x.spec.kind === 'NodeImage');
     assert.equal(s?.phase, 'Waiting');
@@ -271,9 +274,13 @@ describe('plan: the fleet start gate', () => {
     assert.match(s?.waitingFor ?? '', /^fleet: stage canary soaks NodeImage\/workers/);
   });
 
-  it('the round that sets the group image with nothing holding it is Progressing, counting the nodes', () => {
+  it('the round that sets the group image once the soak has passed is Progressing, counting the nodes', () => {
     const before = observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V1, w.instances)] });
     const p = plan(want, before, now, { fleet: round({ dev: dev(31 * MIN) }) });
+    assert.deepEqual(
+      p.actions.map((a) => a.kind),
+      ['setGroupImage'],
+    );
     const s = p.specs.find((x) => x.spec.kind === 'NodeImage');
     assert.equal(s?.phase, 'Progressing');
     assert.deepEqual(s?.progress, { done: 0, total: 2 });

@@ -52,6 +52,7 @@ export function planReplace(base: RolloutContext, gates: StartGates): ReplaceRes
   cleanUpReplaceGateJobs(ctx);
   reportNodelessInstances(ctx);
   const { gate, started } = startNodes(ctx, settled, tally, gates);
+  setGroupImages(ctx, gate);
   claimAndSurge(ctx, tally.needers, started);
 
   const built = buildStatus(ctx, withStarted(tally, started), actionsCounted(ctx, gate.open), b.waitsFor(ctx.spec));
@@ -70,22 +71,40 @@ function actionsCounted(ctx: RolloutContext, gateOpen: boolean): number {
   return all - settingImage;
 }
 
-/** What happens to the groups before any node moves: unobserved ones wait, new images are set. */
+/** What happens to the groups before any node moves: unobserved ones wait (new images: setGroupImages). */
 function announceGroups(ctx: RolloutContext): void {
-  const { b, spec, image } = ctx;
+  const { b, spec } = ctx;
   for (const n of ctx.notices) {
     if (n.kind === 'unobserved') {
       b.wait(spec, 'cloud', `ScalingGroup ${n.sg.name}: ${n.why}`, n.until !== undefined ? { until: n.until } : {});
     } else if (n.kind === 'settingImage') {
-      const why = `ScalingGroup ${n.sg.name}: new instances get ${image.image} (was ${n.from})`;
-      b.act({ kind: 'setGroupImage', spec, groupId: n.groupId, image: image.image, reason: why });
-      b.note(spec, why);
+      continue;
     } else {
       b.note(
         spec,
         `ScalingGroup ${n.sg.name}: maxSurge is 0, but replacing a node needs a new instance first; one at a time`,
       );
     }
+  }
+}
+
+/**
+ * A group's new image is set as the rollout begins: new instances (a scale-up too) boot it
+ * from then on. In a fleet, that is the change reaching this cluster, so while the earlier
+ * stages hold it (the start gate's `fleet`) the group keeps booting the image it had, and the
+ * gate's wait says why. Other gates hold node starts only (a window, an approval, a pause).
+ */
+function setGroupImages(ctx: RolloutContext, gate: StartGate): void {
+  const { b, spec, image } = ctx;
+  for (const n of ctx.notices) {
+    if (n.kind !== 'settingImage') continue;
+    if (!gate.open && gate.code === 'fleet') {
+      b.note(spec, `ScalingGroup ${n.sg.name}: new instances keep ${n.from} until the earlier stages have passed it`);
+      continue;
+    }
+    const why = `ScalingGroup ${n.sg.name}: new instances get ${image.image} (was ${n.from})`;
+    b.act({ kind: 'setGroupImage', spec, groupId: n.groupId, image: image.image, reason: why });
+    b.note(spec, why);
   }
 }
 
