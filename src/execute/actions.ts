@@ -19,6 +19,7 @@ import type { Action } from '../plan/types.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
 import { plural } from '../words.js';
+import { receiptOf, type Written } from '../kube/written.js';
 
 export interface KubeApis {
   readonly core: CoreV1Api;
@@ -35,6 +36,17 @@ export interface ActionDeps {
   readonly cloud: (groupId: string) => CloudProvider | undefined;
   /** fieldManager for every write. */
   readonly fieldManager: string;
+  /**
+   * Told of each watched object written, with the version the API server gave it: the next
+   * round starts once the caches have seen them (src/observe/seen-writes.ts).
+   */
+  readonly wrote?: (w: Written) => void;
+}
+
+/** Tells `d.wrote` of a written object (the write's answer), if it carries a version. */
+function noteWrite(d: ActionDeps, collection: Written['collection'], written: unknown): void {
+  const w = receiptOf(collection, written as Parameters<typeof receiptOf>[1]);
+  if (w !== undefined) d.wrote?.(w);
 }
 
 export type ActionOf<K extends Action['kind']> = Extract<Action, { kind: K }>;
@@ -160,7 +172,7 @@ export function uncordonStep(node: NodeCordonState, withMeta = NO_METADATA): Cor
 async function patchCordon(d: ActionDeps, name: string, node: V1Node, step: CordonStep): Promise<Outcome> {
   if (step.kind === 'skipped') return step;
   const { unschedulable, ...metadata } = step.patch;
-  await d.kube.core.patchNode(
+  const written = await d.kube.core.patchNode(
     {
       name,
       fieldManager: d.fieldManager,
@@ -168,6 +180,7 @@ async function patchCordon(d: ActionDeps, name: string, node: V1Node, step: Cord
     },
     MERGE,
   );
+  noteWrite(d, 'nodes', written);
   return DONE;
 }
 
@@ -194,7 +207,7 @@ async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps, withMeta: No
 
 export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): Promise<Outcome> {
   const m = metadataOf(a);
-  await d.kube.core.patchNode(
+  const written = await d.kube.core.patchNode(
     {
       name: a.node,
       fieldManager: d.fieldManager,
@@ -202,23 +215,26 @@ export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): 
     },
     MERGE,
   );
+  noteWrite(d, 'nodes', written);
   return DONE;
 }
 
 export async function copyLabels(a: ActionOf<'copyLabels'>, d: ActionDeps): Promise<Outcome> {
-  await d.kube.core.patchNode(
+  const written = await d.kube.core.patchNode(
     { name: a.to, fieldManager: d.fieldManager, body: { metadata: { labels: { ...a.labels } } } },
     MERGE,
   );
+  noteWrite(d, 'nodes', written);
   return DONE;
 }
 
 /** Sets and removes node labels in one merge patch (null removes; a missing label is no error). */
 export async function labelNode(a: ActionOf<'labelNode'>, d: ActionDeps): Promise<Outcome> {
-  await d.kube.core.patchNode(
+  const written = await d.kube.core.patchNode(
     { name: a.node, fieldManager: d.fieldManager, body: { metadata: { labels: { ...a.labels } } } },
     MERGE,
   );
+  noteWrite(d, 'nodes', written);
   return DONE;
 }
 
@@ -314,7 +330,7 @@ async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise
   const step = scaleStep({ replicas: dep.spec?.replicas ?? 1, ...(remembered !== undefined ? { remembered } : {}) }, a);
   if (step.kind === 'skipped') return step;
   // Replicas and the remembered count change in one patch, so a crash can never separate them.
-  await d.kube.apps.patchNamespacedDeployment(
+  const written = await d.kube.apps.patchNamespacedDeployment(
     {
       name: a.name,
       namespace: a.namespace,
@@ -329,6 +345,7 @@ async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise
     },
     MERGE,
   );
+  noteWrite(d, 'deployments', written);
   return DONE;
 }
 

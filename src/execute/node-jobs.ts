@@ -10,6 +10,7 @@ import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
 import { JOB_LABELS } from '../protocol/jobs.js';
 import { JOB_NAME_LABEL, jobOutcome, type JobOutcome } from '../protocol/job-outcome.js';
+import { receiptOf, type Written } from '../kube/written.js';
 
 export interface JobApis {
   readonly core: CoreV1Api;
@@ -18,6 +19,8 @@ export interface JobApis {
 
 export interface JobDeps {
   readonly kube: JobApis;
+  /** Told of each object written, with the version it was given (src/kube/written.ts). */
+  readonly wrote?: (w: Written) => void;
   readonly fieldManager: string;
 }
 
@@ -47,11 +50,12 @@ function where(meta: V1ObjectMeta | undefined): { namespace: string; name: strin
 async function createOnce<T extends { metadata?: V1ObjectMeta }>(
   kind: string,
   object: T,
-  create: () => Promise<unknown>,
+  create: () => Promise<T>,
   read: () => Promise<T>,
+  wrote?: (created: T) => void,
 ): Promise<Outcome> {
   try {
-    await create();
+    wrote?.(await create());
     return { kind: 'done' };
   } catch (err) {
     if (httpStatus(err) !== 409) throw err;
@@ -59,6 +63,10 @@ async function createOnce<T extends { metadata?: V1ObjectMeta }>(
   const found = await read();
   if (!sameIdentity(object.metadata, found.metadata)) throw new ForeignObjectError({ kind, ...where(object.metadata) });
   return { kind: 'skipped', reason: `${kind} ${where(object.metadata).name} already exists` };
+}
+
+function report(d: JobDeps, w: Written | undefined): void {
+  if (w !== undefined) d.wrote?.(w);
 }
 
 /** Creates an operation or gate Job once (nodeJob, gateJob build it). */
@@ -69,6 +77,7 @@ export function createJob(job: V1Job, d: JobDeps): Promise<Outcome> {
     job,
     () => d.kube.batch.createNamespacedJob({ namespace, body: job, fieldManager: d.fieldManager }),
     () => d.kube.batch.readNamespacedJob({ namespace, name }),
+    (created) => report(d, receiptOf('jobs', created)),
   );
 }
 
@@ -80,6 +89,7 @@ export function createRebootPod(pod: V1Pod, d: JobDeps): Promise<Outcome> {
     pod,
     () => d.kube.core.createNamespacedPod({ namespace, body: pod, fieldManager: d.fieldManager }),
     () => d.kube.core.readNamespacedPod({ namespace, name }),
+    (created) => report(d, receiptOf('pods', created)),
   );
 }
 

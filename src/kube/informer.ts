@@ -49,6 +49,11 @@ export interface CollectionOptions<T extends KubernetesObject> {
    * so a watch event about a field drydock does not read wakes no round.
    */
   readonly same?: (before: T, after: T) => boolean;
+  /**
+   * Called with every object a watch event carries, once the cache holds it, whether or not it
+   * is a change by `same` (seen-writes.ts: which of drydock's own writes the cache has seen).
+   */
+  readonly onEvent?: (obj: T) => void;
 }
 
 /** What changed: an object added, updated (with the version it replaced) or deleted. */
@@ -62,6 +67,8 @@ export interface CollectionChange<T> {
 export interface WatchedCollection<T> {
   readonly name: string;
   list(): readonly T[];
+  /** The object the cache holds under that name (and namespace), if any. */
+  get(name: string, namespace?: string): T | undefined;
   /** Resolves once the first list is in the cache. */
   readonly synced: Promise<void>;
   isSynced(): boolean;
@@ -94,6 +101,7 @@ export function watchCollection<T extends KubernetesObject>(opts: CollectionOpti
       } finally {
         replaced = undefined;
       }
+      if (!stopped) opts.onEvent?.(obj);
     }),
     async () => {
       const result = await listInPages(opts.list, trim, opts.pageSize);
@@ -151,6 +159,7 @@ export function watchCollection<T extends KubernetesObject>(opts: CollectionOpti
   return {
     name: opts.name,
     list: () => informer.list(),
+    get: (name, namespace) => informer.get(name, namespace),
     synced,
     isSynced: () => listed,
     stop: async () => {

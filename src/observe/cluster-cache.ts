@@ -9,6 +9,7 @@ import {
   BatchV1Api,
   CoreV1Api,
   PolicyV1Api,
+  type KubernetesObject,
   type V1Deployment,
   type V1Job,
   type V1Node,
@@ -29,6 +30,7 @@ import type {
   ObservedPod,
 } from './types.js';
 import { startOpenShiftCache } from './openshift.js';
+import { SeenWrites, type Written } from './seen-writes.js';
 import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
 import { matchesSelector } from './selector.js';
 import { podWorkload, replicaSetOwners, toObservedWorkloads, type ObservedWorkload } from './workloads.js';
@@ -76,6 +78,11 @@ export interface ClusterCache {
    * them; undefined until they are read (or known not to be served).
    */
   openshift(): ObservedOpenShift | undefined;
+  /**
+   * Resolves true once the caches have seen every one of drydock's writes in `writes`
+   * (seen-writes.ts), false after `timeoutMs` if some write has not shown up.
+   */
+  whenSeen(writes: readonly Written[], timeoutMs: number): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -238,11 +245,16 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     if (!pdbSelectorKept) forgetPods(memo, change.object.metadata?.namespace ?? '');
     onChange();
   };
+  const collections = new Map<string, WatchedCollection<KubernetesObject>>();
+  const seen = new SeenWrites(
+    (w) => collections.get(w.collection)?.get(w.name, w.namespace)?.metadata?.resourceVersion,
+  );
   const common = (name: string) => ({
     kubeConfig: kc,
     name,
     logger: opts.logger,
     onChange,
+    onEvent: (obj: KubernetesObject) => seen.saw(name, obj.metadata?.resourceVersion),
     // An update that changed only what trimming dropped is no change (informer.ts).
     same: sameTrimmed,
     onError: (err: unknown) => opts.onError?.(name, err),
@@ -296,6 +308,7 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     list: (page) => apps.listReplicaSetForAllNamespaces(page),
   });
   const all = [nodes, pods, pdbs, deployments, jobs, statefulSets, replicaSets] as const;
+  for (const c of all) collections.set(c.name, c);
   const openshift = startOpenShiftCache({
     kubeConfig: kc,
     logger: opts.logger,
@@ -325,7 +338,9 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
       return current;
     },
     openshift: () => openshift.view(),
+    whenSeen: (writes, timeoutMs) => seen.whenSeen(writes, timeoutMs),
     stop: async () => {
+      seen.stop();
       await Promise.all([...all.map((c) => c.stop()), openshift.stop()]);
     },
   };

@@ -18,6 +18,7 @@ import type { InFlight } from '../execute/in-flight.js';
 import { classifyError } from '../execute/classify.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { NodeTiming } from '../plan/pace.js';
+import type { Written } from '../kube/written.js';
 
 /** What the service knows beyond the cluster and the commit, handed to the planner each round. */
 export interface PlannerContext {
@@ -72,6 +73,8 @@ export interface ReconcileOutcome {
   readonly nextInMs: number;
   /** Transient failures this round (for backoff). */
   readonly transientFailures: number;
+  /** The watched objects this round wrote, with their new versions (the next round waits to see them). */
+  readonly written: readonly Written[];
 }
 
 export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps): Promise<ReconcileOutcome> {
@@ -88,10 +91,12 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
     observedNodes: deps.observedNodes?.() ?? [],
   });
   let results: ActionResult[] = [];
+  const written: Written[] = [];
   if (plan.actions.length > 0 && deps.mayAct()) {
     await deps.beforeActing?.(desired, plan);
     results = await executeActions(plan.actions, {
       ...deps.actionDeps,
+      wrote: (w) => void written.push(w),
       logger: deps.logger,
       events: deps.events,
       now: deps.now,
@@ -112,6 +117,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
     results,
     nextInMs: nextDelay(plan, observed, results, now, deps),
     transientFailures: results.filter((r) => r.outcome.kind === 'transient').length,
+    written,
   };
 }
 

@@ -15,6 +15,12 @@ import { roundError, type ReconcileOutcome } from './reconciler.js';
 import type { StatusInput } from './status.js';
 
 /**
+ * How long a round waits for the caches to show the writes of the round before it; past that
+ * it plans on what they hold (a watch that restarted from a fresh list may never show them).
+ */
+export const SEEN_WITHIN_MS = 5000;
+
+/**
  * What a round reports; the service adds the cluster and the commits, all but the commit a
  * round planned (sourceCommit), which is the one it read at its start.
  */
@@ -32,6 +38,8 @@ export interface RoundLoopOptions {
   readonly metrics: ServiceMetrics;
   readonly logger: Logger;
   readonly resyncMs: number;
+  /** How long a round waits to see the round before's writes (SEEN_WITHIN_MS unless given). */
+  readonly seenWithinMs?: number;
 }
 
 /** Delay after `streak` consecutive rounds with transient failures: 1s, 2s, 4s ... capped at 30s. */
@@ -43,6 +51,8 @@ export class RoundLoop {
   private roundCount = 0;
   private last: ReconcileOutcome | undefined;
   private transientStreak = 0;
+  /** Whether the caches have seen the last round's writes: resolves true once they have. */
+  private lastWrites: Promise<boolean> | undefined;
 
   constructor(private readonly opts: RoundLoopOptions) {}
 
@@ -59,6 +69,8 @@ export class RoundLoop {
     const o = this.opts;
     if (o.stopping()) return;
     if (!o.cluster.isSynced()) return; // the synced() hook requests a round
+    await this.untilWritesSeen();
+    if (o.stopping()) return;
     this.roundCount += 1;
     o.watch.roundStarted();
     const started = process.hrtime.bigint();
@@ -100,6 +112,32 @@ export class RoundLoop {
       })
       .catch((err: unknown) => o.logger.warn({ err: describeError(err) }, 'status not published'));
     o.request(Math.max(outcome.nextInMs, transientBackoffMs(this.transientStreak)));
+    this.awaitWrites(outcome);
     return 'ok';
+  }
+
+  /**
+   * A node moves on when its own write has been seen, not after a fixed settle time: once the
+   * caches show every write of this round, the next round is asked for at once.
+   */
+  private awaitWrites(outcome: ReconcileOutcome): void {
+    if (outcome.written.length === 0) return;
+    const seen = this.opts.cluster.whenSeen(outcome.written, this.opts.seenWithinMs ?? SEEN_WITHIN_MS);
+    this.lastWrites = seen;
+    void seen.then((yes) => {
+      if (yes) this.opts.request(0);
+    });
+  }
+
+  /**
+   * Before planning, the caches hold what the round before wrote (or the wait ran out): a
+   * round never plans on a node as it was before drydock's own patch to it.
+   */
+  private async untilWritesSeen(): Promise<void> {
+    const pending = this.lastWrites;
+    if (pending === undefined) return;
+    this.lastWrites = undefined;
+    if (!(await pending))
+      this.opts.logger.info({}, 'writes of the last round not seen in time; planning on the caches as they are');
   }
 }

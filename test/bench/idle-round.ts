@@ -138,6 +138,8 @@ export async function measureIdleRounds(nodes: number, rounds: number, changed: 
     snapshot: () =>
       (current ??= buildClusterSnapshot({ ...w, jobs: [], statefulSets: [], replicaSets: w.replicaSets }, memo)),
     openshift: () => undefined,
+    // An idle round writes nothing, so nothing is waited for.
+    whenSeen: () => Promise.resolve(true),
     stop: () => Promise.resolve(),
   };
   const spec = desired({

@@ -1,6 +1,19 @@
 /** Watch-backed observation against a real API server. */
 import assert from 'node:assert/strict';
-import { CoreV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  PolicyV1Api,
+  setHeaderOptions,
+  type V1Node,
+} from '@kubernetes/client-node';
+import { annotateNode } from '../../src/execute/actions.js';
+import { createJob } from '../../src/execute/node-jobs.js';
+import { pinnedJob } from '../../src/execute/jobs/node-job.js';
+import type { Written } from '../../src/kube/written.js';
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
 import { CountingKubeConfig, observe, startClusterCache, type ClusterCache } from '../../src/observe/index.js';
@@ -93,6 +106,59 @@ describe('observe against a real API server', function () {
     );
     assert.ok(changes > changesBefore, 'change callback fired');
     assert.equal(kc.requestCount - before, 0);
+  });
+
+  it("shows drydock's own writes once whenSeen says so: a node patch, a no-op patch, a Job", async () => {
+    const written: Written[] = [];
+    const deps = {
+      kube: {
+        core: kc.makeApiClient(CoreV1Api),
+        apps: kc.makeApiClient(AppsV1Api),
+        batch: kc.makeApiClient(BatchV1Api),
+        custom: kc.makeApiClient(CustomObjectsApi),
+      },
+      cloud: () => undefined,
+      fieldManager: 'drydock-test',
+      wrote: (w: Written) => void written.push(w),
+    };
+    const spec = { kind: 'NodeOp', name: 'seen', revision: 'r1' } as const;
+    const annotate = {
+      kind: 'annotateNode',
+      spec,
+      node: 'obs-a',
+      annotations: { 'drydock.dev/phase': 'Draining' },
+      reason: 'test',
+    } as const;
+    assert.equal((await annotateNode(annotate, deps)).kind, 'done');
+    assert.equal(written.length, 1);
+    assert.equal(written[0]?.collection, 'nodes');
+    assert.equal(await cache.whenSeen(written, 10_000), true);
+    const node = cache.snapshot().nodes.find((n) => n.name === 'obs-a');
+    assert.equal(node?.annotations['drydock.dev/phase'], 'Draining', 'the snapshot holds the write');
+    // The same patch again changes nothing: the version it answers with is the one the cache holds.
+    assert.equal((await annotateNode(annotate, deps)).kind, 'done');
+    assert.equal(await cache.whenSeen(written.slice(1), 10_000), true);
+    await cp()
+      .adminKubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: 'obs-jobs' } } });
+    const job = pinnedJob({
+      operation: { kind: 'NodeOp', name: 'seen', revision: 'r1' },
+      node: { name: 'obs-a', taints: [] },
+      namespace: 'obs-jobs',
+      step: 'operation',
+      backoffLimit: 0,
+      imagePullSecrets: [],
+      container: { name: 'operation', image: 'busybox:1.36', command: ['true'] },
+      volumes: [],
+    });
+    assert.equal((await createJob(job, deps)).kind, 'done');
+    const jobWrite = written.at(-1);
+    assert.ok(jobWrite !== undefined && jobWrite.collection === 'jobs', 'the Job write is told');
+    assert.equal(await cache.whenSeen([jobWrite], 10_000), true);
+    assert.ok(cache.snapshot().jobs.some((j) => j.name === job.metadata?.name));
+    // A version no event carried is never seen: the wait ends at its bound.
+    assert.equal(await cache.whenSeen([{ collection: 'nodes', name: 'obs-a', resourceVersion: '1' }], 200), false);
   });
 
   it('returns the same frozen snapshot while nothing changes', async () => {

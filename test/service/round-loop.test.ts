@@ -8,13 +8,38 @@ import type { ReconcileOutcome } from '../../src/service/reconciler.js';
 import { RoundLoop, transientBackoffMs, type RoundReport } from '../../src/service/round-loop.js';
 import type { DesiredState } from '../../src/spec/model.js';
 import type { Plan } from '../../src/plan/types.js';
+import type { Written } from '../../src/kube/written.js';
 
 const plan: Plan = { actions: [], waits: [], notes: [], specs: [], forecast: { waves: [] } };
-const outcome = (nextInMs: number, transientFailures: number): ReconcileOutcome =>
-  ({ plan, observed: { problems: [] }, results: [], nextInMs, transientFailures }) as unknown as ReconcileOutcome;
+const outcome = (nextInMs: number, transientFailures: number, written: readonly Written[] = []): ReconcileOutcome =>
+  ({
+    plan,
+    observed: { problems: [] },
+    results: [],
+    nextInMs,
+    transientFailures,
+    written,
+  }) as unknown as ReconcileOutcome;
 
-function world(opts: { inForce?: boolean; synced?: boolean; commitDuringRound?: string } = {}) {
+const lockWrite: Written = { collection: 'nodes', name: 'w-1', resourceVersion: '41' };
+
+/** A promise with its resolve, to say when the caches see a write. */
+function later<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function world(
+  opts: {
+    inForce?: boolean;
+    synced?: boolean;
+    commitDuringRound?: string;
+    whenSeen?: (writes: readonly Written[], timeoutMs: number) => Promise<boolean>;
+  } = {},
+) {
   const requests: number[] = [];
+  const reconciled: number[] = [];
   const reports: RoundReport[] = [];
   const outcomes: (ReconcileOutcome | Error)[] = [];
   let synced = opts.synced ?? true;
@@ -26,9 +51,13 @@ function world(opts: { inForce?: boolean; synced?: boolean; commitDuringRound?: 
     },
   } as unknown as DesiredTracker;
   const loop = new RoundLoop({
-    cluster: { isSynced: () => synced } as ClusterCache,
+    cluster: {
+      isSynced: () => synced,
+      whenSeen: opts.whenSeen ?? (() => Promise.resolve(true)),
+    } as unknown as ClusterCache,
     desired,
     reconcile: async () => {
+      reconciled.push(requests.length);
       // A commit loaded while the round runs (the Git source syncs on its own schedule).
       if (opts.commitDuringRound !== undefined)
         inForce = { commit: opts.commitDuringRound, desired: {} as DesiredState };
@@ -44,10 +73,12 @@ function world(opts: { inForce?: boolean; synced?: boolean; commitDuringRound?: 
     metrics: createMetrics({ defaultMetrics: false }),
     logger: pino({ level: 'silent' }),
     resyncMs: 60_000,
+    seenWithinMs: 3_000,
   });
   return {
     loop,
     requests,
+    reconciled,
     reports,
     outcomes,
     sync: (v: boolean) => void (synced = v),
@@ -96,6 +127,59 @@ describe('service round loop', () => {
     assert.ok(w.reports[0]?.error, 'the error is reported');
     assert.deepEqual(w.requests, [2_000]);
     assert.equal(w.loop.lastOutcome, undefined);
+  });
+
+  it('asks for the next round as soon as the caches have seen the writes of this one', async () => {
+    const seen = later<boolean>();
+    const asked: { writes: readonly Written[]; timeoutMs: number }[] = [];
+    const w = world({
+      whenSeen: (writes, timeoutMs) => {
+        asked.push({ writes, timeoutMs });
+        return seen.promise;
+      },
+    });
+    w.outcomes.push(outcome(250, 0, [lockWrite]));
+    await w.loop.run();
+    assert.deepEqual(asked, [{ writes: [lockWrite], timeoutMs: 3_000 }]);
+    assert.deepEqual(w.requests, [250], 'the settle time stands until the write is seen');
+    seen.resolve(true);
+    await seen.promise;
+    await Promise.resolve();
+    assert.deepEqual(w.requests, [250, 0]);
+  });
+
+  it('plans the next round only once the writes of the last one are seen', async () => {
+    const seen = later<boolean>();
+    const w = world({ whenSeen: () => seen.promise });
+    w.outcomes.push(outcome(250, 0, [lockWrite]), outcome(60_000, 0));
+    await w.loop.run();
+    let second = false;
+    const round = w.loop.run().then(() => (second = true));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(second, false, 'the round waits for the write');
+    assert.equal(w.reconciled.length, 1, 'nothing planned on caches without the write');
+    seen.resolve(true);
+    await round;
+    assert.equal(w.reconciled.length, 2);
+    assert.equal(w.loop.rounds, 2);
+  });
+
+  it('a write never seen in time neither asks for a round at once nor holds the next one', async () => {
+    const w = world({ whenSeen: () => Promise.resolve(false) });
+    w.outcomes.push(outcome(250, 0, [lockWrite]), outcome(60_000, 0));
+    await w.loop.run();
+    await Promise.resolve();
+    assert.deepEqual(w.requests, [250]);
+    await w.loop.run();
+    assert.equal(w.loop.rounds, 2);
+  });
+
+  it('a round that wrote nothing waits for nothing', async () => {
+    const w = world({ whenSeen: () => assert.fail('nothing was written') });
+    w.outcomes.push(outcome(250, 0), outcome(250, 0));
+    await w.loop.run();
+    await w.loop.run();
+    assert.equal(w.loop.rounds, 2);
   });
 
   it('does not run before the caches synced, nor while stopping', async () => {
