@@ -16,6 +16,7 @@ import { callKind, describeAction, eventFor } from './describe.js';
 import { mutatingCallDone, mutatingCallStarts } from './crash-point.js';
 import { eachAtMost, laneOf, laneSteps, nodeOf, segments, touchesOnePod } from './lanes.js';
 import type { InFlight } from './in-flight.js';
+import type { EvictionPacer } from './pdb-pacer.js';
 
 const DEFERRED: Outcome = { kind: 'transient', code: 'Deferred', reason: 'deferred' };
 
@@ -38,6 +39,11 @@ export interface ExecuteOptions extends ActionDeps {
    * has answered when the round returns.
    */
   readonly inFlight?: InFlight;
+  /** Evictions of one PDB one at a time (pdb-pacer.ts), with the PDBs covering each pod. */
+  readonly evictions?: {
+    readonly pacer: EvictionPacer;
+    readonly pdbsOf: (namespace: string, pod: string) => readonly string[];
+  };
 }
 
 function run(a: Action, d: ActionDeps): Promise<Outcome> {
@@ -322,7 +328,7 @@ async function runAction(
     } else if (decided !== undefined) {
       outcome = decided;
     } else {
-      outcome = await attempt(() => run(action, opts), what);
+      outcome = await attempt(() => paced(opts, action, () => run(action, opts)), what);
     }
     // The reliability suite's crash point: after a call that changed something, before its Event.
     // A pair's second action made no call of its own: the first one's patch carried it.
@@ -337,6 +343,13 @@ async function runAction(
   opts.onResult?.(result);
   report(r, result, what, call);
   return carried;
+}
+
+/** An eviction waits for the one before it on the same PDB (pdb-pacer.ts); other calls run at once. */
+function paced(opts: ExecuteOptions, action: Action, call: () => Promise<Outcome>): Promise<Outcome> {
+  const e = opts.evictions;
+  if (e === undefined || action.kind !== 'evict') return call();
+  return e.pacer.run(e.pdbsOf(action.namespace, action.pod), call);
 }
 
 function holds(outcome: Outcome): boolean {

@@ -2,6 +2,7 @@
 export { executeActions, type ActionResult, type ExecuteOptions } from './execute.js';
 export { describeAction, eventFor } from './describe.js';
 export { InFlight } from './in-flight.js';
+export { EvictionPacer } from './pdb-pacer.js';
 export {
   classifyError,
   httpStatus,

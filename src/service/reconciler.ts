@@ -15,6 +15,7 @@ import { executeActions, type ActionResult } from '../execute/execute.js';
 import type { ActionDeps } from '../execute/actions.js';
 import type { EventRecorder } from '../execute/events.js';
 import type { InFlight } from '../execute/in-flight.js';
+import type { EvictionPacer } from '../execute/pdb-pacer.js';
 import { classifyError } from '../execute/classify.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { NodeTiming } from '../plan/pace.js';
@@ -54,6 +55,8 @@ export interface ReconcileDeps {
   readonly mayAct: () => boolean;
   /** Drains left running past their round (execute/in-flight.ts); without it a round waits for them. */
   readonly inFlight?: InFlight;
+  /** Evictions of one PDB one at a time across the drains (execute/pdb-pacer.ts); none: not paced. */
+  readonly evictionPacer?: EvictionPacer;
   /**
    * The statuses the status branch holds, for the plan (an ended maintenance's record leaves
    * its node once the branch holds the ending); undefined without a status branch.
@@ -102,6 +105,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
       now: deps.now,
       shouldContinue: deps.mayAct,
       ...(deps.inFlight ? { inFlight: deps.inFlight } : {}),
+      ...(deps.evictionPacer ? { evictions: { pacer: deps.evictionPacer, pdbsOf: pdbsOfPods(observed) } } : {}),
       onResult: (r) => {
         deps.metrics.actions.inc({ action: r.action.kind, outcome: r.outcome.kind });
         if (r.outcome.kind === 'stalled' || r.outcome.kind === 'transient' || r.outcome.kind === 'waiting') {
@@ -118,6 +122,15 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
     nextInMs: nextDelay(plan, observed, results, now, deps),
     transientFailures: results.filter((r) => r.outcome.kind === 'transient').length,
     written,
+  };
+}
+
+/** The PDBs covering a pod as this round observed them (namespace/name keys), looked up by the pod. */
+function pdbsOfPods(observed: ObservedState): (namespace: string, pod: string) => readonly string[] {
+  let byPod: Map<string, readonly string[]> | undefined;
+  return (namespace, pod) => {
+    byPod ??= new Map(observed.pods.map((p) => [`${p.namespace}/${p.name}`, p.pdbs]));
+    return byPod.get(`${namespace}/${pod}`) ?? [];
   };
 }
 

@@ -18,6 +18,7 @@ import { MetricSightings } from '../observe/metrics.js';
 import { kubeApis } from '../execute/index.js';
 import { kubeEventRecorder } from '../execute/events.js';
 import { InFlight } from '../execute/in-flight.js';
+import { EvictionPacer } from '../execute/pdb-pacer.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { startHttp, type HttpServer } from './http.js';
 import { alwaysLeader, DEFAULT_LEASE, startLeaderElection, type LeaderElector } from './leader.js';
@@ -407,6 +408,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
   const providers = (provider: Provider): CloudProvider | undefined => opts.providers[provider];
   const sightings = new InstanceSightings();
   const metricSightings = new MetricSightings();
+  const evictionPacer = new EvictionPacer();
   const cluster = (): string => opts.cluster || desired.inForce?.desired.config.cluster || '';
   return new RoundLoop({
     cluster: p.cluster,
@@ -428,6 +430,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         metricSightings,
         mayAct: p.mayAct,
         inFlight: p.inFlight,
+        evictionPacer,
         published: () => p.published.forPlan(cluster(), p.mayAct()),
         settleMs,
         resyncMs,

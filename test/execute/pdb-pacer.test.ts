@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CloudProvider } from '../../src/cloud/provider.js';
+import { EvictionPacer, executeActions, InFlight, type KubeApis } from '../../src/execute/index.js';
+import { annotate, evict, recordingDeps } from './plan-actions.js';
+
+/** A fake API server (unit test of the executor's pacing): every eviction takes `ms`. */
+function world(ms: number, pdbs: Record<string, readonly string[]>) {
+  const log: string[] = [];
+  const kube = {
+    core: {
+      patchNode: async () => sleep(1),
+      createNamespacedPodEviction: async ({ name }: { name: string }) => {
+        log.push(`start ${name}`);
+        await sleep(ms);
+        log.push(`end ${name}`);
+      },
+    },
+  } as unknown as KubeApis;
+  const inFlight = new InFlight();
+  const pacer = new EvictionPacer();
+  const deps = {
+    ...recordingDeps(kube, {} as CloudProvider),
+    inFlight,
+    evictions: { pacer, pdbsOf: (_ns: string, pod: string) => pdbs[pod] ?? [] },
+  };
+  return { log, deps, inFlight, pacer };
+}
+
+/** The most evictions the log shows under way at once. */
+function mostAtOnce(log: readonly string[], pods: readonly string[]): number {
+  let now = 0;
+  let most = 0;
+  for (const l of log) {
+    const [what, pod] = l.split(' ');
+    if (!pods.includes(pod ?? '')) continue;
+    now += what === 'start' ? 1 : -1;
+    most = Math.max(most, now);
+  }
+  return most;
+}
+
+describe('execute: evictions of one PDB one at a time (EvictionPacer)', () => {
+  it("two nodes' drains evict pods of one PDB one after another, and pods of other PDBs beside them", async () => {
+    const w = world(40, { a1: ['web/pdb'], b1: ['web/pdb'], c1: ['db/pdb'] });
+    const results = await executeActions([evict('a', 'a1'), evict('b', 'b1'), evict('c', 'c1')], {
+      ...w.deps,
+      inFlight: undefined,
+    });
+    assert.deepEqual(
+      results.map((r) => r.outcome.kind),
+      ['done', 'done', 'done'],
+    );
+    assert.equal(mostAtOnce(w.log, ['a1', 'b1']), 1, w.log.join(', '));
+    assert.ok(
+      w.log.indexOf('start c1') < w.log.indexOf('end a1'),
+      `another PDB's pod is not held: ${w.log.join(', ')}`,
+    );
+  });
+
+  it("a drain left running past its round still holds the next round's eviction of the same PDB", async () => {
+    const w = world(60, { a1: ['web/pdb'], b1: ['web/pdb'] });
+    await executeActions([annotate('a', 'Draining'), evict('a', 'a1')], w.deps);
+    assert.ok(w.inFlight.has('a'));
+    await executeActions([annotate('b', 'Draining'), evict('b', 'b1')], w.deps);
+    await w.inFlight.idle();
+    assert.ok(w.log.indexOf('end a1') < w.log.indexOf('start b1'), w.log.join(', '));
+    assert.equal(w.pacer.busy, 0, 'nothing left queued');
+  });
+
+  it('a pod under two PDBs waits for both; pods under none are not held', async () => {
+    const pacer = new EvictionPacer();
+    const log: string[] = [];
+    const call = (name: string, ms: number) => async () => {
+      log.push(`start ${name}`);
+      await sleep(ms);
+      log.push(`end ${name}`);
+    };
+    await Promise.all([
+      pacer.run(['x'], call('x', 30)),
+      pacer.run(['y'], call('y', 60)),
+      pacer.run(['x', 'y'], call('xy', 5)),
+      pacer.run([], call('free', 5)),
+    ]);
+    assert.ok(log.indexOf('end y') < log.indexOf('start xy'), log.join(', '));
+    assert.ok(log.indexOf('end free') < log.indexOf('end x'), log.join(', '));
+  });
+
+  it('a refused or failed eviction frees its PDB for the next', async () => {
+    const pacer = new EvictionPacer();
+    await assert.rejects(
+      pacer.run(['x'], () => Promise.reject(new Error('refused'))),
+      /refused/,
+    );
+    assert.equal(await pacer.run(['x'], () => Promise.resolve('next')), 'next');
+    assert.equal(pacer.busy, 0);
+  });
+});
