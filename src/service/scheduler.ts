@@ -1,8 +1,8 @@
 /**
- * Runs one job at a time, at the earliest time anyone asked for: watch events, Git pushes, the
- * plan's wakeAt and retry delays all become `request(delayMs)`. Requests during a run are
- * remembered, so a change that lands mid-round is never lost; a burst of requests within the
- * debounce becomes one run.
+ * Runs one job at a time, at the earliest time anyone asked for: Git pushes, the plan's wakeAt
+ * and retry delays become `request(delayMs)`, watch events `requestSpaced(gapMs)`. Requests
+ * during a run are remembered, so a change that lands mid-round is never lost; a burst of
+ * requests becomes one run, or two for spaced ones (one at once, one a gap later).
  */
 export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
@@ -11,6 +11,8 @@ export class Scheduler {
   private inRun = false;
   private stopped = false;
   private rerun = Number.POSITIVE_INFINITY;
+  /** When the last run ended (never: long ago). */
+  private lastEnd = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly job: () => Promise<void>,
@@ -31,6 +33,21 @@ export class Scheduler {
     this.timer = setTimeout(() => void this.fire(), Math.max(0, at - this.now()));
   }
 
+  /**
+   * Asks for a run no sooner than `gapMs` after the last one ended: a watch event after a quiet
+   * spell runs at once, while a stream of them still makes at most one run per gap (what a
+   * fixed delay after each event bounded too, at the cost of that delay on every event). During
+   * a run it is a request in `gapMs`, as before.
+   */
+  requestSpaced(gapMs: number): void {
+    if (this.inRun) {
+      this.request(gapMs);
+      return;
+    }
+    const now = this.now();
+    this.request(Math.max(0, this.lastEnd + gapMs - now));
+  }
+
   /** Whether a run is in progress. */
   get busy(): boolean {
     return this.inRun;
@@ -46,6 +63,7 @@ export class Scheduler {
     await this.running;
     this.running = undefined;
     this.inRun = false;
+    this.lastEnd = this.now();
     const again = this.rerun;
     this.rerun = Number.POSITIVE_INFINITY;
     if (Number.isFinite(again)) this.request(again - this.now());

@@ -153,7 +153,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const cluster: ClusterCache = startClusterCache({
     kubeConfig: opts.kubeConfig,
     logger: log,
-    onChange: () => scheduler.request(opts.debounceMs ?? 250),
+    onChange: () => scheduler.requestSpaced(opts.debounceMs ?? 250),
     onError: (collection, err) =>
       metrics.errors.inc({ kind: 'watch', code: String(describeError(err).code ?? collection) }),
   });

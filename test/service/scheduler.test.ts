@@ -78,4 +78,48 @@ describe('Scheduler', () => {
     assert.equal(runs, 2);
     await s.stop();
   });
+
+  describe('requestSpaced (watch events)', () => {
+    it('runs at once after a quiet spell, and a burst makes one run now and one a gap later', async () => {
+      const at: number[] = [];
+      const t0 = Date.now();
+      const s = new Scheduler(async () => {
+        at.push(Date.now() - t0);
+      });
+      // Margins wide enough for a loaded machine: "at once" is well inside the 1 s gap.
+      for (let i = 0; i < 10; i++) s.requestSpaced(1_000);
+      await sleep(300);
+      assert.equal(at.length, 1, 'the first event of a quiet spell runs at once');
+      s.requestSpaced(1_000);
+      s.requestSpaced(1_000);
+      await sleep(300);
+      assert.equal(at.length, 1, 'events right after a run wait for the gap');
+      await sleep(1_000);
+      assert.equal(at.length, 2, 'and then make one run');
+      assert.ok((at[1] ?? 0) - (at[0] ?? 0) >= 1_000, `the gap was kept: ${at.join(', ')}`);
+      await s.stop();
+    });
+
+    it('counts the gap from the end of the last run', async () => {
+      let now = 1_000;
+      const ran: number[] = [];
+      const s = new Scheduler(
+        async () => {
+          ran.push(now);
+          now += 500; // a run of 500 ms on this clock
+        },
+        () => now,
+      );
+      s.request(0);
+      await sleep(20);
+      assert.deepEqual(ran, [1_000]);
+      now += 100; // 100 ms after the run ended at 1,500
+      s.requestSpaced(250);
+      await sleep(60);
+      assert.deepEqual(ran, [1_000], 'not yet: 150 ms of the gap are left');
+      await sleep(150);
+      assert.deepEqual(ran, [1_000, 1_600]);
+      await s.stop();
+    });
+  });
 });
