@@ -6,9 +6,12 @@
  * and by drydock, one after the other on the same control plane, as a migrating user would:
  * `kubectl apply` for the peer, a push to the fleet repository for drydock.
  *
- * Order: peer, drydock (health gate 0), drydock (default gate), drydock (gate 0), peer; only
- * one of them runs at a time, and the world is back at rest (every node Ready and schedulable,
- * every workload pod Running) before each run starts.
+ * Order: peer without the drain, peer, drydock without the drain, drydock (health gate 0),
+ * drydock (default gate), drydock (gate 0), drydock without the drain, peer, peer without the
+ * drain. The runs without the drain (cordon, Job, uncordon) set apart what the drain costs:
+ * drydock evicts (a PDB may refuse), the peer deletes the pods and does not wait for them to go.
+ * Only one of them runs at a time, and the world is back at rest (every node Ready and
+ * schedulable, every workload pod Running) before each run starts.
  *
  * The peer: DRYDOCK_KAIROS_OPERATOR (the directory scripts/kairos-operator.sh prints), else
  * the script is run (cached). Without a peer, drydock alone is measured and the reason printed.
@@ -59,7 +62,7 @@ const SIZE = `${NODES} workers, concurrency ${CONCURRENCY}, ${PODS_PER_NODE} pod
 const COMMAND = 'npx tsc -p . && node dist/test/bench/kairos-peer.js';
 
 /** The NodeOp, as a Kairos user writes it (the operator's README example, with this job's values). */
-function kairosNodeOp(name: string): KubernetesObject & { spec: Record<string, unknown> } {
+function kairosNodeOp(name: string, drain = true): KubernetesObject & { spec: Record<string, unknown> } {
   return {
     apiVersion: 'operator.kairos.io/v1alpha1',
     kind: 'NodeOp',
@@ -69,7 +72,7 @@ function kairosNodeOp(name: string): KubernetesObject & { spec: Record<string, u
       image: 'busybox:1.36',
       command: ['sh', '-c', 'echo patched'],
       cordon: true,
-      drainOptions: { enabled: true, ignoreDaemonSets: true },
+      drainOptions: { enabled: drain, ignoreDaemonSets: true },
       rebootOnSuccess: false,
       backoffLimit: 0,
       concurrency: CONCURRENCY,
@@ -242,11 +245,11 @@ async function startPeer(w: World, dir: string): Promise<Peer> {
 }
 
 /** Seconds from `kubectl apply` of the NodeOp to its phase Completed and every worker uncordoned. */
-async function runPeer(w: World, peer: Peer, name: string): Promise<number> {
+async function runPeer(w: World, peer: Peer, name: string, drain: boolean): Promise<number> {
   const objects = w.kc.makeApiClient(CustomObjectsApi);
   const ref = { group: 'operator.kairos.io', version: 'v1alpha1', namespace: 'default', plural: 'nodeops', name };
   const t0 = Date.now();
-  await applyObjects(w.kc, [kairosNodeOp(name)], 'kubectl');
+  await applyObjects(w.kc, [kairosNodeOp(name, drain)], 'kubectl');
   await eventually(
     `the peer's NodeOp ${name} Completed`,
     async () => {
@@ -295,12 +298,17 @@ async function runDrydock(
   name: string,
   minReadySeconds: number | undefined,
   previous: readonly string[],
+  drain: boolean,
 ): Promise<number> {
   // The earlier NodeOps leave the repository: a change of drydock.yaml's defaults is a new
   // revision of every NodeOp still there, which would run them again beside this one.
   const earlier = Object.fromEntries(previous.map((p) => [`ops/${p}.yaml`, null]));
   await repo.push(
-    { ...earlier, 'drydock.yaml': repoConfig(minReadySeconds), [`ops/${name}.yaml`]: stringify(kairosNodeOp(name)) },
+    {
+      ...earlier,
+      'drydock.yaml': repoConfig(minReadySeconds),
+      [`ops/${name}.yaml`]: stringify(kairosNodeOp(name, drain)),
+    },
     `ops: ${name}`,
   );
   const t0 = Date.now();
@@ -328,37 +336,44 @@ interface Times {
   peer: number[];
   gate0: number[];
   defaultGate: number[];
+  /** The same job without the drain (cordon, Job, uncordon): the peer's, and drydock's with gate 0. */
+  peerNoDrain: number[];
+  noDrain: number[];
 }
 
 /** The five runs, each from a world at rest; the peer's part is skipped without a peer. */
 async function runAll(w: World, peerDir: string | undefined): Promise<Times> {
-  const t: Times = { peer: [], gate0: [], defaultGate: [] };
-  const peerRun = async (name: string): Promise<void> => {
+  const t: Times = { peer: [], gate0: [], defaultGate: [], peerNoDrain: [], noDrain: [] };
+  const peerRun = async (name: string, drain: boolean): Promise<void> => {
     if (peerDir === undefined) return;
     await atRest(w);
     const peer = await startPeer(w, peerDir);
+    const into = drain ? t.peer : t.peerNoDrain;
     try {
-      t.peer.push(await runPeer(w, peer, name));
-      console.log(`  peer ${name}: ${t.peer.at(-1)?.toFixed(2)} s`);
+      into.push(await runPeer(w, peer, name, drain));
+      console.log(`  peer ${name}: ${into.at(-1)?.toFixed(2)} s`);
     } finally {
       const log = process.env.DRYDOCK_BENCH_PEER_LOG;
       if (log) writeFileSync(log, peer.lines.join('\n') + '\n', { flag: 'a' });
       await peer.stop();
     }
   };
-  await peerRun('bench-peer-1');
+  await peerRun('bench-peer-nodrain-1', false);
+  await peerRun('bench-peer-1', true);
   const repo = await startFleetRepo({ 'drydock.yaml': repoConfig(0), 'ops/.keep': '' });
   let drydock: DrydockChild | undefined;
   try {
     drydock = await startDrydock(w, repo);
     const done: string[] = [];
-    for (const [name, gate, into] of [
-      ['bench-gate0-1', 0, t.gate0],
-      ['bench-default', undefined, t.defaultGate],
-      ['bench-gate0-2', 0, t.gate0],
+    for (const [name, gate, into, drain] of [
+      ['bench-nodrain-1', 0, t.noDrain, false],
+      ['bench-gate0-1', 0, t.gate0, true],
+      ['bench-default', undefined, t.defaultGate, true],
+      ['bench-gate0-2', 0, t.gate0, true],
+      ['bench-nodrain-2', 0, t.noDrain, false],
     ] as const) {
       await atRest(w);
-      into.push(await runDrydock(w, repo, drydock, name, gate, done));
+      into.push(await runDrydock(w, repo, drydock, name, gate, done, drain));
       done.push(name);
       console.log(`  drydock ${name}: ${into.at(-1)?.toFixed(2)} s`);
     }
@@ -367,7 +382,8 @@ async function runAll(w: World, peerDir: string | undefined): Promise<Times> {
     if (log && drydock) writeFileSync(log, drydock.lines.join('\n') + '\n');
     await stopWorld({ drydock, repo, dirs: [] });
   }
-  await peerRun('bench-peer-2');
+  await peerRun('bench-peer-2', true);
+  await peerRun('bench-peer-nodrain-2', false);
   return t;
 }
 
@@ -392,6 +408,13 @@ function figures(t: Times): Figure[] {
       null,
     ),
     figure(
+      'drydockNoDrain',
+      `drydock, gate 0, the same job without the drain: push → every node done (mean of ${t.noDrain.length})`,
+      mean(t.noDrain),
+      's',
+      null,
+    ),
+    figure(
       'drydockDefaultGate',
       'drydock, the default health gate (30 s): push → every node done, uncordoned',
       mean(t.defaultGate),
@@ -410,6 +433,20 @@ function figures(t: Times): Figure[] {
     ),
     ...out,
     figure('ratioGate0', 'drydock (gate 0) ÷ the Kairos operator, same run', mean(t.gate0) / mean(t.peer), '×', 1),
+    figure(
+      'peerNoDrain',
+      `the Kairos operator, the same job without the drain (cordon, Job, uncordon; mean of ${t.peerNoDrain.length})`,
+      mean(t.peerNoDrain),
+      's',
+      null,
+    ),
+    figure(
+      'ratioNoDrain',
+      'drydock (gate 0) ÷ the Kairos operator, the same job without the drain, same run',
+      mean(t.noDrain) / mean(t.peerNoDrain),
+      '×',
+      1,
+    ),
   ];
 }
 
