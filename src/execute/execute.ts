@@ -236,9 +236,9 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
 
 /**
  * Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. When the
- * lane ends with its evictions (and pod deletions) and opts.inFlight is given, the run does not
- * wait for them (in-flight.ts); a lane whose node an earlier round's drain still holds is not
- * run at all.
+ * lane ends with its evictions (and pod deletions), or with a clean-up (cleansUp), and
+ * opts.inFlight is given, the run does not wait for them (in-flight.ts); a lane whose node an
+ * earlier round's drain or clean-up still holds is not run at all.
  */
 async function runLane(r: Run, lane: string | undefined, indices: readonly number[]): Promise<void> {
   const inFlight = r.opts.inFlight;
@@ -247,36 +247,25 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
     return a !== undefined && [laneOf(a), nodeOf(a)].some((n) => n !== undefined && r.taken.has(n));
   };
   if (lane !== undefined && indices.some(taken)) {
-    // Evictions planned again for pods whose eviction is still under way repeat that work; only
-    // a lane with another step makes a barrier after it wait.
-    if (!indices.every((i) => touchesOnePod(r.actions[i]))) r.skipped.push(lane);
+    // Evictions (or a clean-up) planned again while the earlier ones are still under way repeat
+    // that work; only a lane with another step makes a barrier after it wait.
+    if (!indices.every((i) => touchesOnePod(r.actions[i]) || cleansUp(r.actions[i]))) r.skipped.push(lane);
     return;
   }
   /** Outcomes of the second action of a pair, decided when its first ran. */
   let carried = new Map<number, Outcome>();
   const steps = laneSteps(r.actions, indices);
   for (const [n, step] of steps.entries()) {
-    if (touchesOnePod(r.actions[step[0] ?? -1])) {
+    const last = n === steps.length - 1;
+    if (touchesOnePod(r.actions[step[0] ?? -1]) || (last && cleansUp(r.actions[step[0] ?? -1]))) {
       // One after another: a node's pods often share a PDB, and two evictions updating one PDB
       // at once cost the API server a 500 ms retry.
       const all = (async () => {
         for (const i of step) if ((await runAction(r, lane, i, new Map())) === undefined) return false;
         return true;
       })();
-      if (lane !== undefined && inFlight !== undefined && n === steps.length - 1) {
-        const drained = all.then(async () => {
-          await Promise.all(r.events);
-          // A refused eviction (a PDB's 429) is retried when the API server said, not at once.
-          return Math.max(
-            0,
-            ...step.map((i) => {
-              const o = r.results[i]?.outcome;
-              return o?.kind === 'waiting' ? o.retryAfterSeconds * 1000 : 0;
-            }),
-          );
-        });
-        inFlight.add(lane, drained);
-        r.detached.push(drained);
+      if (lane !== undefined && inFlight !== undefined && last) {
+        detach(r, lane, step, all);
         return;
       }
       if (!(await all)) return;
@@ -286,6 +275,34 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
     if (next === undefined) return;
     carried = next;
   }
+}
+
+/**
+ * A lane's last step left running past the end of the round (in-flight.ts): its node is taken
+ * until it has answered, and then a round is asked for (after a refused eviction's retry delay).
+ */
+function detach(r: Run, lane: string, step: readonly number[], all: Promise<boolean>): void {
+  const drained = all.then(async () => {
+    await Promise.all(r.events);
+    // A refused eviction (a PDB's 429) is retried when the API server said, not at once.
+    return Math.max(
+      0,
+      ...step.map((i) => {
+        const o = r.results[i]?.outcome;
+        return o?.kind === 'waiting' ? o.retryAfterSeconds * 1000 : 0;
+      }),
+    );
+  });
+  r.opts.inFlight?.add(lane, drained);
+  r.detached.push(drained);
+}
+
+/**
+ * A node's clean-up once its outcome is recorded (its finished Job, its reboot pod deleted):
+ * nothing of this round or the next waits on it, so as a lane's last step it outlives the round.
+ */
+function cleansUp(a: Action | undefined): boolean {
+  return a?.kind === 'deleteJob' || a?.kind === 'deleteRebootPod';
 }
 
 /**

@@ -3,8 +3,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CloudProvider } from '../../src/cloud/provider.js';
 import { executeActions, InFlight, type KubeApis } from '../../src/execute/index.js';
 import { annotate, evict, recordingDeps, surge as surgeOf } from './plan-actions.js';
+import type { Action } from '../../src/plan/types.js';
 
 const surge = surgeOf(1);
+
+/** A verified reboot's pod deleted: a node's clean-up. */
+const deleteRebootPod = (node: string): Action => ({
+  kind: 'deleteRebootPod',
+  spec: { kind: 'NodeOp', name: 'op' },
+  node,
+  namespace: 'drydock-system',
+  name: `reboot-${node}`,
+  reason: 'test',
+});
 
 /** A fake API server (unit test of the executor's ordering): evictions are slow, the rest quick. */
 function world(evictMs: number, refuse = false) {
@@ -21,6 +32,7 @@ function world(evictMs: number, refuse = false) {
       patchNode: ({ name, body }: { name: string; body: { metadata: { annotations: Record<string, string> } } }) =>
         call(`${name} ${body.metadata.annotations['drydock.dev/phase'] ?? '?'}`, 5),
       createNamespacedPodEviction: ({ name }: { name: string }) => call(`evict ${name}`, evictMs, refuse),
+      deleteNamespacedPod: ({ name }: { name: string }) => call(`delete ${name}`, evictMs),
     },
   } as unknown as KubeApis;
   const cloud = { addCapacity: () => call('surge', 5) } as unknown as CloudProvider;
@@ -113,5 +125,40 @@ describe('execute: a drain left running past its round (InFlight)', () => {
     );
     assert.ok(w.log.includes('end surge') && !w.log.includes('end evict p1'), 'the surge did not wait for the drain');
     await w.inFlight.idle();
+  });
+
+  it("ends the round without a node's last-step clean-up; a later round starts nothing on that node until it answered", async () => {
+    const w = world(150);
+    const first = await executeActions(
+      [annotate('a', 'Verifying'), deleteRebootPod('a'), annotate('b', 'Pending')],
+      w.deps,
+    );
+    assert.deepEqual(
+      first.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      ['annotateNode done', 'annotateNode done'],
+      'the round returned without waiting for the deletion',
+    );
+    assert.ok(w.log.includes('start delete reboot-a') && !w.log.includes('end delete reboot-a'));
+    assert.ok(w.inFlight.has('a'));
+    // The deletion planned again (the pod still observed) repeats the work: skipped, and a barrier after it runs.
+    const second = await executeActions([deleteRebootPod('a'), surge], w.deps);
+    assert.deepEqual(
+      second.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      ['surge done'],
+    );
+    assert.equal(w.log.filter((l) => l === 'start delete reboot-a').length, 1);
+    await w.inFlight.idle();
+    assert.ok(w.log.includes('end delete reboot-a'));
+    assert.equal(w.inFlight.has('a'), false);
+  });
+
+  it('waits for a clean-up that is not the last step of its node', async () => {
+    const w = world(30);
+    const results = await executeActions([deleteRebootPod('a'), annotate('a', 'Verifying')], w.deps);
+    assert.deepEqual(
+      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      ['deleteRebootPod done', 'annotateNode done'],
+    );
+    assert.equal(w.inFlight.has('a'), false);
   });
 });
