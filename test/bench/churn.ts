@@ -84,7 +84,12 @@ export async function measureChurn(nodes: number): Promise<Figure[]> {
       await waitRunning(admin, nodes * REPLICAS, 1_800_000);
     });
     try {
-      return await churnOn(admin, world, nodes, `DRYDOCK_BENCH_CHURN=${nodes} node dist/test/bench/churn.js`);
+      return await churnOn(
+        admin,
+        world,
+        nodes,
+        `npx tsc -p . && DRYDOCK_BENCH_CHURN=${nodes} node dist/test/bench/churn.js`,
+      );
     } finally {
       await world.close();
     }
@@ -95,7 +100,8 @@ export async function measureChurn(nodes: number): Promise<Figure[]> {
 
 /**
  * The churn measurement on a world that is already up (this module's own, or the idle-at-scale
- * benchmark's after its figures, which spares a second set-up of the largest size).
+ * benchmark's after its figures, which spares a second set-up of the largest size). `run` is the
+ * command that reproduces the figures, build included.
  */
 /**
  * Waits, up to SETTLE_MS, until every node in `created` has been seen Ready by the watch and
@@ -171,7 +177,7 @@ export async function churnOn(admin: KubeConfig, world: IdleWorld, nodes: number
     unit: 'ms',
     target: null,
     size,
-    command: `npx tsc -p . && ${run}`,
+    command: run,
   });
   const figures = [
     f('readyToPlanP50', 'node Ready (watch) → first plan observing it Ready, p50', quantile(lat, 0.5)),
