@@ -17,6 +17,12 @@ const CHURN_MS = 60_000;
 const PODS_PER_SECOND = 50;
 const POD_LIFE_MS = 10_000;
 const NODE_EVERY_MS = 2_000;
+/**
+ * How long, after the churn, the benchmark waits for every new node to be Ready and planned.
+ * At 5,000 nodes, with KWOK thousands of pod patches behind, none of the 30 new nodes was Ready
+ * within the 5 s it used to wait, so nothing was measured; they were Ready minutes later.
+ */
+const SETTLE_MS = 600_000;
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
@@ -78,7 +84,12 @@ export async function measureChurn(nodes: number): Promise<Figure[]> {
       await waitRunning(admin, nodes * REPLICAS, 1_800_000);
     });
     try {
-      return await churnOn(admin, world, nodes, `DRYDOCK_BENCH_CHURN=${nodes} node dist/test/bench/churn.js`);
+      return await churnOn(
+        admin,
+        world,
+        nodes,
+        `npx tsc -p . && DRYDOCK_BENCH_CHURN=${nodes} node dist/test/bench/churn.js`,
+      );
     } finally {
       await world.close();
     }
@@ -89,10 +100,41 @@ export async function measureChurn(nodes: number): Promise<Figure[]> {
 
 /**
  * The churn measurement on a world that is already up (this module's own, or the idle-at-scale
- * benchmark's after its figures, which spares a second set-up of the largest size).
+ * benchmark's after its figures, which spares a second set-up of the largest size). `run` is the
+ * command that reproduces the figures, build included.
  */
+/**
+ * Waits, up to SETTLE_MS, until every node in `created` has been seen Ready by the watch and
+ * then by a plan, printing the counts every 30 s: a node KWOK has not made Ready yet is not
+ * measured, so a loaded KWOK would otherwise leave the figures empty.
+ */
+async function settle(created: readonly string[], readySeen: Map<string, number>, planned: Map<string, number>) {
+  const t0 = performance.now();
+  let said = t0;
+  const count = (m: Map<string, number>) => created.filter((n) => m.has(n)).length;
+  while (count(planned) < created.length || count(readySeen) < created.length) {
+    if (performance.now() - t0 > SETTLE_MS) break;
+    if (performance.now() - said >= 30_000) {
+      said = performance.now();
+      console.log(
+        `(churn: ${count(readySeen)} of ${created.length} new nodes Ready (watch), ${count(planned)} planned, ` +
+          `${Math.round((said - t0) / 1000)} s after the churn)`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** "p50 X s, max Y s" of `values` (ms), or "none". */
+function spread(values: number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return 'none';
+  return `p50 ${(quantile(sorted, 0.5) / 1000).toFixed(1)} s, max ${((sorted.at(-1) ?? NaN) / 1000).toFixed(1)} s`;
+}
+
 export async function churnOn(admin: KubeConfig, world: IdleWorld, nodes: number, run: string): Promise<Figure[]> {
   const readySeen = new Map<string, number>();
+  const createdAt = new Map<string, number>();
   const planned = new Map<string, number>();
   const watch = await watchReady(admin, readySeen);
   const poll = setInterval(() => {
@@ -105,17 +147,28 @@ export async function churnOn(admin: KubeConfig, world: IdleWorld, nodes: number
   for (let t = 0; t < CHURN_MS; t += NODE_EVERY_MS) {
     const name = `churn-node-${created.length}`;
     await core.createNode({ body: fakeNode(name) });
+    createdAt.set(name, performance.now());
     created.push(name);
     await new Promise((r) => setTimeout(r, NODE_EVERY_MS));
   }
   const errors = await churn.stop();
-  await new Promise((r) => setTimeout(r, 5_000));
+  await settle(created, readySeen, planned);
   clearInterval(poll);
   watch.abort();
   const lat = created
     .filter((n) => readySeen.has(n) && planned.has(n))
     .map((n) => (planned.get(n) ?? 0) - (readySeen.get(n) ?? 0))
     .sort((a, b) => a - b);
+  const made = created.filter((n) => readySeen.has(n));
+  console.log(
+    `(churn: ${made.length} of ${created.length} new nodes Ready, created → Ready (KWOK) ` +
+      `${spread(made.map((n) => (readySeen.get(n) ?? 0) - (createdAt.get(n) ?? 0)))}; ${lat.length} planned, ` +
+      `Ready → plan ${spread(lat)}; ${errors} pod requests failed)`,
+  );
+  if (lat.length === 0) {
+    console.log('(churn: no node was both Ready and planned: nothing to record)');
+    return [];
+  }
   const size = `${nodes} nodes, ${nodes * REPLICAS} pods, ${PODS_PER_SECOND} pods/s created and deleted, ${created.length} new nodes (${lat.length} measured, ${errors} pod requests failed)`;
   const f = (name: string, what: string, value: number): Figure => ({
     id: `churn.${name}@${nodes}`,
@@ -124,7 +177,7 @@ export async function churnOn(admin: KubeConfig, world: IdleWorld, nodes: number
     unit: 'ms',
     target: null,
     size,
-    command: `npx tsc -p . && ${run}`,
+    command: run,
   });
   const figures = [
     f('readyToPlanP50', 'node Ready (watch) → first plan observing it Ready, p50', quantile(lat, 0.5)),

@@ -7,12 +7,15 @@
  * one wave. Measured: push → every node replaced, API writes per node, and each process's CPU
  * over the wave (where the two cores went while thousands of other nodes and their pods stand by).
  */
+import { loadavg } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { ControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { eventually } from '../support/control-plane.js';
-import { componentUsage, describeUsage } from './components.js';
+import { componentUsage, describeUsage, type Usage } from './components.js';
 import { recordFigures, type Figure } from './results.js';
 import { IMAGE, imageDoc, replaced, startRolloutWorld, type RolloutWorldOptions } from './rollout-world.js';
 import { isWrite, tally } from './rollout-writes.js';
+import { deploymentPods } from './scale-world.js';
 
 /** Nodes in the wave, from DRYDOCK_BENCH_SCALE_WAVE; 0 (no wave) when unset. */
 export function waveSize(env: NodeJS.ProcessEnv = process.env): number {
@@ -21,6 +24,61 @@ export function waveSize(env: NodeJS.ProcessEnv = process.env): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`DRYDOCK_BENCH_SCALE_WAVE=${text}: expected a positive integer`);
   return n;
+}
+
+/**
+ * How long the wave waits for KWOK to have played the world's pods (DRYDOCK_BENCH_SCALE_WAVE_WAIT,
+ * seconds; default 40 minutes).
+ */
+export function playWait(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.DRYDOCK_BENCH_SCALE_WAVE_WAIT;
+  if (text === undefined || text === '') return 2_400_000;
+  const s = Number(text);
+  if (!(s > 0)) throw new Error(`DRYDOCK_BENCH_SCALE_WAVE_WAIT=${text}: expected seconds above 0`);
+  return s * 1000;
+}
+
+/**
+ * The share of the world's pods that must be Ready before the wave's push. All but a few: KWOK
+ * leaves a few Running pods unready for minutes under load (scale-world.ts's playedShare).
+ */
+const PLAYED = 0.999;
+
+/**
+ * Waits until KWOK has played (nearly) every pod of the scale world, up to `timeoutMs`, printing
+ * every minute how many are Ready, the rate, and each process's CPU over that minute: KWOK plays
+ * pods one queue at a time (about 20 a second on this machine under load), and the wave's own
+ * pods wait behind whatever is left, so a wave started earlier measures KWOK's queue, not
+ * drydock. Returns whether the pods were played; when not, the last lines say which process
+ * was busy and which starved.
+ */
+export async function waitPlayed(kc: KubeConfig, pods: number, timeoutMs: number): Promise<boolean> {
+  const want = Math.floor(pods * PLAYED);
+  const t0 = Date.now();
+  let last = { at: t0, ready: await deploymentPods(kc, 'readyReplicas'), usage: componentUsage() };
+  let said = t0;
+  for (;;) {
+    const ready = await deploymentPods(kc, 'readyReplicas');
+    if (ready >= want) {
+      console.log(`(wave: ${ready} of ${pods} world pods Ready after ${Math.round((Date.now() - t0) / 1000)} s)`);
+      return true;
+    }
+    if (Date.now() - said >= 60_000 || Date.now() - t0 > timeoutMs) {
+      said = Date.now();
+      const usage: Record<string, Usage> = componentUsage();
+      const rate = (ready - last.ready) / ((said - last.at) / 1000);
+      console.log(
+        `(wave waits for KWOK: ${ready} of ${pods} world pods Ready after ${Math.round((said - t0) / 1000)} s, ` +
+          `${rate.toFixed(1)} a second; CPU over the last ${Math.round((said - last.at) / 1000)} s: ${describeUsage(usage, last.usage)}; ` +
+          `load ${loadavg()
+            .map((l) => l.toFixed(1))
+            .join(' ')})`,
+      );
+      last = { at: said, ready, usage };
+      if (said - t0 > timeoutMs) return false;
+    }
+    await new Promise((r) => setTimeout(r, 5_000));
+  }
 }
 
 /** How long a wave may take before the benchmark gives up on it. */

@@ -22,11 +22,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { pino } from 'pino';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { startIdleWorld } from '../service/idle-world.js';
+import { describeSeen, type SeenRequest } from '../service/counting-proxy.js';
 import { recordFigures, sizesFrom, type Figure } from './results.js';
 import { churnOn } from './churn.js';
-import { waveOn, waveSize } from './scale-wave.js';
+import { playWait, waitPlayed, waveOn, waveSize } from './scale-wave.js';
 import { componentUsage, describeUsage, residentByMapping, type Usage } from './components.js';
 import { nodeHealth, REPLICAS, SCALE_HEARTBEAT } from './scale-world.js';
 
@@ -142,6 +144,21 @@ function loadAverage(): string {
     .join(' ');
 }
 
+/**
+ * Prints which requests the proxy saw in a phase and splits them: a watch (re)started is an
+ * informer's stream being renewed (the API server ends every watch after its timeout, or drops
+ * a watcher that fell behind, and the informer watches again), not a request a reconcile made;
+ * everything else is charged to the rounds, the figure whose target is 0.
+ */
+function splitSeen(phase: string, seen: readonly SeenRequest[]): { byRounds: number; watches: number } {
+  const watches = seen.filter((r) => r.watch).length;
+  console.log(
+    `(${phase}: ${seen.length} requests, ${watches} of them watches (re)started, ${seen.length - watches} other)`,
+  );
+  for (const r of seen) console.log(`  ${describeSeen(r)}`);
+  return { byRounds: seen.length - watches, watches };
+}
+
 async function until(what: string, timeoutMs: number, ok: () => boolean): Promise<void> {
   const t0 = Date.now();
   while (!ok()) {
@@ -197,6 +214,8 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
         t0 = Date.now();
       },
       true,
+      // Warnings (a watch failing and restarting) on stderr: they tell a renewal's cause.
+      pino({ level: 'warn' }, pino.destination(2)),
     );
     try {
       await until(
@@ -216,8 +235,9 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       const cpu0 = process.cpuUsage();
       const forced = await profiled(`forced-${nodes}`, () => world.idleRounds(ROUNDS));
       const cpu = process.cpuUsage(cpu0);
+      const forcedSplit = splitSeen(`${forced.rounds} forced rounds`, forced.seen);
       const r0 = world.service.state().rounds;
-      const q0 = await world.clusterRequests();
+      const q0 = await world.mark();
       const qcpu0 = process.cpuUsage();
       await profiled(`quiet-${nodes}`, () => new Promise((r) => setTimeout(r, QUIET_MS)));
       const qcpu = process.cpuUsage(qcpu0);
@@ -226,7 +246,7 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       const rssInOperation = process.memoryUsage().rss - baseline.rss;
       const spacesInOperation = heapSpaces();
       const quietRounds = world.service.state().rounds - r0;
-      const quietRequests = (await world.clusterRequests()) - q0;
+      const quietSplit = splitSeen(`${QUIET_MS / 1000} s left alone, ${quietRounds} rounds`, await world.seenSince(q0));
       const measured = componentUsage();
       const health = await nodeHealth(admin);
       console.log(
@@ -269,17 +289,31 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       const figures = [
         figure(
           'requestsPerIdleReconcile',
-          `API requests per idle reconcile (${forced.rounds} forced rounds)`,
-          forced.requests / forced.rounds,
+          `API requests per idle reconcile, made by the rounds (all but watches (re)started; ${forced.rounds} forced rounds)`,
+          forcedSplit.byRounds / forced.rounds,
           'requests',
           0,
         ),
         figure(
+          'watchRenewalsPerIdleReconcile',
+          `watches (re)started by the informers per idle reconcile (${forced.rounds} forced rounds)`,
+          forcedSplit.watches / forced.rounds,
+          'requests',
+          null,
+        ),
+        figure(
           'quietRequests',
-          `API requests over ${QUIET_MS / 1000} s left alone (${quietRounds} watch-woken rounds)`,
-          quietRequests,
+          `API requests over ${QUIET_MS / 1000} s left alone, made by the rounds (all but watches (re)started; ${quietRounds} watch-woken rounds)`,
+          quietSplit.byRounds,
           'requests',
           0,
+        ),
+        figure(
+          'quietWatchRenewals',
+          `watches (re)started by the informers over ${QUIET_MS / 1000} s left alone`,
+          quietSplit.watches,
+          'requests',
+          null,
         ),
         figure(
           'cpuPerIdleReconcile',
@@ -379,7 +413,9 @@ export async function measureSize(nodes: number): Promise<Figure[]> {
       await world.close();
     }
     const wave = waveSize();
-    if (wave > 0) {
+    if (wave > 0 && !(await waitPlayed(cp.adminKubeConfig(), pods, playWait())))
+      console.log(`(no wave: KWOK had not played the world's pods within ${playWait() / 1000} s)`);
+    else if (wave > 0) {
       console.log(`## a wave of ${wave} nodes on the ${nodes}-node world`);
       const churn = process.env.DRYDOCK_BENCH_SCALE_CHURN === '1' ? 'DRYDOCK_BENCH_SCALE_CHURN=1 ' : '';
       await waveOn(

@@ -3,21 +3,25 @@
  * CPU from its process: relaying thousands of nodes' watch streams costs the relaying process
  * CPU, and the list responses it buffers leave the allocator holding pages, which an in-process
  * proxy charged to drydock. The parent forks this module with the admin kubeconfig's path; it
- * answers IPC messages `count` (requests and lease requests seen so far) and `close`.
+ * answers IPC messages `count` (requests and lease requests seen so far), `{ since }` (the
+ * requests seen from that mark on, for a report of which they were) and `close`.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import { countsOf, startCountingProxy, type ProxyCounts } from './counting-proxy.js';
+import { countsOf, seenSince, startCountingProxy, type ProxyCounts, type SeenRequest } from './counting-proxy.js';
 
 /** A counting proxy as its user sees it, wherever it runs. */
 export interface ProxyCounter {
   readonly kubeconfig: string;
   counts(): Promise<ProxyCounts>;
+  /** The requests (not lease renewals) seen from mark `since` (a `total` of counts()) on. */
+  seen(since: number): Promise<SeenRequest[]>;
   close(): Promise<void>;
 }
 
-type Reply = { kubeconfig: string } | { counts: ProxyCounts };
+type Reply = { kubeconfig: string } | { counts: ProxyCounts } | { seen: SeenRequest[] };
+type Ask = 'count' | 'close' | { since: number };
 
 export async function startProxyProcess(adminKubeconfigPath: string): Promise<ProxyCounter> {
   const child = fork(fileURLToPath(import.meta.url), [adminKubeconfigPath], { stdio: 'inherit' });
@@ -41,6 +45,13 @@ export async function startProxyProcess(adminKubeconfigPath: string): Promise<Pr
       if (!('counts' in r)) throw new Error('the counting proxy answered out of turn');
       return r.counts;
     },
+    async seen(since) {
+      const reply = next();
+      child.send({ since } satisfies Ask);
+      const r = await reply;
+      if (!('seen' in r)) throw new Error('the counting proxy answered out of turn');
+      return r.seen;
+    },
     async close() {
       child.send('close');
       await exited;
@@ -53,8 +64,9 @@ async function main(): Promise<void> {
   kc.loadFromFile(process.argv[2] ?? '');
   const proxy = await startCountingProxy(kc);
   const send = (m: Reply) => process.send?.(m);
-  process.on('message', (m) => {
+  process.on('message', (m: Ask) => {
     if (m === 'count') send({ counts: countsOf(proxy.requests) });
+    else if (typeof m === 'object') send({ seen: seenSince(proxy.requests, m.since) });
     else if (m === 'close') {
       // The upstream watch connections would keep this process alive: it ends here.
       void proxy.close().then(() => process.exit(0));

@@ -28,13 +28,66 @@ export interface ProxyCounts {
   /** Requests other than lease renewals. */
   readonly requests: number;
   readonly leases: number;
+  /** Every request seen so far, leases included: a mark for `seenSince`. */
+  readonly total: number;
 }
 
 /** The requests seen, lease renewals counted apart. */
 export function countsOf(requests: readonly ProxiedRequest[]): ProxyCounts {
   let leases = 0;
   for (const r of requests) if (r.lease) leases++;
-  return { requests: requests.length - leases, leases };
+  return { requests: requests.length - leases, leases, total: requests.length };
+}
+
+/** A request as a benchmark reports it: no body, and the query cut down to what cannot be secret. */
+export interface SeenRequest {
+  readonly method: string;
+  /** The path with only the query parameters of READABLE_PARAMS' values kept (others: `KEY=…`). */
+  readonly path: string;
+  /** A watch (re)started: an informer's own stream, not a request a reconcile made. */
+  readonly watch: boolean;
+  readonly at: number;
+  readonly status?: number;
+}
+
+/** Query parameters whose values say how a list or watch was made and hold nothing secret. */
+const READABLE_PARAMS = new Set([
+  'watch',
+  'resourceVersion',
+  'resourceVersionMatch',
+  'timeoutSeconds',
+  'allowWatchBookmarks',
+  'limit',
+  'labelSelector',
+  'fieldSelector',
+]);
+
+/** The path with every query value outside READABLE_PARAMS (a continue token among them) elided. */
+export function readablePath(path: string): string {
+  const q = path.indexOf('?');
+  if (q < 0) return path;
+  const params = new URLSearchParams(path.slice(q + 1));
+  const parts = [...params].map(([k, v]) => (READABLE_PARAMS.has(k) ? `${k}=${v}` : `${k}=…`));
+  return `${path.slice(0, q)}?${parts.join('&')}`;
+}
+
+/** The requests from index `since` on, lease renewals left out, as a report shows them. */
+export function seenSince(requests: readonly ProxiedRequest[], since: number): SeenRequest[] {
+  return requests
+    .slice(since)
+    .filter((r) => !r.lease)
+    .map((r) => ({
+      method: r.method,
+      path: readablePath(r.path),
+      watch: r.watch,
+      at: r.at,
+      ...(r.status === undefined ? {} : { status: r.status }),
+    }));
+}
+
+/** One line per request: time, method, path, whether a watch, the answer's status. */
+export function describeSeen(r: SeenRequest): string {
+  return `${new Date(r.at).toISOString()} ${r.method} ${r.path}${r.watch ? ' (watch)' : ''} → ${r.status ?? 'no answer yet'}`;
 }
 
 export interface CountingProxy {

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { stringify } from 'yaml';
 import { createProvider, parseSimConfigText } from '../../src/cloud/index.js';
 import { runSimCloud, type RunningSimCloud } from '../../src/sim-host/index.js';
@@ -16,7 +16,7 @@ import { plan } from '../../src/plan/index.js';
 import { directoryDesiredSource } from '../../src/service/directory-source.js';
 import { startService, type Service } from '../../src/service/service.js';
 import { fakeNode } from '../support/control-plane.js';
-import { countsOf, startCountingProxy, type CountingProxy } from './counting-proxy.js';
+import { countsOf, seenSince, startCountingProxy, type CountingProxy, type SeenRequest } from './counting-proxy.js';
 import { startProxyProcess, type ProxyCounter } from './counting-proxy-process.js';
 
 export const IDLE_IMAGE = 'registry.example/node-os:v1.0.0';
@@ -30,8 +30,12 @@ export interface IdleWorld {
   clusterRequests(): Promise<number>;
   /** Lease requests the proxy has seen. */
   leaseRequests(): Promise<number>;
-  /** Runs `rounds` reconciles and returns the non-lease requests made during them. */
-  idleRounds(rounds: number): Promise<{ requests: number; rounds: number; ms: number }>;
+  /** A mark in the proxy's record of requests, for `seenSince`. */
+  mark(): Promise<number>;
+  /** The requests (not lease renewals) the proxy saw from `mark` on, which they were. */
+  seenSince(mark: number): Promise<SeenRequest[]>;
+  /** Runs `rounds` reconciles and returns the non-lease requests made during them (`seen`: which). */
+  idleRounds(rounds: number): Promise<{ requests: number; rounds: number; ms: number; seen: SeenRequest[] }>;
   close(): Promise<void>;
 }
 
@@ -79,6 +83,8 @@ export async function startIdleWorld(
   beforeService?: () => Promise<void> | void,
   /** Runs the counting proxy in a process of its own, so its CPU and memory are not this one's. */
   proxyProcess = false,
+  /** The service's logger (silent unless given: a benchmark may want its warnings, a watch failing). */
+  logger: Logger = pino({ level: 'silent' }),
 ): Promise<IdleWorld> {
   await createNodes(admin, nodeCount);
   const dir = mkdtempSync(path.join(tmpdir(), 'drydock-idle-'));
@@ -94,7 +100,12 @@ export async function startIdleWorld(
   });
   const proxy = proxyProcess ? undefined : await startCountingProxy(admin);
   const counter: ProxyCounter = proxy
-    ? { kubeconfig: proxy.kubeconfig, counts: async () => countsOf(proxy.requests), close: () => proxy.close() }
+    ? {
+        kubeconfig: proxy.kubeconfig,
+        counts: async () => countsOf(proxy.requests),
+        seen: async (since) => seenSince(proxy.requests, since),
+        close: () => proxy.close(),
+      }
     : await startProxyProcess(adminKubeconfigPath);
   const kc = new CountingKubeConfig();
   kc.loadFromString(counter.kubeconfig);
@@ -105,7 +116,7 @@ export async function startIdleWorld(
     planner: (d, o, now) => plan(d, o, now),
     providers: { sim: createProvider({ provider: 'sim', cloud: sim.cloud }) },
     cluster: 'idle',
-    logger: pino({ level: 'silent' }),
+    logger,
     leaderElection: {
       namespace: 'kube-system',
       name: 'drydock-idle',
@@ -117,22 +128,26 @@ export async function startIdleWorld(
     resyncMs: 3_600_000,
   });
   const clusterRequests = async (): Promise<number> => (await counter.counts()).requests;
+  const mark = async (): Promise<number> => (await counter.counts()).total;
   return {
     service,
     proxy,
     sim,
     clusterRequests,
     leaseRequests: async () => (await counter.counts()).leases,
+    mark,
+    seenSince: (since) => counter.seen(since),
     async idleRounds(rounds) {
       const start = service.state().rounds;
-      const before = await clusterRequests();
+      const from = await mark();
       const t0 = Date.now();
       while (service.state().rounds < start + rounds) {
         service.poke();
         await new Promise((r) => setTimeout(r, 5));
       }
       const done = service.state().rounds - start;
-      return { requests: (await clusterRequests()) - before, rounds: done, ms: Date.now() - t0 };
+      const seen = await counter.seen(from);
+      return { requests: seen.length, rounds: done, ms: Date.now() - t0, seen };
     },
     async close() {
       await service.stop();
