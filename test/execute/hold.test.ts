@@ -3,6 +3,12 @@ import { pino } from 'pino';
 import { CloudError, type CloudProvider } from '../../src/cloud/provider.js';
 import { executeActions, NO_EVENTS, type KubeApis } from '../../src/execute/index.js';
 import type { Action, SpecRef } from '../../src/plan/types.js';
+import { ApiException } from '@kubernetes/client-node';
+import { plan } from '../../src/plan/index.js';
+import type { ObservedJob } from '../../src/observe/types.js';
+import { ANNOTATIONS } from '../../src/protocol/keys.js';
+import { at, desired, iso, node, observed } from '../plan/fixtures.js';
+import { nodeOp } from '../plan/nodeop/fixtures.js';
 
 const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
 
@@ -36,4 +42,104 @@ describe('execute: a failed step holds the rest of its node', () => {
       reason: 'deleteNode n-1: deferred, an earlier step on node n-1 did not succeed',
     });
   });
+});
+
+/**
+ * A NodeOp node's round that writes its phase and then makes what the phase is for, planned by
+ * the planner and run against an API server whose node patch answers as told: the Job after
+ * Updating, the reboot pod after Rebooting (its bootID recorded).
+ */
+describe('execute: a NodeOp phase written before its call in the same round', () => {
+  const NS = 'drydock-system';
+  const drain = { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' };
+  const lock = { [ANNOTATIONS.operation]: 'NodeOp/patch@r1', [ANNOTATIONS.phaseSince]: iso(-10) };
+  const done: ObservedJob = {
+    namespace: NS,
+    name: 'nodeop-patch-worker-0-r1',
+    labels: {},
+    succeeded: true,
+    failed: false,
+    attempts: 1,
+  };
+  const rounds = {
+    'Draining, drained: Updating, then the Job': plan(
+      desired({ nodeOps: [nodeOp('patch', { cordon: true, drain: drain as never })] }),
+      observed({
+        nodes: [
+          node('worker-0', 'sim://g/worker-0', {
+            unschedulable: true,
+            annotations: { ...lock, [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.cordoned]: 'true' },
+          }),
+        ],
+      }),
+      at(0),
+      { jobNamespace: NS },
+    ),
+    'Updating, Job succeeded: Rebooting, then the reboot pod': plan(
+      desired({ nodeOps: [nodeOp('patch', { rebootOnSuccess: true })] }),
+      observed({
+        nodes: [
+          {
+            ...node('worker-0', 'sim://g/worker-0', { annotations: { ...lock, [ANNOTATIONS.phase]: 'Updating' } }),
+            bootID: 'b-1',
+          },
+        ],
+        jobs: [done],
+      }),
+      at(0),
+      { jobNamespace: NS, rebootTimeoutSeconds: 600 },
+    ),
+  };
+
+  /** Runs the round's actions; says which calls reached the API server, in order. */
+  async function execute(actions: readonly Action[], patch: 'ok' | 'fails'): Promise<[string[], string[]]> {
+    const calls: string[] = [];
+    const kube = {
+      core: {
+        patchNode: (r: { name: string }) => {
+          calls.push(`patch ${r.name}`);
+          return patch === 'ok' ? Promise.resolve({}) : Promise.reject(new ApiException(503, 'unavailable', {}, {}));
+        },
+        createNamespacedPod: (r: { body: { metadata?: { name?: string } } }) => {
+          calls.push(`create pod ${r.body.metadata?.name ?? ''}`);
+          return Promise.resolve(r.body);
+        },
+      },
+      batch: {
+        createNamespacedJob: (r: { body: { metadata?: { name?: string } } }) => {
+          calls.push(`create job ${r.body.metadata?.name ?? ''}`);
+          return Promise.resolve(r.body);
+        },
+      },
+    } as unknown as KubeApis;
+    const rs = await executeActions(actions, {
+      kube,
+      cloud: () => undefined,
+      fieldManager: 'drydock',
+      logger: pino({ level: 'silent' }),
+      events: NO_EVENTS,
+      now: () => new Date(),
+    });
+    return [calls, rs.map((r) => (r.outcome.kind === 'transient' ? r.outcome.code : r.outcome.kind))];
+  }
+
+  for (const [round, p] of Object.entries(rounds)) {
+    it(`${round}: the call follows the written phase`, async () => {
+      assert.deepEqual(
+        p.actions.map((a) => a.kind),
+        ['annotateNode', round.startsWith('Draining') ? 'createNodeJob' : 'createRebootPod'],
+      );
+      const [calls, outcomes] = await execute(p.actions, 'ok');
+      assert.equal(calls.length, 2);
+      assert.equal(calls[0], 'patch worker-0');
+      assert.match(calls[1] ?? '', round.startsWith('Draining') ? /^create job / : /^create pod reboot-worker-0-b-1$/);
+      assert.deepEqual(outcomes, ['done', 'done']);
+    });
+
+    it(`${round}: a failed phase write holds the call (the next round plans it again)`, async () => {
+      const [calls, outcomes] = await execute(p.actions, 'fails');
+      assert.deepEqual(calls, ['patch worker-0']);
+      assert.deepEqual(outcomes, ['HTTP503', 'Deferred']);
+    });
+  }
 });

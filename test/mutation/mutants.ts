@@ -44,8 +44,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'reboot-pod-after-reboot',
     file: 'nodeop/step.js',
-    find: 'if (node.bootID === recorded && pod.pod === undefined) {',
-    replace: 'if (pod.pod === undefined) {',
+    find: 'if (node.bootID === recorded && pod.pod === undefined)',
+    replace: 'if (pod.pod === undefined)',
     bug: 'the reboot pod is made again when it is gone, though the bootID already changed (a second reboot)',
   },
   {

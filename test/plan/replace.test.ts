@@ -17,6 +17,8 @@ import {
   workers,
 } from './fixtures.js';
 import { LOCK, runCases, SPEC, V1, V2, waitCodes, bare } from './helpers.js';
+import { plan } from '../../src/plan/index.js';
+import type { ObservedNode } from '../../src/observe/types.js';
 
 const sg = scalingGroup('workers', 'workers');
 const want = (rollout = {}) => desired({ scalingGroups: [sg], nodeImages: [nodeImage('workers', V2, rollout)] });
@@ -90,7 +92,13 @@ describe('plan: replace rollout steps', () => {
       now: at(0),
       check: (p) => {
         assert.deepEqual(bare(p), [
-          { kind: 'annotateNode', spec: SPEC, node: 'worker-0', annotations: locked('Pending', 0) },
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-0',
+            // A Job a NodeOp left on the node is not this lock's (see "a node a NodeOp finished").
+            annotations: { ...locked('Pending', 0), [ANNOTATIONS.job]: null, [ANNOTATIONS.jobMessage]: null },
+          },
           { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-0'] },
         ]);
         assert.deepEqual(waitCodes(p), ['surge']);
@@ -552,4 +560,41 @@ describe('plan: drain timeouts', () => {
       },
     },
   ]);
+});
+
+describe('plan: a node a NodeOp finished, then replaced', () => {
+  // A done NodeOp node keeps its Job's name and message for its status row (nodeop/step.ts finishNode).
+  const done = {
+    'nodeop.drydock.dev/patch': 'r1',
+    [ANNOTATIONS.job]: 'drydock-system/nodeop-patch-worker-0-r1',
+    [ANNOTATIONS.jobMessage]: 'patched',
+  };
+  const world = (nodes: ObservedNode[], surged: boolean) => {
+    const instances = [...workers(1, V1).instances, ...(surged ? [instance('workers', 'i-9', V2, 5)] : [])];
+    return observed({ nodes, cloudGroups: [cloudGroup('workers', V2, instances)] });
+  };
+
+  it('is locked for its replacement, and the next round claims the instance surged for it', () => {
+    const [w0] = workers(1, V1, () => ({ annotations: done })).nodes;
+    assert.ok(w0 !== undefined);
+    const first = plan(want(), world([w0], false), at(0));
+    const lock = first.actions.find((a) => a.kind === 'annotateNode' && a.node === 'worker-0');
+    assert.ok(lock?.kind === 'annotateNode');
+    assert.equal(lock.annotations[ANNOTATIONS.operation], LOCK);
+    assert.ok(first.actions.some((a) => a.kind === 'surge'));
+    // The round after, as the lock left the node (a null removes a key), its surge booting.
+    const annotations: Record<string, string> = { ...w0.annotations };
+    for (const [k, v] of Object.entries(lock.annotations)) {
+      if (v === null) delete annotations[k];
+      else annotations[k] = v;
+    }
+    const next = plan(want(), world([{ ...w0, annotations }], true), at(10));
+    const onNode = next.actions.filter((a) => 'node' in a && a.node === 'worker-0');
+    // Read as an in-place hold, it was released as a NodeImage no longer inPlace, and its surge orphaned.
+    assert.deepEqual(
+      onNode.map((a) => (a.kind === 'annotateNode' ? a.annotations : a.kind)),
+      [{ [ANNOTATIONS.replacedBy]: 'i-9' }],
+    );
+    assert.ok(!next.actions.some((a) => a.kind === 'surge'));
+  });
 });

@@ -9,10 +9,9 @@
  */
 import type { ObservedNode } from '../../observe/types.js';
 import { bottlerocketUpdateResult } from '../../protocol/bottlerocket.js';
-import { ANNOTATIONS, bottlerocketRecordKey } from '../../protocol/keys.js';
+import { bottlerocketRecordKey } from '../../protocol/keys.js';
 import { jobOf, type NodeOpContext } from './context.js';
-import { setPhase } from '../sequence/phase.js';
-import { enterVerifying, failNode, jobFailed, messageOf, type Ended } from './step.js';
+import { enterRebooting, enterVerifying, failNode, jobFailed, messageOf, type Ended } from './step.js';
 
 export function bottlerocketJobStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const { b, spec, settings } = ctx;
@@ -69,8 +68,7 @@ export function bottlerocketJobStep(ctx: NodeOpContext, node: ObservedNode): End
       'the node reports no bootID (status.nodeInfo.bootID), so a reboot could not be verified',
       jobRef,
     );
-  setPhase(ctx, node, 'Rebooting', `node ${node.name}: Bottlerocket ${result.version} is staged; reboot next`, {
-    [ANNOTATIONS.bootID]: node.bootID,
+  enterRebooting(ctx, node, node.bootID, `node ${node.name}: Bottlerocket ${result.version} is staged; reboot next`, {
     ...messageOf(job),
     ...resolved,
   });

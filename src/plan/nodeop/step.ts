@@ -1,7 +1,9 @@
 /**
- * One node of a NodeOp, one step per round: Pending → (cordon) → Draining → Updating (the Job)
+ * One node of a NodeOp, one phase per round: Pending → (cordon) → Draining → Updating (the Job)
  * → Rebooting (bootID recorded, reboot pod, new bootID and Ready) → Verifying (uncordoned, the
- * health gate: verify.ts) → Done, or Failed. Every step
+ * health gate: verify.ts) → Done, or Failed. What a phase is for follows it in the round that
+ * writes it, after the phase in the node's lane (a failed patch holds it): the first evictions
+ * with Draining, the Job with Updating, the reboot pod with Rebooting. Every step
  * reads only what is on the node and what is observed, so a restarted drydock continues where
  * the last one stopped: a node past Updating never gets its Job again, and the reboot pod is
  * named after the recorded bootID, so the same boot is never rebooted twice.
@@ -253,11 +255,26 @@ function nodeJobStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined 
       jobRef,
     );
   }
-  // The bootID is on the node before any reboot pod exists: the reboot is judged against it.
-  setPhase(ctx, node, 'Rebooting', `node ${node.name}: Job ${jobRef} succeeded; reboot next`, {
-    [ANNOTATIONS.bootID]: node.bootID,
-    ...messageOf(job),
-  });
+  enterRebooting(ctx, node, node.bootID, `node ${node.name}: Job ${jobRef} succeeded; reboot next`, messageOf(job));
+}
+
+/**
+ * Rebooting, and its reboot pod in the same round: the phase with the recorded bootID first, the
+ * pod after it in the node's lane, so a failed phase write defers the pod (the executor holds
+ * the lane) and the bootID is on the node before anything reboots; a round less per node. A
+ * pod that does not come (its create failed, or drydock restarted after the phase) is made by
+ * rebootStep in a later round; named after the recorded bootID, a boot is never rebooted twice.
+ */
+export function enterRebooting(
+  ctx: NodeOpContext,
+  node: ObservedNode,
+  bootID: string,
+  why: string,
+  extra: Record<string, string> = {},
+): void {
+  setPhase(ctx, node, 'Rebooting', why, { [ANNOTATIONS.bootID]: bootID, ...extra });
+  if (rebootPodOf(ctx, node.name, bootID).pod === undefined) createRebootPod(ctx, node, bootID);
+  rebootWait(ctx, node, ctx.now + ctx.settings.rebootTimeoutMs);
 }
 
 /** The reboot pod's method and image: Bottlerocket's API with its image, or nsenter with the reboot image. */
@@ -297,22 +314,28 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   if (deadline <= ctx.now) {
     return failNode(ctx, node, `reboot did not come back within ${Math.round(settings.rebootTimeoutMs / 1000)}s`);
   }
-  if (node.bootID === recorded && pod.pod === undefined) {
-    const taints = node.taints.map((t) => ({ ...t }));
-    b.act({
-      kind: 'createRebootPod',
-      spec,
-      node: node.name,
-      namespace: settings.jobNamespace,
-      operation: ctx.operation,
-      bootID: recorded,
-      taints,
-      // Bottlerocket reboots through its API, into the partition the update activated.
-      ...rebootPodImage(ctx),
-      reason: `reboot node ${node.name} once after its Job succeeded`,
-    });
-  }
-  b.wait(spec, 'reboot', `node ${node.name}: waiting for the reboot (new bootID and Ready)`, {
+  if (node.bootID === recorded && pod.pod === undefined) createRebootPod(ctx, node, recorded);
+  rebootWait(ctx, node, deadline);
+}
+
+/** The reboot pod for the boot recorded on the node: it reboots the node once. */
+function createRebootPod(ctx: NodeOpContext, node: ObservedNode, bootID: string): void {
+  ctx.b.act({
+    kind: 'createRebootPod',
+    spec: ctx.spec,
+    node: node.name,
+    namespace: ctx.settings.jobNamespace,
+    operation: ctx.operation,
+    bootID,
+    taints: node.taints.map((t) => ({ ...t })),
+    // Bottlerocket reboots through its API, into the partition the update activated.
+    ...rebootPodImage(ctx),
+    reason: `reboot node ${node.name} once after its Job succeeded`,
+  });
+}
+
+function rebootWait(ctx: NodeOpContext, node: ObservedNode, deadline: number): void {
+  ctx.b.wait(ctx.spec, 'reboot', `node ${node.name}: waiting for the reboot (new bootID and Ready)`, {
     node: node.name,
     until: deadline,
   });

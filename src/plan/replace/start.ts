@@ -137,6 +137,11 @@ export function startNodes(ctx: RolloutContext, settled: Settled, tally: Tally, 
         [ANNOTATIONS.operation]: ctx.lock,
         [ANNOTATIONS.phase]: 'Pending',
         [ANNOTATIONS.phaseSince]: ctx.nowIso,
+        // The Job a NodeOp done here left for its status row is not this one's: with it, the
+        // lock would read as an in-place hold (protocol.ts inPlaceHold), which the NodeOp
+        // machinery releases as a NodeImage no longer inPlace, orphaning its surge.
+        [ANNOTATIONS.job]: null,
+        [ANNOTATIONS.jobMessage]: null,
       },
       reason: `${node.name} runs ${e.instance.image}; locked for its replacement by ${image.image}`,
     });

@@ -93,6 +93,14 @@ describe('plan: Bottlerocket NodeImage (inPlace, updater bottlerocket)', () => {
     assert.equal(rec[ANNOTATIONS.bootID], 'b-1');
     assert.equal(rec[ANNOTATIONS.jobMessage], 'staged 1.20.3 (was 1.19.2)');
     assert.equal(rec[bottlerocketRecordKey('br')], undefined, 'a pinned version is not resolved');
+    // The reboot pod in the same round, after the phase that records the bootID.
+    assert.deepEqual(
+      staged.actions.map((a) => a.kind),
+      ['annotateNode', 'createRebootPod'],
+    );
+    const now = staged.actions[1];
+    assert.equal(now?.kind === 'createRebootPod' ? `${now.bootID} ${now.method}` : '', 'b-1 bottlerocketApi');
+    // Found Rebooting without its pod (a restart after the phase): the pod comes then.
     const rebooting = n('w-0', { phase: 'Rebooting', extra: { [ANNOTATIONS.bootID]: 'b-1' } });
     const reboot = run(image, [rebooting]).actions.find((a) => a.kind === 'createRebootPod');
     assert.equal(reboot?.kind === 'createRebootPod' ? reboot.method : undefined, 'bottlerocketApi');

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { plan } from '../../../src/plan/index.js';
 import type { Action, Plan } from '../../../src/plan/types.js';
+import { laneOf } from '../../../src/execute/lanes.js';
 import type { ObservedJob, ObservedNode } from '../../../src/observe/types.js';
 import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
 import type { NodeImage, NodeMaintenance, NodeOp } from '../../../src/spec/model.js';
@@ -269,19 +270,43 @@ describe('NodeOp planner', () => {
     });
   });
 
-  it('Job succeeded with reboot: records the bootID first; the reboot pod comes in the next round', () => {
+  it('Job succeeded with reboot: the bootID recorded, then the reboot pod for that boot, in one round', () => {
     const p = run(
       nodeOp('patch', { rebootOnSuccess: true }),
       [n('worker-0', { annotations: held('Updating'), bootID: 'b-1' })],
       { jobs: [job(JOB, 'succeeded')] },
     );
-    assert.deepEqual(kinds(p), ['annotateNode worker-0']);
+    // The pod after the phase, in the node's lane: the executor holds it when the phase write fails.
+    assert.deepEqual(kinds(p), ['annotateNode worker-0', 'createRebootPod worker-0']);
+    assert.deepEqual(
+      p.actions.map((x) => laneOf(x)),
+      ['worker-0', 'worker-0'],
+    );
     const a = p.actions[0] as Extract<Action, { kind: 'annotateNode' }>;
     assert.equal(a.annotations[ANNOTATIONS.phase], 'Rebooting');
     assert.equal(a.annotations[ANNOTATIONS.bootID], 'b-1');
+    const reboot = p.actions[1] as Extract<Action, { kind: 'createRebootPod' }>;
+    assert.equal(reboot.bootID, 'b-1');
+    assert.equal(reboot.method, undefined, 'not Bottlerocket: the nsenter reboot');
+    // The reboot's deadline runs from the phase written in this round.
+    const w = p.waits.find((x) => x.code === 'reboot' && x.node === 'worker-0');
+    assert.equal(w?.until, iso(600));
   });
 
-  it('Rebooting: starts the reboot pod for the recorded boot only once it is not observed', () => {
+  it('Job succeeded with reboot, a reboot pod for that boot already there: the phase only, no second pod', () => {
+    const p = run(
+      nodeOp('patch', { rebootOnSuccess: true }),
+      [n('worker-0', { annotations: held('Updating'), bootID: 'b-1' })],
+      { jobs: [job(JOB, 'succeeded')], pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')] },
+    );
+    assert.deepEqual(kinds(p), ['annotateNode worker-0']);
+    assert.equal(
+      (p.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
+      'Rebooting',
+    );
+  });
+
+  it('Rebooting without its pod (its create failed, or a restart after the phase): the pod for the recorded boot, once', () => {
     const rebooting = n('worker-0', { annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), bootID: 'b-1' });
     const op = nodeOp('patch', { rebootOnSuccess: true });
     const p = run(op, [rebooting], { jobs: [job(JOB, 'succeeded')] });
