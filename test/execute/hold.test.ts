@@ -96,6 +96,7 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
     const calls: string[] = [];
     const kube = {
       core: {
+        readNode: (r: { name: string }) => Promise.resolve({ metadata: { name: r.name, annotations: {} }, spec: {} }),
         patchNode: (r: { name: string }) => {
           calls.push(`patch ${r.name}`);
           return patch === 'ok' ? Promise.resolve({}) : Promise.reject(new ApiException(503, 'unavailable', {}, {}));
@@ -142,4 +143,32 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
       assert.deepEqual(outcomes, ['HTTP503', 'Deferred']);
     });
   }
+
+  describe('Pending without a drain: the cordon with Updating, then the Job', () => {
+    const p = plan(
+      desired({ nodeOps: [nodeOp('patch', { cordon: true })] }),
+      observed({
+        nodes: [node('worker-0', 'sim://g/worker-0', { annotations: { ...lock, [ANNOTATIONS.phase]: 'Pending' } })],
+      }),
+      at(0),
+      { jobNamespace: NS },
+    );
+
+    it('the Job follows the one patch of the cordon and its phase', async () => {
+      assert.deepEqual(
+        p.actions.map((a) => a.kind),
+        ['cordon', 'annotateNode', 'createNodeJob'],
+      );
+      const [calls, outcomes] = await execute(p.actions, 'ok');
+      assert.deepEqual(calls.slice(0, 1), ['patch worker-0']);
+      assert.match(calls[1] ?? '', /^create job /);
+      assert.deepEqual(outcomes, ['done', 'done', 'done']);
+    });
+
+    it('a failed cordon holds the Job (the next round plans it again)', async () => {
+      const [calls, outcomes] = await execute(p.actions, 'fails');
+      assert.deepEqual(calls, ['patch worker-0']);
+      assert.deepEqual(outcomes, ['HTTP503', 'Deferred', 'Deferred']);
+    });
+  });
 });

@@ -112,7 +112,7 @@ export type UpdateStep = (ctx: NodeOpContext, node: ObservedNode) => Ended | und
 export function advance(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateStep = nodeJobStep): Ended | undefined {
   switch (ctx.view.stateOf(node).phase) {
     case 'Pending':
-      return leavePending(ctx, node);
+      return leavePending(ctx, node, jobStep);
     case 'Cordoned':
     case 'Draining':
       return drainStep(ctx, node, jobStep);
@@ -126,7 +126,7 @@ export function advance(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateS
   }
 }
 
-function leavePending(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
+function leavePending(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateStep): Ended | undefined {
   const { b, op, spec } = ctx;
   if (!ctx.budget.canTakeDown()) {
     b.wait(spec, 'budget', ctx.budget.describe(), { node: node.name });
@@ -161,6 +161,8 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode): Ended | undefined
     [ANNOTATIONS.evicted]: workloadsOf(podsOn(ctx.view, node.name)),
   });
   if (op.drain.enabled) firstEvictions(ctx, node);
+  // Without a drain, the Job follows its phase in the same round, as after a drain (drainStep).
+  else if (jobOf(ctx, ctx.operation, node.name).job === undefined) return jobStep(ctx, node);
 }
 
 /**

@@ -112,18 +112,19 @@ describe('NodeOp planner: UpgradeGates', () => {
     assert.deepEqual(kinds(run(op, pending, { jobs: [job(CHECK, 'succeeded'), job(SNAPSHOT, 'running')] })), []);
 
     const passed = run(op, pending, { jobs: [job(CHECK, 'succeeded'), job(SNAPSHOT, 'succeeded')] });
-    assert.deepEqual(kinds(passed), ['cordon worker-0', 'annotateNode worker-0']);
+    assert.deepEqual(kinds(passed), ['cordon worker-0', 'annotateNode worker-0', 'createNodeJob worker-0']);
     assert.deepEqual(annotation(passed, ANNOTATIONS.phase), ['Updating']);
   });
 
   it('applies only to the specs and nodes it names', () => {
     const pending = [n('worker-0', held('Pending'))];
     const other = gate({ appliesTo: { targets: [{ kind: 'NodeOp', name: 'other' }] } });
-    assert.deepEqual(kinds(run(op, pending, { gates: [other] })), ['cordon worker-0', 'annotateNode worker-0']);
+    const started = ['cordon worker-0', 'annotateNode worker-0', 'createNodeJob worker-0'];
+    assert.deepEqual(kinds(run(op, pending, { gates: [other] })), started);
     const everyNodeOp = gate({ appliesTo: { targets: [{ kind: 'NodeOp' }] } });
     assert.deepEqual(kinds(run(op, pending, { gates: [everyNodeOp] })), ['createGateJob worker-0']);
     const ssd = gate({ appliesTo: { targets: [{ kind: 'NodeOp' }], nodeSelector: { matchLabels: { disk: 'ssd' } } } });
-    assert.deepEqual(kinds(run(op, pending, { gates: [ssd] })), ['cordon worker-0', 'annotateNode worker-0']);
+    assert.deepEqual(kinds(run(op, pending, { gates: [ssd] })), started);
     const onSsd = [n('worker-0', held('Pending'), { labels: { disk: 'ssd' } })];
     assert.deepEqual(kinds(run(op, onSsd, { gates: [ssd] })), ['createGateJob worker-0']);
   });

@@ -198,12 +198,19 @@ describe('NodeOp planner', () => {
     assert.ok(p.waits.some((w) => w.code === 'lock' && w.node === 'worker-0'));
   });
 
-  it('Pending: cordons when asked, names the Job, and moves to Updating', () => {
+  it('Pending without a drain: cordons when asked, names the Job, moves to Updating, and makes the Job after that patch', () => {
     const p = run(nodeOp('patch', { cordon: true }), [n('worker-0', { annotations: held('Pending') })]);
-    assert.deepEqual(kinds(p), ['cordon worker-0', 'annotateNode worker-0']);
+    assert.deepEqual(kinds(p), ['cordon worker-0', 'annotateNode worker-0', 'createNodeJob worker-0']);
     const a = p.actions[1] as Extract<Action, { kind: 'annotateNode' }>;
     assert.equal(a.annotations[ANNOTATIONS.phase], 'Updating');
     assert.equal(a.annotations[ANNOTATIONS.job], `${NS}/${JOB}`);
+  });
+
+  it('Pending without a drain, its Job already there (made before a restart): only the phase; the Job is read next round', () => {
+    const p = run(nodeOp('patch', { cordon: true }), [n('worker-0', { annotations: held('Pending') })], {
+      jobs: [job(JOB, 'succeeded')],
+    });
+    assert.deepEqual(kinds(p), ['cordon worker-0', 'annotateNode worker-0']);
   });
 
   it('Updating: creates the Job while none is observed, waits while it runs', () => {

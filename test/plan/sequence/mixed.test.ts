@@ -7,7 +7,9 @@ import { strict as assert } from 'node:assert';
 import { runMixed } from './mixed.js';
 import { mixed } from './scenarios.js';
 
-const SEEDS = Number(process.env['SEQUENCE_MIXED_SEEDS'] ?? 8);
+// 16: a NodeOp node spends fewer rounds down than it did, and 8 seeds no longer always
+// brought all three kinds down at once, which the last assertion wants to have seen.
+const SEEDS = Number(process.env['SEQUENCE_MIXED_SEEDS'] ?? 16);
 const FIRST = Number(process.env['SEQUENCE_MIXED_FIRST_SEED'] ?? 1);
 
 describe('plan/sequence: a NodeImage rollout, a NodeOp and NodeMaintenances at once', function () {
