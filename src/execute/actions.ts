@@ -19,7 +19,7 @@ import type { Action } from '../plan/types.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
 import { plural } from '../words.js';
-import { receiptOf, type Written } from '../kube/written.js';
+import { noteWrite, type Written } from '../kube/written.js';
 
 export interface KubeApis {
   readonly core: CoreV1Api;
@@ -41,12 +41,6 @@ export interface ActionDeps {
    * round starts once the caches have seen them (src/observe/seen-writes.ts).
    */
   readonly wrote?: (w: Written) => void;
-}
-
-/** Tells `d.wrote` of a written object (the write's answer), if it carries a version. */
-function noteWrite(d: ActionDeps, collection: Written['collection'], written: unknown): void {
-  const w = receiptOf(collection, written as Parameters<typeof receiptOf>[1]);
-  if (w !== undefined) d.wrote?.(w);
 }
 
 export type ActionOf<K extends Action['kind']> = Extract<Action, { kind: K }>;
@@ -180,7 +174,7 @@ async function patchCordon(d: ActionDeps, name: string, node: V1Node, step: Cord
     },
     MERGE,
   );
-  noteWrite(d, 'nodes', written);
+  noteWrite(d.wrote, 'nodes', written);
   return DONE;
 }
 
@@ -215,7 +209,7 @@ export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): 
     },
     MERGE,
   );
-  noteWrite(d, 'nodes', written);
+  noteWrite(d.wrote, 'nodes', written);
   return DONE;
 }
 
@@ -224,7 +218,7 @@ export async function copyLabels(a: ActionOf<'copyLabels'>, d: ActionDeps): Prom
     { name: a.to, fieldManager: d.fieldManager, body: { metadata: { labels: { ...a.labels } } } },
     MERGE,
   );
-  noteWrite(d, 'nodes', written);
+  noteWrite(d.wrote, 'nodes', written);
   return DONE;
 }
 
@@ -234,7 +228,7 @@ export async function labelNode(a: ActionOf<'labelNode'>, d: ActionDeps): Promis
     { name: a.node, fieldManager: d.fieldManager, body: { metadata: { labels: { ...a.labels } } } },
     MERGE,
   );
-  noteWrite(d, 'nodes', written);
+  noteWrite(d.wrote, 'nodes', written);
   return DONE;
 }
 
@@ -345,7 +339,7 @@ async function scaleOnce(a: ActionOf<'scaleDeployment'>, d: ActionDeps): Promise
     },
     MERGE,
   );
-  noteWrite(d, 'deployments', written);
+  noteWrite(d.wrote, 'deployments', written);
   return DONE;
 }
 

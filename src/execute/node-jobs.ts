@@ -10,7 +10,7 @@ import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
 import { JOB_LABELS } from '../protocol/jobs.js';
 import { JOB_NAME_LABEL, jobOutcome, type JobOutcome } from '../protocol/job-outcome.js';
-import { receiptOf, type Written } from '../kube/written.js';
+import { noteWrite, type Written } from '../kube/written.js';
 
 export interface JobApis {
   readonly core: CoreV1Api;
@@ -65,10 +65,6 @@ async function createOnce<T extends { metadata?: V1ObjectMeta }>(
   return { kind: 'skipped', reason: `${kind} ${where(object.metadata).name} already exists` };
 }
 
-function report(d: JobDeps, w: Written | undefined): void {
-  if (w !== undefined) d.wrote?.(w);
-}
-
 /** Creates an operation or gate Job once (nodeJob, gateJob build it). */
 export function createJob(job: V1Job, d: JobDeps): Promise<Outcome> {
   const { namespace, name } = where(job.metadata);
@@ -77,7 +73,7 @@ export function createJob(job: V1Job, d: JobDeps): Promise<Outcome> {
     job,
     () => d.kube.batch.createNamespacedJob({ namespace, body: job, fieldManager: d.fieldManager }),
     () => d.kube.batch.readNamespacedJob({ namespace, name }),
-    (created) => report(d, receiptOf('jobs', created)),
+    (created) => noteWrite(d.wrote, 'jobs', created),
   );
 }
 
@@ -89,7 +85,7 @@ export function createRebootPod(pod: V1Pod, d: JobDeps): Promise<Outcome> {
     pod,
     () => d.kube.core.createNamespacedPod({ namespace, body: pod, fieldManager: d.fieldManager }),
     () => d.kube.core.readNamespacedPod({ namespace, name }),
-    (created) => report(d, receiptOf('pods', created)),
+    (created) => noteWrite(d.wrote, 'pods', created),
   );
 }
 

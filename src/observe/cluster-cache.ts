@@ -223,44 +223,21 @@ function podsOfJob(pods: readonly V1Pod[], job: V1Job): V1Pod[] {
   return pods.filter((p) => p.metadata?.namespace === ns && p.metadata?.labels?.[JOB_NAME_LABEL] === name);
 }
 
-export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
-  const kc = opts.kubeConfig;
+/** What every watched collection of the cluster cache is given, by its name. */
+type CommonWatchOptions = (
+  name: string,
+) => Omit<Parameters<typeof watchCollection<KubernetesObject>>[0], 'trim' | 'path' | 'list' | 'labelSelector'>;
+
+/** The seven collections a round reads, each one list and one watch. */
+function watchKubeCollections(
+  kc: CountingKubeConfig,
+  common: CommonWatchOptions,
+  onPodInputChange: (change: CollectionChange<V1PodDisruptionBudget | V1ReplicaSet>) => void,
+) {
   const core = kc.makeApiClient(CoreV1Api);
   const policy = kc.makeApiClient(PolicyV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const batch = kc.makeApiClient(BatchV1Api);
-  let current: ClusterSnapshot | undefined;
-  const memo = newConversionMemo();
-  const onChange = (): void => {
-    current = undefined;
-    opts.onChange?.();
-  };
-  // A pod's conversion reads the PDBs covering it (their selectors) and its ReplicaSet's owner.
-  const onPodInputChange = (change: CollectionChange<V1PodDisruptionBudget | V1ReplicaSet>): void => {
-    const pdbSelectorKept =
-      change.type === 'update' &&
-      change.before !== undefined &&
-      'spec' in change.object &&
-      sameContent(change.before.spec, change.object.spec);
-    if (!pdbSelectorKept) forgetPods(memo, change.object.metadata?.namespace ?? '');
-    onChange();
-  };
-  const collections = new Map<string, WatchedCollection<KubernetesObject>>();
-  const seen = new SeenWrites(
-    (w) => collections.get(w.collection)?.get(w.name, w.namespace)?.metadata?.resourceVersion,
-  );
-  const common = (name: string) => ({
-    kubeConfig: kc,
-    name,
-    logger: opts.logger,
-    onChange,
-    onEvent: (obj: KubernetesObject) => seen.saw(name, obj.metadata?.resourceVersion),
-    // An update that changed only what trimming dropped is no change (informer.ts).
-    same: sameTrimmed,
-    onError: (err: unknown) => opts.onError?.(name, err),
-    ...(opts.backoff ? { backoff: opts.backoff } : {}),
-  });
-
   const nodes: WatchedCollection<V1Node> = watchCollection({
     ...common('nodes'),
     trim: trimNode,
@@ -307,6 +284,48 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     path: '/apis/apps/v1/replicasets',
     list: (page) => apps.listReplicaSetForAllNamespaces(page),
   });
+  return { nodes, pods, pdbs, deployments, jobs, statefulSets, replicaSets };
+}
+
+export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
+  const kc = opts.kubeConfig;
+  let current: ClusterSnapshot | undefined;
+  const memo = newConversionMemo();
+  const onChange = (): void => {
+    current = undefined;
+    opts.onChange?.();
+  };
+  // A pod's conversion reads the PDBs covering it (their selectors) and its ReplicaSet's owner.
+  const onPodInputChange = (change: CollectionChange<V1PodDisruptionBudget | V1ReplicaSet>): void => {
+    const pdbSelectorKept =
+      change.type === 'update' &&
+      change.before !== undefined &&
+      'spec' in change.object &&
+      sameContent(change.before.spec, change.object.spec);
+    if (!pdbSelectorKept) forgetPods(memo, change.object.metadata?.namespace ?? '');
+    onChange();
+  };
+  const collections = new Map<string, WatchedCollection<KubernetesObject>>();
+  const seen = new SeenWrites(
+    (w) => collections.get(w.collection)?.get(w.name, w.namespace)?.metadata?.resourceVersion,
+  );
+  const common = (name: string) => ({
+    kubeConfig: kc,
+    name,
+    logger: opts.logger,
+    onChange,
+    onEvent: (obj: KubernetesObject) => seen.saw(name, obj.metadata?.resourceVersion),
+    // An update that changed only what trimming dropped is no change (informer.ts).
+    same: sameTrimmed,
+    onError: (err: unknown) => opts.onError?.(name, err),
+    ...(opts.backoff ? { backoff: opts.backoff } : {}),
+  });
+
+  const { nodes, pods, pdbs, deployments, jobs, statefulSets, replicaSets } = watchKubeCollections(
+    kc,
+    common,
+    onPodInputChange,
+  );
   const all = [nodes, pods, pdbs, deployments, jobs, statefulSets, replicaSets] as const;
   for (const c of all) collections.set(c.name, c);
   const openshift = startOpenShiftCache({
