@@ -40,6 +40,12 @@ export interface PlanOptions {
   readonly published?: readonly SpecStatus[];
   /** In a fleet: this round's view of the clusters before this one (plan/fleet.ts). */
   readonly fleet?: FleetRound;
+  /**
+   * When this drydock began acting, in ms since the epoch (the service's leadership began): a
+   * drain's timeout counts from then at the earliest (sequence/drain-step.ts). Absent (a
+   * one-shot plan), timeouts count from the drain's recorded start alone.
+   */
+  readonly actingSince?: number;
 }
 
 export interface ResolvedOptions {
@@ -54,6 +60,7 @@ export interface ResolvedOptions {
   readonly bottlerocketImage?: string;
   readonly published?: readonly SpecStatus[];
   readonly fleet?: FleetRound;
+  readonly actingSince?: number;
 }
 
 function check(name: keyof PlanOptions, value: number | undefined, fallback: number, min: number): number {
@@ -81,5 +88,6 @@ export function resolveOptions(options: PlanOptions = {}): ResolvedOptions {
     ...(options.bottlerocketImage !== undefined ? { bottlerocketImage: options.bottlerocketImage } : {}),
     ...(options.published !== undefined ? { published: options.published } : {}),
     ...(options.fleet !== undefined ? { fleet: options.fleet } : {}),
+    ...(options.actingSince !== undefined ? { actingSince: check('actingSince', options.actingSince, 0, 0) } : {}),
   };
 }

@@ -27,6 +27,8 @@ export interface PlannerContext {
   readonly published?: readonly SpecStatus[];
   /** The nodes seen done so far, for the forecast's per-node times (observed-pace.ts). */
   readonly observedNodes?: readonly NodeTiming[];
+  /** When this drydock's leadership began, in ms since the epoch (plan's actingSince option). */
+  readonly actingSince?: number;
 }
 
 /** plan() with the service's options and what the service knows this round. */
@@ -53,6 +55,8 @@ export interface ReconcileDeps {
   readonly metricSightings?: MetricSightings;
   /** Checked before every action: false (leadership lost, shutting down) stops at once. */
   readonly mayAct: () => boolean;
+  /** When this process's leadership began (ms since the epoch); a standby's is now. */
+  readonly actingSince?: () => number;
   /** Drains left running past their round (execute/in-flight.ts); without it a round waits for them. */
   readonly inFlight?: InFlight;
   /** Evictions of one PDB one at a time across the drains (execute/pdb-pacer.ts); none: not paced. */
@@ -89,9 +93,11 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
   await deps.prepareRound?.(desired);
   const published = await deps.published?.();
   const now = deps.now();
+  const actingSince = deps.actingSince?.();
   const plan = deps.planner(desired, observed, now, {
     ...(published !== undefined ? { published } : {}),
     observedNodes: deps.observedNodes?.() ?? [],
+    ...(actingSince !== undefined ? { actingSince } : {}),
   });
   let results: ActionResult[] = [];
   const written: Written[] = [];

@@ -157,8 +157,11 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     onError: (collection, err) =>
       metrics.errors.inc({ kind: 'watch', code: String(describeError(err).code ?? collection) }),
   });
+  // Time before this leadership is no time this drydock spent draining (a drain's timeout).
+  let leadingSince: number | undefined;
   const leader = electLeader(opts, identity, metrics, {
     startedLeading: () => {
+      leadingSince = clock();
       publisher.forgetWritten();
       published.forget();
       notifier.forget();
@@ -206,6 +209,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     published,
     scheduler,
     mayAct,
+    // A standby plans as the leader it would be if it took over now.
+    actingSince: () => (leader.isLeader() ? (leadingSince ?? clock()) : clock()),
     stopping: () => stopping,
     inFlight,
     pace,
@@ -364,6 +369,7 @@ interface RoundParts {
   readonly published: PublishedStatuses;
   readonly scheduler: Scheduler;
   readonly mayAct: () => boolean;
+  readonly actingSince: () => number;
   readonly stopping: () => boolean;
   readonly inFlight: InFlight;
   readonly pace: ObservedPace;
@@ -429,6 +435,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         sightings,
         metricSightings,
         mayAct: p.mayAct,
+        actingSince: p.actingSince,
         inFlight: p.inFlight,
         evictionPacer,
         published: () => p.published.forPlan(cluster(), p.mayAct()),

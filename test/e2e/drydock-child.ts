@@ -142,6 +142,25 @@ export async function roundsDone(child: DrydockChild): Promise<number> {
  * then means drydock looked and did nothing, not that it had no time to look (a loaded machine
  * may take longer than any sleep).
  */
+/** Whether the child holds the lease now (drydock_leader). */
+export async function leads(child: DrydockChild): Promise<boolean> {
+  const text = await (await fetch(`${await child.url}/metrics`)).text();
+  return /^drydock_leader 1$/m.test(text);
+}
+
+/**
+ * `n` rounds the child completed as the leader: a child started while the lease of one killed
+ * is still held plans, but does not act, until that lease runs out.
+ */
+export async function afterLeaderRounds(child: DrydockChild, n = 3, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await leads(child))) {
+    if (Date.now() > deadline) throw new Error(`drydock did not lead within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await afterRounds(child, n, Math.max(0, deadline - Date.now()));
+}
+
 export async function afterRounds(child: DrydockChild, n = 3, timeoutMs = 120_000): Promise<void> {
   const start = await roundsDone(child);
   const deadline = Date.now() + timeoutMs;

@@ -11,6 +11,7 @@ import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { ApiLog, cordonedNodes } from './api-watch.js';
 import {
   afterRounds,
+  leads,
   applyDeployRbac,
   notifyWebhook,
   serviceAccountKubeconfig,
@@ -74,10 +75,6 @@ describe('e2e: image rollout driven by Git', function () {
     const url = await child.url;
     await eventually('drydock ready', async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000 });
     return child;
-  }
-  async function leads(child: DrydockChild): Promise<boolean> {
-    const text = await (await fetch(`${await child.url}/metrics`)).text();
-    return /^drydock_leader 1$/m.test(text);
   }
 
   before(async function () {

@@ -165,6 +165,34 @@ describe('plan: drain.onTimeout means the same for every kind', () => {
       assert.deepEqual(seen(p), { uncordoned: false, phase: undefined, deleted: [], halted: false, failures: 0 });
     }
   });
+
+  // Time no drydock was acting (down, or not the leader) is no time spent draining: a deadline
+  // that passed then ends no drain unheard, for every kind and every policy.
+  for (const policy of ['halt', 'force', 'skipNode'] as const)
+    it(`${policy}: past the deadline, drydock acting only since 100 s ago: every kind keeps draining; 300 s after, ${policy} as ever`, () => {
+      for (const kind of KINDS) {
+        const w = kind.make(policy, false);
+        const back = plan(w.desired, w.observed, at(900), {
+          jobNamespace: 'drydock-system',
+          actingSince: at(800).getTime(),
+        });
+        assert.deepEqual(
+          seen(back),
+          { uncordoned: false, phase: undefined, deleted: [], halted: false, failures: 0 },
+          kind.label,
+        );
+        // Its PDB allows no disruption: it waits on it, by name, as before the deadline.
+        assert.ok(
+          back.waits.some((w) => w.code === 'pdb' && w.reason.includes('default/web')),
+          `${kind.label}: ${back.waits.map((w) => w.code).join(', ')}`,
+        );
+        const later = plan(w.desired, w.observed, at(1_100), {
+          jobNamespace: 'drydock-system',
+          actingSince: at(800).getTime(),
+        });
+        assert.deepEqual(seen(later), EXPECTED[policy], kind.label);
+      }
+    });
 });
 
 describe('plan: a node left as the policy said, the rounds after', () => {

@@ -498,6 +498,32 @@ describe('plan: drain timeouts', () => {
       },
     },
     {
+      name: 'past the timeout, but drydock began acting after the drain started: the timeout counts from then',
+      desired: want(drain('halt')),
+      observed: stuck(),
+      now: at(5_000),
+      // Down (or not the leader) from before the deadline until 4,900 s: no drydock evicted anything.
+      options: { actingSince: at(4_900).getTime() },
+      check: (p) => {
+        assert.deepEqual(bare(p), [
+          { kind: 'evict', spec: SPEC, node: 'worker-0', namespace: 'default', pod: 'web-1' },
+        ]);
+        assert.equal(p.wakeAt, iso(5_200));
+        assert.notEqual(p.specs.find((s) => s.spec.name === 'workers')?.phase, 'Halted');
+      },
+    },
+    {
+      name: 'past the timeout counted from when drydock began acting: it halts as ever',
+      desired: want(drain('halt')),
+      observed: stuck(),
+      now: at(5_200),
+      options: { actingSince: at(4_900).getTime() },
+      check: (p) => {
+        assert.equal(p.specs.find((s) => s.spec.name === 'workers')?.phase, 'Halted');
+        assert.deepEqual(waitCodes(p), ['halted']);
+      },
+    },
+    {
       name: 'force: the remaining pods are deleted',
       desired: want(drain('force')),
       observed: stuck(),

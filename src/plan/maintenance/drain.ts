@@ -35,7 +35,15 @@ function moveOrTimeOut(round: MaintenanceRound, m: NodeMaintenance, node: Observ
   const spec = { kind: 'NodeMaintenance', name: m.name } as const;
   const state = round.view.stateOf(node);
   const started = taking || state.phase !== 'Draining' ? undefined : drainStarted(state, round.now);
-  const drain = drainRound({ spec, node, view: round.view, policy: m.drain, started, now: round.now });
+  const drain = drainRound({
+    spec,
+    node,
+    view: round.view,
+    policy: m.drain,
+    started,
+    now: round.now,
+    actingSince: round.options.actingSince,
+  });
   if (drain.kind === 'drained') return { phase: 'Succeeded', moves: [], pending: drain.pending };
   if (drain.kind === 'ended')
     return endedOutcome(m, node, drain.outcome === 'halted' ? 'Failed' : 'Skipped', drain.cause, drain.pending);

@@ -12,5 +12,5 @@ export interface MaintenanceRound {
   readonly budget: ClusterBudget;
   readonly now: number;
   readonly nowIso: string;
-  readonly options: Pick<ResolvedOptions, 'published'>;
+  readonly options: Pick<ResolvedOptions, 'published' | 'actingSince'>;
 }

@@ -24,6 +24,8 @@ export interface NodeOpSettings {
   readonly rebootImage?: string;
   /** The Bottlerocket update Job's and API reboot pod's image. */
   readonly bottlerocketImage?: string;
+  /** When this drydock began acting: a drain's timeout counts from then at the earliest. */
+  readonly actingSince?: number;
 }
 
 export interface NodeOpContext {

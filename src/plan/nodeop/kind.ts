@@ -25,6 +25,7 @@ function settingsOf({ options }: Round): NodeOpSettings {
     rebootTimeoutMs: options.rebootTimeoutMs,
     ...(options.rebootImage !== undefined ? { rebootImage: options.rebootImage } : {}),
     ...(options.bottlerocketImage !== undefined ? { bottlerocketImage: options.bottlerocketImage } : {}),
+    ...(options.actingSince !== undefined ? { actingSince: options.actingSince } : {}),
   };
 }
 

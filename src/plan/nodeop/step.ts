@@ -188,6 +188,7 @@ function drainStep(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateStep):
     policy: op.drain,
     started: drainStarted(ctx.view.stateOf(node), ctx.now),
     now: ctx.now,
+    actingSince: ctx.settings.actingSince,
   });
   if (drain.kind === 'drained') {
     setPhase(ctx, node, 'Updating', `node ${node.name} is drained; its Job runs next`);

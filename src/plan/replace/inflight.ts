@@ -283,7 +283,7 @@ function drainStep(
     });
     started = now;
   }
-  const drain = drainRound({ spec, node, view: ctx.view, policy, started, now });
+  const drain = drainRound({ spec, node, view: ctx.view, policy, started, now, actingSince: ctx.options.actingSince });
   if (drain.kind === 'drained') return and(leaving, drained(ctx, e, node, phase));
   if (drain.kind === 'ended') {
     if (drain.outcome === 'skipped') return and(leaving, skip(ctx, node, drain.reason));

@@ -3,6 +3,10 @@
  * the rest, and what drain.onTimeout makes of a drain past its time (outcome.ts decides that).
  * A kind calls it while its node drains and writes what it returns; it never decides a pod.
  *
+ * Its timeout runs while drydock drains: from the drain's start, or from when this drydock began
+ * acting if it was down (or not the leader) when the drain started; a deadline that passed
+ * while no drydock was evicting anything ends no drain unheard.
+ *
  * A pod whose PDB allows no disruption now is not evicted (the Eviction API would refuse it):
  * it is named in the wait with that PDB and evicted in a later round, once the PDB allows.
  */
@@ -46,6 +50,11 @@ export interface DrainInput {
   /** When the drain started; undefined while it has not (its timeout does not run yet). */
   readonly started: number | undefined;
   readonly now: number;
+  /**
+   * When this drydock began acting (plan option actingSince): the timeout counts from then at
+   * the earliest, for time drydock was down is no time it spent draining.
+   */
+  readonly actingSince?: number | undefined;
 }
 
 /** The PDB that holds a pod on its node now: the first of its PDBs that allows no disruption. */
@@ -72,8 +81,8 @@ export function drainRound(input: DrainInput): DrainRound {
   const d = drainView(podsOn(view, node.name), policy);
   const pending = pendingPods(view, d);
   if (drainLeft(d) === 0) return { kind: 'drained', pending };
-  const timeout =
-    input.started === undefined ? ({ kind: 'running' } as const) : drainTimeout(policy, d, input.started, now);
+  const from = input.started === undefined ? undefined : Math.max(input.started, input.actingSince ?? input.started);
+  const timeout = from === undefined ? ({ kind: 'running' } as const) : drainTimeout(policy, d, from, now);
   if (timeout.kind === 'force') {
     const reason = `${node.name}: ${timeout.reason}; deleting the rest (onTimeout force)`;
     const actions = forcedDeletes(spec, node.name, policy, timeout);

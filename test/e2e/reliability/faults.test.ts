@@ -15,10 +15,10 @@
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { AppsV1Api, CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { parseDuration } from '../../../src/duration.js';
 import { eventually, useControlPlane } from '../../support/control-plane.js';
-import { afterRounds, E2E_NAMESPACE, startDrydockChild, type DrydockChild } from '../world.js';
+import { afterLeaderRounds, E2E_NAMESPACE, startDrydockChild, type DrydockChild } from '../world.js';
 import { checkEnd } from './monitor.js';
 import {
   AUTOSCALER,
@@ -39,6 +39,8 @@ const GIT_DOWN_MS = ms('DRYDOCK_RELIABILITY_GIT_DOWN', '30s');
 const PDB_HOLD_MS = ms('DRYDOCK_RELIABILITY_PDB_HOLD', '15s');
 /** The sim cloud's label naming a node's group. */
 const GROUP_LABEL = 'sim.drydock.dev/group';
+/** The test's own finalizer, holding a web pod Terminating once it is evicted. */
+const HOLD_FINALIZER = 'e2e.drydock.dev/hold';
 
 describe('reliability: faults end in completion, nothing lost, invariants kept', function () {
   this.timeout(600_000);
@@ -234,6 +236,8 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
               (p) =>
                 p.status?.phase === 'Running' &&
                 !p.metadata?.deletionTimestamp &&
+                // A pod of the template as patched (the old ones may sit on workers too, going).
+                p.spec?.nodeSelector?.[GROUP_LABEL] === 'workers' &&
                 onWorkers.has(p.spec?.nodeName ?? ''),
             ),
           `web pods: ${where.join(', ')}`,
@@ -244,16 +248,60 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
     );
   }
 
-  it(`evictions refused by a PDB for ${PDB_HOLD_MS / 1000} s: status names the PDB, then the rollout completes`, async () => {
-    const policy = cp().adminKubeConfig().makeApiClient(PolicyV1Api);
-    const set = (value: number): Promise<unknown> =>
-      policy.patchNamespacedPodDisruptionBudget({
+  /** Sets the web PDB's maxUnavailable: 0 refuses every eviction of a web pod. */
+  async function pdbAllows(value: number): Promise<void> {
+    await cp()
+      .adminKubeConfig()
+      .makeApiClient(PolicyV1Api)
+      .patchNamespacedPodDisruptionBudget({
         name: 'web',
         namespace: E2E_NAMESPACE,
         body: [{ op: 'replace', path: '/spec/maxUnavailable', value }],
       });
+  }
+
+  const webPods = async () =>
+    (
+      await cp()
+        .adminKubeConfig()
+        .makeApiClient(CoreV1Api)
+        .listNamespacedPod({ namespace: E2E_NAMESPACE, labelSelector: 'app=web' })
+    ).items;
+
+  /** The nodes a web pod runs on now; `terminating`: only those of pods being deleted. */
+  async function webPodNodes(terminating: boolean): Promise<Set<string>> {
+    const pods = (await webPods()).filter((p) => !terminating || p.metadata?.deletionTimestamp !== undefined);
+    return new Set(pods.map((p) => p.spec?.nodeName ?? ''));
+  }
+
+  /**
+   * Puts a finalizer on every web pod (`true`), or takes it off every one: a held pod, once
+   * evicted, stays Terminating on its node, and the node's drain waits for it.
+   */
+  async function holdWebPods(hold: boolean): Promise<void> {
+    const core = cp().adminKubeConfig().makeApiClient(CoreV1Api);
+    for (const p of await webPods()) {
+      const name = p.metadata?.name ?? '';
+      const held = (p.metadata?.finalizers ?? []).includes(HOLD_FINALIZER);
+      if (held === hold) continue;
+      const finalizers = hold
+        ? [...(p.metadata?.finalizers ?? []), HOLD_FINALIZER]
+        : (p.metadata?.finalizers ?? []).filter((f) => f !== HOLD_FINALIZER);
+      // A pod deleted since the list needs nothing.
+      await core
+        .patchNamespacedPod(
+          { name, namespace: E2E_NAMESPACE, body: { metadata: { finalizers } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        )
+        .catch((err: unknown) => {
+          if ((err as { code?: number }).code !== 404) throw err;
+        });
+    }
+  }
+
+  it(`evictions refused by a PDB for ${PDB_HOLD_MS / 1000} s: status names the PDB, then the rollout completes`, async () => {
     await webOnWorkers();
-    await set(0);
+    await pdbAllows(0);
     try {
       const { image, commit } = await nextImage();
       await eventually(
@@ -266,10 +314,10 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
         { timeoutMs: 120_000 },
       );
       await new Promise((r) => setTimeout(r, PDB_HOLD_MS));
-      await set(1);
+      await pdbAllows(1);
       await completes(image, commit);
     } finally {
-      await set(1);
+      await pdbAllows(1);
     }
   });
 
@@ -296,7 +344,7 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
     // Killed; back after the window opened and closed.
     await restartDrydock(offset(midnight + 90 * 60_000), 'SIGKILL');
     assert.ok(drydock);
-    await afterRounds(drydock);
+    await afterLeaderRounds(drydock);
     assert.equal(await onImage(image), 0, 'nothing started after the window closed');
     assert.ok(
       (await workers(cp().adminKubeConfig())).every(
@@ -304,14 +352,38 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
       ),
       'no node locked',
     );
-    // Inside the next window: the first nodes start; killed mid-node, back after it closed.
-    await restartDrydock(offset(midnight + 86_400_000 + 5 * 60_000), 'SIGKILL');
-    await eventually(
-      'a node in flight',
-      async () => (await workers(cp().adminKubeConfig())).some((n) => n.unschedulable),
-      { timeoutMs: 60_000, intervalMs: 100 },
-    );
-    await restartDrydock(offset(midnight + 86_400_000 + 90 * 60_000), 'SIGKILL');
+    // Inside the next window: the first nodes start, and one is held mid-drain by a web pod
+    // that stays Terminating (a finalizer); killed there, back after the window closed, 85
+    // minutes on: past the drain's 10-minute timeout by the clock, though no drydock was
+    // draining all that while.
+    await webOnWorkers();
+    await holdWebPods(true);
+    try {
+      await restartDrydock(offset(midnight + 86_400_000 + 5 * 60_000), 'SIGKILL');
+      const held = await eventually(
+        'a node in flight, held mid-drain by a Terminating pod',
+        async () => {
+          const draining = (await workers(cp().adminKubeConfig())).filter(
+            (n) => n.unschedulable && n.annotations['drydock.dev/phase'] === 'Draining',
+          );
+          const terminating = await webPodNodes(true);
+          return draining.find((n) => terminating.has(n.name))?.name;
+        },
+        { timeoutMs: 120_000, intervalMs: 100 },
+      );
+      await restartDrydock(offset(midnight + 86_400_000 + 90 * 60_000), 'SIGKILL');
+      assert.ok(drydock);
+      await afterLeaderRounds(drydock);
+      const node = (await workers(cp().adminKubeConfig())).find((n) => n.name === held);
+      assert.equal(
+        node?.annotations['drydock.dev/phase'],
+        'Draining',
+        `${held} still draining, not ended by the clock`,
+      );
+      assert.ok(node?.unschedulable, `${held} still cordoned`);
+    } finally {
+      await holdWebPods(false);
+    }
     await eventually(
       'the nodes in flight finished',
       async () => (await workers(cp().adminKubeConfig())).every((n) => !n.unschedulable),
@@ -319,7 +391,7 @@ describe('reliability: faults end in completion, nothing lost, invariants kept',
     );
     const done = await onImage(image);
     assert.ok(drydock);
-    await afterRounds(drydock);
+    await afterLeaderRounds(drydock);
     assert.equal(await onImage(image), done, 'no new node started outside the window');
     assert.ok(done < SIZE, `the rollout waits for the next window (${done} of ${SIZE} done)`);
     await eventually(
