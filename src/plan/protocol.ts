@@ -75,8 +75,9 @@ export interface NodeState {
   /** A Failed node whose failure halts its spec whatever stopOnFailure says (drydock.dev/halts). */
   readonly halts: boolean;
   /**
-   * A NodeImage lock taken by the in-place machinery past its start (it names the node's Job):
-   * a replace rollout of the same name never takes it over, the in-place settling releases it.
+   * A NodeImage lock taken by the in-place machinery past its start (it names the node's Job,
+   * and no replacement): a replace rollout of the same name never takes it over, the in-place
+   * settling releases it.
    */
   readonly inPlaceHold: boolean;
   /** Whether drydock counts this node against the cluster-wide budget. */
@@ -111,7 +112,9 @@ export function parseNodeState(node: ObservedNode): NodeState {
     failures: failures === undefined || !/^\d+$/.test(failures) ? 0 : Number(failures),
     job,
     halts: a[ANNOTATIONS.halts] === 'true',
-    inPlaceHold: lock?.kind === 'NodeImage' && job !== undefined && holds,
+    // A replace rollout's node names a Job too when a gate Job failed it, but it names its
+    // replacement (drydock.dev/replaced-by), which the in-place machinery never writes.
+    inPlaceHold: lock?.kind === 'NodeImage' && job !== undefined && holds && a[ANNOTATIONS.replacedBy] === undefined,
     unavailable: keptCordoned || (phase !== undefined && lockText !== undefined && UNAVAILABLE_PHASES.has(phase)),
   };
 }

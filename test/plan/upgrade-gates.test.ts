@@ -46,7 +46,7 @@ const job = (step: 'before' | 'after', state: 'running' | 'succeeded' | 'failed'
 });
 
 /** worker-0 started, its replacement worker-9 (i-9) joined, healthy and marked Done. */
-function world(phase: string, jobs: ObservedJob[], o: { cordoned?: boolean } = {}) {
+function world(phase: string, jobs: ObservedJob[], o: { cordoned?: boolean; extra?: Record<string, string> } = {}) {
   const w = workers(3, V1, (i) =>
     i === 0
       ? {
@@ -56,6 +56,7 @@ function world(phase: string, jobs: ObservedJob[], o: { cordoned?: boolean } = {
             [ANNOTATIONS.phaseSince]: iso(100),
             [ANNOTATIONS.replacedBy]: 'i-9',
             ...(o.cordoned ? { [ANNOTATIONS.cordoned]: 'true' } : {}),
+            ...o.extra,
           },
           unschedulable: o.cordoned ?? false,
         }
@@ -75,7 +76,7 @@ function world(phase: string, jobs: ObservedJob[], o: { cordoned?: boolean } = {
 function run(
   phase: string,
   jobs: ObservedJob[],
-  o: { cordoned?: boolean; rollout?: Partial<RolloutPolicy> } = {},
+  o: { cordoned?: boolean; extra?: Record<string, string>; rollout?: Partial<RolloutPolicy> } = {},
 ): Plan {
   const d = desired({
     scalingGroups: [scalingGroup('workers', 'workers')],
@@ -116,6 +117,27 @@ describe('plan: UpgradeGates on a replace rollout', () => {
     const status = p.specs.find((s) => s.spec.kind === 'NodeImage');
     assert.equal(status?.phase, 'Halted');
     assert.match(status?.lastError ?? '', new RegExp(jobName('before')));
+  });
+
+  it('the node a failed gate Job failed stays Failed the rounds after, its lock and mark kept', () => {
+    const failedRound = run('Pending', [job('before', 'failed')], { rollout: { stopOnFailure: true } });
+    const marks = failedRound.actions.find((a) => a.kind === 'annotateNode' && a.node === 'worker-0');
+    assert.ok(marks?.kind === 'annotateNode');
+    // The node as that round left it: the Job named in drydock.dev/job, as an in-place lock's is.
+    const written = Object.fromEntries(
+      Object.entries(marks.annotations).filter((e): e is [string, string] => e[1] !== null),
+    );
+    for (const rollout of [{ stopOnFailure: true }, { stopOnFailure: false }])
+      for (const jobs of [[job('before', 'failed')], []]) {
+        const next = run('Failed', jobs, { extra: written, rollout });
+        assert.deepEqual(
+          next.actions.filter((a) => 'node' in a && a.node === 'worker-0').map((a) => a.kind),
+          [],
+          `stopOnFailure ${String(rollout.stopOnFailure)}, ${jobs.length} Job(s): ${kinds(next).join(', ')}`,
+        );
+        const row = next.specs.find((s) => s.spec.kind === 'NodeImage')?.nodes.find((r) => r.node === 'worker-0');
+        assert.equal(row?.phase, 'Failed');
+      }
   });
 
   it('after: once drained the after-Job runs, and only its success removes the old instance', () => {
