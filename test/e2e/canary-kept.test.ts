@@ -102,8 +102,18 @@ describe('e2e: a canary taken by another operation is still the canary', functio
             e.obj.metadata?.name === canary &&
             e.obj.metadata.annotations?.[ANNOTATIONS.operation]?.startsWith('NodeOp/'),
         );
-        if (!took || n?.annotations[nodeOpRecordKey(UPGRADE)] === undefined || n.annotations[ANNOTATIONS.operation])
-          throw new Error(`${canary}: ${JSON.stringify(n?.annotations)}`);
+        if (!took || n?.annotations[nodeOpRecordKey(UPGRADE)] === undefined || n.annotations[ANNOTATIONS.operation]) {
+          // What the upgrade waits for, so a timeout says why it never reached the canary.
+          const upgrade = parse((await fleet.statusFile(`status/NodeOpUpgrade/${UPGRADE}.yaml`)) ?? '{}') as {
+            phase?: string;
+            waitingFor?: string;
+            lastError?: string;
+          };
+          throw new Error(
+            `${canary}: ${JSON.stringify(n?.annotations)}; ${UPGRADE}: ${upgrade.phase ?? '?'}, waiting for ` +
+              `${upgrade.waitingFor ?? '-'}, last error ${upgrade.lastError ?? '-'}`,
+          );
+        }
         return true;
       },
       // The upgrade walks the workers one at a time, each with a reboot, and reaches the canary

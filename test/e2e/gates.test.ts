@@ -1,6 +1,7 @@
 /**
- * End to end, driven only by Git commits: UpgradeGates on NodeOps, on the real control plane,
- * the gate Jobs' pods played by the sim hosts, drydock running as deploy/'s ServiceAccount.
+ * End to end, driven only by Git commits: UpgradeGates on NodeOps and on a replace rollout, on
+ * the real control plane, the gate Jobs' pods played by the sim hosts, drydock running as
+ * deploy/'s ServiceAccount.
  * What happened is read from the API server (watches on Jobs and Nodes, with the time each
  * change arrived), never from drydock's logs.
  */
@@ -8,7 +9,16 @@ import assert from 'node:assert/strict';
 import { CoreV1Api, Watch, type KubeConfig, type V1Job, type V1Node } from '@kubernetes/client-node';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { OPS_REPO_CONFIG, specDoc, startWorkerWorld, stopWorld, type DrydockChild, type FleetRepo } from './world.js';
+import {
+  afterLeaderRounds,
+  OPS_REPO_CONFIG,
+  rolloutYaml,
+  specDoc,
+  startWorkerWorld,
+  stopWorld,
+  type DrydockChild,
+  type FleetRepo,
+} from './world.js';
 
 const NS = 'drydock-system';
 const HELD = 'workers-i-0001';
@@ -219,5 +229,57 @@ describe('e2e: UpgradeGates on the real control plane', function () {
         ).length === 2,
       { timeoutMs: 30_000, intervalMs: 250 },
     );
+  });
+
+  it('a replace rollout whose before-Job fails: its node stays Failed round after round, and no other node starts', async () => {
+    const core = cp().adminKubeConfig().makeApiClient(CoreV1Api);
+    await repo.push(
+      {
+        'ops/workers.yaml': doc('ScalingGroup', 'workers', {
+          provider: 'sim',
+          groupId: 'workers',
+          nodeImage: 'workers',
+          role: 'worker',
+        }),
+        'ops/image.yaml': doc('NodeImage', 'workers', {
+          image: 'os-v2',
+          strategy: 'replace',
+          rollout: rolloutYaml({ stopOnFailure: true, joinTimeout: '60s' }),
+        }),
+        'ops/image-gate.yaml': doc('UpgradeGate', 'image-hold', {
+          appliesTo: { targets: [{ kind: 'NodeImage', name: 'workers' }] },
+          before: [gateJob('imagecheck', 1)],
+          after: [],
+        }),
+      },
+      'images: workers to os-v2, behind a gate that fails',
+    );
+    const held = async () =>
+      (await core.listNode({ labelSelector: 'sim.drydock.dev/group=workers' })).items.filter((n) => {
+        const a = n.metadata?.annotations ?? {};
+        return (a['drydock.dev/operation'] ?? '').startsWith('NodeImage/') && a['drydock.dev/phase'] !== 'Done';
+      });
+    const status = async (): Promise<string> => (await repo.statusFile('status/NodeImage/workers.yaml')) ?? '';
+    const failed = await eventually(
+      'a worker Failed by the gate Job, the NodeImage Halted',
+      async () => {
+        const n = (await held()).find((x) => x.metadata?.annotations?.['drydock.dev/phase'] === 'Failed');
+        return n !== undefined && /phase: Halted/.test(await status()) ? (n.metadata?.name ?? '') : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+    // Rounds later (each one the service ran as the leader), the failure is still the record.
+    assert.ok(drydock);
+    await afterLeaderRounds(drydock, 5);
+    const after = await held();
+    assert.deepEqual(
+      after.map((n) => n.metadata?.name),
+      [failed],
+      'the Failed node is the only NodeImage node not Done: not released, and no other started',
+    );
+    const a = after[0]?.metadata?.annotations ?? {};
+    assert.equal(a['drydock.dev/phase'], 'Failed');
+    assert.match(a['drydock.dev/reason'] ?? '', /UpgradeGate image-hold before-Job .* failed/);
+    assert.match(await status(), /phase: Halted/);
   });
 });
