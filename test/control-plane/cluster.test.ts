@@ -3,7 +3,16 @@
 // collection after a node is deleted.
 import { strict as assert } from 'node:assert';
 
-import { AppsV1Api, BatchV1Api, CoreV1Api, PolicyV1Api, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  PolicyV1Api,
+  setHeaderOptions,
+  type V1Deployment,
+  type V1Pod,
+} from '@kubernetes/client-node';
 
 import { eventually, fakeNode, statusOf, useControlPlane, waitNodeReady } from '../support/control-plane.js';
 
@@ -82,6 +91,28 @@ describe('test control plane (etcd, kube-apiserver, controllers, scheduler, KWOK
       async () => (await apps.readNamespacedDeployment({ name: 'web', namespace: NS })).status?.availableReplicas === 3,
     );
     process.stderr.write(`      (3 pods Running and Ready after ${Date.now() - t0} ms)\n`);
+  });
+
+  it('a Running pod marked not Ready (as the node lifecycle controller does) is Ready again, as a kubelet makes it', async () => {
+    const [pod] = await runningPods('web');
+    assert.ok(pod?.metadata?.name);
+    const name = pod.metadata.name;
+    // What MarkPodsNotReady writes: the Ready condition False, the containers still ready.
+    await core.patchNamespacedPodStatus(
+      {
+        name,
+        namespace: NS,
+        body: { status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date() }] } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+    const ready = async (): Promise<string | undefined> =>
+      (await core.readNamespacedPod({ name, namespace: NS })).status?.conditions?.find((c) => c.type === 'Ready')
+        ?.status;
+    assert.equal(await ready(), 'False');
+    const t0 = Date.now();
+    await eventually(`${name} Ready again`, async () => (await ready()) === 'True', { timeoutMs: 30_000 });
+    process.stderr.write(`      (Ready again after ${Date.now() - t0} ms)\n`);
   });
 
   it('runs a Job to completion', async () => {

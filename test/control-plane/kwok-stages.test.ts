@@ -4,11 +4,11 @@ import { parseAllDocuments } from 'yaml';
 import { kwokStagesYaml, withStatusHeartbeat } from '../../src/sandbox/control-plane/kwok.js';
 
 describe('KWOK stages: a YAML asset shipped in the package', () => {
-  it('the compiled code finds assets/kwok/stages.yaml and it holds the five Stages', () => {
+  it('the compiled code finds assets/kwok/stages.yaml and it holds the six Stages', () => {
     const docs = parseAllDocuments(kwokStagesYaml());
     assert.deepEqual(
       docs.map((d) => d.errors.length),
-      [0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0],
     );
     const stages = docs.map((d) => d.toJS() as { kind: string; metadata: { name: string } });
     assert.deepEqual(
@@ -19,6 +19,7 @@ describe('KWOK stages: a YAML asset shipped in the package', () => {
         'Stage/pod-ready',
         'Stage/pod-complete',
         'Stage/pod-delete',
+        'Stage/pod-ready-again',
       ],
     );
   });
