@@ -19,7 +19,7 @@ import type { Action } from '../plan/types.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
 import { plural } from '../words.js';
-import { noteWrite, type Written } from '../kube/written.js';
+import { noteWrite, type WriteListener } from '../kube/written.js';
 
 export interface KubeApis {
   readonly core: CoreV1Api;
@@ -40,7 +40,7 @@ export interface ActionDeps {
    * Told of each watched object written, with the version the API server gave it: the next
    * round starts once the caches have seen them (src/observe/seen-writes.ts).
    */
-  readonly wrote?: (w: Written) => void;
+  readonly wrote?: WriteListener;
 }
 
 export type ActionOf<K extends Action['kind']> = Extract<Action, { kind: K }>;

@@ -10,7 +10,7 @@ import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
 import { JOB_LABELS } from '../protocol/jobs.js';
 import { JOB_NAME_LABEL, jobOutcome, type JobOutcome } from '../protocol/job-outcome.js';
-import { noteWrite, type Written } from '../kube/written.js';
+import { noteWrite, type WriteListener } from '../kube/written.js';
 
 export interface JobApis {
   readonly core: CoreV1Api;
@@ -20,7 +20,7 @@ export interface JobApis {
 export interface JobDeps {
   readonly kube: JobApis;
   /** Told of each object written, with the version it was given (src/kube/written.ts). */
-  readonly wrote?: (w: Written) => void;
+  readonly wrote?: WriteListener;
   readonly fieldManager: string;
 }
 

@@ -15,7 +15,7 @@ export interface WriteAnswer {
   readonly metadata?: { name?: string; namespace?: string; resourceVersion?: string };
 }
 
-/** Who is told of each write: ActionDeps and JobDeps carry it as `wrote`. */
+/** Who is told of each write: ActionDeps and JobDeps carry it as `wrote`; none: nobody is. */
 export type WriteListener = ((w: Written) => void) | undefined;
 
 /** Tells `wrote` of the object a write answered with, if it carries a version. */
