@@ -12,7 +12,7 @@ import { eventually, useControlPlane } from '../support/control-plane.js';
 import { usePrometheus } from '../support/prometheus.js';
 import { ApiLog, replay } from './api-watch.js';
 import {
-  afterRounds,
+  afterLeaderRounds,
   OPS_REPO_CONFIG,
   specDoc,
   startDrydockChild,
@@ -227,7 +227,7 @@ describe('e2e: metric gates from a real Prometheus and Alertmanager', function (
     drydock?.kill('SIGKILL');
     await drydock?.exited;
     drydock = startDrydockChild(args);
-    await afterRounds(drydock, 3);
+    await afterLeaderRounds(drydock, 3);
     // The restarted drydock's own words: the halt it read back, no longer the live breach.
     const kept = await eventually(
       'the restarted drydock reports the halt it read back',
