@@ -86,6 +86,27 @@ describe('execute: evictions of one PDB one at a time (EvictionPacer)', () => {
     assert.ok(log.indexOf('end free') < log.indexOf('end x'), log.join(', '));
   });
 
+  it('an eviction waits for the one before it no longer than the bound, then goes beside it', async () => {
+    const pacer = new EvictionPacer(30);
+    const log: string[] = [];
+    let answer!: () => void;
+    const slow = pacer.run(['x'], async () => {
+      log.push('start slow');
+      await new Promise<void>((r) => (answer = r));
+      log.push('end slow');
+    });
+    const next = pacer.run(['x'], async () => {
+      log.push('start next');
+      await sleep(1);
+      log.push('end next');
+    });
+    await next;
+    assert.deepEqual(log, ['start slow', 'start next', 'end next'], 'the next went while the slow one was under way');
+    answer();
+    await slow;
+    assert.equal(pacer.busy, 0);
+  });
+
   it('a refused or failed eviction frees its PDB for the next', async () => {
     const pacer = new EvictionPacer();
     await assert.rejects(
