@@ -1,3 +1,11 @@
+import { within } from '../time-limit.js';
+
+/**
+ * How long kube-apiserver waits before it retries an eviction whose PDB update conflicted with
+ * another's (its EvictionsRetry backoff: 500 ms steps).
+ */
+const EVICTION_CONFLICT_RETRY_MS = 500;
+
 /**
  * Evictions of pods under one PodDisruptionBudget, one at a time across every node's drain, but
  * never held longer than the API server would hold a conflicting one.
@@ -29,7 +37,7 @@ export class EvictionPacer {
     const mine = new Promise<void>((resolve) => (release = resolve));
     for (const k of pdbs) this.tails.set(k, mine);
     try {
-      await atMost(Promise.all(before), this.maxWaitMs);
+      await within(Promise.all(before), this.maxWaitMs);
       return await call();
     } finally {
       release();
@@ -40,22 +48,5 @@ export class EvictionPacer {
   /** PDBs with an eviction under way or waiting (for tests and shutdown). */
   get busy(): number {
     return this.tails.size;
-  }
-}
-
-/**
- * How long kube-apiserver waits before it retries an eviction whose PDB update conflicted with
- * another's (its EvictionsRetry backoff: 500 ms steps).
- */
-export const EVICTION_CONFLICT_RETRY_MS = 500;
-
-/** Resolves when `p` does or `ms` has passed, whichever is first; leaves no timer behind. */
-async function atMost(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const passed = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  try {
-    await Promise.race([p, passed]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -50,19 +50,6 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** `promise`'s value, or 'timeout' after `ms`; the timer is cleared either way. */
-export async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * Calls `probe` until it returns a value that is not NotYet. A probe that throws counts as
  * not yet (the thing may still be starting); its message is kept as the last problem.

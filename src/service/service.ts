@@ -37,6 +37,7 @@ import { configMapSentLog, memorySentLog, type SentLog } from '../notify/sent-lo
 import { ObservedPace } from './observed-pace.js';
 import type { StatusVersion } from '../report/status-timings.js';
 import { isGitSourceError } from '../source/errors.js';
+import { within } from '../time-limit.js';
 
 export type { DesiredRevision, DesiredSource } from './desired.js';
 export type { StatusSink } from './status.js';
@@ -344,19 +345,6 @@ async function serveHttp(
       }),
     ...(webhook ? { webhook } : {}),
   });
-}
-
-/** Whether `work` settled within `ms` (it goes on either way). */
-async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const gaveUp = await Promise.race([
-    work.then(() => false),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), ms);
-    }),
-  ]);
-  clearTimeout(timer);
-  return !gaveUp;
 }
 
 interface RoundParts {
