@@ -19,7 +19,7 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { JOB_NAME_LABEL } from '../protocol/job-outcome.js';
+import { JOB_NAME_LABEL, jobAttempts } from '../protocol/job-outcome.js';
 import { LABELS } from '../protocol/keys.js';
 import type {
   ObservedDeployment,
@@ -216,8 +216,7 @@ export function buildClusterSnapshot(
  * the pod informer holds every pod already, so this costs no request and no extra cache.
  */
 function podsOfJob(pods: readonly V1Pod[], job: V1Job): V1Pod[] {
-  const done = (job.status?.succeeded ?? 0) + (job.status?.failed ?? 0) > 0;
-  if (!done) return [];
+  if (jobAttempts(job) === 0) return [];
   const ns = job.metadata?.namespace;
   const name = job.metadata?.name;
   return pods.filter((p) => p.metadata?.namespace === ns && p.metadata?.labels?.[JOB_NAME_LABEL] === name);

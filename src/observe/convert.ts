@@ -145,20 +145,19 @@ export function toObservedDeployment(d: V1Deployment): ObservedDeployment {
 
 /** `pods`: the Job's own pods (label batch.kubernetes.io/job-name), read for a finished Job's message. */
 export function toObservedJob(job: V1Job, pods: readonly V1Pod[] = []): ObservedJob {
-  const conditions = job.status?.conditions ?? [];
-  const complete = conditions.find((c) => c.type === 'Complete' && c.status === 'True');
-  const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
-  const completedAt = isoTime(job.status?.completionTime ?? complete?.lastTransitionTime);
-  const message = complete !== undefined || failed !== undefined ? jobOutcome(job, pods).lastPod?.message : undefined;
+  const outcome = jobOutcome(job, pods);
+  const succeeded = outcome.state === 'succeeded';
+  const completedAt = succeeded ? (isoTime(job.status?.completionTime) ?? outcome.finishedAt) : undefined;
+  const message = outcome.state !== 'running' ? outcome.lastPod?.message : undefined;
   return Object.freeze({
     namespace: job.metadata?.namespace ?? '',
     name: job.metadata?.name ?? '',
     labels: record(job.metadata?.labels),
-    succeeded: complete !== undefined,
-    failed: failed !== undefined,
+    succeeded,
+    failed: outcome.state === 'failed',
     ...(completedAt ? { completedAt } : {}),
-    attempts: (job.status?.succeeded ?? 0) + (job.status?.failed ?? 0),
-    ...(failed?.reason ? { failureReason: failed.reason } : {}),
+    attempts: outcome.attempts,
+    ...(outcome.reason ? { failureReason: outcome.reason } : {}),
     ...(message !== undefined ? { message } : {}),
   });
 }

@@ -68,18 +68,60 @@ function podSummary(pod: V1Pod): NonNullable<JobOutcome['lastPod']> {
   };
 }
 
+/**
+ * Pods the Job counted as ended: succeeded and failed, with those it has seen end but not yet
+ * moved into those counts (status.uncountedTerminatedPods, while it removes their finalizers).
+ */
+export function jobAttempts(job: V1Job): number {
+  const s = job.status;
+  const uncounted = s?.uncountedTerminatedPods;
+  return (
+    (s?.succeeded ?? 0) + (s?.failed ?? 0) + (uncounted?.succeeded?.length ?? 0) + (uncounted?.failed?.length ?? 0)
+  );
+}
+
+/**
+ * No pod of the Job runs or is still terminating. `status.terminating` is reported by API
+ * servers that count terminating pods (Kubernetes 1.28 and later with the pod replacement
+ * policy, always since 1.34); without it, a pod being deleted counts in neither `active` nor
+ * anywhere else, so nothing can be said and the answer is no.
+ */
+function nothingRunning(job: V1Job): boolean {
+  const s = job.status;
+  return s?.terminating === 0 && (s.active ?? 0) === 0;
+}
+
+/**
+ * Whether the Job succeeded, failed or still runs. `Complete` and `Failed` are final. Since
+ * Kubernetes 1.31 the Job controller first adds `SuccessCriteriaMet` or `FailureTarget` when
+ * the outcome is decided, and the final condition a sync later, once every pod has terminated
+ * and been counted (the pods' tracking finalizers removed): the two come milliseconds apart,
+ * but as two watch events. A decided Job with no pod running or terminating is read as its
+ * outcome then: nothing of it still runs on the node. One that still has a pod (a deadline
+ * being enforced, a lingering pod of a success policy) waits for the final condition.
+ */
+function jobState(job: V1Job): { state: JobState; by?: { reason?: string; lastTransitionTime?: Date } } {
+  const complete = condition(job, 'Complete');
+  if (complete !== undefined) return { state: 'succeeded', by: complete };
+  const failed = condition(job, 'Failed');
+  if (failed !== undefined) return { state: 'failed', by: failed };
+  if (!nothingRunning(job)) return { state: 'running' };
+  const met = condition(job, 'SuccessCriteriaMet');
+  if (met !== undefined) return { state: 'succeeded', by: met };
+  const target = condition(job, 'FailureTarget');
+  if (target !== undefined) return { state: 'failed', by: target };
+  return { state: 'running' };
+}
+
 /** Reads `job` and the pods it made (select them with `batch.kubernetes.io/job-name`). */
 export function jobOutcome(job: V1Job, pods: readonly V1Pod[]): JobOutcome {
-  const complete = condition(job, 'Complete');
-  const failed = condition(job, 'Failed');
-  const state: JobState = complete !== undefined ? 'succeeded' : failed !== undefined ? 'failed' : 'running';
-  const attempts = (job.status?.succeeded ?? 0) + (job.status?.failed ?? 0);
+  const { state, by } = jobState(job);
   const pod = lastPod(pods);
-  const finished = complete?.lastTransitionTime ?? failed?.lastTransitionTime ?? job.status?.completionTime;
+  const finished = by?.lastTransitionTime ?? job.status?.completionTime;
   return {
     state,
-    attempts,
-    ...(state === 'failed' && failed?.reason !== undefined ? { reason: failed.reason } : {}),
+    attempts: jobAttempts(job),
+    ...(state === 'failed' && by?.reason !== undefined ? { reason: by.reason } : {}),
     ...(pod !== undefined ? { lastPod: podSummary(pod) } : {}),
     ...(state !== 'running' && finished !== undefined ? { finishedAt: new Date(finished).toISOString() } : {}),
   };

@@ -394,6 +394,44 @@ describe("a Job's outcome", () => {
     assert.equal(out.attempts, 1);
     assert.equal(out.lastPod?.message?.length, 1025);
   });
+
+  // Kubernetes 1.31 and later: the decided outcome first, the final condition once the pods are counted.
+  const decided = (type: string, status: V1Job['status'] = {}): V1Job => ({
+    status: {
+      terminating: 0,
+      uncountedTerminatedPods: type === 'SuccessCriteriaMet' ? { succeeded: ['uid-1'] } : { failed: ['uid-1'] },
+      ...status,
+      conditions: [{ type, status: 'True', reason: 'BackoffLimitExceeded', lastTransitionTime: t('50') }],
+    },
+  });
+
+  it('is succeeded at SuccessCriteriaMet once no pod runs, counting the pod not yet moved to succeeded', () => {
+    const out = jobOutcome(decided('SuccessCriteriaMet'), [pod('p', '01', 0, 'patched')]);
+    assert.deepEqual(out, {
+      state: 'succeeded',
+      attempts: 1,
+      lastPod: { name: 'p', exitCode: 0, reason: 'Completed', message: 'patched' },
+      finishedAt: '2026-01-01T00:00:50.000Z',
+    });
+  });
+
+  it('is failed at FailureTarget once no pod runs or terminates, with its reason', () => {
+    const out = jobOutcome(decided('FailureTarget'), []);
+    assert.deepEqual(out, {
+      state: 'failed',
+      attempts: 1,
+      reason: 'BackoffLimitExceeded',
+      finishedAt: '2026-01-01T00:00:50.000Z',
+    });
+  });
+
+  it('is still running while a decided Job has a pod active or terminating, or does not report terminating pods', () => {
+    assert.equal(jobOutcome(decided('FailureTarget', { terminating: 1 }), []).state, 'running');
+    assert.equal(jobOutcome(decided('FailureTarget', { active: 1 }), []).state, 'running');
+    assert.equal(jobOutcome(decided('SuccessCriteriaMet', { active: 1 }), []).state, 'running');
+    const { terminating: _unreported, ...older } = decided('SuccessCriteriaMet').status ?? {};
+    assert.equal(jobOutcome({ status: older }, []).state, 'running');
+  });
 });
 
 describe('the images of the pods and Jobs the actions build', () => {

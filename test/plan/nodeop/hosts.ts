@@ -265,24 +265,58 @@ export class NodeHosts {
     });
   }
 
-  /** The Job controller reads a pod that ended: the Job succeeds, fails past its backoffLimit, or tries again. */
+  /**
+   * The Job controller reads a pod that ended: the Job succeeds, fails past its backoffLimit, or
+   * tries again. As since Kubernetes 1.31, a decided Job first gets SuccessCriteriaMet or
+   * FailureTarget with the pod not yet counted (uncountedTerminatedPods), and Complete or Failed
+   * once its finalizer is removed, a sync later (up to the controller's 1 s batch).
+   */
   private podEnded(j: HostJob): void {
     const status = (j.job.status ??= {});
-    const phase = j.pods.at(-1)?.status?.phase;
+    const pod = j.pods.at(-1);
+    const phase = pod?.status?.phase;
     const at = new Date(this.clock.now());
+    const uid = pod?.metadata?.uid ?? '';
     if (phase === 'Succeeded') {
-      status.succeeded = 1;
-      status.completionTime = at;
-      status.conditions = [{ type: 'Complete', status: 'True', lastTransitionTime: at }];
+      status.terminating = 0;
+      status.uncountedTerminatedPods = { succeeded: [uid] };
+      status.conditions = [{ type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: at }];
       if (j.labels[JOB_LABELS.step] === 'operation') this.successes.set(j.node, (this.successes.get(j.node) ?? 0) + 1);
-    } else if (phase === 'Failed') {
-      status.failed = (status.failed ?? 0) + 1;
-      if (status.failed > backoffLimit(j.job))
+      this.counted(j, () => {
+        status.succeeded = 1;
+        status.completionTime = at;
         status.conditions = [
-          { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', lastTransitionTime: at },
+          ...(status.conditions ?? []),
+          { type: 'Complete', status: 'True', lastTransitionTime: at },
         ];
-      else this.startPod(j);
+      });
+    } else if (phase === 'Failed') {
+      if ((status.failed ?? 0) + 1 > backoffLimit(j.job)) {
+        const reason = 'BackoffLimitExceeded';
+        status.terminating = 0;
+        status.uncountedTerminatedPods = { failed: [uid] };
+        status.conditions = [{ type: 'FailureTarget', status: 'True', reason, lastTransitionTime: at }];
+        this.counted(j, () => {
+          status.failed = (status.failed ?? 0) + 1;
+          status.conditions = [
+            ...(status.conditions ?? []),
+            { type: 'Failed', status: 'True', reason, lastTransitionTime: at },
+          ];
+        });
+      } else {
+        status.failed = (status.failed ?? 0) + 1;
+        this.startPod(j);
+      }
     }
+  }
+
+  /** The pod counted a second later, unless the Job was deleted meanwhile. */
+  private counted(j: HostJob, count: () => void): void {
+    this.clock.at(1000, () => {
+      if (this.jobs.get(j.name) !== j) return;
+      delete j.job.status?.uncountedTerminatedPods;
+      count();
+    });
   }
 
   private createRebootPod(a: Extract<Action, { kind: 'createRebootPod' }>): boolean {
