@@ -96,6 +96,7 @@ describe('Scheduler', () => {
       const t0 = Date.now();
       const s = new Scheduler(async () => {
         at.push(Date.now() - t0);
+        await sleep(150); // a run this long allows the whole 1 s gap (9 × 150 ms)
       });
       // Margins wide enough for a loaded machine: "at once" is well inside the 1 s gap.
       for (let i = 0; i < 10; i++) s.requestSpaced(1_000);
@@ -130,6 +131,57 @@ describe('Scheduler', () => {
       assert.deepEqual(ran, [1_000], 'not yet: 150 ms of the gap are left');
       await sleep(150);
       assert.deepEqual(ran, [1_000, 1_600]);
+      await s.stop();
+    });
+
+    // A fake clock; the due time is read at once (the real timer behind it is seconds away).
+    it('keeps a gap of nine times the last run, at least 20 ms, at most the gap allowed', async () => {
+      let now = 0;
+      let runMs = 1_000;
+      let runs = 0;
+      const s = new Scheduler(
+        async () => {
+          runs += 1;
+          now += runMs;
+        },
+        () => now,
+      );
+      const runNow = async (): Promise<void> => {
+        const before = runs;
+        s.request(0);
+        await until('a run', () => runs === before + 1 && !s.busy);
+      };
+      await runNow(); // 0 → 1,000
+      s.requestSpaced(60_000);
+      assert.equal(s.nextAt, 1_000 + 9_000, 'nine times the 1 s run');
+      runMs = 0; // a cheap run (nothing to do)
+      await runNow();
+      s.requestSpaced(60_000);
+      assert.equal(s.nextAt, now + 20, 'at least 20 ms');
+      runMs = 10_000; // a costly run: the gap allowed, not 90 s
+      await runNow();
+      s.requestSpaced(60_000);
+      assert.equal(s.nextAt, now + 60_000);
+      await s.stop();
+    });
+
+    it('serves an event that came during a run a gap after that run ends', async () => {
+      let now = 0;
+      let release: () => void = () => undefined;
+      const s = new Scheduler(
+        async () => {
+          await new Promise<void>((r) => (release = r));
+        },
+        () => now,
+      );
+      s.request(0);
+      await until('the run', () => s.busy);
+      now = 100;
+      s.requestSpaced(60_000); // during the run
+      now = 1_000; // the run took 1 s
+      release();
+      await until('the end of the run', () => !s.busy);
+      assert.equal(s.nextAt, 1_000 + 9_000);
       await s.stop();
     });
   });
