@@ -32,6 +32,7 @@ import { SimHttpProvider } from '../../src/cloud/sim/http-client.js';
 import { nodeNameFor, parseSimProviderID } from '../../src/cloud/sim/nodes.js';
 import { pinnedJob } from '../../src/execute/jobs/node-job.js';
 import { rebootPod } from '../../src/execute/jobs/reboot-pod.js';
+import { jobOutcome } from '../../src/protocol/job-outcome.js';
 import { watchCollection, type WatchedCollection } from '../../src/kube/informer.js';
 import type { OperationRef } from '../../src/protocol/jobs.js';
 
@@ -357,13 +358,7 @@ export function floorNodeOp(o: FloorOptions, name: string): Promise<FloorRun> {
       await batch.createNamespacedJob({ namespace: o.jobNamespace, body: job });
       t['job'] = Date.now();
       await w.until(`${jobName} complete`, () =>
-        w.jobs
-          .list()
-          .some(
-            (j) =>
-              j.metadata?.name === jobName &&
-              (j.status?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True'),
-          ),
+        w.jobs.list().some((j) => j.metadata?.name === jobName && jobOutcome(j, []).state === 'succeeded'),
       );
       t['jobDone'] = Date.now();
       const bootID = w.node(node)?.status?.nodeInfo?.bootID ?? '';
