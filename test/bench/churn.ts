@@ -5,7 +5,9 @@
  * seconds. Per new node: the time from this process's own watch seeing its Ready condition
  * True to drydock's first plan whose observed state holds the node as Ready ("acting": the
  * first reconcile that would act on it, read from the service's last outcome every 10 ms).
- * Sizes (nodes): DRYDOCK_BENCH_CHURN, default 50.
+ * Also the rounds the churn made: how many a second, and the share of the time they took
+ * (drydock_reconcile_duration_seconds over the churn), which the scheduler's spacing of watch
+ * events bounds. Sizes (nodes): DRYDOCK_BENCH_CHURN, default 50.
  */
 import { CoreV1Api, Watch, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { fakeNode, startControlPlane } from '../../src/sandbox/control-plane/index.js';
@@ -40,6 +42,17 @@ async function watchReady(kc: KubeConfig, seen: Map<string, number>): Promise<{ 
     },
     () => undefined,
   );
+}
+
+/** The rounds so far and the seconds they took, from the service's reconcile histogram. */
+async function roundsSoFar(world: IdleWorld): Promise<{ count: number; seconds: number }> {
+  let count = 0;
+  let seconds = 0;
+  for (const v of (await world.service.metrics.reconcileDuration.get()).values) {
+    if (v.metricName?.endsWith('_count')) count += v.value;
+    else if (v.metricName?.endsWith('_sum')) seconds += v.value;
+  }
+  return { count, seconds };
 }
 
 /** Pods created at PODS_PER_SECOND on the fleet's nodes, each deleted POD_LIFE_MS later. */
@@ -142,6 +155,8 @@ export async function churnOn(admin: KubeConfig, world: IdleWorld, nodes: number
       if (n.ready && !planned.has(n.name)) planned.set(n.name, performance.now());
   }, 10);
   const core = admin.makeApiClient(CoreV1Api);
+  const roundsBefore = await roundsSoFar(world);
+  const churnStart = performance.now();
   const churn = churnPods(admin, nodes);
   const created: string[] = [];
   for (let t = 0; t < CHURN_MS; t += NODE_EVERY_MS) {
@@ -152,6 +167,10 @@ export async function churnOn(admin: KubeConfig, world: IdleWorld, nodes: number
     await new Promise((r) => setTimeout(r, NODE_EVERY_MS));
   }
   const errors = await churn.stop();
+  const churnSeconds = (performance.now() - churnStart) / 1000;
+  const roundsAfter = await roundsSoFar(world);
+  const roundsPerSecond = (roundsAfter.count - roundsBefore.count) / churnSeconds;
+  const roundShare = (roundsAfter.seconds - roundsBefore.seconds) / churnSeconds;
   await settle(created, readySeen, planned);
   clearInterval(poll);
   watch.abort();
@@ -163,18 +182,19 @@ export async function churnOn(admin: KubeConfig, world: IdleWorld, nodes: number
   console.log(
     `(churn: ${made.length} of ${created.length} new nodes Ready, created → Ready (KWOK) ` +
       `${spread(made.map((n) => (readySeen.get(n) ?? 0) - (createdAt.get(n) ?? 0)))}; ${lat.length} planned, ` +
-      `Ready → plan ${spread(lat)}; ${errors} pod requests failed)`,
+      `Ready → plan ${spread(lat)}; ${errors} pod requests failed; ${roundsPerSecond.toFixed(1)} rounds a second, ` +
+      `${(roundShare * 100).toFixed(1)} % of the time in rounds)`,
   );
   if (lat.length === 0) {
     console.log('(churn: no node was both Ready and planned: nothing to record)');
     return [];
   }
   const size = `${nodes} nodes, ${nodes * REPLICAS} pods, ${PODS_PER_SECOND} pods/s created and deleted, ${created.length} new nodes (${lat.length} measured, ${errors} pod requests failed)`;
-  const f = (name: string, what: string, value: number): Figure => ({
+  const f = (name: string, what: string, value: number, unit = 'ms'): Figure => ({
     id: `churn.${name}@${nodes}`,
     what,
     value,
-    unit: 'ms',
+    unit,
     target: null,
     size,
     command: run,
@@ -182,6 +202,8 @@ export async function churnOn(admin: KubeConfig, world: IdleWorld, nodes: number
   const figures = [
     f('readyToPlanP50', 'node Ready (watch) → first plan observing it Ready, p50', quantile(lat, 0.5)),
     f('readyToPlanP99', 'node Ready (watch) → first plan observing it Ready, p99', quantile(lat, 0.99)),
+    f('roundsPerSecond', 'rounds a second during the churn', roundsPerSecond, '/s'),
+    f('roundShare', 'share of the churn spent in rounds (reconcile time ÷ wall time)', roundShare, 'ratio'),
   ];
   recordFigures(figures);
   return figures;
