@@ -81,10 +81,10 @@ export function jobAttempts(job: V1Job): number {
 }
 
 /**
- * No pod of the Job runs or is still terminating. `status.terminating` is reported by API
- * servers that count terminating pods (Kubernetes 1.28 and later with the pod replacement
- * policy, always since 1.34); without it, a pod being deleted counts in neither `active` nor
- * anywhere else, so nothing can be said and the answer is no.
+ * No pod of the Job runs or is still terminating. `status.terminating` is reported where the
+ * Job controller counts terminating pods (the JobPodReplacementPolicy feature: on by default
+ * since Kubernetes 1.29, always since 1.34); without it a pod being deleted counts neither in
+ * `active` nor anywhere else, so nothing can be said and the answer is no.
  */
 function nothingRunning(job: V1Job): boolean {
   const s = job.status;

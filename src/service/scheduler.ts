@@ -1,11 +1,4 @@
 /**
- * Runs one job at a time, at the earliest time anyone asked for: Git pushes, the plan's wakeAt
- * and retry delays become `request(delayMs)`, watch events `requestSpaced(gapMs)`. Requests
- * during a run are remembered, so a change that lands mid-round is never lost; a burst of
- * requests becomes one run, or two for spaced ones (one at once, one a gap later).
- */
-
-/**
  * A stream of watch events keeps runs this many times as far apart as the last run took, so
  * runs fill at most a tenth of the time however fast events come, within the gap the caller
  * allows at most (the service's 250 ms) and SPACED_MIN_MS at least.
@@ -13,6 +6,12 @@
 export const SPACED_RUN_FACTOR = 9;
 export const SPACED_MIN_MS = 20;
 
+/**
+ * Runs one job at a time, at the earliest time anyone asked for: Git pushes, the plan's wakeAt
+ * and retry delays become `request(delayMs)`, watch events `requestSpaced(maxGapMs)`. Requests
+ * during a run are remembered, so a change that lands mid-round is never lost; a burst of
+ * requests becomes one run, or two for spaced ones (one at once, one a gap later).
+ */
 export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
   private dueAt = Number.POSITIVE_INFINITY;
