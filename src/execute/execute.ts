@@ -103,16 +103,21 @@ async function attempt(fn: () => Promise<Outcome>, what: string): Promise<Outcom
 /**
  * The index of the annotateNode that goes with a cordon or uncordon of the same node next to it
  * in the plan (the planner emits them together: a phase change with its cordon), keyed by
- * the index of the pair's first action. Each such pair is written as one patch.
+ * the index of the pair's first action. Each such pair is written as one patch. A toggle
+ * between two annotations goes with the one after it (a NodeOp's lock, then its cordon with
+ * the phase that says why): the cordon is never written without that phase.
  */
 export function annotationPairs(actions: readonly Action[]): Map<number, { toggle: number; annotate: number }> {
   const pairs = new Map<number, { toggle: number; annotate: number }>();
   const toggles = (a: Action | undefined): a is Toggle => a?.kind === 'cordon' || a?.kind === 'uncordon';
+  const together = (a: Action | undefined, b: Action | undefined): boolean =>
+    a !== undefined && b !== undefined && nodeOf(a) === nodeOf(b) && laneOf(a) === laneOf(b);
   for (let i = 0; i + 1 < actions.length; i++) {
-    const [a, b] = [actions[i], actions[i + 1]];
-    if (a === undefined || b === undefined || nodeOf(a) !== nodeOf(b) || laneOf(a) !== laneOf(b)) continue;
+    const [a, b, c] = [actions[i], actions[i + 1], actions[i + 2]];
+    if (a === undefined || b === undefined || !together(a, b)) continue;
     if (toggles(a) && b.kind === 'annotateNode') pairs.set(i, { toggle: i, annotate: i + 1 });
-    else if (a.kind === 'annotateNode' && toggles(b)) pairs.set(i, { toggle: i + 1, annotate: i });
+    else if (a.kind === 'annotateNode' && toggles(b) && !(c?.kind === 'annotateNode' && together(b, c)))
+      pairs.set(i, { toggle: i + 1, annotate: i });
     else continue;
     i++;
   }

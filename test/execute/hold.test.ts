@@ -91,15 +91,25 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
     ),
   };
 
-  /** Runs the round's actions; says which calls reached the API server, in order. */
-  async function execute(actions: readonly Action[], patch: 'ok' | 'fails'): Promise<[string[], string[]]> {
+  /**
+   * Runs the round's actions; says which calls reached the API server, in order. `patch` answers
+   * every node patch, or each in turn; `bodies` collects what each patch set.
+   */
+  async function execute(
+    actions: readonly Action[],
+    patch: 'ok' | 'fails' | readonly ('ok' | 'fails')[],
+    bodies: unknown[] = [],
+  ): Promise<[string[], string[]]> {
     const calls: string[] = [];
+    const answers = typeof patch === 'string' ? undefined : [...patch];
     const kube = {
       core: {
         readNode: (r: { name: string }) => Promise.resolve({ metadata: { name: r.name, annotations: {} }, spec: {} }),
-        patchNode: (r: { name: string }) => {
+        patchNode: (r: { name: string; body: unknown }) => {
           calls.push(`patch ${r.name}`);
-          return patch === 'ok' ? Promise.resolve({}) : Promise.reject(new ApiException(503, 'unavailable', {}, {}));
+          bodies.push(r.body);
+          const answer = answers === undefined ? patch : (answers.shift() ?? 'ok');
+          return answer === 'ok' ? Promise.resolve({}) : Promise.reject(new ApiException(503, 'unavailable', {}, {}));
         },
         createNamespacedPod: (r: { body: { metadata?: { name?: string } } }) => {
           calls.push(`create pod ${r.body.metadata?.name ?? ''}`);
@@ -169,6 +179,48 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
       const [calls, outcomes] = await execute(p.actions, 'fails');
       assert.deepEqual(calls, ['patch worker-0']);
       assert.deepEqual(outcomes, ['HTTP503', 'Deferred', 'Deferred']);
+    });
+  });
+
+  describe('a free node: its lock, then the cordon with Updating, then the Job, in one round', () => {
+    const p = plan(
+      desired({ nodeOps: [nodeOp('patch', { cordon: true })] }),
+      observed({ nodes: [node('worker-0', 'sim://g/worker-0')] }),
+      at(0),
+      { jobNamespace: NS },
+    );
+    const phaseOf = (a: Action | undefined): string | undefined =>
+      a?.kind === 'annotateNode' ? (a.annotations[ANNOTATIONS.phase] ?? undefined) : undefined;
+
+    it('the lock is a patch of its own; the cordon goes with the phase after it, and the Job after both', async () => {
+      assert.deepEqual(
+        p.actions.map((a) => a.kind),
+        ['annotateNode', 'cordon', 'annotateNode', 'createNodeJob'],
+      );
+      assert.deepEqual([phaseOf(p.actions[0]), phaseOf(p.actions[2])], ['Pending', 'Updating']);
+      const bodies: unknown[] = [];
+      const [calls, outcomes] = await execute(p.actions, 'ok', bodies);
+      assert.deepEqual(calls.slice(0, 2), ['patch worker-0', 'patch worker-0']);
+      assert.match(calls[2] ?? '', /^create job /);
+      assert.deepEqual(outcomes, ['done', 'done', 'done', 'done']);
+      // The lock's patch cordons nothing; the cordon's carries the phase Updating.
+      const [lock, cordon] = bodies as { metadata?: { annotations?: Record<string, string> }; spec?: unknown }[];
+      assert.equal(lock?.spec, undefined);
+      assert.equal(lock?.metadata?.annotations?.[ANNOTATIONS.phase], 'Pending');
+      assert.deepEqual(cordon?.spec, { unschedulable: true });
+      assert.equal(cordon?.metadata?.annotations?.[ANNOTATIONS.phase], 'Updating');
+    });
+
+    it('a failed lock write holds the cordon and the Job (the next round starts the node again)', async () => {
+      const [calls, outcomes] = await execute(p.actions, 'fails');
+      assert.deepEqual(calls, ['patch worker-0']);
+      assert.deepEqual(outcomes, ['HTTP503', 'Deferred', 'Deferred', 'Deferred']);
+    });
+
+    it('a failed cordon holds the Job; the node stays Pending and uncordoned', async () => {
+      const [calls, outcomes] = await execute(p.actions, ['ok', 'fails']);
+      assert.deepEqual(calls, ['patch worker-0', 'patch worker-0']);
+      assert.deepEqual(outcomes, ['done', 'HTTP503', 'Deferred', 'Deferred']);
     });
   });
 });

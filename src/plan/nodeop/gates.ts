@@ -4,7 +4,7 @@
  * is done and uncordoned, before its lock is released. src/plan/gates.ts walks the Jobs.
  */
 import type { ObservedNode } from '../../observe/types.js';
-import { cleanUpGateJobs, runGates, type GateInput, type GateResult, type GateStep } from '../gates.js';
+import { cleanUpGateJobs, gatesFor, runGates, type GateInput, type GateResult, type GateStep } from '../gates.js';
 import type { NodeState } from '../protocol.js';
 import type { NodeOpContext } from './context.js';
 
@@ -22,6 +22,11 @@ function gateInput(ctx: NodeOpContext, node: ObservedNode): GateInput {
 
 export function nodeGates(ctx: NodeOpContext, node: ObservedNode, step: GateStep): GateResult {
   return runGates(gateInput(ctx, node), step);
+}
+
+/** Whether an UpgradeGate has before-Jobs for the node: they run while it is Pending, before its cordon. */
+export function hasBeforeJobs(ctx: Pick<NodeOpContext, 'desired' | 'spec'>, node: ObservedNode): boolean {
+  return gatesFor(ctx.desired, ctx.spec, node).some((g) => g.before.length > 0);
 }
 
 /** The phase that reads each step's Jobs: Pending the before-Jobs, Verifying the after-Jobs. */

@@ -22,7 +22,7 @@ import {
   type Standing,
 } from './context.js';
 import { nodeOpStartGate } from './gate.js';
-import { advance, cleanUpJob, failurePolicy, settle, type Ended } from './step.js';
+import { advance, cleanUpJob, failurePolicy, settle, startStep, type Ended, type UpdateStep } from './step.js';
 import { cleanUpNodeGateJobs } from './gates.js';
 import { cleanUpRemovedJobs } from './removed.js';
 import { buildNodeOpStatus } from './status.js';
@@ -68,9 +68,9 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   const { stateOf } = ctx.view;
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
   const ended = new Map<string, Ended>();
+  const update = ctx.bottlerocket !== undefined ? bottlerocketJobStep : undefined;
   for (const n of all) {
     if (standing.get(n.name) !== 'current' || stateOf(n).settled) continue;
-    const update = ctx.bottlerocket !== undefined ? bottlerocketJobStep : undefined;
     const end = stateOf(n).phase === 'Verifying' ? verifyStep(ctx, n) : advance(ctx, n, update);
     if (end !== undefined) ended.set(n.name, end);
   }
@@ -111,9 +111,14 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
         'concurrency',
         'the first node resolves latest; every later node is pinned to the version it finds',
       );
-    else startNodes(ctx, all, standing, gates, resolving ? Math.min(gate.limit ?? 1, 1) : gate.limit);
+    else {
+      const limit = resolving ? Math.min(gate.limit ?? 1, 1) : gate.limit;
+      for (const n of startNodes(ctx, all, standing, gates, update, limit)) ended.set(n.name, n);
+    }
   }
-  const built = buildNodeOpStatus(ctx, after, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
+  // The nodes as this round leaves them, those it started too.
+  const leaves = after.map((n) => ended.get(n.name) ?? n);
+  const built = buildNodeOpStatus(ctx, leaves, standing, halted, b.waitsFor(ctx.spec), b.actionsFor(ctx.spec));
   const budget = failureBudgetText(policy, failed.length, ctx.nodes.length);
   const status = budget === undefined ? built : { ...built, failureBudget: budget };
   if (ctx.oneShot !== undefined) writeSelectionMarks(b, ctx.spec, ctx.op, ctx.oneShot);
@@ -181,8 +186,9 @@ function startNodes(
   all: readonly ObservedNode[],
   standing: Map<string, Standing>,
   gates: NodeOpGates,
+  update: UpdateStep | undefined,
   canaryLimit = Number.POSITIVE_INFINITY,
-): void {
+): Ended[] {
   const { b, op, spec } = ctx;
   const limit = canaryLimit === Number.POSITIVE_INFINITY ? undefined : canaryLimit;
   const slots = new StartSlots(
@@ -192,6 +198,7 @@ function startNodes(
     ctx.budget,
   );
   const controlPlaneLeft = pendingControlPlane(ctx) !== undefined;
+  const ended: Ended[] = [];
   const otherControlPlane = op.rollout.order === 'controlPlaneFirst' ? gates.controlPlane : undefined;
   for (const n of ctx.nodes) {
     const s = standing.get(n.name);
@@ -229,8 +236,18 @@ function startNodes(
       annotations,
       reason: `${spec.kind} ${spec.name} starts on node ${n.name}`,
     });
+    const end = startStep(ctx, lockedAs(n, annotations), update);
+    if (end !== undefined) ended.push(end);
   }
   slots.report(b, spec);
+  return ended;
+}
+
+/** The node as its lock leaves it: the lock's annotations set, those it clears gone. */
+function lockedAs(n: ObservedNode, lock: Record<string, string | null>): ObservedNode {
+  const kept = Object.entries(n.annotations).filter(([k]) => !(k in lock));
+  const set = Object.entries(lock).filter((e): e is [string, string] => e[1] !== null);
+  return { ...n, annotations: Object.fromEntries([...kept, ...set]) };
 }
 
 /**

@@ -3,7 +3,9 @@
  * → Rebooting (bootID recorded, reboot pod, new bootID and Ready) → Verifying (uncordoned, the
  * health gate: verify.ts) → Done, or Failed. What a phase is for follows it in the round that
  * writes it, after the phase in the node's lane (a failed patch holds it): the first evictions
- * with Draining, the Job with Updating, the reboot pod with Rebooting. Every step
+ * with Draining, the Job with Updating, the reboot pod with Rebooting. The lock's round is the
+ * one that goes further: with no before-Jobs to run, the cordon with the node's next phase
+ * follows the lock in the node's lane (startStep). Every step
  * reads only what is on the node and what is observed, so a restarted drydock continues where
  * the last one stopped: a node past Updating never gets its Job again, and the reboot pod is
  * named after the recorded bootID, so the same boot is never rebooted twice.
@@ -17,7 +19,7 @@ import { HELD_ANNOTATIONS } from '../protocol.js';
 import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
 import { jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
-import { nodeGates } from './gates.js';
+import { hasBeforeJobs, nodeGates } from './gates.js';
 import { osImageFailure } from './os-check.js';
 import { drainRound } from '../sequence/drain-step.js';
 import { setPhase } from '../sequence/phase.js';
@@ -127,24 +129,53 @@ export function advance(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateS
 }
 
 function leavePending(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateStep): Ended | undefined {
-  const { b, op, spec } = ctx;
-  if (!ctx.budget.canTakeDown()) {
-    b.wait(spec, 'budget', ctx.budget.describe(), { node: node.name });
-    return;
-  }
-  if (op.drain.enabled) {
-    const blocked = preflight(ctx.view, drainView(podsOn(ctx.view, node.name), op.drain));
-    if (blocked !== undefined) {
-      b.wait(spec, blocked.code, `node ${node.name}: ${blocked.reason}`, { node: node.name });
-      return;
-    }
-  }
+  if (!mayTakeDown(ctx, node)) return;
   // UpgradeGate before-Jobs, one after another, must all succeed before the node is touched.
   const gate = nodeGates(ctx, node, 'before');
   if (gate.kind === 'waiting') return;
   if (gate.kind === 'failed') {
     return failNode(ctx, node, gate.reason, gate.job);
   }
+  return takeDown(ctx, node, jobStep);
+}
+
+/**
+ * The lock's round goes on to the node's first step when nothing has to run before it (no
+ * UpgradeGate before-Jobs): the cordon with its phase, then the first evictions or the Job,
+ * after the lock in the node's lane, so a failed lock write holds them (the executor) and no
+ * node is touched without its lock; a round less per node. `locked` is the node as the lock
+ * leaves it. A node whose first step waits (the budget, a drain that cannot start) stays
+ * Pending and is taken up by leavePending, as is one with before-Jobs.
+ */
+export function startStep(
+  ctx: NodeOpContext,
+  locked: ObservedNode,
+  jobStep: UpdateStep = nodeJobStep,
+): Ended | undefined {
+  if (hasBeforeJobs(ctx, locked) || !mayTakeDown(ctx, locked)) return;
+  return takeDown(ctx, locked, jobStep);
+}
+
+/** Whether the node may go down now: the budget allows it and its drain can start; else why not, as a wait. */
+function mayTakeDown(ctx: NodeOpContext, node: ObservedNode): boolean {
+  const { b, op, spec } = ctx;
+  if (!ctx.budget.canTakeDown()) {
+    b.wait(spec, 'budget', ctx.budget.describe(), { node: node.name });
+    return false;
+  }
+  if (op.drain.enabled) {
+    const blocked = preflight(ctx.view, drainView(podsOn(ctx.view, node.name), op.drain));
+    if (blocked !== undefined) {
+      b.wait(spec, blocked.code, `node ${node.name}: ${blocked.reason}`, { node: node.name });
+      return false;
+    }
+  }
+  return true;
+}
+
+/** The node goes down: cordoned with its next phase in one patch, then the first evictions or its Job. */
+function takeDown(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateStep): Ended | undefined {
+  const { b, op, spec } = ctx;
   ctx.budget.takeDown();
   if (op.cordon)
     b.act({

@@ -116,6 +116,19 @@ describe('NodeOp planner: UpgradeGates', () => {
     assert.deepEqual(annotation(passed, ANNOTATIONS.phase), ['Updating']);
   });
 
+  it('a free node with before-Jobs gets only its lock in its first round; the Jobs run from the next', () => {
+    assert.deepEqual(kinds(run(op, [n('worker-0')])), ['annotateNode worker-0']);
+    assert.deepEqual(annotation(run(op, [n('worker-0')]), ANNOTATIONS.phase), ['Pending']);
+    // Without a gate for it, the same round goes on to the cordon and the Job.
+    const other = gate({ appliesTo: { targets: [{ kind: 'NodeOp', name: 'other' }] } });
+    assert.deepEqual(kinds(run(op, [n('worker-0')], { gates: [other] })), [
+      'annotateNode worker-0',
+      'cordon worker-0',
+      'annotateNode worker-0',
+      'createNodeJob worker-0',
+    ]);
+  });
+
   it('applies only to the specs and nodes it names', () => {
     const pending = [n('worker-0', held('Pending'))];
     const other = gate({ appliesTo: { targets: [{ kind: 'NodeOp', name: 'other' }] } });

@@ -227,6 +227,61 @@ describe('NodeOp planner', () => {
     );
   });
 
+  describe("a free node's lock and its first step come in one round", () => {
+    const drain = { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' };
+    const draining = nodeOp('patch', { cordon: true, drain: drain as NodeOp['drain'] });
+    const phases = (p: Plan): (string | null | undefined)[] =>
+      p.actions.flatMap((a) => (a.kind === 'annotateNode' ? [a.annotations[ANNOTATIONS.phase]] : []));
+
+    it("with a drain: the lock, the cordon with Draining, then the evictions, all in the node's lane", () => {
+      const p = run(draining, [n('worker-0')], {
+        pods: [pod('default', 'web-0', 'worker-0'), pod('default', 'web-1', 'worker-0')],
+      });
+      assert.deepEqual(kinds(p), [
+        'annotateNode worker-0',
+        'cordon worker-0',
+        'annotateNode worker-0',
+        'evict worker-0',
+        'evict worker-0',
+      ]);
+      assert.deepEqual(phases(p), ['Pending', 'Draining']);
+      assert.deepEqual(new Set(p.actions.map((a) => laneOf(a))), new Set(['worker-0']));
+      // What the drain moves is recorded with Draining, as when the node was found Pending.
+      const written = p.actions[2] as Extract<Action, { kind: 'annotateNode' }>;
+      assert.equal(written.annotations[ANNOTATIONS.job], `${NS}/${JOB}`);
+      assert.ok(p.waits.some((w) => w.code === 'drain' && w.node === 'worker-0'));
+    });
+
+    it('without a drain: the lock, the cordon with Updating, then the Job', () => {
+      const p = run(nodeOp('patch', { cordon: true }), [n('worker-0')]);
+      assert.deepEqual(kinds(p), [
+        'annotateNode worker-0',
+        'cordon worker-0',
+        'annotateNode worker-0',
+        'createNodeJob worker-0',
+      ]);
+      assert.deepEqual(phases(p), ['Pending', 'Updating']);
+    });
+
+    it('a node its drain cannot start on (a PDB allows no disruption) gets only its lock, and waits naming the PDB', () => {
+      const p = run(draining, [n('worker-0')], {
+        pods: [pod('default', 'web-0', 'worker-0', { pdbs: ['default/web'] })],
+        pdbs: [pdb('default', 'web', 0)],
+      });
+      assert.deepEqual(kinds(p), ['annotateNode worker-0']);
+      assert.equal(p.waits.find((w) => w.node === 'worker-0')?.code, 'pdb');
+    });
+
+    it('the budget counts each started node down at once: two starts under a budget of one take one node', () => {
+      const p = run(nodeOp('patch', { cordon: true, concurrency: 2 }), [n('worker-0'), n('worker-1')], { budget: 1 });
+      assert.deepEqual(started(p), ['worker-0']);
+      assert.deepEqual(
+        kinds(p).filter((k) => k.startsWith('cordon')),
+        ['cordon worker-0'],
+      );
+    });
+  });
+
   describe('a drained node and its first evictions come a round sooner', () => {
     const drain = { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' };
     const op = nodeOp('patch', { cordon: true, drain: drain as NodeOp['drain'] });
