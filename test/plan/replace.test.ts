@@ -18,6 +18,8 @@ import {
 } from './fixtures.js';
 import { LOCK, runCases, SPEC, V1, V2, waitCodes, bare } from './helpers.js';
 import { plan } from '../../src/plan/index.js';
+import { laneOf } from '../../src/execute/lanes.js';
+import { annotationPairs } from '../../src/execute/execute.js';
 import type { ObservedNode } from '../../src/observe/types.js';
 
 const sg = scalingGroup('workers', 'workers');
@@ -277,6 +279,28 @@ describe('plan: replace rollout steps', () => {
           },
           { kind: 'cordon', spec: SPEC, node: 'worker-0' },
         ]),
+    },
+    {
+      name: 'after the health gate, with pods to move: Cordoned, the cordon with Draining, then the evictions, in one round',
+      desired: want({ healthGate: { minReadySeconds: 60 } }),
+      observed: inFlight({ replacement: 'joined', readySince: 100, pods: [pod('default', 'web-1', 'worker-0')] }),
+      now: at(160),
+      check: (p) => {
+        const own = p.actions.filter((a) => 'node' in a && a.node === 'worker-0');
+        assert.deepEqual(
+          own.map((a) => a.kind),
+          ['annotateNode', 'cordon', 'annotateNode', 'evict'],
+        );
+        const phases = own.flatMap((a) => (a.kind === 'annotateNode' ? [a.annotations[ANNOTATIONS.phase]] : []));
+        assert.deepEqual(phases, ['Cordoned', 'Draining']);
+        // One lane, the old node's: a failed write holds what follows it.
+        assert.deepEqual(new Set(p.actions.map((a) => laneOf(a))), new Set(['worker-0']));
+        // The cordon is written with Draining, in one patch; Cordoned (with what the drain moves) before it.
+        const pairs = [...annotationPairs(p.actions).values()].map((x) => [x.toggle, x.annotate]);
+        const cordon = p.actions.findIndex((a) => a.kind === 'cordon');
+        assert.deepEqual(pairs, [[cordon, cordon + 1]]);
+        assert.ok(p.waits.some((w) => w.code === 'drain' && w.node === 'worker-0'));
+      },
     },
     {
       // A NodeOp took the replacement once it was marked Done, and reboots it (NotReady past the

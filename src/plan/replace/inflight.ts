@@ -5,6 +5,8 @@
  *   Pending ─ replacement claimed ─ joined ─ healthy (labels copied, marked Done)
  *     ─ pre-flight ok ─ Cordoned ─ Draining ─ drained ─ instance and Node removed
  *
+ * (Cordoned and Draining with the first evictions come in one round when there is a drain.)
+ *
  * plus the ways out: a replacement that never joins (removed, counted as a failure), a drain
  * that times out (halt, force or skipNode). What older rounds or revisions left behind is
  * settled in settle.ts; how failures are counted, in failure.ts.
@@ -245,7 +247,30 @@ function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): Decided 
       node: node.name,
       reason: `${node.name}'s replacement is Ready; no new pods go to it`,
     });
+  firstEvictions(ctx, node);
   return {};
+}
+
+/**
+ * The drain's start in the cordon's round, when there are pods to move: Draining after the
+ * cordon (the executor writes the cordon with it, in one patch), then the first evictions, all
+ * in the node's lane, so a failed write holds them and no pod is evicted from a node still
+ * schedulable; a round less per replaced node. The timeout runs from Draining's time, as when
+ * the next round starts the drain. A node with nothing to move is left to that round.
+ */
+function firstEvictions(ctx: RolloutContext, node: ObservedNode): void {
+  const { b, spec, now, image } = ctx;
+  const drain = drainRound({ spec, node, view: ctx.view, policy: image.rollout.drain, started: undefined, now });
+  if (drain.kind !== 'moving') return;
+  b.act({
+    kind: 'annotateNode',
+    spec,
+    node: node.name,
+    annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: ctx.nowIso },
+    reason: `${node.name} is cordoned; its drain starts`,
+  });
+  for (const a of drain.actions) b.act(a);
+  b.wait(spec, drain.wait.code, drain.wait.reason, { node: node.name });
 }
 
 function drainStep(
