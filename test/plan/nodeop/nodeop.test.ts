@@ -227,8 +227,9 @@ describe('NodeOp planner', () => {
     );
   });
 
+  const drain = { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' };
+
   describe("a free node's lock and its first step come in one round", () => {
-    const drain = { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' };
     const draining = nodeOp('patch', { cordon: true, drain: drain as NodeOp['drain'] });
     const phases = (p: Plan): (string | null | undefined)[] =>
       p.actions.flatMap((a) => (a.kind === 'annotateNode' ? [a.annotations[ANNOTATIONS.phase]] : []));
@@ -272,18 +273,18 @@ describe('NodeOp planner', () => {
       assert.equal(p.waits.find((w) => w.node === 'worker-0')?.code, 'pdb');
     });
 
-    it('the budget counts each started node down at once: two starts under a budget of one take one node', () => {
+    it("under a budget of one, of two free nodes one starts and is cordoned in its lock's round, the other waits", () => {
       const p = run(nodeOp('patch', { cordon: true, concurrency: 2 }), [n('worker-0'), n('worker-1')], { budget: 1 });
       assert.deepEqual(started(p), ['worker-0']);
       assert.deepEqual(
         kinds(p).filter((k) => k.startsWith('cordon')),
         ['cordon worker-0'],
       );
+      assert.ok(p.waits.some((w) => w.code === 'budget'));
     });
   });
 
   describe('a drained node and its first evictions come a round sooner', () => {
-    const drain = { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' };
     const op = nodeOp('patch', { cordon: true, drain: drain as NodeOp['drain'] });
     const cordoned = (phase: string): ObservedNode =>
       n('worker-0', {
