@@ -15,6 +15,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import { drainView, preflight } from '../drain.js';
 import { drainRound } from '../sequence/drain-step.js';
+import { setPhase } from '../sequence/phase.js';
 import { readyAt, type HealthCheck } from '../health.js';
 import { labelsToCopy, parseInstant, replacementRecord } from '../protocol.js';
 import { replacementOf, since, type Entry, type RolloutContext } from './context.js';
@@ -262,15 +263,14 @@ function firstEvictions(ctx: RolloutContext, node: ObservedNode): void {
   const { b, spec, now, image } = ctx;
   const drain = drainRound({ spec, node, view: ctx.view, policy: image.rollout.drain, started: undefined, now });
   if (drain.kind !== 'moving') return;
-  b.act({
-    kind: 'annotateNode',
-    spec,
-    node: node.name,
-    annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: ctx.nowIso },
-    reason: `${node.name} is cordoned; its drain starts`,
-  });
+  enterDraining(ctx, node);
   for (const a of drain.actions) b.act(a);
   b.wait(spec, drain.wait.code, drain.wait.reason, { node: node.name });
+}
+
+/** Draining, from the time of this round: the drain's timeout runs from it. */
+function enterDraining(ctx: RolloutContext, node: ObservedNode): void {
+  setPhase(ctx, node, 'Draining', `${node.name} is cordoned; its drain starts`);
 }
 
 function drainStep(
@@ -299,13 +299,7 @@ function drainStep(
   };
   let started = since(ctx, node);
   if (phase === 'Cordoned') {
-    b.act({
-      kind: 'annotateNode',
-      spec,
-      node: node.name,
-      annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.phaseSince]: ctx.nowIso },
-      reason: `${node.name} is cordoned; its drain starts`,
-    });
+    enterDraining(ctx, node);
     started = now;
   }
   const drain = drainRound({ spec, node, view: ctx.view, policy, started, now, actingSince: ctx.options.actingSince });
