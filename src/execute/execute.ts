@@ -270,7 +270,8 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
         return true;
       })();
       if (lane !== undefined && inFlight !== undefined && last) {
-        detach(r, lane, step, all);
+        // Taken is the node drained, which may run in another node's lane (forNode).
+        detach(r, nodeOf(r.actions[step[0] ?? -1] as Action) ?? lane, step, all);
         return;
       }
       if (!(await all)) return;
@@ -286,7 +287,7 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
  * A lane's last step left running past the end of the round (in-flight.ts): its node is taken
  * until it has answered, and then a round is asked for (after a refused eviction's retry delay).
  */
-function detach(r: Run, lane: string, step: readonly number[], all: Promise<boolean>): void {
+function detach(r: Run, node: string, step: readonly number[], all: Promise<boolean>): void {
   const drained = all.then(async () => {
     await Promise.all(r.events);
     // A refused eviction (a PDB's 429) is retried when the API server said, not at once.
@@ -298,7 +299,7 @@ function detach(r: Run, lane: string, step: readonly number[], all: Promise<bool
       }),
     );
   });
-  r.opts.inFlight?.add(lane, drained);
+  r.opts.inFlight?.add(node, drained);
   r.detached.push(drained);
 }
 

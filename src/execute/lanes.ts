@@ -41,9 +41,13 @@ export function nodeOf(a: Action): string | undefined {
   }
 }
 
-/** The node whose order an action keeps; undefined for an action that touches no node. */
+/**
+ * The node whose order an action keeps (its own, or the one it is the step of: forNode);
+ * undefined for an action that touches no node, which stays a barrier whatever it names.
+ */
 export function laneOf(a: Action): string | undefined {
-  if (a.kind === 'annotateNode') return a.forNode ?? a.node;
+  if (nodeOf(a) === undefined) return undefined;
+  if (a.forNode !== undefined) return a.forNode;
   // Labels copied onto a replacement are the replaced node's step, like its Done mark.
   if (a.kind === 'copyLabels') return a.from;
   return nodeOf(a);

@@ -162,6 +162,16 @@ export class ClusterBudget {
     this.counts.used++;
   }
 
+  /**
+   * A finished node's share, given back as its release is written: only for the node started in
+   * its place, whose steps run after that release (sequence/admit.ts HandOver), so no other
+   * operation counts on a share that is not yet free.
+   */
+  giveBack(unavailable: boolean): void {
+    this.counts.used--;
+    if (unavailable) this.counts.unavailable--;
+  }
+
   /** Whether one more node may go unavailable now (its reservation was made at start). */
   canTakeDown(): boolean {
     return this.counts.unavailable + 1 <= this.max;

@@ -15,8 +15,27 @@ export class PlanBuilder {
    */
   readonly taken = new Set<string>();
 
+  /** While set (inLaneOf), the node whose lane every node's action acted joins. */
+  private lane: string | undefined;
+
   act(action: Action): void {
-    this.actions.push(action);
+    const joins = this.lane !== undefined && action.forNode === undefined && touchesNode(action);
+    this.actions.push(joins ? { ...action, forNode: this.lane } : action);
+  }
+
+  /**
+   * Acts `steps` in `node`'s lane: the executor runs them after that node's earlier steps of the
+   * round and holds them when one of those fails (a node started on the slot a finished node
+   * hands over waits for that node's release to be written).
+   */
+  inLaneOf<T>(node: string, steps: () => T): T {
+    const before = this.lane;
+    this.lane = node;
+    try {
+      return steps();
+    } finally {
+      this.lane = before;
+    }
   }
 
   /**
@@ -62,6 +81,17 @@ export class PlanBuilder {
     for (const a of this.actions) if (same(a.spec, spec)) n++;
     return n;
   }
+}
+
+/** Whether an action touches a node (those that do not run alone, between the lanes). */
+function touchesNode(a: Action): boolean {
+  return !(
+    a.kind === 'setGroupImage' ||
+    a.kind === 'surge' ||
+    a.kind === 'scaleDeployment' ||
+    a.kind === 'patchPool' ||
+    (a.kind === 'removeInstance' && a.node === undefined)
+  );
 }
 
 function same(a: SpecRef, b: SpecRef): boolean {

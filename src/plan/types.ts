@@ -20,6 +20,13 @@ export interface SpecRef {
 interface ActionBase {
   readonly spec: SpecRef;
   readonly reason: string;
+  /**
+   * The node whose step this is, when it is another node: the executor keeps it in that node's
+   * order (its lane), after that node's earlier steps. A replacement marked Done is the
+   * replaced node's step; a node started on the slot a finished node hands over runs after
+   * that node's release (nodeop/index.ts).
+   */
+  readonly forNode?: string;
 }
 
 /** Every side effect drydock may cause. Each must be safe to repeat. */
@@ -43,11 +50,6 @@ export type Action = ActionBase &
         readonly node: string;
         /** null removes the annotation. */
         readonly annotations: Readonly<Record<string, string | null>>;
-        /**
-         * The node whose step this is, when it is another node (a replacement marked Done is
-         * the replaced node's step): the executor keeps it in that node's order.
-         */
-        readonly forNode?: string;
       }
     | { readonly kind: 'cordon'; readonly node: string }
     | { readonly kind: 'uncordon'; readonly node: string }

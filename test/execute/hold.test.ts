@@ -223,4 +223,41 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
       assert.deepEqual(outcomes, ['done', 'HTTP503', 'Deferred', 'Deferred']);
     });
   });
+
+  describe("a node started on the slot a finished node hands over runs after that node's release", () => {
+    const p = plan(
+      desired({ nodeOps: [nodeOp('patch', { cordon: true, concurrency: 1 })] }),
+      observed({
+        nodes: [
+          node('worker-0', 'sim://g/worker-0', { annotations: { ...lock, [ANNOTATIONS.phase]: 'Verifying' } }),
+          node('worker-1', 'sim://g/worker-1'),
+        ],
+      }),
+      at(0),
+      { jobNamespace: NS },
+    );
+
+    it('the release, then the lock, the cordon with its phase and the Job, one after another', async () => {
+      assert.deepEqual(
+        p.actions.map((a) => `${a.kind} ${'node' in a ? a.node : ''}`),
+        [
+          'annotateNode worker-0',
+          'annotateNode worker-1',
+          'cordon worker-1',
+          'annotateNode worker-1',
+          'createNodeJob worker-1',
+        ],
+      );
+      const [calls, outcomes] = await execute(p.actions, 'ok');
+      assert.deepEqual(calls.slice(0, 3), ['patch worker-0', 'patch worker-1', 'patch worker-1']);
+      assert.match(calls[3] ?? '', /^create job nodeop-patch-worker-1-/);
+      assert.deepEqual(outcomes, ['done', 'done', 'done', 'done', 'done']);
+    });
+
+    it('a failed release holds the start: no second node is locked while the first still holds its slot', async () => {
+      const [calls, outcomes] = await execute(p.actions, 'fails');
+      assert.deepEqual(calls, ['patch worker-0']);
+      assert.deepEqual(outcomes, ['HTTP503', 'Deferred', 'Deferred', 'Deferred', 'Deferred']);
+    });
+  });
 });

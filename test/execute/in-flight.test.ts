@@ -43,6 +43,26 @@ function world(evictMs: number, refuse = false) {
 }
 
 describe('execute: a drain left running past its round (InFlight)', () => {
+  it("takes the node drained, not the lane it runs in: a node started on another's handed-over slot", async () => {
+    const w = world(200);
+    const handed = (a: Action): Action => ({ ...a, forNode: 'a' });
+    await executeActions(
+      [annotate('a', 'released'), handed(annotate('b', 'Pending')), handed(evict('b', 'p1'))],
+      w.deps,
+    );
+    assert.ok(w.inFlight.has('b') && !w.inFlight.has('a'));
+    // The next round's evictions of b (in b's own lane now) wait for the first ones; a's clean-up does not.
+    const next = await executeActions([evict('b', 'p1'), deleteRebootPod('a')], w.deps);
+    assert.deepEqual(next, [], 'the clean-up outlives the round; the evictions are not run');
+    assert.ok(w.log.includes('start delete reboot-a'));
+    assert.equal(
+      w.log.filter((l) => l === 'start evict p1').length,
+      1,
+      'no second eviction while the first is in flight',
+    );
+    await w.inFlight.idle();
+  });
+
   it("ends the round without a node's last-step evictions; the next round starts nothing on that node until they answer", async () => {
     const w = world(200);
     const first = await executeActions([annotate('a', 'Draining'), evict('a', 'p1'), annotate('b', 'Pending')], w.deps);

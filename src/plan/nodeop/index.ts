@@ -9,7 +9,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { DesiredState } from '../../spec/model.js';
 import { gateWait, haltedReason, type StartGates } from '../sequence/start-gate.js';
-import { allAtOnceLimit, heldElsewhere, StartSlots } from '../sequence/admit.js';
+import { allAtOnceLimit, heldElsewhere, StartSlots, type HandOver } from '../sequence/admit.js';
 import { failedNodeHalts, failureBudgetHalt, failureBudgetText, skippedWait } from '../outcome.js';
 import { lockValue } from '../protocol.js';
 import type { SpecStatus } from '../types.js';
@@ -68,13 +68,26 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
   const { stateOf } = ctx.view;
   for (const n of all) if (standing.get(n.name) === 'stale') settle(ctx, n);
   const ended = new Map<string, Ended>();
+  /** Nodes this round finishes: each hands its slot to a node started after its release. */
+  const handOvers: HandOver[] = [];
   const update = ctx.bottlerocket !== undefined ? bottlerocketJobStep : undefined;
   for (const n of all) {
     if (standing.get(n.name) !== 'current' || stateOf(n).settled) continue;
-    const end = stateOf(n).phase === 'Verifying' ? verifyStep(ctx, n) : advance(ctx, n, update);
-    if (end !== undefined) ended.set(n.name, end);
+    if (stateOf(n).phase !== 'Verifying') {
+      const end = advance(ctx, n, update);
+      if (end !== undefined) ended.set(n.name, end);
+      continue;
+    }
+    const verified = verifyStep(ctx, n);
+    if (verified !== undefined && 'ended' in verified) ended.set(n.name, verified.ended);
+    else if (verified !== undefined) handOvers.push({ node: n.name, unavailable: stateOf(n).unavailable });
   }
-  for (const n of all) if (standing.get(n.name) === 'current' || standing.get(n.name) === 'done') cleanUpJob(ctx, n);
+  // A node finished this round is cleaned up in the next: in its lane here, its Job's deletion
+  // would come before the start of the node it hands its slot to.
+  const finished = new Set(handOvers.map((h) => h.node));
+  for (const n of all)
+    if ((standing.get(n.name) === 'current' && !finished.has(n.name)) || standing.get(n.name) === 'done')
+      cleanUpJob(ctx, n);
   cleanUpNodeGateJobs(ctx);
   for (const n of all)
     if (standing.get(n.name) === 'current' && stateOf(n).phase === 'Skipped')
@@ -113,7 +126,8 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
       );
     else {
       const limit = resolving ? Math.min(gate.limit ?? 1, 1) : gate.limit;
-      for (const n of startNodes(ctx, all, standing, gates, update, limit)) ended.set(n.name, n);
+      const started = startNodes(ctx, { all, standing, handOvers }, gates, update, limit);
+      for (const n of started) ended.set(n.name, n);
     }
   }
   // The nodes as this round leaves them, those it started too.
@@ -176,15 +190,24 @@ export function pendingControlPlane(ctx: NodeOpContext): string | undefined {
   })?.name;
 }
 
+/** The round's nodes as startNodes takes them: every node, where each stands, the slots handed over. */
+interface Round {
+  readonly all: readonly ObservedNode[];
+  readonly standing: Map<string, Standing>;
+  readonly handOvers: readonly HandOver[];
+}
+
 /**
  * Starts free nodes in order, at most `canaryLimit` of them (the canary wave's share); workers
  * wait until every selected control-plane node is done, and with controlPlaneFirst until every
- * other spec's control plane is too.
+ * other spec's control plane is too. A node started on a slot a finished node hands over
+ * (StartSlots) runs in that node's lane, after its release: a round less per node, and
+ * neither the concurrency nor the budget is ever overrun, since a release that fails holds
+ * the start (the executor).
  */
 function startNodes(
   ctx: NodeOpContext,
-  all: readonly ObservedNode[],
-  standing: Map<string, Standing>,
+  { all, standing, handOvers }: Round,
   gates: NodeOpGates,
   update: UpdateStep | undefined,
   canaryLimit = Number.POSITIVE_INFINITY,
@@ -196,6 +219,7 @@ function startNodes(
     inFlight(ctx, all, standing),
     limit,
     ctx.budget,
+    handOvers,
   );
   const controlPlaneLeft = pendingControlPlane(ctx) !== undefined;
   const ended: Ended[] = [];
@@ -217,7 +241,8 @@ function startNodes(
       b.wait(spec, 'order', otherControlPlane, { node: n.name });
       break;
     }
-    if (!slots.take()) continue;
+    const taken = slots.take();
+    if (taken === undefined) continue;
     b.taken.add(n.name);
     standing.set(n.name, 'current');
     const annotations = {
@@ -229,14 +254,17 @@ function startNodes(
       [ANNOTATIONS.job]: null,
       [ANNOTATIONS.jobMessage]: null,
     };
-    b.act({
-      kind: 'annotateNode',
-      spec,
-      node: n.name,
-      annotations,
-      reason: `${spec.kind} ${spec.name} starts on node ${n.name}`,
-    });
-    const end = startStep(ctx, lockedAs(n, annotations), update);
+    const start = (): Ended | undefined => {
+      b.act({
+        kind: 'annotateNode',
+        spec,
+        node: n.name,
+        annotations,
+        reason: `${spec.kind} ${spec.name} starts on node ${n.name}`,
+      });
+      return startStep(ctx, lockedAs(n, annotations), update);
+    };
+    const end = taken.after !== undefined ? b.inLaneOf(taken.after, start) : start();
     if (end !== undefined) ended.push(end);
   }
   slots.report(b, spec);

@@ -48,11 +48,29 @@ interface LimitWait {
   readonly reason: string;
 }
 
+/**
+ * A node of the spec finished this round (its release is among the round's actions): it still
+ * counts in flight and against the budget, as observed, and hands its slot and its share of
+ * the budget to one node started after its release, in its lane.
+ */
+export interface HandOver {
+  readonly node: string;
+  /** Whether the budget counts it unavailable (else only its reservation). */
+  readonly unavailable: boolean;
+}
+
+/** A node taken: `after`, the finished node whose slot it was handed, whose lane its steps join. */
+export interface Taken {
+  readonly after?: string;
+}
+
 /** The spec's start slots this round: what concurrency and the canary leave, then the budget. */
 export class StartSlots {
   private slots: number;
   private queued = 0;
+  private started = 0;
   private first: LimitWait | undefined;
+  private readonly handOvers: HandOver[];
 
   constructor(
     private readonly rollout: Pick<RolloutPolicy, 'canary'> & {
@@ -63,28 +81,46 @@ export class StartSlots {
     inFlight: number,
     private readonly canaryLimit: number | undefined,
     private readonly budget: ClusterBudget,
+    handOvers: readonly HandOver[] = [],
   ) {
     const concurrency = rollout.concurrency > 0 ? rollout.concurrency : Number.POSITIVE_INFINITY;
     this.concurrencySlots = concurrency - inFlight;
     this.slots = Math.min(this.concurrencySlots, canaryLimit ?? Number.POSITIVE_INFINITY);
+    this.handOvers = [...handOvers];
   }
 
   private readonly concurrencySlots: number;
 
   /**
-   * Takes one slot (and reserves the budget's share) unless a limit holds the node: then it is
-   * queued. `own` is the kind's own limit for this node, checked after the spec's.
+   * Takes one slot (and reserves the budget's share) unless a limit holds the node: then a slot a
+   * finished node hands over, when only concurrency or the budget held it (never past the
+   * canary's share or a kind's own limit); else it is queued. `own` is the kind's own limit for
+   * this node, checked after the spec's.
    */
-  take(own?: () => LimitWait | undefined): boolean {
+  take(own?: () => LimitWait | undefined): Taken | undefined {
     const held = this.spec() ?? own?.() ?? this.cluster();
-    if (held !== undefined) {
-      this.first ??= held;
-      this.queued++;
-      return false;
+    if (held === undefined) {
+      this.budget.reserve();
+      this.slots--;
+      this.started++;
+      return {};
     }
+    const handed = this.handOver(held);
+    if (handed !== undefined) return handed;
+    this.first ??= held;
+    this.queued++;
+    return undefined;
+  }
+
+  private handOver(held: LimitWait): Taken | undefined {
+    if (held.code !== 'concurrency' && held.code !== 'budget') return undefined;
+    if (this.canaryLimit !== undefined && this.started >= this.canaryLimit) return undefined;
+    const from = this.handOvers.shift();
+    if (from === undefined) return undefined;
+    this.budget.giveBack(from.unavailable);
     this.budget.reserve();
-    this.slots--;
-    return true;
+    this.started++;
+    return { after: from.node };
   }
 
   /** Reports the queued nodes, if any, as one wait of the spec. */

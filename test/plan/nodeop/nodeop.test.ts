@@ -284,6 +284,62 @@ describe('NodeOp planner', () => {
     });
   });
 
+  describe("a node that passes its health gate hands its slot to the next node in its release's round", () => {
+    const verifying = (): ObservedNode => n('worker-0', { annotations: held('Verifying') });
+    const lanes = (p: Plan): (string | undefined)[] => p.actions.map((a) => laneOf(a));
+
+    it("concurrency 1: the release, then the next node's lock, cordon and Job, all in the finished node's lane", () => {
+      // The finished node's Job is deleted a round later: here it would come before the start.
+      const p = run(nodeOp('patch', { cordon: true, concurrency: 1 }), [verifying(), n('worker-1')], {
+        jobs: [job(JOB, 'succeeded')],
+      });
+      assert.deepEqual(kinds(p), [
+        'annotateNode worker-0',
+        'annotateNode worker-1',
+        'cordon worker-1',
+        'annotateNode worker-1',
+        'createNodeJob worker-1',
+      ]);
+      const release = p.actions[0] as Extract<Action, { kind: 'annotateNode' }>;
+      assert.equal(release.annotations[ANNOTATIONS.operation], null);
+      assert.deepEqual(started(p), ['worker-1']);
+      // After the release in one lane: a release that is not written holds the start (the executor).
+      assert.deepEqual(lanes(p), ['worker-0', 'worker-0', 'worker-0', 'worker-0', 'worker-0']);
+    });
+
+    it('under a budget of one the finished node hands over its share of the budget too', () => {
+      const p = run(nodeOp('patch', { cordon: true, concurrency: 2 }), [verifying(), n('worker-1'), n('worker-2')], {
+        budget: 1,
+      });
+      assert.deepEqual(started(p), ['worker-1']);
+      assert.deepEqual(
+        kinds(p).filter((k) => k.startsWith('cordon')),
+        ['cordon worker-1'],
+      );
+      assert.ok(p.waits.some((w) => w.code === 'budget'));
+    });
+
+    it('a node with a free slot of its own starts in its own lane; only the one past the limit waits for the release', () => {
+      const p = run(nodeOp('patch', { concurrency: 2 }), [verifying(), n('worker-1'), n('worker-2')]);
+      assert.deepEqual(started(p), ['worker-1', 'worker-2']);
+      const lockOf = (node: string) =>
+        p.actions.find(
+          (a) => a.kind === 'annotateNode' && a.node === node && a.annotations[ANNOTATIONS.phase] === 'Pending',
+        );
+      assert.equal(laneOf(lockOf('worker-1') as Action), 'worker-1');
+      assert.equal(laneOf(lockOf('worker-2') as Action), 'worker-0');
+    });
+
+    it('a node still in its health gate hands nothing over', () => {
+      const op = nodeOp('patch', { concurrency: 1 });
+      const gated = { ...op, rollout: { ...op.rollout, healthGate: { minReadySeconds: 30 } } };
+      const fresh = n('worker-0', { annotations: held('Verifying'), readySince: -5 });
+      const p = run(gated, [fresh, n('worker-1')]);
+      assert.deepEqual(started(p), []);
+      assert.ok(p.waits.some((w) => w.code === 'concurrency'));
+    });
+  });
+
   describe('a drained node and its first evictions come a round sooner', () => {
     const op = nodeOp('patch', { cordon: true, drain: drain as NodeOp['drain'] });
     const cordoned = (phase: string): ObservedNode =>
