@@ -19,7 +19,7 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { JOB_NAME_LABEL, jobAttempts } from '../protocol/job-outcome.js';
+import { JOB_NAME_LABEL } from '../protocol/job-outcome.js';
 import { LABELS } from '../protocol/keys.js';
 import type {
   ObservedDeployment,
@@ -201,25 +201,38 @@ export function buildClusterSnapshot(
     })
     .sort(byNamespacedName);
   for (const namespace of memo?.pods.keys() ?? []) if (!seen.has(namespace)) memo?.pods.delete(namespace);
+  const jobPods = raw.jobs.length > 0 ? podsByJob(raw.pods) : new Map<string, V1Pod[]>();
   return Object.freeze({
     nodes: Object.freeze(raw.nodes.map(remembered(memo, toObservedNode)).sort(byName)),
     pods: Object.freeze(pods),
     pdbs: Object.freeze(pdbs),
     deployments: Object.freeze(raw.deployments.map(remembered(memo, toObservedDeployment)).sort(byNamespacedName)),
-    jobs: Object.freeze(raw.jobs.map((j) => toObservedJob(j, podsOfJob(raw.pods, j))).sort(byNamespacedName)),
+    jobs: Object.freeze(raw.jobs.map((j) => toObservedJob(j, podsOfJob(jobPods, j))).sort(byNamespacedName)),
     workloads: Object.freeze(toObservedWorkloads(raw.deployments, raw.statefulSets ?? [])),
   });
 }
 
 /**
- * A finished Job's pods, for its termination message. Only drydock's Jobs are watched, and
- * the pod informer holds every pod already, so this costs no request and no extra cache.
+ * A Job's pods, for its outcome (a Job of one completion succeeds with its pod) and its
+ * termination message. Only drydock's Jobs are watched, and the pod informer holds every pod
+ * already, so this costs no request and no extra cache.
  */
-function podsOfJob(pods: readonly V1Pod[], job: V1Job): V1Pod[] {
-  if (jobAttempts(job) === 0) return [];
-  const ns = job.metadata?.namespace;
-  const name = job.metadata?.name;
-  return pods.filter((p) => p.metadata?.namespace === ns && p.metadata?.labels?.[JOB_NAME_LABEL] === name);
+function podsOfJob(jobPods: ReadonlyMap<string, readonly V1Pod[]>, job: V1Job): readonly V1Pod[] {
+  return jobPods.get(`${job.metadata?.namespace ?? ''}/${job.metadata?.name ?? ''}`) ?? [];
+}
+
+/** The pods of Jobs (labelled with their Job's name), by the Job's namespace/name. */
+function podsByJob(pods: readonly V1Pod[]): Map<string, V1Pod[]> {
+  const out = new Map<string, V1Pod[]>();
+  for (const p of pods) {
+    const job = p.metadata?.labels?.[JOB_NAME_LABEL];
+    if (job === undefined) continue;
+    const key = `${p.metadata?.namespace ?? ''}/${job}`;
+    const list = out.get(key);
+    if (list === undefined) out.set(key, [p]);
+    else list.push(p);
+  }
+  return out;
 }
 
 /** What every watched collection of the cluster cache is given, by its name. */

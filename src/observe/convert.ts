@@ -159,5 +159,6 @@ export function toObservedJob(job: V1Job, pods: readonly V1Pod[] = []): Observed
     attempts: outcome.attempts,
     ...(outcome.reason ? { failureReason: outcome.reason } : {}),
     ...(message !== undefined ? { message } : {}),
+    ...(outcome.fromPod === true ? { unrecorded: true as const } : {}),
   });
 }

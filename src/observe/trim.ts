@@ -244,10 +244,32 @@ export function trimReplicaSet(rs: V1ReplicaSet): V1ReplicaSet {
   return { metadata: m };
 }
 
+/**
+ * A Job as its outcome is read (protocol/job-outcome.ts): its conditions and counts, the pods
+ * still running or terminating and those ended but not yet counted (a decided Job is read once
+ * none runs), how many completions it wants (a Job of one succeeds with its pod), and its uid
+ * (its pods are told from an earlier Job's of the same name by it).
+ */
 export function trimJob(job: V1Job): V1Job {
   const s = job.status;
+  const m = meta(job.metadata, { labels: true });
+  if (job.metadata?.uid !== undefined) m.uid = job.metadata.uid;
+  const spec = job.spec;
+  const uncounted = s?.uncountedTerminatedPods;
   return {
-    metadata: meta(job.metadata, { labels: true }),
+    metadata: m,
+    ...(spec
+      ? {
+          spec: {
+            ...(spec.completions !== undefined ? { completions: spec.completions } : {}),
+            ...(spec.parallelism !== undefined ? { parallelism: spec.parallelism } : {}),
+            ...(spec.completionMode !== undefined ? { completionMode: spec.completionMode } : {}),
+            ...(spec.suspend !== undefined ? { suspend: spec.suspend } : {}),
+            // Required by the type, never read.
+            template: {},
+          },
+        }
+      : {}),
     ...(s
       ? {
           status: {
@@ -255,6 +277,9 @@ export function trimJob(job: V1Job): V1Job {
             ...(s.completionTime ? { completionTime: s.completionTime } : {}),
             ...(s.succeeded !== undefined ? { succeeded: s.succeeded } : {}),
             ...(s.failed !== undefined ? { failed: s.failed } : {}),
+            ...(s.active !== undefined ? { active: s.active } : {}),
+            ...(s.terminating !== undefined ? { terminating: s.terminating } : {}),
+            ...(uncounted ? { uncountedTerminatedPods: uncounted } : {}),
           },
         }
       : {}),

@@ -92,6 +92,11 @@ export interface ObservedJob {
    * copies it onto the node, so status keeps it after the Job is deleted.
    */
   readonly message?: string;
+  /**
+   * Succeeded by its pod before the Job controller recorded it (protocol/job-outcome.ts): the
+   * outcome may be acted on, but the Job is not deleted until it shows that outcome itself.
+   */
+  readonly unrecorded?: true;
 }
 
 export interface ObservedCloudGroup {

@@ -21,7 +21,7 @@ import type { DesiredState, JobTemplate, UpgradeGate } from '../spec/model.js';
 import { isMutexRule } from '../spec/normalise/mutex.js';
 import type { PlanBuilder } from './builder.js';
 import { compareStrings } from './order.js';
-import type { NodeState } from './protocol.js';
+import { jobOutcomeRecorded, type NodeState } from './protocol.js';
 import type { SpecRef } from './types.js';
 import type { ClusterView } from './view.js';
 
@@ -158,7 +158,7 @@ export function cleanUpGateJobs(
     const step = job.labels[JOB_LABELS.step];
     if (step !== 'before' && step !== 'after') continue;
     if (job.labels[JOB_LABELS.managedBy] !== MANAGED_BY || job.labels[JOB_LABELS.operation] !== label) continue;
-    if (!job.succeeded && !job.failed) continue;
+    if (!jobOutcomeRecorded(job)) continue;
     byLabel ??= new Map(view.observed.nodes.map((n) => [labelValue(n.name), n] as const));
     const nodeLabel = job.labels[JOB_LABELS.node] ?? '';
     const node = byLabel.get(nodeLabel);

@@ -3,7 +3,7 @@
  * who holds a node, in which phase, since when. Everything here is parsed defensively, because
  * annotations are editable by anyone with kubectl.
  */
-import type { ObservedNode } from '../observe/types.js';
+import type { ObservedJob, ObservedNode } from '../observe/types.js';
 import { ANNOTATIONS, NODE_PHASES, nodeImageRecordKey, type NodePhase } from '../protocol/keys.js';
 
 /** Phases in which a node is unavailable to workloads. */
@@ -199,4 +199,13 @@ export function labelsToCopy(from: ObservedNode, to: ObservedNode): Record<strin
     if (to.labels[key] !== value) out[key] = value;
   }
   return out;
+}
+
+/**
+ * A Job drydock may delete once its outcome is on the node: it finished, and the Job controller
+ * has recorded that on the Job (one read as succeeded from its pod alone is kept until then),
+ * so every Job shows its own outcome before it goes.
+ */
+export function jobOutcomeRecorded(job: ObservedJob): boolean {
+  return (job.succeeded || job.failed) && job.unrecorded !== true;
 }

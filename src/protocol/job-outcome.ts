@@ -25,6 +25,11 @@ export interface JobOutcome {
   };
   /** ISO instant the Job finished. */
   readonly finishedAt?: string;
+  /**
+   * Its success read from its pod (a Job of one completion) before the Job controller recorded
+   * it: the Job does not show its outcome yet.
+   */
+  readonly fromPod?: true;
 }
 
 /** The limit on a termination message kept in status (the kubelet keeps up to 4 KiB). */
@@ -72,7 +77,7 @@ function podSummary(pod: V1Pod): NonNullable<JobOutcome['lastPod']> {
  * Pods the Job counted as ended: succeeded and failed, with those it has seen end but not yet
  * moved into those counts (status.uncountedTerminatedPods, while it removes their finalizers).
  */
-export function jobAttempts(job: V1Job): number {
+function jobAttempts(job: V1Job): number {
   const s = job.status;
   const uncounted = s?.uncountedTerminatedPods;
   return (
@@ -92,6 +97,39 @@ function nothingRunning(job: V1Job): boolean {
 }
 
 /**
+ * A Job that runs one pod at a time to one completion (drydock's operation and update Jobs; a
+ * gate's template may ask for more): the first pod of it that succeeds is its success.
+ */
+function oneCompletion(job: V1Job): boolean {
+  const s = job.spec;
+  return (
+    (s?.completions ?? 1) === 1 &&
+    (s?.parallelism ?? 1) <= 1 &&
+    (s?.completionMode ?? 'NonIndexed') === 'NonIndexed' &&
+    s?.suspend !== true
+  );
+}
+
+/** The label the Job controller puts on a Job's pods with the Job's uid (and, before 1.27, without the prefix). */
+const CONTROLLER_UID_LABELS = ['batch.kubernetes.io/controller-uid', 'controller-uid'];
+
+/** The pods this Job made, not a Job of the same name before it (by its uid, when it is known). */
+function ownPods(job: V1Job, pods: readonly V1Pod[]): readonly V1Pod[] {
+  const uid = job.metadata?.uid;
+  if (uid === undefined) return pods;
+  return pods.filter((p) => CONTROLLER_UID_LABELS.some((l) => p.metadata?.labels?.[l] === uid));
+}
+
+/** When the pod's last container ended. */
+function podEnded(pod: V1Pod): Date | undefined {
+  const ends = (pod.status?.containerStatuses ?? []).flatMap((c) => {
+    const at = c.state?.terminated?.finishedAt;
+    return at === undefined ? [] : [new Date(at).getTime()];
+  });
+  return ends.length === 0 ? undefined : new Date(Math.max(...ends));
+}
+
+/**
  * Whether the Job succeeded, failed or still runs. `Complete` and `Failed` are final. Since
  * Kubernetes 1.31 the Job controller first adds `SuccessCriteriaMet` or `FailureTarget` when
  * the outcome is decided, and the final condition a sync later, once every pod has terminated
@@ -99,30 +137,49 @@ function nothingRunning(job: V1Job): boolean {
  * but as two watch events. A decided Job with no pod running or terminating is read as its
  * outcome then: nothing of it still runs on the node. One that still has a pod (a deadline
  * being enforced, a lingering pod of a success policy) waits for the final condition.
+ *
+ * Before either, a Job of one completion succeeded when its pod did: the Job controller syncs
+ * a Job on its pods' events at most once a second (its batch period), so it may record the
+ * outcome up to a second after the pod ended, and nothing of the Job runs on the node after
+ * that pod. A failed pod is not read: the Job may try again (backoffLimit).
  */
-function jobState(job: V1Job): { state: JobState; by?: { reason?: string; lastTransitionTime?: Date } } {
+function jobState(
+  job: V1Job,
+  pods: readonly V1Pod[],
+): { state: JobState; by?: { reason?: string; lastTransitionTime?: Date }; fromPod?: true } {
   const complete = condition(job, 'Complete');
   if (complete !== undefined) return { state: 'succeeded', by: complete };
   const failed = condition(job, 'Failed');
   if (failed !== undefined) return { state: 'failed', by: failed };
-  if (!nothingRunning(job)) return { state: 'running' };
-  const met = condition(job, 'SuccessCriteriaMet');
-  if (met !== undefined) return { state: 'succeeded', by: met };
   const target = condition(job, 'FailureTarget');
-  if (target !== undefined) return { state: 'failed', by: target };
+  if (target !== undefined) return nothingRunning(job) ? { state: 'failed', by: target } : { state: 'running' };
+  const met = condition(job, 'SuccessCriteriaMet');
+  if (met !== undefined && nothingRunning(job)) return { state: 'succeeded', by: met };
+  const succeeded = oneCompletion(job) ? ownPods(job, pods).find((p) => p.status?.phase === 'Succeeded') : undefined;
+  if (succeeded !== undefined) {
+    const ended = podEnded(succeeded);
+    return { state: 'succeeded', fromPod: true, ...(ended !== undefined ? { by: { lastTransitionTime: ended } } : {}) };
+  }
   return { state: 'running' };
+}
+
+/** Pods that ended, as the Job counts them or, before it has, as they say. */
+function attemptsOf(job: V1Job, pods: readonly V1Pod[]): number {
+  const ended = pods.filter((p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed').length;
+  return Math.max(jobAttempts(job), ended);
 }
 
 /** Reads `job` and the pods it made (select them with `batch.kubernetes.io/job-name`). */
 export function jobOutcome(job: V1Job, pods: readonly V1Pod[]): JobOutcome {
-  const { state, by } = jobState(job);
+  const { state, by, fromPod } = jobState(job, pods);
   const pod = lastPod(pods);
   const finished = by?.lastTransitionTime ?? job.status?.completionTime;
   return {
     state,
-    attempts: jobAttempts(job),
+    attempts: attemptsOf(job, pods),
     ...(state === 'failed' && by?.reason !== undefined ? { reason: by.reason } : {}),
     ...(pod !== undefined ? { lastPod: podSummary(pod) } : {}),
     ...(state !== 'running' && finished !== undefined ? { finishedAt: new Date(finished).toISOString() } : {}),
+    ...(fromPod === true ? { fromPod } : {}),
   };
 }

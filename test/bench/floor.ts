@@ -32,7 +32,7 @@ import { SimHttpProvider } from '../../src/cloud/sim/http-client.js';
 import { nodeNameFor, parseSimProviderID } from '../../src/cloud/sim/nodes.js';
 import { pinnedJob } from '../../src/execute/jobs/node-job.js';
 import { rebootPod } from '../../src/execute/jobs/reboot-pod.js';
-import { jobOutcome } from '../../src/protocol/job-outcome.js';
+import { JOB_NAME_LABEL, jobOutcome } from '../../src/protocol/job-outcome.js';
 import { watchCollection, type WatchedCollection } from '../../src/kube/informer.js';
 import type { OperationRef } from '../../src/protocol/jobs.js';
 
@@ -357,8 +357,13 @@ export function floorNodeOp(o: FloorOptions, name: string): Promise<FloorRun> {
       const jobName = job.metadata?.name ?? '';
       await batch.createNamespacedJob({ namespace: o.jobNamespace, body: job });
       t['job'] = Date.now();
+      // Read as drydock reads it: from the Job's pod as soon as it succeeded (job-outcome.ts).
+      const pods = () =>
+        w.pods
+          .list()
+          .filter((p) => p.metadata?.namespace === o.jobNamespace && p.metadata.labels?.[JOB_NAME_LABEL] === jobName);
       await w.until(`${jobName} complete`, () =>
-        w.jobs.list().some((j) => j.metadata?.name === jobName && jobOutcome(j, []).state === 'succeeded'),
+        w.jobs.list().some((j) => j.metadata?.name === jobName && jobOutcome(j, pods()).state === 'succeeded'),
       );
       t['jobDone'] = Date.now();
       const bootID = w.node(node)?.status?.nodeInfo?.bootID ?? '';

@@ -8,10 +8,11 @@
  * 1.21.1 is published) → 1.21.1 on a node that boots back into its old version.
  */
 import assert from 'node:assert/strict';
-import { CoreV1Api, type KubeConfig, type V1Job, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { SimHttpProvider } from '../../src/cloud/sim/http-client.js';
 import { BOTTLEROCKET_UPDATE_ENV } from '../../src/execute/jobs/bottlerocket-update.js';
+import { JOB_NAME_LABEL } from '../../src/protocol/job-outcome.js';
 import { ANNOTATIONS, bottlerocketRecordKey, JOB_LABELS } from '../../src/protocol/keys.js';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
@@ -128,19 +129,28 @@ function updateJobs(
   name: string,
 ): Map<string, { version: string; succeededAt?: number }> {
   const out = new Map<string, { version: string; succeededAt?: number }>();
+  /** The node of each update Job, by the Job's name. */
+  const nodeOf = new Map<string, string>();
+  const succeeded = (node: string, at: number): void => {
+    const was = out.get(node);
+    if (was !== undefined && was.succeededAt === undefined) out.set(node, { ...was, succeededAt: at });
+  };
   for (const e of events) {
     const l = e.obj.metadata?.labels ?? {};
+    if (e.source === 'pod') {
+      // The Job's pod ending Succeeded is the Job's success, as drydock reads it (job-outcome.ts).
+      const node = nodeOf.get(l[JOB_NAME_LABEL] ?? '');
+      if (node !== undefined && (e.obj as V1Pod).status?.phase === 'Succeeded') succeeded(node, e.at);
+      continue;
+    }
     if (e.source !== 'job' || l[JOB_LABELS.operation] !== `NodeImage.${name}`) continue;
     const job = e.obj as V1Job;
     const env = job.spec?.template.spec?.containers.flatMap((c) => c.env ?? []) ?? [];
     const version = env.find((v) => v.name === BOTTLEROCKET_UPDATE_ENV.version)?.value ?? '';
     const node = l[JOB_LABELS.node] ?? '';
-    const was = out.get(node);
-    const succeeded = (job.status?.succeeded ?? 0) > 0 ? e.at : undefined;
-    out.set(node, {
-      version,
-      ...((was?.succeededAt ?? succeeded) !== undefined ? { succeededAt: was?.succeededAt ?? succeeded } : {}),
-    });
+    nodeOf.set(job.metadata?.name ?? '', node);
+    if (!out.has(node)) out.set(node, { version });
+    if ((job.status?.succeeded ?? 0) > 0) succeeded(node, e.at);
   }
   return out;
 }

@@ -2,11 +2,11 @@
  * End to end, driven only by Git commits: UpgradeGates on NodeOps and on a replace rollout, on
  * the real control plane, the gate Jobs' pods played by the sim hosts, drydock running as
  * deploy/'s ServiceAccount.
- * What happened is read from the API server (watches on Jobs and Nodes, with the time each
- * change arrived), never from drydock's logs.
+ * What happened is read from the API server (watches on Jobs, their pods and Nodes, with the
+ * time each change arrived), never from drydock's logs.
  */
 import assert from 'node:assert/strict';
-import { CoreV1Api, Watch, type KubeConfig, type V1Job, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, Watch, type KubeConfig, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
@@ -66,6 +66,7 @@ interface Seen<T> {
 /** Every change of drydock's Jobs and of the workers, with the time it arrived. */
 class Recorder {
   readonly jobs: Seen<V1Job>[] = [];
+  readonly pods: Seen<V1Pod>[] = [];
   readonly nodes: Seen<V1Node>[] = [];
   private readonly stops: (() => void)[] = [];
   async start(kc: KubeConfig): Promise<void> {
@@ -76,6 +77,12 @@ class Recorder {
       (type: string, obj: V1Job) => this.jobs.push({ at: Date.now(), type, obj }),
       () => undefined,
     );
+    const pods = await w.watch(
+      `/api/v1/namespaces/${NS}/pods`,
+      {},
+      (type: string, obj: V1Pod) => this.pods.push({ at: Date.now(), type, obj }),
+      () => undefined,
+    );
     const nodes = await w.watch(
       '/api/v1/nodes',
       { labelSelector: 'sim.drydock.dev/group=workers' },
@@ -84,20 +91,32 @@ class Recorder {
     );
     this.stops.push(
       () => jobs.abort(),
+      () => pods.abort(),
       () => nodes.abort(),
     );
   }
-  /** Distinct Jobs (by uid) for `node` and step, with when each was first seen and first seen finished. */
+  /**
+   * Distinct Jobs (by uid) for `node` and step, with when each was first seen and first seen
+   * finished: its status counting a pod, or (as drydock reads a Job of one completion) its pod
+   * seen Succeeded or Failed, whichever came first.
+   */
   jobsFor(node: string, step: string): { uid: string; name: string; created: number; finished?: number }[] {
     const out = new Map<string, { uid: string; name: string; created: number; finished?: number }>();
+    const finish = (uid: string, at: number): void => {
+      const row = out.get(uid);
+      if (row !== undefined && (row.finished === undefined || at < row.finished)) row.finished = at;
+    };
     for (const s of this.jobs) {
       const labels = s.obj.metadata?.labels ?? {};
       if (labels['drydock.dev/node'] !== node || labels['drydock.dev/step'] !== step) continue;
       const uid = s.obj.metadata?.uid ?? '';
-      const row = out.get(uid) ?? { uid, name: s.obj.metadata?.name ?? '', created: s.at };
-      const done = (s.obj.status?.succeeded ?? 0) + (s.obj.status?.failed ?? 0) > 0;
-      if (done && row.finished === undefined) row.finished = s.at;
-      out.set(uid, row);
+      if (!out.has(uid)) out.set(uid, { uid, name: s.obj.metadata?.name ?? '', created: s.at });
+      if ((s.obj.status?.succeeded ?? 0) + (s.obj.status?.failed ?? 0) > 0) finish(uid, s.at);
+    }
+    for (const s of this.pods) {
+      const phase = s.obj.status?.phase;
+      if (phase === 'Succeeded' || phase === 'Failed')
+        finish(s.obj.metadata?.labels?.['batch.kubernetes.io/controller-uid'] ?? '', s.at);
     }
     return [...out.values()];
   }

@@ -434,6 +434,72 @@ describe("a Job's outcome", () => {
   });
 });
 
+describe("a Job of one completion, read from its pod before the Job controller's batched sync", () => {
+  const ended = '2026-01-01T00:00:07.000Z';
+  const jobPod = (phase: string, uid = 'job-uid'): V1Pod => ({
+    metadata: { name: 'p', labels: { 'batch.kubernetes.io/controller-uid': uid } },
+    status: {
+      phase,
+      containerStatuses: [
+        {
+          name: 'operation',
+          image: 'i',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: {
+            terminated: { exitCode: phase === 'Succeeded' ? 0 : 1, finishedAt: new Date(ended), message: 'patched' },
+          },
+        },
+      ],
+    },
+  });
+  // As the Job controller leaves it until its next sync: the pod counted nowhere yet.
+  const job = (spec: Partial<NonNullable<V1Job['spec']>> = {}): V1Job => ({
+    metadata: { name: 'op', uid: 'job-uid' },
+    spec: { template: {}, ...spec },
+    status: { active: 1 },
+  });
+
+  it('is succeeded once its pod succeeded, at the instant the pod ended, counting that pod', () => {
+    assert.deepEqual(jobOutcome(job(), [jobPod('Succeeded')]), {
+      state: 'succeeded',
+      attempts: 1,
+      lastPod: { name: 'p', exitCode: 0, message: 'patched' },
+      finishedAt: ended,
+      // The Job does not show it yet: it is kept until it does.
+      fromPod: true,
+    });
+    assert.equal(jobOutcome(job({ completions: 1, parallelism: 1 }), [jobPod('Succeeded')]).state, 'succeeded');
+  });
+
+  it('is still running while its pod runs, or failed (the Job may try again)', () => {
+    assert.equal(jobOutcome(job(), [jobPod('Running')]).state, 'running');
+    assert.equal(jobOutcome(job(), [jobPod('Failed')]).state, 'running');
+  });
+
+  it('reads no pod of a Job that wants more than one, of a suspended Job, or of an earlier Job of the same name', () => {
+    assert.equal(jobOutcome(job({ completions: 3 }), [jobPod('Succeeded')]).state, 'running');
+    assert.equal(jobOutcome(job({ parallelism: 2 }), [jobPod('Succeeded')]).state, 'running');
+    assert.equal(jobOutcome(job({ completionMode: 'Indexed' }), [jobPod('Succeeded')]).state, 'running');
+    assert.equal(jobOutcome(job({ suspend: true }), [jobPod('Succeeded')]).state, 'running');
+    assert.equal(jobOutcome(job(), [jobPod('Succeeded', 'an-earlier-uid')]).state, 'running');
+  });
+
+  it('a Job the controller decided failed stays failed, whatever its pod says', () => {
+    const failing: V1Job = {
+      ...job(),
+      status: {
+        terminating: 0,
+        conditions: [
+          { type: 'FailureTarget', status: 'True', reason: 'DeadlineExceeded', lastTransitionTime: new Date(ended) },
+        ],
+      },
+    };
+    assert.equal(jobOutcome(failing, [jobPod('Succeeded')]).state, 'failed');
+  });
+});
+
 describe('the images of the pods and Jobs the actions build', () => {
   const base = {
     spec: { kind: 'NodeImage' as const, name: 'br' },

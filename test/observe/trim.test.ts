@@ -157,6 +157,40 @@ describe('trim: what the caches keep of each object', () => {
     trimsSafely(fullDeployment, trimDeployment, toObservedDeployment));
   it('a trimmed Job converts exactly as the whole one, and is smaller', () =>
     trimsSafely(fullJob, trimJob, toObservedJob));
+  it('a trimmed Job the controller has decided (no pod left running) reads as decided, as the whole one', () => {
+    const decided = (): V1Job => ({
+      ...fullJob(),
+      status: {
+        active: 0,
+        terminating: 0,
+        uncountedTerminatedPods: { succeeded: ['uid-1'] },
+        conditions: [
+          { type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: new Date('2024-01-01T00:03:00Z') },
+        ],
+      },
+    });
+    trimsSafely(decided, trimJob, toObservedJob);
+    assert.equal(toObservedJob(trimJob(decided())).succeeded, true);
+  });
+  it("a trimmed Job of one completion reads its pod's success as the whole one; one of three does not", () => {
+    const pod: V1Pod = {
+      metadata: {
+        name: 'op-n1-a',
+        namespace: 'drydock',
+        labels: { [JOB_NAME_LABEL]: 'op-n1', 'batch.kubernetes.io/controller-uid': 'u-1' },
+      },
+      status: { phase: 'Succeeded' },
+    };
+    const running = (completions?: number) => (): V1Job => ({
+      ...fullJob(),
+      metadata: { ...fullJob().metadata, uid: 'u-1' },
+      spec: { ...(completions !== undefined ? { completions } : {}), template: fullJob().spec?.template ?? {} },
+      status: { active: 1 },
+    });
+    trimsSafely(running(), trimJob, (j) => toObservedJob(j, [pod]));
+    assert.equal(toObservedJob(trimJob(running()()), [trimPod(pod)]).succeeded, true);
+    assert.equal(toObservedJob(trimJob(running(3)()), [trimPod(pod)]).succeeded, false);
+  });
 
   it('drops what the planner never reads', () => {
     const node = trimNode(fullNode());

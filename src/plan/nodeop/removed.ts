@@ -7,6 +7,7 @@
  * is still held by that operation (settle() finishes that node's step and deletes its Job).
  */
 import { JOB_LABELS, labelValue, MANAGED_BY, operationLabel } from '../../protocol/jobs.js';
+import { jobOutcomeRecorded } from '../protocol.js';
 import type { DesiredState, SpecKind } from '../../spec/model.js';
 import type { PlanBuilder } from '../builder.js';
 import type { ClusterView } from '../view.js';
@@ -36,7 +37,7 @@ export function cleanUpRemovedJobs(desired: DesiredState, view: ClusterView, b: 
   for (const job of view.observed.jobs) {
     const label = job.labels[JOB_LABELS.operation] ?? '';
     if (job.labels[JOB_LABELS.managedBy] !== MANAGED_BY || !SWEPT.has(job.labels[JOB_LABELS.step] ?? '')) continue;
-    if (!job.succeeded && !job.failed) continue;
+    if (!jobOutcomeRecorded(job)) continue;
     if (label === '' || live.has(label)) continue;
     const node = job.labels[JOB_LABELS.node] ?? '';
     if (heldBy.get(node) === label) continue;

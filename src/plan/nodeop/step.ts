@@ -15,7 +15,7 @@ import { ANNOTATIONS } from '../../protocol/keys.js';
 import type { OperationRef } from '../../protocol/jobs.js';
 import { nodeOpJobSpec } from './job-spec.js';
 import { drainView, preflight } from '../drain.js';
-import { HELD_ANNOTATIONS } from '../protocol.js';
+import { HELD_ANNOTATIONS, jobOutcomeRecorded } from '../protocol.js';
 import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
 import { jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
@@ -419,7 +419,7 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
     annotations: HELD_ANNOTATIONS,
     reason: `node ${node.name} released: ${lock.kind}/${lock.name}@${lock.revision} is no longer the spec in Git`,
   });
-  if (job !== undefined && (job.succeeded || job.failed))
+  if (job !== undefined && jobOutcomeRecorded(job))
     b.act({
       kind: 'deleteJob',
       spec,
@@ -441,7 +441,7 @@ export function cleanUpJob(ctx: NodeOpContext, node: ObservedNode): void {
   const phase = ctx.view.stateOf(node).phase;
   if (phase === 'Updating' || phase === 'Pending' || phase === 'Draining' || phase === 'Cordoned') return;
   const { name, job } = jobOf(ctx, ctx.operation, node.name);
-  if (job === undefined || (!job.succeeded && !job.failed)) return;
+  if (job === undefined || !jobOutcomeRecorded(job)) return;
   ctx.b.act({
     kind: 'deleteJob',
     spec: ctx.spec,

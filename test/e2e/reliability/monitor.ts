@@ -18,6 +18,7 @@ import {
   type V1Deployment,
   type V1Job,
   type V1Node,
+  type V1Pod,
 } from '@kubernetes/client-node';
 import type { RunningSimCloud } from '../../../src/sim-host/index.js';
 import { ANNOTATIONS, JOB_LABELS, LABELS } from '../../../src/protocol/keys.js';
@@ -95,6 +96,12 @@ export class InvariantMonitor {
         `/api/v1/namespaces/${this.opts.jobNamespace}/pods`,
         { labelSelector: `${JOB_LABELS.step}=reboot` },
         (type, obj) => this.onCreated(type, obj, 'reboot pod'),
+      ),
+      keepWatching(
+        this.kc,
+        `/api/v1/namespaces/${this.opts.jobNamespace}/pods`,
+        { labelSelector: `${JOB_LABELS.step}=operation` },
+        (_type, obj) => this.onJobPod(obj),
       ),
       keepWatching(
         this.kc,
@@ -183,9 +190,25 @@ export class InvariantMonitor {
     const l = job.metadata?.labels ?? {};
     const uid = job.metadata?.uid ?? '';
     if (l[LABELS.managedBy] !== 'drydock' || l[JOB_LABELS.step] !== 'operation') return;
-    if ((job.status?.succeeded ?? 0) < 1 || this.succeededUids.has(uid)) return;
+    if ((job.status?.succeeded ?? 0) < 1) return;
+    this.succeeded(uid, l);
+  }
+
+  /**
+   * An operation Job's pod: its success is the Job's (a Job of one completion), seen up to the
+   * Job controller's batch period (a second) before the Job shows it.
+   */
+  private onJobPod(pod: V1Pod): void {
+    const l = pod.metadata?.labels ?? {};
+    if (l[LABELS.managedBy] !== 'drydock' || pod.status?.phase !== 'Succeeded') return;
+    this.succeeded(l['batch.kubernetes.io/controller-uid'] ?? '', l);
+  }
+
+  /** The first sign that the Job `uid` succeeded, from the Job or its pod. */
+  private succeeded(uid: string, labels: Record<string, string>): void {
+    if (this.succeededUids.has(uid)) return;
     this.succeededUids.add(uid);
-    this.jobSucceeded.set(`${l[LABELS.operation]} ${l[LABELS.node]}`, Date.now());
+    this.jobSucceeded.set(`${labels[LABELS.operation]} ${labels[LABELS.node]}`, Date.now());
   }
 
   private onCreated(type: string, obj: KubernetesObject, what: string): void {

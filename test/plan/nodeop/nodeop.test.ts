@@ -330,6 +330,15 @@ describe('NodeOp planner', () => {
       assert.equal(laneOf(lockOf('worker-2') as Action), 'worker-0');
     });
 
+    it("the finished node's Job is deleted the round after, once the Job controller has recorded its outcome", () => {
+      const done = n('worker-0', { annotations: { [nodeOpRecordKey('patch')]: 'r1' } });
+      const deletes = (j: ObservedJob): string[] =>
+        kinds(run(nodeOp('patch', { concurrency: 1 }), [done], { jobs: [j] })).filter((k) => k.startsWith('deleteJob'));
+      assert.deepEqual(deletes(job(JOB, 'succeeded')), ['deleteJob worker-0']);
+      // Read as succeeded from its pod alone: the Job shows its outcome before it goes.
+      assert.deepEqual(deletes({ ...job(JOB, 'succeeded'), unrecorded: true }), []);
+    });
+
     it('a node still in its health gate hands nothing over', () => {
       const op = nodeOp('patch', { concurrency: 1 });
       const gated = { ...op, rollout: { ...op.rollout, healthGate: { minReadySeconds: 30 } } };
