@@ -15,11 +15,14 @@ export class PlanBuilder {
    */
   readonly taken = new Set<string>();
 
-  /** While set (inLaneOf), the node whose lane every node's action acted joins. */
+  /**
+   * While set (inLaneOf), the node whose lane the actions acted join (one that touches no node
+   * stays a barrier: the executor reads forNode only of those that do).
+   */
   private lane: string | undefined;
 
   act(action: Action): void {
-    const joins = this.lane !== undefined && action.forNode === undefined && touchesNode(action);
+    const joins = this.lane !== undefined && action.forNode === undefined;
     this.actions.push(joins ? { ...action, forNode: this.lane } : action);
   }
 
@@ -81,17 +84,6 @@ export class PlanBuilder {
     for (const a of this.actions) if (same(a.spec, spec)) n++;
     return n;
   }
-}
-
-/** Whether an action touches a node (those that do not run alone, between the lanes). */
-function touchesNode(a: Action): boolean {
-  return !(
-    a.kind === 'setGroupImage' ||
-    a.kind === 'surge' ||
-    a.kind === 'scaleDeployment' ||
-    a.kind === 'patchPool' ||
-    (a.kind === 'removeInstance' && a.node === undefined)
-  );
 }
 
 function same(a: SpecRef, b: SpecRef): boolean {

@@ -57,6 +57,18 @@ describe('execute: lanes (one per node, side by side; barriers alone)', () => {
     assert.deepEqual(cut, [{ a: [0, 2], b: [1] }, 3, { a: [4, 6], b: [5] }]);
   });
 
+  it("runs any node's step in the lane it names (forNode); one that touches no node stays a barrier", () => {
+    const joined: Action[] = [
+      annotate('a', 'released'),
+      { kind: 'cordon', spec, reason: 'test', node: 'b', forNode: 'a' },
+      { ...surge, forNode: 'a' },
+    ];
+    assert.equal(laneOf(joined[1] as Action), 'a');
+    assert.equal(laneOf(joined[2] as Action), undefined);
+    const cut = segments(joined).map((s) => ('barrier' in s ? s.barrier : Object.fromEntries(s.lanes)));
+    assert.deepEqual(cut, [{ a: [0, 1] }, 2]);
+  });
+
   it("runs different nodes' steps at once, each node's in plan order, and a barrier after everything before it", async () => {
     const r = recorder(30);
     const plan = [
