@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStateTerminated, V1Job, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { nodeOpJobSpec } from '../../src/plan/nodeop/job-spec.js';
 import { bottlerocketUpdateJobFor, rebootPodFor } from '../../src/execute/job-actions.js';
 import {
@@ -336,28 +336,23 @@ describe('the gate Job', () => {
     });
 });
 
+/** A Job pod's status with its one container ended as `terminated` says. */
+const endedStatus = (terminated: V1ContainerStateTerminated, phase?: string): V1PodStatus => ({
+  ...(phase !== undefined ? { phase } : {}),
+  containerStatuses: [
+    { name: 'operation', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated } },
+  ],
+});
+
 describe("a Job's outcome", () => {
   const t = (s: string): Date => new Date(`2026-01-01T00:00:${s}Z`);
   const pod = (name: string, at: string, exitCode: number, message?: string): V1Pod => ({
     metadata: { name, creationTimestamp: t(at) },
-    status: {
-      containerStatuses: [
-        {
-          name: 'operation',
-          image: 'i',
-          imageID: '',
-          ready: false,
-          restartCount: 0,
-          state: {
-            terminated: {
-              exitCode,
-              reason: exitCode === 0 ? 'Completed' : 'Error',
-              ...(message !== undefined ? { message } : {}),
-            },
-          },
-        },
-      ],
-    },
+    status: endedStatus({
+      exitCode,
+      reason: exitCode === 0 ? 'Completed' : 'Error',
+      ...(message !== undefined ? { message } : {}),
+    }),
   });
 
   it('is running while no condition is set', () => {
@@ -438,21 +433,10 @@ describe("a Job of one completion, read from its pod before the Job controller's
   const ended = '2026-01-01T00:00:07.000Z';
   const jobPod = (phase: string, uid = 'job-uid'): V1Pod => ({
     metadata: { name: 'p', labels: { 'batch.kubernetes.io/controller-uid': uid } },
-    status: {
+    status: endedStatus(
+      { exitCode: phase === 'Succeeded' ? 0 : 1, finishedAt: new Date(ended), message: 'patched' },
       phase,
-      containerStatuses: [
-        {
-          name: 'operation',
-          image: 'i',
-          imageID: '',
-          ready: false,
-          restartCount: 0,
-          state: {
-            terminated: { exitCode: phase === 'Succeeded' ? 0 : 1, finishedAt: new Date(ended), message: 'patched' },
-          },
-        },
-      ],
-    },
+    ),
   });
   // As the Job controller leaves it until its next sync: the pod counted nowhere yet.
   const job = (spec: Partial<NonNullable<V1Job['spec']>> = {}): V1Job => ({

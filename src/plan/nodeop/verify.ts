@@ -11,7 +11,7 @@ import { nodeGates } from './gates.js';
 import { failNode, finishNode, type Ended } from './step.js';
 
 /** What this round did with a Verifying node: ended it (failed), finished it (done), or neither. */
-export type Verified = { readonly ended: Ended } | { readonly done: ObservedNode } | undefined;
+export type Verified = { readonly ended: Ended } | { readonly done: true } | undefined;
 
 /**
  * The node passed its health gate: the UpgradeGate after-Jobs run one after another (found
@@ -22,7 +22,7 @@ function afterHealthy(ctx: NodeOpContext, node: ObservedNode): Verified {
   const gate = nodeGates(ctx, node, 'after');
   if (gate.kind === 'passed') {
     finishNode(ctx, node, `node ${node.name} passed the health gate and any UpgradeGate after-Jobs`);
-    return { done: node };
+    return { done: true };
   }
   if (gate.kind === 'failed') return { ended: failNode(ctx, node, gate.reason, gate.job) };
   return undefined;
