@@ -187,8 +187,17 @@ describe('e2e: a failure budget, a pause from Git and budgets by window', functi
       },
       { timeoutMs: 60_000, intervalMs: 300 },
     );
-    const resumed = await repo.statusFile('status/NodeOp/slow.yaml');
-    assert.ok(resumed !== undefined && !resumed.includes('paused by'), 'the status no longer says paused');
+    // The nodes' annotations land before the status commit of the round that saw them: wait for the
+    // status to report the rollout complete, then it must no longer say paused.
+    const resumed = await eventually(
+      'status says Complete',
+      async () => {
+        const s = await repo.statusFile('status/NodeOp/slow.yaml');
+        return s !== undefined && /phase: Complete/.test(s) ? s : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
+    assert.ok(!resumed.includes('paused by'), `the status no longer says paused:\n${resumed}`);
   });
 
   it('budgets by window: the night budget of 3 lets three nodes go at once, the day budget of 1 holds them to one', async () => {
@@ -234,7 +243,12 @@ describe('e2e: a failure budget, a pause from Git and budgets by window', functi
       { timeoutMs: 60_000, intervalMs: 300 },
     );
     assert.equal(maxCordoned(log, LATER_NODES, dayFrom), 1, 'one at a time under the day budget');
-    const status = await repo.statusFile('README.md');
-    assert.match(status ?? '', /every kind: 1 node \(drydock\.yaml budget\.windows\[0\]\)/);
+    // The status commit may trail the nodes' annotations by a round.
+    await eventually(
+      'the README names the day budget',
+      async () =>
+        /every kind: 1 node \(drydock\.yaml budget\.windows\[0\]\)/.test((await repo.statusFile('README.md')) ?? ''),
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
   });
 });
