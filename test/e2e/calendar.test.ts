@@ -218,7 +218,12 @@ describe('e2e: one calendar for in-place kinds', function () {
     await sleep(3000);
     assert.deepEqual(await records(kc, 'tune'), [first], 'only the node in flight ran; no new node started');
     assert.equal((await inFlight(kc)).size, 0, 'no node started after the window closed');
-    const after = await statusWhen('status still waits for the window', 'tune', (s) => s.sourceCommit === frozen);
+    // The status commit trails the node's Done round: wait for the one that counts it.
+    const after = await statusWhen(
+      'status counts the node done and still waits for the window',
+      'tune',
+      (s) => s.sourceCommit === frozen && s.progress?.done === 1,
+    );
     assert.equal(after.waitingFor, waiting.waitingFor);
     assert.equal(after.progress?.done, 1);
   });

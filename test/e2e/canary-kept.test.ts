@@ -123,11 +123,20 @@ describe('e2e: a canary taken by another operation is still the canary', functio
     // A few of drydock's rounds with the canary no longer under its lock.
     assert.ok(drydock);
     await afterRounds(drydock);
+    // The status commit trails the rounds (it is written at most every 2 s): wait for the one that
+    // says what the rollout waits for once the canary has soaked.
+    await eventually(
+      'the status says the approval is needed',
+      async () => {
+        const text = await fleet.statusFile('status/NodeImage/worker.yaml');
+        const status = parse(text ?? '{}') as { waitingFor?: string };
+        return /^approval needed \(after the canary wave\)/.test(status.waitingFor ?? '');
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
     const approvedAt = Date.now();
     const before = lockedOriginals(log, originals);
     assert.equal(before.length, 1, `original workers locked for replacement before the approval: ${before.join(', ')}`);
-    const status = parse((await fleet.statusFile('status/NodeImage/worker.yaml')) ?? '{}') as { waitingFor?: string };
-    assert.match(status.waitingFor ?? '', /^approval needed \(after the canary wave\)/);
 
     // 3. The approval is merged: the rollout goes on with a second original worker.
     const approval = specDoc('Approval', 'worker-after-canary', {

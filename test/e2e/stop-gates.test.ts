@@ -223,8 +223,11 @@ describe('e2e: a failure budget, a pause from Git and budgets by window', functi
       { timeoutMs: 60_000, intervalMs: 300 },
     );
     assert.equal(maxCordoned(log, LATER_NODES, nightFrom), 3, 'three at once under the night budget');
-    const readme = await repo.statusFile('README.md');
-    assert.match(readme ?? '', /## Cluster budget/);
+    await eventually(
+      'the README has the cluster budget section',
+      async () => /## Cluster budget/.test((await repo.statusFile('README.md')) ?? ''),
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
 
     await repo.push(
       {
