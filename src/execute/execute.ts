@@ -39,10 +39,10 @@ export interface ExecuteOptions extends ActionDeps {
    * has answered when the round returns.
    */
   readonly inFlight?: InFlight;
-  /** Evictions of one PDB one at a time (pdb-pacer.ts), with the PDBs covering each pod. */
+  /** Evictions of one PDB one at a time (pdb-pacer.ts), with each pod's uid and the PDBs covering it. */
   readonly evictions?: {
     readonly pacer: EvictionPacer;
-    readonly pdbsOf: (namespace: string, pod: string) => readonly string[];
+    readonly podOf: (namespace: string, pod: string) => { readonly uid?: string; readonly pdbs: readonly string[] };
   };
 }
 
@@ -368,11 +368,17 @@ async function runAction(
   return carried;
 }
 
-/** An eviction waits for the one before it on the same PDB (pdb-pacer.ts); other calls run at once. */
+/** An eviction waits for the one before it on the same PDB and for the PDB to settle (pdb-pacer.ts); other calls run at once. */
 function paced(opts: ExecuteOptions, action: Action, call: () => Promise<Outcome>): Promise<Outcome> {
   const e = opts.evictions;
   if (e === undefined || action.kind !== 'evict') return call();
-  return e.pacer.run(e.pdbsOf(action.namespace, action.pod), call);
+  const pod = e.podOf(action.namespace, action.pod);
+  const uid = pod.uid;
+  return e.pacer.run(
+    pod.pdbs,
+    call,
+    uid === undefined ? undefined : { uid, evicted: (outcome) => outcome.kind === 'done' },
+  );
 }
 
 function holds(outcome: Outcome): boolean {

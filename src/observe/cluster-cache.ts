@@ -31,6 +31,7 @@ import type {
 } from './types.js';
 import { startOpenShiftCache } from './openshift.js';
 import { SeenWrites, type Written } from './seen-writes.js';
+import { PdbSettledWaiters } from './pdb-settled.js';
 import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
 import { matchesSelector } from './selector.js';
 import { podWorkload, replicaSetOwners, toObservedWorkloads, type ObservedWorkload } from './workloads.js';
@@ -83,6 +84,12 @@ export interface ClusterCache {
    * (seen-writes.ts), false after `timeoutMs` if some write has not shown up.
    */
   whenSeen(writes: readonly Written[], timeoutMs: number): Promise<boolean>;
+  /**
+   * Resolves true once the disruption controller has nothing left to write to the PDB `key`
+   * (namespace/name) as the caches see it (pdb-settled.ts), the pods of `evicted` (uids) counted
+   * as being deleted; false after `timeoutMs`.
+   */
+  whenPdbSettled(key: string, evicted: ReadonlySet<string>, timeoutMs: number): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -303,8 +310,11 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
   const kc = opts.kubeConfig;
   let current: ClusterSnapshot | undefined;
   const memo = newConversionMemo();
+  // Reads the snapshot only once a waiter is there, after the collections below have started.
+  const waiters = new PdbSettledWaiters(() => snapshot());
   const onChange = (): void => {
     current = undefined;
+    waiters.changed();
     opts.onChange?.();
   };
   // A pod's conversion reads the PDBs covering it (their selectors) and its ReplicaSet's owner.
@@ -348,30 +358,34 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
   });
 
+  const snapshot = (): ClusterSnapshot => {
+    current ??= buildClusterSnapshot(
+      {
+        nodes: nodes.list(),
+        pods: pods.list(),
+        pdbs: pdbs.list(),
+        deployments: deployments.list(),
+        jobs: jobs.list(),
+        statefulSets: statefulSets.list(),
+        replicaSets: replicaSets.list(),
+      },
+      memo,
+    );
+    return current;
+  };
+
   return {
     synced: async () => {
       await Promise.all(all.map((c) => c.synced));
     },
     isSynced: () => all.every((c) => c.isSynced()),
-    snapshot: () => {
-      current ??= buildClusterSnapshot(
-        {
-          nodes: nodes.list(),
-          pods: pods.list(),
-          pdbs: pdbs.list(),
-          deployments: deployments.list(),
-          jobs: jobs.list(),
-          statefulSets: statefulSets.list(),
-          replicaSets: replicaSets.list(),
-        },
-        memo,
-      );
-      return current;
-    },
+    snapshot,
     openshift: () => openshift.view(),
     whenSeen: (writes, timeoutMs) => seen.whenSeen(writes, timeoutMs),
+    whenPdbSettled: (key, evicted, timeoutMs) => waiters.when(key, evicted, timeoutMs),
     stop: async () => {
       seen.stop();
+      waiters.stop();
       await Promise.all([...all.map((c) => c.stop()), openshift.stop()]);
     },
   };

@@ -127,7 +127,20 @@ export function toObservedPDB(pdb: V1PodDisruptionBudget): ObservedPDB {
     currentHealthy: pdb.status?.currentHealthy ?? 0,
     desiredHealthy: pdb.status?.desiredHealthy ?? 0,
     expectedPods: pdb.status?.expectedPods ?? 0,
+    ...(pdb.status?.disruptedPods ? { disruptedPods: disruptedPods(pdb.status.disruptedPods) } : {}),
+    ...(pdb.metadata?.generation !== undefined && (pdb.status?.observedGeneration ?? 0) < pdb.metadata.generation
+      ? { unobserved: true }
+      : {}),
   });
+}
+
+function disruptedPods(m: Record<string, Date | string>): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [name, at] of Object.entries(m)) {
+    const iso = isoTime(at);
+    if (iso !== undefined) out[name] = iso;
+  }
+  return Object.freeze(out);
 }
 
 export function toObservedDeployment(d: V1Deployment): ObservedDeployment {

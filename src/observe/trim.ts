@@ -196,10 +196,23 @@ export function trimPod(pod: V1Pod): V1Pod {
   return { metadata: m, spec, status };
 }
 
+/**
+ * A PDB as drydock reads it: its selector, and the status the disruption controller and the
+ * eviction handler write, with what says whether the controller has a write still to make (its
+ * observed generation, and the pods an eviction named in disruptedPods; see pdb-settled.ts).
+ */
 export function trimPDB(pdb: V1PodDisruptionBudget): V1PodDisruptionBudget {
   const s = pdb.status;
+  const m = meta(pdb.metadata, {});
+  if (pdb.metadata?.generation !== undefined) m.generation = pdb.metadata.generation;
+  let disruptedPods: Record<string, Date> | undefined;
+  // Dates from a list, strings from a watch event: kept as the ISO string either way.
+  for (const [name, at] of Object.entries(s?.disruptedPods ?? {})) {
+    const iso = isoTime(at);
+    if (iso !== undefined) (disruptedPods ??= {})[name] = iso as unknown as Date;
+  }
   return {
-    metadata: meta(pdb.metadata, {}),
+    metadata: m,
     spec: pdb.spec?.selector ? { selector: pdb.spec.selector } : {},
     ...(s
       ? {
@@ -208,6 +221,8 @@ export function trimPDB(pdb: V1PodDisruptionBudget): V1PodDisruptionBudget {
             desiredHealthy: s.desiredHealthy,
             disruptionsAllowed: s.disruptionsAllowed,
             expectedPods: s.expectedPods,
+            ...(s.observedGeneration !== undefined ? { observedGeneration: s.observedGeneration } : {}),
+            ...(disruptedPods ? { disruptedPods } : {}),
           },
         }
       : {}),

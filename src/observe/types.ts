@@ -66,6 +66,13 @@ export interface ObservedPDB {
   readonly currentHealthy: number;
   readonly desiredHealthy: number;
   readonly expectedPods: number;
+  /**
+   * status.disruptedPods: pods an eviction counted against the budget (name → when), which the
+   * controller drops once it sees them being deleted.
+   */
+  readonly disruptedPods?: Readonly<Record<string, string>>;
+  /** The controller has not yet written a status for the PDB's current spec. */
+  readonly unobserved?: true;
 }
 
 export interface ObservedDeployment {

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { DesiredState } from '../spec/model.js';
 import type { Plan, SpecStatus } from '../plan/types.js';
-import type { ObservedState } from '../observe/types.js';
+import type { ObservedPod, ObservedState } from '../observe/types.js';
 import type { ClusterCache } from '../observe/cluster-cache.js';
 import { observe } from '../observe/index.js';
 import type { InstanceSightings, ProviderLookup } from '../observe/cloud.js';
@@ -111,7 +111,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
       now: deps.now,
       shouldContinue: deps.mayAct,
       ...(deps.inFlight ? { inFlight: deps.inFlight } : {}),
-      ...(deps.evictionPacer ? { evictions: { pacer: deps.evictionPacer, pdbsOf: pdbsOfPods(observed) } } : {}),
+      ...(deps.evictionPacer ? { evictions: { pacer: deps.evictionPacer, podOf: podsByName(observed) } } : {}),
       onResult: (r) => {
         deps.metrics.actions.inc({ action: r.action.kind, outcome: r.outcome.kind });
         if (r.outcome.kind === 'stalled' || r.outcome.kind === 'transient' || r.outcome.kind === 'waiting') {
@@ -131,12 +131,12 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
   };
 }
 
-/** The PDBs covering a pod as this round observed them (namespace/name keys), looked up by the pod. */
-function pdbsOfPods(observed: ObservedState): (namespace: string, pod: string) => readonly string[] {
-  let byPod: Map<string, readonly string[]> | undefined;
+/** A pod as this round observed it (its uid, the PDBs covering it as namespace/name keys), looked up by name. */
+function podsByName(observed: ObservedState): (namespace: string, pod: string) => ObservedPod | { pdbs: [] } {
+  let byPod: Map<string, ObservedPod> | undefined;
   return (namespace, pod) => {
-    byPod ??= new Map(observed.pods.map((p) => [`${p.namespace}/${p.name}`, p.pdbs]));
-    return byPod.get(`${namespace}/${pod}`) ?? [];
+    byPod ??= new Map(observed.pods.map((p) => [`${p.namespace}/${p.name}`, p]));
+    return byPod.get(`${namespace}/${pod}`) ?? { pdbs: [] };
   };
 }
 

@@ -402,7 +402,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
   const providers = (provider: Provider): CloudProvider | undefined => opts.providers[provider];
   const sightings = new InstanceSightings();
   const metricSightings = new MetricSightings();
-  const evictionPacer = new EvictionPacer();
+  const evictionPacer = new EvictionPacer(undefined, (pdb, evicted, ms) => p.cluster.whenPdbSettled(pdb, evicted, ms));
   const cluster = (): string => opts.cluster || desired.inForce?.desired.config.cluster || '';
   return new RoundLoop({
     cluster: p.cluster,

@@ -140,6 +140,7 @@ export async function measureIdleRounds(nodes: number, rounds: number, changed: 
     openshift: () => undefined,
     // An idle round writes nothing, so nothing is waited for.
     whenSeen: () => Promise.resolve(true),
+    whenPdbSettled: () => Promise.resolve(true),
     stop: () => Promise.resolve(),
   };
   const spec = desired({

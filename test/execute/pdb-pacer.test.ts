@@ -22,7 +22,7 @@ function world(ms: number, pdbs: Record<string, readonly string[]>) {
   const deps = {
     ...recordingDeps(kube, {} as CloudProvider),
     inFlight,
-    evictions: { pacer, pdbsOf: (_ns: string, pod: string) => pdbs[pod] ?? [] },
+    evictions: { pacer, podOf: (_ns: string, pod: string) => ({ uid: `uid-${pod}`, pdbs: pdbs[pod] ?? [] }) },
   };
   return { log, deps, inFlight, pacer };
 }
@@ -105,6 +105,62 @@ describe('execute: evictions of one PDB one at a time (EvictionPacer)', () => {
     answer();
     await slow;
     assert.equal(pacer.busy, 0);
+  });
+
+  it('the next eviction waits for the PDB to settle, told of the pods this pacer evicted', async () => {
+    const asked: { pdb: string; evicted: string[]; timeoutMs: number }[] = [];
+    let settle!: () => void;
+    const settled = (pdb: string, evicted: ReadonlySet<string>, timeoutMs: number) => {
+      asked.push({ pdb, evicted: [...evicted], timeoutMs });
+      return asked.length === 1 ? Promise.resolve(true) : new Promise<boolean>((r) => (settle = () => r(true)));
+    };
+    const pacer = new EvictionPacer(500, settled);
+    const log: string[] = [];
+    const evictA = pacer.run(['x'], () => Promise.resolve('done'), { uid: 'uid-a', evicted: (a) => a === 'done' });
+    assert.equal(await evictA, 'done');
+    const evictB = pacer.run(['x'], async () => log.push('start b'), { uid: 'uid-b', evicted: () => true });
+    await sleep(20);
+    assert.deepEqual(log, [], 'held until the PDB settles');
+    settle();
+    await evictB;
+    assert.deepEqual(log, ['start b']);
+    assert.deepEqual(
+      asked.map((a) => [a.pdb, a.evicted]),
+      [
+        ['x', []],
+        ['x', ['uid-a']],
+      ],
+    );
+    assert.ok(asked.every((a) => a.timeoutMs > 0 && a.timeoutMs <= 500));
+  });
+
+  it('a refused eviction is not remembered as a pod being deleted', async () => {
+    const asked: string[][] = [];
+    const pacer = new EvictionPacer(500, (_pdb, evicted) => {
+      asked.push([...evicted]);
+      return Promise.resolve(true);
+    });
+    await pacer.run(['x'], () => Promise.resolve('refused'), { uid: 'uid-a', evicted: (a) => a === 'done' });
+    await pacer.run(['x'], () => Promise.resolve('done'), { uid: 'uid-b', evicted: (a) => a === 'done' });
+    await pacer.run(['x'], () => Promise.resolve('done'));
+    assert.deepEqual(asked, [[], [], ['uid-b']]);
+  });
+
+  it('waiting for the eviction before and for the PDB to settle together never passes the bound', async () => {
+    const asked: number[] = [];
+    const pacer = new EvictionPacer(30, (_pdb, _evicted, timeoutMs) => {
+      asked.push(timeoutMs);
+      return Promise.resolve(false);
+    });
+    let answer!: () => void;
+    const slow = pacer.run(['x'], () => new Promise<void>((r) => (answer = r)));
+    await pacer.run(['x'], () => Promise.resolve());
+    // The first asked for the whole bound; the second spent it waiting for the first (which never
+    // answered), so it has (next to) nothing left to wait for the PDB with.
+    assert.ok(asked[0] !== undefined && asked[0] > 20 && asked[0] <= 30, `asked ${asked.join(', ')}`);
+    assert.ok(asked.length === 1 || (asked[1] ?? 0) <= 2, `asked ${asked.join(', ')}`);
+    answer();
+    await slow;
   });
 
   it('a refused or failed eviction frees its PDB for the next', async () => {

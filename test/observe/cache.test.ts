@@ -306,4 +306,60 @@ describe('observe against a real API server', function () {
       await nodes.stop();
     }
   });
+
+  it('after an eviction, whenPdbSettled resolves once the disruption controller has written the PDB to agree with its pods', async () => {
+    const admin = cp().adminKubeConfig();
+    const core = admin.makeApiClient(CoreV1Api);
+    const policy = admin.makeApiClient(PolicyV1Api);
+    const ns = 'settle';
+    const key = `${ns}/api`;
+    await core.createNode({ body: fakeNode('obs-settle') });
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    await admin.makeApiClient(AppsV1Api).createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: 'api' },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: { app: 'api' } },
+          template: {
+            metadata: { labels: { app: 'api' } },
+            spec: { nodeSelector: { 'kubernetes.io/hostname': 'obs-settle' }, containers: [{ name: 'c', image: 'x' }] },
+          },
+        },
+      },
+    });
+    await policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: { metadata: { name: 'api' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'api' } } } },
+    });
+    const pdbOf = () => cache.snapshot().pdbs.find((p) => `${p.namespace}/${p.name}` === key);
+    const podsOf = () => cache.snapshot().pods.filter((p) => p.pdbs.includes(key));
+    await eventually(
+      'three Ready pods, counted by the controller',
+      () => {
+        const pdb = pdbOf();
+        const ready = podsOf().filter((p) => p.ready && !p.terminating);
+        return Promise.resolve(pdb?.currentHealthy === 3 && pdb.unobserved === undefined && ready.length === 3);
+      },
+      { timeoutMs: 30_000 },
+    );
+    assert.equal(await cache.whenPdbSettled(key, new Set(), 0), true, 'settled before any eviction');
+    const victim = podsOf()[0];
+    assert.ok(victim);
+    await core.createNamespacedPodEviction({
+      name: victim.name,
+      namespace: ns,
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: victim.name, namespace: ns } },
+    });
+    // Counting the evicted pod as being deleted, as the pacer does the moment the eviction answers.
+    const settled = await cache.whenPdbSettled(key, new Set([victim.uid]), 20_000);
+    assert.equal(settled, true, `the PDB as the caches hold it: ${JSON.stringify(pdbOf())}`);
+    const held = pdbOf();
+    assert.equal(held?.disruptedPods?.[victim.name], undefined, 'the evicted pod has left disruptedPods');
+    assert.ok(held !== undefined && held.currentHealthy <= 3);
+    // The API server's PDB is the controller's write, not the eviction's: the pod is out of disruptedPods.
+    const live = await policy.readNamespacedPodDisruptionBudget({ name: 'api', namespace: ns });
+    assert.equal(live.status?.disruptedPods?.[victim.name], undefined);
+  });
 });

@@ -87,7 +87,7 @@ function fullPod(): V1Pod {
 
 function fullPdb(): V1PodDisruptionBudget {
   return {
-    metadata: { namespace: 'web', name: 'web', resourceVersion: '3', managedFields },
+    metadata: { namespace: 'web', name: 'web', resourceVersion: '3', generation: 2, managedFields },
     spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'web' } } },
     status: {
       currentHealthy: 3,
@@ -153,6 +153,23 @@ describe('trim: what the caches keep of each object', () => {
     trimsSafely(fullPod, trimPod, (p) => toObservedPod(p, ['web/web'])));
   it('a trimmed PodDisruptionBudget converts exactly as the whole one, and is smaller', () =>
     trimsSafely(fullPdb, trimPDB, toObservedPDB));
+
+  it('a PDB keeps what says whether its controller has a write to make: its pods in disruptedPods, its generation observed or not', () => {
+    const p = toObservedPDB(trimPDB(fullPdb()));
+    assert.deepEqual(Object.keys(p.disruptedPods ?? {}), ['web-0']);
+    assert.equal(p.unobserved, true, 'generation 2, observed 1');
+    const observed = fullPdb();
+    observed.status = { ...observed.status, observedGeneration: 2 } as typeof observed.status;
+    assert.equal(toObservedPDB(trimPDB(observed)).unobserved, undefined);
+    // From a watch event the times are strings; the same instant either way.
+    const fromWatch = fullPdb();
+    const at = new Date('2026-11-28T07:00:00.000Z');
+    fromWatch.status = {
+      ...fromWatch.status,
+      disruptedPods: { 'web-0': at.toISOString() as unknown as Date },
+    } as typeof fromWatch.status;
+    assert.equal(toObservedPDB(trimPDB(fromWatch)).disruptedPods?.['web-0'], at.toISOString());
+  });
   it('a trimmed Deployment converts exactly as the whole one, and is smaller', () =>
     trimsSafely(fullDeployment, trimDeployment, toObservedDeployment));
   it('a trimmed Job converts exactly as the whole one, and is smaller', () =>

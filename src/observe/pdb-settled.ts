@@ -1,0 +1,119 @@
+import type { ObservedPDB, ObservedPod } from './types.js';
+
+/**
+ * How long the disruption controller keeps a pod an eviction named in disruptedPods before it
+ * gives up waiting for the pod's deletion (its DeletionTimeout).
+ */
+export const DISRUPTED_POD_TIMEOUT_MS = 2 * 60 * 1000;
+
+/**
+ * Whether the disruption controller, syncing `pdb` now over `pods` (the pods it covers), would
+ * write nothing: its status already says what the pods say. Mirrors the controller's trySync
+ * (pkg/controller/disruption): it drops a disruptedPods entry once the pod is being deleted or
+ * gone, and counts as healthy the Ready pods neither being deleted nor in disruptedPods.
+ *
+ * An eviction updates its PDB's status, and kube-apiserver retries one whose update conflicted
+ * with another write to the PDB only 500 ms later. The controller writes the PDB right after
+ * every eviction (the evicted pod leaves disruptedPods) and again as pods come and go; an eviction
+ * sent while such a write is due often meets it. `evicted` are the uids of pods evicted whose
+ * deletion the caller may not have seen yet: they count as being deleted.
+ *
+ * The expected and desired counts, which follow the workload's scale, are not compared.
+ */
+export function pdbSettled(
+  pdb: ObservedPDB,
+  pods: readonly ObservedPod[],
+  evicted: ReadonlySet<string>,
+  now: Date,
+): boolean {
+  if (pdb.unobserved) return false;
+  const byName = new Map(pods.map((p) => [p.name, p]));
+  const gone = (p: ObservedPod): boolean => p.terminating || evicted.has(p.uid);
+  const disrupted = new Set<string>();
+  for (const [name, at] of Object.entries(pdb.disruptedPods ?? {})) {
+    const pod = byName.get(name);
+    // The controller would drop this entry: the pod went, is going, or outlived the timeout.
+    if (pod === undefined || gone(pod) || Date.parse(at) + DISRUPTED_POD_TIMEOUT_MS <= now.getTime()) return false;
+    disrupted.add(name);
+  }
+  let healthy = 0;
+  for (const p of pods) if (p.ready && !gone(p) && !disrupted.has(p.name)) healthy++;
+  return healthy === pdb.currentHealthy;
+}
+
+interface Waiter {
+  readonly settled: () => boolean;
+  readonly resolve: (settled: boolean) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** What the waiters read: the cache's current snapshot. */
+export interface PdbView {
+  readonly pdbs: readonly ObservedPDB[];
+  readonly pods: readonly ObservedPod[];
+}
+
+/**
+ * Callers waiting for a PDB to settle (pdbSettled), checked again after each change the caches
+ * saw, at most once per turn of the event loop however many events came in it.
+ */
+export class PdbSettledWaiters {
+  private readonly waiters = new Set<Waiter>();
+  private scheduled = false;
+
+  constructor(
+    private readonly view: () => PdbView,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /**
+   * Resolves true once the PDB `key` (namespace/name) has settled, or is not there; false after
+   * `timeoutMs` if it has not.
+   */
+  when(key: string, evicted: ReadonlySet<string>, timeoutMs: number): Promise<boolean> {
+    const settled = (): boolean => {
+      const v = this.view();
+      const pdb = v.pdbs.find((p) => `${p.namespace}/${p.name}` === key);
+      return (
+        pdb === undefined ||
+        pdbSettled(
+          pdb,
+          v.pods.filter((p) => p.pdbs.includes(key)),
+          evicted,
+          this.now(),
+        )
+      );
+    };
+    if (settled()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        settled,
+        resolve,
+        timer: setTimeout(() => this.finish(waiter, false), Math.max(0, timeoutMs)),
+      };
+      waiter.timer.unref?.();
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** Something the caches hold changed. */
+  changed(): void {
+    if (this.waiters.size === 0 || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      for (const w of this.waiters) if (w.settled()) this.finish(w, true);
+    });
+  }
+
+  /** Resolves every waiter false (the caches stop). */
+  stop(): void {
+    for (const w of this.waiters) this.finish(w, false);
+  }
+
+  private finish(w: Waiter, settled: boolean): void {
+    if (!this.waiters.delete(w)) return;
+    clearTimeout(w.timer);
+    w.resolve(settled);
+  }
+}
