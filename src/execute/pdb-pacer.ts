@@ -96,21 +96,32 @@ export class EvictionPacer {
     return this.tails.size;
   }
 
+  /** PDBs with pods remembered as evicted (for tests: none once they are all older than kept). */
+  get remembered(): number {
+    return this.evicted.size;
+  }
+
   private recentlyEvicted(pdb: string): ReadonlySet<string> {
-    const m = this.evicted.get(pdb);
-    if (m === undefined) return new Set();
-    const oldest = this.now() - EVICTED_KEPT_MS;
-    for (const [uid, at] of m) if (at < oldest) m.delete(uid);
-    if (m.size === 0) this.evicted.delete(pdb);
-    return new Set(m.keys());
+    this.forgetOld();
+    return new Set(this.evicted.get(pdb)?.keys());
   }
 
   private remember(pdbs: readonly string[], uid: string): void {
+    this.forgetOld();
     const at = this.now();
     for (const k of pdbs) {
       let m = this.evicted.get(k);
       if (m === undefined) this.evicted.set(k, (m = new Map<string, number>()));
       m.set(uid, at);
+    }
+  }
+
+  /** Forgets, under every PDB, the pods evicted longer than EVICTED_KEPT_MS ago. */
+  private forgetOld(): void {
+    const oldest = this.now() - EVICTED_KEPT_MS;
+    for (const [k, m] of this.evicted) {
+      for (const [uid, at] of m) if (at < oldest) m.delete(uid);
+      if (m.size === 0) this.evicted.delete(k);
     }
   }
 }

@@ -20,15 +20,18 @@ export const DISRUPTED_POD_TIMEOUT_MS = 2 * 60 * 1000;
  *
  * The expected and desired counts, which follow the workload's scale, are not compared.
  */
+/** What the check reads of a pod the PDB covers. */
+export type SettlePod = Pick<ObservedPod, 'name' | 'uid' | 'ready' | 'terminating'>;
+
 export function pdbSettled(
   pdb: ObservedPDB,
-  pods: readonly ObservedPod[],
+  pods: readonly SettlePod[],
   evicted: ReadonlySet<string>,
   now: Date,
 ): boolean {
   if (pdb.unobserved) return false;
   const byName = new Map(pods.map((p) => [p.name, p]));
-  const gone = (p: ObservedPod): boolean => p.terminating || evicted.has(p.uid);
+  const gone = (p: SettlePod): boolean => p.terminating || evicted.has(p.uid);
   const disrupted = new Set<string>();
   for (const [name, at] of Object.entries(pdb.disruptedPods ?? {})) {
     const pod = byName.get(name);
@@ -47,22 +50,21 @@ interface Waiter {
   readonly timer: NodeJS.Timeout;
 }
 
-/** What the waiters read: the cache's current snapshot. */
-export interface PdbView {
-  readonly pdbs: readonly ObservedPDB[];
-  readonly pods: readonly ObservedPod[];
-}
+/** A PDB (namespace/name) and the pods it covers as the caches hold them now; no PDB: not there. */
+export type PdbLookup = (key: string) => { readonly pdb: ObservedPDB; readonly pods: readonly SettlePod[] } | undefined;
 
 /**
  * Callers waiting for a PDB to settle (pdbSettled), checked again after each change the caches
- * saw, at most once per turn of the event loop however many events came in it.
+ * saw, at most once per turn of the event loop however many events came in it. A check reads
+ * the one PDB and its namespace's pods, never the whole snapshot: a wave of drains has waiters
+ * most of the time, and the pods change many times a second then.
  */
 export class PdbSettledWaiters {
   private readonly waiters = new Set<Waiter>();
   private scheduled = false;
 
   constructor(
-    private readonly view: () => PdbView,
+    private readonly lookup: PdbLookup,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -72,17 +74,8 @@ export class PdbSettledWaiters {
    */
   when(key: string, evicted: ReadonlySet<string>, timeoutMs: number): Promise<boolean> {
     const settled = (): boolean => {
-      const v = this.view();
-      const pdb = v.pdbs.find((p) => `${p.namespace}/${p.name}` === key);
-      return (
-        pdb === undefined ||
-        pdbSettled(
-          pdb,
-          v.pods.filter((p) => p.pdbs.includes(key)),
-          evicted,
-          this.now(),
-        )
-      );
+      const found = this.lookup(key);
+      return found === undefined || pdbSettled(found.pdb, found.pods, evicted, this.now());
     };
     if (settled()) return Promise.resolve(true);
     return new Promise((resolve) => {

@@ -146,6 +146,29 @@ describe('execute: evictions of one PDB one at a time (EvictionPacer)', () => {
     assert.deepEqual(asked, [[], [], ['uid-b']]);
   });
 
+  it('forgets an evicted pod after half a minute, under every PDB', async () => {
+    let now = 0;
+    const asked: string[][] = [];
+    const pacer = new EvictionPacer(
+      500,
+      (_pdb, evicted) => {
+        asked.push([...evicted]);
+        return Promise.resolve(true);
+      },
+      () => now,
+    );
+    const evicted = { uid: 'uid-a', evicted: () => true };
+    await pacer.run(['x'], () => Promise.resolve(), evicted);
+    await pacer.run(['y'], () => Promise.resolve(), { uid: 'uid-b', evicted: () => true });
+    assert.equal(pacer.remembered, 2);
+    now = 29_000;
+    await pacer.run(['x'], () => Promise.resolve());
+    now = 31_000;
+    await pacer.run(['x'], () => Promise.resolve());
+    assert.deepEqual(asked, [[], [], ['uid-a'], []]);
+    assert.equal(pacer.remembered, 0, 'y, never evicted again, forgot its pod too');
+  });
+
   it('waiting for the eviction before and for the PDB to settle together never passes the bound', async () => {
     const asked: number[] = [];
     const pacer = new EvictionPacer(30, (_pdb, _evicted, timeoutMs) => {

@@ -3,7 +3,7 @@ import {
   DISRUPTED_POD_TIMEOUT_MS,
   pdbSettled,
   PdbSettledWaiters,
-  type PdbView,
+  type PdbLookup,
 } from '../../src/observe/pdb-settled.js';
 import type { ObservedPDB, ObservedPod } from '../../src/observe/types.js';
 
@@ -41,6 +41,15 @@ function pdb(currentHealthy: number, o: Partial<ObservedPDB> = {}): ObservedPDB 
 }
 
 const three = [pod('a'), pod('b'), pod('c')];
+
+/** The caches' lookup over a list of PDBs and pods, as the cluster cache answers it. */
+function lookupIn(view: () => { pdbs: readonly ObservedPDB[]; pods: readonly ObservedPod[] }): PdbLookup {
+  return (key) => {
+    const v = view();
+    const pdb = v.pdbs.find((p) => `${p.namespace}/${p.name}` === key);
+    return pdb === undefined ? undefined : { pdb, pods: v.pods.filter((p) => p.pdbs.includes(key)) };
+  };
+}
 const none = new Set<string>();
 
 describe('observe: whether the disruption controller has a write to make to a PDB (pdbSettled)', () => {
@@ -95,7 +104,7 @@ describe('observe: whether the disruption controller has a write to make to a PD
 describe('observe: waiting for a PDB to settle (PdbSettledWaiters)', () => {
   it('resolves at once when settled, or when the PDB is not there', async () => {
     const w = new PdbSettledWaiters(
-      () => ({ pdbs: [pdb(3)], pods: three }),
+      lookupIn(() => ({ pdbs: [pdb(3)], pods: three })),
       () => NOW,
     );
     assert.equal(await w.when(KEY, none, 1000), true);
@@ -103,9 +112,9 @@ describe('observe: waiting for a PDB to settle (PdbSettledWaiters)', () => {
   });
 
   it('resolves true at the change that settles it, checking only pods the PDB covers', async () => {
-    let view: PdbView = { pdbs: [pdb(3)], pods: [...three, pod('x', { pdbs: [] })] };
+    let view = { pdbs: [pdb(3)], pods: [...three, pod('x', { pdbs: [] })] };
     const w = new PdbSettledWaiters(
-      () => view,
+      lookupIn(() => view),
       () => NOW,
     );
     const waiting = w.when(KEY, new Set(['uid-a']), 5000);
@@ -125,7 +134,7 @@ describe('observe: waiting for a PDB to settle (PdbSettledWaiters)', () => {
 
   it('resolves false after the timeout, and at stop', async () => {
     const w = new PdbSettledWaiters(
-      () => ({ pdbs: [pdb(3)], pods: three }),
+      lookupIn(() => ({ pdbs: [pdb(3)], pods: three })),
       () => NOW,
     );
     assert.equal(await w.when(KEY, new Set(['uid-a']), 20), false);
