@@ -404,7 +404,7 @@ export async function run(): Promise<Figure[]> {
     } finally {
       // For reading where the time went: drydock's own log, every action and round with its time.
       const logFile = process.env.DRYDOCK_BENCH_DRYDOCK_LOG;
-      if (logFile) writeFileSync(logFile, w.drydock.lines.join('\n') + '\n');
+      if (logFile) writeFileSync(logFile, w.drydockLog().join('\n') + '\n');
       await w.close();
     }
   } finally {

@@ -110,6 +110,8 @@ export interface RolloutWorld {
   /** Stops drydock (the floor driver runs without it); startDrydock starts a new one on the same repository. */
   stopDrydock(): Promise<void>;
   startDrydock(): Promise<void>;
+  /** The log lines of every drydock the world ran, the stopped ones' first. */
+  drydockLog(): readonly string[];
   /** The sim cloud's URL, for a plan's observation of the groups. */
   readonly cloudUrl: string;
   groupNodes(group: Group): Promise<V1Node[]>;
@@ -272,6 +274,8 @@ export async function startRolloutWorld(cp: ControlPlane, o: RolloutWorldOptions
   const args = drydockArgs(repo, path.join(cacheDir, 'proxy.kubeconfig'), sim.url, cacheDir);
   const world = { sim, repo, proxy };
   let running = drydock;
+  let runningStopped = false;
+  const stoppedLines: string[] = [];
   return {
     ...world,
     get drydock() {
@@ -283,10 +287,14 @@ export async function startRolloutWorld(cp: ControlPlane, o: RolloutWorldOptions
     stopDrydock: async () => {
       running.kill('SIGTERM');
       await running.exited;
+      stoppedLines.push(...running.lines);
+      runningStopped = true;
     },
     startDrydock: async () => {
       running = await startReadyDrydock(args);
+      runningStopped = false;
     },
+    drydockLog: () => (runningStopped ? [...stoppedLines] : [...stoppedLines, ...running.lines]),
     close: async () => {
       await stopWorld({ ...world, drydock: running, dirs });
       await world.proxy.close();
