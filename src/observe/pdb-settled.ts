@@ -6,6 +6,9 @@ import type { ObservedPDB, ObservedPod } from './types.js';
  */
 export const DISRUPTED_POD_TIMEOUT_MS = 2 * 60 * 1000;
 
+/** What the check reads of a pod the PDB covers. */
+export type SettlePod = Pick<ObservedPod, 'name' | 'uid' | 'ready' | 'terminating'>;
+
 /**
  * Whether the disruption controller, syncing `pdb` now over `pods` (the pods it covers), would
  * write nothing: its status already says what the pods say. Mirrors the controller's trySync
@@ -20,9 +23,6 @@ export const DISRUPTED_POD_TIMEOUT_MS = 2 * 60 * 1000;
  *
  * The expected and desired counts, which follow the workload's scale, are not compared.
  */
-/** What the check reads of a pod the PDB covers. */
-export type SettlePod = Pick<ObservedPod, 'name' | 'uid' | 'ready' | 'terminating'>;
-
 export function pdbSettled(
   pdb: ObservedPDB,
   pods: readonly SettlePod[],
@@ -56,8 +56,8 @@ export type PdbLookup = (key: string) => { readonly pdb: ObservedPDB; readonly p
 /**
  * Callers waiting for a PDB to settle (pdbSettled), checked again after each change the caches
  * saw, at most once per turn of the event loop however many events came in it. A check reads
- * the one PDB and its namespace's pods, never the whole snapshot: a wave of drains has waiters
- * most of the time, and the pods change many times a second then.
+ * the one PDB and the cached pods its selector matches, never a whole snapshot: a wave of drains
+ * has waiters most of the time, and the pods change many times a second then.
  */
 export class PdbSettledWaiters {
   private readonly waiters = new Set<Waiter>();
