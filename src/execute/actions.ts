@@ -14,7 +14,7 @@ import {
   type V1Node,
 } from '@kubernetes/client-node';
 import { CloudError, type CloudProvider } from '../cloud/provider.js';
-import { ANNOTATIONS, LABELS } from '../protocol/keys.js';
+import { ANNOTATIONS, DRAIN_PENDING_TAINT, LABELS } from '../protocol/keys.js';
 import type { Action } from '../plan/types.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
@@ -197,6 +197,83 @@ async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps, withMeta: No
     throw err;
   }
   return patchCordon(d, a.node, node, uncordonStep(stateOf(node), withMeta));
+}
+
+/** A node's taints as a markDrainPending reads them. */
+export type NodeTaints = readonly { readonly key: string; readonly effect: string; readonly value?: string }[];
+
+/** What a markDrainPending writes: the node's whole taint list (a merge patch replaces a list) and the annotation. */
+export interface DrainPendingPatch {
+  readonly taints: NodeTaints;
+  readonly annotation: string | null;
+}
+
+/**
+ * What markDrainPending does to a node as it stands (pure: the simulated worlds of the tests
+ * apply it too): the taint added after the others, or taken out of them; nothing when the node
+ * already is as asked, or when the taint there is not drydock's (no annotation of it).
+ */
+export function drainPendingStep(
+  node: { readonly taints: NodeTaints; readonly annotations: Readonly<Record<string, string>> },
+  pending: boolean,
+  spec: { readonly kind: string; readonly name: string },
+): Extract<Outcome, { kind: 'skipped' }> | { readonly kind: 'patch'; readonly patch: DrainPendingPatch } {
+  const ours = (t: NodeTaints[number]): boolean =>
+    t.key === DRAIN_PENDING_TAINT.key && t.effect === DRAIN_PENDING_TAINT.effect;
+  const there = node.taints.some(ours);
+  if (pending) {
+    if (there) return { kind: 'skipped', reason: 'already marked as drained later' };
+    return {
+      kind: 'patch',
+      patch: { taints: [...node.taints, { ...DRAIN_PENDING_TAINT }], annotation: `${spec.kind}/${spec.name}` },
+    };
+  }
+  if (!there) return { kind: 'skipped', reason: 'not marked as drained later' };
+  if (node.annotations[ANNOTATIONS.drainPending] === undefined) {
+    return { kind: 'skipped', reason: "the taint is not drydock's; left as it is" };
+  }
+  return { kind: 'patch', patch: { taints: node.taints.filter((t) => !ours(t)), annotation: null } };
+}
+
+/**
+ * Puts DRAIN_PENDING_TAINT on a node or takes drydock's off. The taint list is written whole,
+ * so the read's resourceVersion guards the write (409: read again): a taint the node lifecycle
+ * controller put on in between is never lost.
+ */
+export function markDrainPending(a: ActionOf<'markDrainPending'>, d: ActionDeps): Promise<Outcome> {
+  return withFreshRead(async () => {
+    let node: V1Node;
+    try {
+      node = await d.kube.core.readNode({ name: a.node });
+    } catch (err) {
+      if (httpStatus(err) === 404) return { kind: 'skipped', reason: 'node is gone' };
+      throw err;
+    }
+    const taints = (node.spec?.taints ?? []).map((t) => ({
+      key: t.key,
+      effect: t.effect,
+      ...(t.value !== undefined ? { value: t.value } : {}),
+      ...(t.timeAdded !== undefined ? { timeAdded: t.timeAdded } : {}),
+    }));
+    const step = drainPendingStep({ taints, annotations: node.metadata?.annotations ?? {} }, a.pending, a.spec);
+    if (step.kind === 'skipped') return step;
+    const written = await d.kube.core.patchNode(
+      {
+        name: a.node,
+        fieldManager: d.fieldManager,
+        body: {
+          metadata: {
+            resourceVersion: node.metadata?.resourceVersion,
+            annotations: { [ANNOTATIONS.drainPending]: step.patch.annotation },
+          },
+          spec: { taints: step.patch.taints },
+        },
+      },
+      MERGE,
+    );
+    noteWrite(d.wrote, 'nodes', written);
+    return DONE;
+  });
 }
 
 export async function annotateNode(a: ActionOf<'annotateNode'>, d: ActionDeps): Promise<Outcome> {

@@ -26,6 +26,8 @@ export function describeAction(a: Action): string {
       return `copyLabels ${a.from} -> ${a.to}`;
     case 'labelNode':
       return `labelNode ${a.node}`;
+    case 'markDrainPending':
+      return `markDrainPending ${a.node} ${a.pending ? 'on' : 'off'}`;
     case 'patchPool':
       return `patchPool ${a.pool}`;
     case 'removeInstance':
@@ -79,6 +81,8 @@ export function callKind(a: Action): string {
     case 'labelNode':
       // Two steps of an OpenShift run: a node labelled to wait, and admitted by taking them off.
       return `labelNode:${Object.values(a.labels).every((v) => v === null) ? 'remove' : 'set'}`;
+    case 'markDrainPending':
+      return `markDrainPending:${a.pending ? 'set' : 'remove'}`;
     default:
       return a.kind;
   }
@@ -171,7 +175,11 @@ export function eventFor(a: Action): Omit<EventInput, 'spec'> | undefined {
     case 'deleteJob':
     case 'deleteRebootPod':
     case 'patchPool':
-      // A pool is no node: its change is in the plan and the log, not an Event.
+    case 'markDrainPending':
+      // A pool is no node: its change is in the plan and the log, not an Event. The taint of a
+      // node drained later shows on the node with the annotation naming its rollout; an Event
+      // for each of a rollout's nodes at its start, and another as each one's turn passes, would
+      // double the rollout's writes to the API server for nothing a person needs to read.
       return undefined;
   }
 }

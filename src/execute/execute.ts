@@ -84,6 +84,8 @@ function run(a: Action, d: ActionDeps): Promise<Outcome> {
       return jobs.deleteRebootPodAction(a, d);
     case 'labelNode':
       return impl.labelNode(a, d);
+    case 'markDrainPending':
+      return impl.markDrainPending(a, d);
     case 'patchPool':
       return impl.patchPool(a, d);
   }

@@ -31,6 +31,7 @@ export function nodeOf(a: Action): string | undefined {
     case 'deleteJob':
     case 'deleteRebootPod':
     case 'labelNode':
+    case 'markDrainPending':
       return a.node;
     case 'patchPool':
       return undefined;

@@ -22,6 +22,10 @@ export interface ForecastInput {
   readonly startAt: number;
   /** Waiting for a person (approval, halt): no ETA. */
   readonly blocked: boolean;
+  /** Whether the rollout drains the nodes it takes (replace always; a NodeOp when its drain is on). */
+  readonly drains?: boolean;
+  /** Whether the rollout took a node already (in flight, done, failed or skipped). */
+  readonly begun?: boolean;
   /** The kind of step a node takes and its default time, for the per-node time (pace.ts). */
   readonly pace: PaceRequest;
 }

@@ -13,7 +13,8 @@ import { PlanBuilder } from './builder.js';
 import { controlPlaneWait } from './control-plane.js';
 import { PlanError } from './errors.js';
 import { fleetHold, type FleetRound } from './fleet.js';
-import { forecastWaves, withEta } from './forecast.js';
+import { planDrainPending } from './drain-pending.js';
+import { forecastWaves, withEta, type ForecastInput } from './forecast.js';
 import type { Round } from './kind.js';
 import { KINDS } from './kinds.js';
 import { paceOf, type Pace } from './pace.js';
@@ -126,6 +127,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
   const waves: Wave[] = [];
   const paces: Pace[] = [];
   let eta: number | undefined = nowMs;
+  const forecasts: ForecastInput[] = [];
   for (const k of kinds) {
     for (const planned of k.plan(gates)) {
       const { forecast } = planned;
@@ -134,6 +136,7 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
         specs.push(status);
         continue;
       }
+      forecasts.push(forecast);
       const pace: Pace =
         opts.perNodeMs !== undefined
           ? { spec: forecast.spec, kind: forecast.pace.kind, perNodeSeconds: opts.perNodeMs / 1000, basis: 'option' }
@@ -145,6 +148,8 @@ export function plan(desired: DesiredState, observed: ObservedState, now: Date, 
       eta = eta === undefined || f.end === undefined ? undefined : Math.max(eta, f.end);
     }
   }
+
+  planDrainPending(forecasts, view, nowMs, b);
 
   for (const n of notActedOn(desired)) {
     b.note({ kind: n.kind, name: n.name }, notActedOnReason(n));

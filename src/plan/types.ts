@@ -52,6 +52,15 @@ export type Action = ActionBase &
         readonly annotations: Readonly<Record<string, string | null>>;
       }
     | { readonly kind: 'cordon'; readonly node: string }
+    | {
+        /**
+         * Puts DRAIN_PENDING_TAINT (and the annotation naming the spec) on the node, or takes
+         * off what drydock put on; other taints are left as they are.
+         */
+        readonly kind: 'markDrainPending';
+        readonly node: string;
+        readonly pending: boolean;
+      }
     | { readonly kind: 'uncordon'; readonly node: string }
     | {
         readonly kind: 'evict';

@@ -69,7 +69,20 @@ export const ANNOTATIONS = {
   doneAt: 'drydock.dev/done-at',
   /** On the leader Lease: a standby asks the leader for a round ("<ISO time> <identity>"). */
   syncRequested: 'drydock.dev/sync-requested',
+  /**
+   * Kind/name of the rollout that put DRAIN_PENDING_TAINT on the node; written and removed with
+   * the taint, so drydock takes off only the taints it put on.
+   */
+  drainPending: 'drydock.dev/drain-pending',
 } as const;
+
+/**
+ * The taint on a node a running rollout drains later (effect PreferNoSchedule: the scheduler
+ * places pods elsewhere when it can, and still here when nothing else fits). The pods a drain
+ * evicts then go to nodes already done rather than to the next ones to be drained, and are
+ * moved once, not again and again. drydock takes it off as the node's turn passes.
+ */
+export const DRAIN_PENDING_TAINT = { key: 'drydock.dev/drain-pending', effect: 'PreferNoSchedule' } as const;
 
 export const LABELS = {
   /** On objects drydock creates: which operation (Kind.name) they belong to. */

@@ -7,6 +7,7 @@ import { shortCommit } from '../commit.js';
 import type { Action, MetricGateView, Plan, Wait, WaitCode } from '../plan/types.js';
 import { describePace } from '../plan/pace.js';
 import { cell } from './markdown.js';
+import { DRAIN_PENDING_TAINT } from '../protocol/keys.js';
 
 export type PlanFormat = 'text' | 'markdown' | 'json';
 export const PLAN_FORMATS = ['text', 'markdown', 'json'] as const satisfies readonly PlanFormat[];
@@ -90,6 +91,8 @@ function target(a: Action): string {
       return `node ${a.node}: ${Object.entries(a.labels)
         .map(([k, v]) => (v === null ? `-${k}` : `${k}=${v}`))
         .join(' ')}`;
+    case 'markDrainPending':
+      return `node ${a.node}: ${a.pending ? '' : '-'}taint ${DRAIN_PENDING_TAINT.key}:${DRAIN_PENDING_TAINT.effect}`;
     case 'patchPool':
       return `MachineConfigPool ${a.pool}${a.paused !== undefined ? ` paused=${String(a.paused)}` : ''}${a.nodeSelector !== undefined ? ' nodeSelector' : ''}`;
   }

@@ -98,6 +98,25 @@ export function annotationsPage(): { markdown: string; keys: number } {
   if (missing.length > 0)
     throw new Error(`${SOURCE}: add a doc comment to ${missing.join(', ')}; the reference takes its words from there`);
 
+  const taint = keys.DRAIN_PENDING_TAINT;
+  distinct.add(taint.key);
+  sections.push(
+    [
+      '## Taints',
+      '',
+      table(
+        ['Key', 'Effect', 'Constant', 'What it means'],
+        [
+          [
+            code(taint.key),
+            code(taint.effect),
+            code('DRAIN_PENDING_TAINT'),
+            comments.get('DRAIN_PENDING_TAINT')?.doc ?? '',
+          ],
+        ],
+      ),
+    ].join('\n'),
+  );
   sections.push(
     [
       '## Node phases',

@@ -9,6 +9,7 @@ import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { useControlPlane, eventually } from '../support/control-plane.js';
 import type { RunningSimCloud } from '../../src/sim-host/index.js';
 import { ApiLog, cordonedNodes } from './api-watch.js';
+import { DRAIN_PENDING_TAINT } from '../../src/protocol/keys.js';
 import {
   afterRounds,
   leads,
@@ -22,6 +23,7 @@ import {
   IMAGE_V2,
   IMAGE_V3,
   IMAGE_V4,
+  E2E_APPS,
   locked,
   nodes,
   startDrydockChild,
@@ -162,6 +164,33 @@ describe('e2e: image rollout driven by Git', function () {
     // Each old instance replaced exactly once: 6 + 6 and 3 + 3 instances ever created.
     assert.equal(sim.cloud.inspectGroup('workers').nextInstance - 1, 12);
     assert.equal(sim.cloud.inspectGroup('control-plane').nextInstance - 1, 6);
+
+    // The workers drained later carried drydock's PreferNoSchedule taint while the rollout ran, as
+    // the API server announced them; the scheduler then put each drain's pods on the new nodes,
+    // so every workload pod was evicted once, none again from the next worker drained.
+    const taintedOf = (e: { obj: { spec?: unknown } }): boolean =>
+      ((e.obj.spec as { taints?: { key: string }[] } | undefined)?.taints ?? []).some(
+        (t) => t.key === DRAIN_PENDING_TAINT.key,
+      );
+    const marked = new Set(
+      nodeLog.events.filter((e) => e.source === 'nodes' && taintedOf(e)).map((e) => e.obj.metadata?.name ?? ''),
+    );
+    assert.ok(
+      [...marked].filter((n) => n.startsWith('workers-')).length >= 2,
+      `workers marked as drained later: ${[...marked].join(', ')}`,
+    );
+    const left = (await kc.makeApiClient(CoreV1Api).listNode()).items.filter((n) => taintedOf({ obj: n }));
+    assert.deepEqual(
+      left.map((n) => n.metadata?.name),
+      [],
+      'no node keeps the taint once its turn passed',
+    );
+    assert.ok(drydock);
+    const evicted = drydock
+      .records()
+      .filter((r) => r.msg === 'action applied' && r.action === 'evict' && r.outcome === 'done');
+    const pods = E2E_APPS.reduce((n, a) => n + a.replicas, 0);
+    assert.equal(evicted.length, pods, `evictions: ${evicted.map((r) => String(r.target)).join(', ')}`);
   });
 
   it('refuses an invalid commit whole: nothing changes, the last valid commit stays in force', async () => {

@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { AppsV1Api, CoreV1Api, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  PolicyV1Api,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
 import { resolveBinDir } from '../../src/sandbox/control-plane/index.js';
@@ -35,7 +42,7 @@ describe('execute against a real API server', function () {
   before(async () => {
     kc = cp().adminKubeConfig();
     core = kc.makeApiClient(CoreV1Api);
-    for (const name of ['n-cordon', 'n-manual', 'n-drain', 'n-delete']) {
+    for (const name of ['n-cordon', 'n-manual', 'n-drain', 'n-delete', 'n-pending']) {
       await core.createNode({ body: fakeNode(name, name === 'n-manual' ? { unschedulable: true } : {}) });
     }
   });
@@ -69,6 +76,47 @@ describe('execute against a real API server', function () {
     const node = await core.readNode({ name: 'n-manual' });
     assert.equal(node.spec?.unschedulable, true);
     assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
+  });
+
+  it("marks a node drained later with a PreferNoSchedule taint, keeps the others' taints, and takes off only its own", async () => {
+    const mark = (pending: boolean): Action => ({
+      kind: 'markDrainPending',
+      spec,
+      reason: 'test',
+      node: 'n-pending',
+      pending,
+    });
+    const other = { key: 'example.com/dedicated', value: 'db', effect: 'NoSchedule' };
+    await core.patchNode(
+      { name: 'n-pending', body: { spec: { taints: [other] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    assert.deepEqual(kinds(await run([mark(true)])), ['done']);
+    assert.deepEqual(kinds(await run([mark(true)])), ['skipped'], 'a repeat changes nothing');
+    let node = await core.readNode({ name: 'n-pending' });
+    assert.deepEqual(
+      node.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`),
+      ['example.com/dedicated=db:NoSchedule', 'drydock.dev/drain-pending=:PreferNoSchedule'],
+    );
+    assert.equal(node.metadata?.annotations?.[ANNOTATIONS.drainPending], 'NodeImage/worker');
+    assert.deepEqual(kinds(await run([mark(false)])), ['done']);
+    assert.deepEqual(kinds(await run([mark(false)])), ['skipped']);
+    node = await core.readNode({ name: 'n-pending' });
+    assert.deepEqual(
+      node.spec?.taints?.map((t) => t.key),
+      ['example.com/dedicated'],
+    );
+    assert.equal(node.metadata?.annotations?.[ANNOTATIONS.drainPending], undefined);
+    // The same taint put on by someone else (no annotation of drydock's) is not drydock's to take off.
+    await core.patchNode(
+      {
+        name: 'n-pending',
+        body: { spec: { taints: [other, { key: 'drydock.dev/drain-pending', effect: 'PreferNoSchedule' }] } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    assert.deepEqual(kinds(await run([mark(false)])), ['skipped']);
+    assert.equal((await core.readNode({ name: 'n-pending' })).spec?.taints?.length, 2);
   });
 
   it('annotates, with null removing an annotation', async () => {

@@ -213,6 +213,7 @@ export interface NodeOptions {
   readonly annotations?: Record<string, string>;
   readonly labels?: Record<string, string>;
   readonly unschedulable?: boolean;
+  readonly taints?: ObservedNode['taints'];
 }
 
 export function node(name: string, pid: string, o: NodeOptions = {}): ObservedNode {
@@ -225,7 +226,7 @@ export function node(name: string, pid: string, o: NodeOptions = {}): ObservedNo
     ready: o.ready ?? true,
     readySince: iso(o.readySince ?? -3600),
     createdAt: iso(-3600),
-    taints: [],
+    taints: o.taints ?? [],
   };
 }
 

@@ -277,9 +277,10 @@ describe('plan: the fleet start gate', () => {
   it('the round that sets the group image once the soak has passed is Progressing, counting the nodes', () => {
     const before = observed({ nodes: w.nodes, cloudGroups: [cloudGroup('workers', V1, w.instances)] });
     const p = plan(want, before, now, { fleet: round({ dev: dev(31 * MIN) }) });
+    // The rollout starts: its nodes are marked as drained later (plan/drain-pending.ts).
     assert.deepEqual(
       p.actions.map((a) => a.kind),
-      ['setGroupImage'],
+      ['setGroupImage', 'markDrainPending', 'markDrainPending'],
     );
     const s = p.specs.find((x) => x.spec.kind === 'NodeImage');
     assert.equal(s?.phase, 'Progressing');

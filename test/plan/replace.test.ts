@@ -16,7 +16,7 @@ import {
   scalingGroup,
   workers,
 } from './fixtures.js';
-import { LOCK, runCases, SPEC, V1, V2, waitCodes, bare } from './helpers.js';
+import { LOCK, nodeSteps, runCases, SPEC, V1, V2, waitCodes, bare } from './helpers.js';
 import { plan } from '../../src/plan/index.js';
 import { laneOf } from '../../src/execute/lanes.js';
 import { annotationPairs } from '../../src/execute/execute.js';
@@ -639,7 +639,7 @@ describe('plan: a node a NodeOp finished, then replaced', () => {
       else annotations[k] = v;
     }
     const next = plan(want(), world([{ ...w0, annotations }], true), at(10));
-    const onNode = next.actions.filter((a) => 'node' in a && a.node === 'worker-0');
+    const onNode = nodeSteps(next).actions.filter((a) => 'node' in a && a.node === 'worker-0');
     // Read as an in-place hold, it was released as a NodeImage no longer inPlace, and its surge orphaned.
     assert.deepEqual(
       onNode.map((a) => (a.kind === 'annotateNode' ? a.annotations : a.kind)),

@@ -25,7 +25,7 @@ import {
   upgradeGate,
   workers,
 } from './fixtures.js';
-import { LOCK, V1, V2 } from './helpers.js';
+import { LOCK, nodeSteps, V1, V2 } from './helpers.js';
 
 const NS = 'kube-system';
 const OPERATION = { kind: 'NodeImage', name: 'workers', revision: `workers-${V2}` } as const;
@@ -86,7 +86,8 @@ function run(
   return plan(d, world(phase, jobs, o), at(300), { jobNamespace: NS });
 }
 
-const kinds = (p: Plan): string[] => p.actions.map((a) => `${a.kind} ${'node' in a ? (a.node ?? '') : ''}`.trim());
+const kinds = (p: Plan): string[] =>
+  nodeSteps(p).actions.map((a) => `${a.kind} ${'node' in a ? (a.node ?? '') : ''}`.trim());
 const created = (p: Plan) =>
   p.actions.filter((a): a is Extract<Action, { kind: 'createGateJob' }> => a.kind === 'createGateJob');
 const annotated = (p: Plan, key: string) =>

@@ -28,6 +28,8 @@ export function nodeOpForecastInput(ctx: NodeOpContext, status: SpecStatus): For
     startAt: inFlight.length === 0 && until !== undefined ? until : ctx.now,
     // A person must act (an approval, a halt): no ETA.
     blocked: status.phase === 'Halted' || (wait !== undefined && wait.until === undefined && wait.code === 'approval'),
+    drains: ctx.op.drain.enabled,
+    begun: status.nodes.some((r) => r.phase !== 'Pending'),
     pace: {
       kind: ctx.spec.kind === 'NodeImage' ? 'inPlace' : 'nodeOp',
       defaultSeconds: nodeOpDefault({

@@ -134,6 +134,8 @@ function forecastInput(ctx: RolloutContext, tally: Tally, gate: StartGate): Fore
   const { image } = ctx;
   const inFlightNodes: string[] = [];
   const rest: string[] = [];
+  /** Whether this revision took a node already (in flight, done or failed). */
+  let begun = false;
   // Groups whose image is being set this round go in the forecast already: their outdated
   // nodes are known, and they are what the rollout will replace.
   const all =
@@ -143,6 +145,7 @@ function forecastInput(ctx: RolloutContext, tally: Tally, gate: StartGate): Fore
   for (const e of all) {
     const own = e.node !== undefined && ownership(ctx, e.node) === 'current';
     if (own && e.node !== undefined) {
+      begun = true;
       if (!ctx.view.stateOf(e.node).settled) inFlightNodes.push(e.node.name);
     } else if (e.outdated && !ctx.view.claimed.has(e.instance.id)) {
       rest.push(e.node?.name ?? e.instance.id);
@@ -153,7 +156,8 @@ function forecastInput(ctx: RolloutContext, tally: Tally, gate: StartGate): Fore
   for (const g of [...ctx.groups, ...ctx.upcomingGroups]) groupLimit = Math.min(groupLimit, g.parallelism);
   const parallelism = Math.min(concurrency, groupLimit, Math.max(1, ctx.budget.max));
   const canary = image.rollout.canary;
-  const canaryNodes = canaryNodesLeft(canaryProgress(ctx, inFlightTotal(tally)), ctx.now);
+  const progress = canaryProgress(ctx, inFlightTotal(tally));
+  const canaryNodes = canaryNodesLeft(progress, ctx.now);
   const blocked =
     !gate.open &&
     gate.until === undefined &&
@@ -171,6 +175,8 @@ function forecastInput(ctx: RolloutContext, tally: Tally, gate: StartGate): Fore
     ...(window !== undefined ? { window } : {}),
     startAt: inFlightNodes.length > 0 ? ctx.now : startAt,
     blocked: blocked || tally.haltReason !== undefined,
+    drains: true,
+    begun: begun || progress.done.length > 0,
     pace: { kind: 'replace', defaultSeconds: replaceDefault(image.rollout) },
   };
 }

@@ -21,7 +21,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import type { RunningSimCloud } from '../../../src/sim-host/index.js';
-import { ANNOTATIONS, JOB_LABELS, LABELS } from '../../../src/protocol/keys.js';
+import { ANNOTATIONS, DRAIN_PENDING_TAINT, JOB_LABELS, LABELS } from '../../../src/protocol/keys.js';
 
 export interface Violation {
   readonly at: string;
@@ -287,6 +287,10 @@ export async function checkEnd(
     if (held && !named) out.push(`${name} left locked by ${a[ANNOTATIONS.operation]}`);
     if (n.spec?.unschedulable === true && a[ANNOTATIONS.cordoned] === undefined)
       out.push(`${name} cordoned, not by drydock`);
+    // Every rollout ended: no node is drained later, so none keeps the taint that says so.
+    const marked = n.spec?.taints?.some((t) => t.key === DRAIN_PENDING_TAINT.key) === true;
+    if (marked && !named)
+      out.push(`${name} still tainted ${DRAIN_PENDING_TAINT.key} (by ${a[ANNOTATIONS.drainPending] ?? 'no one'})`);
   }
   const d = await kc
     .makeApiClient(AppsV1Api)

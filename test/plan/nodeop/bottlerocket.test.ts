@@ -10,6 +10,7 @@ import type { ObservedJob, ObservedNode } from '../../../src/observe/types.js';
 import { ANNOTATIONS, bottlerocketRecordKey } from '../../../src/protocol/keys.js';
 import type { NodeImage } from '../../../src/spec/model.js';
 import { at, desired, iso, node, nodeImage, observed, pod } from '../fixtures.js';
+import { nodeSteps } from '../helpers.js';
 
 const NS = 'drydock-system';
 const REV = 'b1';
@@ -95,7 +96,7 @@ describe('plan: Bottlerocket NodeImage (inPlace, updater bottlerocket)', () => {
     assert.equal(rec[bottlerocketRecordKey('br')], undefined, 'a pinned version is not resolved');
     // The reboot pod in the same round, after the phase that records the bootID.
     assert.deepEqual(
-      staged.actions.map((a) => a.kind),
+      nodeSteps(staged).actions.map((a) => a.kind),
       ['annotateNode', 'createRebootPod'],
     );
     const now = staged.actions[1];

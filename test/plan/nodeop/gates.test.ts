@@ -11,6 +11,7 @@ import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
 import type { NodeImage, NodeOp, UpgradeGate } from '../../../src/spec/model.js';
 import { at, config, desired, iso, jobTemplate, node, nodeImage, observed, upgradeGate } from '../fixtures.js';
 import { nodeOp } from './fixtures.js';
+import { nodeSteps } from '../helpers.js';
 
 const NS = 'drydock-system';
 const LOCK = 'NodeOp/patch@r1';
@@ -84,7 +85,9 @@ function run(
 }
 
 const kinds = (p: Plan): string[] =>
-  p.actions.map((a) => `${a.kind} ${'node' in a ? a.node : ''}${a.kind === 'deleteJob' ? ` ${a.name}` : ''}`.trim());
+  nodeSteps(p).actions.map((a) =>
+    `${a.kind} ${'node' in a ? a.node : ''}${a.kind === 'deleteJob' ? ` ${a.name}` : ''}`.trim(),
+  );
 const gateJobs = (p: Plan) =>
   p.actions.filter((a): a is Extract<Action, { kind: 'createGateJob' }> => a.kind === 'createGateJob');
 const annotation = (p: Plan, key: string): (string | null | undefined)[] =>

@@ -8,6 +8,7 @@ import { ANNOTATIONS, nodeOpRecordKey } from '../../../src/protocol/keys.js';
 import type { NodeImage, NodeMaintenance, NodeOp } from '../../../src/spec/model.js';
 import { at, config, desired, iso, node, nodeImage, nodeMaintenance, observed, pdb, pod } from '../fixtures.js';
 import { nodeOp } from './fixtures.js';
+import { nodeSteps } from '../helpers.js';
 
 const NS = 'drydock-system';
 const LOCK = 'NodeOp/patch@r1';
@@ -67,11 +68,13 @@ function run(
     nodeOps: op === undefined ? [] : [op],
     nodeMaintenances: o.nodeMaintenances ?? [],
   });
-  return plan(d, observed({ nodes, jobs: o.jobs ?? [], pods: o.pods ?? [], pdbs: o.pdbs ?? [] }), at(0), {
-    jobNamespace: NS,
-    rebootTimeoutSeconds: 600,
-    ...(o.perNodeSeconds !== undefined ? { perNodeSeconds: o.perNodeSeconds } : {}),
-  });
+  return nodeSteps(
+    plan(d, observed({ nodes, jobs: o.jobs ?? [], pods: o.pods ?? [], pdbs: o.pdbs ?? [] }), at(0), {
+      jobNamespace: NS,
+      rebootTimeoutSeconds: 600,
+      ...(o.perNodeSeconds !== undefined ? { perNodeSeconds: o.perNodeSeconds } : {}),
+    }),
+  );
 }
 
 const kinds = (p: Plan): string[] => p.actions.map((a) => `${a.kind} ${'node' in a ? a.node : ''}`.trim());

@@ -11,7 +11,7 @@ import type { Instance } from '../../../src/cloud/provider.js';
 import { ANNOTATIONS, type ObservedNode, type ObservedPod, type ObservedState } from '../../../src/observe/types.js';
 import type { Action } from '../../../src/plan/index.js';
 import type { SeededRandom as Random } from '../../../src/cloud/sim/random.js';
-import { scaleStep } from '../../../src/execute/actions.js';
+import { drainPendingStep, scaleStep, type NodeTaints } from '../../../src/execute/actions.js';
 import { applyNodeWrite } from '../node-patch.js';
 
 export interface Faults {
@@ -45,6 +45,7 @@ interface SimNode {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   unschedulable: boolean;
+  taints: NodeTaints;
   readonly readySince: number;
   readonly createdAt: number;
 }
@@ -168,6 +169,7 @@ export class World {
       labels: { 'kubernetes.io/hostname': name, pool: 'general' },
       annotations: {},
       unschedulable: false,
+      taints: [],
       readySince: at,
       createdAt: at,
     });
@@ -182,13 +184,22 @@ export class World {
   }
 
   /** The schedulable node with fewest workload pods (ties by name); undefined if none. */
+  /**
+   * Where the scheduler puts a pod: a schedulable node, one without a PreferNoSchedule taint
+   * first (kube-scheduler's TaintToleration score), then the least loaded.
+   */
   private pickNode(): string | undefined {
     const load = new Map<string, number>();
-    for (const n of this.nodes.values())
-      if (!n.unschedulable && this.instanceOf(n)?.state === 'running') load.set(n.name, 0);
+    const shunned = new Set<string>();
+    for (const n of this.nodes.values()) {
+      if (n.unschedulable || this.instanceOf(n)?.state !== 'running') continue;
+      load.set(n.name, 0);
+      if (n.taints.some((t) => t.effect === 'PreferNoSchedule')) shunned.add(n.name);
+    }
     for (const p of this.pods.values())
       if (!p.daemon && load.has(p.nodeName)) load.set(p.nodeName, (load.get(p.nodeName) ?? 0) + 1);
-    return [...load.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0];
+    const rank = (name: string): number => (shunned.has(name) ? 1 : 0);
+    return [...load.entries()].sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0];
   }
 
   private placePod(app: string, readyAt: number): void {
@@ -286,6 +297,17 @@ export class World {
         this.log(`label ${a.node} (${Object.keys(a.labels).join(', ')})`);
         return true;
       }
+      case 'markDrainPending': {
+        const n = this.nodes.get(a.node);
+        if (n === undefined) return false;
+        const step = drainPendingStep(n, a.pending, a.spec);
+        if (step.kind === 'skipped') return false;
+        n.taints = step.patch.taints;
+        if (step.patch.annotation === null) delete n.annotations[ANNOTATIONS.drainPending];
+        else n.annotations[ANNOTATIONS.drainPending] = step.patch.annotation;
+        this.log(`${a.pending ? 'mark' : 'unmark'} ${a.node} drained later`);
+        return true;
+      }
       // This world has no MachineConfigPools.
       case 'patchPool':
         return false;
@@ -368,7 +390,7 @@ export class World {
         ready: this.instanceOf(n)?.state === 'running',
         readySince: new Date(n.readySince).toISOString(),
         createdAt: new Date(n.createdAt).toISOString(),
-        taints: [],
+        taints: n.taints.map((t) => ({ ...t })),
       }));
     const pdbs = this.workloads.map((w) => ({
       namespace: 'default',
