@@ -111,13 +111,19 @@ export function cordon(a: ActionOf<'cordon'>, d: ActionDeps, withMeta = NO_METAD
 export interface NodeCordonState {
   readonly unschedulable: boolean;
   readonly annotations: Readonly<Record<string, string>>;
+  /** Its taints: an uncordon takes drydock's mark of a node drained later off with it. */
+  readonly taints?: NodeTaints;
 }
 
-/** What a cordon or an uncordon writes: the node's metadata and spec.unschedulable, in one merge patch. */
+/**
+ * What a cordon or an uncordon writes: the node's metadata and spec.unschedulable, in one merge
+ * patch; an uncordon's also the taint list without drydock's drain-pending mark, when it had it.
+ */
 export interface CordonPatch {
   readonly annotations: Record<string, string | null>;
   readonly labels?: Record<string, string | null>;
   readonly unschedulable: true | null;
+  readonly taints?: NodeTaints;
 }
 
 /** A cordon's or an uncordon's decision: leave the node as it is (and why), or write the patch. */
@@ -125,7 +131,21 @@ export type CordonStep =
   Extract<Outcome, { kind: 'skipped' }> | { readonly kind: 'patch'; readonly patch: CordonPatch };
 
 function stateOf(node: V1Node): NodeCordonState {
-  return { unschedulable: node.spec?.unschedulable === true, annotations: node.metadata?.annotations ?? {} };
+  return {
+    unschedulable: node.spec?.unschedulable === true,
+    annotations: node.metadata?.annotations ?? {},
+    taints: taintsOf(node),
+  };
+}
+
+/** A node's taints as read, for a write of the whole list. */
+function taintsOf(node: V1Node): NodeTaints {
+  return (node.spec?.taints ?? []).map((t) => ({
+    key: t.key,
+    effect: t.effect,
+    ...(t.value !== undefined ? { value: t.value } : {}),
+    ...(t.timeAdded !== undefined ? { timeAdded: t.timeAdded } : {}),
+  }));
 }
 
 /** What a cordon does to a node as it stands (pure: the simulated worlds of the tests apply it too). */
@@ -147,17 +167,26 @@ export function cordonStep(node: NodeCordonState, withMeta = NO_METADATA): Cordo
   };
 }
 
-/** What an uncordon does to a node as it stands: only drydock's own cordon is lifted. */
+/**
+ * What an uncordon does to a node as it stands: only drydock's own cordon is lifted, and the
+ * node's turn has passed, so drydock's mark of a node drained later goes in the same patch.
+ */
 export function uncordonStep(node: NodeCordonState, withMeta = NO_METADATA): CordonStep {
   if (node.annotations[ANNOTATIONS.cordoned] !== 'true') {
     return { kind: 'skipped', reason: 'not cordoned by drydock; left as it is' };
   }
+  const taints = unmarkedTaints({ taints: node.taints ?? [], annotations: node.annotations });
   return {
     kind: 'patch',
     patch: {
-      annotations: { ...withMeta.annotations, [ANNOTATIONS.cordoned]: null },
+      annotations: {
+        ...withMeta.annotations,
+        [ANNOTATIONS.cordoned]: null,
+        ...(taints !== undefined ? { [ANNOTATIONS.drainPending]: null } : {}),
+      },
       ...labelsPart(withMeta),
       unschedulable: null,
+      ...(taints !== undefined ? { taints } : {}),
     },
   };
 }
@@ -165,12 +194,15 @@ export function uncordonStep(node: NodeCordonState, withMeta = NO_METADATA): Cor
 /** Writes a cordon's or an uncordon's patch; resourceVersion makes the read-then-write atomic (409 on a race). */
 async function patchCordon(d: ActionDeps, name: string, node: V1Node, step: CordonStep): Promise<Outcome> {
   if (step.kind === 'skipped') return step;
-  const { unschedulable, ...metadata } = step.patch;
+  const { unschedulable, taints, ...metadata } = step.patch;
   const written = await d.kube.core.patchNode(
     {
       name,
       fieldManager: d.fieldManager,
-      body: { metadata: { resourceVersion: node.metadata?.resourceVersion, ...metadata }, spec: { unschedulable } },
+      body: {
+        metadata: { resourceVersion: node.metadata?.resourceVersion, ...metadata },
+        spec: { unschedulable, ...(taints !== undefined ? { taints } : {}) },
+      },
     },
     MERGE,
   );
@@ -208,31 +240,42 @@ export interface DrainPendingPatch {
   readonly annotation: string | null;
 }
 
+/** A node as a markDrainPending reads it. */
+type MarkableNode = { readonly taints: NodeTaints; readonly annotations: Readonly<Record<string, string>> };
+
+const isDrainPending = (t: NodeTaints[number]): boolean =>
+  t.key === DRAIN_PENDING_TAINT.key && t.effect === DRAIN_PENDING_TAINT.effect;
+
+/**
+ * The node's taints without drydock's mark of a node drained later; undefined when it carries
+ * none of drydock's (no such taint, or one without drydock's annotation: someone else's).
+ */
+export function unmarkedTaints(node: MarkableNode): NodeTaints | undefined {
+  if (!node.taints.some(isDrainPending) || node.annotations[ANNOTATIONS.drainPending] === undefined) return undefined;
+  return node.taints.filter((t) => !isDrainPending(t));
+}
+
 /**
  * What markDrainPending does to a node as it stands (pure: the simulated worlds of the tests
- * apply it too): the taint added after the others, or taken out of them; nothing when the node
- * already is as asked, or when the taint there is not drydock's (no annotation of it).
+ * apply it too): the taint added after the others, with the annotation naming `spec`, or
+ * drydock's taken out of them; nothing when the node already is as asked, or when the taint
+ * there is not drydock's (no annotation of it).
  */
 export function drainPendingStep(
-  node: { readonly taints: NodeTaints; readonly annotations: Readonly<Record<string, string>> },
+  node: MarkableNode,
   pending: boolean,
   spec: { readonly kind: string; readonly name: string },
 ): Extract<Outcome, { kind: 'skipped' }> | { readonly kind: 'patch'; readonly patch: DrainPendingPatch } {
-  const ours = (t: NodeTaints[number]): boolean =>
-    t.key === DRAIN_PENDING_TAINT.key && t.effect === DRAIN_PENDING_TAINT.effect;
-  const there = node.taints.some(ours);
+  const there = node.taints.some(isDrainPending);
   if (pending) {
     if (there) return { kind: 'skipped', reason: 'already marked as drained later' };
-    return {
-      kind: 'patch',
-      patch: { taints: [...node.taints, { ...DRAIN_PENDING_TAINT }], annotation: `${spec.kind}/${spec.name}` },
-    };
+    const patch = { taints: [...node.taints, { ...DRAIN_PENDING_TAINT }], annotation: `${spec.kind}/${spec.name}` };
+    return { kind: 'patch', patch };
   }
   if (!there) return { kind: 'skipped', reason: 'not marked as drained later' };
-  if (node.annotations[ANNOTATIONS.drainPending] === undefined) {
-    return { kind: 'skipped', reason: "the taint is not drydock's; left as it is" };
-  }
-  return { kind: 'patch', patch: { taints: node.taints.filter((t) => !ours(t)), annotation: null } };
+  const taints = unmarkedTaints(node);
+  if (taints === undefined) return { kind: 'skipped', reason: "the taint is not drydock's; left as it is" };
+  return { kind: 'patch', patch: { taints, annotation: null } };
 }
 
 /**
@@ -249,13 +292,11 @@ export function markDrainPending(a: ActionOf<'markDrainPending'>, d: ActionDeps)
       if (httpStatus(err) === 404) return { kind: 'skipped', reason: 'node is gone' };
       throw err;
     }
-    const taints = (node.spec?.taints ?? []).map((t) => ({
-      key: t.key,
-      effect: t.effect,
-      ...(t.value !== undefined ? { value: t.value } : {}),
-      ...(t.timeAdded !== undefined ? { timeAdded: t.timeAdded } : {}),
-    }));
-    const step = drainPendingStep({ taints, annotations: node.metadata?.annotations ?? {} }, a.pending, a.spec);
+    const step = drainPendingStep(
+      { taints: taintsOf(node), annotations: node.metadata?.annotations ?? {} },
+      a.pending,
+      a.spec,
+    );
     if (step.kind === 'skipped') return step;
     const written = await d.kube.core.patchNode(
       {

@@ -7,7 +7,7 @@
  * A rollout is running from its start (not before, while it waits for its window, a calendar
  * or an approval) to its end, pauses and halts included, so a soak or a wave's approval does
  * not take the taint off every node and put it back. A node keeps it until its own turn has
- * passed: a replaced node is deleted with it; a node updated in place is done and freed of it.
+ * passed: a replaced node is deleted with it; a node updated in place loses it with its uncordon.
  * The taint is PreferNoSchedule: with nowhere else to go, pods still land on a tainted node.
  */
 import { ANNOTATIONS, DRAIN_PENDING_TAINT } from '../protocol/keys.js';
@@ -71,8 +71,10 @@ export function planDrainPending(
     const spec = want.get(node.name);
     const marked = drainPending(node);
     if (spec !== undefined && !marked) {
-      // A cordoned node takes no pods: the taint would change nothing there.
-      if (node.unschedulable || heldByOther(view.stateOf(node), spec)) continue;
+      // A cordoned node takes no pods: the taint would change nothing there. A node an operation
+      // holds is that operation's to write; this rollout's own, started, keeps a mark made before
+      // until its uncordon takes it off (the same patch) or it is deleted, and gets none after.
+      if (node.unschedulable || view.stateOf(node).holds) continue;
       b.act({
         kind: 'markDrainPending',
         spec,

@@ -5,13 +5,22 @@
  * their per-node step times, side by side.
  */
 import type { ProxiedRequest } from '../service/counting-proxy.js';
-import { JOB_LABELS } from '../../src/protocol/keys.js';
+import { ANNOTATIONS, JOB_LABELS } from '../../src/protocol/keys.js';
 
 type Marks = Record<string, number>;
 
 interface Body {
-  metadata?: { name?: string; labels?: Record<string, string> };
-  spec?: { unschedulable?: boolean | null };
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, unknown> };
+  spec?: { unschedulable?: boolean | null; taints?: unknown };
+}
+
+/**
+ * drydock's mark of a node a rollout drains later, or its removal (plan/drain-pending.ts): made
+ * at the rollout's start and as the node's turn passes, no step of the node's own sequence.
+ */
+function drainPendingMark(b: Body): boolean {
+  const keys = Object.keys(b.metadata?.annotations ?? {});
+  return b.spec?.taints !== undefined && keys.length === 1 && keys[0] === ANNOTATIONS.drainPending;
 }
 
 function parsed(r: ProxiedRequest): Body {
@@ -31,6 +40,7 @@ function mark(marks: Map<string, Marks>, node: string, step: string, at: number)
 
 /** A write on a Node object: its first write, its cordon, uncordon, deletion. */
 function nodeWrite(marks: Map<string, Marks>, r: ProxiedRequest, node: string): void {
+  if (r.method === 'PATCH' && drainPendingMark(parsed(r))) return;
   mark(marks, node, 'first', r.at);
   const m = marks.get(node) ?? {};
   m['last'] = r.at;

@@ -119,6 +119,27 @@ describe('execute against a real API server', function () {
     assert.equal((await core.readNode({ name: 'n-pending' })).spec?.taints?.length, 2);
   });
 
+  it("an uncordon takes drydock's mark of a node drained later off in the same patch, and no one else's taint", async () => {
+    const other = { key: 'example.com/dedicated', value: 'db', effect: 'NoSchedule' };
+    await core.patchNode(
+      { name: 'n-cordon', body: { spec: { taints: [other] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const mark: Action = { kind: 'markDrainPending', spec, reason: 'test', node: 'n-cordon', pending: true };
+    assert.deepEqual(kinds(await run([mark, { kind: 'cordon', spec, reason: 'test', node: 'n-cordon' }])), [
+      'done',
+      'done',
+    ]);
+    assert.deepEqual(kinds(await run([{ kind: 'uncordon', spec, reason: 'test', node: 'n-cordon' }])), ['done']);
+    const node = await core.readNode({ name: 'n-cordon' });
+    assert.notEqual(node.spec?.unschedulable, true);
+    assert.deepEqual(
+      node.spec?.taints?.map((t) => t.key),
+      ['example.com/dedicated'],
+    );
+    assert.equal(node.metadata?.annotations?.[ANNOTATIONS.drainPending], undefined);
+  });
+
   it('annotates, with null removing an annotation', async () => {
     await run([
       {

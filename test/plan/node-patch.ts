@@ -5,13 +5,15 @@
  * applying the merge patch (null removes a key). A world that copied the rules instead could
  * agree with a copy that the executor no longer follows.
  */
-import { cordonStep, metadataOf, uncordonStep, type ActionOf } from '../../src/execute/actions.js';
+import { cordonStep, metadataOf, uncordonStep, type ActionOf, type NodeTaints } from '../../src/execute/actions.js';
 
 /** A node of a simulated world: what the executor's node writes change. */
 export interface PatchableNode {
   readonly labels: Record<string, string>;
   readonly annotations: Record<string, string>;
   unschedulable: boolean;
+  /** Taints, in the worlds that keep them (an uncordon may write the list). */
+  taints?: NodeTaints;
 }
 
 export type NodeWrite = ActionOf<'annotateNode'> | ActionOf<'cordon'> | ActionOf<'uncordon'>;
@@ -50,5 +52,6 @@ export function applyNodeWrite(n: PatchableNode, a: NodeWrite): boolean {
   const unschedulable = step.patch.unschedulable === true;
   const toggled = n.unschedulable !== unschedulable;
   n.unschedulable = unschedulable;
+  if (step.patch.taints !== undefined) n.taints = step.patch.taints;
   return annotations || labels || toggled;
 }
