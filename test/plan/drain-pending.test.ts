@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { ANNOTATIONS } from '../../src/observe/types.js';
 import { DRAIN_PENDING_TAINT } from '../../src/protocol/keys.js';
 import { plan, type Action } from '../../src/plan/index.js';
+import { MARKS_PER_ROUND } from '../../src/plan/drain-pending.js';
 import { laneOf } from '../../src/execute/lanes.js';
 import {
   at,
@@ -64,6 +65,50 @@ describe('plan: nodes drained later carry a PreferNoSchedule taint', () => {
         : { annotations: BY_WORKERS, taints: [TAINT] },
     );
     assert.deepEqual(marks(plan(want({ concurrency: 1 }), cordoned, at(1)).actions), []);
+  });
+
+  it('marks at most MARKS_PER_ROUND nodes a round, the ones the rollout reaches first first, and takes off as many', () => {
+    const n = MARKS_PER_ROUND + 8;
+    const w = workers(n, V1);
+    const wide = (marked: (i: number) => boolean) =>
+      observed({
+        nodes: w.nodes.map((x, i) => (marked(i) ? { ...x, annotations: BY_WORKERS, taints: [TAINT] } : x)),
+        cloudGroups: [cloudGroup('workers', V2, w.instances, n)],
+      });
+    const p = plan(
+      want({ concurrency: 1 }),
+      wide(() => false),
+      at(0),
+    );
+    const first = marks(p.actions);
+    assert.equal(first.length, MARKS_PER_ROUND);
+    // The order the rollout takes them in (its forecast's), but the node it locks this round.
+    const locked = new Set(p.actions.filter((a) => a.kind === 'annotateNode').map((a) => ('node' in a ? a.node : '')));
+    const forecast = p.forecast.waves.flatMap((x) => x.nodes).filter((name) => !locked.has(name));
+    assert.deepEqual(
+      first,
+      forecast.slice(0, MARKS_PER_ROUND).map((name) => `+${name} NodeImage/workers`),
+    );
+    const done = new Set(first.map((m) => m.slice(1).split(' ')[0]));
+    const second = marks(
+      plan(
+        want({ concurrency: 1 }),
+        wide((i) => done.has(`worker-${i}`)),
+        at(1),
+      ).actions,
+    );
+    // The rest the round after, but the node each round locks (the observed state here never shows its lock).
+    assert.equal(second.length, n - 1 - MARKS_PER_ROUND, 'the rest the round after');
+    // The spec removed: every mark comes off, as many a round.
+    const off = marks(
+      plan(
+        desired({ scalingGroups: [sg] }),
+        wide(() => true),
+        at(2),
+      ).actions,
+    );
+    assert.equal(off.length, MARKS_PER_ROUND);
+    assert.ok(off.every((m) => m.startsWith('-')));
   });
 
   it('marks nothing twice, and never a replacement or a node already on the image', () => {
@@ -138,7 +183,7 @@ describe('plan: nodes drained later carry a PreferNoSchedule taint', () => {
     };
     const drained = plan(desired({ nodeOps: [nodeOp('patch', { drain, cordon: true })] }), observed({ nodes }), at(0));
     // worker-1 is locked this round (concurrency 1), and marked the round after if it is still schedulable then.
-    assert.deepEqual(marks(drained.actions), ['-worker-0 NodeOp/patch', '+worker-2 NodeOp/patch']);
+    assert.deepEqual(marks(drained.actions), ['+worker-2 NodeOp/patch', '-worker-0 NodeOp/patch']);
     const undrained = plan(desired({ nodeOps: [nodeOp('patch')] }), observed({ nodes }), at(0));
     assert.deepEqual(
       marks(undrained.actions),
