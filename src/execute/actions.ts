@@ -168,14 +168,25 @@ export function cordonStep(node: NodeCordonState, withMeta = NO_METADATA): Cordo
 }
 
 /**
+ * The taint the node lifecycle controller keeps in step with spec.unschedulable (NoSchedule
+ * while the node is cordoned, taken off once it is not).
+ */
+const UNSCHEDULABLE_TAINT_KEY = 'node.kubernetes.io/unschedulable';
+
+/**
  * What an uncordon does to a node as it stands: only drydock's own cordon is lifted, and the
  * node's turn has passed, so drydock's mark of a node drained later goes in the same patch.
+ * That patch writes the whole taint list, read while the node was cordoned: without the
+ * controller's unschedulable taint too, which the uncordon makes stale (written back, it would
+ * keep pods off the uncordoned node until the controller takes it off again).
  */
 export function uncordonStep(node: NodeCordonState, withMeta = NO_METADATA): CordonStep {
   if (node.annotations[ANNOTATIONS.cordoned] !== 'true') {
     return { kind: 'skipped', reason: 'not cordoned by drydock; left as it is' };
   }
-  const taints = unmarkedTaints({ taints: node.taints ?? [], annotations: node.annotations });
+  const taints = unmarkedTaints({ taints: node.taints ?? [], annotations: node.annotations })?.filter(
+    (t) => t.key !== UNSCHEDULABLE_TAINT_KEY,
+  );
   return {
     kind: 'patch',
     patch: {

@@ -130,7 +130,14 @@ describe('execute against a real API server', function () {
       'done',
       'done',
     ]);
+    // The node lifecycle controller taints a cordoned node: the uncordon reads that taint with the rest.
+    await eventually('the controller taints the cordoned node', async () =>
+      ((await core.readNode({ name: 'n-cordon' })).spec?.taints ?? []).some(
+        (t) => t.key === 'node.kubernetes.io/unschedulable',
+      ),
+    );
     assert.deepEqual(kinds(await run([{ kind: 'uncordon', spec, reason: 'test', node: 'n-cordon' }])), ['done']);
+    // Read at once, before the controller could take its taint off: the uncordon's patch left it out.
     const node = await core.readNode({ name: 'n-cordon' });
     assert.notEqual(node.spec?.unschedulable, true);
     assert.deepEqual(
