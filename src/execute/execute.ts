@@ -181,6 +181,12 @@ interface Run {
   // unsafe, and deleting the Node of an instance the cloud did not remove would orphan the
   // instance (nothing would then say it was being replaced).
   readonly held: Set<string>;
+  /**
+   * What a surge of this run must not outrun: nodes whose lock (an annotateNode) was not
+   * written, and groups whose instance removal did not succeed (surge.ts counts a removed
+   * instance's room as free, and a node started on a slot handed over waits for that removal).
+   */
+  readonly unwritten: { readonly nodes: Set<string>; readonly groups: Set<string> };
   readonly pairs: ReadonlyMap<number, { toggle: number; annotate: number }>;
   /** Events under way: best effort, written beside the lanes, awaited before the run returns. */
   readonly events: Promise<void>[];
@@ -207,6 +213,7 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     opts,
     results,
     held: new Set(),
+    unwritten: { nodes: new Set(), groups: new Set() },
     pairs: annotationPairs(actions),
     events: [],
     taken: new Set(opts.inFlight?.nodes()),
@@ -332,12 +339,15 @@ async function runAction(
   let outcome: Outcome;
   /** The kind of the mutating call this action made, if it made one (a pair's second made none). */
   let call: string | undefined;
+  const outrun = action.kind === 'surge' ? surgeHeld(r, action) : undefined;
   if (lane !== undefined && r.held.has(lane)) {
     outcome = {
       kind: 'transient',
       code: 'Deferred',
       reason: `${what}: deferred, an earlier step on node ${lane} did not succeed`,
     };
+  } else if (outrun !== undefined) {
+    outcome = { kind: 'transient', code: 'Deferred', reason: `${what}: deferred, ${outrun}` };
   } else {
     const pair = r.pairs.get(index);
     const decided = carried.get(index);
@@ -363,11 +373,22 @@ async function runAction(
     }
     if (lane !== undefined && HOLDING_STEPS.has(action.kind) && holds(outcome)) r.held.add(lane);
   }
+  if (outcome.kind !== 'done' && outcome.kind !== 'skipped') {
+    if (action.kind === 'annotateNode') r.unwritten.nodes.add(action.node);
+    if (action.kind === 'removeInstance') r.unwritten.groups.add(action.groupId);
+  }
   const result: ActionResult = { action, outcome, durationMs: Date.now() - started };
   r.results[index] = result;
   opts.onResult?.(result);
   report(r, result, what, call);
   return carried;
+}
+
+/** Why a surge waits for the next round: a node it is for was not locked, or its group's removal failed. */
+function surgeHeld(r: Run, a: ActionOf<'surge'>): string | undefined {
+  if (r.unwritten.groups.has(a.groupId)) return `an instance removal in group ${a.groupId} did not succeed`;
+  const node = a.forNodes?.find((n) => r.unwritten.nodes.has(n));
+  return node === undefined ? undefined : `the lock of node ${node} was not written`;
 }
 
 /** An eviction waits for the one before it on the same PDB and for the PDB to settle (pdb-pacer.ts); other calls run at once. */

@@ -172,6 +172,11 @@ export class ClusterBudget {
     if (unavailable) this.counts.unavailable--;
   }
 
+  /** Whether the nodes started stay within the budget in force (not so once it was lowered under them). */
+  get withinLimit(): boolean {
+    return this.counts.used <= this.max;
+  }
+
   /** Whether one more node may go unavailable now (its reservation was made at start). */
   canTakeDown(): boolean {
     return this.counts.unavailable + 1 <= this.max;

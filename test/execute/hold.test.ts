@@ -9,6 +9,7 @@ import type { ObservedJob } from '../../src/observe/types.js';
 import { ANNOTATIONS } from '../../src/protocol/keys.js';
 import { at, desired, iso, node, observed } from '../plan/fixtures.js';
 import { nodeOp } from '../plan/nodeop/fixtures.js';
+import { recordingDeps } from './plan-actions.js';
 
 const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
 
@@ -41,6 +42,87 @@ describe('execute: a failed step holds the rest of its node', () => {
       code: 'Deferred',
       reason: 'deleteNode n-1: deferred, an earlier step on node n-1 did not succeed',
     });
+  });
+});
+
+/**
+ * A replace round in which worker-0 is replaced and worker-1 starts on its slot (the planner's
+ * own actions for it: test/plan/replace.test.ts, "a drained node"), run against a cloud and an
+ * API server that answer as told. A surge never outruns the removal that made room for it, nor
+ * comes for a node whose lock was not written.
+ */
+describe('execute: a surge waits for the removal and the lock it follows', () => {
+  const lock: Action = {
+    kind: 'annotateNode',
+    spec,
+    reason: 'test',
+    node: 'worker-1',
+    annotations: { [ANNOTATIONS.operation]: 'NodeImage/worker@r1', [ANNOTATIONS.phase]: 'Pending' },
+  };
+  const surge: Action = { kind: 'surge', spec, reason: 'test', groupId: 'workers', count: 1, forNodes: ['worker-1'] };
+  const handOver: Action[] = [
+    { kind: 'removeInstance', spec, reason: 'test', groupId: 'workers', instanceId: 'i-0', node: 'worker-0' },
+    { kind: 'deleteNode', spec, reason: 'test', node: 'worker-0' },
+    { ...lock, forNode: 'worker-0' },
+    surge,
+  ];
+
+  async function execute(
+    actions: readonly Action[],
+    answers: { removal: 'ok' | 'fails'; patch: 'ok' | 'fails' },
+  ): Promise<{ calls: string[]; outcomes: string[] }> {
+    const calls: string[] = [];
+    const cloud = {
+      removeInstance: (groupId: string, id: string): Promise<void> => {
+        calls.push(`remove ${groupId}/${id}`);
+        return answers.removal === 'ok'
+          ? Promise.resolve()
+          : Promise.reject(new CloudError('Throttled', 'rate exceeded', { retryAfterSeconds: 1 }));
+      },
+      addCapacity: (groupId: string, count: number): Promise<void> => {
+        calls.push(`surge ${groupId} +${count}`);
+        return Promise.resolve();
+      },
+    } as unknown as CloudProvider;
+    const kube = {
+      core: {
+        deleteNode: (r: { name: string }) => {
+          calls.push(`delete node ${r.name}`);
+          return Promise.resolve({});
+        },
+        readNode: (r: { name: string }) => Promise.resolve({ metadata: { name: r.name, annotations: {} }, spec: {} }),
+        patchNode: (r: { name: string }) => {
+          calls.push(`patch ${r.name}`);
+          return answers.patch === 'ok'
+            ? Promise.resolve({})
+            : Promise.reject(new ApiException(503, 'unavailable', {}, {}));
+        },
+      },
+    } as unknown as KubeApis;
+    const rs = await executeActions(actions, recordingDeps(kube, cloud));
+    return { calls, outcomes: rs.map((r) => `${r.action.kind} ${r.outcome.kind}`) };
+  }
+
+  it('the removal, the Node, the next lock and its surge, in that order', async () => {
+    const { calls } = await execute(handOver, { removal: 'ok', patch: 'ok' });
+    assert.deepEqual(calls, ['remove workers/i-0', 'delete node worker-0', 'patch worker-1', 'surge workers +1']);
+  });
+
+  it('a refused removal holds the lock started on its slot, and the group gets no new instance', async () => {
+    const { calls, outcomes } = await execute(handOver, { removal: 'fails', patch: 'ok' });
+    assert.deepEqual(calls, ['remove workers/i-0']);
+    assert.deepEqual(outcomes, [
+      'removeInstance waiting',
+      'deleteNode transient',
+      'annotateNode transient',
+      'surge transient',
+    ]);
+  });
+
+  it('a lock that was not written gets no surge', async () => {
+    const { calls, outcomes } = await execute([lock, surge], { removal: 'ok', patch: 'fails' });
+    assert.deepEqual(calls, ['patch worker-1']);
+    assert.deepEqual(outcomes, ['annotateNode transient', 'surge transient']);
   });
 });
 

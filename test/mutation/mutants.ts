@@ -141,6 +141,27 @@ export const MUTANTS: readonly Mutant[] = [
     bug: 'a node another spec took earlier this round is taken again',
   },
   {
+    id: 'handover-past-lowered-limit',
+    file: 'sequence/admit.js',
+    find: 'this.concurrencyLeft < 0 || !this.budget.withinLimit',
+    replace: 'false',
+    bug: 'a finished node hands its place over though the concurrency or the budget was lowered under the nodes in flight',
+  },
+  {
+    id: 'handover-any-group',
+    file: 'sequence/admit.js',
+    find: 'ownKey === undefined || h.own === ownKey',
+    replace: 'true',
+    bug: "a place handed over takes a node past its group's share when it came from another group",
+  },
+  {
+    id: 'surge-counts-removed',
+    file: 'replace/surge.js',
+    find: ' || finishing.has(e.node.name)',
+    replace: '',
+    bug: "an instance removed this round still counts against the group's maxSurge, so the node started on its place waits a round for its surge",
+  },
+  {
     id: 'foreign-lock-read-free',
     file: 'sequence/holder.js',
     find: "return state.holds ? 'foreign' : 'free';",

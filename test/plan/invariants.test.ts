@@ -212,6 +212,24 @@ function build(w: GenWorld) {
   return { d, o, now: at(w.now) };
 }
 
+/**
+ * Nodes started on a slot handed over: locked in the lane of a node whose instance the round
+ * removes, after that removal; each such node hands over one slot at most.
+ */
+function handedOver(p: Plan): string[] {
+  const removedAt = new Map<string, number>();
+  const out: string[] = [];
+  p.actions.forEach((a, i) => {
+    if (a.kind === 'removeInstance' && a.node !== undefined) removedAt.set(a.node, i);
+    if (a.kind !== 'annotateNode' || a.annotations[ANNOTATIONS.phase] !== 'Pending' || a.forNode === undefined) return;
+    const at = removedAt.get(a.forNode);
+    assert.ok(at !== undefined && at < i, `${a.node} locked in ${a.forNode}'s lane, which no removal before it frees`);
+    out.push(a.forNode);
+  });
+  assert.equal(new Set(out).size, out.length, `one slot handed to two nodes: ${out.join(', ')}`);
+  return out;
+}
+
 /** Down as the cluster shows it, whatever drydock's annotations say: cordoned or NotReady. */
 const isDown = (n: ObservedNode): boolean => n.unschedulable || !n.ready;
 
@@ -288,15 +306,24 @@ describe('plan: properties of one round over generated clusters and specs', () =
         ).length;
         const p = plan(d, o, now);
         const s = started(p);
-        assert.ok(
-          s.length <= Math.max(0, w.budget - held),
-          `started ${s.length} with ${held} held, budget ${w.budget}`,
-        );
+        // A node started on the slot of one this round removes runs after that removal, in its lane.
+        const handed = handedOver(p);
+        const fresh = s.length - handed.length;
+        assert.ok(fresh <= Math.max(0, w.budget - held), `started ${fresh} with ${held} held, budget ${w.budget}`);
         if (w.concurrency > 0)
           assert.ok(
-            s.length + ours <= Math.max(w.concurrency, ours),
-            `started ${s.length} beside ${ours}, concurrency ${w.concurrency}`,
+            fresh + ours <= Math.max(w.concurrency, ours),
+            `started ${fresh} beside ${ours}, concurrency ${w.concurrency}`,
           );
+        if (handed.length > 0) {
+          // One for one, and never to keep more in flight than the limits allow now.
+          assert.ok(held <= w.budget, `handed ${handed.length} slot(s) over with ${held} held, budget ${w.budget}`);
+          if (w.concurrency > 0)
+            assert.ok(
+              ours <= w.concurrency,
+              `handed ${handed.length} over beside ${ours}, concurrency ${w.concurrency}`,
+            );
+        }
         for (const name of s) {
           const i = Number(name.slice('worker-'.length));
           assert.equal(w.states[i], 'idle', `${name} started from ${w.states[i]}`);

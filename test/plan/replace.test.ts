@@ -424,7 +424,7 @@ describe('plan: replace rollout steps', () => {
       },
     },
     {
-      name: 'a drained node: its instance and its Node are removed',
+      name: 'a drained node: its instance and its Node are removed, and the next node takes its slot after them',
       desired: want(),
       observed: inFlight({
         phase: 'Draining',
@@ -434,9 +434,25 @@ describe('plan: replace rollout steps', () => {
       }),
       now: at(400),
       check: (p) =>
+        // concurrency 1: worker-1 starts in worker-0's lane, so a failed removal holds its lock,
+        // and its surge (a barrier) comes after the removal.
         assert.deepEqual(bare(p), [
           { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-0', node: 'worker-0' },
           { kind: 'deleteNode', spec: SPEC, node: 'worker-0' },
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-1',
+            forNode: 'worker-0',
+            annotations: {
+              [ANNOTATIONS.operation]: LOCK,
+              [ANNOTATIONS.phase]: 'Pending',
+              [ANNOTATIONS.phaseSince]: iso(400),
+              [ANNOTATIONS.job]: null,
+              [ANNOTATIONS.jobMessage]: null,
+            },
+          },
+          { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-1'] },
         ]),
     },
     {

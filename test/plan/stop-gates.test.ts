@@ -271,8 +271,9 @@ describe('plan: a pause from Git (spec.paused, drydock.yaml paused)', () => {
     assert.equal(status?.conditions.find((c) => c.type === 'Stalled')?.reason, 'paused');
   });
 
-  it('replace: the same world unpaused starts the next node', () => {
-    assert.deepEqual(started(replacePlan({ maxSurge: 2 }, { 0: 'Cordoned' })), ['worker-1']);
+  it('replace: the same world unpaused starts the next nodes', () => {
+    // worker-1 on the free slot, worker-2 on worker-0's, whose instance this round removes.
+    assert.deepEqual(started(replacePlan({ maxSurge: 2 }, { 0: 'Cordoned' })), ['worker-1', 'worker-2']);
   });
 
   it('replace: drydock.yaml paused holds it the same way and names the repository switch', () => {

@@ -146,9 +146,12 @@ describe('plan: UpgradeGates on a replace rollout', () => {
     assert.deepEqual(kinds(drained), ['createGateJob worker-0']);
     assert.deepEqual([created(drained)[0]?.step, created(drained)[0]?.replacement], ['after', 'worker-9']);
     assert.deepEqual(kinds(run('Draining', [job('after', 'running')], { cordoned: true })), []);
+    // The removal frees worker-0's slot: worker-1 starts on it, after the removal.
     assert.deepEqual(kinds(run('Draining', [job('after', 'succeeded')], { cordoned: true })), [
       'removeInstance worker-0',
       'deleteNode worker-0',
+      'annotateNode worker-1',
+      'surge',
     ]);
   });
 

@@ -53,7 +53,7 @@ export function planReplace(base: RolloutContext, gates: StartGates): ReplaceRes
   reportNodelessInstances(ctx);
   const { gate, started } = startNodes(ctx, settled, tally, gates);
   setGroupImages(ctx, gate);
-  claimAndSurge(ctx, tally.needers, started);
+  claimAndSurge(ctx, tally.needers, started, new Set(tally.handOvers.map((h) => h.node)));
 
   const built = buildStatus(ctx, withStarted(tally, started), actionsCounted(ctx, gate.open), b.waitsFor(ctx.spec));
   const status = withFailureCount(ctx, tally, built);

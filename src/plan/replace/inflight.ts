@@ -327,5 +327,7 @@ function drained(ctx: RolloutContext, e: Entry, node: ObservedNode, phase: strin
   if (gate.kind !== 'passed') return {};
   const { b, spec } = ctx;
   b.removeInstance(spec, e.group.group.groupId, e.instance.id, node.name, `${node.name} is drained and replaced`);
-  return {};
+  return {
+    finished: { node: node.name, unavailable: ctx.view.stateOf(node).unavailable, own: e.group.group.groupId },
+  };
 }

@@ -104,7 +104,7 @@ export function startNodes(ctx: RolloutContext, settled: Settled, tally: Tally, 
     b.wait(spec, gate.code, gate.reason, gateWait(gate));
     return { gate, started };
   }
-  const slots = new StartSlots(image.rollout, inFlightTotal(tally), gate.limit, ctx.budget);
+  const slots = new StartSlots(image.rollout, inFlightTotal(tally), gate.limit, ctx.budget, tally.handOvers);
   const groupSlots = new Map<string, number>();
   for (const g of ctx.groups)
     groupSlots.set(g.group.groupId, g.parallelism - (tally.inFlight.get(g.group.groupId) ?? 0));
@@ -126,25 +126,30 @@ export function startNodes(ctx: RolloutContext, settled: Settled, tally: Tally, 
             code: 'surge' as const,
             reason: `ScalingGroup ${e.group.sg.name} has ${e.group.parallelism} node(s) in flight, its limit (maxSurge ${String(image.rollout.maxSurge)}, maxUnavailable ${String(image.rollout.maxUnavailable)})`,
           };
-    if (!slots.take(surge)) continue;
+    const taken = slots.take(surge, groupId);
+    if (taken === undefined) continue;
     b.taken.add(node.name);
-    groupSlots.set(groupId, room - 1);
-    b.act({
-      kind: 'annotateNode',
-      spec,
-      node: node.name,
-      annotations: {
-        [ANNOTATIONS.operation]: ctx.lock,
-        [ANNOTATIONS.phase]: 'Pending',
-        [ANNOTATIONS.phaseSince]: ctx.nowIso,
-        // The Job a NodeOp done here left for its status row is not this one's: with it, the
-        // lock would read as an in-place hold (protocol.ts inPlaceHold), which the NodeOp
-        // machinery releases as a NodeImage no longer inPlace, orphaning its surge.
-        [ANNOTATIONS.job]: null,
-        [ANNOTATIONS.jobMessage]: null,
-      },
-      reason: `${node.name} runs ${e.instance.image}; locked for its replacement by ${image.image}`,
-    });
+    // A slot handed over by a node of the same group frees its group's share too.
+    if (taken.from?.own !== groupId) groupSlots.set(groupId, room - 1);
+    const lock = () =>
+      b.act({
+        kind: 'annotateNode',
+        spec,
+        node: node.name,
+        annotations: {
+          [ANNOTATIONS.operation]: ctx.lock,
+          [ANNOTATIONS.phase]: 'Pending',
+          [ANNOTATIONS.phaseSince]: ctx.nowIso,
+          // The Job a NodeOp done here left for its status row is not this one's: with it, the
+          // lock would read as an in-place hold (protocol.ts inPlaceHold), which the NodeOp
+          // machinery releases as a NodeImage no longer inPlace, orphaning its surge.
+          [ANNOTATIONS.job]: null,
+          [ANNOTATIONS.jobMessage]: null,
+        },
+        reason: `${node.name} runs ${e.instance.image}; locked for its replacement by ${image.image}`,
+      });
+    if (taken.after !== undefined) b.inLaneOf(taken.after, lock);
+    else lock();
     started.push(e);
   }
   slots.report(b, spec);

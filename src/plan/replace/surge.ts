@@ -16,11 +16,15 @@ function lockedAt(ctx: RolloutContext, e: Entry, startedNow: ReadonlySet<string>
   return since(ctx, e.node);
 }
 
-/** Replacements in flight in a group: claimed by a node still being replaced. */
-function claimedInFlight(ctx: RolloutContext, g: GroupState): number {
+/**
+ * Replacements in flight in a group: claimed by a node still being replaced. A node whose
+ * instance this round removes (`finishing`) no longer counts: its removal runs before any surge
+ * of the round, and a group whose removal fails gets no new instance that round (the executor).
+ */
+function claimedInFlight(ctx: RolloutContext, g: GroupState, finishing: ReadonlySet<string>): number {
   let n = 0;
   for (const e of ctx.entries) {
-    if (e.group !== g || e.node === undefined) continue;
+    if (e.group !== g || e.node === undefined || finishing.has(e.node.name)) continue;
     const { holds, settled } = ctx.view.stateOf(e.node);
     if (!holds || settled) continue;
     const id = e.node.annotations[ANNOTATIONS.replacedBy];
@@ -31,9 +35,15 @@ function claimedInFlight(ctx: RolloutContext, g: GroupState): number {
 
 /**
  * Claims or surges a replacement for each node that needs one: those found Pending without one
- * (`needers`, from the advance stage), then those started this round (`started`).
+ * (`needers`, from the advance stage), then those started this round (`started`). `finishing`
+ * are the nodes whose instances this round removes.
  */
-export function claimAndSurge(ctx: RolloutContext, needers: readonly Entry[], started: readonly Entry[]): void {
+export function claimAndSurge(
+  ctx: RolloutContext,
+  needers: readonly Entry[],
+  started: readonly Entry[],
+  finishing: ReadonlySet<string>,
+): void {
   const { view, image } = ctx;
   const startedNow = new Set(started.flatMap((e) => (e.node !== undefined ? [e.node.name] : [])));
   const all = [...needers, ...started];
@@ -52,7 +62,7 @@ export function claimAndSurge(ctx: RolloutContext, needers: readonly Entry[], st
       g,
       all.filter((e) => e.group === g),
       orphans,
-      startedNow,
+      { startedNow, finishing },
     );
   }
 }
@@ -63,7 +73,7 @@ function claimOrSurge(
   g: GroupState,
   needers: readonly Entry[],
   orphans: { inst: Instance; created: number }[],
-  startedNow: ReadonlySet<string>,
+  { startedNow, finishing }: { readonly startedNow: ReadonlySet<string>; readonly finishing: ReadonlySet<string> },
 ): void {
   const { b, spec, image } = ctx;
   if (needers.length === 0) return;
@@ -91,7 +101,7 @@ function claimOrSurge(
   // Unclaimed new instances younger than the oldest started node are surges on their way
   // to a claim; counting them keeps a crash from surging twice.
   const oldestLock = Math.min(...needers.map((e) => lockedAt(ctx, e, startedNow))) - ctx.options.skewMs;
-  const inFlight = claimedInFlight(ctx, g) + orphans.filter((o) => o.created >= oldestLock).length;
+  const inFlight = claimedInFlight(ctx, g, finishing) + orphans.filter((o) => o.created >= oldestLock).length;
   const count = Math.min(unserved.length, g.maxSurge - inFlight);
   if (count > 0) {
     const forNodes = unserved.slice(0, count).flatMap((e) => (e.node ? [e.node.name] : []));

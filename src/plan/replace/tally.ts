@@ -6,6 +6,7 @@
  *   settle (adopted, released, abandoned, reclaimed) → advance (Decided per node, folded into a
  *   Tally) → start (the nodes started) → claim and surge → status
  */
+import type { HandOver } from '../sequence/admit.js';
 import type { PendingNode } from '../types.js';
 import type { Entry } from './context.js';
 
@@ -38,6 +39,8 @@ export interface Decided {
   readonly pending?: PendingNode;
   /** It is Pending without a replacement instance: claim or surge one. */
   readonly needsReplacement?: boolean;
+  /** Replaced: its instance is removed this round, and it hands its slot to a node started after. */
+  readonly finished?: HandOver;
 }
 
 /** Two decisions about the same node, `b` after `a`: failures add up, the first halt and error stand. */
@@ -57,6 +60,7 @@ export function and(a: Decided, b: Decided): Decided {
     ...(lastError !== undefined ? { lastError } : {}),
     ...(pending !== undefined ? { pending } : {}),
     ...(a.needsReplacement === true || b.needsReplacement === true ? { needsReplacement: true } : {}),
+    ...((b.finished ?? a.finished) !== undefined ? { finished: b.finished ?? a.finished } : {}),
   };
 }
 
@@ -74,6 +78,8 @@ export interface Tally {
   readonly haltReason?: string;
   /** The first failure seen this round, for the status' lastError. */
   readonly lastError?: string;
+  /** Nodes replaced this round (still in flight), in rollout order: each hands its slot over. */
+  readonly handOvers: readonly HandOver[];
 }
 
 /** Folds the steps' decisions, in rollout order. */
@@ -86,6 +92,7 @@ export function fold(decisions: readonly { readonly entry: Entry; readonly decid
   const failedNodes: string[] = [];
   let haltReason: string | undefined;
   let lastError: string | undefined;
+  const handOvers: HandOver[] = [];
   for (const { entry, decided: d } of decisions) {
     const groupId = entry.group.group.groupId;
     if (d.inFlight === true) inFlight.set(groupId, (inFlight.get(groupId) ?? 0) + 1);
@@ -96,9 +103,11 @@ export function fold(decisions: readonly { readonly entry: Entry; readonly decid
     if (d.failed !== undefined) failedNodes.push(d.failed);
     haltReason ??= d.halt;
     lastError ??= d.lastError;
+    if (d.finished !== undefined) handOvers.push(d.finished);
   }
   return {
     inFlight,
+    handOvers,
     needers,
     messages,
     pending,

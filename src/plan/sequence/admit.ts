@@ -57,11 +57,18 @@ export interface HandOver {
   readonly node: string;
   /** Whether the budget counts it unavailable (else only its reservation). */
   readonly unavailable: boolean;
+  /**
+   * The kind's own limit the node frees as well (a replace's scaling group), if it has one: the
+   * slot goes past that limit only to a node under the same one.
+   */
+  readonly own?: string;
 }
 
 /** A node taken: `after`, the finished node whose slot it was handed, whose lane its steps join. */
 export interface Taken {
   readonly after?: string;
+  /** The hand-over it took, if it took one. */
+  readonly from?: HandOver;
 }
 
 /** The spec's start slots this round: what concurrency and the canary leave, then the budget. */
@@ -85,42 +92,58 @@ export class StartSlots {
   ) {
     const concurrency = rollout.concurrency > 0 ? rollout.concurrency : Number.POSITIVE_INFINITY;
     this.concurrencySlots = concurrency - inFlight;
+    this.concurrencyLeft = this.concurrencySlots;
     this.slots = Math.min(this.concurrencySlots, canaryLimit ?? Number.POSITIVE_INFINITY);
     this.handOvers = [...handOvers];
   }
 
   private readonly concurrencySlots: number;
+  /** Concurrency's slots left this round (below 0: more in flight than it allows now). */
+  private concurrencyLeft: number;
 
   /**
    * Takes one slot (and reserves the budget's share) unless a limit holds the node: then a slot a
-   * finished node hands over, when only concurrency or the budget held it (never past the
-   * canary's share or a kind's own limit); else it is queued. `own` is the kind's own limit for
-   * this node, checked after the spec's.
+   * finished node hands over, when only concurrency, the budget or the kind's own limit held it
+   * (never past the canary's share, nor past the kind's own limit but with a slot of that same
+   * limit: `ownKey`); else it is queued. `own` is the kind's own limit for this node, checked
+   * after the spec's.
    */
-  take(own?: () => LimitWait | undefined): Taken | undefined {
-    const held = this.spec() ?? own?.() ?? this.cluster();
+  take(own?: () => LimitWait | undefined, ownKey?: string): Taken | undefined {
+    const spec = this.spec();
+    const ownHeld = own?.();
+    const held = spec ?? ownHeld ?? this.cluster();
     if (held === undefined) {
       this.budget.reserve();
       this.slots--;
+      this.concurrencyLeft--;
       this.started++;
       return {};
     }
-    const handed = this.handOver(held);
+    const handed = this.handOver(held, ownHeld === undefined ? undefined : ownKey);
     if (handed !== undefined) return handed;
     this.first ??= held;
     this.queued++;
     return undefined;
   }
 
-  private handOver(held: LimitWait): Taken | undefined {
-    if (held.code !== 'concurrency' && held.code !== 'budget') return undefined;
+  /**
+   * A hand-over for a node `held` by a limit; `ownKey`, when the kind's own limit holds it too,
+   * is the one its slot must come from (none such: no hand-over).
+   */
+  private handOver(held: LimitWait, ownKey: string | undefined): Taken | undefined {
+    if (held.code === 'soak') return undefined;
     if (this.canaryLimit !== undefined && this.started >= this.canaryLimit) return undefined;
-    const from = this.handOvers.shift();
+    // One for one, and only while that keeps within the limits: a concurrency or a budget
+    // lowered under the nodes in flight is reached as they finish, not kept.
+    if (this.concurrencyLeft < 0 || !this.budget.withinLimit) return undefined;
+    const at = this.handOvers.findIndex((h) => ownKey === undefined || h.own === ownKey);
+    const from = this.handOvers[at];
     if (from === undefined) return undefined;
+    this.handOvers.splice(at, 1);
     this.budget.giveBack(from.unavailable);
     this.budget.reserve();
     this.started++;
-    return { after: from.node };
+    return { after: from.node, from };
   }
 
   /** Reports the queued nodes, if any, as one wait of the spec. */
