@@ -81,8 +81,11 @@ export function replaceMinimum(pods: number): MinimalWrite[] {
       count: 1,
       why: 'the replacement passed its health gate; what the status and a restart read',
     },
-    { write: 'patch node: cordon + phase Cordoned', count: 1, why: 'no new pods land on the node to drain; one patch' },
-    { write: 'patch node: phase Draining', count: 1, why: 'the drain and its timeout start from this instant' },
+    {
+      write: 'patch node: cordon + phase Draining (evicted workloads)',
+      count: 1,
+      why: 'no new pods land on the node to drain, and the drain and its timeout start from this instant; what it moves is remembered for the health gate',
+    },
     {
       write: 'create pods/eviction',
       count: pods,

@@ -77,7 +77,8 @@ describe('plan: a replace rollout waits for the workloads evicted from the old n
     const p = plan(want(), world('Pending', { workloads: web(3), onOld: true }), at(10));
     const cordoned = p.actions.find((a) => a.kind === 'annotateNode' && a.node === 'worker-0');
     assert.ok(cordoned?.kind === 'annotateNode');
-    assert.equal(cordoned.annotations[ANNOTATIONS.phase], 'Cordoned');
+    // Pods to move: the drain starts with the cordon.
+    assert.equal(cordoned.annotations[ANNOTATIONS.phase], 'Draining');
     assert.equal(cordoned.annotations[ANNOTATIONS.evicted], WEB);
   });
 

@@ -281,7 +281,7 @@ describe('plan: replace rollout steps', () => {
         ]),
     },
     {
-      name: 'after the health gate, with pods to move: Cordoned, the cordon with Draining, then the evictions, in one round',
+      name: 'after the health gate, with pods to move: the cordon with Draining in one patch, then the evictions, in one round',
       desired: want({ healthGate: { minReadySeconds: 60 } }),
       observed: inFlight({ replacement: 'joined', readySince: 100, pods: [pod('default', 'web-1', 'worker-0')] }),
       now: at(160),
@@ -289,16 +289,16 @@ describe('plan: replace rollout steps', () => {
         const own = p.actions.filter((a) => 'node' in a && a.node === 'worker-0');
         assert.deepEqual(
           own.map((a) => a.kind),
-          ['annotateNode', 'cordon', 'annotateNode', 'evict'],
+          ['annotateNode', 'cordon', 'evict'],
         );
         const phases = own.flatMap((a) => (a.kind === 'annotateNode' ? [a.annotations[ANNOTATIONS.phase]] : []));
-        assert.deepEqual(phases, ['Cordoned', 'Draining']);
+        assert.deepEqual(phases, ['Draining']);
         // One lane, the old node's: a failed write holds what follows it.
         assert.deepEqual(new Set(p.actions.map((a) => laneOf(a))), new Set(['worker-0']));
-        // The cordon is written with Draining, in one patch; Cordoned (with what the drain moves) before it.
+        // The cordon is written with Draining, in one patch (what the drain moves: evicted.test.ts).
         const pairs = [...annotationPairs(p.actions).values()].map((x) => [x.toggle, x.annotate]);
         const cordon = p.actions.findIndex((a) => a.kind === 'cordon');
-        assert.deepEqual(pairs, [[cordon, cordon + 1]]);
+        assert.deepEqual(pairs, [[cordon, cordon - 1]]);
         assert.ok(p.waits.some((w) => w.code === 'drain' && w.node === 'worker-0'));
       },
     },

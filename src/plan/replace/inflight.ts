@@ -5,7 +5,8 @@
  *   Pending ─ replacement claimed ─ joined ─ healthy (labels copied, marked Done)
  *     ─ pre-flight ok ─ Cordoned ─ Draining ─ drained ─ instance and Node removed
  *
- * (Cordoned and Draining with the first evictions come in one round when there is a drain.)
+ * (With pods to move, the cordon is written with Draining, not Cordoned, and the first evictions
+ * follow in the same round.)
  *
  * plus the ways out: a replacement that never joins (removed, counted as a failure), a drain
  * that times out (halt, force or skipNode). What older rounds or revisions left behind is
@@ -232,14 +233,30 @@ function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): Decided 
   if (gate.kind === 'waiting') return {};
   if (gate.kind === 'failed') return gateFailed(ctx, node, gate);
   ctx.budget.takeDown();
-  // Annotate before cordoning: a crash in between leaves phase Cordoned on a schedulable
-  // node, which the next round cordons again (the executor's cordon marks cordoned=true).
+  const round = drainRound({
+    spec,
+    node,
+    view: ctx.view,
+    policy: ctx.image.rollout.drain,
+    started: undefined,
+    now: ctx.now,
+  });
+  // The phase before the cordon, in one patch with it (the executor pairs them): Draining with
+  // what the drain moves when there are pods to move, else Cordoned, and the next round takes
+  // the drain on. Written alone (a node already cordoned by someone), it still comes first.
+  const moving = round.kind === 'moving';
   b.act({
     kind: 'annotateNode',
     spec,
     node: node.name,
-    annotations: { [ANNOTATIONS.phase]: 'Cordoned', [ANNOTATIONS.phaseSince]: ctx.nowIso, ...evictedRecord(ctx, node) },
-    reason: `${node.name}'s replacement is Ready; it is cordoned before its drain`,
+    annotations: {
+      [ANNOTATIONS.phase]: moving ? 'Draining' : 'Cordoned',
+      [ANNOTATIONS.phaseSince]: ctx.nowIso,
+      ...evictedRecord(ctx, node),
+    },
+    reason: moving
+      ? `${node.name}'s replacement is Ready; it is cordoned and its drain starts`
+      : `${node.name}'s replacement is Ready; it is cordoned before its drain`,
   });
   if (!node.unschedulable)
     b.act({
@@ -248,24 +265,12 @@ function cordonStep(ctx: RolloutContext, e: Entry, node: ObservedNode): Decided 
       node: node.name,
       reason: `${node.name}'s replacement is Ready; no new pods go to it`,
     });
-  firstEvictions(ctx, node);
+  if (round.kind !== 'moving') return {};
+  // The first evictions after the patch, in the node's lane: a failed write holds them, so no
+  // pod is evicted from a node still schedulable. The drain's timeout runs from this round.
+  for (const a of round.actions) b.act(a);
+  b.wait(spec, round.wait.code, round.wait.reason, { node: node.name });
   return {};
-}
-
-/**
- * The drain's start in the cordon's round, when there are pods to move: Draining after the
- * cordon (the executor writes the cordon with it, in one patch), then the first evictions, all
- * in the node's lane, so a failed write holds them and no pod is evicted from a node still
- * schedulable; a round less per replaced node. The timeout runs from Draining's time, as when
- * the next round starts the drain. A node with nothing to move is left to that round.
- */
-function firstEvictions(ctx: RolloutContext, node: ObservedNode): void {
-  const { b, spec, now, image } = ctx;
-  const drain = drainRound({ spec, node, view: ctx.view, policy: image.rollout.drain, started: undefined, now });
-  if (drain.kind !== 'moving') return;
-  enterDraining(ctx, node);
-  for (const a of drain.actions) b.act(a);
-  b.wait(spec, drain.wait.code, drain.wait.reason, { node: node.name });
 }
 
 /** Draining, from the time of this round: the drain's timeout runs from it. */
