@@ -14,6 +14,7 @@ import {
   type V1Node,
 } from '@kubernetes/client-node';
 import { CloudError, type CloudProvider } from '../cloud/provider.js';
+import type { NodeTaint } from '../observe/types.js';
 import { ANNOTATIONS, DRAIN_PENDING_TAINT, LABELS } from '../protocol/keys.js';
 import type { Action } from '../plan/types.js';
 import type { Outcome } from './classify.js';
@@ -242,8 +243,11 @@ async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps, withMeta: No
   return patchCordon(d, a.node, node, uncordonStep(stateOf(node), withMeta));
 }
 
-/** A node's taints as a markDrainPending reads them. */
-export type NodeTaints = readonly { readonly key: string; readonly effect: string; readonly value?: string }[];
+/**
+ * A node's taints as a write of the whole list reads them: as observed, with the time each was
+ * added, so that a list written back keeps it.
+ */
+export type NodeTaints = readonly (NodeTaint & { readonly timeAdded?: Date })[];
 
 /** What a markDrainPending writes: the node's whole taint list (a merge patch replaces a list) and the annotation. */
 export interface DrainPendingPatch {

@@ -28,8 +28,15 @@ export interface ObservedNode {
   readonly bootID?: string;
   /** status.nodeInfo.osImage: what the OS says it is ("Bottlerocket OS 1.20.3 (aws-k8s-1.30)"); in-place updates are verified by it. */
   readonly osImage?: string;
-  /** Node taints' keys, for control-plane detection and scheduling. */
-  readonly taints: readonly { readonly key: string; readonly effect: string; readonly value?: string }[];
+  /** Node taints, for control-plane detection and scheduling. */
+  readonly taints: readonly NodeTaint[];
+}
+
+/** A node taint as drydock reads it (the time the API server added it is not kept). */
+export interface NodeTaint {
+  readonly key: string;
+  readonly effect: string;
+  readonly value?: string;
 }
 
 export type PodOwnerKind = 'ReplicaSet' | 'DaemonSet' | 'StatefulSet' | 'Job' | 'Node' | 'Other' | 'None';
