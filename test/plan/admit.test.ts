@@ -67,6 +67,14 @@ describe('plan: a finished node hands its place over (StartSlots)', () => {
     assert.equal(slots.take(() => full, 'group-a')?.after, 'held-0');
   });
 
+  it("past the kind's own limit with no key for it, no place is taken", () => {
+    const slots = new StartSlots({ concurrency: 0 }, 1, undefined, budgetOf(10, 1), [finished('held-0', 'group-a')]);
+    assert.equal(
+      slots.take(() => full),
+      undefined,
+    );
+  });
+
   it("held by concurrency alone, any finished node's place serves", () => {
     const slots = new StartSlots({ concurrency: 1 }, 1, undefined, budgetOf(10, 1), [finished('held-0', 'group-a')]);
     assert.equal(slots.take(() => undefined, 'group-b')?.after, 'held-0');

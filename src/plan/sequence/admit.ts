@@ -119,7 +119,11 @@ export class StartSlots {
       this.started++;
       return {};
     }
-    const handed = this.handOver(held, ownHeld === undefined ? undefined : ownKey);
+    // Past the kind's own limit only with a place of that same limit, so never without a key.
+    const handed =
+      ownHeld !== undefined && ownKey === undefined
+        ? undefined
+        : this.handOver(held, ownHeld === undefined ? undefined : ownKey);
     if (handed !== undefined) return handed;
     this.first ??= held;
     this.queued++;
