@@ -14,8 +14,9 @@ import {
   type V1Node,
 } from '@kubernetes/client-node';
 import { CloudError, type CloudProvider } from '../cloud/provider.js';
-import type { NodeTaint } from '../observe/types.js';
+import type { NodeTaint } from '../protocol/jobs.js';
 import { ANNOTATIONS, DRAIN_PENDING_TAINT, LABELS } from '../protocol/keys.js';
+import { CORDON_TAINT } from './jobs/node-job.js';
 import type { Action } from '../plan/types.js';
 import type { Outcome } from './classify.js';
 import { httpStatus } from './classify.js';
@@ -169,12 +170,6 @@ export function cordonStep(node: NodeCordonState, withMeta = NO_METADATA): Cordo
 }
 
 /**
- * The taint the node lifecycle controller keeps in step with spec.unschedulable (NoSchedule
- * while the node is cordoned, taken off once it is not).
- */
-const UNSCHEDULABLE_TAINT_KEY = 'node.kubernetes.io/unschedulable';
-
-/**
  * What an uncordon does to a node as it stands: only drydock's own cordon is lifted, and the
  * node's turn has passed, so drydock's mark of a node drained later goes in the same patch.
  * That patch writes the whole taint list, read while the node was cordoned: without the
@@ -186,7 +181,7 @@ export function uncordonStep(node: NodeCordonState, withMeta = NO_METADATA): Cor
     return { kind: 'skipped', reason: 'not cordoned by drydock; left as it is' };
   }
   const taints = unmarkedTaints({ taints: node.taints ?? [], annotations: node.annotations })?.filter(
-    (t) => t.key !== UNSCHEDULABLE_TAINT_KEY,
+    (t) => t.key !== CORDON_TAINT.key,
   );
   return {
     kind: 'patch',

@@ -4,6 +4,7 @@
  * (name, or groupId then id) so the planner never depends on API listing order.
  */
 import type { GroupDescription } from '../cloud/provider.js';
+import type { NodeTaint } from '../protocol/jobs.js';
 import type { LabelSelector } from '../spec/model.js';
 import type { ObservedMetrics } from './metrics.js';
 import type { ObservedWorkload } from './workloads.js';
@@ -30,13 +31,6 @@ export interface ObservedNode {
   readonly osImage?: string;
   /** Node taints, for control-plane detection and scheduling. */
   readonly taints: readonly NodeTaint[];
-}
-
-/** A node taint as drydock reads it (the time the API server added it is not kept). */
-export interface NodeTaint {
-  readonly key: string;
-  readonly effect: string;
-  readonly value?: string;
 }
 
 export type PodOwnerKind = 'ReplicaSet' | 'DaemonSet' | 'StatefulSet' | 'Job' | 'Node' | 'Other' | 'None';
