@@ -194,8 +194,8 @@ interface Run {
   readonly taken: ReadonlySet<string>;
   /** Lanes not run because an earlier round's drain still holds their node (but for repeated evictions). */
   readonly skipped: string[];
-  /** Drains of this run left running past its end (handed to opts.inFlight). */
-  readonly detached: Promise<unknown>[];
+  /** Nodes whose drain (or clean-up) this run left running past its end (handed to opts.inFlight). */
+  readonly detached: string[];
   mayStart(): boolean;
 }
 
@@ -236,7 +236,8 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
       opts.logger.info({ nodes: r.skipped }, 'execution stopped before a step that waits for nodes still draining');
       break;
     } else {
-      await Promise.all(r.detached); // everything before a barrier has finished when it starts
+      // Everything before the barrier has finished but the drains and clean-ups that outlive the
+      // round: no barrier (a surge, a group's image, a scale, a pool) acts on what they do.
       await runLane(r, undefined, [segment.barrier]);
     }
     if (stopped) break;
@@ -309,7 +310,7 @@ function detach(r: Run, node: string, step: readonly number[], all: Promise<bool
     );
   });
   r.opts.inFlight?.add(node, drained);
-  r.detached.push(drained);
+  r.detached.push(node);
 }
 
 /**

@@ -2,7 +2,8 @@
  * How a plan's actions may overlap: each node's steps form a lane, run in plan order; lanes of
  * different nodes run at the same time, a bounded number at once. An action that touches no
  * node (set a group's image, surge, scale the autoscaler) is a barrier: everything before it
- * has finished when it starts, and nothing after it starts before it has finished. A wave of
+ * has finished when it starts (but a drain left running past its round, which no barrier acts
+ * on), and nothing after it starts before it has finished. A wave of
  * twenty nodes then costs about one node's calls in wall time, not twenty nodes' one by one,
  * while the protocol's order (lock before surge, annotation before cordon) is kept. A lane's
  * run of evictions (one per pod of the node) is one step (laneSteps): a drain, which may
