@@ -3,11 +3,10 @@
  * different nodes run at the same time, a bounded number at once. An action that touches no
  * node (set a group's image, surge, scale the autoscaler) is a barrier: everything before it
  * has finished when it starts (but a drain left running past its round, which no barrier acts
- * on), and nothing after it starts before it has finished. A wave of
- * twenty nodes then costs about one node's calls in wall time, not twenty nodes' one by one,
- * while the protocol's order (lock before surge, annotation before cordon) is kept. A lane's
- * run of evictions (one per pod of the node) is one step (laneSteps): a drain, which may
- * outlive its round (in-flight.ts).
+ * on), and nothing after it starts before it has finished. A wave of twenty nodes then costs
+ * about one node's calls in wall time, not twenty nodes' one by one, while the protocol's order
+ * (lock before surge, annotation before cordon) is kept. A lane's run of evictions (one per pod
+ * of the node) is one step (laneSteps): a drain, which may outlive its round (in-flight.ts).
  */
 import type { Action } from '../plan/types.js';
 
