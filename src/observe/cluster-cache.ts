@@ -32,7 +32,15 @@ import type {
 import { startOpenShiftCache } from './openshift.js';
 import { SeenWrites, type Written } from './seen-writes.js';
 import { PdbSettledWaiters, type SettlePod } from './pdb-settled.js';
-import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
+import {
+  podTerminating,
+  readyCondition,
+  toObservedDeployment,
+  toObservedJob,
+  toObservedNode,
+  toObservedPDB,
+  toObservedPod,
+} from './convert.js';
 import { matchesSelector } from './selector.js';
 import { podWorkload, replicaSetOwners, toObservedWorkloads, type ObservedWorkload } from './workloads.js';
 import { watchCollection, type CollectionChange, type WatchedCollection } from '../kube/informer.js';
@@ -411,8 +419,8 @@ function pdbAndPods(
     covered.push({
       name: m.name ?? '',
       uid: m.uid ?? '',
-      ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-      terminating: m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
+      ready: readyCondition(p)?.status === 'True',
+      terminating: podTerminating(p),
     });
   }
   return { pdb, pods: covered };

@@ -8,6 +8,7 @@ import type {
   V1Job,
   V1Node,
   V1Pod,
+  V1PodCondition,
   V1PodDisruptionBudget,
   V1LabelSelector,
 } from '@kubernetes/client-node';
@@ -83,7 +84,7 @@ function ownerOf(pod: V1Pod): { kind: PodOwnerKind; name?: string } {
  */
 export function toObservedPod(pod: V1Pod, pdbs: readonly string[], workload?: string): ObservedPod {
   const owner = ownerOf(pod);
-  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  const ready = readyCondition(pod);
   const readySince = isoTime(ready?.lastTransitionTime);
   return Object.freeze({
     namespace: pod.metadata?.namespace ?? '',
@@ -96,12 +97,22 @@ export function toObservedPod(pod: V1Pod, pdbs: readonly string[], workload?: st
     phase: pod.status?.phase ?? 'Unknown',
     ready: ready?.status === 'True',
     ...(readySince ? { readySince } : {}),
-    terminating: pod.metadata?.deletionTimestamp !== undefined && pod.metadata?.deletionTimestamp !== null,
+    terminating: podTerminating(pod),
     hasEmptyDir: (pod.spec?.volumes ?? []).some((v) => v.emptyDir !== undefined && v.emptyDir !== null),
     mirror: pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined,
     pdbs: Object.isFrozen(pdbs) ? pdbs : Object.freeze([...pdbs].sort()),
     ...(workload !== undefined ? { workload } : {}),
   });
+}
+
+/** A pod's Ready condition, if it has one. */
+export function readyCondition(pod: V1Pod): V1PodCondition | undefined {
+  return pod.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+/** Whether a pod is being deleted (it has a deletionTimestamp). */
+export function podTerminating(pod: V1Pod): boolean {
+  return pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
 }
 
 export function toLabelSelector(selector: V1LabelSelector | undefined): LabelSelector | undefined {
