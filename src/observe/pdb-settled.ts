@@ -1,3 +1,4 @@
+import { TimedWaits } from './timed-waits.js';
 import type { ObservedPDB, ObservedPod } from './types.js';
 
 /**
@@ -44,12 +45,6 @@ export function pdbSettled(
   return healthy === pdb.currentHealthy;
 }
 
-interface Waiter {
-  readonly settled: () => boolean;
-  readonly resolve: (settled: boolean) => void;
-  readonly timer: NodeJS.Timeout;
-}
-
 /** A PDB (namespace/name) and the pods it covers as the caches hold them now; no PDB: not there. */
 export type PdbLookup = (key: string) => { readonly pdb: ObservedPDB; readonly pods: readonly SettlePod[] } | undefined;
 
@@ -60,7 +55,8 @@ export type PdbLookup = (key: string) => { readonly pdb: ObservedPDB; readonly p
  * has waiters most of the time, and the pods change many times a second then.
  */
 export class PdbSettledWaiters {
-  private readonly waiters = new Set<Waiter>();
+  /** Each wait's check: whether its PDB has settled now. */
+  private readonly waits = new TimedWaits<() => boolean>();
   private scheduled = false;
 
   constructor(
@@ -78,35 +74,21 @@ export class PdbSettledWaiters {
       return found === undefined || pdbSettled(found.pdb, found.pods, evicted, this.now());
     };
     if (settled()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        settled,
-        resolve,
-        timer: setTimeout(() => this.finish(waiter, false), Math.max(0, timeoutMs)),
-      };
-      waiter.timer.unref?.();
-      this.waiters.add(waiter);
-    });
+    return this.waits.wait(settled, timeoutMs);
   }
 
   /** Something the caches hold changed. */
   changed(): void {
-    if (this.waiters.size === 0 || this.scheduled) return;
+    if (this.waits.size === 0 || this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      for (const w of this.waiters) if (w.settled()) this.finish(w, true);
+      this.waits.endWhere((settled) => settled());
     });
   }
 
   /** Resolves every waiter false (the caches stop). */
   stop(): void {
-    for (const w of this.waiters) this.finish(w, false);
-  }
-
-  private finish(w: Waiter, settled: boolean): void {
-    if (!this.waiters.delete(w)) return;
-    clearTimeout(w.timer);
-    w.resolve(settled);
+    this.waits.stop();
   }
 }

@@ -12,17 +12,12 @@
  */
 
 import type { Written } from '../kube/written.js';
+import { TimedWaits } from './timed-waits.js';
 
 export type { Written };
 
 /** The resourceVersion the cache holds for an object now, if it holds it. */
 export type HeldVersion = (w: Written) => string | undefined;
-
-interface Waiter {
-  readonly pending: Set<string>;
-  readonly resolve: (seen: boolean) => void;
-  readonly timer: NodeJS.Timeout;
-}
 
 /** How many watch events' versions are remembered. */
 export const SEEN_KEPT = 4096;
@@ -33,7 +28,8 @@ export class SeenWrites {
   private readonly ring: string[] = [];
   private next = 0;
   private readonly recent = new Set<string>();
-  private readonly waiters = new Set<Waiter>();
+  /** Each wait's writes not seen yet (keyOf). */
+  private readonly waits = new TimedWaits<Set<string>>();
 
   constructor(
     private readonly held: HeldVersion,
@@ -50,10 +46,10 @@ export class SeenWrites {
     this.ring[this.next] = key;
     this.next = (this.next + 1) % this.kept;
     this.recent.add(key);
-    for (const w of this.waiters) {
-      w.pending.delete(key);
-      if (w.pending.size === 0) this.settle(w, true);
-    }
+    this.waits.endWhere((pending) => {
+      pending.delete(key);
+      return pending.size === 0;
+    });
   }
 
   /** Whether the caches have seen `w`. */
@@ -68,25 +64,11 @@ export class SeenWrites {
   whenSeen(writes: readonly Written[], timeoutMs: number): Promise<boolean> {
     const pending = new Set(writes.filter((w) => !this.has(w)).map((w) => keyOf(w.collection, w.resourceVersion)));
     if (pending.size === 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        pending,
-        resolve,
-        timer: setTimeout(() => this.settle(waiter, false), Math.max(0, timeoutMs)),
-      };
-      waiter.timer.unref?.();
-      this.waiters.add(waiter);
-    });
+    return this.waits.wait(pending, timeoutMs);
   }
 
   /** Ends every wait as not seen (the caches stop). */
   stop(): void {
-    for (const w of this.waiters) this.settle(w, false);
-  }
-
-  private settle(w: Waiter, seen: boolean): void {
-    if (!this.waiters.delete(w)) return;
-    clearTimeout(w.timer);
-    w.resolve(seen);
+    this.waits.stop();
   }
 }
