@@ -31,16 +31,8 @@ import type {
 } from './types.js';
 import { startOpenShiftCache } from './openshift.js';
 import { SeenWrites, type Written } from './seen-writes.js';
-import { PdbSettledWaiters, type SettlePod } from './pdb-settled.js';
-import {
-  podTerminating,
-  readyCondition,
-  toObservedDeployment,
-  toObservedJob,
-  toObservedNode,
-  toObservedPDB,
-  toObservedPod,
-} from './convert.js';
+import { pdbAndPods, PdbSettledWaiters } from './pdb-settled.js';
+import { toObservedDeployment, toObservedJob, toObservedNode, toObservedPDB, toObservedPod } from './convert.js';
 import { matchesSelector } from './selector.js';
 import { podWorkload, replicaSetOwners, toObservedWorkloads, type ObservedWorkload } from './workloads.js';
 import { watchCollection, type CollectionChange, type WatchedCollection } from '../kube/informer.js';
@@ -397,33 +389,6 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
       await Promise.all([...all.map((c) => c.stop()), openshift.stop()]);
     },
   };
-}
-
-/** A PDB (namespace/name) as the caches hold it, with the pods of its namespace its selector matches. */
-function pdbAndPods(
-  pdbs: WatchedCollection<V1PodDisruptionBudget>,
-  pods: WatchedCollection<V1Pod>,
-  key: string,
-): { pdb: ObservedPDB; pods: SettlePod[] } | undefined {
-  const slash = key.indexOf('/');
-  const namespace = key.slice(0, slash);
-  const raw = pdbs.get(key.slice(slash + 1), namespace);
-  if (raw === undefined) return undefined;
-  const pdb = toObservedPDB(raw);
-  const covered: SettlePod[] = [];
-  // A PDB without a selector covers no pod (policy/v1).
-  if (pdb.selector === undefined) return { pdb, pods: covered };
-  for (const p of pods.list()) {
-    const m = p.metadata;
-    if (m?.namespace !== namespace || !matchesSelector(pdb.selector, m.labels ?? {})) continue;
-    covered.push({
-      name: m.name ?? '',
-      uid: m.uid ?? '',
-      ready: readyCondition(p)?.status === 'True',
-      terminating: podTerminating(p),
-    });
-  }
-  return { pdb, pods: covered };
 }
 
 /**

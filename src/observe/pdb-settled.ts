@@ -1,3 +1,7 @@
+import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { WatchedCollection } from '../kube/informer.js';
+import { podTerminating, readyCondition, toObservedPDB } from './convert.js';
+import { matchesSelector } from './selector.js';
 import { TimedWaits } from './timed-waits.js';
 import type { ObservedPDB, ObservedPod } from './types.js';
 
@@ -47,6 +51,33 @@ export function pdbSettled(
 
 /** A PDB (namespace/name) and the pods it covers as the caches hold them now; no PDB: not there. */
 export type PdbLookup = (key: string) => { readonly pdb: ObservedPDB; readonly pods: readonly SettlePod[] } | undefined;
+
+/** A PDB (namespace/name) as the caches hold it, with the pods of its namespace its selector matches. */
+export function pdbAndPods(
+  pdbs: WatchedCollection<V1PodDisruptionBudget>,
+  pods: WatchedCollection<V1Pod>,
+  key: string,
+): { pdb: ObservedPDB; pods: SettlePod[] } | undefined {
+  const slash = key.indexOf('/');
+  const namespace = key.slice(0, slash);
+  const raw = pdbs.get(key.slice(slash + 1), namespace);
+  if (raw === undefined) return undefined;
+  const pdb = toObservedPDB(raw);
+  const covered: SettlePod[] = [];
+  // A PDB without a selector covers no pod (policy/v1).
+  if (pdb.selector === undefined) return { pdb, pods: covered };
+  for (const p of pods.list()) {
+    const m = p.metadata;
+    if (m?.namespace !== namespace || !matchesSelector(pdb.selector, m.labels ?? {})) continue;
+    covered.push({
+      name: m.name ?? '',
+      uid: m.uid ?? '',
+      ready: readyCondition(p)?.status === 'True',
+      terminating: podTerminating(p),
+    });
+  }
+  return { pdb, pods: covered };
+}
 
 /**
  * Callers waiting for a PDB to settle (pdbSettled), checked again after each change the caches
