@@ -33,6 +33,9 @@ const locked = (phase: string, since: number, extra: Record<string, string> = {}
 });
 
 /** worker-0..2 on V1; worker-0 started at t=0 with replacement i-9 (worker-9 once joined). */
+/** worker-9 marked Done as worker-0's replacement. */
+const MARKED = { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done' };
+
 function inFlight(
   o: {
     phase?: string;
@@ -62,7 +65,11 @@ function inFlight(
     instances.push(instance('workers', 'i-9', V2, 5));
     if (o.replacement === 'joined')
       nodes.push(
-        node('worker-9', providerID('workers', 'i-9'), { readySince: o.readySince ?? 60, annotations: o.rn ?? {} }),
+        node('worker-9', providerID('workers', 'i-9'), {
+          readySince: o.readySince ?? 60,
+          // A node cordoned for its drain has its replacement marked Done (unless a test says otherwise).
+          annotations: o.rn ?? (o.phase !== undefined && o.phase !== 'Pending' ? MARKED : {}),
+        }),
       );
   }
   return observed({
@@ -260,8 +267,7 @@ describe('plan: replace rollout steps', () => {
             kind: 'annotateNode',
             spec: SPEC,
             node: 'worker-9',
-            // The replaced node's step: the executor keeps it before worker-0's cordon.
-            forNode: 'worker-0',
+            // Its own lane: written beside worker-0's cordon, not before it.
             annotations: {
               [ANNOTATIONS.replaces]: 'i-0',
               [ANNOTATIONS.operation]: LOCK,
@@ -293,8 +299,14 @@ describe('plan: replace rollout steps', () => {
         );
         const phases = own.flatMap((a) => (a.kind === 'annotateNode' ? [a.annotations[ANNOTATIONS.phase]] : []));
         assert.deepEqual(phases, ['Draining']);
-        // One lane, the old node's: a failed write holds what follows it.
-        assert.deepEqual(new Set(p.actions.map((a) => laneOf(a))), new Set(['worker-0']));
+        // The old node's lane (a failed write holds what follows it), but for the replacement's
+        // Done mark, in its own lane beside it; the copied labels are the old node's step.
+        const lanes = p.actions.map((a) => [a.kind, laneOf(a)]);
+        assert.deepEqual(lanes.slice(0, 2), [
+          ['copyLabels', 'worker-0'],
+          ['annotateNode', 'worker-9'],
+        ]);
+        assert.ok(lanes.slice(2).every(([, lane]) => lane === 'worker-0'));
         // The cordon is written with Draining, in one patch (what the drain moves: evicted.test.ts).
         const pairs = [...annotationPairs(p.actions).values()].map((x) => [x.toggle, x.annotate]);
         const cordon = p.actions.findIndex((a) => a.kind === 'cordon');
@@ -454,6 +466,56 @@ describe('plan: replace rollout steps', () => {
           },
           { kind: 'surge', spec: SPEC, groupId: 'workers', count: 1, forNodes: ['worker-1'] },
         ]),
+    },
+    {
+      // The Done mark goes out beside the old node's cordon: should it not land, the drain writes
+      // it again, and the old instance waits for it.
+      name: 'a drained node whose replacement has no Done mark: marked again, removed only once it is',
+      desired: want(),
+      observed: inFlight({
+        phase: 'Draining',
+        unschedulable: true,
+        replacement: 'joined',
+        rn: {},
+        pods: [pod('kube-system', 'proxy-a', 'worker-0', { ownerKind: 'DaemonSet' })],
+      }),
+      now: at(400),
+      check: (p) =>
+        assert.deepEqual(bare(p), [
+          {
+            kind: 'annotateNode',
+            spec: SPEC,
+            node: 'worker-9',
+            annotations: {
+              [ANNOTATIONS.replaces]: 'i-0',
+              [ANNOTATIONS.operation]: LOCK,
+              [ANNOTATIONS.phase]: 'Done',
+              [ANNOTATIONS.phaseSince]: iso(400),
+              [nodeImageRecordKey('workers')]: `workers-img:v2 ${iso(400)}`,
+            },
+          },
+        ]),
+    },
+    {
+      name: 'a drained node whose unmarked replacement another operation holds stays until it can be marked',
+      desired: want(),
+      observed: inFlight({
+        phase: 'Draining',
+        unschedulable: true,
+        replacement: 'joined',
+        rn: { [ANNOTATIONS.operation]: 'NodeOp/patch@r1', [ANNOTATIONS.phase]: 'Pending' },
+      }),
+      now: at(400),
+      check: (p) => {
+        assert.deepEqual(ownActions(p), []);
+        assert.deepEqual(p.waits[0], {
+          spec: SPEC,
+          code: 'lock',
+          node: 'worker-0',
+          reason:
+            'replacement worker-9 of worker-0 is held by NodeOp/patch@r1; it is marked Done once that operation is done, and worker-0 stays until then',
+        });
+      },
     },
     {
       name: 'a node annotated Cordoned but still schedulable (crash between the two writes) is cordoned again',

@@ -174,11 +174,20 @@ function markReplacement(
       labels,
       reason: `${ready}; it takes over ${node.name}'s labels`,
     });
-  b.act({
+  markDone(ctx, e, rn, `${ready}; marked Done as the node replacing ${e.instance.id}`);
+  return 'marked';
+}
+
+/**
+ * The replacement's Done mark, in its own lane: it goes out beside the old node's cordon, not
+ * before it. Should it not be written (a failed call, drydock stopped), the old node's drain
+ * writes it again (remarked), and its instance is not removed before it is.
+ */
+function markDone(ctx: RolloutContext, e: Entry, rn: ObservedNode, reason: string): void {
+  ctx.b.act({
     kind: 'annotateNode',
-    spec,
+    spec: ctx.spec,
     node: rn.name,
-    forNode: node.name,
     annotations: {
       [ANNOTATIONS.replaces]: e.instance.id,
       [ANNOTATIONS.operation]: ctx.lock,
@@ -187,9 +196,34 @@ function markReplacement(
       // The rollout's own record of it, which no other operation on the node writes over.
       ...replacementRecord(ctx.image.name, ctx.image.revision, ctx.nowIso),
     },
-    reason: `${ready}; marked Done as the node replacing ${e.instance.id}`,
+    reason,
   });
-  return 'marked';
+}
+
+/**
+ * A cordoned node's replacement still without its Done mark (written beside the cordon, it did
+ * not land): written again, or, while another operation holds the replacement, waited for.
+ * 'marked' when the mark is there, or there is no replacement of this revision's to mark.
+ */
+function remarked(ctx: RolloutContext, e: Entry, node: ObservedNode): 'marked' | 'waiting' {
+  const id = replacementOf(e);
+  const inst = id === undefined ? undefined : e.group.byId.get(id);
+  const rn = inst === undefined ? undefined : ctx.view.nodeByProviderID.get(inst.providerID);
+  if (rn === undefined || rn.annotations[ANNOTATIONS.replaces] === e.instance.id) return 'marked';
+  // A node adopted from a revision no longer desired is finished as it is: its replacement runs
+  // another image, and this revision's mark would say it was this rollout's.
+  if (inst?.image !== ctx.image.image) return 'marked';
+  if (ctx.view.stateOf(rn).holds || ctx.b.taken.has(rn.name)) {
+    ctx.b.wait(
+      ctx.spec,
+      'lock',
+      `replacement ${rn.name} of ${node.name} is held by ${ctx.view.stateOf(rn).lockText ?? 'an operation that took it this round'}; it is marked Done once that operation is done, and ${node.name} stays until then`,
+      { node: node.name },
+    );
+    return 'waiting';
+  }
+  markDone(ctx, e, rn, `${node.name} is cordoned but its replacement ${rn.name} has no Done mark yet; marked again`);
+  return 'waiting';
 }
 
 /**
@@ -308,7 +342,9 @@ function drainStep(
     started = now;
   }
   const drain = drainRound({ spec, node, view: ctx.view, policy, started, now, actingSince: ctx.options.actingSince });
-  if (drain.kind === 'drained') return and(leaving, drained(ctx, e, node, phase));
+  // Its replacement's mark first: the instance is never removed while the node replacing it is unmarked.
+  const mark = remarked(ctx, e, node);
+  if (drain.kind === 'drained') return mark === 'marked' ? and(leaving, drained(ctx, e, node, phase)) : leaving;
   if (drain.kind === 'ended') {
     if (drain.outcome === 'skipped') return and(leaving, skip(ctx, node, drain.reason));
     return and(and(leaving, { halt: `${node.name}: ${drain.cause}` }), fail(ctx, node, drain.reason, {}, 'halted'));
