@@ -32,10 +32,10 @@ const locked = (phase: string, since: number, extra: Record<string, string> = {}
   ...extra,
 });
 
-/** worker-0..2 on V1; worker-0 started at t=0 with replacement i-9 (worker-9 once joined). */
 /** worker-9 marked Done as worker-0's replacement. */
 const MARKED = { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done' };
 
+/** worker-0..2 on V1; worker-0 started at t=0 with replacement i-9 (worker-9 once joined). */
 function inFlight(
   o: {
     phase?: string;
