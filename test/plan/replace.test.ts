@@ -35,6 +35,19 @@ const locked = (phase: string, since: number, extra: Record<string, string> = {}
 /** worker-9 marked Done as worker-0's replacement. */
 const MARKED = { [ANNOTATIONS.replaces]: 'i-0', [ANNOTATIONS.operation]: LOCK, [ANNOTATIONS.phase]: 'Done' };
 
+/** The Done mark written on worker-9 at `t`, in its own lane (beside worker-0's cordon, not before it). */
+const doneMark = (t: number) => ({
+  kind: 'annotateNode',
+  spec: SPEC,
+  node: 'worker-9',
+  annotations: {
+    ...MARKED,
+    [ANNOTATIONS.phaseSince]: iso(t),
+    // The rollout's own record, which no other operation on the node writes over.
+    [nodeImageRecordKey('workers')]: `workers-img:v2 ${iso(t)}`,
+  },
+});
+
 /** worker-0..2 on V1; worker-0 started at t=0 with replacement i-9 (worker-9 once joined). */
 function inFlight(
   o: {
@@ -263,20 +276,7 @@ describe('plan: replace rollout steps', () => {
       check: (p) =>
         assert.deepEqual(bare(p), [
           { kind: 'copyLabels', spec: SPEC, from: 'worker-0', to: 'worker-9', labels: { pool: 'blue' } },
-          {
-            kind: 'annotateNode',
-            spec: SPEC,
-            node: 'worker-9',
-            // Its own lane: written beside worker-0's cordon, not before it.
-            annotations: {
-              [ANNOTATIONS.replaces]: 'i-0',
-              [ANNOTATIONS.operation]: LOCK,
-              [ANNOTATIONS.phase]: 'Done',
-              [ANNOTATIONS.phaseSince]: iso(160),
-              // The rollout's own record, which no other operation on the node writes over.
-              [nodeImageRecordKey('workers')]: `workers-img:v2 ${iso(160)}`,
-            },
-          },
+          doneMark(160),
           {
             kind: 'annotateNode',
             spec: SPEC,
@@ -480,21 +480,7 @@ describe('plan: replace rollout steps', () => {
         pods: [pod('kube-system', 'proxy-a', 'worker-0', { ownerKind: 'DaemonSet' })],
       }),
       now: at(400),
-      check: (p) =>
-        assert.deepEqual(bare(p), [
-          {
-            kind: 'annotateNode',
-            spec: SPEC,
-            node: 'worker-9',
-            annotations: {
-              [ANNOTATIONS.replaces]: 'i-0',
-              [ANNOTATIONS.operation]: LOCK,
-              [ANNOTATIONS.phase]: 'Done',
-              [ANNOTATIONS.phaseSince]: iso(400),
-              [nodeImageRecordKey('workers')]: `workers-img:v2 ${iso(400)}`,
-            },
-          },
-        ]),
+      check: (p) => assert.deepEqual(bare(p), [doneMark(400)]),
     },
     {
       name: 'a drained node whose unmarked replacement another operation holds stays until it can be marked',

@@ -88,13 +88,13 @@ function pendingStep(ctx: RolloutContext, settled: Settled, e: Entry, node: Obse
   // while): the rollout goes on with the old node, never judging the new one again or writing
   // over that operation's lock. Taken before it was marked, it is judged once that one is done.
   const marked = rn?.annotations[ANNOTATIONS.replaces] === e.instance.id;
-  const rs = rn !== undefined ? ctx.view.stateOf(rn) : undefined;
-  if (rn !== undefined && (rs?.holds === true || b.taken.has(rn.name))) {
+  const holder = rn !== undefined ? heldBy(ctx, rn) : undefined;
+  if (rn !== undefined && holder !== undefined) {
     if (marked) return cordonStep(ctx, e, node);
     b.wait(
       spec,
       'lock',
-      `replacement ${rn.name} of ${node.name} is held by ${rs?.lockText ?? 'an operation that took it this round'}; it is checked and marked once that operation is done`,
+      `replacement ${rn.name} of ${node.name} is held by ${holder}; it is checked and marked once that operation is done`,
       { node: node.name },
     );
     return {};
@@ -200,6 +200,13 @@ function markDone(ctx: RolloutContext, e: Entry, rn: ObservedNode, reason: strin
   });
 }
 
+/** Who holds a replacement (another operation's lock, or one taken this round), if anyone does. */
+function heldBy(ctx: RolloutContext, rn: ObservedNode): string | undefined {
+  const state = ctx.view.stateOf(rn);
+  if (!state.holds && !ctx.b.taken.has(rn.name)) return undefined;
+  return state.lockText ?? 'an operation that took it this round';
+}
+
 /**
  * A cordoned node's replacement still without its Done mark (written beside the cordon, it did
  * not land): written again, or, while another operation holds the replacement, waited for.
@@ -213,11 +220,12 @@ function remarked(ctx: RolloutContext, e: Entry, node: ObservedNode): 'marked' |
   // A node adopted from a revision no longer desired is finished as it is: its replacement runs
   // another image, and this revision's mark would say it was this rollout's.
   if (inst?.image !== ctx.image.image) return 'marked';
-  if (ctx.view.stateOf(rn).holds || ctx.b.taken.has(rn.name)) {
+  const holder = heldBy(ctx, rn);
+  if (holder !== undefined) {
     ctx.b.wait(
       ctx.spec,
       'lock',
-      `replacement ${rn.name} of ${node.name} is held by ${ctx.view.stateOf(rn).lockText ?? 'an operation that took it this round'}; it is marked Done once that operation is done, and ${node.name} stays until then`,
+      `replacement ${rn.name} of ${node.name} is held by ${holder}; it is marked Done once that operation is done, and ${node.name} stays until then`,
       { node: node.name },
     );
     return 'waiting';
