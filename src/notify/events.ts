@@ -8,7 +8,6 @@
 import { createHash } from 'node:crypto';
 import type { NotifyEventType } from '../spec/model.js';
 import type { SpecRef, SpecStatus, Wait } from '../plan/types.js';
-import type { StatusSnapshot } from '../service/status.js';
 
 export interface NotifyEvent {
   /** Stable across rounds and restarts: sha256 of spec, revision, event and node, 24 hex digits. */
@@ -26,6 +25,18 @@ export interface NotifyEvent {
   readonly sourceCommit?: string;
 }
 
+/**
+ * What the events are read from: the part of a published status report they need (the
+ * service's status snapshot is one).
+ */
+export interface NotifiedStatus {
+  readonly cluster: string;
+  /** The commit whose specs are in force. */
+  readonly sourceCommit?: string;
+  readonly specs: readonly SpecStatus[];
+  readonly waits: readonly Wait[];
+}
+
 /** Node phases that mean the rollout acted on the node (not UpToDate, Outdated, Joining, Pending). */
 const ACTED = new Set(['Cordoned', 'Draining', 'Updating', 'Rebooting', 'Verifying', 'Done', 'Skipped', 'Failed']);
 
@@ -37,7 +48,7 @@ export function eventId(spec: SpecStatus['spec'], revision: string, type: Notify
 }
 
 function event(
-  snap: StatusSnapshot,
+  snap: NotifiedStatus,
   s: SpecStatus,
   type: NotifyEventType,
   summary: string,
@@ -57,7 +68,7 @@ function event(
 }
 
 /** The events one spec's status shows, in the order a person would read them. */
-function specEvents(snap: StatusSnapshot, s: SpecStatus): NotifyEvent[] {
+function specEvents(snap: NotifiedStatus, s: SpecStatus): NotifyEvent[] {
   const name = `${s.spec.kind}/${s.spec.name}`;
   const out: NotifyEvent[] = [];
   const started = s.nodes.some((n) => ACTED.has(n.phase));
@@ -99,15 +110,13 @@ function progress(s: SpecStatus): string {
 }
 
 /** Every event the snapshot shows, as a fact (sent or not). */
-export function snapshotEvents(snap: StatusSnapshot): NotifyEvent[] {
+export function snapshotEvents(snap: NotifiedStatus): NotifyEvent[] {
   return snap.specs.flatMap((s) => specEvents(snap, s));
 }
 
 /** The ids of the events statuses and waits show (an id needs nothing else). */
-export function eventIds(view: Pick<StatusSnapshot, 'specs' | 'waits'>): string[] {
-  return snapshotEvents({ cluster: '', loadErrors: [], problems: [], specs: view.specs, waits: view.waits }).map(
-    (e) => e.id,
-  );
+export function eventIds(view: Pick<NotifiedStatus, 'specs' | 'waits'>): string[] {
+  return snapshotEvents({ cluster: '', specs: view.specs, waits: view.waits }).map((e) => e.id);
 }
 
 /** The ids of the events spec statuses read back from the status branch show, their approval waits included. */
@@ -125,7 +134,7 @@ export function branchEventIds(specs: readonly SpecStatus[]): string[] {
  * completion is news only for a rollout whose start was, so a spec that was already at its
  * revision when it appeared, or that nothing had to touch, sends nothing.
  */
-export function newEvents(snap: StatusSnapshot, sent: ReadonlySet<string>): NotifyEvent[] {
+export function newEvents(snap: NotifiedStatus, sent: ReadonlySet<string>): NotifyEvent[] {
   const all = snapshotEvents(snap);
   const started = new Set(all.filter((e) => e.type === 'started').map((e) => e.id));
   return all.filter((e) => {

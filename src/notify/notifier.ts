@@ -8,10 +8,16 @@
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import type { NotificationsConfig, NotifyReceiver } from '../spec/model.js';
-import type { StatusSnapshot } from '../service/status.js';
 import type { SpecStatus } from '../plan/types.js';
 import { describeError } from '../errors.js';
-import { branchEventIds, eventIds, newEvents, snapshotEvents, type NotifyEvent } from './events.js';
+import {
+  branchEventIds,
+  eventIds,
+  newEvents,
+  snapshotEvents,
+  type NotifiedStatus,
+  type NotifyEvent,
+} from './events.js';
 import { payloadFor, statusLink, type StatusLink } from './payloads.js';
 import { deliver, type DeliveryOptions } from './delivery.js';
 import { boundIds, type SentLog } from './sent-log.js';
@@ -47,7 +53,7 @@ interface Job {
 
 /** What the publisher hands over: the snapshot, drydock.yaml's notifications, and where the status went. */
 export interface Published {
-  readonly snapshot: StatusSnapshot;
+  readonly snapshot: NotifiedStatus;
   readonly config: NotificationsConfig | undefined;
   readonly branch?: string;
   readonly commit?: string;
@@ -97,7 +103,7 @@ export class Notifier {
    */
   async beforeActing(
     config: NotificationsConfig | undefined,
-    plan: Pick<StatusSnapshot, 'specs' | 'waits'>,
+    plan: Pick<NotifiedStatus, 'specs' | 'waits'>,
   ): Promise<void> {
     this.chain = this.chain
       .then(() => this.startLog(config, plan))
@@ -133,7 +139,7 @@ export class Notifier {
 
   private async startLog(
     config: NotificationsConfig | undefined,
-    plan: Pick<StatusSnapshot, 'specs' | 'waits'>,
+    plan: Pick<NotifiedStatus, 'specs' | 'waits'>,
   ): Promise<void> {
     if (this.abort.signal.aborted || this.sent !== undefined) return;
     if (config === undefined || config.receivers.length === 0) return;
