@@ -1,7 +1,8 @@
 /**
  * Kubernetes Events for every action drydock takes on a node, so `kubectl describe node` and
  * `kubectl get events` tell the story. Events are best effort: a failure to record one is
- * logged and never fails the action it describes.
+ * logged and never fails the action it describes, and nothing waits for one to be written but
+ * the service's shutdown: neither the action's next step nor the end of its round.
  */
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
@@ -40,7 +41,14 @@ export interface EventInput {
 }
 
 export interface EventRecorder {
+  /** Never rejects: a failure is the recorder's to log. Nothing waits for it but shutdown. */
   record(event: EventInput, now: Date): Promise<void>;
+}
+
+/** A recorder that knows its writes under way, so a shutdown can let them finish. */
+export interface BackgroundEventRecorder extends EventRecorder {
+  /** Resolves once every Event recorded so far has been written (or has failed). */
+  idle(): Promise<void>;
 }
 
 /** Node events live in the default namespace, as the kubelet's do. */
@@ -76,19 +84,26 @@ export function buildEvent(event: EventInput, now: Date, instance: string): Core
   };
 }
 
-export function kubeEventRecorder(kc: KubeConfig, logger: Logger, instance: string): EventRecorder {
+export function kubeEventRecorder(kc: KubeConfig, logger: Logger, instance: string): BackgroundEventRecorder {
   const core = kc.makeApiClient(CoreV1Api);
+  const underWay = new Set<Promise<void>>();
+  const write = async (event: EventInput, now: Date): Promise<void> => {
+    const body = buildEvent(event, now, instance);
+    try {
+      await core.createNamespacedEvent({ namespace: body.metadata?.namespace ?? NODE_EVENT_NAMESPACE, body });
+    } catch (err) {
+      logger.warn({ reason: event.reason, object: event.involved.name, err: describeError(err) }, 'event not recorded');
+    }
+  };
   return {
-    async record(event, now) {
-      const body = buildEvent(event, now, instance);
-      try {
-        await core.createNamespacedEvent({ namespace: body.metadata?.namespace ?? NODE_EVENT_NAMESPACE, body });
-      } catch (err) {
-        logger.warn(
-          { reason: event.reason, object: event.involved.name, err: describeError(err) },
-          'event not recorded',
-        );
-      }
+    record(event, now) {
+      const written = write(event, now);
+      underWay.add(written);
+      void written.then(() => underWay.delete(written));
+      return written;
+    },
+    async idle() {
+      while (underWay.size > 0) await Promise.all(underWay);
     },
   };
 }

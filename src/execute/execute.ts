@@ -188,8 +188,6 @@ interface Run {
    */
   readonly unwritten: { readonly nodes: Set<string>; readonly groups: Set<string> };
   readonly pairs: ReadonlyMap<number, { toggle: number; annotate: number }>;
-  /** Events under way: best effort, written beside the lanes, awaited before the run returns. */
-  readonly events: Promise<void>[];
   /** Nodes an earlier round's drain still holds (opts.inFlight when this run began). */
   readonly taken: ReadonlySet<string>;
   /** Lanes not run because an earlier round's drain still holds their node (but for repeated evictions). */
@@ -215,7 +213,6 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     held: new Set(),
     unwritten: { nodes: new Set(), groups: new Set() },
     pairs: annotationPairs(actions),
-    events: [],
     taken: new Set(opts.inFlight?.nodes()),
     skipped: [],
     detached: [],
@@ -242,7 +239,6 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     }
     if (stopped) break;
   }
-  await Promise.all(r.events);
   const done = results.filter((x): x is ActionResult => x !== undefined);
   const fields = { actions: done.length, planned: actions.length, ms: Date.now() - startedAt };
   opts.logger.info({ ...fields, draining: r.detached.length, waiting: r.skipped.length }, 'actions executed');
@@ -298,8 +294,7 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
  * until it has answered, and then a round is asked for (after a refused eviction's retry delay).
  */
 function detach(r: Run, node: string, step: readonly number[], all: Promise<boolean>): void {
-  const drained = all.then(async () => {
-    await Promise.all(r.events);
+  const drained = all.then(() => {
     // A refused eviction (a PDB's 429) is retried when the API server said, not at once.
     return Math.max(
       0,
@@ -425,7 +420,8 @@ function report(r: Run, result: ActionResult, what: string, call: string | undef
   if (outcome.kind === 'done') {
     opts.logger.info(fields, 'action applied');
     const event = eventFor(action);
-    if (event) r.events.push(opts.events.record({ ...event, spec: action.spec }, opts.now()).catch(() => undefined));
+    // Written beside the lanes; the round does not wait for it (events.ts).
+    if (event) void opts.events.record({ ...event, spec: action.spec }, opts.now()).catch(() => undefined);
   } else if (outcome.kind === 'skipped') {
     opts.logger.debug({ ...fields, reason: outcome.reason }, 'action already in effect');
   } else if (outcome.kind === 'waiting') {

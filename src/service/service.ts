@@ -16,7 +16,7 @@ import { describeError } from '../errors.js';
 import { InstanceSightings } from '../observe/cloud.js';
 import { MetricSightings } from '../observe/metrics.js';
 import { kubeApis } from '../execute/index.js';
-import { kubeEventRecorder } from '../execute/events.js';
+import { kubeEventRecorder, type BackgroundEventRecorder } from '../execute/events.js';
 import { InFlight } from '../execute/in-flight.js';
 import { EvictionPacer } from '../execute/pdb-pacer.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
@@ -173,6 +173,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const mayAct = (): boolean => !stopping && leader.isLeader();
   // A drain left running past its round asks for a round once it has answered.
   const inFlight = new InFlight((retryInMs) => scheduler.request(Math.max(settleMsOf(opts), retryInMs)));
+  // Events go out beside the rounds; only shutdown waits for them.
+  const events = kubeEventRecorder(opts.kubeConfig, log, identity);
   // The notifications' history: what the status branch held before this leadership wrote to it.
   const notifier = createNotifier(opts, metrics, () => published.branchTip());
   const publisher = new StatusPublisher({
@@ -201,7 +203,6 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     logger: log,
   });
   const loop = roundLoop(opts, {
-    identity,
     metrics,
     cluster,
     desired,
@@ -214,6 +215,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     actingSince: () => (leader.isLeader() ? (leadingSince ?? clock()) : clock()),
     stopping: () => stopping,
     inFlight,
+    events,
     pace,
     notifier,
   });
@@ -256,7 +258,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     stop: () => {
       stopped ??= (async () => {
         stopping = true;
-        await shutdown(opts, { watch, polling, scheduler, leader, cluster, http, publisher, inFlight });
+        await shutdown(opts, { watch, polling, scheduler, leader, cluster, http, publisher, inFlight, events });
         await notifier.stop();
       })();
       return stopped;
@@ -348,7 +350,6 @@ async function serveHttp(
 }
 
 interface RoundParts {
-  readonly identity: string;
   readonly metrics: ServiceMetrics;
   readonly cluster: ClusterCache;
   readonly desired: DesiredTracker;
@@ -360,6 +361,7 @@ interface RoundParts {
   readonly actingSince: () => number;
   readonly stopping: () => boolean;
   readonly inFlight: InFlight;
+  readonly events: BackgroundEventRecorder;
   readonly pace: ObservedPace;
   readonly notifier: Notifier;
 }
@@ -396,7 +398,6 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
     cloud: (groupId: string) => desired.providerOf(groupId, opts.providers),
     fieldManager: 'drydock',
   };
-  const events = kubeEventRecorder(opts.kubeConfig, log, p.identity);
   const resyncMs = opts.resyncMs ?? 60_000;
   const settleMs = settleMsOf(opts);
   const providers = (provider: Provider): CloudProvider | undefined => opts.providers[provider];
@@ -416,7 +417,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         ...(opts.prepareRound ? { prepareRound: opts.prepareRound } : {}),
         beforeActing: (d, plan) => p.notifier.beforeActing(d.config.notifications, plan),
         actionDeps,
-        events,
+        events: p.events,
         logger: log,
         metrics,
         now,
@@ -462,6 +463,7 @@ async function shutdown(
     http: HttpServer | undefined;
     publisher: StatusPublisher;
     inFlight: InFlight;
+    events: BackgroundEventRecorder;
   },
 ): Promise<void> {
   const log = opts.logger;
@@ -472,7 +474,7 @@ async function shutdown(
     p.scheduler
       .stop()
       .then(() => p.inFlight.idle())
-      .then(() => p.publisher.idle()),
+      .then(() => Promise.all([p.events.idle(), p.publisher.idle()])),
     opts.shutdownTimeoutMs ?? 30_000,
   );
   if (!finished) log.warn({}, 'the action in flight did not finish in time; stopping without it');

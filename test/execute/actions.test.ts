@@ -362,7 +362,10 @@ describe('execute against a real API server', function () {
   });
 
   it('records a Kubernetes Event on the node for each action that changed something', async () => {
-    await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-cordon' }], kubeEventRecorder(kc, logger, 'test'));
+    const recorder = kubeEventRecorder(kc, logger, 'test');
+    await run([{ kind: 'cordon', spec, reason: 'test', node: 'n-cordon' }], recorder);
+    // The run does not wait for its Events; the recorder says when they are written.
+    await recorder.idle();
     const events = await core.listNamespacedEvent({
       namespace: 'default',
       fieldSelector: 'involvedObject.name=n-cordon,reason=DrydockCordon',

@@ -174,7 +174,7 @@ describe('execute: lanes (one per node, side by side; barriers alone)', () => {
     ]);
   });
 
-  it('writes Events beside the lane, not between its steps, and returns once they are written', async () => {
+  it('writes Events beside the lane, not between its steps, and returns without waiting for them', async () => {
     const r = recorder(30);
     const plan: Action[] = [annotate('a', 'Draining'), evict('a', 'p1'), annotate('a', 'Verifying')];
     await executeActions(plan, { ...r.deps, events: r.events });
@@ -184,7 +184,9 @@ describe('execute: lanes (one per node, side by side; barriers alone)', () => {
       at('start evict p1') < at('end event DrydockPhase a'),
       "the eviction does not wait for the phase's Event",
     );
-    const ends = r.log.filter((l) => l.startsWith('end event'));
-    assert.equal(ends.length, 3, 'every Event written before executeActions returned');
+    const ends = (): number => r.log.filter((l) => l.startsWith('end event')).length;
+    assert.ok(ends() < 3, `the last step's Event still being written when the run returned: ${r.log.join(', ')}`);
+    await sleep(60);
+    assert.equal(ends(), 3, 'every Event written in the end');
   });
 });
