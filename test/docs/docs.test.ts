@@ -1,6 +1,6 @@
 /**
  * The docs, held to the code: every shell block is run or checked by a test (registry.ts), every
- * relative link resolves, every spec shown is one `drydock validate` accepts, and the commands no
+ * relative link resolves (to the heading it names, if any), every spec shown is one `drydock validate` accepts, and the commands no
  * test can run (a registry push, a cloud's CLI, runs of many minutes) name files, variables and
  * images that exist. The commands that need a cluster run in commands.test.ts.
  */
@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import GithubSlugger from 'github-slugger';
 import { parse, parseAllDocuments } from 'yaml';
 import { KINDS, REFUSED } from '../../src/spec/kinds.js';
 import { directorySource, formatErrorsText, loadFromDirectory, type LoadResult } from '../../src/spec/index.js';
@@ -17,6 +18,28 @@ import { block, blocks, command, commands, pages, readPage, root } from './block
 import { COVERED } from './registry.js';
 
 const exists = (rel: string): boolean => existsSync(path.join(root, rel));
+
+/** A page's text outside code: fenced blocks and inline code spans hold no links. */
+function prose(page: string): string {
+  return readPage(page)
+    .replace(/^```[\s\S]*?^```$/gm, '')
+    .replace(/`[^`\n]*`/g, '');
+}
+
+/**
+ * Every heading's anchor on a page, as GitHub makes it (github-slugger: the heading's text, a
+ * link's text but not its target, lower case, punctuation dropped; a repeated one ends in -1, ...).
+ */
+function headingAnchors(markdown: string): Set<string> {
+  const slugger = new GithubSlugger();
+  const text = markdown.replace(/^```[\s\S]*?^```$/gm, '');
+  return new Set(
+    [...text.matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)].map((m) =>
+      slugger.slug((m[1] ?? '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')),
+    ),
+  );
+}
+
 /** A block that is a fleet's file, named by its first line: `# fleet/fleet.yaml`, `# fleet/approvals/x.yaml`. */
 const FLEET_BLOCK = /^# (fleet\/[\w./-]+\.yaml)\n/;
 
@@ -44,23 +67,26 @@ describe('the docs', () => {
     }
   });
 
-  describe('every relative link points to a file that exists', () => {
+  describe('every relative link points to a file that exists, and to a heading of it', () => {
     for (const page of pages()) {
       it(page, () => {
-        // Links outside code: fenced blocks and inline code spans are not links.
-        const prose = readPage(page)
-          .replace(/^```[\s\S]*?^```$/gm, '')
-          .replace(/`[^`\n]*`/g, '');
         const missing: string[] = [];
-        for (const m of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
-          const target = (m[1] ?? '').split('#')[0] ?? '';
-          if (target === '' || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
-          const rel = path.posix.normalize(path.posix.join(path.posix.dirname(page), target));
+        for (const m of prose(page).matchAll(/\]\(([^)\s]+)\)/g)) {
+          const [target = '', anchor] = (m[1] ?? '').split('#');
+          if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+          const rel = target === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), target));
           if (!exists(rel)) missing.push(`${m[1] ?? ''} (${rel})`);
+          else if (anchor !== undefined && rel.endsWith('.md') && !headingAnchors(readPage(rel)).has(anchor))
+            missing.push(`${m[1] ?? ''}: ${rel} has no heading #${anchor}`);
         }
-        assert.deepEqual(missing, [], `${page} links to files that do not exist`);
+        assert.deepEqual(missing, [], `${page} links to files or headings that do not exist`);
       });
     }
+
+    it("reads a heading's anchor from its text, not a link's target inside it", () => {
+      const page = '# Top\n\n## See [the `plan`](plan.md) now\n\n```sh\n# not a heading\n```\n\n## Top\n';
+      assert.deepEqual([...headingAnchors(page)], ['top', 'see-the-plan-now', 'top-1']);
+    });
   });
 
   // A page's spec blocks are one repository: a block may name a spec another block of the page shows.
