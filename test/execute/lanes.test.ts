@@ -35,9 +35,18 @@ function recorder(ms: number, fail: (node: string, phase: string) => boolean = (
   } as unknown as KubeApis;
   const cloud = { addCapacity: () => call('surge', false) } as unknown as CloudProvider;
   // Events take as long as a call, so a lane that waited for them would show it.
-  const events: EventRecorder = { record: (e) => call(`event ${e.reason} ${e.involved.name}`, false) };
+  const written: Promise<void>[] = [];
+  const events: EventRecorder = {
+    record: (e) => {
+      const w = call(`event ${e.reason} ${e.involved.name}`, false);
+      written.push(w);
+      return w;
+    },
+  };
   const deps = recordingDeps(kube, cloud);
-  return { log, deps, events, widest: () => widest };
+  /** Resolves once every Event recorded so far has been written. */
+  const eventsWritten = async (): Promise<void> => void (await Promise.all(written));
+  return { log, deps, events, eventsWritten, widest: () => widest };
 }
 
 describe('execute: lanes (one per node, side by side; barriers alone)', () => {
@@ -186,7 +195,7 @@ describe('execute: lanes (one per node, side by side; barriers alone)', () => {
     );
     const ends = (): number => r.log.filter((l) => l.startsWith('end event')).length;
     assert.ok(ends() < 3, `the last step's Event still being written when the run returned: ${r.log.join(', ')}`);
-    await sleep(60);
+    await r.eventsWritten();
     assert.equal(ends(), 3, 'every Event written in the end');
   });
 });
