@@ -1,8 +1,9 @@
 /**
  * The docs, held to the code: every shell block is run or checked by a test (registry.ts), every
- * relative link resolves (to the heading it names, if any), every spec shown is one `drydock validate` accepts, and the commands no
- * test can run (a registry push, a cloud's CLI, runs of many minutes) name files, variables and
- * images that exist. The commands that need a cluster run in commands.test.ts.
+ * relative link resolves (to the heading it names, if any), every spec shown is one `drydock
+ * validate` accepts, and the commands no test can run (a registry push, a cloud's CLI, runs of
+ * many minutes) name files, variables and images that exist. The commands that need a cluster
+ * run in commands.test.ts.
  */
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
@@ -19,11 +20,12 @@ import { COVERED } from './registry.js';
 
 const exists = (rel: string): boolean => existsSync(path.join(root, rel));
 
+/** Markdown without its fenced blocks: a line in one is neither a heading nor a link. */
+const outsideFences = (markdown: string): string => markdown.replace(/^```[\s\S]*?^```$/gm, '');
+
 /** A page's text outside code: fenced blocks and inline code spans hold no links. */
 function prose(page: string): string {
-  return readPage(page)
-    .replace(/^```[\s\S]*?^```$/gm, '')
-    .replace(/`[^`\n]*`/g, '');
+  return outsideFences(readPage(page)).replace(/`[^`\n]*`/g, '');
 }
 
 /**
@@ -32,9 +34,8 @@ function prose(page: string): string {
  */
 function headingAnchors(markdown: string): Set<string> {
   const slugger = new GithubSlugger();
-  const text = markdown.replace(/^```[\s\S]*?^```$/gm, '');
   return new Set(
-    [...text.matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)].map((m) =>
+    [...outsideFences(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)].map((m) =>
       slugger.slug((m[1] ?? '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')),
     ),
   );
