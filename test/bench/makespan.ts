@@ -7,7 +7,8 @@
  * (default 2). Alone: `npx tsc -p . && node dist/test/bench/makespan.js`. DRYDOCK_BENCH_TIMELINE=1
  * prints when each write to each node went out; DRYDOCK_BENCH_DRYDOCK_LOG=FILE keeps drydock's log.
  * Each run also measures the floor (floor.ts) over the same fleet, drydock stopped, and records
- * drydock's makespan ÷ the floor's.
+ * drydock's makespan ÷ the floor's; DRYDOCK_BENCH_MAKESPAN_PAIRS=k (default 1) measures each kind's
+ * fleet k times, drydock and the floor alternately, and records the medians.
  */
 import { writeFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -189,6 +190,72 @@ function references(nodes: number): 1 | 2 {
   return text === '2' ? 2 : 1;
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+function median(xs: readonly number[]): number {
+  if (xs.length === 0) throw new Error('median of nothing');
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+}
+
+interface Pairs {
+  /** The first pair's drydock run: its writes are the ones the write figures read. */
+  readonly first: Measured;
+  /** Medians over the pairs: drydock's makespan, the floor's, and drydock's ÷ the floor's of each pair. */
+  readonly drydockMs: number;
+  readonly floorMs: number;
+  readonly ratio: number;
+  /** "" for one pair; else each pair's ratio in the order run, for the figure's text. */
+  readonly described: string;
+}
+
+/**
+ * `count` pairs of the same fleet job, drydock's and the floor's, one after the other, their
+ * order alternating (drydock first in even pairs, the floor first in odd ones) so that a drift
+ * of the machine's load over the run weighs on both alike. On two shared cores the same code
+ * has measured 10 % apart from run to run; the median of the pairs' ratios is what a target
+ * of 5 % can be read from. drydock is stopped while the floor runs and running again after.
+ */
+async function alternated(
+  w: RolloutWorld,
+  count: number,
+  job: {
+    readonly drydock: (i: number) => Promise<Measured>;
+    readonly floor: (i: number, drydockFirst: boolean) => Promise<FloorRun>;
+  },
+): Promise<Pairs> {
+  const runs: { drydock: Measured; floor: FloorRun }[] = [];
+  for (let i = 0; i < count; i++) {
+    const drydockFirst = i % 2 === 0;
+    const floorRun = async (): Promise<FloorRun> => {
+      await w.stopDrydock();
+      try {
+        return await job.floor(i, drydockFirst);
+      } finally {
+        await w.startDrydock();
+      }
+    };
+    const drydock = drydockFirst ? await job.drydock(i) : undefined;
+    const floor = await floorRun();
+    runs.push({ drydock: drydock ?? (await job.drydock(i)), floor });
+  }
+  const ratios = runs.map((r) => r.drydock.ms / r.floor.ms);
+  const described =
+    count === 1
+      ? ''
+      : ` (median of ${count} pairs run alternately, drydock first in the 1st: ${ratios.map((r) => r.toFixed(3)).join(', ')})`;
+  console.log(`\npairs, drydock ÷ floor${described}`);
+  const first = runs[0];
+  if (first === undefined) throw new Error('makespan: no pair ran');
+  return {
+    first: first.drydock,
+    drydockMs: median(runs.map((r) => r.drydock.ms)),
+    floorMs: median(runs.map((r) => r.floor.ms)),
+    ratio: median(ratios),
+    described,
+  };
+}
+
 const isEvent = (r: ProxiedRequest): boolean => /\/events(\?|$)/.test(r.path);
 
 export async function run(): Promise<Figure[]> {
@@ -201,9 +268,11 @@ export async function run(): Promise<Figure[]> {
     workloads: positive('DRYDOCK_BENCH_MAKESPAN_WORKLOADS', 1),
   };
   const waves = Math.ceil(o.nodes / o.concurrency);
+  const pairs = positive('DRYDOCK_BENCH_MAKESPAN_PAIRS', 1);
   const size = `${o.nodes} nodes, ${o.concurrency} at a time (${waves} waves), ${PODS_PER_NODE} pods per node in ${o.workloads} workload(s), boot ${o.bootDelaySeconds} s, reboot ${o.rebootSeconds} s, Job ${o.jobRunSeconds} s`;
   const workloads = o.workloads === 1 ? '' : ` DRYDOCK_BENCH_MAKESPAN_WORKLOADS=${o.workloads}`;
-  const command = `npx tsc -p . && DRYDOCK_BENCH_MAKESPAN_NODES=${o.nodes} DRYDOCK_BENCH_MAKESPAN_CONCURRENCY=${o.concurrency}${workloads} node dist/test/bench/makespan.js`;
+  const paired = pairs === 1 ? '' : ` DRYDOCK_BENCH_MAKESPAN_PAIRS=${pairs}`;
+  const command = `npx tsc -p . && DRYDOCK_BENCH_MAKESPAN_NODES=${o.nodes} DRYDOCK_BENCH_MAKESPAN_CONCURRENCY=${o.concurrency}${workloads}${paired} node dist/test/bench/makespan.js`;
   const cp = await startControlPlane({
     log: () => undefined,
     jobPods: 'host',
@@ -231,15 +300,28 @@ export async function run(): Promise<Figure[]> {
         () => replaced(w, 'solo', 1, IMAGE(2)),
         one(replaceMin),
       );
-      const fleetReplace = await usageOver(w, 'fleet to v2', () =>
-        measure(
-          w,
-          { 'specs/fleet-image.yaml': imageDoc('fleet', IMAGE(2), o) },
-          'fleet to v2',
-          () => replaced(w, 'fleet', o.nodes, IMAGE(2)),
-          fleet(replaceMin),
-        ),
-      );
+      // Pair i's drydock rolls the fleet to v(2+i). The floor replaces every node on the image
+      // drydock's spec asks for then, so the restarted drydock finds nothing to do there.
+      const replacePairs = await alternated(w, pairs, {
+        drydock: (i) =>
+          usageOver(w, `fleet to v${2 + i}`, () =>
+            measure(
+              w,
+              { 'specs/fleet-image.yaml': imageDoc('fleet', IMAGE(2 + i), o) },
+              `fleet to v${2 + i}`,
+              () => replaced(w, 'fleet', o.nodes, IMAGE(2 + i)),
+              fleet(replaceMin),
+            ),
+          ),
+        floor: (i, drydockFirst) =>
+          floorOf(
+            w,
+            'floor: fleet replaced',
+            REPLACE_STEPS,
+            (f) => floorReplace(f, IMAGE(drydockFirst ? 2 + i : 1 + i)),
+            o,
+          ),
+      });
       const soloReplaceAfter =
         twice &&
         (await measure(
@@ -249,18 +331,6 @@ export async function run(): Promise<Figure[]> {
           () => replaced(w, 'solo', 1, IMAGE(3)),
           one(replaceMin),
         ));
-      // The floor beside drydock: the same fleet, drydock stopped so that nothing but the floor
-      // acts on it. The group's image stays the one drydock's spec asks for, so the restarted
-      // drydock finds nothing to do there.
-      await w.stopDrydock();
-      const floorReplaced = await floorOf(
-        w,
-        'floor: fleet replaced',
-        REPLACE_STEPS,
-        (f) => floorReplace(f, IMAGE(2)),
-        o,
-      );
-      await w.startDrydock();
       const soloOp = await measure(
         w,
         { 'specs/solo-op.yaml': nodeOpDoc('solo-op', 'solo', o) },
@@ -268,15 +338,20 @@ export async function run(): Promise<Figure[]> {
         () => operated(w, 'solo', 'solo-op'),
         one(opMin),
       );
-      const fleetOp = await usageOver(w, 'fleet NodeOp', () =>
-        measure(
-          w,
-          { 'specs/fleet-op.yaml': nodeOpDoc('fleet-op', 'fleet', o) },
-          'fleet NodeOp',
-          () => operated(w, 'fleet', 'fleet-op'),
-          fleet(opMin),
-        ),
-      );
+      const nth = (name: string, i: number): string => (i === 0 ? name : `${name}-${i + 1}`);
+      const opPairs = await alternated(w, pairs, {
+        drydock: (i) =>
+          usageOver(w, nth('fleet NodeOp', i), () =>
+            measure(
+              w,
+              { [`specs/${nth('fleet-op', i)}.yaml`]: nodeOpDoc(nth('fleet-op', i), 'fleet', o) },
+              nth('fleet NodeOp', i),
+              () => operated(w, 'fleet', nth('fleet-op', i)),
+              fleet(opMin),
+            ),
+          ),
+        floor: (i) => floorOf(w, 'floor: fleet NodeOp', NODEOP_STEPS, (f) => floorNodeOp(f, nth('floor-op', i)), o),
+      });
       const soloOpAfter =
         twice &&
         (await measure(
@@ -286,8 +361,8 @@ export async function run(): Promise<Figure[]> {
           () => operated(w, 'solo', 'solo-op-after'),
           one(opMin),
         ));
-      await w.stopDrydock();
-      const floorOperated = await floorOf(w, 'floor: fleet NodeOp', NODEOP_STEPS, (f) => floorNodeOp(f, 'floor-op'), o);
+      // The writes are read from the first pair's drydock run (they hardly vary between runs).
+      const [fleetReplace, fleetOp] = [replacePairs.first, opPairs.first];
       const mean = (...ms: (Measured | false)[]): number => {
         const xs = ms.filter((m): m is Measured => m !== false).map((m) => m.ms);
         return xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -318,14 +393,14 @@ export async function run(): Promise<Figure[]> {
         figure(
           'replaceFleet',
           `replace rollout of ${o.nodes} nodes: push → every node replaced`,
-          fleetReplace.ms / 1000,
+          replacePairs.drydockMs / 1000,
           's',
           null,
         ),
         figure(
           'replaceRatio',
           'replace makespan ÷ (waves × one-node time)',
-          fleetReplace.ms / (waves * replaceOne),
+          replacePairs.drydockMs / (waves * replaceOne),
           '×',
           1.1,
         ),
@@ -336,24 +411,36 @@ export async function run(): Promise<Figure[]> {
           's',
           null,
         ),
-        figure('nodeOpFleet', `NodeOp with drain and reboot on ${o.nodes} nodes`, fleetOp.ms / 1000, 's', null),
-        figure('nodeOpRatio', 'NodeOp makespan ÷ (waves × one-node time)', fleetOp.ms / (waves * opOne), '×', 1.1),
+        figure('nodeOpFleet', `NodeOp with drain and reboot on ${o.nodes} nodes`, opPairs.drydockMs / 1000, 's', null),
+        figure(
+          'nodeOpRatio',
+          'NodeOp makespan ÷ (waves × one-node time)',
+          opPairs.drydockMs / (waves * opOne),
+          '×',
+          1.1,
+        ),
         figure(
           'replaceFloor',
           `the floor of the replace over ${o.nodes} nodes: the calls it needs, each as soon as the world answered (drydock stopped)`,
-          floorReplaced.ms / 1000,
+          replacePairs.floorMs / 1000,
           's',
           null,
         ),
-        figure('replaceOverFloor', "replace makespan ÷ the floor's", fleetReplace.ms / floorReplaced.ms, '×', 1.05),
+        figure(
+          'replaceOverFloor',
+          `replace makespan ÷ the floor's${replacePairs.described}`,
+          replacePairs.ratio,
+          '×',
+          1.05,
+        ),
         figure(
           'nodeOpFloor',
           `the floor of the NodeOp over ${o.nodes} nodes: the calls it needs, each as soon as the world answered (drydock stopped)`,
-          floorOperated.ms / 1000,
+          opPairs.floorMs / 1000,
           's',
           null,
         ),
-        figure('nodeOpOverFloor', "NodeOp makespan ÷ the floor's", fleetOp.ms / floorOperated.ms, '×', 1.05),
+        figure('nodeOpOverFloor', `NodeOp makespan ÷ the floor's${opPairs.described}`, opPairs.ratio, '×', 1.05),
         figure(
           'replaceWritesPerNode',
           'API writes per replaced node (not Events), fleet rollout',
