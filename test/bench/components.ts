@@ -29,6 +29,23 @@ function usageOf(pid: string): { name: string; ppid: number; usage: Usage } | un
   }
 }
 
+/**
+ * CPU seconds of this process's children that have exited and been waited for (cutime and
+ * cstime in /proc/self/stat): the Git server's `git http-backend` and `git upload-pack` or
+ * `receive-pack` for each fetch and push, which no long-lived process accounts for. A child
+ * stopped during the span (a drydock restarted) adds its whole life here, so spans that
+ * restart one say so.
+ */
+function reapedChildren(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND;
+  } catch {
+    return undefined; // not Linux
+  }
+}
+
 /** The control plane's components that are children of this process, by name; and `others` (label → pid). */
 export function componentUsage(others: Record<string, number | undefined> = {}): Record<string, Usage> {
   const out: Record<string, Usage> = {};
@@ -42,13 +59,18 @@ export function componentUsage(others: Record<string, number | undefined> = {}):
   }
   const self = process.cpuUsage();
   out['bench process'] = { cpuS: (self.user + self.system) / 1e6, rssMiB: process.memoryUsage().rss / 2 ** 20 };
+  const reaped = reapedChildren();
+  if (reaped !== undefined) out['short-lived children'] = { cpuS: reaped, rssMiB: 0 };
   return out;
 }
 
-/** One line per component: CPU seconds since `since` and resident memory now. */
+/** One line per component: CPU seconds since `since` and resident memory now (where it has one). */
 export function describeUsage(now: Record<string, Usage>, since: Record<string, Usage> = {}): string {
   return Object.entries(now)
-    .map(([n, u]) => `${n} ${(u.cpuS - (since[n]?.cpuS ?? 0)).toFixed(0)} s CPU, ${u.rssMiB.toFixed(0)} MiB`)
+    .map(
+      ([n, u]) =>
+        `${n} ${(u.cpuS - (since[n]?.cpuS ?? 0)).toFixed(0)} s CPU${u.rssMiB > 0 ? `, ${u.rssMiB.toFixed(0)} MiB` : ''}`,
+    )
     .join('; ');
 }
 

@@ -89,7 +89,7 @@ async function measure(
   const t0 = Date.now();
   await w.repo.push(files, message);
   // Ten minutes: a rollout stuck on something outside drydock must not hold a shared slot for an hour.
-  await eventually(message, async () => (await done()) || undefined, { timeoutMs: 600_000, intervalMs: 200 });
+  await eventually(message, async () => (await done()) || undefined, { timeoutMs: 600_000, intervalMs: 50 });
   const ms = Date.now() - t0;
   const lastWrite = (): number => w.proxy.requests.filter(isWrite).at(-1)?.at ?? 0;
   await eventually('writes settled', async () => Date.now() - lastWrite() > 3_000 || undefined, {
