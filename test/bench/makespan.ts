@@ -183,6 +183,17 @@ async function floorOf(
   return floor;
 }
 
+/**
+ * DRYDOCK_BENCH_MAKESPAN_EVENTS: `written` (the default: drydock's Events go to the API server
+ * like every other write) or `absorbed` (the counting proxy answers them itself, an experiment).
+ */
+function eventsAbsorbed(): boolean {
+  const text = process.env.DRYDOCK_BENCH_MAKESPAN_EVENTS ?? 'written';
+  if (text !== 'written' && text !== 'absorbed')
+    throw new Error(`DRYDOCK_BENCH_MAKESPAN_EVENTS=${text}: expected written or absorbed`);
+  return text === 'absorbed';
+}
+
 /** One-node reference runs: DRYDOCK_BENCH_MAKESPAN_REFERENCES (1 or 2); 2 above the default 6 nodes. */
 function references(nodes: number): 1 | 2 {
   const text = process.env.DRYDOCK_BENCH_MAKESPAN_REFERENCES ?? (nodes > 6 ? '2' : '1');
@@ -266,13 +277,15 @@ export async function run(): Promise<Figure[]> {
     rebootSeconds: 5,
     jobRunSeconds: 2,
     workloads: positive('DRYDOCK_BENCH_MAKESPAN_WORKLOADS', 1),
+    eventsAbsorbed: eventsAbsorbed(),
   };
   const waves = Math.ceil(o.nodes / o.concurrency);
   const pairs = positive('DRYDOCK_BENCH_MAKESPAN_PAIRS', 1);
-  const size = `${o.nodes} nodes, ${o.concurrency} at a time (${waves} waves), ${PODS_PER_NODE} pods per node in ${o.workloads} workload(s), boot ${o.bootDelaySeconds} s, reboot ${o.rebootSeconds} s, Job ${o.jobRunSeconds} s`;
+  const size = `${o.nodes} nodes, ${o.concurrency} at a time (${waves} waves), ${PODS_PER_NODE} pods per node in ${o.workloads} workload(s), boot ${o.bootDelaySeconds} s, reboot ${o.rebootSeconds} s, Job ${o.jobRunSeconds} s${o.eventsAbsorbed === true ? ", drydock's Events answered by the counting proxy, not written" : ''}`;
   const workloads = o.workloads === 1 ? '' : ` DRYDOCK_BENCH_MAKESPAN_WORKLOADS=${o.workloads}`;
   const paired = pairs === 1 ? '' : ` DRYDOCK_BENCH_MAKESPAN_PAIRS=${pairs}`;
-  const command = `npx tsc -p . && DRYDOCK_BENCH_MAKESPAN_NODES=${o.nodes} DRYDOCK_BENCH_MAKESPAN_CONCURRENCY=${o.concurrency}${workloads}${paired} node dist/test/bench/makespan.js`;
+  const absorbed = o.eventsAbsorbed === true ? ' DRYDOCK_BENCH_MAKESPAN_EVENTS=absorbed' : '';
+  const command = `npx tsc -p . && DRYDOCK_BENCH_MAKESPAN_NODES=${o.nodes} DRYDOCK_BENCH_MAKESPAN_CONCURRENCY=${o.concurrency}${workloads}${paired}${absorbed} node dist/test/bench/makespan.js`;
   const cp = await startControlPlane({
     log: () => undefined,
     jobPods: 'host',
@@ -371,7 +384,7 @@ export async function run(): Promise<Figure[]> {
       const replaceOne = mean(soloReplace, soloReplaceAfter);
       const opOne = mean(soloOp, soloOpAfter);
       const figure = (id: string, what: string, value: number, unit: string, target: number | null): Figure => ({
-        id: `makespan.${id}@${o.nodes}${o.workloads === 1 ? '' : `/${o.workloads}pdb`}`,
+        id: `makespan.${id}@${o.nodes}${o.workloads === 1 ? '' : `/${o.workloads}pdb`}${o.eventsAbsorbed === true ? '/eventsAbsorbed' : ''}`,
         what,
         value: Number(value.toFixed(4)),
         unit,

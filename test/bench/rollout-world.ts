@@ -101,6 +101,11 @@ export interface RolloutWorldOptions {
   readonly jobRunSeconds: number;
   /** Deployments (each with its PDB) the fleet's pods are split into; 1 unless given. */
   readonly workloads?: number;
+  /**
+   * drydock's Events answered by the counting proxy instead of the API server (still counted):
+   * an experiment that shows what writing them costs the world's API server. Written unless given.
+   */
+  readonly eventsAbsorbed?: boolean;
 }
 
 export interface RolloutWorld {
@@ -280,7 +285,10 @@ export async function startRolloutWorld(cp: ControlPlane, o: RolloutWorldOptions
     });
     await nodes.synced;
     repo = await startFleetRepo(repoFiles(o));
-    proxy = await startCountingProxy(kc);
+    proxy = await startCountingProxy(
+      kc,
+      o.eventsAbsorbed === true ? { answerLocally: (method, p) => method === 'POST' && /\/events(\?|$)/.test(p) } : {},
+    );
     const kubeconfig = path.join(cacheDir, 'proxy.kubeconfig');
     writeFileSync(kubeconfig, proxy.kubeconfig);
     drydock = await startReadyDrydock(drydockArgs(repo, kubeconfig, sim.url, cacheDir));

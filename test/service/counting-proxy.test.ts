@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { countsOf, readablePath, seenSince, type ProxiedRequest } from './counting-proxy.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { countsOf, readablePath, seenSince, startCountingProxy, type ProxiedRequest } from './counting-proxy.js';
 
 const request = (path: string, extra: Partial<ProxiedRequest> = {}): ProxiedRequest => ({
   method: 'GET',
@@ -42,5 +43,38 @@ describe('the counting proxy’s report of requests', () => {
       { method: 'POST', path: '/api/v1/namespaces/default/events', watch: false, at: 1_700_000_000_000, status: 201 },
     ]);
     assert.deepEqual(countsOf(log), { requests: 3, leases: 1, total: 4 });
+  });
+});
+
+describe('the counting proxy answering writes itself', () => {
+  it('answers what it is told to with 201 and the body, records it, and forwards the rest', async () => {
+    const kc = new KubeConfig();
+    // Nothing listens upstream: only a forwarded request can fail.
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const proxy = await startCountingProxy(kc, {
+      answerLocally: (method, path) => method === 'POST' && path.endsWith('/events'),
+    });
+    try {
+      const body = JSON.stringify({ kind: 'Event', reason: 'DrydockCordon' });
+      const event = await fetch(`${proxy.url}/api/v1/namespaces/default/events`, { method: 'POST', body });
+      assert.equal(event.status, 201);
+      assert.equal(await event.text(), body);
+      const forwarded = await fetch(`${proxy.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: '{}' });
+      assert.equal(forwarded.status, 502);
+      assert.deepEqual(
+        proxy.requests.map((r) => [r.method, r.path, r.status, r.body]),
+        [
+          ['POST', '/api/v1/namespaces/default/events', 201, body],
+          ['POST', '/api/v1/namespaces/default/pods', undefined, '{}'],
+        ],
+      );
+    } finally {
+      await proxy.close();
+    }
   });
 });
