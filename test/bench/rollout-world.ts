@@ -123,8 +123,9 @@ export interface RolloutWorld {
   readonly cloudUrl: string;
   /**
    * The group's nodes as a watch of them holds them, not a list: the benchmarks ask this
-   * every 200 ms until a rollout is done, and 5 lists a second of a few hundred nodes weighed
-   * on the API server (and this process) while drydock rolled, not while the floor did.
+   * several times a second until a rollout is done, and as lists (5 a second of a few hundred
+   * nodes) they weighed on the API server, and this process, while drydock rolled and not while
+   * the floor did.
    */
   groupNodes(group: Group): Promise<V1Node[]>;
   close(): Promise<void>;
