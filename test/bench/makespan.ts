@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
 import { eventually } from '../support/control-plane.js';
-import type { ProxiedRequest } from '../service/counting-proxy.js';
+import { isEventPath, type ProxiedRequest } from '../service/counting-proxy.js';
 import { apiCallOf, callKey } from '../e2e/api-calls.js';
 import { componentUsage, describeUsage } from './components.js';
 import { floorNodeOp, floorReplace, NODEOP_STEPS, REPLACE_STEPS, type FloorOptions, type FloorRun } from './floor.js';
@@ -267,7 +267,7 @@ async function alternated(
   };
 }
 
-const isEvent = (r: ProxiedRequest): boolean => /\/events(\?|$)/.test(r.path);
+const isEvent = (r: ProxiedRequest): boolean => isEventPath(r.path);
 
 export async function run(): Promise<Figure[]> {
   const o: RolloutWorldOptions = {

@@ -16,7 +16,7 @@ import { runSimCloud, type RunningSimCloud } from '../../src/sim-host/index.js';
 import { applyObjects } from '../../src/sandbox/workloads.js';
 import { watchCollection, type WatchedCollection } from '../../src/kube/informer.js';
 import { eventually, type ControlPlane } from '../support/control-plane.js';
-import { startCountingProxy, type CountingProxy } from '../service/counting-proxy.js';
+import { isEventPath, startCountingProxy, type CountingProxy } from '../service/counting-proxy.js';
 import {
   drydockArgs,
   specDoc,
@@ -288,7 +288,7 @@ export async function startRolloutWorld(cp: ControlPlane, o: RolloutWorldOptions
     repo = await startFleetRepo(repoFiles(o));
     proxy = await startCountingProxy(
       kc,
-      o.eventsAbsorbed === true ? { answerLocally: (method, p) => method === 'POST' && /\/events(\?|$)/.test(p) } : {},
+      o.eventsAbsorbed === true ? { answerLocally: (method, p) => method === 'POST' && isEventPath(p) } : {},
     );
     const kubeconfig = path.join(cacheDir, 'proxy.kubeconfig');
     writeFileSync(kubeconfig, proxy.kubeconfig);

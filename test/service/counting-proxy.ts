@@ -98,6 +98,9 @@ export interface CountingProxy {
   close(): Promise<void>;
 }
 
+/** A path of the core Events collection (a create's, or a list's with its query). */
+export const isEventPath = (path: string): boolean => /\/events(\?|$)/.test(path);
+
 export interface CountingProxyOptions {
   /**
    * Writes the proxy answers itself (201, the body sent back) instead of forwarding, still
