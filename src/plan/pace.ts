@@ -63,7 +63,8 @@ export function nodeOpDefault(o: {
   );
 }
 
-function median(values: readonly number[]): number {
+/** The middle value, or the mean of the two middle ones for an even count (0 for none). */
+export function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
   return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;

@@ -13,6 +13,7 @@
 import { writeFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../../src/sandbox/control-plane/index.js';
+import { median } from '../../src/plan/pace.js';
 import { eventually } from '../support/control-plane.js';
 import { isEventPath, type ProxiedRequest } from '../service/counting-proxy.js';
 import { apiCallOf, callKey } from '../e2e/api-calls.js';
@@ -199,14 +200,6 @@ function references(nodes: number): 1 | 2 {
   const text = process.env.DRYDOCK_BENCH_MAKESPAN_REFERENCES ?? (nodes > 6 ? '2' : '1');
   if (text !== '1' && text !== '2') throw new Error(`DRYDOCK_BENCH_MAKESPAN_REFERENCES=${text}: expected 1 or 2`);
   return text === '2' ? 2 : 1;
-}
-
-/** The middle value (the mean of the two middle ones for an even count). */
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) throw new Error('median of nothing');
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
 }
 
 interface Pairs {
