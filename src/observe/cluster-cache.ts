@@ -60,28 +60,11 @@ export interface ClusterSnapshot {
   readonly workloads: readonly ObservedWorkload[];
 }
 
-/**
- * What a watch event changed, as far as the service's choice of when to look again needs: the
- * collection, and the node the object is about (a Node's own name, a pod's spec.nodeName).
- */
-export interface WatchedChange {
-  readonly collection: string;
-  readonly type: CollectionChange<KubernetesObject>['type'];
-  readonly node?: string;
-}
-
-/** The node a changed object of `collection` is about, if it is about one. */
-export function changedNode(collection: string, object: KubernetesObject): string | undefined {
-  if (collection === 'nodes') return object.metadata?.name;
-  if (collection === 'pods') return (object as V1Pod).spec?.nodeName;
-  return undefined;
-}
-
 export interface ClusterCacheOptions {
   readonly kubeConfig: CountingKubeConfig;
   readonly logger: Logger;
-  /** Called after any watched object changed (debounce on the caller's side), with what changed. */
-  readonly onChange?: (change: WatchedChange) => void;
+  /** Called after any watched object changed (debounce on the caller's side). */
+  readonly onChange?: () => void;
   readonly onError?: (collection: string, err: unknown) => void;
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
 }
@@ -268,7 +251,7 @@ type CommonWatchOptions = (
 function watchKubeCollections(
   kc: CountingKubeConfig,
   common: CommonWatchOptions,
-  onPodInputChange: (collection: string, change: CollectionChange<V1PodDisruptionBudget | V1ReplicaSet>) => void,
+  onPodInputChange: (change: CollectionChange<V1PodDisruptionBudget | V1ReplicaSet>) => void,
 ) {
   const core = kc.makeApiClient(CoreV1Api);
   const policy = kc.makeApiClient(PolicyV1Api);
@@ -288,7 +271,7 @@ function watchKubeCollections(
   });
   const pdbs: WatchedCollection<V1PodDisruptionBudget> = watchCollection({
     ...common('poddisruptionbudgets'),
-    onChange: (change) => onPodInputChange('poddisruptionbudgets', change),
+    onChange: onPodInputChange,
     trim: trimPDB,
     path: '/apis/policy/v1/poddisruptionbudgets',
     list: (page) => policy.listPodDisruptionBudgetForAllNamespaces(page),
@@ -315,7 +298,7 @@ function watchKubeCollections(
   });
   const replicaSets: WatchedCollection<V1ReplicaSet> = watchCollection({
     ...common('replicasets'),
-    onChange: (change) => onPodInputChange('replicasets', change),
+    onChange: onPodInputChange,
     trim: trimReplicaSet,
     path: '/apis/apps/v1/replicasets',
     list: (page) => apps.listReplicaSetForAllNamespaces(page),
@@ -329,23 +312,20 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
   const memo = newConversionMemo();
   // Reads the caches only once a waiter is there, after the collections below have started.
   const waiters = new PdbSettledWaiters((key) => pdbAndPods(pdbs, pods, key));
-  const onChange = (change: WatchedChange): void => {
+  const onChange = (): void => {
     current = undefined;
     waiters.changed();
-    opts.onChange?.(change);
+    opts.onChange?.();
   };
   // A pod's conversion reads the PDBs covering it (their selectors) and its ReplicaSet's owner.
-  const onPodInputChange = (
-    collection: string,
-    change: CollectionChange<V1PodDisruptionBudget | V1ReplicaSet>,
-  ): void => {
+  const onPodInputChange = (change: CollectionChange<V1PodDisruptionBudget | V1ReplicaSet>): void => {
     const pdbSelectorKept =
       change.type === 'update' &&
       change.before !== undefined &&
       'spec' in change.object &&
       sameContent(change.before.spec, change.object.spec);
     if (!pdbSelectorKept) forgetPods(memo, change.object.metadata?.namespace ?? '');
-    onChange({ collection, type: change.type });
+    onChange();
   };
   const collections = new Map<string, WatchedCollection<KubernetesObject>>();
   const seen = new SeenWrites(
@@ -355,10 +335,7 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     kubeConfig: kc,
     name,
     logger: opts.logger,
-    onChange: (change: CollectionChange<KubernetesObject>) => {
-      const node = changedNode(name, change.object);
-      onChange({ collection: name, type: change.type, ...(node !== undefined ? { node } : {}) });
-    },
+    onChange,
     onEvent: (obj: KubernetesObject) => seen.saw(name, obj.metadata?.resourceVersion),
     // An update that changed only what trimming dropped is no change (informer.ts).
     same: sameTrimmed,
@@ -376,7 +353,7 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
   const openshift = startOpenShiftCache({
     kubeConfig: kc,
     logger: opts.logger,
-    onChange: () => opts.onChange?.({ collection: 'openshift', type: 'update' }),
+    onChange: () => opts.onChange?.(),
     ...(opts.onError ? { onError: opts.onError } : {}),
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
   });

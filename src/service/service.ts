@@ -24,7 +24,6 @@ import { startHttp, type HttpServer } from './http.js';
 import { alwaysLeader, DEFAULT_LEASE, startLeaderElection, type LeaderElector } from './leader.js';
 import { reconcileOnce, type Planner, type ReconcileOutcome } from './reconciler.js';
 import { Scheduler } from './scheduler.js';
-import { PROMPT_GAP_MS, PromptEvents } from './prompt.js';
 import { StatusPublisher } from './status-publisher.js';
 import { PublishedStatuses } from './published.js';
 import { startPolling, type Polling } from './polling.js';
@@ -145,7 +144,6 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   let stopping = false;
   const watch = new RoundWatch(clock, opts.stuckAfterMs ?? 5 * 60_000);
   const scheduler: Scheduler = new Scheduler(() => loop.run());
-  const prompt = new PromptEvents();
   const desired = new DesiredTracker({
     source: opts.source,
     logger: log,
@@ -156,12 +154,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const cluster: ClusterCache = startClusterCache({
     kubeConfig: opts.kubeConfig,
     logger: log,
-    onChange: (change) => {
-      // An event that may end a wait of the last plan is served promptly (prompt.ts).
-      prompt.planned(loop.lastOutcome?.plan.waits);
-      const gap = opts.debounceMs ?? 250;
-      scheduler.requestSpaced(prompt.prompt(change) ? Math.min(gap, PROMPT_GAP_MS) : gap);
-    },
+    onChange: () => scheduler.requestSpaced(opts.debounceMs ?? 250),
     onError: (collection, err) =>
       metrics.errors.inc({ kind: 'watch', code: String(describeError(err).code ?? collection) }),
   });
