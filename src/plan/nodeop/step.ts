@@ -321,7 +321,7 @@ function rebootPodImage({ bottlerocket, settings }: NodeOpContext): { method?: '
 }
 
 function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
-  const { settings } = ctx;
+  const { b, spec, settings } = ctx;
   const recorded = node.annotations[ANNOTATIONS.bootID];
   if (recorded === undefined || recorded === '') {
     return failNode(ctx, node, `phase Rebooting without ${ANNOTATIONS.bootID}; the reboot cannot be verified`);
@@ -331,15 +331,18 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const pod = rebootPodOf(ctx, node.name, recorded);
   if (node.bootID !== undefined && node.bootID !== recorded && node.ready) {
     const wrongOs = osImageFailure(ctx, node);
-    if (wrongOs !== undefined) {
-      if (pod.pod !== undefined) deleteRebootPod(ctx, node, pod.name);
-      return failNode(ctx, node, wrongOs);
-    }
+    if (pod.pod !== undefined)
+      b.act({
+        kind: 'deleteRebootPod',
+        spec,
+        node: node.name,
+        namespace: settings.jobNamespace,
+        name: pod.name,
+        reason: `node ${node.name} rebooted`,
+      });
+    if (wrongOs !== undefined) return failNode(ctx, node, wrongOs);
     const verified = ctx.expectedOsImage !== undefined ? `, reports osImage ${JSON.stringify(node.osImage)}` : '';
     enterVerifying(ctx, node, `node ${node.name} rebooted (bootID changed)${verified} and is Ready; health gate next`);
-    // After the uncordon, as the lane's last step, which the round does not wait for
-    // (execute/in-flight.ts); one not deleted is deleted by the health gate (verify.ts).
-    if (pod.pod !== undefined) deleteRebootPod(ctx, node, pod.name);
     return;
   }
   if (deadline <= ctx.now) {
@@ -347,30 +350,6 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   }
   if (node.bootID === recorded && pod.pod === undefined) createRebootPod(ctx, node, recorded);
   rebootWait(ctx, node, deadline);
-}
-
-/**
- * The reboot pod of the boot recorded on a node that has rebooted, while it is there and not
- * yet being deleted: the health gate deletes it, and the node is not done before it is going
- * (the recorded bootID, which names it, is cleared with the lock).
- */
-export function rebootPodLeft(ctx: NodeOpContext, node: ObservedNode): string | undefined {
-  const recorded = node.annotations[ANNOTATIONS.bootID];
-  if (recorded === undefined || recorded === '' || node.bootID === recorded) return undefined;
-  const { name, pod } = rebootPodOf(ctx, node.name, recorded);
-  return pod !== undefined && !pod.terminating ? name : undefined;
-}
-
-/** Deletes a node's reboot pod `name`: its boot is over. */
-export function deleteRebootPod(ctx: NodeOpContext, node: ObservedNode, name: string): void {
-  ctx.b.act({
-    kind: 'deleteRebootPod',
-    spec: ctx.spec,
-    node: node.name,
-    namespace: ctx.settings.jobNamespace,
-    name,
-    reason: `node ${node.name} rebooted`,
-  });
 }
 
 /** The reboot pod for the boot recorded on the node: it reboots the node once. */

@@ -8,7 +8,7 @@ import type { ObservedNode } from '../../observe/types.js';
 import { healthOf } from '../health.js';
 import type { NodeOpContext } from './context.js';
 import { nodeGates } from './gates.js';
-import { deleteRebootPod, failNode, finishNode, rebootPodLeft, type Ended } from './step.js';
+import { failNode, finishNode, type Ended } from './step.js';
 
 /** What this round did with a Verifying node: ended it (failed), finished it (done), or neither. */
 export type Verified = { readonly ended: Ended } | { readonly done: true } | undefined;
@@ -30,16 +30,6 @@ function afterHealthy(ctx: NodeOpContext, node: ObservedNode): Verified {
 
 /** The health gate of a node whose operation is done: whether it failed it, or passed and is done. */
 export function verifyStep(ctx: NodeOpContext, node: ObservedNode): Verified {
-  // A reboot pod whose deletion after the uncordon failed (or did not start): asked for again,
-  // and the gate waits for it, since the bootID that names the pod is cleared with the lock.
-  const rebootPod = rebootPodLeft(ctx, node);
-  if (rebootPod !== undefined) {
-    deleteRebootPod(ctx, node, rebootPod);
-    ctx.b.wait(ctx.spec, 'reboot', `node ${node.name}: its reboot pod ${rebootPod} is deleted before the health gate`, {
-      node: node.name,
-    });
-    return undefined;
-  }
   const gate = ctx.op.rollout.healthGate;
   const health = healthOf(ctx.view, node, gate.minReadySeconds, ctx.now);
   if (health.blocker === undefined && health.at <= ctx.now) {

@@ -448,7 +448,7 @@ describe('NodeOp planner', () => {
     assert.ok(withPod.waits.some((w) => w.code === 'reboot'));
   });
 
-  it('Rebooting: a new bootID and Ready moves the node to its health gate (uncordoned, then its pod deleted); passing it finishes the node', () => {
+  it('Rebooting: a new bootID and Ready moves the node to its health gate (pod deleted, uncordoned); passing it finishes the node', () => {
     const node0 = n('worker-0', {
       annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1', [ANNOTATIONS.cordoned]: 'true' }),
       unschedulable: true,
@@ -457,9 +457,8 @@ describe('NodeOp planner', () => {
     const p = run(nodeOp('patch', { rebootOnSuccess: true }), [node0], {
       pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')],
     });
-    // The uncordon waits for no deletion: the pod's, the lane's last step, outlives the round.
-    assert.deepEqual(kinds(p), ['uncordon worker-0', 'annotateNode worker-0', 'deleteRebootPod worker-0']);
-    const verifying = p.actions[1] as Extract<Action, { kind: 'annotateNode' }>;
+    assert.deepEqual(kinds(p), ['deleteRebootPod worker-0', 'uncordon worker-0', 'annotateNode worker-0']);
+    const verifying = p.actions[2] as Extract<Action, { kind: 'annotateNode' }>;
     assert.equal(verifying.annotations[ANNOTATIONS.phase], 'Verifying');
     const healthy = n('worker-0', { annotations: held('Verifying'), bootID: 'b-2' });
     const done = run(nodeOp('patch', { rebootOnSuccess: true }), [healthy]);
@@ -468,19 +467,6 @@ describe('NodeOp planner', () => {
     assert.equal(a.annotations[nodeOpRecordKey('patch')], 'r1');
     assert.equal(a.annotations[ANNOTATIONS.operation], null);
     assert.equal(a.annotations[ANNOTATIONS.doneAt], iso(0));
-  });
-
-  it('Verifying with the reboot pod still there (its deletion failed): deleted again, and the node is done only once it is going', () => {
-    const verifying = n('worker-0', { annotations: held('Verifying', { [ANNOTATIONS.bootID]: 'b-1' }), bootID: 'b-2' });
-    const op = nodeOp('patch', { rebootOnSuccess: true });
-    const left = run(op, [verifying], { pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')] });
-    assert.deepEqual(kinds(left), ['deleteRebootPod worker-0']);
-    assert.ok(left.waits.some((w) => w.code === 'reboot' && w.node === 'worker-0'));
-    const going = run(op, [verifying], { pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0', { terminating: true })] });
-    assert.deepEqual(kinds(going), ['annotateNode worker-0']);
-    const done = going.actions[0] as Extract<Action, { kind: 'annotateNode' }>;
-    assert.equal(done.annotations[nodeOpRecordKey('patch')], 'r1');
-    assert.equal(done.annotations[ANNOTATIONS.bootID], null, 'the recorded boot is cleared with the lock');
   });
 
   it('Verifying: a node back Ready for less than minReadySeconds waits on its health gate; once it stayed, it is done', () => {
