@@ -309,14 +309,11 @@ function detach(r: Run, node: string, step: readonly number[], all: Promise<bool
 }
 
 /**
- * A node's clean-up once its outcome is recorded (its finished Job, its reboot pod deleted), or
- * drydock's drain-pending taint put on or taken off (a scheduling preference, drain-pending.ts):
+ * A node's clean-up once its outcome is recorded (its finished Job, its reboot pod deleted):
  * nothing of this round or the next waits on it, so as a lane's last step it outlives the round.
- * A wide rollout's first rounds each mark 32 nodes (MARKS_PER_ROUND), half a second of patches
- * on a busy API server that the first wave's steps would otherwise wait for, round after round.
  */
 function cleansUp(a: Action | undefined): boolean {
-  return a?.kind === 'deleteJob' || a?.kind === 'deleteRebootPod' || a?.kind === 'markDrainPending';
+  return a?.kind === 'deleteJob' || a?.kind === 'deleteRebootPod';
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
- * A node's drain (or its clean-up: a finished Job or reboot pod deleted, or its drain-pending
- * mark) left running past the end of its round. A round lasts as long as its slowest lane,
- * and the slowest is a drain: evictions the API server retries for seconds when several
+ * A node's drain (or its clean-up: a finished Job or reboot pod deleted) left running past the
+ * end of its round. A round lasts as long as its slowest
+ * lane, and the slowest is a drain: evictions the API server retries for seconds when several
  * of them update one PodDisruptionBudget at once. Everything else of the round would wait for
  * them. So a lane whose last step is its evictions hands them here and the round ends without
  * them; until they have all answered, the node is taken: a later round starts nothing on it

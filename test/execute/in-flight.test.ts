@@ -17,15 +17,6 @@ const deleteRebootPod = (node: string): Action => ({
   reason: 'test',
 });
 
-/** drydock's taint on a node drained later in the rollout (drain-pending.ts). */
-const mark = (node: string): Action => ({
-  kind: 'markDrainPending',
-  spec: { kind: 'NodeOp', name: 'op' },
-  node,
-  pending: true,
-  reason: 'test',
-});
-
 /** A fake API server (unit test of the executor's ordering): evictions are slow, the rest quick. */
 function world(evictMs: number, refuse = false) {
   const log: string[] = [];
@@ -42,11 +33,6 @@ function world(evictMs: number, refuse = false) {
         call(`${name} ${body.metadata.annotations['drydock.dev/phase'] ?? '?'}`, 5),
       createNamespacedPodEviction: ({ name }: { name: string }) => call(`evict ${name}`, evictMs, refuse),
       deleteNamespacedPod: ({ name }: { name: string }) => call(`delete ${name}`, evictMs),
-      // A drain-pending mark reads the node, then patches its taints (slow, as a busy API server's).
-      readNode: async ({ name }: { name: string }) => {
-        await call(`read ${name}`, evictMs);
-        return { metadata: { name, resourceVersion: '1', annotations: {} }, spec: { taints: [] } };
-      },
     },
   } as unknown as KubeApis;
   const cloud = { addCapacity: () => call('surge', 5) } as unknown as CloudProvider;
@@ -196,21 +182,6 @@ describe('execute: a drain left running past its round (InFlight)', () => {
     await w.inFlight.idle();
     assert.ok(w.log.includes('end delete reboot-a'));
     assert.equal(w.inFlight.has('a'), false);
-  });
-
-  it("ends the round without the drain-pending marks of later nodes: another node's steps and the next round do not wait for them", async () => {
-    const w = world(150);
-    const results = await executeActions([mark('c'), mark('d'), annotate('a', 'Updating')], w.deps);
-    assert.deepEqual(
-      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done'],
-      'the round returned without waiting for the marks',
-    );
-    assert.ok(w.log.includes('start read c') && !w.log.includes('end read c'));
-    assert.ok(w.inFlight.has('c') && w.inFlight.has('d') && !w.inFlight.has('a'));
-    await w.inFlight.idle();
-    assert.ok(w.log.includes('end c ?') && w.log.includes('end d ?'), 'both marks were written after the round');
-    assert.equal(w.inFlight.has('c'), false);
   });
 
   it('waits for a clean-up that is not the last step of its node', async () => {
