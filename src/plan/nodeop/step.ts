@@ -321,7 +321,7 @@ function rebootPodImage({ bottlerocket, settings }: NodeOpContext): { method?: '
 }
 
 function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
-  const { b, spec, settings } = ctx;
+  const { settings } = ctx;
   const recorded = node.annotations[ANNOTATIONS.bootID];
   if (recorded === undefined || recorded === '') {
     return failNode(ctx, node, `phase Rebooting without ${ANNOTATIONS.bootID}; the reboot cannot be verified`);
@@ -331,15 +331,7 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const pod = rebootPodOf(ctx, node.name, recorded);
   if (node.bootID !== undefined && node.bootID !== recorded && node.ready) {
     const wrongOs = osImageFailure(ctx, node);
-    if (pod.pod !== undefined)
-      b.act({
-        kind: 'deleteRebootPod',
-        spec,
-        node: node.name,
-        namespace: settings.jobNamespace,
-        name: pod.name,
-        reason: `node ${node.name} rebooted`,
-      });
+    if (pod.pod !== undefined) deleteRebootPod(ctx, node.name, pod.name);
     if (wrongOs !== undefined) return failNode(ctx, node, wrongOs);
     const verified = ctx.expectedOsImage !== undefined ? `, reports osImage ${JSON.stringify(node.osImage)}` : '';
     enterVerifying(ctx, node, `node ${node.name} rebooted (bootID changed)${verified} and is Ready; health gate next`);
@@ -350,6 +342,18 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   }
   if (node.bootID === recorded && pod.pod === undefined) createRebootPod(ctx, node, recorded);
   rebootWait(ctx, node, deadline);
+}
+
+/** Deletes the reboot pod `name` of `node`, which has rebooted. */
+function deleteRebootPod(ctx: Pick<NodeOpContext, 'b' | 'spec' | 'settings'>, node: string, name: string): void {
+  ctx.b.act({
+    kind: 'deleteRebootPod',
+    spec: ctx.spec,
+    node,
+    namespace: ctx.settings.jobNamespace,
+    name,
+    reason: `node ${node} rebooted`,
+  });
 }
 
 /** The reboot pod for the boot recorded on the node: it reboots the node once. */
@@ -411,6 +415,9 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
     b.wait(spec, 'reboot', `node ${node.name}: its reboot finishes before the node is released`, { node: node.name });
     return;
   }
+  // A reboot that came back: its pod goes, as in rebootStep; the release clears the bootID that names it.
+  const rebootPod = phase === 'Rebooting' && recorded !== undefined ? rebootPodOf(ctx, node.name, recorded) : undefined;
+  if (rebootPod?.pod !== undefined) deleteRebootPod(ctx, node.name, rebootPod.name);
   uncordonIfOurs(ctx, node, `node ${node.name} is released by ${lock.kind}/${lock.name}@${lock.revision}`);
   b.act({
     kind: 'annotateNode',

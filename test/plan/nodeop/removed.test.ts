@@ -8,7 +8,8 @@ import { JOB_LABELS, MANAGED_BY } from '../../../src/execute/jobs/index.js';
 import type { ObservedJob } from '../../../src/observe/types.js';
 import { plan } from '../../../src/plan/index.js';
 import { ANNOTATIONS } from '../../../src/protocol/keys.js';
-import { at, config, desired, iso, node, observed } from '../fixtures.js';
+import { at, config, desired, iso, node, observed, pod } from '../fixtures.js';
+import { rebootPodName } from '../../../src/protocol/jobs.js';
 import { nodeOp } from './fixtures.js';
 
 const NS = 'drydock-system';
@@ -67,5 +68,33 @@ describe('plan: the finished Jobs of a NodeOp removed from Git', () => {
     const own = job('nodeop-patch-worker-1-r1');
     assert.deepEqual(deleted([own], [heldNode]), ['nodeop-patch-worker-1-r1']);
     assert.deepEqual(deleted([{ ...own, succeeded: false }], [heldNode]), []);
+  });
+
+  it('a node the removed NodeOp rebooted is released with its reboot pod deleted; one still rebooting waits', () => {
+    const rebooting = (bootID: string) => ({
+      ...node('worker-1', 'sim://g/worker-1', {
+        annotations: {
+          [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
+          [ANNOTATIONS.phase]: 'Rebooting',
+          [ANNOTATIONS.phaseSince]: iso(-10),
+          [ANNOTATIONS.bootID]: 'b-1',
+        },
+      }),
+      bootID,
+    });
+    const rebootPod = pod(NS, rebootPodName('worker-1', 'b-1'), 'worker-1');
+    const planned = (bootID: string) =>
+      plan(
+        desired({ config: config(10), nodeOps: [nodeOp('other')] }),
+        observed({ nodes: [rebooting(bootID)], pods: [rebootPod] }),
+        at(0),
+        { jobNamespace: NS },
+      ).actions.map((a) => `${a.kind} ${a.kind === 'deleteRebootPod' ? a.name : 'node' in a ? a.node : ''}`);
+    // Back with a new bootID: the release clears the recorded one that names the pod, so the pod goes with it.
+    const released = planned('b-2');
+    assert.ok(released.includes(`deleteRebootPod ${rebootPodName('worker-1', 'b-1')}`), released.join('; '));
+    assert.ok(released.includes('annotateNode worker-1'), released.join('; '));
+    // Not back yet: nothing is released and nothing deleted.
+    assert.deepEqual(planned('b-1'), []);
   });
 });
