@@ -395,7 +395,7 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
     revision: lock.revision,
   };
   const phase = state.phase;
-  const { job } = jobOf(ctx, op, node.name);
+  const { name: jobName, job } = jobOf(ctx, op, node.name);
   if (phase === 'Updating' && job !== undefined && !job.succeeded && !job.failed) {
     b.wait(
       spec,
@@ -406,18 +406,15 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
     return;
   }
   const recorded = node.annotations[ANNOTATIONS.bootID];
-  if (
-    phase === 'Rebooting' &&
-    recorded !== undefined &&
-    rebootPodOf(ctx, node.name, recorded).pod !== undefined &&
-    (node.bootID === recorded || !node.ready)
-  ) {
-    b.wait(spec, 'reboot', `node ${node.name}: its reboot finishes before the node is released`, { node: node.name });
-    return;
-  }
-  // A reboot that came back: its pod goes, as in rebootStep; the release clears the bootID that names it.
   const rebootPod = phase === 'Rebooting' && recorded !== undefined ? rebootPodOf(ctx, node.name, recorded) : undefined;
-  if (rebootPod?.pod !== undefined) deleteRebootPod(ctx, node.name, rebootPod.name);
+  if (rebootPod?.pod !== undefined) {
+    if (node.bootID === recorded || !node.ready) {
+      b.wait(spec, 'reboot', `node ${node.name}: its reboot finishes before the node is released`, { node: node.name });
+      return;
+    }
+    // The reboot came back: its pod goes, as in rebootStep; the release clears the bootID that names it.
+    deleteRebootPod(ctx, node.name, rebootPod.name);
+  }
   uncordonIfOurs(ctx, node, `node ${node.name} is released by ${lock.kind}/${lock.name}@${lock.revision}`);
   b.act({
     kind: 'annotateNode',
@@ -432,7 +429,7 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
       spec,
       node: node.name,
       namespace: settings.jobNamespace,
-      name: jobOf(ctx, op, node.name).name,
+      name: jobName,
       reason: 'its node was released',
     });
   if (state.settled)
