@@ -43,6 +43,13 @@ export interface ActionDeps {
    * round starts once the caches have seen them (src/observe/seen-writes.ts).
    */
   readonly wrote?: WriteListener;
+  /**
+   * A node as the caches hold it (its resourceVersion, spec and annotations), if they do: a
+   * cordon or an uncordon that this copy says to write is written with its version as the
+   * precondition, without reading the node first; a 409 (the copy was behind) reads the node
+   * then, and leaving a node as it is is decided only from a read (writeCordon).
+   */
+  readonly cachedNode?: (name: string) => V1Node | undefined;
 }
 
 export type ActionOf<K extends Action['kind']> = Extract<Action, { kind: K }>;
@@ -63,16 +70,38 @@ async function goneIsDone(fn: () => Promise<unknown>): Promise<Outcome> {
 
 /**
  * Read-then-write with the read's resourceVersion as precondition; a 409 (someone else wrote
- * in between — the kubelet's heartbeat, a controller's status update) reads again.
+ * in between — the kubelet's heartbeat, a controller's status update) reads again. `fn` is
+ * told whether this is the first try (which may decide from the caches instead of a read).
  */
-async function withFreshRead<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
+async function withFreshRead<T>(fn: (first: boolean) => Promise<T>, attempts = 5): Promise<T> {
   for (let i = 1; ; i++) {
     try {
-      return await fn();
+      return await fn(i === 1);
     } catch (err) {
       if (httpStatus(err) !== 409 || i >= attempts) throw err;
     }
   }
+}
+
+/**
+ * A cordon's or an uncordon's write, decided by `step` from the node as it stands: on the first
+ * try from the caches' copy when they hold one and it calls for a patch (whose resourceVersion
+ * precondition turns a stale copy into a 409, and the next try reads); a decision to leave the
+ * node alone is only ever taken from a read, never from a copy that may be behind.
+ */
+async function writeCordon(
+  d: ActionDeps,
+  name: string,
+  first: boolean,
+  step: (node: NodeCordonState) => CordonStep,
+): Promise<Outcome> {
+  const cached = first ? d.cachedNode?.(name) : undefined;
+  if (cached?.metadata?.resourceVersion !== undefined) {
+    const decided = step(stateOf(cached));
+    if (decided.kind === 'patch') return patchCordon(d, name, cached, decided);
+  }
+  const node = await d.kube.core.readNode({ name });
+  return patchCordon(d, name, node, step(stateOf(node)));
 }
 
 function noCloud(groupId: string): never {
@@ -106,7 +135,7 @@ function labelsPart(m: NodeMetadataPatch): { labels?: Record<string, string | nu
 
 /** Cordons; `with` (an annotateNode's patch) is written in the same patch when the cordon is done. */
 export function cordon(a: ActionOf<'cordon'>, d: ActionDeps, withMeta = NO_METADATA): Promise<Outcome> {
-  return withFreshRead(() => cordonOnce(a, d, withMeta));
+  return withFreshRead((first) => writeCordon(d, a.node, first, (node) => cordonStep(node, withMeta)));
 }
 
 /** A node as a cordon or an uncordon reads it before it writes. */
@@ -217,25 +246,17 @@ async function patchCordon(d: ActionDeps, name: string, node: V1Node, step: Cord
   return DONE;
 }
 
-async function cordonOnce(a: ActionOf<'cordon'>, d: ActionDeps, withMeta: NodeMetadataPatch): Promise<Outcome> {
-  const node = await d.kube.core.readNode({ name: a.node });
-  return patchCordon(d, a.node, node, cordonStep(stateOf(node), withMeta));
-}
-
 /** Uncordons what drydock cordoned; `with` as for cordon. */
 export function uncordon(a: ActionOf<'uncordon'>, d: ActionDeps, withMeta = NO_METADATA): Promise<Outcome> {
-  return withFreshRead(() => uncordonOnce(a, d, withMeta));
-}
-
-async function uncordonOnce(a: ActionOf<'uncordon'>, d: ActionDeps, withMeta: NodeMetadataPatch): Promise<Outcome> {
-  let node;
-  try {
-    node = await d.kube.core.readNode({ name: a.node });
-  } catch (err) {
-    if (httpStatus(err) === 404) return { kind: 'skipped', reason: 'node is gone' };
-    throw err;
-  }
-  return patchCordon(d, a.node, node, uncordonStep(stateOf(node), withMeta));
+  return withFreshRead(async (first) => {
+    try {
+      return await writeCordon(d, a.node, first, (node) => uncordonStep(node, withMeta));
+    } catch (err) {
+      // Read or written from the caches' copy: a node deleted since has nothing to uncordon.
+      if (httpStatus(err) === 404) return { kind: 'skipped', reason: 'node is gone' };
+      throw err;
+    }
+  });
 }
 
 /**

@@ -74,6 +74,8 @@ export interface ClusterCache {
   synced(): Promise<void>;
   isSynced(): boolean;
   snapshot(): ClusterSnapshot;
+  /** The Node the caches hold under that name (trimmed: trim.ts), if any. */
+  node(name: string): V1Node | undefined;
   /**
    * ClusterVersion and the MachineConfigPools (openshift.ts): the first call starts observing
    * them; undefined until they are read (or known not to be served).
@@ -380,6 +382,7 @@ export function startClusterCache(opts: ClusterCacheOptions): ClusterCache {
     },
     isSynced: () => all.every((c) => c.isSynced()),
     snapshot,
+    node: (name) => nodes.get(name),
     openshift: () => openshift.view(),
     whenSeen: (writes, timeoutMs) => seen.whenSeen(writes, timeoutMs),
     whenPdbSettled: (key, evicted, timeoutMs) => waiters.when(key, evicted, timeoutMs),

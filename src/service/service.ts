@@ -397,6 +397,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
     kube: kubeApis(opts.kubeConfig),
     cloud: (groupId: string) => desired.providerOf(groupId, opts.providers),
     fieldManager: 'drydock',
+    cachedNode: (name: string) => p.cluster.node(name),
   };
   const resyncMs = opts.resyncMs ?? 60_000;
   const settleMs = settleMsOf(opts);

@@ -137,6 +137,7 @@ export async function measureIdleRounds(nodes: number, rounds: number, changed: 
     isSynced: () => true,
     snapshot: () =>
       (current ??= buildClusterSnapshot({ ...w, jobs: [], statefulSets: [], replicaSets: w.replicaSets }, memo)),
+    node: (name) => w.nodes.find((n) => n.metadata?.name === name),
     openshift: () => undefined,
     // An idle round writes nothing, so nothing is waited for.
     whenSeen: () => Promise.resolve(true),

@@ -9,6 +9,7 @@ import {
   PatchStrategy,
   PolicyV1Api,
   setHeaderOptions,
+  type V1Node,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
@@ -424,6 +425,65 @@ describe('execute against a real API server', function () {
       const rs = await runVia([phase('no-such-node', 'Cordoned'), { ...cordon, node: 'no-such-node' }]);
       assert.deepEqual(kinds(rs), ['transient', 'transient']);
       assert.equal(patches(), 3);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("cordons and uncordons from the caches' copy of the node without reading it, and reads it when that copy is behind", async () => {
+    const proxy = await startCountingProxy(kc);
+    try {
+      const viaProxy = new KubeConfig();
+      viaProxy.loadFromString(proxy.kubeconfig);
+      let cached: V1Node | undefined;
+      const runVia = (actions: Action[]) =>
+        executeActions(actions, {
+          kube: kubeApis(viaProxy),
+          cloud: () => undefined,
+          fieldManager: 'drydock',
+          logger,
+          events: NO_EVENTS,
+          now: () => new Date(),
+          cachedNode: (name) => (cached?.metadata?.name === name ? cached : undefined),
+        });
+      const calls = (method: string, status?: number) =>
+        proxy.requests.filter(
+          (r) =>
+            r.method === method &&
+            r.path.startsWith('/api/v1/nodes/n-cached') &&
+            (status === undefined || r.status === status),
+        ).length;
+      // A node nothing else writes to (no kubelet: not a KWOK node), so a copy stays current.
+      await core.createNode({ body: { metadata: { name: 'n-cached' } } });
+      const cordon: Action = { kind: 'cordon', spec, reason: 'test', node: 'n-cached' };
+      const uncordon: Action = { kind: 'uncordon', spec, reason: 'test', node: 'n-cached' };
+      cached = await core.readNode({ name: 'n-cached' });
+      assert.deepEqual(kinds(await runVia([cordon])), ['done']);
+      assert.deepEqual([calls('GET'), calls('PATCH', 200)], [0, 1]);
+      assert.equal((await core.readNode({ name: 'n-cached' })).spec?.unschedulable, true);
+      // Someone writes to the node after the copy was taken: the uncordon's 409 has it read the node and write again.
+      cached = await core.readNode({ name: 'n-cached' });
+      const cordonedCopy = cached;
+      await core.patchNode(
+        { name: 'n-cached', body: { metadata: { labels: { team: 'blue' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      assert.deepEqual(kinds(await runVia([uncordon])), ['done']);
+      assert.deepEqual([calls('GET'), calls('PATCH', 409), calls('PATCH', 200)], [1, 1, 2]);
+      let node = await core.readNode({ name: 'n-cached' });
+      assert.notEqual(node.spec?.unschedulable, true);
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
+      assert.equal(node.metadata?.labels?.team, 'blue', 'the write in between is kept');
+      // A copy that says there is nothing to do is not believed: the node is read, and cordoned.
+      cached = cordonedCopy;
+      assert.deepEqual(kinds(await runVia([cordon])), ['done']);
+      assert.deepEqual([calls('GET'), calls('PATCH', 200)], [2, 3]);
+      node = await core.readNode({ name: 'n-cached' });
+      assert.equal(node.spec?.unschedulable, true);
+      // A node deleted since the caches saw it has nothing to uncordon.
+      cached = node;
+      await core.deleteNode({ name: 'n-cached' });
+      assert.deepEqual(kinds(await runVia([uncordon])), ['skipped']);
     } finally {
       await proxy.close();
     }
