@@ -103,62 +103,73 @@ async function attempt(fn: () => Promise<Outcome>, what: string): Promise<Outcom
 }
 
 /**
- * The index of the annotateNode that goes with a cordon or uncordon of the same node next to it
- * in the plan (the planner emits them together: a phase change with its cordon), keyed by
- * the index of the pair's first action. Each such pair is written as one patch. A toggle
- * between two annotations goes with the one after it (a NodeOp's lock, then its cordon with
- * the phase that says why): the cordon is never written without that phase.
+ * A cordon or uncordon and the annotateNode(s) of the same node beside it in the plan, written
+ * as one patch (the planner emits a phase change with its cordon), keyed by the index of the
+ * group's first action. A toggle between two annotations goes with the one after it (the phase
+ * that says why), so the cordon is never written without that phase; a cordon also takes the
+ * one before it (a NodeOp's lock): the node is locked, cordoned and in its next phase in one
+ * write, and nothing of the three lands without the others.
  */
-export function annotationPairs(actions: readonly Action[]): Map<number, { toggle: number; annotate: number }> {
-  const pairs = new Map<number, { toggle: number; annotate: number }>();
+export interface NodeWriteGroup {
+  readonly toggle: number;
+  /** The annotateNode that says why (after the toggle), or the only one (before it). */
+  readonly annotate: number;
+  /** A cordon's annotateNode before it (the lock), written in the same patch. */
+  readonly before?: number;
+}
+
+export function annotationPairs(actions: readonly Action[]): Map<number, NodeWriteGroup> {
+  const pairs = new Map<number, NodeWriteGroup>();
   const toggles = (a: Action | undefined): a is Toggle => a?.kind === 'cordon' || a?.kind === 'uncordon';
   const together = (a: Action | undefined, b: Action | undefined): boolean =>
     a !== undefined && b !== undefined && nodeOf(a) === nodeOf(b) && laneOf(a) === laneOf(b);
   for (let i = 0; i + 1 < actions.length; i++) {
     const [a, b, c] = [actions[i], actions[i + 1], actions[i + 2]];
     if (a === undefined || b === undefined || !together(a, b)) continue;
+    const annotatedAfter = c?.kind === 'annotateNode' && together(b, c);
     if (toggles(a) && b.kind === 'annotateNode') pairs.set(i, { toggle: i, annotate: i + 1 });
-    else if (a.kind === 'annotateNode' && toggles(b) && !(c?.kind === 'annotateNode' && together(b, c)))
-      pairs.set(i, { toggle: i + 1, annotate: i });
+    else if (a.kind === 'annotateNode' && b.kind === 'cordon' && annotatedAfter) {
+      pairs.set(i, { toggle: i + 1, annotate: i + 2, before: i });
+      i++;
+    } else if (a.kind === 'annotateNode' && toggles(b) && !annotatedAfter) pairs.set(i, { toggle: i + 1, annotate: i });
     else continue;
     i++;
   }
   return pairs;
 }
 
+/** The indices a group's patch writes for. */
+function groupIndices(g: NodeWriteGroup): number[] {
+  return [...(g.before !== undefined ? [g.before] : []), g.toggle, g.annotate];
+}
+
+/** What a group's annotateNodes write, merged in plan order (the later phase wins). */
+function groupAnnotation(actions: readonly Action[], g: NodeWriteGroup): ActionOf<'annotateNode'> {
+  const annotate = actions[g.annotate] as ActionOf<'annotateNode'>;
+  if (g.before === undefined) return annotate;
+  const before = actions[g.before] as ActionOf<'annotateNode'>;
+  return { ...annotate, annotations: { ...before.annotations, ...annotate.annotations } };
+}
+
 /**
- * Runs a cordon or uncordon with its annotateNode in one patch. Outcomes per index: when the
- * toggle is skipped (someone else's cordon, already uncordoned) the annotation is written alone.
+ * Runs a cordon or uncordon with its annotateNode(s) in one patch. Outcomes per index: each
+ * action of the group has the patch's outcome, but when the toggle is skipped (someone else's
+ * cordon, already uncordoned) the annotations are written alone, in one patch of their own.
+ * A failed patch fails them all (the first of them reports its error; the executor holds the
+ * rest of the node's steps).
  */
-async function runPair(
-  actions: readonly Action[],
-  pair: { toggle: number; annotate: number },
-  d: ActionDeps,
-): Promise<Map<number, Outcome>> {
+async function runPair(actions: readonly Action[], pair: NodeWriteGroup, d: ActionDeps): Promise<Map<number, Outcome>> {
   const toggle = actions[pair.toggle] as Toggle;
-  const annotate = actions[pair.annotate] as ActionOf<'annotateNode'>;
+  const annotate = groupAnnotation(actions, pair);
   const meta = impl.metadataOf(annotate);
   const both = await attempt(
     () => (toggle.kind === 'cordon' ? impl.cordon(toggle, d, meta) : impl.uncordon(toggle, d, meta)),
     describeAction(toggle),
   );
-  if (both.kind === 'done')
-    return new Map([
-      [pair.toggle, both],
-      [pair.annotate, both],
-    ]);
-  const alone =
-    both.kind === 'skipped'
-      ? await attempt(() => impl.annotateNode(annotate, d), describeAction(annotate))
-      : {
-          kind: 'transient' as const,
-          code: 'Deferred',
-          reason: `${describeAction(annotate)}: deferred, ${describeAction(toggle)} did not succeed`,
-        };
-  return new Map([
-    [pair.toggle, both],
-    [pair.annotate, alone],
-  ]);
+  const indices = groupIndices(pair);
+  if (both.kind !== 'skipped') return new Map(indices.map((i) => [i, both]));
+  const alone = await attempt(() => impl.annotateNode(annotate, d), describeAction(annotate));
+  return new Map(indices.map((i) => [i, i === pair.toggle ? both : alone]));
 }
 
 /** Steps whose failure holds the node's later steps this round (see executeActions). */
@@ -187,7 +198,7 @@ interface Run {
    * instance's room as free, and a node started on a slot handed over waits for that removal).
    */
   readonly unwritten: { readonly nodes: Set<string>; readonly groups: Set<string> };
-  readonly pairs: ReadonlyMap<number, { toggle: number; annotate: number }>;
+  readonly pairs: ReadonlyMap<number, NodeWriteGroup>;
   /** Nodes an earlier round's drain still holds (opts.inFlight when this run began). */
   readonly taken: ReadonlySet<string>;
   /** Lanes not run because an earlier round's drain still holds their node (but for repeated evictions). */
@@ -263,7 +274,7 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
     if (!indices.every((i) => touchesOnePod(r.actions[i]) || cleansUp(r.actions[i]))) r.skipped.push(lane);
     return;
   }
-  /** Outcomes of the second action of a pair, decided when its first ran. */
+  /** Outcomes of a write group's later actions, decided when its first ran. */
   let carried = new Map<number, Outcome>();
   const steps = laneSteps(r.actions, indices);
   for (const [n, step] of steps.entries()) {
@@ -317,9 +328,9 @@ function cleansUp(a: Action | undefined): boolean {
 }
 
 /**
- * Runs one action (or, for a cordon with its phase change, the patch of both) and records its
- * result; undefined when it was not started (told to stop), else the outcomes it decided for
- * the pair's second action.
+ * Runs one action (or, for a cordon with its phase change, the one patch of its write group)
+ * and records its result; undefined when it was not started (told to stop), else the outcomes
+ * it decided for the group's later actions.
  */
 async function runAction(
   r: Run,
@@ -347,10 +358,12 @@ async function runAction(
   } else {
     const pair = r.pairs.get(index);
     const decided = carried.get(index);
-    // One kind per call: a pair's patch is one call, named by both of its actions.
+    // One kind per call: a group's patch is one call, named by all of its actions.
     const kind =
       pair !== undefined
-        ? `${actions[pair.toggle]?.kind ?? ''}+${callKind(actions[pair.annotate] ?? action)}`
+        ? groupIndices(pair)
+            .map((i) => (i === pair.toggle ? (actions[i]?.kind ?? '') : callKind(actions[i] ?? action)))
+            .join('+')
         : callKind(action);
     if (decided === undefined) mutatingCallStarts(kind, what);
     if (pair !== undefined) {
@@ -362,7 +375,7 @@ async function runAction(
       outcome = await attempt(() => paced(opts, action, () => run(action, opts)), what);
     }
     // The reliability suite's crash point: after a call that changed something, before its Event.
-    // A pair's second action made no call of its own: the first one's patch carried it.
+    // A group's later actions made no call of their own: the first one's patch carried them.
     if (outcome.kind === 'done' && decided === undefined) {
       mutatingCallDone(kind, what);
       call = kind;

@@ -103,14 +103,9 @@ export function replaceMinimum(pods: number): MinimalWrite[] {
 export function nodeOpMinimum(pods: number): MinimalWrite[] {
   return [
     {
-      write: 'patch node: lock (operation, phase Pending)',
+      write: 'patch node: lock + cordon + phase Draining (operation, Job name, evicted workloads)',
       count: 1,
-      why: 'the claim, durable before the budget, drain preflight and UpgradeGate before-Jobs, which may wait',
-    },
-    {
-      write: 'patch node: cordon + phase Draining (Job name, evicted workloads)',
-      count: 1,
-      why: 'no new pods land; what was running is remembered for the health gate; one patch',
+      why: 'the claim, and no new pods land; what was running is remembered for the health gate; one patch when nothing waits between the lock and the cordon (the budget, the drain preflight, UpgradeGate before-Jobs)',
     },
     { write: 'create pods/eviction', count: pods, why: 'one eviction per pod, through PDBs' },
     { write: 'patch node: phase Updating', count: 1, why: 'drained: the Job runs now' },

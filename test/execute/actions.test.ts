@@ -430,6 +430,69 @@ describe('execute against a real API server', function () {
     }
   });
 
+  it("writes a NodeOp's lock, its cordon and the phase after it as one patch, or none of them", async () => {
+    const proxy = await startCountingProxy(kc);
+    try {
+      const viaProxy = new KubeConfig();
+      viaProxy.loadFromString(proxy.kubeconfig);
+      const runVia = (actions: Action[]) =>
+        executeActions(actions, {
+          kube: kubeApis(viaProxy),
+          cloud: () => undefined,
+          fieldManager: 'drydock',
+          logger,
+          events: NO_EVENTS,
+          now: () => new Date(),
+        });
+      const patches = () => proxy.requests.filter((r) => r.method === 'PATCH' && r.status === 200).length;
+      const lock = (node: string): Action => ({
+        kind: 'annotateNode',
+        spec,
+        reason: 'test',
+        node,
+        annotations: { [ANNOTATIONS.operation]: 'NodeOp/patch@r1', [ANNOTATIONS.phase]: 'Pending' },
+      });
+      const draining = (node: string): Action => ({
+        kind: 'annotateNode',
+        spec,
+        reason: 'test',
+        node,
+        annotations: { [ANNOTATIONS.phase]: 'Draining', [ANNOTATIONS.job]: 'drydock/job-1' },
+      });
+      const cordon = (node: string): Action => ({ kind: 'cordon', spec, reason: 'test', node });
+      await core.createNode({ body: fakeNode('n-triple') });
+      assert.deepEqual(kinds(await runVia([lock('n-triple'), cordon('n-triple'), draining('n-triple')])), [
+        'done',
+        'done',
+        'done',
+      ]);
+      assert.equal(patches(), 1);
+      let node = await core.readNode({ name: 'n-triple' });
+      const ann = node.metadata?.annotations ?? {};
+      assert.equal(node.spec?.unschedulable, true);
+      assert.equal(ann[ANNOTATIONS.operation], 'NodeOp/patch@r1');
+      assert.equal(ann[ANNOTATIONS.job], 'drydock/job-1');
+      assert.equal(ann[ANNOTATIONS.phase], 'Draining', 'the later phase wins');
+      assert.equal(ann[ANNOTATIONS.cordoned], 'true');
+      assert.equal(node.metadata?.labels?.['drydock.dev/phase'], 'Draining');
+      // A person's cordon: not claimed; the lock and the phase still go, in one patch of their own.
+      await core.createNode({ body: fakeNode('n-triple-manual', { unschedulable: true }) });
+      const manual = [lock('n-triple-manual'), cordon('n-triple-manual'), draining('n-triple-manual')];
+      assert.deepEqual(kinds(await runVia(manual)), ['done', 'skipped', 'done']);
+      assert.equal(patches(), 2);
+      node = await core.readNode({ name: 'n-triple-manual' });
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.operation], 'NodeOp/patch@r1');
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.phase], 'Draining');
+      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
+      // A failed cordon leaves the node unlocked too: nothing of the three is written.
+      const failed = await runVia([lock('no-such-node'), cordon('no-such-node'), draining('no-such-node')]);
+      assert.deepEqual(kinds(failed), ['transient', 'transient', 'transient']);
+      assert.equal(patches(), 2);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("cordons and uncordons from the caches' copy of the node without reading it, and reads it when that copy is behind", async () => {
     const proxy = await startCountingProxy(kc);
     try {

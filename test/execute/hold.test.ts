@@ -264,7 +264,7 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
     });
   });
 
-  describe('a free node: its lock, then the cordon with Updating, then the Job, in one round', () => {
+  describe('a free node: its lock, the cordon and Updating in one patch, then the Job, in one round', () => {
     const p = plan(
       desired({ nodeOps: [nodeOp('patch', { cordon: true })] }),
       observed({ nodes: [node('worker-0', 'sim://g/worker-0')] }),
@@ -274,7 +274,7 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
     const phaseOf = (a: Action | undefined): string | undefined =>
       a?.kind === 'annotateNode' ? (a.annotations[ANNOTATIONS.phase] ?? undefined) : undefined;
 
-    it('the lock is a patch of its own; the cordon goes with the phase after it, and the Job after both', async () => {
+    it('the lock rides in the patch of the cordon and the phase after it, and the Job follows that patch', async () => {
       assert.deepEqual(
         p.actions.map((a) => a.kind),
         ['annotateNode', 'cordon', 'annotateNode', 'createNodeJob'],
@@ -282,27 +282,21 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
       assert.deepEqual([phaseOf(p.actions[0]), phaseOf(p.actions[2])], ['Pending', 'Updating']);
       const bodies: unknown[] = [];
       const [calls, outcomes] = await execute(p.actions, 'ok', bodies);
-      assert.deepEqual(calls.slice(0, 2), ['patch worker-0', 'patch worker-0']);
-      assert.match(calls[2] ?? '', /^create job /);
+      assert.deepEqual(calls.slice(0, 1), ['patch worker-0']);
+      assert.match(calls[1] ?? '', /^create job /);
+      assert.equal(calls.length, 2);
       assert.deepEqual(outcomes, ['done', 'done', 'done', 'done']);
-      // The lock's patch cordons nothing; the cordon's carries the phase Updating.
-      const [lock, cordon] = bodies as { metadata?: { annotations?: Record<string, string> }; spec?: unknown }[];
-      assert.equal(lock?.spec, undefined);
-      assert.equal(lock?.metadata?.annotations?.[ANNOTATIONS.phase], 'Pending');
-      assert.deepEqual(cordon?.spec, { unschedulable: true });
-      assert.equal(cordon?.metadata?.annotations?.[ANNOTATIONS.phase], 'Updating');
+      // One patch: the lock's operation, the cordon, and the phase after it (Pending never lands).
+      const [patch] = bodies as { metadata?: { annotations?: Record<string, string> }; spec?: unknown }[];
+      assert.deepEqual(patch?.spec, { unschedulable: true });
+      assert.equal(patch?.metadata?.annotations?.[ANNOTATIONS.operation], 'NodeOp/patch@r1');
+      assert.equal(patch?.metadata?.annotations?.[ANNOTATIONS.phase], 'Updating');
     });
 
-    it('a failed lock write holds the cordon and the Job (the next round starts the node again)', async () => {
+    it('a failed patch holds the Job and leaves the node unlocked and uncordoned (the next round starts it again)', async () => {
       const [calls, outcomes] = await execute(p.actions, 'fails');
       assert.deepEqual(calls, ['patch worker-0']);
       assert.deepEqual(outcomes, ['HTTP503', 'Deferred', 'Deferred', 'Deferred']);
-    });
-
-    it('a failed cordon holds the Job; the node stays Pending and uncordoned', async () => {
-      const [calls, outcomes] = await execute(p.actions, ['ok', 'fails']);
-      assert.deepEqual(calls, ['patch worker-0', 'patch worker-0']);
-      assert.deepEqual(outcomes, ['done', 'HTTP503', 'Deferred', 'Deferred']);
     });
   });
 
@@ -319,7 +313,7 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
       { jobNamespace: NS },
     );
 
-    it('the release, then the lock, the cordon with its phase and the Job, one after another', async () => {
+    it('the release, then the lock with the cordon and its phase, then the Job, one after another', async () => {
       assert.deepEqual(
         p.actions.map((a) => `${a.kind} ${'node' in a ? a.node : ''}`),
         [
@@ -331,8 +325,9 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
         ],
       );
       const [calls, outcomes] = await execute(p.actions, 'ok');
-      assert.deepEqual(calls.slice(0, 3), ['patch worker-0', 'patch worker-1', 'patch worker-1']);
-      assert.match(calls[3] ?? '', /^create job nodeop-patch-worker-1-/);
+      assert.deepEqual(calls.slice(0, 2), ['patch worker-0', 'patch worker-1']);
+      assert.match(calls[2] ?? '', /^create job nodeop-patch-worker-1-/);
+      assert.equal(calls.length, 3);
       assert.deepEqual(outcomes, ['done', 'done', 'done', 'done', 'done']);
     });
 

@@ -5,7 +5,8 @@
  * writes it, after the phase in the node's lane (a failed patch holds it): the first evictions
  * with Draining, the Job with Updating, the reboot pod with Rebooting. The lock's round is the
  * one that goes further: with no before-Jobs to run, the cordon with the node's next phase
- * follows the lock in the node's lane (startStep). Every step
+ * follows the lock in the node's lane (startStep; the executor writes the three in one patch).
+ * Every step
  * reads only what is on the node and what is observed, so a restarted drydock continues where
  * the last one stopped: a node past Updating never gets its Job again, and the reboot pod is
  * named after the recorded bootID, so the same boot is never rebooted twice.
@@ -142,8 +143,9 @@ function leavePending(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateSte
 /**
  * The lock's round goes on to the node's first step when nothing has to run before it (no
  * UpgradeGate before-Jobs): the cordon with its phase, then the first evictions or the Job,
- * after the lock in the node's lane, so a failed lock write holds them (the executor) and no
- * node is touched without its lock; a round less per node. `locked` is the node as the lock
+ * after the lock in the node's lane, so a failed lock write holds them (the executor, which
+ * writes the lock, the cordon and the phase in one patch) and no node is touched without its
+ * lock; a round less per node. `locked` is the node as the lock
  * leaves it. A node whose first step waits (the budget, a drain that cannot start) stays
  * Pending and is taken up by leavePending, as is one with before-Jobs.
  */
