@@ -172,8 +172,17 @@ async function runPair(actions: readonly Action[], pair: NodeWriteGroup, d: Acti
   return new Map(indices.map((i) => [i, i === pair.toggle ? both : alone]));
 }
 
-/** Steps whose failure holds the node's later steps this round (see executeActions). */
-const HOLDING_STEPS: ReadonlySet<Action['kind']> = new Set(['cordon', 'annotateNode', 'removeInstance']);
+/**
+ * Steps whose failure holds the node's later steps this round (see executeActions). A reboot
+ * pod's deletion is one: a node whose reboot did not come back is uncordoned only once the pod
+ * that could still reboot it is gone.
+ */
+const HOLDING_STEPS: ReadonlySet<Action['kind']> = new Set([
+  'cordon',
+  'annotateNode',
+  'removeInstance',
+  'deleteRebootPod',
+]);
 
 /**
  * How many nodes' steps run at once (lanes.ts): a whole wave of a wide rollout (twenty nodes at a

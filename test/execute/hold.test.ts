@@ -43,6 +43,51 @@ describe('execute: a failed step holds the rest of its node', () => {
       reason: 'deleteNode n-1: deferred, an earlier step on node n-1 did not succeed',
     });
   });
+
+  it('does not uncordon a node whose reboot pod, which could still reboot it, was not deleted', async () => {
+    const calls: string[] = [];
+    const kube = {
+      core: {
+        deleteNamespacedPod: (r: { name: string }) => {
+          calls.push(`delete pod ${r.name}`);
+          return Promise.reject(new ApiException(503, 'unavailable', {}, {}));
+        },
+        readNode: () => {
+          calls.push('read node');
+          return Promise.resolve({ metadata: { name: 'n-1', annotations: {} }, spec: {} });
+        },
+        patchNode: () => {
+          calls.push('patch node');
+          return Promise.resolve({});
+        },
+      },
+    } as unknown as KubeApis;
+    const actions: Action[] = [
+      {
+        kind: 'deleteRebootPod',
+        spec,
+        reason: 'test',
+        node: 'n-1',
+        namespace: 'drydock-system',
+        name: 'reboot-n-1-b-1',
+      },
+      { kind: 'uncordon', spec, reason: 'test', node: 'n-1' },
+      { kind: 'annotateNode', spec, reason: 'test', node: 'n-1', annotations: { [ANNOTATIONS.phase]: 'Failed' } },
+    ];
+    const rs = await executeActions(actions, {
+      kube,
+      cloud: () => undefined,
+      fieldManager: 'drydock',
+      logger: pino({ level: 'silent' }),
+      events: NO_EVENTS,
+      now: () => new Date(),
+    });
+    assert.deepEqual(calls, ['delete pod reboot-n-1-b-1']);
+    assert.deepEqual(
+      rs.map((r) => (r.outcome.kind === 'transient' ? r.outcome.code : r.outcome.kind)),
+      ['HTTP503', 'Deferred', 'Deferred'],
+    );
+  });
 });
 
 /**

@@ -340,22 +340,25 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
     return;
   }
   if (deadline <= ctx.now) {
-    return failNode(ctx, node, `reboot did not come back within ${Math.round(settings.rebootTimeoutMs / 1000)}s`);
+    const why = `reboot did not come back within ${Math.round(settings.rebootTimeoutMs / 1000)}s`;
+    // A reboot pod that has not rebooted the node (never scheduled, or stuck) would still reboot
+    // it later, a node back in service with workloads on it: it goes first, in the node's lane.
+    if (pod.pod !== undefined)
+      deleteRebootPod(ctx, node.name, pod.name, `node ${node.name}: ${why}; it must not reboot later`);
+    return failNode(ctx, node, why);
   }
   if (node.bootID === recorded && pod.pod === undefined) createRebootPod(ctx, node, recorded);
   rebootWait(ctx, node, deadline);
 }
 
-/** Deletes the reboot pod `name` of `node`, which has rebooted. */
-function deleteRebootPod(ctx: Pick<NodeOpContext, 'b' | 'spec' | 'settings'>, node: string, name: string): void {
-  ctx.b.act({
-    kind: 'deleteRebootPod',
-    spec: ctx.spec,
-    node,
-    namespace: ctx.settings.jobNamespace,
-    name,
-    reason: `node ${node} rebooted`,
-  });
+/** Deletes the reboot pod `name` of `node`: it has rebooted (or, as `reason` says, must not any more). */
+function deleteRebootPod(
+  ctx: Pick<NodeOpContext, 'b' | 'spec' | 'settings'>,
+  node: string,
+  name: string,
+  reason = `node ${node} rebooted`,
+): void {
+  ctx.b.act({ kind: 'deleteRebootPod', spec: ctx.spec, node, namespace: ctx.settings.jobNamespace, name, reason });
 }
 
 /** The reboot pod for the boot recorded on the node: it reboots the node once. */

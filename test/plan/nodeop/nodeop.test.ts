@@ -489,18 +489,27 @@ describe('NodeOp planner', () => {
     );
   });
 
-  it('Rebooting past the deadline fails the node; not Ready yet within it waits', () => {
+  it('Rebooting past the deadline fails the node, its reboot pod deleted first; not Ready yet within it waits', () => {
     const op = nodeOp('patch', { rebootOnSuccess: true });
     const late = n('worker-0', {
-      annotations: { ...held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), [ANNOTATIONS.phaseSince]: iso(-601) },
+      annotations: {
+        ...held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1', [ANNOTATIONS.cordoned]: 'true' }),
+        [ANNOTATIONS.phaseSince]: iso(-601),
+      },
+      unschedulable: true,
       bootID: 'b-1',
       ready: false,
     });
     const p = run(op, [late], { pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')] });
+    // The pod that never rebooted the node would reboot it later, back in service: it goes before the uncordon.
+    assert.deepEqual(kinds(p), ['deleteRebootPod worker-0', 'uncordon worker-0', 'annotateNode worker-0']);
+    assert.equal((p.actions[0] as Extract<Action, { kind: 'deleteRebootPod' }>).name, 'reboot-worker-0-b-1');
     assert.equal(
       (p.actions.at(-1) as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
       'Failed',
     );
+    // Without a pod (never created), there is nothing to delete.
+    assert.deepEqual(kinds(run(op, [late])), ['uncordon worker-0', 'annotateNode worker-0']);
     const early = n('worker-0', {
       annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }),
       bootID: 'b-2',

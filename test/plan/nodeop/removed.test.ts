@@ -1,7 +1,8 @@
 /**
- * A NodeOp removed from Git leaves no finished Job behind: its own Jobs and its UpgradeGate
+ * A NodeOp removed from Git leaves nothing finished behind: its own Jobs and its UpgradeGate
  * before- and after-Jobs are deleted once finished, unless their node is still held by it (that
  * node's step finishes first); the Jobs of an operation still in Git are left to its own round.
+ * A node it rebooted is released with its finished reboot pod deleted.
  */
 import assert from 'node:assert/strict';
 import { JOB_LABELS, MANAGED_BY } from '../../../src/execute/jobs/index.js';
@@ -40,7 +41,7 @@ const deleted = (jobs: ObservedJob[], nodes = [node('worker-1', 'sim://g/worker-
     .actions.filter((a) => a.kind === 'deleteJob')
     .map((a) => (a.kind === 'deleteJob' ? a.name : ''));
 
-describe('plan: the finished Jobs of a NodeOp removed from Git', () => {
+describe('plan: the finished Jobs and reboot pods of a NodeOp removed from Git', () => {
   const cases: Array<[string, ObservedJob[], string[]]> = [
     ['its own finished Job on a released node is deleted', [job('own')], ['own']],
     ['a failed one too', [job('own', { state: 'failed' })], ['own']],
