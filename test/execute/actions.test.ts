@@ -14,10 +14,17 @@ import {
 import { pino } from 'pino';
 import { useControlPlane, eventually, fakeNode } from '../support/control-plane.js';
 import { resolveBinDir } from '../../src/sandbox/control-plane/index.js';
-import { executeActions, kubeApis, NO_EVENTS, kubeEventRecorder, type ActionResult } from '../../src/execute/index.js';
+import {
+  executeActions,
+  kubeApis,
+  NO_EVENTS,
+  kubeEventRecorder,
+  type ActionResult,
+  type ExecuteOptions,
+} from '../../src/execute/index.js';
 import { ANNOTATIONS } from '../../src/observe/types.js';
 import type { Action, SpecRef } from '../../src/plan/types.js';
-import { startCountingProxy } from '../service/counting-proxy.js';
+import { startCountingProxy, type CountingProxy } from '../service/counting-proxy.js';
 
 const spec: SpecRef = { kind: 'NodeImage', name: 'worker' };
 const logger = pino({ level: 'silent' });
@@ -28,15 +35,34 @@ describe('execute against a real API server', function () {
   let kc: KubeConfig;
   let core: CoreV1Api;
 
+  /** The executor's options, reaching the API server with `config`. */
+  const options = (config: KubeConfig, events = NO_EVENTS): ExecuteOptions => ({
+    kube: kubeApis(config),
+    cloud: () => undefined,
+    fieldManager: 'drydock',
+    logger,
+    events,
+    now: () => new Date(),
+  });
   async function run(actions: Action[], events = NO_EVENTS): Promise<ActionResult[]> {
-    return executeActions(actions, {
-      kube: kubeApis(kc),
-      cloud: () => undefined,
-      fieldManager: 'drydock',
-      logger,
-      events,
-      now: () => new Date(),
-    });
+    return executeActions(actions, options(kc, events));
+  }
+  /**
+   * Runs `body` with an executor that reaches the API server through a counting proxy, whose
+   * requests the test reads; `extra` adds to the executor's options.
+   */
+  async function throughProxy(
+    body: (runVia: (actions: Action[]) => Promise<ActionResult[]>, proxy: CountingProxy) => Promise<void>,
+    extra: Partial<ExecuteOptions> = {},
+  ): Promise<void> {
+    const proxy = await startCountingProxy(kc);
+    try {
+      const viaProxy = new KubeConfig();
+      viaProxy.loadFromString(proxy.kubeconfig);
+      await body((actions) => executeActions(actions, { ...options(viaProxy), ...extra }), proxy);
+    } finally {
+      await proxy.close();
+    }
   }
   const kinds = (rs: ActionResult[]): string[] => rs.map((r) => r.outcome.kind);
 
@@ -376,19 +402,7 @@ describe('execute against a real API server', function () {
     assert.equal(events.items[0]?.metadata?.annotations?.['drydock.dev/operation'], 'NodeImage/worker');
   });
   it('writes a phase change and the cordon or uncordon next to it as one patch, and the phase alone when the cordon is not ours', async () => {
-    const proxy = await startCountingProxy(kc);
-    try {
-      const viaProxy = new KubeConfig();
-      viaProxy.loadFromString(proxy.kubeconfig);
-      const runVia = (actions: Action[]) =>
-        executeActions(actions, {
-          kube: kubeApis(viaProxy),
-          cloud: () => undefined,
-          fieldManager: 'drydock',
-          logger,
-          events: NO_EVENTS,
-          now: () => new Date(),
-        });
+    await throughProxy(async (runVia, proxy) => {
       // Patches that changed the node (a 409 from KWOK's status update on the fresh node is retried).
       const patches = () => proxy.requests.filter((r) => r.method === 'PATCH' && r.status === 200).length;
       await core.createNode({ body: fakeNode('n-pair') });
@@ -425,25 +439,11 @@ describe('execute against a real API server', function () {
       const rs = await runVia([phase('no-such-node', 'Cordoned'), { ...cordon, node: 'no-such-node' }]);
       assert.deepEqual(kinds(rs), ['transient', 'transient']);
       assert.equal(patches(), 3);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it("writes a NodeOp's lock, its cordon and the phase after it as one patch, or none of them", async () => {
-    const proxy = await startCountingProxy(kc);
-    try {
-      const viaProxy = new KubeConfig();
-      viaProxy.loadFromString(proxy.kubeconfig);
-      const runVia = (actions: Action[]) =>
-        executeActions(actions, {
-          kube: kubeApis(viaProxy),
-          cloud: () => undefined,
-          fieldManager: 'drydock',
-          logger,
-          events: NO_EVENTS,
-          now: () => new Date(),
-        });
+    await throughProxy(async (runVia, proxy) => {
       const patches = () => proxy.requests.filter((r) => r.method === 'PATCH' && r.status === 200).length;
       const lock = (node: string): Action => ({
         kind: 'annotateNode',
@@ -488,67 +488,54 @@ describe('execute against a real API server', function () {
       const failed = await runVia([lock('no-such-node'), cordon('no-such-node'), draining('no-such-node')]);
       assert.deepEqual(kinds(failed), ['transient', 'transient', 'transient']);
       assert.equal(patches(), 2);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it("cordons and uncordons from the caches' copy of the node without reading it, and reads it when that copy is behind", async () => {
-    const proxy = await startCountingProxy(kc);
-    try {
-      const viaProxy = new KubeConfig();
-      viaProxy.loadFromString(proxy.kubeconfig);
-      let cached: V1Node | undefined;
-      const runVia = (actions: Action[]) =>
-        executeActions(actions, {
-          kube: kubeApis(viaProxy),
-          cloud: () => undefined,
-          fieldManager: 'drydock',
-          logger,
-          events: NO_EVENTS,
-          now: () => new Date(),
-          cachedNode: (name) => (cached?.metadata?.name === name ? cached : undefined),
-        });
-      const calls = (method: string, status?: number) =>
-        proxy.requests.filter(
-          (r) =>
-            r.method === method &&
-            r.path.startsWith('/api/v1/nodes/n-cached') &&
-            (status === undefined || r.status === status),
-        ).length;
-      // A node nothing else writes to (no kubelet: not a KWOK node), so a copy stays current.
-      await core.createNode({ body: { metadata: { name: 'n-cached' } } });
-      const cordon: Action = { kind: 'cordon', spec, reason: 'test', node: 'n-cached' };
-      const uncordon: Action = { kind: 'uncordon', spec, reason: 'test', node: 'n-cached' };
-      cached = await core.readNode({ name: 'n-cached' });
-      assert.deepEqual(kinds(await runVia([cordon])), ['done']);
-      assert.deepEqual([calls('GET'), calls('PATCH', 200)], [0, 1]);
-      assert.equal((await core.readNode({ name: 'n-cached' })).spec?.unschedulable, true);
-      // Someone writes to the node after the copy was taken: the uncordon's 409 has it read the node and write again.
-      cached = await core.readNode({ name: 'n-cached' });
-      const cordonedCopy = cached;
-      await core.patchNode(
-        { name: 'n-cached', body: { metadata: { labels: { team: 'blue' } } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-      assert.deepEqual(kinds(await runVia([uncordon])), ['done']);
-      assert.deepEqual([calls('GET'), calls('PATCH', 409), calls('PATCH', 200)], [1, 1, 2]);
-      let node = await core.readNode({ name: 'n-cached' });
-      assert.notEqual(node.spec?.unschedulable, true);
-      assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
-      assert.equal(node.metadata?.labels?.team, 'blue', 'the write in between is kept');
-      // A copy that says there is nothing to do is not believed: the node is read, and cordoned.
-      cached = cordonedCopy;
-      assert.deepEqual(kinds(await runVia([cordon])), ['done']);
-      assert.deepEqual([calls('GET'), calls('PATCH', 200)], [2, 3]);
-      node = await core.readNode({ name: 'n-cached' });
-      assert.equal(node.spec?.unschedulable, true);
-      // A node deleted since the caches saw it has nothing to uncordon.
-      cached = node;
-      await core.deleteNode({ name: 'n-cached' });
-      assert.deepEqual(kinds(await runVia([uncordon])), ['skipped']);
-    } finally {
-      await proxy.close();
-    }
+    let cached: V1Node | undefined;
+    const cachedNode = (name: string) => (cached?.metadata?.name === name ? cached : undefined);
+    await throughProxy(
+      async (runVia, proxy) => {
+        const calls = (method: string, status?: number) =>
+          proxy.requests.filter(
+            (r) =>
+              r.method === method &&
+              r.path.startsWith('/api/v1/nodes/n-cached') &&
+              (status === undefined || r.status === status),
+          ).length;
+        // A node nothing else writes to (no kubelet: not a KWOK node), so a copy stays current.
+        await core.createNode({ body: { metadata: { name: 'n-cached' } } });
+        const cordon: Action = { kind: 'cordon', spec, reason: 'test', node: 'n-cached' };
+        const uncordon: Action = { kind: 'uncordon', spec, reason: 'test', node: 'n-cached' };
+        cached = await core.readNode({ name: 'n-cached' });
+        assert.deepEqual(kinds(await runVia([cordon])), ['done']);
+        assert.deepEqual([calls('GET'), calls('PATCH', 200)], [0, 1]);
+        assert.equal((await core.readNode({ name: 'n-cached' })).spec?.unschedulable, true);
+        // Someone writes to the node after the copy was taken: the uncordon's 409 has it read the node and write again.
+        cached = await core.readNode({ name: 'n-cached' });
+        const cordonedCopy = cached;
+        await core.patchNode(
+          { name: 'n-cached', body: { metadata: { labels: { team: 'blue' } } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        assert.deepEqual(kinds(await runVia([uncordon])), ['done']);
+        assert.deepEqual([calls('GET'), calls('PATCH', 409), calls('PATCH', 200)], [1, 1, 2]);
+        let node = await core.readNode({ name: 'n-cached' });
+        assert.notEqual(node.spec?.unschedulable, true);
+        assert.equal(node.metadata?.annotations?.[ANNOTATIONS.cordoned], undefined);
+        assert.equal(node.metadata?.labels?.team, 'blue', 'the write in between is kept');
+        // A copy that says there is nothing to do is not believed: the node is read, and cordoned.
+        cached = cordonedCopy;
+        assert.deepEqual(kinds(await runVia([cordon])), ['done']);
+        assert.deepEqual([calls('GET'), calls('PATCH', 200)], [2, 3]);
+        node = await core.readNode({ name: 'n-cached' });
+        assert.equal(node.spec?.unschedulable, true);
+        // A node deleted since the caches saw it has nothing to uncordon.
+        cached = node;
+        await core.deleteNode({ name: 'n-cached' });
+        assert.deepEqual(kinds(await runVia([uncordon])), ['skipped']);
+      },
+      { cachedNode },
+    );
   });
 });

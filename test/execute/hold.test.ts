@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
 import { CloudError, type CloudProvider } from '../../src/cloud/provider.js';
-import { executeActions, NO_EVENTS, type KubeApis } from '../../src/execute/index.js';
+import { executeActions, type KubeApis } from '../../src/execute/index.js';
 import type { Action, SpecRef } from '../../src/plan/types.js';
 import { ApiException } from '@kubernetes/client-node';
 import { plan } from '../../src/plan/index.js';
@@ -27,14 +26,7 @@ describe('execute: a failed step holds the rest of its node', () => {
       { kind: 'removeInstance', spec, reason: 'test', groupId: 'workers', instanceId: 'i-1', node: 'n-1' },
       { kind: 'deleteNode', spec, reason: 'test', node: 'n-1' },
     ];
-    const rs = await executeActions(actions, {
-      kube: {} as KubeApis,
-      cloud: () => cloud,
-      fieldManager: 'drydock',
-      logger: pino({ level: 'silent' }),
-      events: NO_EVENTS,
-      now: () => new Date(),
-    });
+    const rs = await executeActions(actions, recordingDeps({} as KubeApis, cloud));
     assert.deepEqual(removals, ['workers/i-1']);
     assert.notEqual(rs[0]?.outcome.kind, 'done');
     assert.deepEqual(rs[1]?.outcome, {
@@ -74,14 +66,7 @@ describe('execute: a failed step holds the rest of its node', () => {
       { kind: 'uncordon', spec, reason: 'test', node: 'n-1' },
       { kind: 'annotateNode', spec, reason: 'test', node: 'n-1', annotations: { [ANNOTATIONS.phase]: 'Failed' } },
     ];
-    const rs = await executeActions(actions, {
-      kube,
-      cloud: () => undefined,
-      fieldManager: 'drydock',
-      logger: pino({ level: 'silent' }),
-      events: NO_EVENTS,
-      now: () => new Date(),
-    });
+    const rs = await executeActions(actions, recordingDeps(kube));
     assert.deepEqual(calls, ['delete pod reboot-n-1-b-1']);
     assert.deepEqual(
       rs.map((r) => (r.outcome.kind === 'transient' ? r.outcome.code : r.outcome.kind)),
@@ -250,14 +235,7 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
         },
       },
     } as unknown as KubeApis;
-    const rs = await executeActions(actions, {
-      kube,
-      cloud: () => undefined,
-      fieldManager: 'drydock',
-      logger: pino({ level: 'silent' }),
-      events: NO_EVENTS,
-      now: () => new Date(),
-    });
+    const rs = await executeActions(actions, recordingDeps(kube));
     return [calls, rs.map((r) => (r.outcome.kind === 'transient' ? r.outcome.code : r.outcome.kind))];
   }
 

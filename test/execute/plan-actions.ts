@@ -4,8 +4,8 @@ import type { CloudProvider } from '../../src/cloud/provider.js';
 import { NO_EVENTS, type KubeApis } from '../../src/execute/index.js';
 import type { Action, SpecRef } from '../../src/plan/types.js';
 
-/** The executor's dependencies around a recording kube and cloud: silent, no Events. */
-export function recordingDeps(kube: KubeApis, cloud: CloudProvider) {
+/** The executor's dependencies around a recording kube and cloud (none: no group has one): silent, no Events. */
+export function recordingDeps(kube: KubeApis, cloud?: CloudProvider) {
   return {
     kube,
     cloud: () => cloud,
