@@ -6,9 +6,17 @@
  * - transient: retry soon (conflicts, 5xx, timeouts, connection errors).
  */
 import type { Retry } from '../errors.js';
+import type { Action } from '../plan/types.js';
 import { ApiException } from '@kubernetes/client-node';
 import { CloudError } from '../cloud/provider.js';
 import { ForeignObjectError } from './foreign-object.js';
+
+/** What one action of a plan came to, and how long it took. */
+export interface ActionResult {
+  readonly action: Action;
+  readonly outcome: Outcome;
+  readonly durationMs: number;
+}
 
 export type OutcomeKind = 'done' | 'skipped' | Retry;
 

@@ -7,24 +7,21 @@
  */
 import type { Logger } from 'pino';
 import type { Action } from '../plan/types.js';
-import { classifyError, type Outcome } from './classify.js';
+import { classifyError, type ActionResult, type Outcome } from './classify.js';
 import * as impl from './actions.js';
 import * as jobs from './job-actions.js';
 import type { ActionDeps, ActionOf } from './actions.js';
 import type { EventRecorder } from './events.js';
 import { callKind, describeAction, eventFor } from './describe.js';
 import { mutatingCallDone, mutatingCallStarts } from './crash-point.js';
-import { eachAtMost, laneOf, laneSteps, nodeOf, segments, touchesOnePod } from './lanes.js';
-import type { InFlight } from './in-flight.js';
+import { eachAtMost, laneOf, laneOutlivesRound, laneSteps, nodeOf, segments, touchesOnePod } from './lanes.js';
+import type { InFlight, Settled } from './in-flight.js';
+import type { Written } from '../kube/written.js';
 import type { EvictionPacer } from './pdb-pacer.js';
 
 const DEFERRED: Outcome = { kind: 'transient', code: 'Deferred', reason: 'deferred' };
 
-export interface ActionResult {
-  readonly action: Action;
-  readonly outcome: Outcome;
-  readonly durationMs: number;
-}
+export type { ActionResult } from './classify.js';
 
 export interface ExecuteOptions extends ActionDeps {
   readonly logger: Logger;
@@ -39,6 +36,11 @@ export interface ExecuteOptions extends ActionDeps {
    * has answered when the round returns.
    */
   readonly inFlight?: InFlight;
+  /**
+   * The nodes inFlight held when the round observed the cluster: a node whose work finished
+   * since was planned on before the caches showed that work, so this round starts nothing on it.
+   */
+  readonly takenWhenObserved?: readonly string[];
   /** Evictions of one PDB one at a time (pdb-pacer.ts), with each pod's uid and the PDBs covering it. */
   readonly evictions?: {
     readonly pacer: EvictionPacer;
@@ -208,12 +210,14 @@ interface Run {
    */
   readonly unwritten: { readonly nodes: Set<string>; readonly groups: Set<string> };
   readonly pairs: ReadonlyMap<number, NodeWriteGroup>;
-  /** Nodes an earlier round's drain still holds (opts.inFlight when this run began). */
+  /** Nodes an earlier round's work still holds (opts.inFlight when this run began or the round observed). */
   readonly taken: ReadonlySet<string>;
-  /** Lanes not run because an earlier round's drain still holds their node (but for repeated evictions). */
+  /** Lanes not run because an earlier round's work still holds their node (but for repeated evictions). */
   readonly skipped: string[];
-  /** Nodes whose drain (or clean-up) this run left running past its end (handed to opts.inFlight). */
+  /** Lanes (or their last step) this run left running past its end (handed to opts.inFlight). */
   readonly detached: string[];
+  /** The plan indices of what was left running: their results are reported by inFlight, not by this run. */
+  readonly detachedIndices: Set<number>;
   mayStart(): boolean;
 }
 
@@ -233,9 +237,10 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
     held: new Set(),
     unwritten: { nodes: new Set(), groups: new Set() },
     pairs: annotationPairs(actions),
-    taken: new Set(opts.inFlight?.nodes()),
+    taken: new Set([...(opts.takenWhenObserved ?? []), ...(opts.inFlight?.nodes() ?? [])]),
     skipped: [],
     detached: [],
+    detachedIndices: new Set(),
     mayStart: () => {
       if (!stopped && opts.shouldContinue && !opts.shouldContinue()) {
         stopped = true;
@@ -245,33 +250,44 @@ export async function executeActions(actions: readonly Action[], opts: ExecuteOp
       return !stopped;
     },
   };
-  for (const segment of segments(actions)) {
+  const all = segments(actions);
+  for (const [k, segment] of all.entries()) {
     if ('lanes' in segment) {
-      await eachAtMost([...segment.lanes], LANES_AT_ONCE, ([lane, indices]) => runLane(r, lane, indices));
+      // No barrier comes after the last lanes: a lane of them may outlive the round.
+      const last = k === all.length - 1;
+      await eachAtMost([...segment.lanes], LANES_AT_ONCE, ([lane, indices]) => runLane(r, lane, indices, last));
     } else if (r.skipped.length > 0) {
-      // A step before the barrier did not run (its node is still draining): the barrier waits.
-      opts.logger.info({ nodes: r.skipped }, 'execution stopped before a step that waits for nodes still draining');
+      // A step before the barrier did not run (an earlier round's work on its node still runs): the barrier waits.
+      opts.logger.info({ nodes: r.skipped }, 'execution stopped before a step that waits for work still running');
       break;
     } else {
       // Everything before the barrier has finished but the drains and clean-ups that outlive the
-      // round: no barrier (a surge, a group's image, a scale, a pool) acts on what they do.
+      // round: no barrier (a surge, a group's image, a scale, a pool) acts on what they do, and
+      // no lane before a barrier is left running whole.
       await runLane(r, undefined, [segment.barrier]);
     }
     if (stopped) break;
   }
-  const done = results.filter((x): x is ActionResult => x !== undefined);
+  const done = results.filter((x, i): x is ActionResult => x !== undefined && !r.detachedIndices.has(i));
   const fields = { actions: done.length, planned: actions.length, ms: Date.now() - startedAt };
-  opts.logger.info({ ...fields, draining: r.detached.length, waiting: r.skipped.length }, 'actions executed');
+  opts.logger.info({ ...fields, leftRunning: r.detached.length, waiting: r.skipped.length }, 'actions executed');
   return done;
 }
 
 /**
- * Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. When the
- * lane ends with its evictions (and pod deletions), or with a clean-up (cleansUp), and
- * opts.inFlight is given, the run does not wait for them (in-flight.ts); a lane whose node an
- * earlier round's drain or clean-up still holds is not run at all.
+ * Runs one lane's actions (plan indices) in order; `lane` undefined for a barrier. A lane with
+ * no barrier after it (`mayOutlive`) whose every step may outlive its round (outlivesRound) is
+ * left running whole; otherwise, when it ends with its evictions (and pod deletions) or with a
+ * clean-up (cleansUp), only those are. Either way the run does not wait for them when
+ * opts.inFlight is given (in-flight.ts); a lane whose node an earlier round's work still holds
+ * is not run at all.
  */
-async function runLane(r: Run, lane: string | undefined, indices: readonly number[]): Promise<void> {
+async function runLane(
+  r: Run,
+  lane: string | undefined,
+  indices: readonly number[],
+  mayOutlive = false,
+): Promise<void> {
   const inFlight = r.opts.inFlight;
   const taken = (i: number): boolean => {
     const a = r.actions[i];
@@ -283,6 +299,25 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
     if (!indices.every((i) => touchesOnePod(r.actions[i]) || cleansUp(r.actions[i]))) r.skipped.push(lane);
     return;
   }
+  if (
+    lane !== undefined &&
+    inFlight !== undefined &&
+    mayOutlive &&
+    laneOutlivesRound(r.actions, indices, r.opts.cachedNode)
+  ) {
+    detachLane(r, lane, indices, inFlight);
+    return;
+  }
+  await runSteps(r, lane, indices, inFlight);
+}
+
+/** A lane's steps one after another; the last one's evictions or clean-up handed to `inFlight` if given. */
+async function runSteps(
+  r: Run,
+  lane: string | undefined,
+  indices: readonly number[],
+  inFlight: InFlight | undefined,
+): Promise<void> {
   /** Outcomes of a write group's later actions, decided when its first ran. */
   let carried = new Map<number, Outcome>();
   const steps = laneSteps(r.actions, indices);
@@ -297,7 +332,13 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
       })();
       if (lane !== undefined && inFlight !== undefined && last) {
         // Taken is the node drained, which may run in another node's lane (forNode).
-        detach(r, nodeOf(r.actions[step[0] ?? -1] as Action) ?? lane, step, all);
+        const node = nodeOf(r.actions[step[0] ?? -1] as Action) ?? lane;
+        inFlight.add(
+          node,
+          all.then(() => settledOf(r, step, [])),
+        );
+        r.detached.push(node);
+        for (const i of step) r.detachedIndices.add(i);
         return;
       }
       if (!(await all)) return;
@@ -310,22 +351,39 @@ async function runLane(r: Run, lane: string | undefined, indices: readonly numbe
 }
 
 /**
- * A lane's last step left running past the end of the round (in-flight.ts): its node is taken
- * until it has answered, and then a round is asked for (after a refused eviction's retry delay).
+ * A whole lane left running past the end of the round (in-flight.ts): every node it touches is
+ * taken until its last step has answered, and its writes are what the next round waits to see.
  */
-function detach(r: Run, node: string, step: readonly number[], all: Promise<boolean>): void {
-  const drained = all.then(() => {
-    // A refused eviction (a PDB's 429) is retried when the API server said, not at once.
-    return Math.max(
-      0,
-      ...step.map((i) => {
-        const o = r.results[i]?.outcome;
-        return o?.kind === 'waiting' ? o.retryAfterSeconds * 1000 : 0;
-      }),
-    );
+function detachLane(r: Run, lane: string, indices: readonly number[], inFlight: InFlight): void {
+  const written: Written[] = [];
+  const own: Run = { ...r, opts: { ...r.opts, wrote: (w) => void written.push(w) } };
+  const nodes = indices.flatMap((i) => {
+    const a = r.actions[i];
+    return a === undefined ? [] : [laneOf(a), nodeOf(a)].filter((n): n is string => n !== undefined);
   });
-  r.opts.inFlight?.add(node, drained);
-  r.detached.push(node);
+  inFlight.add(
+    nodes,
+    runSteps(own, lane, indices, undefined).then(() => settledOf(r, indices, written)),
+  );
+  r.detached.push(lane);
+  for (const i of indices) r.detachedIndices.add(i);
+}
+
+/** What work left running came to: a refused eviction is retried when the API server said, not at once. */
+function settledOf(
+  r: Run,
+  indices: readonly number[],
+  written: readonly Written[],
+): Settled & { results: ActionResult[] } {
+  const results = indices.flatMap((i) => {
+    const x = r.results[i];
+    return x === undefined ? [] : [x];
+  });
+  const retryInMs = Math.max(
+    0,
+    ...results.map((x) => (x.outcome.kind === 'waiting' ? x.outcome.retryAfterSeconds * 1000 : 0)),
+  );
+  return { retryInMs, written, results };
 }
 
 /**

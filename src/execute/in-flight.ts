@@ -1,21 +1,40 @@
 /**
- * A node's drain (or its clean-up: a finished Job or reboot pod deleted) left running past the
- * end of its round. A round lasts as long as its slowest
- * lane, and the slowest is a drain: evictions the API server retries for seconds when several
- * of them update one PodDisruptionBudget at once. Everything else of the round would wait for
- * them. So a lane whose last step is its evictions hands them here and the round ends without
- * them; until they have all answered, the node is taken: a later round starts nothing on it
- * (executeActions skips its lane), so a node never has two rounds' calls in flight, and its
- * steps keep their order.
+ * Work of a round left running past the round's end. A round lasts as long as its slowest lane,
+ * and every node's next step waits for the round in progress to end: a node whose Job has just
+ * completed would wait for a drain's evictions on another node, which the API server retries
+ * for seconds when several of them update one PodDisruptionBudget at once. So a lane whose
+ * steps change nothing the planner counts to start a node (execute.ts: outlivesRound), or whose
+ * last step is its evictions or a clean-up, is handed here and the round ends without it. Until
+ * it has finished, its nodes are taken: a later round starts nothing on them (executeActions
+ * skips their lanes), so a node never has two rounds' calls in flight, and its steps keep
+ * their order. A node is given back only once the caches show what its work wrote: a round
+ * takes the nodes still taken when it observes (executeActions' takenWhenObserved), so what it
+ * plans on a node given back was observed with that work in it.
  */
+import type { Written } from '../kube/written.js';
+import type { ActionResult } from './classify.js';
+
+/** What a piece of work left running came to. */
+export interface Settled {
+  /** How long to wait before the next round: 0, or a refused eviction's retry delay. */
+  readonly retryInMs: number;
+  /** The writes it made, seen by the caches (or given up on) before its nodes were given back. */
+  readonly written: readonly Written[];
+}
+
 export class InFlight {
   private readonly work = new Map<string, Promise<void>>();
+  /** Results of work finished since the last takeResults (the next round reports them). */
+  private finished: ActionResult[] = [];
 
   /**
-   * `settled` is called each time a node's work has finished, with how long to wait before the
-   * next round (0, or a refused eviction's retry delay).
+   * `settled` is called each time a piece of work has finished, after `seen` (none: nothing to
+   * wait for) has resolved for its writes.
    */
-  constructor(private readonly settled: (retryInMs: number) => void = () => undefined) {}
+  constructor(
+    private readonly settled: (s: Settled) => void = () => undefined,
+    private readonly seen?: (written: readonly Written[]) => Promise<unknown>,
+  ) {}
 
   /** Whether a node's work from an earlier round is still running. */
   has(node: string): boolean {
@@ -27,18 +46,36 @@ export class InFlight {
     return [...this.work.keys()];
   }
 
-  /** Takes `node` until `work` has finished; it resolves to the delay to pass to `settled`. */
-  add(node: string, work: Promise<number>): void {
-    let retryInMs = 0;
+  /**
+   * Takes `nodes` until `work` has finished; it resolves to what it came to, and to the results
+   * of its actions.
+   */
+  add(
+    nodes: string | readonly string[],
+    work: Promise<Settled & { readonly results?: readonly ActionResult[] }>,
+  ): void {
+    let settled: Settled = { retryInMs: 0, written: [] };
     const done = work.then(
-      (ms) => void (retryInMs = ms),
+      async (s) => {
+        settled = { retryInMs: s.retryInMs, written: s.written };
+        this.finished.push(...(s.results ?? []));
+        if (this.seen !== undefined && s.written.length > 0) await this.seen(s.written);
+      },
       () => undefined,
     );
-    this.work.set(node, done);
+    const taken = typeof nodes === 'string' ? [nodes] : [...new Set(nodes)];
+    for (const node of taken) this.work.set(node, done);
     void done.then(() => {
-      if (this.work.get(node) === done) this.work.delete(node);
-      this.settled(retryInMs);
+      for (const node of taken) if (this.work.get(node) === done) this.work.delete(node);
+      this.settled(settled);
     });
+  }
+
+  /** The results of work finished since the last call, in the order it finished. */
+  takeResults(): ActionResult[] {
+    const out = this.finished;
+    this.finished = [];
+    return out;
   }
 
   /** Resolves once everything taken so far has finished: shutdown waits for it, as for a round. */

@@ -6,9 +6,13 @@
  * on), and nothing after it starts before it has finished. A wave of twenty nodes then costs
  * about one node's calls in wall time, not twenty nodes' one by one, while the protocol's order
  * (lock before surge, annotation before cordon) is kept. A lane's run of evictions (one per pod
- * of the node) is one step (laneSteps): a drain, which may outlive its round (in-flight.ts).
+ * of the node) is one step (laneSteps): a drain, which may outlive its round (in-flight.ts), as
+ * may a whole lane of the last lanes, after every barrier (laneOutlivesRound).
  */
+import type { V1Node } from '@kubernetes/client-node';
 import type { Action } from '../plan/types.js';
+import { UNAVAILABLE_PHASES } from '../plan/protocol.js';
+import { ANNOTATIONS, type NodePhase } from '../protocol/keys.js';
 
 /** The node an action touches, if any. */
 export function nodeOf(a: Action): string | undefined {
@@ -94,6 +98,69 @@ export function laneSteps(actions: readonly Action[], indices: readonly number[]
     else steps.push([i]);
   }
   return steps;
+}
+
+/**
+ * Steps that may outlive their round when a lane has nothing else: none changes what a plan
+ * counts to start a node or to add an instance (a lock taken, an instance claimed, added or
+ * removed, a Node deleted, a label or pool the Machine Config Operator reads), so a round that
+ * plans while they run, on caches that do not show them yet, counts what still holds. A phase,
+ * a cordon, a drain, a Job or a reboot pod of a node already locked is such a step: the node's
+ * lock counts against the budget whatever its phase.
+ */
+const OUTLIVING_STEPS: ReadonlySet<Action['kind']> = new Set([
+  'annotateNode',
+  'cordon',
+  'uncordon',
+  'evict',
+  'deletePod',
+  'createNodeJob',
+  'createBottlerocketUpdateJob',
+  'createRebootPod',
+  'deleteJob',
+  'deleteRebootPod',
+]);
+
+/**
+ * Whether a lane may outlive its round: every step may (outlivesRound), and the lane takes no
+ * node down that the caches show up. A node going unavailable (its cordon, its first phase of
+ * UNAVAILABLE_PHASES) counts against the budget's room to take down another (budget.ts
+ * canTakeDown), which a round planning beside the lane would not see; a node the caches already
+ * show down (Draining, Updating, Rebooting...) goes on down, and going up frees room late, never
+ * early.
+ */
+export function laneOutlivesRound(
+  actions: readonly Action[],
+  indices: readonly number[],
+  cachedNode: ((name: string) => V1Node | undefined) | undefined,
+): boolean {
+  const steps = indices.map((i) => actions[i]);
+  if (!steps.every(outlivesRound)) return false;
+  return steps.every((a) => a === undefined || !takesDown(a) || cachedDown(cachedNode, nodeOf(a)));
+}
+
+/** A cordon, or a phase in which a node is unavailable to workloads. */
+function takesDown(a: Action): boolean {
+  if (a.kind === 'cordon') return true;
+  if (a.kind !== 'annotateNode') return false;
+  const phase = a.annotations[ANNOTATIONS.phase];
+  return typeof phase === 'string' && UNAVAILABLE_PHASES.has(phase as NodePhase);
+}
+
+/** Whether the caches show `node` locked in a phase in which it is unavailable. */
+function cachedDown(cachedNode: ((name: string) => V1Node | undefined) | undefined, node: string | undefined): boolean {
+  const a = node === undefined ? undefined : cachedNode?.(node)?.metadata?.annotations;
+  const phase = a?.[ANNOTATIONS.phase];
+  return a?.[ANNOTATIONS.operation] !== undefined && phase !== undefined && UNAVAILABLE_PHASES.has(phase as NodePhase);
+}
+
+/** Annotations whose writing takes a node or an instance (the lock, a replacement's claim). */
+const CLAIMS = [ANNOTATIONS.operation, ANNOTATIONS.replacedBy, ANNOTATIONS.replaces];
+
+/** Whether an action may outlive its round (OUTLIVING_STEPS; an annotation that claims nothing). */
+function outlivesRound(a: Action | undefined): boolean {
+  if (a === undefined || !OUTLIVING_STEPS.has(a.kind)) return false;
+  return a.kind !== 'annotateNode' || CLAIMS.every((k) => a.annotations[k] === undefined || a.annotations[k] === null);
 }
 
 /** Runs `work` on every item, at most `limit` at once; resolves when all have finished. */

@@ -85,6 +85,8 @@ export interface ReconcileOutcome {
 }
 
 export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps): Promise<ReconcileOutcome> {
+  // Work of earlier rounds still running now is not in what this round observes.
+  const takenWhenObserved = deps.inFlight?.nodes() ?? [];
   const observed = await observe(desired, deps.cluster, deps.providers, {
     log: deps.sightings,
     now: deps.now().getTime(),
@@ -110,7 +112,7 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
       events: deps.events,
       now: deps.now,
       shouldContinue: deps.mayAct,
-      ...(deps.inFlight ? { inFlight: deps.inFlight } : {}),
+      ...(deps.inFlight ? { inFlight: deps.inFlight, takenWhenObserved } : {}),
       ...(deps.evictionPacer ? { evictions: { pacer: deps.evictionPacer, podOf: podsByName(observed) } } : {}),
       onResult: (r) => {
         deps.metrics.actions.inc({ action: r.action.kind, outcome: r.outcome.kind });
@@ -120,6 +122,8 @@ export async function reconcileOnce(desired: DesiredState, deps: ReconcileDeps):
       },
     });
   }
+  // What earlier rounds left running and has answered since is reported with this round.
+  if (deps.inFlight) results = [...deps.inFlight.takeResults(), ...results];
   deps.metrics.observePlan(plan, observed);
   return {
     plan,

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { ClusterCache } from '../observe/cluster-cache.js';
 import { describeError } from '../errors.js';
 import type { DesiredState } from '../spec/model.js';
+import type { Settled } from '../execute/in-flight.js';
 import type { DesiredTracker } from './desired.js';
 import type { RoundWatch } from './health.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -33,6 +34,8 @@ export interface RoundLoopOptions {
   readonly report: (input: RoundReport) => Promise<void>;
   /** Asks the scheduler for a round in `ms`. */
   readonly request: (ms: number) => void;
+  /** Asks the scheduler for a round as a watch event does: a gap after the last (scheduler.ts). */
+  readonly requestSpaced: () => void;
   readonly watch: RoundWatch;
   readonly stopping: () => boolean;
   readonly metrics: ServiceMetrics;
@@ -127,6 +130,17 @@ export class RoundLoop {
     void seen.then((yes) => {
       if (yes) this.opts.request(0);
     });
+  }
+
+  /**
+   * Work an earlier round left running has finished and the caches show its writes
+   * (in-flight.ts): the next round comes as a watch event's would, so that twenty lanes
+   * finishing one after another make a round per gap, not twenty; after a refused eviction, at
+   * its retry delay.
+   */
+  settled(s: Settled): void {
+    if (s.retryInMs > 0) this.opts.request(s.retryInMs);
+    else this.opts.requestSpaced();
   }
 
   /**

@@ -30,7 +30,7 @@ import { startPolling, type Polling } from './polling.js';
 import { buildStatus, type StatusSink, type StatusSnapshot } from './status.js';
 import { DesiredTracker, type DesiredSource } from './desired.js';
 import { readiness, RoundWatch } from './health.js';
-import { RoundLoop, type RoundReport } from './round-loop.js';
+import { RoundLoop, SEEN_WITHIN_MS, type RoundReport } from './round-loop.js';
 import { Notifier, type NotifierOptions } from '../notify/notifier.js';
 import type { SpecStatus } from '../plan/types.js';
 import { configMapSentLog, memorySentLog, type SentLog } from '../notify/sent-log.js';
@@ -171,8 +171,11 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     syncRequested: () => void desired.sync(),
   });
   const mayAct = (): boolean => !stopping && leader.isLeader();
-  // A drain left running past its round asks for a round once it has answered.
-  const inFlight = new InFlight((retryInMs) => scheduler.request(Math.max(settleMsOf(opts), retryInMs)));
+  // Work left running past its round asks for a round once it has answered (round-loop.ts).
+  const inFlight = new InFlight(
+    (s) => loop.settled(s),
+    (written) => cluster.whenSeen(written, SEEN_WITHIN_MS),
+  );
   // Events go out beside the rounds; only shutdown waits for them.
   const events = kubeEventRecorder(opts.kubeConfig, log, identity);
   // The notifications' history: what the status branch held before this leadership wrote to it.
@@ -444,6 +447,7 @@ function roundLoop(opts: ServiceOptions, p: RoundParts): RoundLoop {
         }),
       ),
     request: (ms) => p.scheduler.request(ms),
+    requestSpaced: () => p.scheduler.requestSpaced(opts.debounceMs ?? 250),
     watch: p.watch,
     stopping: p.stopping,
     metrics,

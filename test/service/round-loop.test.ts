@@ -39,6 +39,8 @@ function world(
   } = {},
 ) {
   const requests: number[] = [];
+  /** Rounds asked for as a watch event asks (a gap after the last): when, counted in requests. */
+  const spaced: number[] = [];
   const reconciled: number[] = [];
   const reports: RoundReport[] = [];
   const outcomes: (ReconcileOutcome | Error)[] = [];
@@ -68,6 +70,7 @@ function world(
     },
     report: async (input) => void reports.push(input),
     request: (ms) => void requests.push(ms),
+    requestSpaced: () => void spaced.push(requests.length),
     watch: new RoundWatch(() => 0, 60_000),
     stopping: () => stopping,
     metrics: createMetrics({ defaultMetrics: false }),
@@ -78,6 +81,7 @@ function world(
   return {
     loop,
     requests,
+    spaced,
     reconciled,
     reports,
     outcomes,
@@ -180,6 +184,20 @@ describe('service round loop', () => {
     await w.loop.run();
     await w.loop.run();
     assert.equal(w.loop.rounds, 2);
+  });
+
+  it('asks for a round as a watch event asks once work left running past its round has settled', () => {
+    const w = world({ whenSeen: () => assert.fail('the caches showed its writes before it settled') });
+    w.loop.settled({ retryInMs: 0, written: [lockWrite] });
+    assert.deepEqual(w.requests, []);
+    assert.deepEqual(w.spaced, [0]);
+  });
+
+  it("asks for a round at a refused eviction's retry delay when work left running was refused", () => {
+    const w = world();
+    w.loop.settled({ retryInMs: 5_000, written: [] });
+    assert.deepEqual(w.requests, [5_000]);
+    assert.deepEqual(w.spaced, [], 'not sooner');
   });
 
   it('does not run before the caches synced, nor while stopping', async () => {
