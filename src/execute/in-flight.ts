@@ -3,7 +3,7 @@
  * and every node's next step waits for the round in progress to end: a node whose Job has just
  * completed would wait for a drain's evictions on another node, which the API server retries
  * for seconds when several of them update one PodDisruptionBudget at once. So a lane whose
- * steps change nothing the planner counts to start a node (execute.ts: outlivesRound), or whose
+ * steps change nothing the planner counts to start a node (lanes.ts laneOutlivesRound), or whose
  * last step is its evictions or a clean-up, is handed here and the round ends without it. Until
  * it has finished, its nodes are taken: a later round starts nothing on them (executeActions
  * skips their lanes), so a node never has two rounds' calls in flight, and its steps keep

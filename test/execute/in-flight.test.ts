@@ -275,17 +275,19 @@ describe('execute: a lane that claims nothing left running whole past its round 
 
   it('runs a lane that takes a node (its lock) in the round', async () => {
     const w = world(30);
-    const results = await executeActions([lock('a', 'Pending'), annotate('a', 'Draining')], w.deps);
+    // Pending takes nothing down: only the lock keeps the lane in its round.
+    const results = await executeActions([lock('a', 'Pending')], w.deps);
     assert.deepEqual(
       results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done', 'annotateNode done'],
+      ['annotateNode done'],
     );
     assert.equal(w.inFlight.has('a'), false);
   });
 
   it('runs a lane with a barrier after it in the round', async () => {
     const w = world(30);
-    const results = await executeActions([annotate('a', 'Draining'), annotate('b', 'Verifying'), surge], w.deps);
+    // Records that take nothing down: only the barrier after them keeps them in their round.
+    const results = await executeActions([annotate('a', 'released'), annotate('b', 'released'), surge], w.deps);
     assert.deepEqual(
       results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
       ['annotateNode done', 'annotateNode done', 'surge done'],
