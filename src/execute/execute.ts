@@ -14,7 +14,7 @@ import type { ActionDeps, ActionOf } from './actions.js';
 import type { EventRecorder } from './events.js';
 import { callKind, describeAction, eventFor } from './describe.js';
 import { mutatingCallDone, mutatingCallStarts } from './crash-point.js';
-import { eachAtMost, laneOf, laneOutlivesRound, laneSteps, nodeOf, segments, touchesOnePod } from './lanes.js';
+import { eachAtMost, laneOf, laneOutlivesRound, laneSteps, nodeOf, nodesOf, segments, touchesOnePod } from './lanes.js';
 import type { InFlight, Settled } from './in-flight.js';
 import type { Written } from '../kube/written.js';
 import type { EvictionPacer } from './pdb-pacer.js';
@@ -291,7 +291,7 @@ async function runLane(
   const inFlight = r.opts.inFlight;
   const taken = (i: number): boolean => {
     const a = r.actions[i];
-    return a !== undefined && [laneOf(a), nodeOf(a)].some((n) => n !== undefined && r.taken.has(n));
+    return a !== undefined && nodesOf(a).some((n) => r.taken.has(n));
   };
   if (lane !== undefined && indices.some(taken)) {
     // Evictions (or a clean-up) planned again while the earlier ones are still under way repeat
@@ -333,12 +333,7 @@ async function runSteps(
       if (lane !== undefined && inFlight !== undefined && last) {
         // Taken is the node drained, which may run in another node's lane (forNode).
         const node = nodeOf(r.actions[step[0] ?? -1] as Action) ?? lane;
-        inFlight.add(
-          node,
-          all.then(() => settledOf(r, step, [])),
-        );
-        r.detached.push(node);
-        for (const i of step) r.detachedIndices.add(i);
+        leaveRunning(r, inFlight, node, [node], step, all, []);
         return;
       }
       if (!(await all)) return;
@@ -359,17 +354,34 @@ function detachLane(r: Run, lane: string, indices: readonly number[], inFlight: 
   const own: Run = { ...r, opts: { ...r.opts, wrote: (w) => void written.push(w) } };
   const nodes = indices.flatMap((i) => {
     const a = r.actions[i];
-    return a === undefined ? [] : [laneOf(a), nodeOf(a)].filter((n): n is string => n !== undefined);
+    return a === undefined ? [] : nodesOf(a);
   });
+  leaveRunning(r, inFlight, lane, nodes, indices, runSteps(own, lane, indices, undefined), written);
+}
+
+/**
+ * Hands `work` (the plan's `indices`, of lane or node `name`) to inFlight, taking `nodes` until
+ * it has finished, and keeps its results out of this run's: what it came to is reported when it
+ * settles. A refused eviction is retried when the API server said, not at once.
+ */
+function leaveRunning(
+  r: Run,
+  inFlight: InFlight,
+  name: string,
+  nodes: readonly string[],
+  indices: readonly number[],
+  work: Promise<unknown>,
+  written: readonly Written[],
+): void {
   inFlight.add(
     nodes,
-    runSteps(own, lane, indices, undefined).then(() => settledOf(r, indices, written)),
+    work.then(() => settledOf(r, indices, written)),
   );
-  r.detached.push(lane);
+  r.detached.push(name);
   for (const i of indices) r.detachedIndices.add(i);
 }
 
-/** What work left running came to: a refused eviction is retried when the API server said, not at once. */
+/** What work left running came to, from the results of its actions. */
 function settledOf(
   r: Run,
   indices: readonly number[],

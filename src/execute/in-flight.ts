@@ -50,10 +50,7 @@ export class InFlight {
    * Takes `nodes` until `work` has finished; it resolves to what it came to, and to the results
    * of its actions.
    */
-  add(
-    nodes: string | readonly string[],
-    work: Promise<Settled & { readonly results?: readonly ActionResult[] }>,
-  ): void {
+  add(nodes: readonly string[], work: Promise<Settled & { readonly results?: readonly ActionResult[] }>): void {
     let settled: Settled = { retryInMs: 0, written: [] };
     const done = work.then(
       async (s) => {
@@ -63,7 +60,7 @@ export class InFlight {
       },
       () => undefined,
     );
-    const taken = typeof nodes === 'string' ? [nodes] : [...new Set(nodes)];
+    const taken = [...new Set(nodes)];
     for (const node of taken) this.work.set(node, done);
     void done.then(() => {
       for (const node of taken) if (this.work.get(node) === done) this.work.delete(node);

@@ -46,6 +46,11 @@ export function nodeOf(a: Action): string | undefined {
   }
 }
 
+/** The nodes an action involves: the node whose order it keeps and the node it touches (one, or none). */
+export function nodesOf(a: Action): string[] {
+  return [...new Set([laneOf(a), nodeOf(a)])].filter((n): n is string => n !== undefined);
+}
+
 /**
  * The node whose order an action keeps (its own, or the one it is the step of: forNode);
  * undefined for an action that touches no node, which stays a barrier whatever it names.

@@ -2,12 +2,16 @@ import assert from 'node:assert/strict';
 import type { V1Node } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CloudProvider } from '../../src/cloud/provider.js';
-import { executeActions, InFlight, type KubeApis } from '../../src/execute/index.js';
+import { executeActions, InFlight, type ActionResult, type KubeApis } from '../../src/execute/index.js';
 import type { Written } from '../../src/kube/written.js';
 import { annotate, evict, recordingDeps, surge as surgeOf } from './plan-actions.js';
 import type { Action } from '../../src/plan/types.js';
 
 const surge = surgeOf(1);
+
+/** Each result as `kind outcome`, in order. */
+const outcomes = (results: readonly ActionResult[]): string[] =>
+  results.map((r) => `${r.action.kind} ${r.outcome.kind}`);
 
 /** A node's lock with its phase: a step that takes the node, so its lane is never left running whole. */
 const lock = (node: string, phase: string, forNode?: string): Action => {
@@ -98,7 +102,7 @@ describe('execute: a drain left running past its round (InFlight)', () => {
     const w = world(200);
     const first = await executeActions([lock('a', 'Draining'), evict('a', 'p1'), lock('b', 'Pending')], w.deps);
     assert.deepEqual(
-      first.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      outcomes(first),
       ['annotateNode done', 'annotateNode done'],
       'the round returned with its other steps, not the evictions',
     );
@@ -107,11 +111,7 @@ describe('execute: a drain left running past its round (InFlight)', () => {
 
     // The next round plans the eviction again (the pod is still there) and a step on another node.
     const second = await executeActions([evict('a', 'p1'), annotate('a', 'Drained'), lock('b', 'Cordoned')], w.deps);
-    assert.deepEqual(
-      second.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done'],
-      "b goes on; nothing of a's is started or reported",
-    );
+    assert.deepEqual(outcomes(second), ['annotateNode done'], "b goes on; nothing of a's is started or reported");
     assert.equal(
       w.log.filter((l) => l === 'start evict p1').length,
       1,
@@ -131,10 +131,7 @@ describe('execute: a drain left running past its round (InFlight)', () => {
     const w = world(200);
     await executeActions([annotate('a', 'Draining'), evict('a', 'p1')], w.deps);
     const results = await executeActions([annotate('a', 'Pending'), annotate('b', 'Pending'), surge], w.deps);
-    assert.deepEqual(
-      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done'],
-    );
+    assert.deepEqual(outcomes(results), ['annotateNode done']);
     assert.ok(!w.log.includes('start surge'), 'the surge waits until the lock before it can be written');
     await w.inFlight.idle();
   });
@@ -145,10 +142,7 @@ describe('execute: a drain left running past its round (InFlight)', () => {
       [annotate('a', 'Draining'), evict('a', 'p1'), annotate('b', 'Pending'), surge],
       w.deps,
     );
-    assert.deepEqual(
-      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done', 'annotateNode done', 'surge done'],
-    );
+    assert.deepEqual(outcomes(results), ['annotateNode done', 'annotateNode done', 'surge done']);
     // The lock before the surge is written first (the protocol's order); the eviction, a drain
     // that outlives the round, is still under way when the surge goes.
     assert.ok(w.log.indexOf('end b Pending') < w.log.indexOf('start surge'), w.log.join(', '));
@@ -160,10 +154,7 @@ describe('execute: a drain left running past its round (InFlight)', () => {
   it('waits for evictions that are not the last step of their node', async () => {
     const w = world(30);
     const results = await executeActions([evict('a', 'p1'), annotate('a', 'Drained'), surge], w.deps);
-    assert.deepEqual(
-      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['evict done', 'annotateNode done', 'surge done'],
-    );
+    assert.deepEqual(outcomes(results), ['evict done', 'annotateNode done', 'surge done']);
     assert.ok(w.log.indexOf('end evict p1') < w.log.indexOf('start a Drained'));
     assert.equal(w.inFlight.has('a'), false);
   });
@@ -179,10 +170,7 @@ describe('execute: a drain left running past its round (InFlight)', () => {
     const w = world(200);
     await executeActions([annotate('a', 'Draining'), evict('a', 'p1')], w.deps);
     const results = await executeActions([evict('a', 'p1'), annotate('b', 'Pending'), surge], w.deps);
-    assert.deepEqual(
-      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done', 'surge done'],
-    );
+    assert.deepEqual(outcomes(results), ['annotateNode done', 'surge done']);
     assert.ok(w.log.includes('end surge') && !w.log.includes('end evict p1'), 'the surge did not wait for the drain');
     await w.inFlight.idle();
   });
@@ -194,7 +182,7 @@ describe('execute: a drain left running past its round (InFlight)', () => {
       w.deps,
     );
     assert.deepEqual(
-      first.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+      outcomes(first),
       ['annotateNode done', 'annotateNode done', 'surge done'],
       'the round returned without waiting for the deletion',
     );
@@ -202,10 +190,7 @@ describe('execute: a drain left running past its round (InFlight)', () => {
     assert.ok(w.inFlight.has('a'));
     // The deletion planned again (the pod still observed) repeats the work: skipped, and a barrier after it runs.
     const second = await executeActions([deleteRebootPod('a'), surge], w.deps);
-    assert.deepEqual(
-      second.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['surge done'],
-    );
+    assert.deepEqual(outcomes(second), ['surge done']);
     assert.equal(w.log.filter((l) => l === 'start delete reboot-a').length, 1);
     await w.inFlight.idle();
     assert.ok(w.log.includes('end delete reboot-a'));
@@ -215,10 +200,7 @@ describe('execute: a drain left running past its round (InFlight)', () => {
   it('waits for a clean-up that is not the last step of its node', async () => {
     const w = world(30);
     const results = await executeActions([deleteRebootPod('a'), annotate('a', 'Verifying'), surge], w.deps);
-    assert.deepEqual(
-      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['deleteRebootPod done', 'annotateNode done', 'surge done'],
-    );
+    assert.deepEqual(outcomes(results), ['deleteRebootPod done', 'annotateNode done', 'surge done']);
     assert.equal(w.inFlight.has('a'), false);
   });
 });
@@ -249,10 +231,7 @@ describe('execute: a lane that claims nothing left running whole past its round 
       ['a@1', 'a@2'],
       'the two patches, for the next round to wait for',
     );
-    assert.deepEqual(
-      w.inFlight.takeResults().map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done', 'evict done', 'annotateNode done'],
-    );
+    assert.deepEqual(outcomes(w.inFlight.takeResults()), ['annotateNode done', 'evict done', 'annotateNode done']);
     assert.deepEqual(w.inFlight.takeResults(), [], 'each result is reported once');
   });
 
@@ -264,7 +243,7 @@ describe('execute: a lane that claims nothing left running whole past its round 
         cachedNode: cachedIn(cached),
       });
       assert.deepEqual(
-        results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
+        outcomes(results),
         ['annotateNode done'],
         'the phase that takes the node down is written before the round ends',
       );
@@ -277,10 +256,7 @@ describe('execute: a lane that claims nothing left running whole past its round 
     const w = world(30);
     // Pending takes nothing down: only the lock keeps the lane in its round.
     const results = await executeActions([lock('a', 'Pending')], w.deps);
-    assert.deepEqual(
-      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done'],
-    );
+    assert.deepEqual(outcomes(results), ['annotateNode done']);
     assert.equal(w.inFlight.has('a'), false);
   });
 
@@ -288,10 +264,7 @@ describe('execute: a lane that claims nothing left running whole past its round 
     const w = world(30);
     // Records that take nothing down: only the barrier after them keeps them in their round.
     const results = await executeActions([annotate('a', 'released'), annotate('b', 'released'), surge], w.deps);
-    assert.deepEqual(
-      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done', 'annotateNode done', 'surge done'],
-    );
+    assert.deepEqual(outcomes(results), ['annotateNode done', 'annotateNode done', 'surge done']);
     assert.deepEqual(w.inFlight.nodes(), []);
   });
 
@@ -301,10 +274,7 @@ describe('execute: a lane that claims nothing left running whole past its round 
       ...w.deps,
       takenWhenObserved: ['a'],
     });
-    assert.deepEqual(
-      results.map((r) => `${r.action.kind} ${r.outcome.kind}`),
-      ['annotateNode done'],
-    );
+    assert.deepEqual(outcomes(results), ['annotateNode done']);
     assert.ok(!w.log.includes('start a Drained'), 'planned on caches that did not show that work yet');
   });
 
