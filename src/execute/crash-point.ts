@@ -12,6 +12,10 @@
  *   under a named prefix (`scaleDeployment` covers `scaleDeployment:pause`). The suite adds
  *   each kind it killed at to the list for the next life, so every kind of call a rollout
  *   makes is killed after (and before) once, whatever order the rollout makes them in.
+ *
+ * A call made beside another of its node's step (Action.beside) is named with the kill after
+ * that other call (`; beside KIND`): the two are in flight together, so a kill right after one
+ * is a kill during the other, and which of the two answers first is the API server's choice.
  */
 import { writeSync } from 'node:fs';
 
@@ -66,15 +70,25 @@ export function parseCrashKinds(value: string | undefined): KindCrashes | undefi
 }
 
 /** The line written to stderr just before the kill, so the suite knows where it stopped. */
-export function crashLine(when: CrashWhen, call: number, kind: string, what: string): string {
-  return `drydock: crash point ${when === 'after' ? 'after mutating' : 'before'} call ${call} (${kind}): ${what}\n`;
+export function crashLine(
+  when: CrashWhen,
+  call: number,
+  kind: string,
+  what: string,
+  beside: readonly string[] = [],
+): string {
+  const also = beside.length > 0 ? `; beside ${beside.join(', ')}` : '';
+  return `drydock: crash point ${when === 'after' ? 'after mutating' : 'before'} call ${call} (${kind}${also}): ${what}\n`;
 }
+
+/** What kills: where, at which call, of which kind, what it was, and the kinds of call made beside it. */
+export type Kill = (when: CrashWhen, call: number, kind: string, what: string, beside: readonly string[]) => void;
 
 export interface CrashPoints {
   /** A call of `kind` is about to be made. */
   before(kind: string, what: string): void;
-  /** A call of `kind` changed something. */
-  done(kind: string, what: string): void;
+  /** A call of `kind` changed something; `beside`: the kinds of the calls of its step made with it. */
+  done(kind: string, what: string, beside?: readonly string[]): void;
 }
 
 /**
@@ -82,10 +96,7 @@ export interface CrashPoints {
  * without settings. `kill` defaults to writing crashLine synchronously (a pipe's buffer
  * would die with the process) and SIGKILL.
  */
-export function crashPoints(
-  s: CrashSettings,
-  kill: (when: CrashWhen, call: number, kind: string, what: string) => void = killNow,
-): CrashPoints {
+export function crashPoints(s: CrashSettings, kill: Kill = killNow): CrashPoints {
   let calls = 0;
   const only = s.kinds?.only;
   const isNew = (kind: string, seen: readonly string[] | undefined): boolean =>
@@ -94,17 +105,18 @@ export function crashPoints(
     (only === undefined || only.some((k) => kind === k || kind.startsWith(`${k}:`)));
   return {
     before: (kind, what) => {
-      if (isNew(kind, s.kinds?.before)) kill('before', calls + 1, kind, what);
+      if (isNew(kind, s.kinds?.before)) kill('before', calls + 1, kind, what, []);
     },
-    done: (kind, what) => {
+    done: (kind, what, beside = []) => {
       calls += 1;
-      if ((s.after !== undefined && calls >= s.after) || isNew(kind, s.kinds?.after)) kill('after', calls, kind, what);
+      if ((s.after !== undefined && calls >= s.after) || isNew(kind, s.kinds?.after))
+        kill('after', calls, kind, what, beside);
     },
   };
 }
 
-function killNow(when: CrashWhen, call: number, kind: string, what: string): void {
-  writeSync(2, crashLine(when, call, kind, what));
+function killNow(when: CrashWhen, call: number, kind: string, what: string, beside: readonly string[]): void {
+  writeSync(2, crashLine(when, call, kind, what, beside));
   process.kill(process.pid, 'SIGKILL');
 }
 
@@ -127,7 +139,7 @@ export function mutatingCallStarts(kind: string, what: string): void {
   points().before(kind, what);
 }
 
-/** This process's crash point after a call that changed something. */
-export function mutatingCallDone(kind: string, what: string): void {
-  points().done(kind, what);
+/** This process's crash point after a call that changed something; `beside`: the kinds of its step made with it. */
+export function mutatingCallDone(kind: string, what: string, beside: readonly string[] = []): void {
+  points().done(kind, what, beside);
 }

@@ -339,7 +339,13 @@ async function runSteps(
       if (!(await all)) return;
       continue;
     }
-    const next = await runAction(r, lane, step[0] ?? -1, carried);
+    // A step's later actions were planned beside its first (Action.beside): they start with it.
+    const kinds = step.map((i) => callKind(r.actions[i] as Action));
+    const others = (k: number): string[] => kinds.filter((_, j) => j !== k);
+    const [next] = await Promise.all([
+      runAction(r, lane, step[0] ?? -1, carried, others(0)),
+      ...step.slice(1).map((i, k) => runAction(r, lane, i, new Map(), others(k + 1))),
+    ]);
     if (next === undefined) return;
     carried = next;
   }
@@ -416,6 +422,7 @@ async function runAction(
   lane: string | undefined,
   index: number,
   carried: Map<number, Outcome>,
+  beside: readonly string[] = [],
 ): Promise<Map<number, Outcome> | undefined> {
   const { actions, opts } = r;
   const action = actions[index];
@@ -456,7 +463,7 @@ async function runAction(
     // The reliability suite's crash point: after a call that changed something, before its Event.
     // A group's later actions made no call of their own: the first one's patch carried them.
     if (outcome.kind === 'done' && decided === undefined) {
-      mutatingCallDone(kind, what);
+      mutatingCallDone(kind, what, beside);
       call = kind;
     }
     if (lane !== undefined && HOLDING_STEPS.has(action.kind) && holds(outcome)) r.held.add(lane);

@@ -93,13 +93,16 @@ export function touchesOnePod(a: Action | undefined): boolean {
 
 /**
  * A lane's actions (plan indices, in order) as its steps: each action alone, except that a run
- * of evictions and pod deletions is one step, the node's drain.
+ * of evictions and pod deletions is one step, the node's drain, and that an action planned
+ * beside the step before it (Action.beside) joins that step: the two start together.
  */
 export function laneSteps(actions: readonly Action[], indices: readonly number[]): number[][] {
   const steps: number[][] = [];
   for (const i of indices) {
     const last = steps.at(-1);
-    if (last !== undefined && touchesOnePod(actions[i]) && touchesOnePod(actions[last[0] ?? -1])) last.push(i);
+    const first = actions[last?.[0] ?? -1];
+    if (last !== undefined && touchesOnePod(actions[i]) && touchesOnePod(first)) last.push(i);
+    else if (last !== undefined && actions[i]?.beside === true && !touchesOnePod(first)) last.push(i);
     else steps.push([i]);
   }
   return steps;

@@ -13,7 +13,7 @@ import type {
   V1LabelSelector,
 } from '@kubernetes/client-node';
 import { jobOutcome } from '../protocol/job-outcome.js';
-import { DRYDOCK_PREFIX } from '../protocol/keys.js';
+import { DRYDOCK_PREFIX, JOB_ANNOTATIONS } from '../protocol/keys.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../spec/model.js';
 import type { ObservedDeployment, ObservedJob, ObservedNode, ObservedPDB, ObservedPod, PodOwnerKind } from './types.js';
 
@@ -100,9 +100,16 @@ export function toObservedPod(pod: V1Pod, pdbs: readonly string[], workload?: st
     terminating: podTerminating(pod),
     hasEmptyDir: (pod.spec?.volumes ?? []).some((v) => v.emptyDir !== undefined && v.emptyDir !== null),
     mirror: pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined,
+    ...rebootsFrom(pod),
     pdbs: Object.isFrozen(pdbs) ? pdbs : Object.freeze([...pdbs].sort()),
     ...(workload !== undefined ? { workload } : {}),
   });
+}
+
+/** A reboot pod's bootID, the boot it reboots from (its drydock.dev/boot-id). */
+function rebootsFrom(pod: V1Pod): { rebootsFrom?: string } {
+  const bootID = pod.metadata?.annotations?.[JOB_ANNOTATIONS.bootID];
+  return bootID !== undefined && bootID !== '' ? { rebootsFrom: bootID } : {};
 }
 
 /** A pod's Ready condition, if it has one. */

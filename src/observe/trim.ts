@@ -24,7 +24,7 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import { JOB_NAME_LABEL } from '../protocol/job-outcome.js';
-import { DRYDOCK_PREFIX } from '../protocol/keys.js';
+import { DRYDOCK_PREFIX, JOB_ANNOTATIONS } from '../protocol/keys.js';
 import { isoTime, record } from './convert.js';
 
 /** The only foreign annotation a pod is read for: it marks a static (mirror) pod. */
@@ -169,7 +169,11 @@ function controllerRef(refs: readonly V1OwnerReference[] | undefined): V1OwnerRe
 }
 
 export function trimPod(pod: V1Pod): V1Pod {
-  const m = meta(pod.metadata, { labels: true, annotations: (k) => k === MIRROR_ANNOTATION });
+  // A reboot pod's bootID says which boot it reboots (plan/nodeop/step.ts enterRebooting).
+  const m = meta(pod.metadata, {
+    labels: true,
+    annotations: (k) => k === MIRROR_ANNOTATION || k === JOB_ANNOTATIONS.bootID,
+  });
   if (pod.metadata?.uid !== undefined) m.uid = pod.metadata.uid;
   if (pod.metadata?.deletionTimestamp) m.deletionTimestamp = pod.metadata.deletionTimestamp;
   const owners = controllerRef(pod.metadata?.ownerReferences);

@@ -52,6 +52,8 @@ export interface ObservedPod {
   readonly hasEmptyDir: boolean;
   /** Static/mirror pod: never evicted. */
   readonly mirror: boolean;
+  /** A reboot pod's recorded bootID (drydock.dev/boot-id): the boot it reboots from. */
+  readonly rebootsFrom?: string;
   /** namespace/name of each PDB whose selector matches this pod, sorted. */
   readonly pdbs: readonly string[];
   /** The Deployment or StatefulSet it belongs to (`Kind/namespace/name`), when it does. */

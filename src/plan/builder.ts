@@ -20,10 +20,28 @@ export class PlanBuilder {
    * stays a barrier: the executor reads forNode only of those that do).
    */
   private lane: string | undefined;
+  /** While set (besideLast), the actions acted run beside the step before them. */
+  private beside = false;
 
   act(action: Action): void {
     const joins = this.lane !== undefined && action.forNode === undefined;
-    this.actions.push(joins ? { ...action, forNode: this.lane } : action);
+    const own = joins ? { ...action, forNode: this.lane } : action;
+    this.actions.push(this.beside ? { ...own, beside: true } : own);
+  }
+
+  /**
+   * Acts `steps` beside the step acted before them in the node's lane (Action.beside): the
+   * executor starts them together, and a failure of that step does not hold them. Only for
+   * actions that are their own record, so that nothing need be written before them.
+   */
+  besideLast<T>(steps: () => T): T {
+    const before = this.beside;
+    this.beside = true;
+    try {
+      return steps();
+    } finally {
+      this.beside = before;
+    }
   }
 
   /**

@@ -27,6 +27,12 @@ interface ActionBase {
    * that node's release (nodeop/index.ts).
    */
   readonly forNode?: string;
+  /**
+   * Runs beside the step before it in its node's lane, not after it: the action is its own
+   * durable record (a Job under a fixed name, found again and never made twice), so it needs
+   * nothing written before it, and a failed write of that step does not hold it.
+   */
+  readonly beside?: true;
 }
 
 /** Every side effect drydock may cause. Each must be safe to repeat. */

@@ -118,7 +118,7 @@ export const JOB_ANNOTATIONS = {
   node: LABELS.node,
   /** On an in-place update Job's pod: the image it applies to the node. */
   image: ANNOTATIONS.image,
-  /** On a reboot pod: the node's bootID before the reboot. */
+  /** On a reboot pod: the node's bootID before the reboot, read back when the node's Rebooting was not written. */
   bootID: ANNOTATIONS.bootID,
 } as const;
 

@@ -11,6 +11,7 @@ import { callKind } from '../../src/execute/describe.js';
 import type { Action } from '../../src/plan/types.js';
 import { ANNOTATIONS, bottlerocketRecordKey } from '../../src/protocol/keys.js';
 import { OptionError, parseClockOffset } from '../../src/service/options.js';
+import { readCrashLine } from '../e2e/reliability/crash-loop.js';
 
 describe('execute/crash-point: the reliability suite hooks', () => {
   it('kills at exactly the Nth mutating call, naming it, and never without N', () => {
@@ -145,6 +146,34 @@ describe('execute/crash-point: the reliability suite hooks', () => {
       crashLine('before', 5, 'copyLabels', 'copyLabels a -> b'),
       'drydock: crash point before call 5 (copyLabels): copyLabels a -> b\n',
     );
+  });
+
+  it('names the calls made beside the one killed after, and the suite reads them back', () => {
+    const kills: string[] = [];
+    const point = crashPoints({ kinds: { after: [] } }, (when, call, kind, _what, beside) =>
+      kills.push(crashLine(when, call, kind, 'a step', beside).trimEnd()),
+    );
+    point.before('annotateNode:Rebooting', 'a');
+    point.before('createRebootPod', 'b');
+    point.done('createRebootPod', 'b', ['annotateNode:Rebooting']);
+    assert.deepEqual(kills, [
+      'drydock: crash point after mutating call 1 (createRebootPod; beside annotateNode:Rebooting): a step',
+    ]);
+    assert.deepEqual(readCrashLine(kills[0] ?? ''), {
+      when: 'after',
+      call: 1,
+      kind: 'createRebootPod',
+      beside: ['annotateNode:Rebooting'],
+      what: 'a step',
+    });
+    assert.deepEqual(readCrashLine(crashLine('before', 5, 'copyLabels', 'copyLabels a -> b').trimEnd()), {
+      when: 'before',
+      call: 5,
+      kind: 'copyLabels',
+      beside: [],
+      what: 'copyLabels a -> b',
+    });
+    assert.equal(readCrashLine('drydock: started'), undefined);
   });
 
   it('reads a signed clock offset, 0 when unset', () => {

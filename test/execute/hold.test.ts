@@ -157,11 +157,12 @@ describe('execute: a surge waits for the removal and the lock it follows', () =>
 });
 
 /**
- * A NodeOp node's round that writes its phase and then makes what the phase is for, planned by
- * the planner and run against an API server whose node patch answers as told: the Job after
- * Updating, the reboot pod after Rebooting (its bootID recorded).
+ * A NodeOp node's round that writes its phase and makes what the phase is for, planned by the
+ * planner and run against an API server whose node patch answers as told: the Job beside
+ * Updating (its own record, by its fixed name), the reboot pod beside Rebooting (its own record
+ * of the boot it reboots from).
  */
-describe('execute: a NodeOp phase written before its call in the same round', () => {
+describe('execute: a NodeOp phase and its call in the same round', () => {
   const NS = 'drydock-system';
   const drain = { enabled: true, force: false, ignoreDaemonSets: true, deleteEmptyDirData: true, onTimeout: 'halt' };
   const lock = { [ANNOTATIONS.operation]: 'NodeOp/patch@r1', [ANNOTATIONS.phaseSince]: iso(-10) };
@@ -239,23 +240,54 @@ describe('execute: a NodeOp phase written before its call in the same round', ()
     return [calls, rs.map((r) => (r.outcome.kind === 'transient' ? r.outcome.code : r.outcome.kind))];
   }
 
+  const made = {
+    'Draining, drained: Updating, then the Job': { kind: 'createNodeJob', call: 'create job nodeop-patch-worker-0-r1' },
+    'Updating, Job succeeded: Rebooting, then the reboot pod': {
+      kind: 'createRebootPod',
+      call: 'create pod reboot-worker-0-b-1',
+    },
+  };
   for (const [round, p] of Object.entries(rounds)) {
-    it(`${round}: the call follows the written phase`, async () => {
+    const { kind, call } = made[round as keyof typeof made];
+
+    it(`${round}: the call starts beside its phase, made while the phase patch has not answered`, async () => {
       assert.deepEqual(
-        p.actions.map((a) => a.kind),
-        ['annotateNode', round.startsWith('Draining') ? 'createNodeJob' : 'createRebootPod'],
+        p.actions.map((a) => `${a.kind}${a.beside === true ? ' beside' : ''}`),
+        ['annotateNode', `${kind} beside`],
       );
-      const [calls, outcomes] = await execute(p.actions, 'ok');
-      assert.equal(calls.length, 2);
-      assert.equal(calls[0], 'patch worker-0');
-      assert.match(calls[1] ?? '', round.startsWith('Draining') ? /^create job / : /^create pod reboot-worker-0-b-1$/);
-      assert.deepEqual(outcomes, ['done', 'done']);
+      const calls: string[] = [];
+      let callMade: () => void = () => undefined;
+      const answered = new Promise<void>((resolve) => (callMade = resolve));
+      const create = (r: { body: { metadata?: { name?: string } } }) => {
+        calls.push(`${call.split(' ').slice(0, 2).join(' ')} ${r.body.metadata?.name ?? ''}`);
+        callMade();
+        return Promise.resolve(r.body);
+      };
+      const kube = {
+        core: {
+          // The patch answers only once the call is made: a call that waited for it would never come.
+          patchNode: async (r: { name: string }) => {
+            calls.push(`patch ${r.name}`);
+            await answered;
+            calls.push(`patched ${r.name}`);
+            return {};
+          },
+          createNamespacedPod: create,
+        },
+        batch: { createNamespacedJob: create },
+      } as unknown as KubeApis;
+      const rs = await executeActions(p.actions, recordingDeps(kube));
+      assert.deepEqual(calls, ['patch worker-0', call, 'patched worker-0']);
+      assert.deepEqual(
+        rs.map((r) => r.outcome.kind),
+        ['done', 'done'],
+      );
     });
 
-    it(`${round}: a failed phase write holds the call (the next round plans it again)`, async () => {
+    it(`${round}: a failed phase write does not hold the call, its own record (the next round writes the phase)`, async () => {
       const [calls, outcomes] = await execute(p.actions, 'fails');
-      assert.deepEqual(calls, ['patch worker-0']);
-      assert.deepEqual(outcomes, ['HTTP503', 'Deferred']);
+      assert.deepEqual([...calls].sort(), [call, 'patch worker-0']);
+      assert.deepEqual(outcomes, ['HTTP503', 'done']);
     });
   }
 

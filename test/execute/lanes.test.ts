@@ -158,6 +158,20 @@ describe('execute: lanes (one per node, side by side; barriers alone)', () => {
     assert.deepEqual(laneSteps(plan, [0, 1, 2, 3, 4, 5]), [[0], [1, 2, 3], [4], [5]]);
   });
 
+  it('joins an action planned beside the step before it to that step, but never to a drain', () => {
+    const job = (beside: boolean): Action => ({
+      kind: 'deleteJob',
+      spec,
+      reason: 'test',
+      node: 'a',
+      namespace: 'ns',
+      name: 'j',
+      ...(beside ? { beside: true as const } : {}),
+    });
+    const plan: Action[] = [annotate('a', 'Updating'), job(true), job(false), evict('a', 'p1'), job(true)];
+    assert.deepEqual(laneSteps(plan, [0, 1, 2, 3, 4]), [[0, 1], [2], [3], [4]]);
+  });
+
   it("sends a node's evictions one after another (pods of one PDB would make the API server retry), after its Draining mark and before its next step", async () => {
     const r = recorder(30);
     const plan: Action[] = [

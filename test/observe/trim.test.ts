@@ -151,6 +151,14 @@ describe('trim: what the caches keep of each object', () => {
     trimsSafely(fullNode, trimNode, toObservedNode));
   it('a trimmed Pod converts exactly as the whole one, and is smaller', () =>
     trimsSafely(fullPod, trimPod, (p) => toObservedPod(p, ['web/web'])));
+  it("a reboot pod keeps the boot it reboots from (drydock's boot-id); no other pod has one", () => {
+    const reboot = fullPod();
+    reboot.metadata = { ...reboot.metadata, annotations: { 'drydock.dev/boot-id': 'b-1', other: 'x' } };
+    const trimmed = trimPod(reboot);
+    assert.deepEqual(trimmed.metadata?.annotations, { 'drydock.dev/boot-id': 'b-1' });
+    assert.equal(toObservedPod(trimmed, []).rebootsFrom, 'b-1');
+    assert.equal(toObservedPod(trimPod(fullPod()), []).rebootsFrom, undefined);
+  });
   it('a trimmed PodDisruptionBudget converts exactly as the whole one, and is smaller', () =>
     trimsSafely(fullPdb, trimPDB, toObservedPDB));
 

@@ -7,7 +7,7 @@ import { matchesSelector } from '../../observe/selector.js';
 import type { ObservedJob, ObservedNode, ObservedPod } from '../../observe/types.js';
 import { ANNOTATIONS, bottlerocketRecordKey, nodeOpRecordKey } from '../../protocol/keys.js';
 import { bottlerocketOsImage, bottlerocketTarget, bottlerocketVersionOf } from '../../spec/os-image.js';
-import { nodeJobName, rebootPodName, type OperationRef } from '../../protocol/jobs.js';
+import { jobLabels, nodeJobName, rebootPodName, type OperationRef } from '../../protocol/jobs.js';
 import type { DesiredState, NodeOp } from '../../spec/model.js';
 import type { ClusterBudget } from '../budget.js';
 import type { PlanBuilder } from '../builder.js';
@@ -211,4 +211,21 @@ export function rebootPodOf(
   const name = rebootPodName(node, bootID);
   const pod = podsOn(ctx.view, node).find((p) => p.namespace === ctx.settings.jobNamespace && p.name === name);
   return pod === undefined ? { name } : { name, pod };
+}
+
+/**
+ * The reboot pod of `op` on `node` that says which boot it reboots (its recorded bootID),
+ * whatever that boot is: the first by name. One made beside a Rebooting that was not written
+ * is found so, the node's phase still Updating (step.ts enterRebooting).
+ */
+export function rebootPodMade(
+  ctx: Pick<NodeOpContext, 'view' | 'settings'>,
+  op: OperationRef,
+  node: string,
+): ObservedPod | undefined {
+  const want = Object.entries(jobLabels(op, node, 'reboot'));
+  return podsOn(ctx.view, node)
+    .filter((p) => p.namespace === ctx.settings.jobNamespace && p.rebootsFrom !== undefined)
+    .filter((p) => want.every(([k, v]) => p.labels[k] === v))
+    .sort((a, b) => compareNames(a.name, b.name))[0];
 }

@@ -1,12 +1,13 @@
 /**
  * One node of a NodeOp, one phase per round: Pending → (cordon) → Draining → Updating (the Job)
  * → Rebooting (bootID recorded, reboot pod, new bootID and Ready) → Verifying (uncordoned, the
- * health gate: verify.ts) → Done, or Failed. What a phase is for follows it in the round that
- * writes it, after the phase in the node's lane (a failed patch holds it): the first evictions
- * with Draining, the Job with Updating, the reboot pod with Rebooting. The lock's round is the
- * one that goes further: with no before-Jobs to run, the cordon with the node's next phase
- * follows the lock in the node's lane (startStep; the executor writes the three in one patch).
- * Every step
+ * health gate: verify.ts) → Done, or Failed. What a phase is for comes in the round that
+ * writes it: the first evictions after Draining in the node's lane (a failed patch holds
+ * them); the Job beside Updating after a drain and the reboot pod beside Rebooting, since each
+ * is its own record (the Job under a fixed name: drainStep; the pod with the boot it reboots
+ * from: enterRebooting). The lock's round is the one that goes further: with no before-Jobs to
+ * run, the cordon with the node's next phase follows the lock in the node's lane (startStep;
+ * the executor writes the three in one patch), then the evictions or the Job. Every step
  * reads only what is on the node and what is observed, so a restarted drydock continues where
  * the last one stopped: a node past Updating never gets its Job again, and the reboot pod is
  * named after the recorded bootID, so the same boot is never rebooted twice.
@@ -19,7 +20,7 @@ import { drainView, preflight } from '../drain.js';
 import { HELD_ANNOTATIONS, jobOutcomeRecorded } from '../protocol.js';
 import { workloadsOf } from '../health.js';
 import { podsOn } from '../view.js';
-import { jobOf, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
+import { jobOf, rebootPodMade, rebootPodOf, type NodeOpContext, type SettleContext } from './context.js';
 import { hasBeforeJobs, nodeGates } from './gates.js';
 import { osImageFailure } from './os-check.js';
 import { drainRound } from '../sequence/drain-step.js';
@@ -214,6 +215,7 @@ function firstEvictions(ctx: NodeOpContext, node: ObservedNode): void {
 
 function drainStep(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateStep): Ended | undefined {
   const { b, op, spec } = ctx;
+  const { name, job } = jobOf(ctx, ctx.operation, node.name);
   const drain = drainRound({
     spec,
     node,
@@ -222,13 +224,16 @@ function drainStep(ctx: NodeOpContext, node: ObservedNode, jobStep: UpdateStep):
     started: drainStarted(ctx.view.stateOf(node), ctx.now),
     now: ctx.now,
     actingSince: ctx.settings.actingSince,
+    ownJob: { namespace: ctx.settings.jobNamespace, name },
   });
   if (drain.kind === 'drained') {
     setPhase(ctx, node, 'Updating', `node ${node.name} is drained; its Job runs next`);
-    // The Job in the same round, after the phase in the node's lane (a failed phase write
-    // defers it): a round less per node. Only a Job not there yet; one that is (made before a
-    // restart) is read in the Updating round, so a round never sets two phases.
-    if (jobOf(ctx, ctx.operation, node.name).job === undefined) return jobStep(ctx, node);
+    // The Job in the same round, beside its phase: the Job, under its fixed name, is its own
+    // record, so it waits for no write, and a phase that failed to be written (or a restart
+    // in between) leaves a drained node with its Job, which the next round finds here and
+    // moves to Updating without making it again. Only a Job not there yet; one that is is
+    // read in the Updating round, so a round never sets two phases.
+    if (job === undefined) return ctx.b.besideLast(() => jobStep(ctx, node));
     return;
   }
   if (drain.kind === 'ended') {
@@ -295,11 +300,13 @@ function nodeJobStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined 
 }
 
 /**
- * Rebooting, and its reboot pod in the same round: the phase with the recorded bootID first, the
- * pod after it in the node's lane, so a failed phase write defers the pod (the executor holds
- * the lane) and the bootID is on the node before anything reboots; a round less per node. A
- * pod that does not come (its create failed, or drydock restarted after the phase) is made by
- * rebootStep in a later round; named after the recorded bootID, a boot is never rebooted twice.
+ * Rebooting, and its reboot pod in the same round, beside the phase: the pod carries the bootID
+ * it reboots from (drydock.dev/boot-id, and its name), so it is its own record of the reboot and
+ * waits for no write; a round less per node, and the phase's call off the node's path. A pod
+ * made beside a phase that was not written (a failed write, a restart in between) is found
+ * here in a later round, the node still Updating: the boot it names is recorded, never the one
+ * the node may since have rebooted into, so the reboot is seen done and no boot is rebooted
+ * twice. A pod that does not come (its create failed) is made by rebootStep in a later round.
  */
 export function enterRebooting(
   ctx: NodeOpContext,
@@ -308,8 +315,9 @@ export function enterRebooting(
   why: string,
   extra: Record<string, string> = {},
 ): void {
-  setPhase(ctx, node, 'Rebooting', why, { [ANNOTATIONS.bootID]: bootID, ...extra });
-  if (rebootPodOf(ctx, node.name, bootID).pod === undefined) createRebootPod(ctx, node, bootID);
+  const from = rebootPodMade(ctx, ctx.operation, node.name)?.rebootsFrom ?? bootID;
+  setPhase(ctx, node, 'Rebooting', why, { [ANNOTATIONS.bootID]: from, ...extra });
+  if (rebootPodOf(ctx, node.name, from).pod === undefined) ctx.b.besideLast(() => createRebootPod(ctx, node, from));
   rebootWait(ctx, node, ctx.now + ctx.settings.rebootTimeoutMs);
 }
 
@@ -401,7 +409,8 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
   };
   const phase = state.phase;
   const { name: jobName, job } = jobOf(ctx, op, node.name);
-  if (phase === 'Updating' && job !== undefined && !job.succeeded && !job.failed) {
+  // A running Job in any phase: made beside Updating, it may run while the node still reads Draining.
+  if (job !== undefined && !job.succeeded && !job.failed) {
     b.wait(
       spec,
       'job',
@@ -410,8 +419,10 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
     );
     return;
   }
-  const recorded = node.annotations[ANNOTATIONS.bootID];
-  const rebootPod = phase === 'Rebooting' && recorded !== undefined ? rebootPodOf(ctx, node.name, recorded) : undefined;
+  // The boot a reboot pod reboots from: recorded when Rebooting; else named by a pod made beside a Rebooting not written.
+  const recorded =
+    phase === 'Rebooting' ? node.annotations[ANNOTATIONS.bootID] : rebootPodMade(ctx, op, node.name)?.rebootsFrom;
+  const rebootPod = recorded !== undefined ? rebootPodOf(ctx, node.name, recorded) : undefined;
   if (rebootPod?.pod !== undefined) {
     if (node.bootID === recorded || !node.ready) {
       b.wait(spec, 'reboot', `node ${node.name}: its reboot finishes before the node is released`, { node: node.name });

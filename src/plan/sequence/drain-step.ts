@@ -55,6 +55,20 @@ export interface DrainInput {
    * the earliest, for time drydock was down is no time it spent draining.
    */
   readonly actingSince?: number | undefined;
+  /**
+   * The node's own Job (namespace and name), made once the node was drained: its pod runs there
+   * by design and is not the drain's to move. A NodeOp's Job is made beside the phase that says
+   * the node is drained, so a node may still read as draining with it (nodeop/step.ts).
+   */
+  readonly ownJob?: { readonly namespace: string; readonly name: string };
+}
+
+/** The pods the drain moves: every pod on the node but the pod of its own Job (DrainInput.ownJob). */
+function drainedPods(input: DrainInput): readonly ObservedPod[] {
+  const pods = podsOn(input.view, input.node.name);
+  const own = input.ownJob;
+  if (own === undefined) return pods;
+  return pods.filter((p) => !(p.ownerKind === 'Job' && p.namespace === own.namespace && p.ownerName === own.name));
 }
 
 /** The PDB that holds a pod on its node now: the first of its PDBs that allows no disruption. */
@@ -78,7 +92,7 @@ export function pendingPods(view: ClusterView, d: DrainView): PendingPod[] {
 /** The drain's round: drained, moving (with the evictions and deletions to make), or ended by its timeout. */
 export function drainRound(input: DrainInput): DrainRound {
   const { spec, node, view, policy, now } = input;
-  const d = drainView(podsOn(view, node.name), policy);
+  const d = drainView(drainedPods(input), policy);
   const pending = pendingPods(view, d);
   if (drainLeft(d) === 0) return { kind: 'drained', pending };
   const from = input.started === undefined ? undefined : Math.max(input.started, input.actingSince ?? input.started);

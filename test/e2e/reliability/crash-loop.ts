@@ -74,7 +74,18 @@ export interface CrashLoopOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-const CRASH_LINE = /^drydock: crash point (after|before) (?:mutating )?call (\d+) \(([^)]*)\): (.*)$/;
+const CRASH_LINE =
+  /^drydock: crash point (after|before) (?:mutating )?call (\d+) \(([^);]*)(?:; beside ([^)]*))?\): (.*)$/;
+
+/** A crash point's line (crashLine in src/execute/crash-point.ts), read back; undefined for any other line. */
+export function readCrashLine(
+  line: string,
+): { when: CrashWhen; call: number; kind: string; beside: string[]; what: string } | undefined {
+  const m = CRASH_LINE.exec(line);
+  if (m === null) return undefined;
+  const beside = m[4] !== undefined ? m[4].split(', ') : [];
+  return { when: m[1] as CrashWhen, call: Number(m[2]), kind: m[3] ?? '', beside, what: m[5] ?? '' };
+}
 
 export interface CrashLoopResult {
   readonly kills: KillPoint[];
@@ -157,23 +168,25 @@ export async function runWithKills(o: CrashLoopOptions): Promise<CrashLoopResult
       });
       return;
     }
-    const line = c.lines.map((l) => CRASH_LINE.exec(l)).find((m) => m !== null);
+    const line = c.lines.map(readCrashLine).find((m) => m !== undefined);
     if (c.proc.signalCode !== 'SIGKILL' || !line) {
       throw new Error(
         `${o.scenario}: drydock exited on its own (code ${c.proc.exitCode}, signal ${c.proc.signalCode}):\n${c.lines.slice(-30).join('\n')}`,
       );
     }
-    const when = line[1] as CrashWhen;
-    const kill = { scenario: o.scenario, when, after: Number(line[2]), kind: line[3] ?? '', call: line[4] ?? '' };
+    const { when } = line;
+    const kill = { scenario: o.scenario, when, after: line.call, kind: line.kind, call: line.what };
     kills.push(when === 'after' ? kill : { ...kill, after: kill.after - 1 });
-    o.coverage[when].add(kill.kind);
-    // The call killed after made its change but never logged it.
-    for (const k of when === 'after' ? [...issued(c), kill.kind] : issued(c)) o.coverage.issued.add(k);
+    // A call made beside the one killed after was in flight with it: killed during it, after its partner answered.
+    const beside = when === 'after' ? line.beside : [];
+    for (const k of [kill.kind, ...beside]) o.coverage[when].add(k);
+    // The call killed after made its change but never logged it, nor did those beside it.
+    for (const k of when === 'after' ? [...issued(c), kill.kind, ...beside] : issued(c)) o.coverage.issued.add(k);
     calls += kills.at(-1)?.after ?? 0;
     if (process.env.DRYDOCK_E2E_VERBOSE !== undefined) {
       const t = ((Date.now() - started) / 1000).toFixed(0);
       process.stderr.write(
-        `      (${o.scenario} +${t}s: killed ${when} call ${line[2]} (${kill.kind}): ${kill.call})\n`,
+        `      (${o.scenario} +${t}s: killed ${when} call ${line.call} (${kill.kind}): ${kill.call})\n`,
       );
     }
   };

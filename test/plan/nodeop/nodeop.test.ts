@@ -9,6 +9,7 @@ import type { NodeImage, NodeMaintenance, NodeOp } from '../../../src/spec/model
 import { at, config, desired, iso, node, nodeImage, nodeMaintenance, observed, pdb, pod } from '../fixtures.js';
 import { nodeOp } from './fixtures.js';
 import { nodeSteps } from '../helpers.js';
+import { jobLabels } from '../../../src/protocol/jobs.js';
 
 const NS = 'drydock-system';
 const LOCK = 'NodeOp/patch@r1';
@@ -377,13 +378,32 @@ describe('NodeOp planner', () => {
       assert.deepEqual(kinds(p), ['cordon worker-0', 'annotateNode worker-0']);
     });
 
-    it('Draining, drained: the phase Updating, then the Job, in one round', () => {
+    it('Draining, drained: the phase Updating, and the Job beside it, in one round', () => {
       const p = run(op, [cordoned('Draining')]);
       assert.deepEqual(kinds(p), ['annotateNode worker-0', 'createNodeJob worker-0']);
       assert.equal(
         (p.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
         'Updating',
       );
+      // The Job is its own record: it starts with the phase's write, not after it.
+      assert.deepEqual(
+        p.actions.map((a) => a.beside === true),
+        [false, true],
+      );
+    });
+
+    it('Draining, its Job running beside a phase that was not written: only the phase; its pod is not drained', () => {
+      const own = pod(NS, `${JOB}-x7k2p`, 'worker-0', { ownerKind: 'Job', ownerName: JOB });
+      const p = run(op, [cordoned('Draining')], { jobs: [job(JOB, 'running')], pods: [own] });
+      assert.deepEqual(kinds(p), ['annotateNode worker-0']);
+      assert.equal(
+        (p.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
+        'Updating',
+      );
+      // Another Job's pod of that name elsewhere is still the drain's.
+      const foreign = pod('default', `${JOB}-x7k2p`, 'worker-0', { ownerKind: 'Job', ownerName: JOB });
+      const drained = run(op, [cordoned('Draining')], { jobs: [job(JOB, 'running')], pods: [foreign] });
+      assert.deepEqual(kinds(drained), ['evict worker-0']);
     });
 
     it('Draining, drained, its Job already there (made before a restart): only the phase; the Job is read next round', () => {
@@ -407,11 +427,11 @@ describe('NodeOp planner', () => {
       [n('worker-0', { annotations: held('Updating'), bootID: 'b-1' })],
       { jobs: [job(JOB, 'succeeded')] },
     );
-    // The pod after the phase, in the node's lane: the executor holds it when the phase write fails.
+    // The pod beside the phase, in the node's lane: it carries the bootID itself, so it waits for no write.
     assert.deepEqual(kinds(p), ['annotateNode worker-0', 'createRebootPod worker-0']);
     assert.deepEqual(
-      p.actions.map((x) => laneOf(x)),
-      ['worker-0', 'worker-0'],
+      p.actions.map((x) => `${laneOf(x)}${x.beside === true ? ' beside' : ''}`),
+      ['worker-0', 'worker-0 beside'],
     );
     const a = p.actions[0] as Extract<Action, { kind: 'annotateNode' }>;
     assert.equal(a.annotations[ANNOTATIONS.phase], 'Rebooting');
@@ -435,6 +455,47 @@ describe('NodeOp planner', () => {
       (p.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
       'Rebooting',
     );
+  });
+
+  describe('a reboot pod made beside a Rebooting that was not written (a failed write, a restart)', () => {
+    const op = nodeOp('patch', { rebootOnSuccess: true });
+    const rebootPod = (revision: string, from: string) =>
+      pod(NS, `reboot-worker-0-${from}`, 'worker-0', {
+        ownerKind: 'None',
+        labels: jobLabels({ kind: 'NodeOp', name: 'patch', revision }, 'worker-0', 'reboot'),
+        rebootsFrom: from,
+      });
+    const recorded = (p: Plan) =>
+      (p.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.bootID];
+
+    it('the node since rebooted: the boot the pod names is recorded, not the new one, and no second pod', () => {
+      const p = run(op, [n('worker-0', { annotations: held('Updating'), bootID: 'b-2' })], {
+        jobs: [job(JOB, 'succeeded')],
+        pods: [rebootPod('r1', 'b-1')],
+      });
+      assert.deepEqual(kinds(p), ['annotateNode worker-0']);
+      assert.equal(recorded(p), 'b-1');
+      // The round after: the boot changed from the recorded one, so the reboot is done.
+      const next = run(
+        op,
+        [n('worker-0', { annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), bootID: 'b-2' })],
+        { jobs: [job(JOB, 'succeeded')], pods: [rebootPod('r1', 'b-1')] },
+      );
+      assert.deepEqual(kinds(next), ['deleteRebootPod worker-0', 'annotateNode worker-0', 'deleteJob worker-0']);
+      assert.equal(
+        (next.actions[1] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
+        'Verifying',
+      );
+    });
+
+    it('a reboot pod of another revision is not this one: the boot now is recorded, with its own pod', () => {
+      const p = run(op, [n('worker-0', { annotations: held('Updating'), bootID: 'b-2' })], {
+        jobs: [job(JOB, 'succeeded')],
+        pods: [rebootPod('r0', 'b-1')],
+      });
+      assert.deepEqual(kinds(p), ['annotateNode worker-0', 'createRebootPod worker-0']);
+      assert.equal(recorded(p), 'b-2');
+    });
   });
 
   it('Rebooting without its pod (its create failed, or a restart after the phase): the pod for the recorded boot, once', () => {

@@ -10,7 +10,7 @@ import type { ObservedJob } from '../../../src/observe/types.js';
 import { plan } from '../../../src/plan/index.js';
 import { ANNOTATIONS } from '../../../src/protocol/keys.js';
 import { at, config, desired, iso, node, observed, pod } from '../fixtures.js';
-import { rebootPodName } from '../../../src/protocol/jobs.js';
+import { jobLabels, rebootPodName } from '../../../src/protocol/jobs.js';
 import { nodeOp } from './fixtures.js';
 
 const NS = 'drydock-system';
@@ -69,6 +69,65 @@ describe('plan: the finished Jobs and reboot pods of a NodeOp removed from Git',
     const own = job('nodeop-patch-worker-1-r1');
     assert.deepEqual(deleted([own], [heldNode]), ['nodeop-patch-worker-1-r1']);
     assert.deepEqual(deleted([{ ...own, succeeded: false }], [heldNode]), []);
+  });
+
+  it('a node still Draining whose Job runs (made beside a phase not written) is released only once the Job ends', () => {
+    const draining = node('worker-1', 'sim://g/worker-1', {
+      unschedulable: true,
+      annotations: {
+        [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
+        [ANNOTATIONS.phase]: 'Draining',
+        [ANNOTATIONS.phaseSince]: iso(-10),
+        [ANNOTATIONS.cordoned]: 'true',
+      },
+    });
+    const own = job('nodeop-patch-worker-1-r1');
+    const planned = (j: ObservedJob) =>
+      plan(
+        desired({ config: config(10), nodeOps: [nodeOp('other')] }),
+        observed({ nodes: [draining], jobs: [j] }),
+        at(0),
+        {
+          jobNamespace: NS,
+        },
+      ).actions.map((a) => `${a.kind} ${'node' in a ? a.node : ''}`);
+    // Running: the node stays cordoned and held; nothing runs beside the Job.
+    assert.deepEqual(planned({ ...own, succeeded: false }), []);
+    // Ended: uncordoned, released, and its Job deleted.
+    assert.deepEqual(planned(own), ['uncordon worker-1', 'annotateNode worker-1', 'deleteJob worker-1']);
+  });
+
+  it('a node still Updating whose reboot pod was made beside a Rebooting not written: released only once rebooted', () => {
+    const updating = (bootID: string) => ({
+      ...node('worker-1', 'sim://g/worker-1', {
+        annotations: {
+          [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
+          [ANNOTATIONS.phase]: 'Updating',
+          [ANNOTATIONS.phaseSince]: iso(-10),
+        },
+      }),
+      bootID,
+    });
+    const rebootPod = pod(NS, rebootPodName('worker-1', 'b-1'), 'worker-1', {
+      ownerKind: 'None',
+      labels: jobLabels({ kind: 'NodeOp', name: 'patch', revision: 'r1' }, 'worker-1', 'reboot'),
+      rebootsFrom: 'b-1',
+    });
+    const planned = (bootID: string) =>
+      plan(
+        desired({ config: config(10), nodeOps: [nodeOp('other')] }),
+        observed({ nodes: [updating(bootID)], pods: [rebootPod], jobs: [job('nodeop-patch-worker-1-r1')] }),
+        at(0),
+        { jobNamespace: NS },
+      ).actions.map((a) => `${a.kind} ${a.kind === 'deleteRebootPod' ? a.name : 'node' in a ? a.node : ''}`);
+    // Not rebooted yet: the pod could still reboot it, so the node is not released under it.
+    assert.deepEqual(planned('b-1'), []);
+    // Back with a new bootID: the pod goes, then the node is released and its Job deleted.
+    assert.deepEqual(planned('b-2'), [
+      `deleteRebootPod ${rebootPodName('worker-1', 'b-1')}`,
+      'annotateNode worker-1',
+      'deleteJob worker-1',
+    ]);
   });
 
   it('a node the removed NodeOp rebooted is released with its reboot pod deleted; one still rebooting waits', () => {
