@@ -177,13 +177,15 @@ async function runPair(actions: readonly Action[], pair: NodeWriteGroup, d: Acti
 /**
  * Steps whose failure holds the node's later steps this round (see executeActions). A reboot
  * pod's deletion is one: a node whose reboot did not come back is uncordoned only once the pod
- * that could still reboot it is gone.
+ * that could still reboot it is gone. A copy of a node's labels to its replacement is another:
+ * the node is not removed, and its labels with it, before they are on the replacement.
  */
 const HOLDING_STEPS: ReadonlySet<Action['kind']> = new Set([
   'cordon',
   'annotateNode',
   'removeInstance',
   'deleteRebootPod',
+  'copyLabels',
 ]);
 
 /**

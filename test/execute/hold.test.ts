@@ -36,6 +36,33 @@ describe('execute: a failed step holds the rest of its node', () => {
     });
   });
 
+  it('does not remove a node whose labels were not copied to its replacement (they would go with it)', async () => {
+    const removals: string[] = [];
+    const cloud = {
+      removeInstance: (groupId: string, id: string): Promise<void> => {
+        removals.push(`${groupId}/${id}`);
+        return Promise.resolve();
+      },
+    } as unknown as CloudProvider;
+    const kube = {
+      core: {
+        readNode: () => Promise.reject(new ApiException(503, 'unavailable', {}, {})),
+        patchNode: () => Promise.reject(new ApiException(503, 'unavailable', {}, {})),
+      },
+    } as unknown as KubeApis;
+    const actions: Action[] = [
+      { kind: 'copyLabels', spec, reason: 'test', from: 'n-1', to: 'n-9', labels: { pool: 'blue' } },
+      { kind: 'removeInstance', spec, reason: 'test', groupId: 'workers', instanceId: 'i-1', node: 'n-1' },
+      { kind: 'deleteNode', spec, reason: 'test', node: 'n-1' },
+    ];
+    const rs = await executeActions(actions, recordingDeps(kube, cloud));
+    assert.deepEqual(removals, []);
+    assert.deepEqual(
+      rs.map((r) => (r.outcome.kind === 'transient' ? r.outcome.code : r.outcome.kind)),
+      ['HTTP503', 'Deferred', 'Deferred'],
+    );
+  });
+
   it('does not uncordon a node whose reboot pod, which could still reboot it, was not deleted', async () => {
     const calls: string[] = [];
     const kube = {

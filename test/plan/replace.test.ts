@@ -58,6 +58,8 @@ function inFlight(
     unschedulable?: boolean;
     extra?: Record<string, string>;
     rn?: Record<string, string>;
+    /** The marked replacement's labels: by default the old node's, as its mark's round copied them. */
+    rnLabels?: Record<string, string>;
   } = {},
 ) {
   const w = workers(3, V1, (i) =>
@@ -82,6 +84,9 @@ function inFlight(
           readySince: o.readySince ?? 60,
           // A node cordoned for its drain has its replacement marked Done (unless a test says otherwise).
           annotations: o.rn ?? (o.phase !== undefined && o.phase !== 'Pending' ? MARKED : {}),
+          ...(o.rn === undefined && o.phase !== undefined && o.phase !== 'Pending'
+            ? { labels: o.rnLabels ?? { pool: 'blue' } }
+            : {}),
         }),
       );
   }
@@ -433,6 +438,24 @@ describe('plan: replace rollout steps', () => {
           node: 'worker-0',
           reason: 'draining worker-0: 2 pod(s) left',
         });
+      },
+    },
+    {
+      name: 'a drained node whose marked replacement lacks its labels (a stop between mark and copy): copied, then removed',
+      desired: want(),
+      observed: inFlight({ phase: 'Draining', unschedulable: true, replacement: 'joined', rnLabels: {} }),
+      now: at(400),
+      check: (p) => {
+        assert.deepEqual(bare(p).slice(0, 3), [
+          { kind: 'copyLabels', spec: SPEC, from: 'worker-0', to: 'worker-9', labels: { pool: 'blue' } },
+          { kind: 'removeInstance', spec: SPEC, groupId: 'workers', instanceId: 'i-0', node: 'worker-0' },
+          { kind: 'deleteNode', spec: SPEC, node: 'worker-0' },
+        ]);
+        // In the old node's lane, before its removal: a failed copy holds the removal (execute).
+        assert.deepEqual(
+          p.actions.slice(0, 2).map((a) => laneOf(a)),
+          ['worker-0', 'worker-0'],
+        );
       },
     },
     {

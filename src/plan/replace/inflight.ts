@@ -216,7 +216,23 @@ function remarked(ctx: RolloutContext, e: Entry, node: ObservedNode): 'marked' |
   const id = replacementOf(e);
   const inst = id === undefined ? undefined : e.group.byId.get(id);
   const rn = inst === undefined ? undefined : ctx.view.nodeByProviderID.get(inst.providerID);
-  if (rn === undefined || rn.annotations[ANNOTATIONS.replaces] === e.instance.id) return 'marked';
+  if (rn === undefined) return 'marked';
+  if (rn.annotations[ANNOTATIONS.replaces] === e.instance.id) {
+    // The labels go with the mark but in another lane (markReplacement): a stop between the two
+    // leaves a marked replacement without them, and they are copied here, before the removal in
+    // the node's lane (a failed copy holds it), while the old node still has them.
+    const labels = labelsToCopy(node, rn);
+    if (Object.keys(labels).length > 0)
+      ctx.b.act({
+        kind: 'copyLabels',
+        spec: ctx.spec,
+        from: node.name,
+        to: rn.name,
+        labels,
+        reason: `replacement ${rn.name} of ${node.name} is marked Done without all of its labels; copied again`,
+      });
+    return 'marked';
+  }
   // A node adopted from a revision no longer desired is finished as it is: its replacement runs
   // another image, and this revision's mark would say it was this rollout's.
   if (inst?.image !== ctx.image.image) return 'marked';
