@@ -22,7 +22,16 @@ import {
   type Standing,
 } from './context.js';
 import { nodeOpStartGate } from './gate.js';
-import { advance, cleanUpJob, failurePolicy, settle, startStep, type Ended, type UpdateStep } from './step.js';
+import {
+  advance,
+  cleanUpJob,
+  cleanUpRebootPod,
+  failurePolicy,
+  settle,
+  startStep,
+  type Ended,
+  type UpdateStep,
+} from './step.js';
 import { cleanUpNodeGateJobs } from './gates.js';
 import { cleanUpRemovedJobs } from './removed.js';
 import { buildNodeOpStatus } from './status.js';
@@ -82,12 +91,14 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
     if (verified !== undefined && 'ended' in verified) ended.set(n.name, verified.ended);
     else if (verified !== undefined) handOvers.push({ node: n.name, unavailable: stateOf(n).unavailable });
   }
-  // A node finished this round is cleaned up in the next: in its lane here, its Job's deletion
-  // would come before the start of the node it hands its slot to.
+  // A node finished this round is cleaned up in the next: in its lane here, the deletion of its
+  // Job and reboot pod would come before the start of the node it hands its slot to.
   const finished = new Set(handOvers.map((h) => h.node));
   for (const n of all)
-    if ((standing.get(n.name) === 'current' && !finished.has(n.name)) || standing.get(n.name) === 'done')
+    if ((standing.get(n.name) === 'current' && !finished.has(n.name)) || standing.get(n.name) === 'done') {
       cleanUpJob(ctx, n);
+      cleanUpRebootPod(ctx, n);
+    }
   cleanUpNodeGateJobs(ctx);
   for (const n of all)
     if (standing.get(n.name) === 'current' && stateOf(n).phase === 'Skipped')

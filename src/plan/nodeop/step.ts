@@ -341,8 +341,12 @@ function rebootStep(ctx: NodeOpContext, node: ObservedNode): Ended | undefined {
   const pod = rebootPodOf(ctx, node.name, recorded);
   if (node.bootID !== undefined && node.bootID !== recorded && node.ready) {
     const wrongOs = osImageFailure(ctx, node);
-    if (pod.pod !== undefined) deleteRebootPod(ctx, node.name, pod.name);
-    if (wrongOs !== undefined) return failNode(ctx, node, wrongOs);
+    if (wrongOs !== undefined) {
+      if (pod.pod !== undefined) deleteRebootPod(ctx, node.name, pod.name);
+      return failNode(ctx, node, wrongOs);
+    }
+    // The pod's guard leaves the new boot alone, so the uncordon does not wait for its deletion:
+    // the pod goes with the node's clean-up (cleanUpRebootPod), as its Job does.
     const verified = ctx.expectedOsImage !== undefined ? `, reports osImage ${JSON.stringify(node.osImage)}` : '';
     enterVerifying(ctx, node, `node ${node.name} rebooted (bootID changed)${verified} and is Ready; health gate next`);
     return;
@@ -456,10 +460,12 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
     );
 }
 
+/** Phases in which a node's Job may still be running or about to be. */
+const BEFORE_JOB_DONE: ReadonlySet<string | undefined> = new Set(['Pending', 'Cordoned', 'Draining', 'Updating']);
+
 /** A finished Job whose outcome is recorded on the node (the node is past Updating): deleted. */
 export function cleanUpJob(ctx: NodeOpContext, node: ObservedNode): void {
-  const phase = ctx.view.stateOf(node).phase;
-  if (phase === 'Updating' || phase === 'Pending' || phase === 'Draining' || phase === 'Cordoned') return;
+  if (BEFORE_JOB_DONE.has(ctx.view.stateOf(node).phase)) return;
   const { name, job } = jobOf(ctx, ctx.operation, node.name);
   if (job === undefined || !jobOutcomeRecorded(job)) return;
   ctx.b.act({
@@ -470,4 +476,17 @@ export function cleanUpJob(ctx: NodeOpContext, node: ObservedNode): void {
     name,
     reason: `Job's outcome is recorded on node ${node.name}`,
   });
+}
+
+/**
+ * The reboot pod of a node past Rebooting (its health gate, done, failed or skipped): deleted.
+ * Its boot is over, or the node failed with the pod gone first (rebootStep), so it reboots
+ * nothing; it only has to go, like the node's finished Job.
+ */
+export function cleanUpRebootPod(ctx: NodeOpContext, node: ObservedNode): void {
+  const phase = ctx.view.stateOf(node).phase;
+  if (phase === 'Rebooting' || BEFORE_JOB_DONE.has(phase)) return;
+  const pod = rebootPodMade(ctx, ctx.operation, node.name);
+  if (pod !== undefined && !pod.terminating)
+    deleteRebootPod(ctx, node.name, pod.name, `node ${node.name} is past its reboot; its reboot pod is cleaned up`);
 }

@@ -4,7 +4,7 @@
  * a real Git server, and the invariant monitor watching all of it. Seeds and sizes come from
  * the environment so the full run is the same suite with bigger numbers.
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { parseSimConfigText } from '../../../src/cloud/index.js';
 import { runSimCloud, type RunningSimCloud } from '../../../src/sim-host/index.js';
@@ -480,7 +480,8 @@ export async function replaceDone(kc: KubeConfig, repo: FleetRepo, image: string
  * NodeOp `name` is done on every target as the API server saw it (`monitor`): its Job
  * succeeded, then the node rebooted (a new bootID), and it is Ready and free. drydock must
  * also have recorded the success on each node and report the NodeOp Complete, but its own
- * record is not taken as proof that the work was done.
+ * record is not taken as proof that the work was done; and none of its Jobs or reboot pods is
+ * left.
  */
 export async function nodeOpDone(
   kc: KubeConfig,
@@ -496,7 +497,16 @@ export async function nodeOpDone(
     const n = ws.get(t);
     return n !== undefined && n.annotations[key] !== undefined && n.ready && free(n);
   });
-  return all && /phase: Complete/.test((await repo.statusFile(`status/NodeOp/${name}.yaml`)) ?? '');
+  if (!all || !/phase: Complete/.test((await repo.statusFile(`status/NodeOp/${name}.yaml`)) ?? '')) return false;
+  // Nothing of it left behind: each finished Job and reboot pod deleted, whichever life was stopped after it.
+  const labelSelector = `${JOB_LABELS.operation}=NodeOp.${name}`;
+  const [jobs, pods] = await Promise.all([
+    kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: JOB_NAMESPACE, labelSelector }),
+    kc
+      .makeApiClient(CoreV1Api)
+      .listNamespacedPod({ namespace: JOB_NAMESPACE, labelSelector: `${labelSelector},${JOB_LABELS.step}=reboot` }),
+  ]);
+  return jobs.items.length === 0 && pods.items.length === 0;
 }
 
 export function nodeOpDoc(name: string, label: string): string {

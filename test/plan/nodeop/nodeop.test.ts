@@ -481,9 +481,9 @@ describe('NodeOp planner', () => {
         [n('worker-0', { annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), bootID: 'b-2' })],
         { jobs: [job(JOB, 'succeeded')], pods: [rebootPod('r1', 'b-1')] },
       );
-      assert.deepEqual(kinds(next), ['deleteRebootPod worker-0', 'annotateNode worker-0', 'deleteJob worker-0']);
+      assert.deepEqual(kinds(next), ['annotateNode worker-0', 'deleteJob worker-0']);
       assert.equal(
-        (next.actions[1] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
+        (next.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
         'Verifying',
       );
     });
@@ -509,7 +509,7 @@ describe('NodeOp planner', () => {
     assert.ok(withPod.waits.some((w) => w.code === 'reboot'));
   });
 
-  it('Rebooting: a new bootID and Ready moves the node to its health gate (pod deleted, uncordoned); passing it finishes the node', () => {
+  it('Rebooting: a new bootID and Ready moves the node to its health gate (uncordoned, the pod left to the clean-up); passing it finishes the node', () => {
     const node0 = n('worker-0', {
       annotations: held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1', [ANNOTATIONS.cordoned]: 'true' }),
       unschedulable: true,
@@ -518,8 +518,8 @@ describe('NodeOp planner', () => {
     const p = run(nodeOp('patch', { rebootOnSuccess: true }), [node0], {
       pods: [pod(NS, 'reboot-worker-0-b-1', 'worker-0')],
     });
-    assert.deepEqual(kinds(p), ['deleteRebootPod worker-0', 'uncordon worker-0', 'annotateNode worker-0']);
-    const verifying = p.actions[2] as Extract<Action, { kind: 'annotateNode' }>;
+    assert.deepEqual(kinds(p), ['uncordon worker-0', 'annotateNode worker-0']);
+    const verifying = p.actions[1] as Extract<Action, { kind: 'annotateNode' }>;
     assert.equal(verifying.annotations[ANNOTATIONS.phase], 'Verifying');
     const healthy = n('worker-0', { annotations: held('Verifying'), bootID: 'b-2' });
     const done = run(nodeOp('patch', { rebootOnSuccess: true }), [healthy]);
@@ -528,6 +528,36 @@ describe('NodeOp planner', () => {
     assert.equal(a.annotations[nodeOpRecordKey('patch')], 'r1');
     assert.equal(a.annotations[ANNOTATIONS.operation], null);
     assert.equal(a.annotations[ANNOTATIONS.doneAt], iso(0));
+  });
+
+  it('a reboot pod past its reboot goes with the clean-up: in the health gate and once done, never while Rebooting', () => {
+    const op = nodeOp('patch', { rebootOnSuccess: true });
+    const gated: NodeOp = { ...op, rollout: { ...op.rollout, healthGate: { minReadySeconds: 30 } } };
+    const made = pod(NS, 'reboot-worker-0-b-1', 'worker-0', {
+      ownerKind: 'None',
+      labels: jobLabels({ kind: 'NodeOp', name: 'patch', revision: 'r1' }, 'worker-0', 'reboot'),
+      rebootsFrom: 'b-1',
+    });
+    const deleted = (p: Plan) =>
+      p.actions.flatMap((a) => (a.kind === 'deleteRebootPod' ? [`${a.namespace}/${a.name}`] : []));
+    const at = (annotations: Record<string, string>, pods = [made]) =>
+      run(gated, [n('worker-0', { annotations, bootID: 'b-2', readySince: -5 })], { pods });
+    assert.deepEqual(deleted(at(held('Verifying'))), [`${NS}/reboot-worker-0-b-1`], 'in the health gate');
+    assert.deepEqual(deleted(at({ [nodeOpRecordKey('patch')]: 'r1' })), [`${NS}/reboot-worker-0-b-1`], 'done');
+    assert.deepEqual(deleted(at(held('Verifying'), [{ ...made, terminating: true }])), [], 'already going');
+    // Not in the round that reads the reboot's end (the node still Rebooting): the uncordon goes alone.
+    const rebooted = at(held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }));
+    assert.deepEqual(kinds(rebooted), ['annotateNode worker-0']);
+    assert.equal(
+      (rebooted.actions[0] as Extract<Action, { kind: 'annotateNode' }>).annotations[ANNOTATIONS.phase],
+      'Verifying',
+    );
+    // Another revision's pod is not this operation's to clean up here.
+    const other = {
+      ...made,
+      labels: jobLabels({ kind: 'NodeOp', name: 'patch', revision: 'r0' }, 'worker-0', 'reboot'),
+    };
+    assert.deepEqual(deleted(at(held('Verifying'), [other])), []);
   });
 
   it('Verifying: a node back Ready for less than minReadySeconds waits on its health gate; once it stayed, it is done', () => {

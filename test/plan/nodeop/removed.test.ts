@@ -36,6 +36,18 @@ function job(
   };
 }
 
+/** worker-1 held by NodeOp patch@r1 (no longer in Git) in `phase`. */
+const heldIn = (phase: string, extra: Record<string, string> = {}, o: { unschedulable?: boolean } = {}) =>
+  node('worker-1', 'sim://g/worker-1', {
+    ...o,
+    annotations: {
+      [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
+      [ANNOTATIONS.phase]: phase,
+      [ANNOTATIONS.phaseSince]: iso(-10),
+      ...extra,
+    },
+  });
+
 const deleted = (jobs: ObservedJob[], nodes = [node('worker-1', 'sim://g/worker-1')], ops = [nodeOp('other')]) =>
   plan(desired({ config: config(10), nodeOps: ops }), observed({ nodes, jobs }), at(0), { jobNamespace: NS })
     .actions.filter((a) => a.kind === 'deleteJob')
@@ -58,13 +70,7 @@ describe('plan: the finished Jobs and reboot pods of a NodeOp removed from Git',
   for (const [name, jobs, want] of cases) it(name, () => assert.deepEqual(deleted(jobs).sort(), want));
 
   it('a node still held by the removed NodeOp: its step finishes and settle deletes its Job, once', () => {
-    const heldNode = node('worker-1', 'sim://g/worker-1', {
-      annotations: {
-        [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
-        [ANNOTATIONS.phase]: 'Updating',
-        [ANNOTATIONS.phaseSince]: iso(-10),
-      },
-    });
+    const heldNode = heldIn('Updating');
     // Named as the NodeOp names it, so settle() finds it as the node's Job.
     const own = job('nodeop-patch-worker-1-r1');
     assert.deepEqual(deleted([own], [heldNode]), ['nodeop-patch-worker-1-r1']);
@@ -72,15 +78,7 @@ describe('plan: the finished Jobs and reboot pods of a NodeOp removed from Git',
   });
 
   it('a node still Draining whose Job runs (made beside a phase not written) is released only once the Job ends', () => {
-    const draining = node('worker-1', 'sim://g/worker-1', {
-      unschedulable: true,
-      annotations: {
-        [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
-        [ANNOTATIONS.phase]: 'Draining',
-        [ANNOTATIONS.phaseSince]: iso(-10),
-        [ANNOTATIONS.cordoned]: 'true',
-      },
-    });
+    const draining = heldIn('Draining', { [ANNOTATIONS.cordoned]: 'true' }, { unschedulable: true });
     const own = job('nodeop-patch-worker-1-r1');
     const planned = (j: ObservedJob) =>
       plan(
@@ -98,16 +96,7 @@ describe('plan: the finished Jobs and reboot pods of a NodeOp removed from Git',
   });
 
   it('a node still Updating whose reboot pod was made beside a Rebooting not written: released only once rebooted', () => {
-    const updating = (bootID: string) => ({
-      ...node('worker-1', 'sim://g/worker-1', {
-        annotations: {
-          [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
-          [ANNOTATIONS.phase]: 'Updating',
-          [ANNOTATIONS.phaseSince]: iso(-10),
-        },
-      }),
-      bootID,
-    });
+    const updating = (bootID: string) => ({ ...heldIn('Updating'), bootID });
     const rebootPod = pod(NS, rebootPodName('worker-1', 'b-1'), 'worker-1', {
       ownerKind: 'None',
       labels: jobLabels({ kind: 'NodeOp', name: 'patch', revision: 'r1' }, 'worker-1', 'reboot'),
@@ -131,17 +120,7 @@ describe('plan: the finished Jobs and reboot pods of a NodeOp removed from Git',
   });
 
   it('a node the removed NodeOp rebooted is released with its reboot pod deleted; one still rebooting waits', () => {
-    const rebooting = (bootID: string) => ({
-      ...node('worker-1', 'sim://g/worker-1', {
-        annotations: {
-          [ANNOTATIONS.operation]: 'NodeOp/patch@r1',
-          [ANNOTATIONS.phase]: 'Rebooting',
-          [ANNOTATIONS.phaseSince]: iso(-10),
-          [ANNOTATIONS.bootID]: 'b-1',
-        },
-      }),
-      bootID,
-    });
+    const rebooting = (bootID: string) => ({ ...heldIn('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }), bootID });
     const rebootPod = pod(NS, rebootPodName('worker-1', 'b-1'), 'worker-1');
     const planned = (bootID: string) =>
       plan(
@@ -156,5 +135,33 @@ describe('plan: the finished Jobs and reboot pods of a NodeOp removed from Git',
     assert.ok(released.includes('annotateNode worker-1'), released.join('; '));
     // Not back yet: nothing is released and nothing deleted.
     assert.deepEqual(planned('b-1'), []);
+  });
+
+  it("a released node left with the removed NodeOp's reboot pod: deleted once its boot is over, never while it could reboot", () => {
+    const released = (bootID: string) => ({ ...node('worker-1', 'sim://g/worker-1'), bootID });
+    const made = (op: string, o: { terminating?: boolean } = {}) =>
+      pod(NS, rebootPodName('worker-1', 'b-1'), 'worker-1', {
+        ownerKind: 'None',
+        labels: jobLabels({ kind: 'NodeOp', name: op, revision: 'r1' }, 'worker-1', 'reboot'),
+        rebootsFrom: 'b-1',
+        ...o,
+      });
+    const planned = (bootID: string, p = made('patch')) =>
+      plan(
+        desired({ config: config(10), nodeOps: [nodeOp('other')] }),
+        observed({ nodes: [released(bootID)], pods: [p] }),
+        at(0),
+        {
+          jobNamespace: NS,
+        },
+      ).actions.flatMap((a) =>
+        a.kind === 'deleteRebootPod' ? [`${a.spec.kind}/${a.spec.name} ${a.namespace}/${a.name}`] : [],
+      );
+    assert.deepEqual(planned('b-2'), [`NodeOp/patch ${NS}/${rebootPodName('worker-1', 'b-1')}`]);
+    // Its boot not over: the pod would reboot the node, as its operation asked; it is left to do so.
+    assert.deepEqual(planned('b-1'), []);
+    assert.deepEqual(planned('b-2', made('patch', { terminating: true })), [], 'already going');
+    // A NodeOp still in Git cleans up its own (step.ts cleanUpRebootPod).
+    assert.deepEqual(planned('b-2', made('other')), []);
   });
 });

@@ -116,6 +116,7 @@ describe('NodeOp sequences (seeded, with crashes between actions)', () => {
         assert.equal(n.annotations[ANNOTATIONS.operation], undefined, `${n.name} released`);
       }
       assert.equal(world.hosts.jobs.size, 0, 'finished Jobs are cleaned up');
+      assert.deepEqual([...world.hosts.rebootPods.keys()], [], 'reboot pods are cleaned up');
       assert.equal(
         [...world.hosts.jobCreates.values()].reduce((x, y) => x + y, 0),
         8,
@@ -156,6 +157,7 @@ describe('NodeOp sequences (seeded, with crashes between actions)', () => {
       assert.ok(gateCreates.every(([, n]) => n === 1));
       for (const n of world.nodes.values()) assert.equal(world.hosts.reboots.get(n.name), 1, `${n.name} rebooted once`);
       assert.equal(world.hosts.jobs.size, 0, 'gate Jobs are cleaned up too');
+      assert.deepEqual([...world.hosts.rebootPods.keys()], [], 'reboot pods are cleaned up');
     });
   }
 });
