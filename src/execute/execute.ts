@@ -342,7 +342,7 @@ async function runSteps(
       continue;
     }
     // A step's later actions were planned beside its first (Action.beside): they start with it.
-    const kinds = step.map((i) => callKind(r.actions[i] as Action));
+    const kinds = step.length > 1 ? step.map((i) => callKind(r.actions[i] as Action)) : [];
     const others = (k: number): string[] => kinds.filter((_, j) => j !== k);
     const [next] = await Promise.all([
       runAction(r, lane, step[0] ?? -1, carried, others(0)),

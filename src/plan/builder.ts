@@ -5,6 +5,17 @@
  */
 import type { Action, ApprovalWanted, MetricHalt, Note, SpecRef, Wait, WaitCode } from './types.js';
 
+/** What a scope of acted actions carries (PlanBuilder.besideLast, inLaneOf). */
+interface ActScope {
+  /**
+   * The node whose lane the actions join (one that touches no node stays a barrier: the
+   * executor reads forNode only of those that do).
+   */
+  readonly lane?: string;
+  /** The actions run beside the step before them. */
+  readonly beside?: boolean;
+}
+
 export class PlanBuilder {
   readonly actions: Action[] = [];
   readonly waits: Wait[] = [];
@@ -15,18 +26,13 @@ export class PlanBuilder {
    */
   readonly taken = new Set<string>();
 
-  /**
-   * While set (inLaneOf), the node whose lane the actions acted join (one that touches no node
-   * stays a barrier: the executor reads forNode only of those that do).
-   */
-  private lane: string | undefined;
-  /** While set (besideLast), the actions acted run beside the step before them. */
-  private beside = false;
+  /** What the actions acted now carry: set for a scope by besideLast and inLaneOf. */
+  private scope: ActScope = {};
 
   act(action: Action): void {
-    const joins = this.lane !== undefined && action.forNode === undefined;
-    const own = joins ? { ...action, forNode: this.lane } : action;
-    this.actions.push(this.beside ? { ...own, beside: true } : own);
+    const { lane, beside } = this.scope;
+    const own = lane !== undefined && action.forNode === undefined ? { ...action, forNode: lane } : action;
+    this.actions.push(beside === true ? { ...own, beside: true } : own);
   }
 
   /**
@@ -35,13 +41,7 @@ export class PlanBuilder {
    * actions that are their own record, so that nothing need be written before them.
    */
   besideLast<T>(steps: () => T): T {
-    const before = this.beside;
-    this.beside = true;
-    try {
-      return steps();
-    } finally {
-      this.beside = before;
-    }
+    return this.within({ beside: true }, steps);
   }
 
   /**
@@ -50,12 +50,16 @@ export class PlanBuilder {
    * hands over waits for that node's release to be written).
    */
   inLaneOf<T>(node: string, steps: () => T): T {
-    const before = this.lane;
-    this.lane = node;
+    return this.within({ lane: node }, steps);
+  }
+
+  private within<T>(change: ActScope, steps: () => T): T {
+    const before = this.scope;
+    this.scope = { ...before, ...change };
     try {
       return steps();
     } finally {
-      this.lane = before;
+      this.scope = before;
     }
   }
 
