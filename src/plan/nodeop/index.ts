@@ -92,13 +92,18 @@ export function planNodeOp(ctx: NodeOpContext, gates: NodeOpGates = {}): SpecSta
     else if (verified !== undefined) handOvers.push({ node: n.name, unavailable: stateOf(n).unavailable });
   }
   // A node finished this round is cleaned up in the next: in its lane here, the deletion of its
-  // Job and reboot pod would come before the start of the node it hands its slot to.
+  // Job and reboot pod would come before the start of the node it hands its slot to. A done node
+  // another operation holds, or took this round, is cleaned up once that one lets it go: no spec
+  // acts on a node another holds.
   const finished = new Set(handOvers.map((h) => h.node));
-  for (const n of all)
-    if ((standing.get(n.name) === 'current' && !finished.has(n.name)) || standing.get(n.name) === 'done') {
+  for (const n of all) {
+    const s = standing.get(n.name);
+    const free = !stateOf(n).holds && !b.taken.has(n.name);
+    if ((s === 'current' && !finished.has(n.name)) || (s === 'done' && free)) {
       cleanUpJob(ctx, n);
       cleanUpRebootPod(ctx, n);
     }
+  }
   cleanUpNodeGateJobs(ctx);
   for (const n of all)
     if (standing.get(n.name) === 'current' && stateOf(n).phase === 'Skipped')

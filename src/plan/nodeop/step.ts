@@ -463,9 +463,19 @@ export function settle(ctx: SettleContext, node: ObservedNode): void {
 /** Phases in which a node's Job may still be running or about to be. */
 const BEFORE_JOB_DONE: ReadonlySet<string | undefined> = new Set(['Pending', 'Cordoned', 'Draining', 'Updating']);
 
-/** A finished Job whose outcome is recorded on the node (the node is past Updating): deleted. */
+/**
+ * Whether a node's clean-up waits: its Job may still run, or it is in its health gate. There a
+ * deletion in its lane would keep it from the round that sees it pass (a lane's node is planned
+ * again only once the caches show its writes), so its finished Job and reboot pod go once it is
+ * done, failed or skipped.
+ */
+function cleanUpWaits(phase: string | undefined): boolean {
+  return phase === 'Verifying' || BEFORE_JOB_DONE.has(phase);
+}
+
+/** A finished Job whose outcome is recorded on the node (past Updating, not in its health gate): deleted. */
 export function cleanUpJob(ctx: NodeOpContext, node: ObservedNode): void {
-  if (BEFORE_JOB_DONE.has(ctx.view.stateOf(node).phase)) return;
+  if (cleanUpWaits(ctx.view.stateOf(node).phase)) return;
   const { name, job } = jobOf(ctx, ctx.operation, node.name);
   if (job === undefined || !jobOutcomeRecorded(job)) return;
   ctx.b.act({
@@ -479,13 +489,13 @@ export function cleanUpJob(ctx: NodeOpContext, node: ObservedNode): void {
 }
 
 /**
- * The reboot pod of a node past Rebooting (its health gate, done, failed or skipped): deleted.
- * Its boot is over, or the node failed with the pod gone first (rebootStep), so it reboots
- * nothing; it only has to go, like the node's finished Job.
+ * The reboot pod of a node done, failed or skipped: deleted. Its boot is over, or the node
+ * failed with the pod gone first (rebootStep), so it reboots nothing; it only has to go, like
+ * the node's finished Job.
  */
 export function cleanUpRebootPod(ctx: NodeOpContext, node: ObservedNode): void {
   const phase = ctx.view.stateOf(node).phase;
-  if (phase === 'Rebooting' || BEFORE_JOB_DONE.has(phase)) return;
+  if (phase === 'Rebooting' || cleanUpWaits(phase)) return;
   const pod = rebootPodMade(ctx, ctx.operation, node.name);
   if (pod !== undefined && !pod.terminating)
     deleteRebootPod(ctx, node.name, pod.name, `node ${node.name} is past its reboot; its reboot pod is cleaned up`);

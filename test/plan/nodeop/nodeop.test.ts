@@ -530,7 +530,7 @@ describe('NodeOp planner', () => {
     assert.equal(a.annotations[ANNOTATIONS.doneAt], iso(0));
   });
 
-  it('a reboot pod past its reboot goes with the clean-up: in the health gate and once done, never while Rebooting', () => {
+  it('a reboot pod past its reboot goes with the clean-up once the node is done, not in its health gate', () => {
     const op = nodeOp('patch', { rebootOnSuccess: true });
     const gated: NodeOp = { ...op, rollout: { ...op.rollout, healthGate: { minReadySeconds: 30 } } };
     const made = pod(NS, 'reboot-worker-0-b-1', 'worker-0', {
@@ -542,9 +542,19 @@ describe('NodeOp planner', () => {
       p.actions.flatMap((a) => (a.kind === 'deleteRebootPod' ? [`${a.namespace}/${a.name}`] : []));
     const at = (annotations: Record<string, string>, pods = [made]) =>
       run(gated, [n('worker-0', { annotations, bootID: 'b-2', readySince: -5 })], { pods });
-    assert.deepEqual(deleted(at(held('Verifying'))), [`${NS}/reboot-worker-0-b-1`], 'in the health gate');
+    // In the health gate a deletion in the node's lane would hold the round that sees it pass.
+    assert.deepEqual(deleted(at(held('Verifying'))), [], 'in the health gate');
+    assert.deepEqual(deleted(at(held('Failed'))), [`${NS}/reboot-worker-0-b-1`], 'failed');
+    // Done, but held by another operation since: no spec acts on a node another holds.
+    const other = {
+      [nodeOpRecordKey('patch')]: 'r1',
+      [ANNOTATIONS.operation]: 'NodeOp/other@r1',
+      [ANNOTATIONS.phase]: 'Failed',
+      [ANNOTATIONS.phaseSince]: iso(-10),
+    };
+    assert.deepEqual(deleted(at(other)), [], 'held by another');
     assert.deepEqual(deleted(at({ [nodeOpRecordKey('patch')]: 'r1' })), [`${NS}/reboot-worker-0-b-1`], 'done');
-    assert.deepEqual(deleted(at(held('Verifying'), [{ ...made, terminating: true }])), [], 'already going');
+    assert.deepEqual(deleted(at(held('Failed'), [{ ...made, terminating: true }])), [], 'already going');
     // Not in the round that reads the reboot's end (the node still Rebooting): the uncordon goes alone.
     const rebooted = at(held('Rebooting', { [ANNOTATIONS.bootID]: 'b-1' }));
     assert.deepEqual(kinds(rebooted), ['annotateNode worker-0']);
@@ -553,11 +563,11 @@ describe('NodeOp planner', () => {
       'Verifying',
     );
     // Another revision's pod is not this operation's to clean up here.
-    const other = {
+    const r0 = {
       ...made,
       labels: jobLabels({ kind: 'NodeOp', name: 'patch', revision: 'r0' }, 'worker-0', 'reboot'),
     };
-    assert.deepEqual(deleted(at(held('Verifying'), [other])), []);
+    assert.deepEqual(deleted(at(held('Failed'), [r0])), []);
   });
 
   it('Verifying: a node back Ready for less than minReadySeconds waits on its health gate; once it stayed, it is done', () => {
