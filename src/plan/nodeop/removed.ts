@@ -1,7 +1,7 @@
 /**
  * The finished Jobs and reboot pods of an operation no longer in Git. While the operation is in
  * Git, its Jobs are deleted once their outcome is recorded (step.ts' cleanUpJob, gates.ts'
- * cleanUpGateJobs) and its reboot pods once their node is past its reboot (cleanUpRebootPod);
+ * cleanUpGateJobs) and its reboot pods once their node is done (cleanUpRebootPod);
  * once its file is gone nothing would ever look for them again: a released node no longer names
  * the operation, and its UpgradeGate before- and after-Jobs were only ever found through it.
  * So every finished Job drydock made for an operation that is gone is deleted, unless its node
